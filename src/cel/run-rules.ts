@@ -1,0 +1,81 @@
+// Runs compiled rules over one object the way the API server runs a CRD's x-kubernetes-validations:
+// transition rules (those using oldSelf) only where an old value correlates, unless
+// optionalOldSelf; other rules ratcheted on UPDATE (skipped where the value is unchanged); a
+// per-call cost limit and a per-object budget.
+import { Optional } from '@marcbachmann/cel-js';
+import type { CompiledRule } from './compile.ts';
+import { CostLimitError, CostMeter, PER_CALL_COST_LIMIT, PER_OBJECT_COST_BUDGET } from './cost.ts';
+import { celEqual } from './equality.ts';
+import type { Located } from './locate.ts';
+import { toCelValue, type InternPool } from './values.ts';
+
+export interface RuleToRun {
+  compiled: CompiledRule;
+  optionalOldSelf?: boolean;
+  /** Extra variables (the per-field table rows bind `key`). */
+  bindings?: Record<string, unknown>;
+}
+
+export type Outcome =
+  | { kind: 'passed' }
+  | { kind: 'skipped' }
+  | { kind: 'failed' }
+  | { kind: 'error'; detail: string };
+
+/** One object's evaluation: a shared intern pool and the per-object cost budget. */
+export class RuleRun {
+  readonly pool: InternPool;
+  readonly isUpdate: boolean;
+  #budget = new CostMeter(PER_OBJECT_COST_BUDGET);
+  #exhausted = false;
+
+  constructor(pool: InternPool, isUpdate: boolean) {
+    this.pool = pool;
+    this.isUpdate = isUpdate;
+  }
+
+  get exhausted(): boolean {
+    return this.#exhausted;
+  }
+
+  evaluate(rule: RuleToRun, at: Located): Outcome {
+    if (this.#exhausted) return { kind: 'skipped' };
+    const hasOld = this.isUpdate && at.oldValue !== undefined && at.oldValue !== null;
+    const { compiled } = rule;
+    if (compiled.usesOldSelf && !hasOld && !rule.optionalOldSelf) return { kind: 'skipped' };
+    if (!compiled.usesOldSelf && hasOld && this.#unchanged(at)) return { kind: 'skipped' }; // ratcheting
+
+    const self = toCelValue(at.value, at.schema, this.pool);
+    const old = hasOld ? toCelValue(at.oldValue, at.schema, this.pool) : undefined;
+    const oldSelf = rule.optionalOldSelf ? (old === undefined ? Optional.none() : Optional.of(old)) : old;
+    const meter = new CostMeter(PER_CALL_COST_LIMIT);
+    try {
+      const result = compiled.evaluate({ ...rule.bindings, self, oldSelf }, meter);
+      return result === true ? { kind: 'passed' } : { kind: 'failed' };
+    } catch (err) {
+      if (err instanceof CostLimitError) return { kind: 'error', detail: `'${err.message}': call cost exceeds limit for rule: ${compiled.source}` };
+      const msg = (err as Error).message?.split('\n')[0] ?? String(err);
+      if (msg.startsWith('no such overload')) {
+        return { kind: 'error', detail: `'${msg}': call arguments did not match a supported operator, function or macro signature for rule: ${compiled.source}` };
+      }
+      return { kind: 'error', detail: `${msg} evaluating rule: ${compiled.source}` };
+    } finally {
+      this.#charge(meter.used);
+    }
+  }
+
+  #unchanged(at: Located): boolean {
+    return celEqual(toCelValue(at.value, at.schema, this.pool), toCelValue(at.oldValue, at.schema, this.pool));
+  }
+
+  #charge(cost: number): void {
+    try {
+      this.#budget.add(cost);
+    } catch {
+      this.#exhausted = true;
+    }
+  }
+}
+
+/** The API server's message when the per-object budget runs out. */
+export const BUDGET_EXHAUSTED = 'validation failed due to running out of cost budget, no further validation rules will be run';

@@ -1,0 +1,158 @@
+// `serve` flags, parsed once into a config object. This is the only place that reads the
+// environment: everything below receives what it needs from the ServeConfig.
+import { parseArgs } from 'node:util';
+
+export const LOG_LEVELS = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'] as const;
+export type LogLevel = (typeof LOG_LEVELS)[number];
+
+/** Where the serving certificate comes from. */
+export type TlsSource =
+  /** `--cert-dir` not given: a self-signed pair generated into `dir` on first start, reused after. */
+  | { mode: 'generated'; dir: string }
+  /** `--cert-dir DIR`: `tls.crt`/`tls.key` read from DIR (e.g. a mounted Secret) and reloaded on change. */
+  | { mode: 'files'; dir: string };
+
+/** How the checks that read the cluster (JobSet guard, CRD from the API server) get a client. */
+export type ClusterAccess =
+  | { mode: 'none' }
+  | { mode: 'kubeconfig'; path: string }
+  /** Detected from KUBERNETES_SERVICE_HOST/PORT, which the kubelet sets in every pod. */
+  | { mode: 'in-cluster' };
+
+export interface HandoffConfig {
+  url: URL;
+  timeoutMs: number;
+}
+
+export interface ServeConfig {
+  host: string;
+  port: number;
+  opsPort: number;
+  tls: TlsSource;
+  crdFile?: string;
+  cluster: ClusterAccess;
+  handoff?: HandoffConfig;
+  logLevel: LogLevel;
+  /** How long SIGTERM waits for in-flight requests before the process exits anyway. */
+  shutdownTimeoutMs: number;
+}
+
+export const SERVE_DEFAULTS = {
+  host: '0.0.0.0',
+  port: 9443,
+  opsPort: 8081,
+  generatedCertDir: 'certs',
+  logLevel: 'info' as LogLevel,
+  handoffTimeoutMs: 2_000,
+  // Below the kubelet's default terminationGracePeriodSeconds (30 s).
+  shutdownTimeoutMs: 25_000,
+};
+
+export const SERVE_USAGE = `Usage: trainjob-webhook serve [flags]
+
+  --port N            HTTPS admission port (default ${SERVE_DEFAULTS.port})
+  --ops-port N        plain-HTTP port for /healthz, /readyz, /metrics (default ${SERVE_DEFAULTS.opsPort})
+  --host ADDR         address to bind both ports to (default ${SERVE_DEFAULTS.host})
+  --cert-dir DIR      read tls.crt/tls.key from DIR and reload them on change
+                      (default: a self-signed certificate generated into ./${SERVE_DEFAULTS.generatedCertDir}/)
+  --crd FILE          TrainJob CRD (YAML or JSON) whose schema and rules are checked
+  --kubeconfig FILE   read the cluster with this kubeconfig (never picked up implicitly)
+  --offline           do not read the cluster even when running in a pod
+  --handoff URL       POST a hint for each admitted, non-dry-run CREATE/UPDATE to URL (off by default)
+  --log-level LEVEL   ${LOG_LEVELS.join(', ')} (default ${SERVE_DEFAULTS.logLevel})
+
+In a pod (KUBERNETES_SERVICE_HOST and KUBERNETES_SERVICE_PORT set) the in-cluster service
+account is used unless --kubeconfig or --offline is given.`;
+
+/** A bad flag or value: the message says which and why (the CLI prints it and exits 2). */
+export class ConfigError extends Error {
+  override name = 'ConfigError';
+}
+
+type Env = Readonly<Record<string, string | undefined>>;
+
+export function parseServeArgs(args: readonly string[], env: Env = process.env): ServeConfig {
+  let values;
+  try {
+    ({ values } = parseArgs({
+      args: [...args],
+      strict: true,
+      allowPositionals: false,
+      options: {
+        port: { type: 'string' },
+        'ops-port': { type: 'string' },
+        host: { type: 'string' },
+        'cert-dir': { type: 'string' },
+        crd: { type: 'string' },
+        kubeconfig: { type: 'string' },
+        offline: { type: 'boolean' },
+        handoff: { type: 'string' },
+        'log-level': { type: 'string' },
+      },
+    }));
+  } catch (err) {
+    throw new ConfigError((err as Error).message);
+  }
+
+  const port = parsePort('--port', values.port, SERVE_DEFAULTS.port);
+  const opsPort = parsePort('--ops-port', values['ops-port'], SERVE_DEFAULTS.opsPort);
+  if (port !== 0 && port === opsPort) {
+    throw new ConfigError(`--port and --ops-port must differ (both ${port}): health and metrics never share the admission port`);
+  }
+  const host = nonEmpty('--host', values.host) ?? SERVE_DEFAULTS.host;
+  const certDir = nonEmpty('--cert-dir', values['cert-dir']);
+  const kubeconfig = nonEmpty('--kubeconfig', values.kubeconfig);
+  if (kubeconfig && values.offline) throw new ConfigError('--kubeconfig and --offline contradict each other');
+
+  return {
+    host,
+    port,
+    opsPort,
+    tls: certDir ? { mode: 'files', dir: certDir } : { mode: 'generated', dir: SERVE_DEFAULTS.generatedCertDir },
+    crdFile: nonEmpty('--crd', values.crd),
+    cluster: clusterAccess(kubeconfig, values.offline === true, env),
+    handoff: values.handoff === undefined ? undefined : { url: parseHandoffUrl(values.handoff), timeoutMs: SERVE_DEFAULTS.handoffTimeoutMs },
+    logLevel: parseLogLevel(values['log-level']),
+    shutdownTimeoutMs: SERVE_DEFAULTS.shutdownTimeoutMs,
+  };
+}
+
+function clusterAccess(kubeconfig: string | undefined, offline: boolean, env: Env): ClusterAccess {
+  if (kubeconfig) return { mode: 'kubeconfig', path: kubeconfig };
+  if (offline) return { mode: 'none' };
+  if (env.KUBERNETES_SERVICE_HOST && env.KUBERNETES_SERVICE_PORT) return { mode: 'in-cluster' };
+  return { mode: 'none' };
+}
+
+function parsePort(flag: string, raw: string | undefined, fallback: number): number {
+  if (raw === undefined) return fallback;
+  if (!/^\d+$/.test(raw)) throw new ConfigError(`${flag} must be a port number (0-65535), got "${raw}"`);
+  const n = Number(raw);
+  if (n > 65535) throw new ConfigError(`${flag} must be a port number (0-65535), got ${raw}`);
+  return n;
+}
+
+function nonEmpty(flag: string, raw: string | undefined): string | undefined {
+  if (raw === undefined) return undefined;
+  if (raw.trim() === '') throw new ConfigError(`${flag} needs a value`);
+  return raw;
+}
+
+function parseHandoffUrl(raw: string): URL {
+  let url: URL;
+  try {
+    url = new URL(raw);
+  } catch {
+    throw new ConfigError(`--handoff must be an http(s) URL such as http://127.0.0.1:8082/hints, got "${raw}"`);
+  }
+  if (url.protocol !== 'http:' && url.protocol !== 'https:') {
+    throw new ConfigError(`--handoff must be an http(s) URL, got protocol "${url.protocol}"`);
+  }
+  return url;
+}
+
+function parseLogLevel(raw: string | undefined): LogLevel {
+  if (raw === undefined) return SERVE_DEFAULTS.logLevel;
+  if ((LOG_LEVELS as readonly string[]).includes(raw)) return raw as LogLevel;
+  throw new ConfigError(`--log-level must be one of ${LOG_LEVELS.join(', ')}, got "${raw}"`);
+}

@@ -1,0 +1,76 @@
+// The pure decision: an object (and on UPDATE its old version) in, field errors and warnings out.
+// It does what the API server does before a validating webhook sees the object (prune, default,
+// schema validation with ratcheting, the CRD's CEL rules) and then runs the rule table.
+import { RuleRun } from '../cel/run-rules.ts';
+import { runCrdRules } from '../cel/crd-rules.ts';
+import { canonicalKey, InternPool } from '../cel/values.ts';
+import type { FieldError } from '../field/errors.ts';
+import { runTable } from './compiled-table.ts';
+import type { Policy } from './policy.ts';
+import { TABLE_SCHEMA } from './table-schema.ts';
+
+export interface Verdict {
+  causes: FieldError[];
+  warnings: string[];
+  /** Set when an update changes spec.trainer.numNodes and nothing refused that: the JobSet guard runs next. */
+  numNodesChange?: { from: unknown; to: unknown };
+}
+
+function isObject(v: unknown): v is Record<string, unknown> {
+  return typeof v === 'object' && v !== null && !Array.isArray(v);
+}
+
+function numNodesOf(obj: unknown): unknown {
+  const spec = isObject(obj) ? obj.spec : undefined;
+  const trainer = isObject(spec) ? spec.trainer : undefined;
+  return isObject(trainer) ? trainer.numNodes : undefined;
+}
+
+/** What the API server stores: unknown fields pruned, then schema defaults applied. */
+function admit(policy: Policy, obj: unknown, warnings: string[]): unknown {
+  if (!policy.crd) return obj;
+  const { object, pruned } = policy.crd.checks.prune(obj);
+  for (const path of pruned) warnings.push(`unknown field "${path}"`);
+  return policy.crd.checks.defaults(object);
+}
+
+function zeroNodesWarning(to: unknown): string[] {
+  return to !== undefined && canonicalKey(to) === canonicalKey(0)
+    ? ['spec.trainer.numNodes is 0: the training job will complete at once when it runs (parallelism 0)']
+    : [];
+}
+
+export function decideCreate(policy: Policy, input: unknown): Verdict {
+  const warnings: string[] = [];
+  const obj = admit(policy, input, warnings);
+  const causes: FieldError[] = [];
+  if (policy.crd) {
+    causes.push(...policy.crd.checks.validate(obj));
+    causes.push(...runCrdRules(policy.crd.rules, new RuleRun(new InternPool(), false), policy.crd.checks.schema, obj, undefined));
+  }
+  return { causes, warnings: [...warnings, ...zeroNodesWarning(numNodesOf(obj))] };
+}
+
+export function decideUpdate(policy: Policy, input: unknown, oldInput: unknown): Verdict {
+  const warnings: string[] = [];
+  const obj = admit(policy, input, warnings);
+  const oldObj = admit(policy, oldInput, []);
+  const run = new RuleRun(new InternPool(), true);
+  const causes: FieldError[] = [];
+  if (policy.crd) {
+    causes.push(...policy.crd.checks.validateUpdate(obj, oldObj));
+    causes.push(...runCrdRules(policy.crd.rules, run, policy.crd.checks.schema, obj, oldObj));
+  }
+  causes.push(...runTable(policy.table, run, policy.crd?.checks.schema ?? TABLE_SCHEMA, obj, oldObj));
+
+  const from = numNodesOf(oldObj);
+  const to = numNodesOf(obj);
+  const changed = canonicalKey(from) !== canonicalKey(to);
+  if (!changed || causes.some((c) => c.field === 'spec.trainer.numNodes')) return { causes, warnings };
+  const target = to === undefined ? "the runtime's default" : String(to);
+  return {
+    causes,
+    warnings: [...warnings, `spec.trainer.numNodes changes from ${from ?? "the runtime's default"} to ${target}: the JobSet will be rebuilt with ${target} nodes on resume`, ...zeroNodesWarning(to)],
+    numNodesChange: { from, to },
+  };
+}

@@ -1,0 +1,40 @@
+// The typing the table needs when no CRD is loaded (offline, no --crd): which lists are keyed
+// (order-free equality) and which fields are integers. With a CRD, its own schema is used.
+import type { CelSchema } from '../cel/values.ts';
+
+const keyedByName = (): CelSchema => ({
+  type: 'array',
+  'x-kubernetes-list-type': 'map',
+  'x-kubernetes-list-map-keys': ['name'],
+  items: { type: 'object', 'x-kubernetes-preserve-unknown-fields': true },
+});
+
+export const TABLE_SCHEMA: CelSchema = {
+  type: 'object',
+  properties: {
+    spec: {
+      type: 'object',
+      properties: {
+        suspend: { type: 'boolean' },
+        activeDeadlineSeconds: { type: 'integer' },
+        runtimePatches: { ...keyedByName(), 'x-kubernetes-list-map-keys': ['manager'] },
+        trainer: {
+          type: 'object',
+          'x-kubernetes-preserve-unknown-fields': true,
+          properties: {
+            numNodes: { type: 'integer' },
+            numProcPerNode: { type: 'integer' },
+            env: keyedByName(),
+            command: { type: 'array', items: { type: 'string' } },
+            args: { type: 'array', items: { type: 'string' } },
+            resourcesPerNode: {
+              type: 'object',
+              'x-kubernetes-preserve-unknown-fields': true,
+              properties: { claims: keyedByName() },
+            },
+          },
+        },
+      },
+    },
+  },
+};

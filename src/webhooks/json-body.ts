@@ -1,0 +1,24 @@
+// Request bodies are parsed losslessly (int64 fields such as activeDeadlineSeconds beyond 2^53
+// stay exact). Every content type goes through this parser: the API server always sends
+// application/json, and a curl user who forgot `-H 'Content-Type: application/json'` gets the
+// same answer rather than a 415.
+import type { FastifyInstance } from 'fastify';
+import { parseJsonLossless } from '../json/lossless.ts';
+
+export class BodyParseError extends Error {
+  override name = 'BodyParseError';
+  readonly statusCode = 400;
+}
+
+export function useLosslessJsonBodies(app: FastifyInstance): void {
+  app.removeAllContentTypeParsers();
+  app.addContentTypeParser('*', { parseAs: 'string' }, (_req, body, done) => {
+    const text = body as string;
+    if (text.trim() === '') return done(null, undefined);
+    try {
+      done(null, parseJsonLossless(text));
+    } catch (err) {
+      done(new BodyParseError(`request body is not valid JSON: ${(err as Error).message}`), undefined);
+    }
+  });
+}

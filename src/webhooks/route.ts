@@ -1,0 +1,85 @@
+// What both webhooks share at the edge: parse the envelope (HTTP 400 when it is not an
+// AdmissionReview), refuse requests for other kinds in-band, turn a thrown error into an in-band
+// 500 answer (never an HTTP 500), and log and count every answer once.
+import type { FastifyInstance } from 'fastify';
+import { logAdmission } from '../observability/logger.ts';
+import type { AdmissionLogEntry, Logger } from '../observability/logger.ts';
+import type { WebhookMetrics } from '../observability/metrics.ts';
+import { EnvelopeError, answer, parseAdmissionReview, wrongKind } from './envelope.ts';
+import type { AdmissionReviewRequest, AnswerParts } from './envelope.ts';
+import { badRequestStatus, thrownErrorStatus } from './status.ts';
+
+export interface EdgeDeps {
+  logger: Logger;
+  metrics: WebhookMetrics;
+}
+
+/** A webhook's answer plus what its log line should say about it. */
+export interface Outcome {
+  parts: AnswerParts;
+  rules?: string[];
+  patchOps?: number;
+}
+
+export type Handle = (req: AdmissionReviewRequest) => Promise<Outcome>;
+export type WebhookName = AdmissionLogEntry['webhook'];
+
+export function admissionRoute(app: FastifyInstance, path: string, webhook: WebhookName, handle: Handle, deps: EdgeDeps): void {
+  app.post(path, async (request, reply) => {
+    const started = performance.now();
+    let req: AdmissionReviewRequest;
+    try {
+      req = parseAdmissionReview(request.body);
+    } catch (err) {
+      if (!(err instanceof EnvelopeError)) throw err;
+      deps.metrics.rejected.inc({ code: '400' });
+      deps.logger.warn({ webhook, error: err.message }, 'not an AdmissionReview');
+      return reply.code(400).send({ error: `not a valid AdmissionReview: ${err.message}` });
+    }
+
+    let outcome: Outcome;
+    let error: string | undefined;
+    const wrong = wrongKind(req);
+    if (wrong !== undefined) {
+      outcome = {
+        parts: {
+          allowed: false,
+          status: badRequestStatus(`this webhook only admits TrainJobs (trainer.kubeflow.org), got ${wrong}: check the webhook configuration's rules`),
+        },
+      };
+    } else {
+      try {
+        outcome = await handle(req);
+      } catch (err) {
+        // A bug or an unexpected failure while deciding: answer in-band so the API server applies
+        // the denial with a clear message (the webhook's failurePolicy never comes into play).
+        const status = thrownErrorStatus(err);
+        error = status.details?.causes?.[0]?.message;
+        outcome = { parts: { allowed: false, status } };
+      }
+    }
+
+    const body = answer(req, outcome.parts);
+    const seconds = (performance.now() - started) / 1000;
+    const decision = error !== undefined ? 'error' : outcome.parts.allowed ? 'allowed' : 'denied';
+    deps.metrics.requests.inc({ webhook, operation: req.operation, decision });
+    deps.metrics.latency.observe({ webhook, operation: req.operation }, seconds);
+    logAdmission(deps.logger, {
+      reqId: req.uid,
+      webhook,
+      operation: req.operation,
+      namespace: req.namespace,
+      name: req.name || undefined,
+      user: req.username,
+      dryRun: req.dryRun,
+      decision,
+      code: outcome.parts.status?.code,
+      rules: outcome.rules,
+      warnings: outcome.parts.warnings?.length || undefined,
+      patchOps: outcome.patchOps,
+      error,
+      latencyMs: Math.round(seconds * 1e5) / 100,
+    });
+    return reply.code(200).send(body);
+  });
+}

@@ -1,0 +1,124 @@
+// metav1.Status for a denial, built the way the API server builds its own errors
+// (k8s.io/apimachinery/pkg/api/errors: NewInvalid, NewForbidden, NewInternalError), so kubectl
+// and clients read a webhook denial exactly like a schema or CEL rejection.
+import { errorBody, errorString } from '../field/errors.ts';
+import type { FieldError } from '../field/errors.ts';
+import { TRAINJOB_GROUP, TRAINJOB_KIND } from './envelope.ts';
+
+export interface StatusCause {
+  /** field.ErrorType, e.g. `FieldValueInvalid` (metav1.StatusCause.Type is `reason` in JSON). */
+  reason?: string;
+  message: string;
+  field?: string;
+}
+
+export interface Status {
+  metadata: Record<string, never>;
+  status: 'Failure';
+  message: string;
+  reason: 'Invalid' | 'Forbidden' | 'InternalError' | 'BadRequest';
+  code: 422 | 403 | 500 | 400;
+  details?: {
+    name?: string;
+    group?: string;
+    kind?: string;
+    causes?: StatusCause[];
+  };
+}
+
+/** `TrainJob.trainer.kubeflow.org` (schema.GroupKind.String()). */
+const GROUP_KIND = `${TRAINJOB_KIND}.${TRAINJOB_GROUP}`;
+/** `trainjobs.trainer.kubeflow.org` (schema.GroupResource.String(), what NewForbidden names). */
+const GROUP_RESOURCE = `trainjobs.${TRAINJOB_GROUP}`;
+const RESOURCE = 'trainjobs';
+
+/**
+ * The Status for a denial with these causes:
+ * - every cause FieldValueForbidden: 403 Forbidden (NewForbidden);
+ * - every cause InternalError (the JobSet read failed, nothing else violated): 500 (NewInternalError);
+ * - anything else, including a mix of Forbidden and InternalError: 422 Invalid (NewInvalid).
+ * Unlike NewForbidden/NewInternalError, every variant lists each violated rule as a cause.
+ */
+export function denialStatus(name: string, causes: readonly FieldError[]): Status {
+  if (causes.length > 0 && causes.every((c) => c.type === 'FieldValueForbidden')) return forbiddenStatus(name, causes);
+  if (causes.length > 0 && causes.every((c) => c.type === 'InternalError')) return internalErrorStatus(causes);
+  return invalidStatus(name, causes);
+}
+
+/** apierrors.NewInvalid(GroupKind{trainer.kubeflow.org, TrainJob}, name, errs). */
+export function invalidStatus(name: string, causes: readonly FieldError[]): Status {
+  const agg = aggregate(causes.map(errorString));
+  return {
+    metadata: {},
+    status: 'Failure',
+    message: agg === undefined ? `${GROUP_KIND} ${goQuote(name)} is invalid` : `${GROUP_KIND} ${goQuote(name)} is invalid: ${agg}`,
+    reason: 'Invalid',
+    code: 422,
+    details: { name, group: TRAINJOB_GROUP, kind: TRAINJOB_KIND, causes: causes.map(toCause) },
+  };
+}
+
+/** apierrors.NewForbidden(GroupResource{trainer.kubeflow.org, trainjobs}, name, errs.ToAggregate()). */
+export function forbiddenStatus(name: string, causes: readonly FieldError[]): Status {
+  const agg = aggregate(causes.map(errorString)) ?? '';
+  const message = name === '' ? `${GROUP_RESOURCE} is forbidden: ${agg}` : `${GROUP_RESOURCE} ${goQuote(name)} is forbidden: ${agg}`;
+  return {
+    metadata: {},
+    status: 'Failure',
+    message,
+    reason: 'Forbidden',
+    code: 403,
+    // NewForbidden puts the resource (not the kind) in details.kind.
+    details: { name, group: TRAINJOB_GROUP, kind: RESOURCE, causes: causes.map(toCause) },
+  };
+}
+
+/** apierrors.NewInternalError(errs.ToAggregate()), with one cause per field error. */
+export function internalErrorStatus(causes: readonly FieldError[]): Status {
+  return internalError(aggregate(causes.map(errorString)) ?? '', causes.map(toCause));
+}
+
+/** apierrors.NewInternalError(err) for an error thrown while deciding (a bug, not a rule). */
+export function thrownErrorStatus(err: unknown): Status {
+  const text = err instanceof Error ? err.message || err.name : String(err);
+  return internalError(text, [{ message: text }]);
+}
+
+/** apierrors.NewBadRequest(reason): a request this webhook cannot decide (wrong kind). */
+export function badRequestStatus(message: string): Status {
+  return { metadata: {}, status: 'Failure', message, reason: 'BadRequest', code: 400 };
+}
+
+function internalError(text: string, causes: StatusCause[]): Status {
+  return {
+    metadata: {},
+    status: 'Failure',
+    message: `Internal error occurred: ${text}`,
+    reason: 'InternalError',
+    code: 500,
+    details: { causes },
+  };
+}
+
+/** metav1.StatusCause from a field error, as NewInvalid builds it (`omitempty` fields left out). */
+function toCause(e: FieldError): StatusCause {
+  const cause: StatusCause = { reason: e.type, message: errorBody(e) };
+  if (e.field) cause.field = e.field;
+  return cause;
+}
+
+/**
+ * field.ErrorList.ToAggregate().Error(): duplicate messages dropped, one message alone, several
+ * in brackets joined by ", " (utilerrors.NewAggregate). Undefined for an empty list.
+ */
+export function aggregate(messages: readonly string[]): string | undefined {
+  const unique = [...new Set(messages)];
+  if (unique.length === 0) return undefined;
+  if (unique.length === 1) return unique[0];
+  return `[${unique.join(', ')}]`;
+}
+
+/** Go's %q; JSON quoting matches it for the printable names Kubernetes allows. */
+export function goQuote(s: string): string {
+  return JSON.stringify(s);
+}
