@@ -9,15 +9,18 @@ import type { Policy } from './rules/policy.ts';
 export type JobSetReader = (namespace: string, name: string) => Promise<JobSetRead>;
 
 export interface ValidatorDeps {
-  policy: Policy;
+  /** The policy, or a getter for the one in force when the CRD can change at run time. */
+  policy: Policy | (() => Policy);
   readJobSet?: JobSetReader;
   /** Says where the CRD schema came from, for the start-up line. */
   crdSource?: string;
 }
 
-export function createValidator({ policy, readJobSet, crdSource }: ValidatorDeps): Validator {
+export function createValidator({ policy: policyOrGetter, readJobSet, crdSource }: ValidatorDeps): Validator {
+  const current = typeof policyOrGetter === 'function' ? policyOrGetter : () => policyOrGetter;
   return {
     async validate(input: AdmissionInput): Promise<Decision> {
+      const policy = current();
       if (input.operation === 'CREATE') return decideCreate(policy, input.object);
       if (input.operation !== 'UPDATE') return { causes: [], warnings: [] };
       const verdict = decideUpdate(policy, input.object, input.oldObject);
@@ -29,6 +32,7 @@ export function createValidator({ policy, readJobSet, crdSource }: ValidatorDeps
       return { causes: [...verdict.causes, ...guard.causes], warnings: [...verdict.warnings, ...guard.warnings] };
     },
     describe(): string {
+      const policy = current();
       const rows = `${policy.table.length} table rules`;
       if (!policy.crd) return `no TrainJob CRD given: only the ${rows} run (no schema, defaults or CRD rules)`;
       const blanket = policy.crd.blanketTrainerRule

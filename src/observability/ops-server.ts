@@ -1,7 +1,7 @@
 // The operations port: plain HTTP, health and metrics only. It never serves admission and the
 // admission port never serves these, so probes and scrapes need no TLS and cannot reach a webhook.
-import Fastify from 'fastify';
-import type { FastifyInstance } from 'fastify';
+import Fastify, { LogController } from 'fastify';
+import type { FastifyBaseLogger, FastifyInstance } from 'fastify';
 import type { Logger } from './logger.ts';
 import type { WebhookMetrics } from './metrics.ts';
 
@@ -18,8 +18,8 @@ export interface OpsServerDeps {
 
 export async function buildOpsServer(deps: OpsServerDeps): Promise<FastifyInstance> {
   const app = Fastify({
-    loggerInstance: deps.logger.child({ server: 'ops' }),
-    disableRequestLogging: true,
+    loggerInstance: deps.logger.child({ server: 'ops' }) as FastifyBaseLogger,
+    logController: new LogController({ disableRequestLogging: true }),
     requestTimeout: 10_000,
     connectionTimeout: 30_000,
     keepAliveTimeout: 30_000,

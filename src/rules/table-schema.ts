@@ -9,6 +9,8 @@ const keyedByName = (): CelSchema => ({
   items: { type: 'object', 'x-kubernetes-preserve-unknown-fields': true },
 });
 
+const quantities = (): CelSchema => ({ type: 'object', additionalProperties: { 'x-kubernetes-int-or-string': true } });
+
 export const TABLE_SCHEMA: CelSchema = {
   type: 'object',
   properties: {
@@ -29,8 +31,7 @@ export const TABLE_SCHEMA: CelSchema = {
             args: { type: 'array', items: { type: 'string' } },
             resourcesPerNode: {
               type: 'object',
-              'x-kubernetes-preserve-unknown-fields': true,
-              properties: { claims: keyedByName() },
+              properties: { limits: quantities(), requests: quantities(), claims: keyedByName() },
             },
           },
         },

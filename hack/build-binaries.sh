@@ -1,0 +1,238 @@
+#!/usr/bin/env bash
+# Builds the real components the end-to-end tests run, from the Go module proxy only, into a
+# cache folder keyed by version. A warm run (binaries present) does nothing.
+#
+#   hack/build-binaries.sh [all|controlplane|controllers|k8s|etcd]...   (default: all)
+#
+#   controlplane = k8s (kube-apiserver, kube-controller-manager, kubectl) + etcd
+#   controllers  = Kubeflow Trainer's and JobSet's managers
+#
+# Env: TJW_BIN_CACHE (default ~/.cache/trainjob-webhook/bin), TJW_BUILD_SERIAL=1 to build one
+# component at a time (on 2 cores parallel builds mostly overlap downloads with compiling).
+set -euo pipefail
+
+HACK_DIR="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
+# shellcheck source=versions.env
+source "$HACK_DIR/versions.env"
+
+CACHE="${TJW_BIN_CACHE:-$HOME/.cache/trainjob-webhook/bin}"
+K8S_DIR="$CACHE/k8s-$K8S_VERSION"
+ETCD_DIR="$CACHE/etcd-$ETCD_VERSION"
+CTRL_DIR="$CACHE/controllers-trainer-$TRAINER_VERSION-jobset-$JOBSET_VERSION"
+LOG_DIR="$CACHE/logs"
+# The staging modules (k8s.io/api, ...) are released as v0.X.Y for k8s v1.X.Y.
+STAGING_VERSION="v0.${K8S_VERSION#v1.}"
+
+# Wrapper modules must not see a surrounding workspace, must be allowed to write go.mod/go.sum,
+# and must use the installed Go rather than download a toolchain.
+export GOWORK=off GOFLAGS="-mod=mod -buildvcs=false" GOTOOLCHAIN=local
+BUILD_FLAGS=(-trimpath)
+LDFLAGS_BASE="-s -w"
+
+log() { echo "[build] $*"; }
+
+have_all() { # dir binary... -> true when every binary is present and executable
+  local dir=$1; shift
+  local b
+  for b in "$@"; do [[ -x "$dir/$b" ]] || return 1; done
+}
+
+# run_step NAME LOGFILE CMD...: runs CMD with output to LOGFILE, printing a heartbeat every
+# 60 s so a long cold build shows it is alive; on failure prints the log's tail.
+run_step() {
+  local name=$1 logfile=$2; shift 2
+  "$@" >>"$logfile" 2>&1 &
+  local pid=$! start=$SECONDS next=$((SECONDS + 60))
+  while kill -0 "$pid" 2>/dev/null; do
+    sleep 2
+    if (( SECONDS >= next )) && kill -0 "$pid" 2>/dev/null; then
+      log "$name: still running ($((SECONDS - start))s)"
+      next=$((SECONDS + 60))
+    fi
+  done
+  if ! wait "$pid"; then
+    log "$name: FAILED; last lines of $logfile:"
+    tail -n 40 "$logfile" | sed 's/^/    /'
+    return 1
+  fi
+}
+
+# new_wrapper NAME: a throwaway module folder, printed on stdout. Leftovers of an interrupted
+# run of the same component are removed first (the caller holds that component's lock).
+new_wrapper() {
+  mkdir -p "$CACHE/.work"
+  rm -rf "$CACHE/.work/$1".*
+  local dir
+  dir="$(mktemp -d "$CACHE/.work/$1.XXXXXX")"
+  (cd "$dir" && go mod init "tjw.local/$1" >/dev/null 2>&1)
+  echo "$dir"
+}
+
+# install_binaries SRC DEST NAME...: moves freshly built binaries into place, each with an
+# atomic rename on the same file system, so an interrupted build never leaves half a binary.
+install_binaries() {
+  local src=$1 dest=$2; shift 2
+  mkdir -p "$dest"
+  local b
+  for b in "$@"; do
+    mv -f "$src/$b" "$dest/.$b.tmp.$$"
+    mv -f "$dest/.$b.tmp.$$" "$dest/$b"
+  done
+}
+
+# with_lock NAME CMD...: serializes concurrent runs of this script on the same component.
+with_lock() {
+  local name=$1; shift
+  mkdir -p "$CACHE"
+  if command -v flock >/dev/null; then
+    ( flock 9; "$@" ) 9>"$CACHE/.lock-$name"
+  else
+    "$@"
+  fi
+}
+
+build_k8s() {
+  local bins=(kube-apiserver kube-controller-manager kubectl)
+  local label="kube-apiserver/kube-controller-manager/kubectl $K8S_VERSION"
+  if have_all "$K8S_DIR" "${bins[@]}"; then log "$label: cached in $K8S_DIR"; return; fi
+  local t0=$SECONDS logfile="$LOG_DIR/k8s-$K8S_VERSION.log" dir
+  : >"$logfile"
+  dir="$(new_wrapper "k8s-$K8S_VERSION")"
+  log "$label: downloading modules... (log: $logfile)"
+  # k8s.io/kubernetes requires its staging modules at v0.0.0 and replaces them with
+  # ./staging/src/...; a replace in a dependency is ignored, so the wrapper replaces every
+  # staging module (listed in that version's own go.mod) with its published release.
+  local info gomod time
+  info="$(cd "$dir" && go mod download -json "k8s.io/kubernetes@$K8S_VERSION")"
+  gomod="$(sed -n 's/^[[:space:]]*"GoMod": "\(.*\)",\{0,1\}$/\1/p' <<<"$info")"
+  time="$(sed -n 's/^[[:space:]]*"Time": "\(.*\)",\{0,1\}$/\1/p' <<<"$info")"
+  local staging
+  staging="$(sed -n 's#^[[:space:]]*\(k8s\.io/[^[:space:]]*\)[[:space:]]*=>[[:space:]]*\./staging/.*#\1#p' "$gomod")"
+  [[ -n "$staging" ]] || { log "$label: no staging modules found in $gomod"; return 1; }
+  local edits=(-require="k8s.io/kubernetes@$K8S_VERSION") m
+  for m in $staging; do edits+=(-replace="$m=$m@$STAGING_VERSION"); done
+  (cd "$dir" && go mod edit "${edits[@]}")
+  local pkgs=(k8s.io/kubernetes/cmd/kube-apiserver k8s.io/kubernetes/cmd/kube-controller-manager k8s.io/kubernetes/cmd/kubectl)
+  # go list -deps resolves and downloads exactly the modules these commands need.
+  run_step "$label" "$logfile" bash -c "cd '$dir' && go list -deps ${pkgs[*]} >/dev/null"
+  log "$label: building ($((SECONDS - t0))s so far)"
+  # Stamp the version the way the Kubernetes release build does (hack/lib/version.sh), so
+  # /version and `kubectl version` report v1.35.x rather than v0.0.0-master.
+  local minor="${K8S_VERSION#v1.}"; minor="${minor%%.*}"
+  local x="" p
+  for p in k8s.io/component-base/version k8s.io/client-go/pkg/version; do
+    x+=" -X $p.gitVersion=$K8S_VERSION -X $p.gitMajor=1 -X $p.gitMinor=$minor"
+    x+=" -X $p.gitTreeState=clean -X $p.buildDate=$time"
+  done
+  run_step "$label" "$logfile" bash -c "cd '$dir' && go build ${BUILD_FLAGS[*]} -ldflags='$LDFLAGS_BASE$x' -o '$dir/out/' ${pkgs[*]}"
+  install_binaries "$dir/out" "$K8S_DIR" "${bins[@]}"
+  rm -rf "$dir"
+  log "$label: done in $((SECONDS - t0))s"
+}
+
+build_etcd() {
+  local label="etcd $ETCD_VERSION"
+  if have_all "$ETCD_DIR" etcd; then log "$label: cached in $ETCD_DIR"; return; fi
+  local t0=$SECONDS logfile="$LOG_DIR/etcd-$ETCD_VERSION.log" dir
+  : >"$logfile"
+  dir="$(new_wrapper "etcd-$ETCD_VERSION")"
+  log "$label: downloading modules... (log: $logfile)"
+  # The server module's root package is etcd's main (main.go calls etcdmain.Main).
+  (cd "$dir" && go mod edit -require="go.etcd.io/etcd/server/v3@$ETCD_VERSION")
+  run_step "$label" "$logfile" bash -c "cd '$dir' && go list -deps go.etcd.io/etcd/server/v3 >/dev/null"
+  log "$label: building ($((SECONDS - t0))s so far)"
+  run_step "$label" "$logfile" bash -c "cd '$dir' && go build ${BUILD_FLAGS[*]} -ldflags='$LDFLAGS_BASE' -o '$dir/out/etcd' go.etcd.io/etcd/server/v3"
+  install_binaries "$dir/out" "$ETCD_DIR" etcd
+  rm -rf "$dir"
+  log "$label: done in $((SECONDS - t0))s"
+}
+
+# The harness registers the upstream webhooks from the upstream manifests (paths, rules and
+# the kustomize patches that add object selectors), so they are kept beside the binaries:
+# the tests must not need Go or a module cache once the binaries exist.
+copy_controller_manifests() {
+  local dest="$CTRL_DIR/manifests" tmp src
+  tmp="$(mktemp -d "$CTRL_DIR/.manifests.XXXXXX")"
+  src="$(go mod download -json "sigs.k8s.io/jobset@$JOBSET_VERSION" | sed -n 's/^[[:space:]]*"Dir": "\(.*\)",\{0,1\}$/\1/p')"
+  mkdir -p "$tmp/jobset/patches"
+  cp "$src/config/components/webhook/manifests.yaml" "$src/config/components/webhook/kustomization.yaml" "$tmp/jobset/"
+  cp "$src"/config/components/webhook/patches/*.yaml "$tmp/jobset/patches/"
+  src="$(go mod download -json "github.com/kubeflow/trainer/v2@$TRAINER_VERSION" | sed -n 's/^[[:space:]]*"Dir": "\(.*\)",\{0,1\}$/\1/p')"
+  mkdir -p "$tmp/trainer"
+  cp "$src"/manifests/base/webhook/{manifests.yaml,kustomization.yaml,patch_mutating.yaml,patch_validating.yaml} "$tmp/trainer/"
+  chmod -R u+w "$tmp"
+  rm -rf "$dest"; mv "$tmp" "$dest"
+}
+
+build_controllers() {
+  local bins=(trainer-controller-manager jobset-controller-manager)
+  local label="trainer-controller-manager $TRAINER_VERSION + jobset-controller-manager $JOBSET_VERSION"
+  if have_all "$CTRL_DIR" "${bins[@]}"; then
+    [[ -f "$CTRL_DIR/manifests/trainer/manifests.yaml" ]] || copy_controller_manifests
+    log "$label: cached in $CTRL_DIR"; return
+  fi
+  local t0=$SECONDS logfile="$LOG_DIR/controllers.log" dir
+  : >"$logfile"
+  dir="$(new_wrapper "controllers")"
+  log "$label: downloading modules... (log: $logfile)"
+  # One module for both, so they share dependency versions (MVS picks the newer of each).
+  (cd "$dir" && go mod edit \
+    -require="github.com/kubeflow/trainer/v2@$TRAINER_VERSION" \
+    -require="sigs.k8s.io/jobset@$JOBSET_VERSION")
+  local trainer=github.com/kubeflow/trainer/v2/cmd/trainer-controller-manager jobset=sigs.k8s.io/jobset
+  run_step "$label" "$logfile" bash -c "cd '$dir' && go list -deps $trainer $jobset >/dev/null"
+  log "$label: building ($((SECONDS - t0))s so far)"
+  mkdir -p "$dir/out"
+  run_step "$label" "$logfile" bash -c "cd '$dir' && go build ${BUILD_FLAGS[*]} -ldflags='$LDFLAGS_BASE' -o '$dir/out/trainer-controller-manager' $trainer"
+  run_step "$label" "$logfile" bash -c "cd '$dir' && go build ${BUILD_FLAGS[*]} -ldflags='$LDFLAGS_BASE' -o '$dir/out/jobset-controller-manager' $jobset"
+  mkdir -p "$CTRL_DIR"
+  (cd "$dir" && copy_controller_manifests)
+  install_binaries "$dir/out" "$CTRL_DIR" "${bins[@]}"
+  rm -rf "$dir"
+  log "$label: done in $((SECONDS - t0))s"
+}
+
+main() {
+  local want=("$@")
+  [[ ${#want[@]} -gt 0 ]] || want=(all)
+  local jobs=() w
+  for w in "${want[@]}"; do
+    case "$w" in
+      all) jobs+=(k8s etcd controllers) ;;
+      controlplane) jobs+=(k8s etcd) ;;
+      controllers|k8s|etcd) jobs+=("$w") ;;
+      -h|--help) sed -n '2,12p' "${BASH_SOURCE[0]}"; return 0 ;;
+      *) echo "unknown component: $w (want all|controlplane|controllers|k8s|etcd)" >&2; return 2 ;;
+    esac
+  done
+  # Unique, in order.
+  local uniq=() j
+  for j in "${jobs[@]}"; do [[ " ${uniq[*]} " == *" $j "* ]] || uniq+=("$j"); done
+
+  local missing=0
+  case " ${uniq[*]} " in *" k8s "*) have_all "$K8S_DIR" kube-apiserver kube-controller-manager kubectl || missing=1 ;; esac
+  case " ${uniq[*]} " in *" etcd "*) have_all "$ETCD_DIR" etcd || missing=1 ;; esac
+  case " ${uniq[*]} " in *" controllers "*) { have_all "$CTRL_DIR" trainer-controller-manager jobset-controller-manager && [[ -f "$CTRL_DIR/manifests/trainer/manifests.yaml" ]]; } || missing=1 ;; esac
+  if (( missing )); then
+    command -v go >/dev/null || { echo "[build] go is not installed: cannot build ${uniq[*]}" >&2; return 1; }
+    mkdir -p "$LOG_DIR"
+  fi
+
+  local t0=$SECONDS pids=() failed=0 p
+  for j in "${uniq[@]}"; do
+    if [[ "${TJW_BUILD_SERIAL:-}" == 1 ]]; then
+      with_lock "$j" "build_$j" || failed=1
+    else
+      with_lock "$j" "build_$j" & pids+=($!)
+    fi
+  done
+  for p in "${pids[@]}"; do wait "$p" || failed=1; done
+
+  (( failed )) && { log "FAILED after $((SECONDS - t0))s"; return 1; }
+  log "all requested binaries ready in $((SECONDS - t0))s:"
+  case " ${uniq[*]} " in *" k8s "*) echo "  $K8S_DIR/{kube-apiserver,kube-controller-manager,kubectl}" ;; esac
+  case " ${uniq[*]} " in *" etcd "*) echo "  $ETCD_DIR/etcd" ;; esac
+  case " ${uniq[*]} " in *" controllers "*) echo "  $CTRL_DIR/{trainer-controller-manager,jobset-controller-manager}" ;; esac
+}
+
+main "$@"

@@ -1,0 +1,67 @@
+// `trainjob-webhook review --old FILE --new FILE [--crd FILE]`: decides one change offline and
+// prints the answer the validating webhook would give. Exit 0 allowed, 1 denied, 2 bad input.
+import { parseArgs } from 'node:util';
+import { createValidator } from '../validator.ts';
+import { answer } from '../webhooks/envelope.ts';
+import { denialStatus } from '../webhooks/status.ts';
+import { InputError, readObjectFile } from '../io/read-object.ts';
+import { stringifyJsonLossless } from '../json/lossless.ts';
+import { loadPolicyFromFile } from '../crd-policy.ts';
+import { buildPolicy } from '../rules/policy.ts';
+
+export const REVIEW_USAGE = `Usage: trainjob-webhook review [--old FILE] --new FILE [--crd FILE]
+
+  --new FILE   the TrainJob as submitted (YAML or JSON)
+  --old FILE   the stored TrainJob; given: an UPDATE, omitted: a CREATE
+  --crd FILE   the TrainJob CRD whose schema and rules are checked too (default: the rule table alone)
+
+Prints the AdmissionReview answer the webhook would give. Exit code 0 allowed, 1 denied, 2 bad input.`;
+
+export interface CommandIo {
+  out(text: string): void;
+  err(text: string): void;
+}
+
+export async function reviewCommand(args: string[], io: CommandIo): Promise<number> {
+  let values: { old?: string; new?: string; crd?: string };
+  try {
+    ({ values } = parseArgs({ args, strict: true, allowPositionals: false, options: { old: { type: 'string' }, new: { type: 'string' }, crd: { type: 'string' } } }));
+  } catch (err) {
+    io.err(`review: ${(err as Error).message}\n\n${REVIEW_USAGE}`);
+    return 2;
+  }
+  if (!values.new) {
+    io.err(`review: --new is required\n\n${REVIEW_USAGE}`);
+    return 2;
+  }
+  try {
+    const policy = values.crd ? await loadPolicyFromFile(values.crd) : buildPolicy();
+    const object = await readObjectFile(values.new);
+    const oldObject = values.old ? await readObjectFile(values.old) : undefined;
+    const meta = (object.metadata ?? {}) as { name?: unknown; namespace?: unknown };
+    const name = typeof meta.name === 'string' ? meta.name : '';
+    const namespace = typeof meta.namespace === 'string' ? meta.namespace : undefined;
+    const decision = await createValidator({ policy }).validate({
+      uid: 'offline-review',
+      operation: oldObject ? 'UPDATE' : 'CREATE',
+      namespace,
+      name,
+      object,
+      oldObject,
+      dryRun: true,
+    });
+    const allowed = decision.causes.length === 0;
+    const review = answer(
+      { apiVersion: 'admission.k8s.io/v1', uid: 'offline-review' },
+      { allowed, warnings: decision.warnings, status: allowed ? undefined : denialStatus(name, decision.causes) },
+    );
+    io.out(stringifyJsonLossless(review, 2));
+    return allowed ? 0 : 1;
+  } catch (err) {
+    if (err instanceof InputError || (err as Error).name === 'CrdLoadError') {
+      io.err(`review: ${(err as Error).message}`);
+      return 2;
+    }
+    throw err;
+  }
+}

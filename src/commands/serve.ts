@@ -1,0 +1,82 @@
+// `trainjob-webhook serve`: flags parsed once, the policy built (CRD from --crd, from the API
+// server and followed, or the table alone), then the HTTPS admission server and the ops server.
+import { parseServeArgs, ConfigError, SERVE_USAGE, type ServeConfig } from '../config/serve.ts';
+import { createLogger, type Logger } from '../observability/logger.ts';
+import { installProcessHandlers, startServe } from '../server.ts';
+import { createValidator } from '../validator.ts';
+import { loadKubeConfig, describeError } from '../cluster/client.ts';
+import { jobSetReader } from '../cluster/jobsets.ts';
+import { followCrd, readCrd, TRAINJOB_CRD } from '../cluster/crd-follower.ts';
+import { loadPolicyFromFile, policyFromCrd } from '../crd-policy.ts';
+import { buildPolicy, type Policy } from '../rules/policy.ts';
+import type { CommandIo } from './review.ts';
+import type { KubeConfig } from '@kubernetes/client-node';
+
+interface PolicySource {
+  get(): Policy;
+  source: string;
+  stop(): void;
+}
+
+async function clusterPolicy(kc: KubeConfig, logger: Logger): Promise<PolicySource> {
+  let policy = buildPolicy();
+  let source = `the API server (${TRAINJOB_CRD})`;
+  const adopt = (crd: unknown, why: string): void => {
+    try {
+      policy = policyFromCrd(crd);
+      const rv = (crd as { metadata?: { resourceVersion?: string } }).metadata?.resourceVersion;
+      logger.info({ crd: TRAINJOB_CRD, resourceVersion: rv, blanketTrainerRule: policy.crd?.blanketTrainerRule }, why);
+      if (policy.crd?.blanketTrainerRule) {
+        logger.warn({ crd: TRAINJOB_CRD }, 'the TrainJob CRD has the blanket spec.trainer rule again (a Trainer upgrade?): the API server refuses every numNodes change before this webhook runs; re-apply the CRD patch');
+      }
+    } catch (err) {
+      logger.error({ crd: TRAINJOB_CRD, error: (err as Error).message }, 'TrainJob CRD not usable; the previous policy stays in force');
+    }
+  };
+  try {
+    adopt(await readCrd(kc), 'TrainJob CRD read from the API server');
+  } catch (err) {
+    source = `the rule table alone (reading ${TRAINJOB_CRD} failed: ${describeError(err)}; retrying through the watch)`;
+    logger.error({ crd: TRAINJOB_CRD, error: describeError(err) }, 'could not read the TrainJob CRD; the rule table alone runs until it can be read');
+  }
+  const stop = followCrd(kc, {
+    onChange: (crd) => adopt(crd, 'TrainJob CRD changed'),
+    onError: (message) => logger.warn({ crd: TRAINJOB_CRD }, message),
+  });
+  return { get: () => policy, source, stop };
+}
+
+async function policySource(config: ServeConfig, kc: KubeConfig | undefined, logger: Logger): Promise<PolicySource> {
+  if (config.crdFile) {
+    const policy = await loadPolicyFromFile(config.crdFile);
+    return { get: () => policy, source: config.crdFile, stop: () => {} };
+  }
+  if (kc) return clusterPolicy(kc, logger);
+  return { get: () => buildPolicy(), source: 'none', stop: () => {} };
+}
+
+export async function serveCommand(args: string[], io: CommandIo): Promise<number> {
+  let config: ServeConfig;
+  try {
+    config = parseServeArgs(args);
+  } catch (err) {
+    if (err instanceof ConfigError) {
+      io.err(`serve: ${err.message}\n\n${SERVE_USAGE}`);
+      return 2;
+    }
+    throw err;
+  }
+  const logger = createLogger(config.logLevel);
+  const kc = loadKubeConfig(config.cluster);
+  const policies = await policySource(config, kc, logger);
+  const fixed = policies.get();
+  const validator = createValidator({
+    policy: policies.source === 'none' ? fixed : policies.get,
+    readJobSet: kc ? jobSetReader(kc) : undefined,
+    crdSource: policies.source,
+  });
+  if (!fixed.crd && !kc) logger.warn('no TrainJob CRD given (--crd) and no cluster access: only the rule table runs (no schema, defaults or CRD rules)');
+  const handle = await startServe(config, { validator, logger });
+  installProcessHandlers({ close: async () => (policies.stop(), handle.close()) }, { logger, timeoutMs: config.shutdownTimeoutMs });
+  return new Promise<number>(() => {}); // runs until a signal closes it
+}

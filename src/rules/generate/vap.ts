@@ -1,0 +1,102 @@
+// `rules --format vap`: a ValidatingAdmissionPolicy and its binding enforcing the table with no
+// webhook. A VAP sees plain JSON without the schema, so lists keyed by name (env, claims,
+// runtimePatches) compare by key here, not in order; and each message names its field, since a
+// VAP denial reports only the first failed message and no field path.
+import { schemaAt, parseLocation } from '../../cel/locate.ts';
+import type { CelSchema } from '../../cel/values.ts';
+import { immutableTrainerField } from '../cel-snippets.ts';
+import { RULES, type RuleRow } from '../table.ts';
+import { unnamedTrainerProperties } from './trainer-fields.ts';
+
+export const VAP_NAME = 'trainjob-webhook.trainer.kubeflow.org';
+
+const containsKeyedList = (s: CelSchema | undefined): boolean =>
+  !!s &&
+  (s['x-kubernetes-list-type'] === 'map' ||
+    s['x-kubernetes-list-type'] === 'set' ||
+    containsKeyedList(s.items) ||
+    Object.values(s.properties ?? {}).some(containsKeyedList) ||
+    (typeof s.additionalProperties === 'object' && containsKeyedList(s.additionalProperties)));
+
+let depth = 0;
+const fresh = (): [string, string] => [`x${depth}`, `y${depth++}`];
+
+/** CEL comparing two JSON values as the API server would compare them under `schema`. */
+export function vapEqual(a: string, b: string, s: CelSchema | undefined): string {
+  if (!containsKeyedList(s) || !s) return `${a} == ${b}`;
+  const listType = s['x-kubernetes-list-type'];
+  if (listType === 'map' || listType === 'set') {
+    const [x, y] = fresh();
+    const keys = s['x-kubernetes-list-map-keys'] ?? [];
+    const sameKey = listType === 'map' ? keys.map((k) => `${x}.${k} == ${y}.${k}`).join(' && ') : `${vapEqual(x, y, s.items)}`;
+    const sameItem = listType === 'map' ? `${sameKey} && ${vapEqual(x, y, s.items)}` : sameKey;
+    return `(size(${a}) == size(${b}) && ${a}.all(${x}, ${b}.exists(${y}, ${sameItem})))`;
+  }
+  if (s.type === 'array') return `${a} == ${b}`;
+  const props = Object.entries(s.properties ?? {}).map(
+    ([p, ps]) => `(has(${a}.${p}) == has(${b}.${p}) && (!has(${a}.${p}) || ${vapEqual(`${a}.${p}`, `${b}.${p}`, ps)}))`,
+  );
+  return `(${props.join(' && ')})`;
+}
+
+/** Rewrites a table rule from CRD scope (self/oldSelf at `scope`) to VAP variables, with keyed equality. */
+export function toVapRule(rule: string, scope: string, schema: CelSchema | undefined): string {
+  const root = (v: string): string => `${v}${scope ? `.${scope}` : ''}`;
+  const scopeSchema = schemaAt(schema, parseLocation(scope));
+  const keyed = rule.replace(/\bself\.([\w.]+) == oldSelf\.\1\b/g, (_m, path: string) =>
+    vapEqual(`self.${path}`, `oldSelf.${path}`, schemaAt(scopeSchema, parseLocation(path))),
+  );
+  return keyed.replace(/\boldSelf\b/g, root('oldObject')).replace(/\bself\b/g, root('object'));
+}
+
+interface VapValidation {
+  expression: string;
+  message: string;
+  reason: string;
+}
+
+/** Upstream transition rules run only where the old value is present, and only when the new one is. */
+function transitionGuard(row: RuleRow): string {
+  const path = row.scope;
+  return `!has(object.${path}) || !has(oldObject.${path}) || object.${path} == oldObject.${path}`;
+}
+
+export function vapValidations(schema: CelSchema, crdSchema?: unknown): VapValidation[] {
+  depth = 0;
+  const reason = (r: RuleRow): string => (r.reason === 'FieldValueForbidden' ? 'Forbidden' : 'Invalid');
+  const out: VapValidation[] = [];
+  for (const row of RULES) {
+    if (row.scope.includes('[*]')) continue; // runtimePatches[*].manager: the list key itself, so a keyed list never sees it change.
+    if (row.perUnnamedTrainerField) {
+      for (const name of unnamedTrainerProperties(crdSchema)) {
+        out.push({ expression: toVapRule(immutableTrainerField(name), 'spec', schema), message: `spec.trainer.${name}: ${row.message}`, reason: reason(row) });
+      }
+      continue;
+    }
+    const expression = row.scope === 'spec' ? toVapRule(row.rule, 'spec', schema) : transitionGuard(row);
+    out.push({ expression, message: `${row.field}: ${row.message}`, reason: reason(row) });
+  }
+  return out;
+}
+
+export function vapManifests(schema: CelSchema, crdSchema?: unknown): unknown[] {
+  const policy = {
+    apiVersion: 'admissionregistration.k8s.io/v1',
+    kind: 'ValidatingAdmissionPolicy',
+    metadata: { name: VAP_NAME },
+    spec: {
+      failurePolicy: 'Fail',
+      matchConstraints: {
+        resourceRules: [{ apiGroups: ['trainer.kubeflow.org'], apiVersions: ['v1alpha1'], operations: ['UPDATE'], resources: ['trainjobs'] }],
+      },
+      validations: vapValidations(schema, crdSchema),
+    },
+  };
+  const binding = {
+    apiVersion: 'admissionregistration.k8s.io/v1',
+    kind: 'ValidatingAdmissionPolicyBinding',
+    metadata: { name: VAP_NAME },
+    spec: { policyName: VAP_NAME, validationActions: ['Deny'] },
+  };
+  return [policy, binding];
+}

@@ -1,0 +1,241 @@
+// The admission server (HTTPS, the two webhook routes, limits that fit the API server) and
+// `serve` put together: certificates, ops port, hand-off, reload, graceful shutdown.
+import Fastify, { LogController } from 'fastify';
+import type { FastifyBaseLogger, FastifyError, FastifyInstance } from 'fastify';
+import type { Validator } from './admission/types.ts';
+import type { ServeConfig } from './config/serve.ts';
+import { createHandoffSender, noHandoff } from './handoff/sender.ts';
+import type { HandoffSender } from './handoff/sender.ts';
+import type { Logger } from './observability/logger.ts';
+import { createMetrics } from './observability/metrics.ts';
+import type { WebhookMetrics } from './observability/metrics.ts';
+import { buildOpsServer } from './observability/ops-server.ts';
+import type { Readiness } from './observability/ops-server.ts';
+import { readKeyPair, summarizeCert } from './tls/keypair.ts';
+import type { KeyPair } from './tls/keypair.ts';
+import { watchCertificates } from './tls/reloader.ts';
+import { ensureSelfSignedCert } from './tls/selfsigned.ts';
+import { useLosslessJsonBodies } from './webhooks/json-body.ts';
+import { MUTATE_PATH, registerMutateRoute } from './webhooks/mutate.ts';
+import { VALIDATE_PATH, registerValidateRoute } from './webhooks/validate.ts';
+
+export { buildOpsServer } from './observability/ops-server.ts';
+export type { Readiness } from './observability/ops-server.ts';
+
+/**
+ * controller-runtime's limit: an UPDATE carries two objects of up to 3 MiB (etcd's 1.5 MiB
+ * request limit, doubled for JSON) plus under 1 MiB of envelope.
+ */
+export const ADMISSION_BODY_LIMIT = 7 * 1024 * 1024;
+
+/** Aligned with controller-runtime's webhook server; Fastify's defaults would never time out a request. */
+export const ADMISSION_TIMEOUTS = {
+  /** Whole request received within this (controller-runtime: ReadHeaderTimeout 32 s). */
+  requestTimeout: 32_000,
+  /** Socket inactivity while a request is open: past the API server's 30 s maximum webhook timeout. */
+  connectionTimeout: 35_000,
+  /** Idle keep-alive connections (controller-runtime: IdleTimeout 90 s, like Go's DefaultTransport). */
+  keepAliveTimeout: 90_000,
+};
+
+export interface AdmissionServerConfig {
+  tls: KeyPair;
+  bodyLimit?: number;
+}
+
+export interface AdmissionServerDeps {
+  validator: Validator;
+  logger: Logger;
+  metrics: WebhookMetrics;
+  handoff?: HandoffSender;
+  /** Clock for the mutating webhook's defaulting. */
+  now?: () => Date;
+}
+
+export async function buildAdmissionServer(config: AdmissionServerConfig, deps: AdmissionServerDeps): Promise<FastifyInstance> {
+  const bodyLimit = config.bodyLimit ?? ADMISSION_BODY_LIMIT;
+  const app = Fastify({
+    https: { cert: config.tls.cert, key: config.tls.key, minVersion: 'TLSv1.2' },
+    loggerInstance: deps.logger.child({ server: 'admission' }) as FastifyBaseLogger,
+    // One line per admission request is logged by the routes themselves, with the uid as reqId.
+    logController: new LogController({ disableRequestLogging: true, requestIdLogLabel: 'httpReqId' }),
+    bodyLimit,
+    ...ADMISSION_TIMEOUTS,
+    return503OnClosing: true,
+    forceCloseConnections: 'idle',
+  });
+  // Node requires headersTimeout <= requestTimeout.
+  app.server.headersTimeout = ADMISSION_TIMEOUTS.requestTimeout;
+
+  useLosslessJsonBodies(app);
+  const edge = { logger: deps.logger, metrics: deps.metrics };
+  registerValidateRoute(app, { ...edge, validator: deps.validator, handoff: deps.handoff ?? noHandoff });
+  registerMutateRoute(app, { ...edge, now: deps.now ?? (() => new Date()) });
+
+  app.setNotFoundHandler((req, reply) => {
+    deps.metrics.rejected.inc({ code: '404' });
+    reply.code(404).send({ error: `${req.method} ${req.url} not found: this port serves POST ${VALIDATE_PATH} and POST ${MUTATE_PATH}` });
+  });
+  app.setErrorHandler((err: FastifyError, req, reply) => {
+    const code = err.statusCode && err.statusCode >= 400 && err.statusCode < 500 ? err.statusCode : 500;
+    deps.metrics.rejected.inc({ code: String(code) });
+    if (code === 500) {
+      // Logged in full here; the client only learns that it was not its fault.
+      req.log.error({ err }, 'request failed');
+      return reply.code(500).send({ error: 'internal error while handling the request; see the webhook logs' });
+    }
+    const error =
+      err.code === 'FST_ERR_CTP_BODY_TOO_LARGE'
+        ? `request body is too large: the limit is ${bodyLimit} bytes (${(bodyLimit / 1048576).toFixed(0)} MiB, an UPDATE with two 3 MiB objects)`
+        : err.message;
+    req.log.warn({ code, error }, 'request refused');
+    return reply.code(code).send({ error });
+  });
+  return app;
+}
+
+export interface ServeDeps {
+  validator: Validator;
+  logger: Logger;
+  /** Defaults to a fresh registry with process metrics. */
+  metrics?: WebhookMetrics;
+}
+
+export interface ServeHandle {
+  admission: FastifyInstance;
+  ops: FastifyInstance;
+  metrics: WebhookMetrics;
+  /** `https://host:port` and `http://host:port` actually bound (port 0 resolved). */
+  admissionUrl: string;
+  opsUrl: string;
+  /** Stops taking requests, drains in-flight ones and pending hints, then closes everything. */
+  close(): Promise<void>;
+}
+
+/** Starts `serve`: certificate, admission and ops servers, reload and hand-off. */
+export async function startServe(config: ServeConfig, deps: ServeDeps): Promise<ServeHandle> {
+  const { logger } = deps;
+  const metrics = deps.metrics ?? createMetrics({ defaultMetrics: true });
+  const pair = await loadServingCert(config, logger);
+
+  const handoff = config.handoff
+    ? createHandoffSender({ url: config.handoff.url, timeoutMs: config.handoff.timeoutMs, logger, metrics })
+    : noHandoff;
+  let state: 'starting' | 'serving' | 'closing' = 'starting';
+  const readiness: Readiness = {
+    notReadyReason: () => (state === 'serving' ? undefined : state === 'starting' ? 'admission server is starting' : 'shutting down'),
+  };
+
+  const admission = await buildAdmissionServer({ tls: pair }, { validator: deps.validator, logger, metrics, handoff });
+  const ops = await buildOpsServer({ metrics, logger, readiness });
+  const opsUrl = await ops.listen({ host: config.host, port: config.opsPort });
+  let admissionUrl: string;
+  try {
+    admissionUrl = await admission.listen({ host: config.host, port: config.port });
+  } catch (err) {
+    await ops.close();
+    throw err;
+  }
+  const reloader = watchCertificates({
+    dir: config.tls.dir,
+    current: pair,
+    apply: (p) => (admission.server as unknown as { setSecureContext(o: KeyPair): void }).setSecureContext(p),
+    logger,
+    metrics,
+  });
+  state = 'serving';
+  logger.info(
+    {
+      admission: admissionUrl,
+      ops: opsUrl,
+      validator: deps.validator.describe(),
+      cluster: config.cluster.mode,
+      handoff: config.handoff?.url.href ?? 'off',
+    },
+    'serving',
+  );
+
+  let closing: Promise<void> | undefined;
+  return {
+    admission,
+    ops,
+    metrics,
+    admissionUrl,
+    opsUrl,
+    close() {
+      closing ??= (async () => {
+        state = 'closing';
+        logger.info('shutting down: draining in-flight admission requests');
+        reloader.close();
+        await admission.close();
+        await handoff.idle();
+        await ops.close();
+        logger.info('shut down');
+      })();
+      return closing;
+    },
+  };
+}
+
+async function loadServingCert(config: ServeConfig, logger: Logger): Promise<KeyPair> {
+  if (config.tls.mode === 'files') {
+    try {
+      const pair = await readKeyPair(config.tls.dir);
+      logger.info({ dir: config.tls.dir, ...summarizeCert(pair.cert) }, 'serving certificate loaded');
+      return pair;
+    } catch (err) {
+      throw new Error(`--cert-dir ${config.tls.dir}: ${(err as Error).message}`);
+    }
+  }
+  const cert = await ensureSelfSignedCert(config.tls.dir);
+  const msg = cert.generated ? `self-signed certificate generated (${cert.reason})` : 'self-signed certificate reused';
+  logger.info({ dir: config.tls.dir, caFile: `${config.tls.dir}/ca.crt`, ...summarizeCert(cert.cert) }, msg);
+  return { cert: cert.cert, key: cert.key };
+}
+
+export interface ProcessHandlerOptions {
+  logger: Logger;
+  /** After this, a shutdown that has not finished exits the process with code 1. */
+  timeoutMs: number;
+  signals?: NodeJS.Signals[];
+}
+
+/**
+ * SIGTERM/SIGINT drain and close `handle`; the process then ends on its own (exit code 0).
+ * A second signal, or a drain slower than `timeoutMs`, exits at once with code 1. Unhandled
+ * rejections are logged instead of killing the process mid-request.
+ */
+export function installProcessHandlers(handle: Pick<ServeHandle, 'close'>, options: ProcessHandlerOptions): () => void {
+  const { logger } = options;
+  const signals = options.signals ?? ['SIGTERM', 'SIGINT'];
+  let received = false;
+  const onSignal = (signal: NodeJS.Signals) => {
+    if (received) {
+      logger.warn({ signal }, 'second signal: exiting without waiting');
+      process.exit(1);
+    }
+    received = true;
+    logger.info({ signal }, 'signal received');
+    const force = setTimeout(() => {
+      logger.error({ timeoutMs: options.timeoutMs }, 'shutdown did not finish in time: exiting');
+      process.exit(1);
+    }, options.timeoutMs);
+    force.unref();
+    handle.close().then(
+      () => clearTimeout(force),
+      (err: unknown) => {
+        logger.error({ error: (err as Error).message }, 'shutdown failed');
+        process.exit(1);
+      },
+    );
+  };
+  const onRejection = (reason: unknown) => {
+    logger.error({ error: reason instanceof Error ? reason.message : String(reason) }, 'unhandled promise rejection');
+  };
+  for (const s of signals) process.on(s, onSignal);
+  process.on('unhandledRejection', onRejection);
+  return () => {
+    for (const s of signals) process.off(s, onSignal);
+    process.off('unhandledRejection', onRejection);
+  };
+}

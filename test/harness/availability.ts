@@ -1,0 +1,67 @@
+// Whether the end-to-end suites can run here, and making the binaries when Go can build them.
+// Under CI=true a missing control plane is an error (the suites must run there), never a skip.
+import { spawn } from 'node:child_process';
+import {
+  buildScript,
+  goAvailable,
+  locateControlPlaneBinaries,
+  locateControllerBinaries,
+  type ControlPlaneBinaries,
+  type ControllerBinaries,
+  type Lookup,
+} from './binaries.ts';
+
+export type Availability = { available: true; needsBuild: boolean } | { available: false; reason: string };
+
+const HOW_TO_ENABLE =
+  'run `hack/build-binaries.sh controlplane` (needs Go; builds from the Go module proxy into ~/.cache/trainjob-webhook/bin), ' +
+  'or set KUBEBUILDER_ASSETS to an envtest assets folder plus TEST_ASSET_KUBE_CONTROLLER_MANAGER';
+
+function decide(lookup: Lookup<unknown>, what: string, howTo: string, env: NodeJS.ProcessEnv): Availability {
+  if (lookup.found) return { available: true, needsBuild: false };
+  // With Go at hand the harness builds what is missing (minutes, cold) unless told not to.
+  if (goAvailable(env) && env.TJW_NO_BUILD !== '1') return { available: true, needsBuild: true };
+  const reason = `${what} not available (missing ${lookup.missing.join(', ')}; looked in ${lookup.searched.join(', ')}); to enable: ${howTo}`;
+  if (env.CI === 'true') throw new Error(`CI=true: the end-to-end suites must run, but ${reason}`);
+  return { available: false, reason };
+}
+
+export function controlPlaneAvailability(env: NodeJS.ProcessEnv = process.env): Availability {
+  return decide(locateControlPlaneBinaries(env), 'real control plane (etcd, kube-apiserver, kube-controller-manager, kubectl)', HOW_TO_ENABLE, env);
+}
+
+/** Kubeflow Trainer's and JobSet's managers, built by `hack/build-binaries.sh controllers`. */
+export function upstreamControllersAvailability(env: NodeJS.ProcessEnv = process.env): Availability {
+  return decide(locateControllerBinaries(env), 'upstream Trainer and JobSet controllers', 'run `hack/build-binaries.sh controllers` (needs Go)', env);
+}
+
+// Runs the build script with its progress on stderr (stdout belongs to the test reporter).
+async function runBuild(component: 'controlplane' | 'controllers'): Promise<void> {
+  process.stderr.write(`[harness] building missing ${component} binaries with ${buildScript} (cold: many minutes)\n`);
+  const child = spawn('bash', [buildScript, component], { stdio: ['ignore', 2, 2] });
+  const code = await new Promise<number | null>((resolve, reject) => {
+    child.once('error', reject);
+    child.once('exit', resolve);
+  });
+  if (code !== 0) throw new Error(`${buildScript} ${component} failed with exit code ${code}`);
+}
+
+async function ensure<T>(locate: () => Lookup<T>, component: 'controlplane' | 'controllers', availability: Availability): Promise<T> {
+  if (!availability.available) throw new Error(availability.reason);
+  let lookup = locate();
+  if (!lookup.found && availability.needsBuild) {
+    await runBuild(component);
+    lookup = locate();
+  }
+  if (!lookup.found) throw new Error(`${component} binaries still missing: ${lookup.missing.join(', ')} (looked in ${lookup.searched.join(', ')})`);
+  return lookup.paths;
+}
+
+/** The control plane's binaries, building them first when missing and Go is available. */
+export function ensureControlPlaneBinaries(env: NodeJS.ProcessEnv = process.env): Promise<ControlPlaneBinaries> {
+  return ensure(() => locateControlPlaneBinaries(env), 'controlplane', controlPlaneAvailability(env));
+}
+
+export function ensureControllerBinaries(env: NodeJS.ProcessEnv = process.env): Promise<ControllerBinaries> {
+  return ensure(() => locateControllerBinaries(env), 'controllers', upstreamControllersAvailability(env));
+}

@@ -1,0 +1,136 @@
+// Where the real binaries are. Configuration (env, hack/versions.env) is read here, once, and
+// nowhere else in the harness. Lookup order per binary, like envtest: an explicit
+// TEST_ASSET_* path, then the KUBEBUILDER_ASSETS folder, then hack/build-binaries.sh's cache.
+import { accessSync, constants, existsSync, readFileSync } from 'node:fs';
+import { homedir } from 'node:os';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+
+export const projectRoot = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../..');
+/** The upstream CRDs and runtimes, shared read-only beside the project. */
+export const upstreamDir = path.resolve(projectRoot, '../shared/upstream');
+export const buildScript = path.join(projectRoot, 'hack/build-binaries.sh');
+
+export interface Versions {
+  k8s: string;
+  etcd: string;
+  trainer: string;
+  jobset: string;
+}
+
+export interface ControlPlaneBinaries {
+  kubeApiserver: string;
+  kubeControllerManager: string;
+  etcd: string;
+  kubectl: string;
+}
+
+export interface ControllerBinaries {
+  trainer: string;
+  jobset: string;
+  /** Upstream webhook manifests copied by the build script (jobset/, trainer/). */
+  manifestsDir: string;
+}
+
+export type Lookup<T> = { found: true; paths: T } | { found: false; missing: string[]; searched: string[] };
+
+export function readVersions(file = path.join(projectRoot, 'hack/versions.env')): Versions {
+  const vars: Record<string, string> = {};
+  for (const line of readFileSync(file, 'utf8').split('\n')) {
+    const m = /^\s*([A-Z0-9_]+)=(\S*)\s*$/.exec(line);
+    if (m) vars[m[1]] = m[2].replace(/^["']|["']$/g, '');
+  }
+  const need = (k: string): string => {
+    if (!vars[k]) throw new Error(`${file}: ${k} is not set`);
+    return vars[k];
+  };
+  return { k8s: need('K8S_VERSION'), etcd: need('ETCD_VERSION'), trainer: need('TRAINER_VERSION'), jobset: need('JOBSET_VERSION') };
+}
+
+export function binCacheDir(env: NodeJS.ProcessEnv = process.env): string {
+  return env.TJW_BIN_CACHE || path.join(env.HOME || homedir(), '.cache/trainjob-webhook/bin');
+}
+
+/** The folders hack/build-binaries.sh writes, keyed by version. */
+export function cacheDirs(versions = readVersions(), env: NodeJS.ProcessEnv = process.env) {
+  const root = binCacheDir(env);
+  return {
+    k8s: path.join(root, `k8s-${versions.k8s}`),
+    etcd: path.join(root, `etcd-${versions.etcd}`),
+    controllers: path.join(root, `controllers-trainer-${versions.trainer}-jobset-${versions.jobset}`),
+  };
+}
+
+function isExecutable(file: string): boolean {
+  try {
+    accessSync(file, constants.X_OK);
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+// First existing executable among the candidates; an explicit env path that is not
+// executable is an error of configuration, reported rather than silently skipped.
+function pick(explicit: string | undefined, candidates: string[], searched: string[]): string | undefined {
+  if (explicit) {
+    searched.push(explicit);
+    return isExecutable(explicit) ? explicit : undefined;
+  }
+  searched.push(...candidates);
+  return candidates.find(isExecutable);
+}
+
+function lookup<K extends string>(specs: Record<K, { env: string; candidates: string[] }>, env: NodeJS.ProcessEnv): Lookup<Record<K, string>> {
+  const paths = {} as Record<K, string>;
+  const missing: string[] = [];
+  const searched: string[] = [];
+  for (const key of Object.keys(specs) as K[]) {
+    const found = pick(env[specs[key].env], specs[key].candidates, searched);
+    if (found) paths[key] = found;
+    else missing.push(path.basename(specs[key].candidates.at(-1) ?? key));
+  }
+  return missing.length ? { found: false, missing, searched } : { found: true, paths };
+}
+
+export function locateControlPlaneBinaries(env: NodeJS.ProcessEnv = process.env): Lookup<ControlPlaneBinaries> {
+  const dirs = cacheDirs(readVersions(), env);
+  const assets = env.KUBEBUILDER_ASSETS;
+  // envtest's assets hold etcd, kube-apiserver and kubectl but no kube-controller-manager:
+  // that one then comes from TEST_ASSET_KUBE_CONTROLLER_MANAGER or the build cache.
+  const spec = (envName: string, name: string, cacheDir: string) => ({
+    env: envName,
+    candidates: [...(assets ? [path.join(assets, name)] : []), path.join(cacheDir, name)],
+  });
+  return lookup(
+    {
+      kubeApiserver: spec('TEST_ASSET_KUBE_APISERVER', 'kube-apiserver', dirs.k8s),
+      kubeControllerManager: spec('TEST_ASSET_KUBE_CONTROLLER_MANAGER', 'kube-controller-manager', dirs.k8s),
+      etcd: spec('TEST_ASSET_ETCD', 'etcd', dirs.etcd),
+      kubectl: spec('TEST_ASSET_KUBECTL', 'kubectl', dirs.k8s),
+    },
+    env,
+  );
+}
+
+export function locateControllerBinaries(env: NodeJS.ProcessEnv = process.env): Lookup<ControllerBinaries> {
+  const dir = cacheDirs(readVersions(), env).controllers;
+  const found = lookup(
+    {
+      trainer: { env: 'TEST_ASSET_TRAINER_CONTROLLER_MANAGER', candidates: [path.join(dir, 'trainer-controller-manager')] },
+      jobset: { env: 'TEST_ASSET_JOBSET_CONTROLLER_MANAGER', candidates: [path.join(dir, 'jobset-controller-manager')] },
+    },
+    env,
+  );
+  if (!found.found) return found;
+  const manifestsDir = env.TEST_ASSET_UPSTREAM_WEBHOOK_MANIFESTS || path.join(dir, 'manifests');
+  if (!existsSync(path.join(manifestsDir, 'trainer/manifests.yaml'))) {
+    return { found: false, missing: ['upstream webhook manifests'], searched: [manifestsDir] };
+  }
+  return { found: true, paths: { ...found.paths, manifestsDir } };
+}
+
+/** True when a `go` command is on PATH, so the build script can make missing binaries. */
+export function goAvailable(env: NodeJS.ProcessEnv = process.env): boolean {
+  return (env.PATH ?? '').split(path.delimiter).some((dir) => dir && isExecutable(path.join(dir, 'go')));
+}

@@ -1,0 +1,228 @@
+// A real control plane for end-to-end suites: etcd, kube-apiserver and kube-controller-manager
+// on 127.0.0.1 with free ports and fresh certificates in a temp folder, and everything needed
+// to run more processes beside it (webhooks, controllers) that the API server trusts.
+import { mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import { KubeConfig } from '@kubernetes/client-node';
+import type { ControlPlaneBinaries } from './binaries.ts';
+import { ensureControlPlaneBinaries } from './availability.ts';
+import { trackDir, untrackDir } from './cleanup.ts';
+import { apiServerArgs, controllerManagerArgs, etcdArgs } from './flags.ts';
+import { writeKubeconfig } from './kubeconfig.ts';
+import { runKubectl, yamlSource, type KubectlOptions, type KubectlResult } from './kubectl.ts';
+import { createCA, createServiceAccountKeys, issueClientCert, issueServingCert, writeKeyPair, type ServingCertOptions } from './pki.ts';
+import { startProcess, type StartProcessOptions, type TrackedProcess } from './process.ts';
+import { freePort, httpGet, httpsGet, waitFor } from './wait.ts';
+
+export { controlPlaneAvailability, upstreamControllersAvailability, type Availability } from './availability.ts';
+
+export interface ControlPlaneOptions {
+  /** CRD YAML files, installed and Established before the controller manager starts (its
+   *  garbage collector re-discovers kinds only every ~30 s; foreground deletes of kinds it
+   *  has not discovered stall). */
+  crds?: string[];
+  /** Start kube-controller-manager (default true). */
+  controllerManager?: boolean;
+  apiServerArgs?: string[];
+  controllerManagerArgs?: string[];
+  /** Default: located (or built) by ensureControlPlaneBinaries(). */
+  binaries?: ControlPlaneBinaries;
+  /** Per component; default 60 s. */
+  startTimeoutMs?: number;
+}
+
+export interface ServingCert {
+  dir: string;
+  certFile: string;
+  keyFile: string;
+  certPem: string;
+  keyPem: string;
+  /** The CA that signed it: the caBundle of a webhook configuration. */
+  caPem: string;
+}
+
+export interface UserKubeconfig {
+  path: string;
+  kubeConfig: KubeConfig;
+}
+
+export interface ControlPlane {
+  /** The temp folder holding certs, data, logs; removed at stop(). */
+  dir: string;
+  logsDir: string;
+  server: string;
+  caPem: string;
+  kubeconfigPath: string;
+  kubeConfig: KubeConfig;
+  binaries: ControlPlaneBinaries;
+  processes: { etcd: TrackedProcess; apiServer: TrackedProcess; controllerManager?: TrackedProcess };
+  kubectl(args: string[], opts?: KubectlOptions): Promise<KubectlResult>;
+  /** Server-side apply of YAML text or a YAML file (field manager e2e-harness, forced). */
+  applyYaml(textOrFile: string, opts?: KubectlOptions): Promise<KubectlResult>;
+  /** Applies CRD files and waits for them to be Established. */
+  installCRDs(files: string[]): Promise<void>;
+  issueServingCert(name: string, opts?: ServingCertOptions): Promise<ServingCert>;
+  makeUserKubeconfig(user: string, groups?: string[]): Promise<UserKubeconfig>;
+  /** Environment for a child process: admin KUBECONFIG, no proxy settings. */
+  childEnv(extra?: NodeJS.ProcessEnv): NodeJS.ProcessEnv;
+  /** A process stopped by stop() (before the control plane), logging to logsDir/<name>.log. */
+  startProcess(name: string, cmd: string, args: string[], opts?: StartProcessOptions): TrackedProcess;
+  /** A fresh folder inside dir. */
+  tempDir(name: string): Promise<string>;
+  stop(): Promise<void>;
+}
+
+// Webhook and controller traffic stays on loopback: a proxy from the developer's environment
+// must never see it (Go honours HTTPS_PROXY for webhook calls).
+function cleanEnv(extra: NodeJS.ProcessEnv = {}): NodeJS.ProcessEnv {
+  const env: NodeJS.ProcessEnv = {};
+  for (const [k, v] of Object.entries(process.env)) {
+    if (!/^(https?|all|no)_proxy$/i.test(k) && k !== 'KUBECONFIG') env[k] = v;
+  }
+  return { ...env, NO_PROXY: '127.0.0.1,localhost', no_proxy: '127.0.0.1,localhost', ...extra };
+}
+
+export async function startControlPlane(opts: ControlPlaneOptions = {}): Promise<ControlPlane> {
+  const binaries = opts.binaries ?? (await ensureControlPlaneBinaries());
+  const timeoutMs = opts.startTimeoutMs ?? 60_000;
+  const dir = await mkdtemp(path.join(tmpdir(), 'tjw-e2e-'));
+  trackDir(dir);
+  const logsDir = path.join(dir, 'logs');
+  const certsDir = path.join(dir, 'certs');
+  await mkdir(logsDir);
+  const extra: TrackedProcess[] = [];
+  const started: TrackedProcess[] = [];
+  let stopped = false;
+
+  const stop = async () => {
+    if (stopped) return;
+    stopped = true;
+    // Dependents first: extra processes, then the controller manager, apiserver, etcd.
+    for (const p of [...extra].reverse()) await p.stop();
+    for (const p of [...started].reverse()) await p.stop();
+    if (process.env.TJW_KEEP_TMP === '1') {
+      process.stderr.write(`[harness] TJW_KEEP_TMP=1: keeping ${dir}\n`);
+    } else {
+      await rm(dir, { recursive: true, force: true });
+    }
+    untrackDir(dir);
+  };
+
+  try {
+    const ca = await createCA();
+    const caFile = path.join(certsDir, 'ca.crt');
+    await mkdir(certsDir, { recursive: true, mode: 0o700 });
+    await writeFile(caFile, ca.certPem);
+    const sa = await createServiceAccountKeys();
+    const saPublicKey = path.join(certsDir, 'sa.pub');
+    const saPrivateKey = path.join(certsDir, 'sa.key');
+    await writeFile(saPublicKey, sa.publicPem);
+    await writeFile(saPrivateKey, sa.privatePem, { mode: 0o600 });
+    const files = { caCert: caFile, saPublicKey, saPrivateKey };
+
+    // etcd
+    const [clientPort, peerPort] = [await freePort(), await freePort()];
+    const etcd = startProcess(logsDir, 'etcd', binaries.etcd, etcdArgs({ dataDir: path.join(dir, 'etcd'), clientPort, peerPort }), { env: cleanEnv() });
+    started.push(etcd);
+    const etcdUrl = `http://127.0.0.1:${clientPort}`;
+    await waitFor('etcd /health', async () => (await httpGet(`${etcdUrl}/health`)).body.includes('"true"'), { timeoutMs, process: etcd });
+
+    // kube-apiserver
+    const port = await freePort();
+    const server = `https://127.0.0.1:${port}`;
+    // 10.0.0.1 is the `kubernetes` Service's address in --service-cluster-ip-range.
+    const apiCert = await writeKeyPair(path.join(certsDir, 'apiserver'), await issueServingCert(ca, 'kube-apiserver', { dnsNames: ['localhost', 'kubernetes', 'kubernetes.default', 'kubernetes.default.svc'], ips: ['127.0.0.1', '10.0.0.1'] }));
+    const apiServer = startProcess(
+      logsDir,
+      'kube-apiserver',
+      binaries.kubeApiserver,
+      [...apiServerArgs({ ...files, port, etcdUrl, servingCert: apiCert.certFile, servingKey: apiCert.keyFile, certDir: path.join(certsDir, 'apiserver') }), ...(opts.apiServerArgs ?? [])],
+      { env: cleanEnv() },
+    );
+    started.push(apiServer);
+    const admin = await issueClientCert(ca, 'e2e-admin', ['system:masters']);
+    const tls = { ca: ca.certPem, cert: admin.certPem, key: admin.keyPem };
+    await waitFor('kube-apiserver /readyz', async () => (await httpsGet(`${server}/readyz`, tls)).status === 200, { timeoutMs, process: apiServer });
+
+    const kubeconfigPath = await writeKubeconfig(path.join(dir, 'admin.kubeconfig'), server, ca.certPem, 'e2e-admin', admin);
+    const kubeConfig = new KubeConfig();
+    kubeConfig.loadFromFile(kubeconfigPath);
+    const kubectl = (args: string[], o?: KubectlOptions) => runKubectl(binaries.kubectl, kubeconfigPath, args, o);
+
+    const applyYaml = (textOrFile: string, o: KubectlOptions = {}) => {
+      const src = yamlSource(textOrFile);
+      // Server-side: CRDs are too large for client-side apply's last-applied annotation.
+      const args = ['apply', '--server-side', '--force-conflicts', '--field-manager=e2e-harness', '-f', src.file ?? '-'];
+      return kubectl(args, { ...o, input: src.text ?? o.input });
+    };
+    const installCRDs = async (crdFiles: string[]) => {
+      for (const f of crdFiles) await applyYaml(f);
+      for (const f of crdFiles) await kubectl(['wait', '--for=condition=Established', '--timeout=60s', '-f', f]);
+    };
+    await installCRDs(opts.crds ?? []);
+
+    // kube-controller-manager, as system:masters (it runs without per-controller service
+    // account credentials, so its own identity needs every controller's permissions).
+    let controllerManager: TrackedProcess | undefined;
+    if (opts.controllerManager !== false) {
+      const kcmKubeconfig = await writeKubeconfig(path.join(dir, 'kcm.kubeconfig'), server, ca.certPem, 'system:kube-controller-manager', await issueClientCert(ca, 'system:kube-controller-manager', ['system:masters']));
+      const kcmPort = await freePort();
+      const kcmCert = await writeKeyPair(path.join(certsDir, 'kcm'), await issueServingCert(ca, 'kube-controller-manager'));
+      controllerManager = startProcess(
+        logsDir,
+        'kube-controller-manager',
+        binaries.kubeControllerManager,
+        [...controllerManagerArgs({ ...files, port: kcmPort, kubeconfig: kcmKubeconfig, servingCert: kcmCert.certFile, servingKey: kcmCert.keyFile }), ...(opts.controllerManagerArgs ?? [])],
+        { env: cleanEnv() },
+      );
+      started.push(controllerManager);
+      await waitFor('kube-controller-manager /healthz', async () => (await httpsGet(`https://127.0.0.1:${kcmPort}/healthz`, { ca: ca.certPem })).status === 200, { timeoutMs, process: controllerManager });
+      // Controllers are running once the service-account controller has made `default`.
+      await waitFor('serviceaccount default/default', async () => (await kubectl(['get', 'serviceaccount', 'default', '-n', 'default'], { check: false })).code === 0, { timeoutMs, process: controllerManager });
+    }
+
+    const cp: ControlPlane = {
+      dir,
+      logsDir,
+      server,
+      caPem: ca.certPem,
+      kubeconfigPath,
+      kubeConfig,
+      binaries,
+      processes: { etcd, apiServer, controllerManager },
+      kubectl,
+      applyYaml,
+      installCRDs,
+      async issueServingCert(name, certOpts) {
+        const pair = await issueServingCert(ca, name, certOpts);
+        const certDir = path.join(certsDir, 'serving', name);
+        const written = await writeKeyPair(certDir, pair);
+        return { dir: certDir, ...written, ...pair, caPem: ca.certPem };
+      },
+      async makeUserKubeconfig(user, groups = []) {
+        await mkdir(path.join(dir, 'kubeconfigs'), { recursive: true });
+        const file = path.join(dir, 'kubeconfigs', `${user.replace(/[^A-Za-z0-9_.-]/g, '_')}.kubeconfig`);
+        await writeKubeconfig(file, server, ca.certPem, user, await issueClientCert(ca, user, groups));
+        const kc = new KubeConfig();
+        kc.loadFromFile(file);
+        return { path: file, kubeConfig: kc };
+      },
+      childEnv: (more = {}) => cleanEnv({ KUBECONFIG: kubeconfigPath, ...more }),
+      startProcess(name, cmd, args, procOpts = {}) {
+        if (stopped) throw new Error(`control plane stopped: cannot start ${name}`);
+        const p = startProcess(logsDir, name, cmd, args, { ...procOpts, env: procOpts.env ?? cleanEnv({ KUBECONFIG: kubeconfigPath }) });
+        extra.push(p);
+        return p;
+      },
+      async tempDir(name) {
+        return mkdtemp(path.join(dir, `${name}-`));
+      },
+      stop,
+    };
+    return cp;
+  } catch (err) {
+    await stop();
+    throw err;
+  }
+}

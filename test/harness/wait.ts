@@ -1,0 +1,79 @@
+// Polling and small network helpers for waiting on components to come up.
+import { request } from 'node:https';
+import { createServer } from 'node:net';
+import type { TrackedProcess } from './process.ts';
+
+export interface WaitOptions {
+  timeoutMs?: number;
+  intervalMs?: number;
+  /** Fail fast when this process exits while waiting (with its log tail in the error). */
+  process?: TrackedProcess;
+}
+
+const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
+
+/**
+ * Polls `check` until it returns a value other than undefined/false. Errors thrown by `check`
+ * count as "not yet"; the last one is reported on timeout.
+ */
+export async function waitFor<T>(what: string, check: () => Promise<T | undefined | false> | T | undefined | false, opts: WaitOptions = {}): Promise<T> {
+  const deadline = Date.now() + (opts.timeoutMs ?? 60_000);
+  let last: unknown;
+  for (;;) {
+    if (opts.process?.exitStatus) {
+      const p = opts.process;
+      throw new Error(`${p.name} exited (code ${p.exitStatus?.code}) while waiting for ${what}; last lines of ${p.logFile}:\n${p.logTail()}`);
+    }
+    try {
+      const value = await check();
+      if (value !== undefined && value !== false) return value;
+    } catch (err) {
+      last = err;
+    }
+    if (Date.now() > deadline) {
+      const tail = opts.process ? `\nlast lines of ${opts.process.logFile}:\n${opts.process.logTail()}` : '';
+      throw new Error(`timed out waiting for ${what}${last ? `: ${String((last as Error).message ?? last)}` : ''}${tail}`);
+    }
+    await sleep(opts.intervalMs ?? 200);
+  }
+}
+
+/** A port the OS says is free on 127.0.0.1 right now. */
+export function freePort(): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const server = createServer();
+    server.unref();
+    server.once('error', reject);
+    server.listen(0, '127.0.0.1', () => {
+      const address = server.address();
+      server.close(() => (typeof address === 'object' && address ? resolve(address.port) : reject(new Error('no port'))));
+    });
+  });
+}
+
+export interface TlsClient {
+  ca: string;
+  cert?: string;
+  key?: string;
+}
+
+/** GET over HTTPS; resolves with status and body, rejects on connection errors. */
+export function httpsGet(url: string, tls: TlsClient, timeoutMs = 5000): Promise<{ status: number; body: string }> {
+  return new Promise((resolve, reject) => {
+    const req = request(url, { method: 'GET', ca: tls.ca, cert: tls.cert, key: tls.key, timeout: timeoutMs }, (res) => {
+      let body = '';
+      res.setEncoding('utf8');
+      res.on('data', (chunk: string) => (body += chunk));
+      res.on('end', () => resolve({ status: res.statusCode ?? 0, body }));
+    });
+    req.on('timeout', () => req.destroy(new Error(`timeout after ${timeoutMs} ms`)));
+    req.on('error', reject);
+    req.end();
+  });
+}
+
+/** GET over plain HTTP (etcd's client port, the controllers' probe ports). */
+export async function httpGet(url: string, timeoutMs = 5000): Promise<{ status: number; body: string }> {
+  const res = await fetch(url, { signal: AbortSignal.timeout(timeoutMs) });
+  return { status: res.status, body: await res.text() };
+}
