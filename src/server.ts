@@ -67,6 +67,18 @@ export async function buildAdmissionServer(config: AdmissionServerConfig, deps: 
   // Node requires headersTimeout <= requestTimeout.
   app.server.headersTimeout = ADMISSION_TIMEOUTS.requestTimeout;
 
+  // While draining, answers close their connection: the API server keeps idle connections for
+  // 90 s, and close() only drops the ones idle when it starts, so an in-flight request's
+  // connection would otherwise hold the shutdown open.
+  let draining = false;
+  app.addHook('preClose', async () => {
+    draining = true;
+  });
+  app.addHook('onSend', async (_req, reply, payload) => {
+    if (draining) reply.header('connection', 'close');
+    return payload;
+  });
+
   useLosslessJsonBodies(app);
   const edge = { logger: deps.logger, metrics: deps.metrics };
   registerValidateRoute(app, { ...edge, validator: deps.validator, handoff: deps.handoff ?? noHandoff });

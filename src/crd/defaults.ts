@@ -1,0 +1,43 @@
+// Structural defaulting as the API server does it after decoding a custom resource
+// (apiextensions-apiserver schema/defaulting/algorithm.go): a property's default fills it when
+// the property is absent, or null where the schema does not allow null; defaults apply inside
+// every object that exists, including list items and additionalProperties values.
+import type { SchemaNode } from './schema.ts';
+import { deepClone, hasOwn, isObject, ownKeys, setOwn } from './values.ts';
+
+function isNonNullableNull(v: unknown, s: SchemaNode | undefined): s is SchemaNode {
+  return v === null && s !== undefined && !s.nullable;
+}
+
+/** Defaulting in place (Go's Default): the caller owns `x`. */
+export function applyDefaultsInPlace(x: unknown, s: SchemaNode | undefined): void {
+  if (s === undefined) return;
+  if (isObject(x)) {
+    for (const [k, prop] of s.properties ?? []) {
+      if (prop.default === undefined) continue;
+      if (!hasOwn(x, k) || isNonNullableNull(x[k], prop)) setOwn(x, k, deepClone(prop.default.value));
+    }
+    for (const k of ownKeys(x)) {
+      const prop = s.properties?.get(k);
+      if (prop !== undefined) {
+        applyDefaultsInPlace(x[k], prop);
+      } else if (s.additionalProperties !== undefined) {
+        const ap = s.additionalProperties;
+        if (isNonNullableNull(x[k], ap) && ap.default !== undefined) setOwn(x, k, deepClone(ap.default.value));
+        applyDefaultsInPlace(x[k], ap);
+      }
+    }
+  } else if (Array.isArray(x)) {
+    for (let i = 0; i < x.length; i++) {
+      if (isNonNullableNull(x[i], s.items) && s.items.default !== undefined) x[i] = deepClone(s.items.default.value);
+      applyDefaultsInPlace(x[i], s.items);
+    }
+  }
+}
+
+/** A defaulted copy of `obj`; the input is not modified. */
+export function applyDefaults(schema: SchemaNode, obj: unknown): unknown {
+  const copy = deepClone(obj);
+  applyDefaultsInPlace(copy, schema);
+  return copy;
+}

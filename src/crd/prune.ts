@@ -1,0 +1,225 @@
+// What the API server's decoder does to a custom resource before anything else looks at it
+// (apiextensions-apiserver customresource_handler.go, unstructuredSchemaCoercer.apply):
+// ObjectMeta round-trip of `metadata`, structural pruning of unknown fields (pruning/algorithm.go),
+// then removal of nulls the schema cannot hold (defaulting/prunenulls.go).
+import type { SchemaNode } from './schema.ts';
+import { deepClone, isObject, ownKeys, setOwn, type JsonObject } from './values.ts';
+
+const META_FIELDS = new Set(['apiVersion', 'kind', 'metadata']);
+
+/** Collects unknown field paths the way UnknownFieldPathOptions builds them: `spec.a[0].b`. */
+class PathRecorder {
+  readonly paths: string[] = [];
+  #parent: string[] = [];
+
+  get depth(): number {
+    return this.#parent.length;
+  }
+  key(k: string): number {
+    const mark = this.#parent.length;
+    if (mark > 0) this.#parent.push('.');
+    this.#parent.push(k);
+    return mark;
+  }
+  index(i: number): number {
+    const mark = this.#parent.length;
+    this.#parent.push('[', String(i), ']');
+    return mark;
+  }
+  reset(mark: number): void {
+    this.#parent.length = mark;
+  }
+  record(k: string): void {
+    const mark = this.key(k);
+    this.paths.push(this.#parent.join(''));
+    this.reset(mark);
+  }
+}
+
+function pruneNode(x: unknown, s: SchemaNode | undefined, rec: PathRecorder): void {
+  if (s?.preserveUnknownFields) {
+    skipPrune(x, s, rec);
+    return;
+  }
+  if (s === undefined) {
+    pruneWithoutSchema(x, rec);
+    return;
+  }
+  if (isObject(x)) {
+    for (const k of ownKeys(x)) {
+      if (s.embeddedResource && META_FIELDS.has(k)) continue;
+      const prop = s.properties?.get(k);
+      if (prop !== undefined || s.hasAdditionalProperties) {
+        const mark = rec.key(k);
+        pruneNode(x[k], prop ?? s.additionalProperties, rec);
+        rec.reset(mark);
+      } else {
+        // apiVersion/kind/metadata at the root of a resource are not unknown, only dropped.
+        if (!META_FIELDS.has(k) || rec.depth > 0) rec.record(k);
+        delete x[k];
+      }
+    }
+  } else if (Array.isArray(x)) {
+    for (let i = 0; i < x.length; i++) {
+      const mark = rec.index(i);
+      pruneNode(x[i], s.items, rec);
+      rec.reset(mark);
+    }
+  }
+}
+
+/** No schema: every key of every object below is unknown. Iterative (the data is untrusted). */
+function pruneWithoutSchema(x: unknown, rec: PathRecorder): void {
+  if (isObject(x)) {
+    for (const k of ownKeys(x)) {
+      rec.record(k);
+      delete x[k];
+    }
+    return;
+  }
+  if (!Array.isArray(x)) return;
+  // Arrays of arrays without a schema: walk with an explicit stack, keeping paths exact.
+  const stack: Array<{ list: unknown[]; i: number; mark: number }> = [{ list: x, i: 0, mark: -1 }];
+  while (stack.length > 0) {
+    const top = stack[stack.length - 1];
+    if (top.mark >= 0) rec.reset(top.mark);
+    if (top.i >= top.list.length) {
+      stack.pop();
+      continue;
+    }
+    const i = top.i++;
+    top.mark = rec.index(i);
+    const v = top.list[i];
+    if (isObject(v)) {
+      for (const k of ownKeys(v)) {
+        rec.record(k);
+        delete v[k];
+      }
+    } else if (Array.isArray(v)) stack.push({ list: v, i: 0, mark: -1 });
+  }
+}
+
+function skipPrune(x: unknown, s: SchemaNode, rec: PathRecorder): void {
+  if (isObject(x)) {
+    for (const k of ownKeys(x)) {
+      if (s.embeddedResource && META_FIELDS.has(k)) continue;
+      const prop = s.properties?.get(k);
+      if (prop !== undefined || s.hasAdditionalProperties) {
+        const mark = rec.key(k);
+        pruneNode(x[k], prop ?? s.additionalProperties, rec);
+        rec.reset(mark);
+      }
+    }
+  } else if (Array.isArray(x)) {
+    for (let i = 0; i < x.length; i++) {
+      const mark = rec.index(i);
+      if (s.items) skipPrune(x[i], s.items, rec);
+      rec.reset(mark);
+    }
+  }
+}
+
+/**
+ * Structural pruning in place. At a resource root apiVersion, kind and metadata are kept as if
+ * the schema were an embedded resource. Returns the unknown field paths, sorted like Go does.
+ */
+export function pruneInPlace(x: unknown, schema: SchemaNode, isResourceRoot: boolean): string[] {
+  const rec = new PathRecorder();
+  const s = isResourceRoot && !schema.embeddedResource ? { ...schema, embeddedResource: true } : schema;
+  pruneNode(x, s, rec);
+  return rec.paths.sort();
+}
+
+function nullPrunable(v: unknown, s: SchemaNode | undefined): boolean {
+  return v === null && s !== undefined && !s.nullable && s.default === undefined;
+}
+
+/**
+ * PruneNonNullableNullsWithoutDefaults in place: `field: null` where the schema neither allows
+ * null nor has a default to put there is treated as absent (as Go's json.Unmarshal would).
+ */
+export function pruneNullsInPlace(x: unknown, s: SchemaNode | undefined): void {
+  if (s === undefined) return; // without a schema nothing below can be pruned
+  if (isObject(x)) {
+    for (const k of ownKeys(x)) {
+      const child = s.properties?.get(k) ?? s.additionalProperties;
+      if (nullPrunable(x[k], child)) delete x[k];
+      else pruneNullsInPlace(x[k], child);
+    }
+  } else if (Array.isArray(x)) {
+    for (const v of x) pruneNullsInPlace(v, s.items);
+  }
+}
+
+// metav1.ObjectMeta's JSON fields, and those of the structs it nests (strict decoding reports
+// anything else as unknown and the ObjectMeta round trip drops it).
+const OBJECT_META_FIELDS = new Set([
+  'name', 'generateName', 'namespace', 'selfLink', 'uid', 'resourceVersion', 'generation', 'creationTimestamp',
+  'deletionTimestamp', 'deletionGracePeriodSeconds', 'labels', 'annotations', 'ownerReferences', 'finalizers', 'managedFields',
+]);
+const OWNER_REFERENCE_FIELDS = new Set(['apiVersion', 'kind', 'name', 'uid', 'controller', 'blockOwnerDeletion']);
+const MANAGED_FIELDS_ENTRY_FIELDS = new Set(['manager', 'operation', 'apiVersion', 'time', 'fieldsType', 'fieldsV1', 'subresource']);
+
+function dropUnknown(o: JsonObject, known: ReadonlySet<string>, prefix: string, out: string[]): void {
+  for (const k of ownKeys(o)) {
+    if (known.has(k)) continue;
+    out.push(`${prefix}.${k}`);
+    delete o[k];
+  }
+}
+
+/**
+ * The ObjectMeta round trip of a resource's `metadata`: unknown fields are dropped and
+ * reported (`metadata.foo`), and a missing creationTimestamp comes back as null, as in the
+ * objects admission webhooks receive. Type errors inside metadata are left alone.
+ */
+export function coerceObjectMetaInPlace(obj: unknown): string[] {
+  const out: string[] = [];
+  if (!isObject(obj) || !isObject(obj.metadata)) return out;
+  const meta = obj.metadata;
+  dropUnknown(meta, OBJECT_META_FIELDS, 'metadata', out);
+  const listFields: Array<[string, ReadonlySet<string>]> = [
+    ['ownerReferences', OWNER_REFERENCE_FIELDS],
+    ['managedFields', MANAGED_FIELDS_ENTRY_FIELDS],
+  ];
+  for (const [field, known] of listFields) {
+    const list = meta[field];
+    if (Array.isArray(list)) list.forEach((entry, i) => isObject(entry) && dropUnknown(entry, known, `metadata.${field}[${i}]`, out));
+  }
+  if (!Object.hasOwn(meta, 'creationTimestamp') || meta.creationTimestamp === undefined) setOwn(meta, 'creationTimestamp', null);
+  return out;
+}
+
+export interface PruneResult {
+  /** A pruned copy; the input is not modified. */
+  object: unknown;
+  /** Unknown field paths (`metadata.foo`, then `spec.foo`...), as the API server warns about them. */
+  pruned: string[];
+}
+
+/**
+ * The decoder's whole coercion of a custom resource, in the API server's order: ObjectMeta round
+ * trip, structural pruning (unless the CRD preserves unknown fields), null pruning.
+ */
+export function prune(schema: SchemaNode, obj: unknown, options: { preserveUnknownFields?: boolean } = {}): PruneResult {
+  const object = deepClone(obj);
+  const pruned = coerceObjectMetaInPlace(object);
+  if (!options.preserveUnknownFields) {
+    pruned.push(...pruneInPlace(object, schema, true));
+    pruneNullsInPlace(object, schema);
+  }
+  return { object, pruned };
+}
+
+/**
+ * Prunes every default in the tree against its own schema, as the API server does when it loads
+ * a CRD (defaulting/prune.go), so a default never brings back an unknown field.
+ */
+export function pruneDefaults(node: SchemaNode, seen = new Set<SchemaNode>()): void {
+  if (seen.has(node)) return;
+  seen.add(node);
+  if (node.default !== undefined) pruneInPlace(node.default.value, node, false);
+  if (node.additionalProperties) pruneDefaults(node.additionalProperties, seen);
+  if (node.items) pruneDefaults(node.items, seen);
+  for (const child of node.properties?.values() ?? []) pruneDefaults(child, seen);
+}

@@ -1,0 +1,173 @@
+// One table, three enforcers: the same update is decided by the real API server three ways —
+// (a) the webhook alone (CRD without the trainer rules), (b) the generated CRD rules alone,
+// (c) the generated ValidatingAdmissionPolicy alone — and every answer must agree: allowed or
+// denied, and the blamed fields wherever the enforcer reports fields (a VAP reports only its
+// first failed message, which names its field). At least 200 generated cases plus edge cases.
+import assert from 'node:assert/strict';
+import { writeFile } from 'node:fs/promises';
+import path from 'node:path';
+import { after, before, describe, it } from 'node:test';
+import fc from 'fast-check';
+import { stringify } from 'yaml';
+import { controlPlaneAvailability, startControlPlane, upstreamCrds, waitFor, type ControlPlane } from '../harness/index.ts';
+import { crdPatchOps } from '../../src/rules/generate/crd-patch.ts';
+import { vapManifests, VAP_NAME } from '../../src/rules/generate/vap.ts';
+import { TABLE_SCHEMA } from '../../src/rules/table-schema.ts';
+import { registerWebhook, startWebhook, unregisterWebhook } from './support/webhook.ts';
+import { patchedCrd, trainJobs, upstreamTrainJobCrd, type Obj, type Outcome } from './support/trainjobs.ts';
+
+const availability = controlPlaneAvailability();
+
+type Fields = Record<string, unknown>;
+interface Case {
+  name: string;
+  old: { suspend?: boolean; trainer: Fields };
+  new: { suspend?: boolean; trainer: Fields };
+}
+
+// Values per spec.trainer field; `undefined` means the field is absent.
+const VALUES: Record<string, unknown[]> = {
+  image: [undefined, 'img:1', 'img:2'],
+  command: [undefined, ['torchrun'], ['torchrun', 'a.py'], ['a.py', 'torchrun']],
+  args: [undefined, ['--x'], ['--x', '--y'], ['--y', '--x']],
+  env: [undefined, [{ name: 'A', value: '1' }, { name: 'B', value: '2' }], [{ name: 'B', value: '2' }, { name: 'A', value: '1' }], [{ name: 'A', value: '9' }, { name: 'B', value: '2' }]],
+  resourcesPerNode: [undefined, { limits: { cpu: '1' } }, { limits: { cpu: '2' } }, { requests: { cpu: '1' }, limits: { cpu: '1' } }],
+  numProcPerNode: [undefined, 1, 2],
+  numNodes: [undefined, 0, 1, 2, 3],
+};
+const SUSPEND = [undefined, true, false];
+
+const fieldArb = (values: unknown[]) => fc.constantFrom(...values.map((_, i) => i));
+const sideArb = fc.record({ suspend: fieldArb(SUSPEND), ...Object.fromEntries(Object.entries(VALUES).map(([k, v]) => [k, fieldArb(v)])) });
+/** New values: mostly the old ones (so allowed updates are common), sometimes another. */
+const caseArb = fc.tuple(sideArb, fc.dictionary(fc.constantFrom('suspend', ...Object.keys(VALUES)), fc.nat(4), { maxKeys: 3 })).map(([old, changes]) => {
+  const pick = (k: string, i: number) => (k === 'suspend' ? SUSPEND[i] : VALUES[k][i]);
+  const side = (idx: Record<string, number>) => ({
+    suspend: pick('suspend', idx.suspend) as boolean | undefined,
+    trainer: Object.fromEntries(Object.keys(VALUES).map((k) => [k, pick(k, idx[k])]).filter(([, v]) => v !== undefined)),
+  });
+  const next: Record<string, number> = { ...old };
+  for (const [k, n] of Object.entries(changes)) next[k] = n % (k === 'suspend' ? SUSPEND.length : VALUES[k].length);
+  return { old: side(old), new: side(next) };
+});
+
+const EDGE_CASES: Omit<Case, 'name'>[] = [
+  { old: { suspend: true, trainer: {} }, new: { suspend: true, trainer: { numNodes: 2 } } }, // numNodes added while suspended
+  { old: { trainer: { numNodes: 1 } }, new: { trainer: { numNodes: 2 } } }, // suspend nil on both sides
+  { old: { suspend: false, trainer: { numNodes: 1 } }, new: { suspend: true, trainer: { numNodes: 2 } } }, // suspend and scale at once
+  { old: { suspend: true, trainer: { numNodes: 1 } }, new: { suspend: false, trainer: { numNodes: 2 } } }, // resume and scale at once
+  { old: { suspend: false, trainer: { env: VALUES.env[1] } }, new: { suspend: false, trainer: { env: VALUES.env[2] } } }, // env reordered
+  { old: { suspend: true, trainer: { command: ['a', 'b'] } }, new: { suspend: true, trainer: { command: ['b', 'a'] } } }, // atomic reordered
+  { old: { suspend: true, trainer: { image: 'img:1' } }, new: { suspend: true, trainer: {} } }, // image removed
+  { old: { suspend: true, trainer: {} }, new: { suspend: true, trainer: { image: 'img:1' } } }, // image added
+  { old: { suspend: false, trainer: { numNodes: 2 } }, new: { suspend: false, trainer: { numNodes: 0 } } }, // to zero while running
+  { old: { suspend: true, trainer: { numNodes: 2 } }, new: { suspend: true, trainer: {} } }, // numNodes removed while suspended
+];
+
+interface Answer {
+  allowed: boolean;
+  fields: string[];
+}
+
+function answerOf(out: Outcome): Answer {
+  if (out.allowed) return { allowed: true, fields: [] };
+  const fields = out.refusal.causes.map((c) => c.field ?? '').filter((f) => f.startsWith('spec.'));
+  // A VAP denial has no causes: its message starts with the field the generated rule names.
+  const vapField = /ValidatingAdmissionPolicy .* denied request: (spec\.[\w.]+):/.exec(out.refusal.message)?.[1];
+  return { allowed: false, fields: [...new Set(vapField ? [vapField] : fields)].sort() };
+}
+
+describe('one table, three enforcers (differential, real API server)', { skip: availability.available ? false : availability.reason }, () => {
+  let cp: ControlPlane;
+  const upstream = upstreamTrainJobCrd();
+  const schema = upstream.spec.versions[0].schema.openAPIV3Schema;
+  const allOps = crdPatchOps(schema) as Obj[];
+  const withoutTrainerRules = patchedCrd(upstream, allOps.filter((op) => op.op !== 'add'));
+  const withGeneratedRules = patchedCrd(upstream, allOps);
+  const cases: Case[] = [
+    ...fc.sample(caseArb, { numRuns: 220, seed: 4242 }).map((c, i) => ({ name: `gen-${i}`, ...c })),
+    ...EDGE_CASES.map((c, i) => ({ name: `edge-${i}`, ...c })),
+  ];
+
+  const applyCrd = async (crd: Obj) => {
+    const file = path.join(await cp.tempDir('crd'), 'crd.yaml');
+    await writeFile(file, stringify(crd));
+    await cp.installCRDs([file]);
+  };
+
+  /** Creates each case's old object in a fresh namespace, updates it to the new one, records the answer. */
+  async function decideAll(ns: string): Promise<Map<string, Answer>> {
+    await cp.kubectl(['create', 'namespace', ns]);
+    const tj = trainJobs(cp.kubeConfig);
+    const answers = new Map<string, Answer>();
+    const run = async (c: Case) => {
+      const obj = { apiVersion: 'trainer.kubeflow.org/v1alpha1', kind: 'TrainJob', metadata: { name: c.name, namespace: ns }, spec: { runtimeRef: { name: 'torch-distributed' }, trainer: c.old.trainer } as Obj };
+      if (c.old.suspend !== undefined) obj.spec.suspend = c.old.suspend;
+      const created = await tj.create(obj);
+      assert.equal(created.allowed, true, `${c.name} create: ${JSON.stringify(created)}`);
+      const out = await tj.update(ns, c.name, (o) => {
+        o.spec.trainer = c.new.trainer;
+        if (c.new.suspend === undefined) delete o.spec.suspend;
+        else o.spec.suspend = c.new.suspend;
+      });
+      answers.set(c.name, answerOf(out));
+    };
+    for (let i = 0; i < cases.length; i += 8) await Promise.all(cases.slice(i, i + 8).map(run));
+    return answers;
+  }
+
+  before(async () => {
+    cp = await startControlPlane({ crds: [upstreamCrds.jobsets, upstreamCrds.trainjobs, upstreamCrds.clustertrainingruntimes, upstreamCrds.trainingruntimes] });
+  });
+  after(async () => {
+    await cp?.stop();
+  });
+
+  it(`agrees on every case (${cases.length} cases)`, async () => {
+    // (a) the webhook alone.
+    await applyCrd(withoutTrainerRules);
+    // Note: the API server defaults `suspend: false` on the stored object, so "absent" old values read back as false.
+    const wh = await startWebhook(cp, { name: 'webhook' });
+    await registerWebhook(cp, wh);
+    await waitFor('webhook in force', async () => {
+      const probe = await decideProbe('probe-a');
+      return probe === 'denied';
+    });
+    const byWebhook = await decideAll('diff-webhook');
+    await unregisterWebhook(cp);
+    await wh.proc.stop();
+
+    // (b) the generated CRD rules alone.
+    await applyCrd(withGeneratedRules);
+    const byCrd = await decideAll('diff-crd');
+
+    // (c) the ValidatingAdmissionPolicy alone.
+    await applyCrd(withoutTrainerRules);
+    await cp.applyYaml(vapManifests(TABLE_SCHEMA, schema).map((m) => stringify(m)).join('---\n'));
+    await waitFor('VAP in force', async () => (await decideProbe('probe-c')) === 'denied', { timeoutMs: 60_000 });
+    const byVap = await decideAll('diff-vap');
+    await cp.kubectl(['delete', 'validatingadmissionpolicybinding,validatingadmissionpolicy', VAP_NAME]);
+
+    const disagreements: string[] = [];
+    for (const c of cases) {
+      const [a, b, v] = [byWebhook.get(c.name)!, byCrd.get(c.name)!, byVap.get(c.name)!];
+      const same = a.allowed === b.allowed && a.allowed === v.allowed && JSON.stringify(a.fields) === JSON.stringify(b.fields) && v.fields.every((f) => a.fields.includes(f));
+      if (!same) disagreements.push(`${c.name} ${JSON.stringify(c)}\n  webhook ${JSON.stringify(a)}\n  crd     ${JSON.stringify(b)}\n  vap     ${JSON.stringify(v)}`);
+    }
+    const denied = cases.filter((c) => !byWebhook.get(c.name)!.allowed).length;
+    console.log(`differential: ${cases.length - disagreements.length}/${cases.length} cases agree across webhook, CRD rules and VAP (${denied} denied, ${cases.length - denied} allowed)`);
+    assert.deepEqual(disagreements, []);
+    assert.ok(denied > 20 && cases.length - denied > 20, 'the cases exercise both answers');
+  });
+
+  /** A known-bad update (image change): 'denied' once the enforcer under test is in force. */
+  async function decideProbe(name: string): Promise<'allowed' | 'denied'> {
+    const tj = trainJobs(cp.kubeConfig);
+    const ns = 'default';
+    await tj.delete(ns, name).catch(() => undefined);
+    await waitFor(`${name} gone`, async () => (await tj.get(ns, name).then(() => false, () => true)));
+    await tj.create({ apiVersion: 'trainer.kubeflow.org/v1alpha1', kind: 'TrainJob', metadata: { name, namespace: ns }, spec: { runtimeRef: { name: 'x' }, trainer: { image: 'a' } } });
+    const out = await tj.update(ns, name, (o) => (o.spec.trainer.image = 'b'));
+    return out.allowed ? 'allowed' : 'denied';
+  }
+});

@@ -1,0 +1,79 @@
+// TrainJob helpers for end-to-end suites: objects, create/update through the real API server,
+// and the API server's answer when it refuses (a metav1.Status).
+import { readFileSync } from 'node:fs';
+import path from 'node:path';
+import { CustomObjectsApi, type KubeConfig } from '@kubernetes/client-node';
+import jsonpatch from 'fast-json-patch';
+import { parse } from 'yaml';
+import { upstreamDir } from '../../harness/index.ts';
+
+export const TRAINJOB = { group: 'trainer.kubeflow.org', version: 'v1alpha1', plural: 'trainjobs' } as const;
+
+export type Obj = Record<string, any>;
+
+export function trainJobObject(name: string, namespace: string, spec: Obj = {}): Obj {
+  return {
+    apiVersion: 'trainer.kubeflow.org/v1alpha1',
+    kind: 'TrainJob',
+    metadata: { name, namespace },
+    spec: {
+      runtimeRef: { name: 'torch-distributed' },
+      suspend: true,
+      trainer: { image: 'ghcr.io/acme/train:1', numNodes: 1, command: ['torchrun', 'train.py'], env: [{ name: 'A', value: '1' }, { name: 'B', value: '2' }] },
+      ...spec,
+    },
+  };
+}
+
+export interface Refusal {
+  code: number;
+  reason: string;
+  message: string;
+  causes: { reason?: string; field?: string; message?: string }[];
+}
+
+/** The Status of a refused call, or throws what was not a refusal. */
+export function refusalOf(err: unknown): Refusal {
+  const body = (err as { body?: unknown }).body;
+  const status = (typeof body === 'string' ? JSON.parse(body) : body) as Obj | undefined;
+  if (!status || status.kind !== 'Status') throw err;
+  return { code: status.code, reason: status.reason, message: status.message, causes: status.details?.causes ?? [] };
+}
+
+export type Outcome = { allowed: true; object: Obj; warnings?: string[] } | { allowed: false; refusal: Refusal };
+
+export function trainJobs(kc: KubeConfig) {
+  const api = kc.makeApiClient(CustomObjectsApi);
+  const attempt = async (call: () => Promise<Obj>): Promise<Outcome> => {
+    try {
+      return { allowed: true, object: await call() };
+    } catch (err) {
+      return { allowed: false, refusal: refusalOf(err) };
+    }
+  };
+  return {
+    create: (obj: Obj, dryRun?: 'All') => attempt(() => api.createNamespacedCustomObject({ ...TRAINJOB, namespace: obj.metadata.namespace, body: obj, dryRun })),
+    get: (namespace: string, name: string) => api.getNamespacedCustomObject({ ...TRAINJOB, namespace, name }) as Promise<Obj>,
+    /** An UPDATE: reads the stored object, changes it, replaces it. */
+    update: async (namespace: string, name: string, change: (o: Obj) => void, dryRun?: 'All') => {
+      const current = (await api.getNamespacedCustomObject({ ...TRAINJOB, namespace, name })) as Obj;
+      const next = structuredClone(current);
+      change(next);
+      return attempt(() => api.replaceNamespacedCustomObject({ ...TRAINJOB, namespace, name, body: next, dryRun }));
+    },
+    delete: (namespace: string, name: string) => api.deleteNamespacedCustomObject({ ...TRAINJOB, namespace, name }),
+  };
+}
+
+export function upstreamTrainJobCrd(version: 'master' | 'v2.3.0' = 'master'): Obj {
+  const file = version === 'master' ? 'crds/trainer.kubeflow.org_trainjobs.yaml' : 'crds/trainer-v2.3.0/trainer.kubeflow.org_trainjobs.yaml';
+  return parse(readFileSync(path.join(upstreamDir, file), 'utf8')) as Obj;
+}
+
+/** The upstream CRD with a JSON6902 patch applied (e.g. manifests/crd-patch/trainjob-crd-patch.yaml). */
+export function patchedCrd(crd: Obj, ops: unknown[]): Obj {
+  const copy = structuredClone(crd);
+  jsonpatch.applyPatch(copy, ops as jsonpatch.Operation[], true, true);
+  delete copy.metadata.annotations;
+  return copy;
+}
