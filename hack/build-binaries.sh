@@ -218,13 +218,12 @@ main() {
     mkdir -p "$LOG_DIR"
   fi
 
+  # Each build runs as a background job even when serial: bash ignores `set -e` inside
+  # anything called on the left of `||`, so `build_x || failed=1` would run on after errors.
   local t0=$SECONDS pids=() failed=0 p
   for j in "${uniq[@]}"; do
-    if [[ "${TJW_BUILD_SERIAL:-}" == 1 ]]; then
-      with_lock "$j" "build_$j" || failed=1
-    else
-      with_lock "$j" "build_$j" & pids+=($!)
-    fi
+    with_lock "$j" "build_$j" &
+    if [[ "${TJW_BUILD_SERIAL:-}" == 1 ]]; then wait $! || failed=1; else pids+=($!); fi
   done
   for p in "${pids[@]}"; do wait "$p" || failed=1; done
 

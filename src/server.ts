@@ -96,10 +96,12 @@ export async function buildAdmissionServer(config: AdmissionServerConfig, deps: 
       req.log.error({ err }, 'request failed');
       return reply.code(500).send({ error: 'internal error while handling the request; see the webhook logs' });
     }
-    const error =
-      err.code === 'FST_ERR_CTP_BODY_TOO_LARGE'
-        ? `request body is too large: the limit is ${bodyLimit} bytes (${(bodyLimit / 1048576).toFixed(0)} MiB, an UPDATE with two 3 MiB objects)`
-        : err.message;
+    let error = err.message;
+    if (err.code === 'FST_ERR_CTP_BODY_TOO_LARGE') {
+      error = `request body is too large: the limit is ${bodyLimit} bytes (${(bodyLimit / 1048576).toFixed(0)} MiB, an UPDATE with two 3 MiB objects)`;
+    } else if (err.code === 'FST_ERR_CTP_INVALID_MEDIA_TYPE') {
+      error = `unsupported Content-Type ${JSON.stringify(req.headers['content-type'] ?? '')}: send the AdmissionReview as application/json`;
+    }
     req.log.warn({ code, error }, 'request refused');
     return reply.code(code).send({ error });
   });

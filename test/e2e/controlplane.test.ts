@@ -50,6 +50,17 @@ describe('real control plane', { skip: controlPlane.available ? false : controlP
     }
   });
 
+  it('authorizes with RBAC: a restricted identity is refused until bound', async () => {
+    const alice = await cp.makeUserKubeconfig('alice', ['e2e:readers']);
+    const denied = await cp.kubectl(['get', 'pods', '-n', ns], { kubeconfig: alice.path, check: false });
+    assert.notEqual(denied.code, 0);
+    assert.match(denied.stderr, /User "alice" cannot list resource "pods"/);
+    await cp.kubectl(['create', 'role', 'pod-reader', '-n', ns, '--verb=list', '--resource=pods']);
+    await cp.kubectl(['create', 'rolebinding', 'readers', '-n', ns, '--role=pod-reader', '--group=e2e:readers']);
+    const core = alice.kubeConfig.makeApiClient(CoreV1Api);
+    await waitFor('alice may list pods', async () => (await core.listNamespacedPod({ namespace: ns }), true));
+  });
+
   it('runs the Job controller (a Job gets a Pending pod) and the garbage collector (a foreground delete finishes)', async () => {
     const batch = cp.kubeConfig.makeApiClient(BatchV1Api);
     const core = cp.kubeConfig.makeApiClient(CoreV1Api);

@@ -53,7 +53,7 @@ function ensureWatchdog(): void {
   const script = `
     while kill -0 ${process.pid} 2>/dev/null; do sleep 1; done
     while read -r kind value; do
-      [ "$kind" = group ] && kill -KILL -- "-$value" 2>/dev/null
+      [ "$kind" = group ] && kill -KILL "-$value" 2>/dev/null # dash: no "--"
       [ "$kind" = dir ] && rm -rf -- "$value"
     done < "$1"
     rm -rf -- "$2"`;

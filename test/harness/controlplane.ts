@@ -148,7 +148,8 @@ export async function startControlPlane(opts: ControlPlaneOptions = {}): Promise
     const kubeconfigPath = await writeKubeconfig(path.join(dir, 'admin.kubeconfig'), server, ca.certPem, 'e2e-admin', admin);
     const kubeConfig = new KubeConfig();
     kubeConfig.loadFromFile(kubeconfigPath);
-    const kubectl = (args: string[], o?: KubectlOptions) => runKubectl(binaries.kubectl, kubeconfigPath, args, o);
+    const kubectlTarget = { bin: binaries.kubectl, kubeconfig: kubeconfigPath, cacheDir: path.join(dir, 'kubectl-cache') };
+    const kubectl = (args: string[], o?: KubectlOptions) => runKubectl(kubectlTarget, args, o);
 
     const applyYaml = (textOrFile: string, o: KubectlOptions = {}) => {
       const src = yamlSource(textOrFile);

@@ -26,10 +26,17 @@ export class KubectlError extends Error {
   }
 }
 
-export function runKubectl(bin: string, defaultKubeconfig: string, args: string[], opts: KubectlOptions = {}): Promise<KubectlResult> {
+export interface KubectlTarget {
+  bin: string;
+  kubeconfig: string;
+  /** Discovery cache of this cluster only: ports are reused across runs, caches must not be. */
+  cacheDir: string;
+}
+
+export function runKubectl(target: KubectlTarget, args: string[], opts: KubectlOptions = {}): Promise<KubectlResult> {
   return new Promise((resolve, reject) => {
     // --kubeconfig explicitly, and a minimal env, so a developer's own cluster is never touched.
-    const child = spawn(bin, ['--kubeconfig', opts.kubeconfig ?? defaultKubeconfig, ...args], {
+    const child = spawn(target.bin, ['--kubeconfig', opts.kubeconfig ?? target.kubeconfig, '--cache-dir', target.cacheDir, ...args], {
       env: { PATH: process.env.PATH, HOME: process.env.HOME },
       stdio: ['pipe', 'pipe', 'pipe'],
       timeout: opts.timeoutMs ?? 120_000,
