@@ -1,6 +1,6 @@
 // Turns a TrainJob CRD (from a file or the API server) into the decision Policy: its structural
 // schema checks (src/crd/) and its CEL rules, with the rule table.
-import { compileCrdSchema } from './crd/index.ts';
+import { CEL_SKIPPED_ERROR, compileCrdSchema, hasBlockingErrors } from './crd/index.ts';
 import { readObjectFile } from './io/read-object.ts';
 import { buildPolicy, type Policy, type SchemaChecks } from './rules/policy.ts';
 
@@ -15,9 +15,9 @@ export function schemaChecksFor(crd: unknown): SchemaChecks {
     throw new CrdLoadError(`expected the TrainJob CRD (trainer.kubeflow.org), got ${compiled.info.kind}.${compiled.info.group}`);
   }
   return {
-    schema: compiled.schema,
-    defaults: (obj) => compiled.defaults(obj),
-    prune: (obj) => compiled.prune(obj),
+    schema: compiled.schema as SchemaChecks['schema'],
+    decode: (obj) => compiled.decode(obj),
+    celBlockedBy: (errors) => (hasBlockingErrors(errors) ? CEL_SKIPPED_ERROR : undefined),
     validate: (obj) => compiled.validate(obj),
     validateUpdate: (obj, oldObj) => compiled.validateUpdate(obj, oldObj),
   };

@@ -1,7 +1,7 @@
 // The CRD's own x-kubernetes-validations, compiled once and run like the API server runs them,
 // with the API server's error shape: `<path>: Invalid value: "<schema type>": <message>`.
 import type { Environment } from '@marcbachmann/cel-js';
-import { fieldError, type FieldError } from '../field/errors.ts';
+import { errorString, fieldError, OMIT_VALUE, type FieldError } from '../field/errors.ts';
 import { compileRule, CelCompileError, type CompiledRule } from './compile.ts';
 import { locate, parseLocation, schemaAt, type Located } from './locate.ts';
 import { CostMeter, PER_CALL_COST_LIMIT } from './cost.ts';
@@ -95,43 +95,61 @@ function schemaType(schema: CelSchema | undefined): string {
   return schema?.type ?? '';
 }
 
-function failure(rule: CompiledCrdRule, path: string, type: string, message: string): FieldError {
-  const origin = `crd:${rule.location || '<root>'}#${rule.index}`;
+/** fieldErrorForReason in the API server. */
+function failure(rule: CompiledCrdRule, path: string, value: unknown, message: string): FieldError {
   switch (rule.reason) {
     case 'FieldValueForbidden':
-      return { ...fieldError.forbidden(path, message), origin };
+      return fieldError.forbidden(path, message);
     case 'FieldValueRequired':
-      return { ...fieldError.required(path, message), origin };
+      return fieldError.required(path, message);
     case 'FieldValueDuplicate':
-      return { ...fieldError.duplicate(path, type), detail: message, origin };
+      return fieldError.duplicate(path, value);
     default:
-      return { ...fieldError.invalid(path, type, message), origin };
+      return fieldError.invalid(path, value, message);
   }
 }
 
 /** The root of a CR is `<nil>` in the API server's messages (a nil field.Path). */
 export const ROOT_PATH = '<nil>';
 
-export function runCrdRules(rules: CompiledCrdRule[], run: RuleRun, schema: CelSchema, obj: unknown, oldObj: unknown): FieldError[] {
+export interface CrdRuleResult {
+  errors: FieldError[];
+  /** Ratcheted errors: the API server returns them as warnings. */
+  warnings: string[];
+}
+
+/** The value a failed rule reports: the value itself for scalars, omitted for objects and arrays. */
+function reportedValue(value: unknown, type: string): unknown {
+  return type === 'object' || type === 'array' ? OMIT_VALUE : value;
+}
+
+export function runCrdRules(rules: CompiledCrdRule[], run: RuleRun, schema: CelSchema, obj: unknown, oldObj: unknown): CrdRuleResult {
   const errors: FieldError[] = [];
+  const warnings: string[] = [];
   for (const rule of rules) {
-    const located = locate(rule.segments, { path: '', value: obj, oldValue: oldObj, schema });
-    for (const at of located) {
-      const outcome = run.evaluate({ compiled: rule.compiled, optionalOldSelf: rule.optionalOldSelf }, at);
+    const origin = `crd:${rule.location || '<root>'}#${rule.index}`;
+    const errorName = (rule.message ?? '').trim() || rule.rule.trim();
+    for (const at of locate(rule.segments, { path: '', value: obj, oldValue: oldObj, schema })) {
       const type = schemaType(at.schema ?? schemaAt(schema, rule.segments));
       const path = at.path || ROOT_PATH;
-      if (outcome.kind === 'error') errors.push({ ...fieldError.invalid(path, type, outcome.detail), origin: `crd:${rule.location || '<root>'}#${rule.index}` });
-      if (outcome.kind === 'failed') {
-        const message = messageFor(rule, run, at) ?? rule.message ?? `failed rule: ${rule.rule}`;
-        errors.push(failure(rule, withFieldPath(at.path, rule.fieldPath) || ROOT_PATH, type, message));
+      if (run.exhausted) {
+        errors.push({ ...fieldError.invalid(path, type, BUDGET_EXHAUSTED), origin });
+        return { errors, warnings };
+      }
+      const outcome = run.evaluate({ compiled: rule.compiled, optionalOldSelf: rule.optionalOldSelf, errorName }, at);
+      if (outcome.kind === 'error') {
+        errors.push({ ...fieldError.invalid(path, type, outcome.detail), origin });
+        if (outcome.stop) return { errors, warnings };
+      }
+      if (outcome.kind === 'failed' || outcome.kind === 'ratcheted') {
+        const message = messageFor(rule, run, at) ?? (rule.message?.trim() || `failed rule: ${rule.rule.trim()}`);
+        const error = failure(rule, withFieldPath(at.path, rule.fieldPath) || ROOT_PATH, reportedValue(at.value, type), message);
+        if (outcome.kind === 'failed') errors.push({ ...error, origin });
+        else warnings.push(errorString(error));
       }
     }
-    if (run.exhausted) {
-      errors.push(fieldError.invalid(ROOT_PATH, 'object', BUDGET_EXHAUSTED));
-      break;
-    }
   }
-  return errors;
+  return { errors, warnings };
 }
 
 /** messageExpression's result when it gives a usable one-line string, else the plain message is used. */

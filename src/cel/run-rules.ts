@@ -14,13 +14,17 @@ export interface RuleToRun {
   optionalOldSelf?: boolean;
   /** Extra variables (the per-field table rows bind `key`). */
   bindings?: Record<string, unknown>;
+  /** How errors name the rule: its message if it has one, else its text (ruleErrorString). */
+  errorName?: string;
 }
 
 export type Outcome =
   | { kind: 'passed' }
   | { kind: 'skipped' }
   | { kind: 'failed' }
-  | { kind: 'error'; detail: string };
+  /** Failed on a value the update leaves unchanged: the API server turns the error into a warning. */
+  | { kind: 'ratcheted' }
+  | { kind: 'error'; detail: string; stop?: boolean };
 
 /** One object's evaluation: a shared intern pool and the per-object cost budget. */
 export class RuleRun {
@@ -43,7 +47,6 @@ export class RuleRun {
     const hasOld = this.isUpdate && at.oldValue !== undefined && at.oldValue !== null;
     const { compiled } = rule;
     if (compiled.usesOldSelf && !hasOld && !rule.optionalOldSelf) return { kind: 'skipped' };
-    if (!compiled.usesOldSelf && hasOld && this.#unchanged(at)) return { kind: 'skipped' }; // ratcheting
 
     const self = toCelValue(at.value, at.schema, this.pool);
     const old = hasOld ? toCelValue(at.oldValue, at.schema, this.pool) : undefined;
@@ -51,14 +54,17 @@ export class RuleRun {
     const meter = new CostMeter(PER_CALL_COST_LIMIT);
     try {
       const result = compiled.evaluate({ ...rule.bindings, self, oldSelf }, meter);
-      return result === true ? { kind: 'passed' } : { kind: 'failed' };
+      if (result === true) return { kind: 'passed' };
+      // Ratcheting: a rule without oldSelf that fails on an unchanged value is only a warning.
+      return !compiled.usesOldSelf && hasOld && this.#unchanged(at) ? { kind: 'ratcheted' } : { kind: 'failed' };
     } catch (err) {
-      if (err instanceof CostLimitError) return { kind: 'error', detail: `'${err.message}': call cost exceeds limit for rule: ${compiled.source}` };
+      const name = rule.errorName ?? compiled.source;
+      if (err instanceof CostLimitError) return { kind: 'error', detail: `'${err.message}': no further validation rules will be run due to call cost exceeds limit for rule: ${name}`, stop: true };
       const msg = (err as Error).message?.split('\n')[0] ?? String(err);
       if (msg.startsWith('no such overload')) {
-        return { kind: 'error', detail: `'${msg}': call arguments did not match a supported operator, function or macro signature for rule: ${compiled.source}` };
+        return { kind: 'error', detail: `'${msg}': call arguments did not match a supported operator, function or macro signature for rule: ${name}` };
       }
-      return { kind: 'error', detail: `${msg} evaluating rule: ${compiled.source}` };
+      return { kind: 'error', detail: `${msg} evaluating rule: ${name}` };
     } finally {
       this.#charge(meter.used);
     }

@@ -7,6 +7,7 @@ import type { FieldError } from '../field/errors.ts';
 import { applyDefaults } from './defaults.ts';
 import { loadCrd, type CrdInfo } from './load.ts';
 import { validateListTypes } from './listtype.ts';
+import { validateObjectMeta, validateObjectMetaUpdate } from './objectmeta.ts';
 import { prune, type PruneResult } from './prune.ts';
 import { correlate, type Correlation } from './ratchet.ts';
 import { collectCelRules, valuesAt, type CelRule, type LocatedValue, type LocationStep } from './rules.ts';
@@ -23,6 +24,7 @@ export { correlate, correlatedOld, ratchetStateAt, ratchetStep, ratchetRoot, sho
 export { collectCelRules, valuesAt, parseLocation, type CelRule, type LocatedValue, type LocationStep } from './rules.ts';
 export { compileSchema, type SchemaNode, type JSONSchemaProps, type ValidationRuleProps } from './schema.ts';
 export { parseFieldPath, type PathSegment } from './paths.ts';
+export { validateObjectMeta, validateObjectMetaUpdate, qualifiedNameErrors, type ObjectMetaOptions } from './objectmeta.ts';
 
 /**
  * The error the API server adds instead of running CEL rules when schema validation found a
@@ -59,9 +61,9 @@ export interface CompiledCrdSchema {
   prepareForCreate(obj: unknown): unknown;
   /** PrepareForUpdate: status kept from the old object, generation bumped when anything but metadata changed. */
   prepareForUpdate(newObj: unknown, oldObj: unknown): unknown;
-  /** CREATE: type meta, schema, list types (not CEL). */
+  /** CREATE: type meta, ObjectMeta, schema, list types (not CEL). */
   validate(obj: unknown): FieldError[];
-  /** UPDATE with ratcheting: schema errors in unchanged values and list-type errors the old object already had are dropped. */
+  /** UPDATE: type meta, ObjectMeta update rules, schema with ratcheting (errors in unchanged values drop out), list types (skipped when the old object already broke them). */
   validateUpdate(newObj: unknown, oldObj: unknown): FieldError[];
   /** The correlation of an UPDATE (for ratcheting CEL rule errors and finding oldSelf). */
   correlate(newObj: unknown, oldObj: unknown): Correlation;
@@ -96,25 +98,38 @@ function setGeneration(o: JsonObject, generation: number | bigint): void {
   setOwn(o.metadata as JsonObject, 'generation', generation);
 }
 
+export interface CompileOptions {
+  /** The served version to use; default the storage version. */
+  version?: string;
+  /**
+   * Also report what the API server fills in before any webhook sees an object: a missing
+   * metadata.name/namespace on create, a missing resourceVersion on update. Off by default, so a
+   * hand-written object for an offline review is not refused for lacking them.
+   */
+  requireServerFields?: boolean;
+}
+
 /** Compiles a CRD (parsed YAML/JSON) once; throws CrdError when it is not a usable CRD. */
-export function compileCrdSchema(crdObject: unknown, options: { version?: string } = {}): CompiledCrdSchema {
+export function compileCrdSchema(crdObject: unknown, options: CompileOptions = {}): CompiledCrdSchema {
   const info = loadCrd(crdObject, options);
+  const metaOptions = { namespaced: info.namespaced, requireServerFields: options.requireServerFields === true };
   const root = info.root;
   const rules = collectCelRules(root);
 
   const validate = (obj: unknown): FieldError[] => {
     const typeErrors = typeMetaErrors(info, obj);
     if (typeErrors.length > 0) return typeErrors;
-    return [...validateSchema(root, obj), ...validateListTypes(root, obj)];
+    return [...validateObjectMeta(obj, metaOptions), ...validateSchema(root, obj), ...validateListTypes(root, obj)];
   };
 
   const validateUpdate = (newObj: unknown, oldObj: unknown): FieldError[] => {
     const typeErrors = typeMetaErrors(info, newObj);
     if (typeErrors.length > 0) return typeErrors;
+    const metaErrors = validateObjectMetaUpdate(newObj, oldObj, metaOptions);
     const { errors } = validateSchemaUpdate(root, newObj, correlate(root, newObj, oldObj));
     // List types are not ratcheted per element: all of them are skipped when the old object had any.
     const listErrors = validateListTypes(root, oldObj).length === 0 ? validateListTypes(root, newObj) : [];
-    return [...errors, ...listErrors];
+    return [...metaErrors, ...errors, ...listErrors];
   };
 
   return {

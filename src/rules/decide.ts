@@ -29,9 +29,9 @@ function numNodesOf(obj: unknown): unknown {
 /** What the API server stores: unknown fields pruned, then schema defaults applied. */
 function admit(policy: Policy, obj: unknown, warnings: string[]): unknown {
   if (!policy.crd) return obj;
-  const { object, pruned } = policy.crd.checks.prune(obj);
-  for (const path of pruned) warnings.push(`unknown field "${path}"`);
-  return policy.crd.checks.defaults(object);
+  const decoded = policy.crd.checks.decode(obj);
+  warnings.push(...decoded.warnings);
+  return decoded.object;
 }
 
 function zeroNodesWarning(to: unknown): string[] {
@@ -45,8 +45,11 @@ export function decideCreate(policy: Policy, input: unknown): Verdict {
   const obj = admit(policy, input, warnings);
   const causes: FieldError[] = [];
   if (policy.crd) {
-    causes.push(...policy.crd.checks.validate(obj));
-    causes.push(...runCrdRules(policy.crd.rules, new RuleRun(new InternPool(), false), policy.crd.checks.schema, obj, undefined));
+    const schemaErrors = policy.crd.checks.validate(obj);
+    const blocked = policy.crd.checks.celBlockedBy(schemaErrors);
+    causes.push(...schemaErrors);
+    if (blocked) causes.push(blocked);
+    else causes.push(...runCrdRules(policy.crd.rules, new RuleRun(new InternPool(), false), policy.crd.checks.schema, obj, undefined).errors);
   }
   return { causes, warnings: [...warnings, ...zeroNodesWarning(numNodesOf(obj))] };
 }
@@ -57,9 +60,15 @@ export function decideUpdate(policy: Policy, input: unknown, oldInput: unknown):
   const oldObj = admit(policy, oldInput, []);
   const run = new RuleRun(new InternPool(), true);
   const causes: FieldError[] = [];
+  const schemaErrors = policy.crd?.checks.validateUpdate(obj, oldObj) ?? [];
+  const blocked = policy.crd?.checks.celBlockedBy(schemaErrors);
+  causes.push(...schemaErrors);
+  // The API server runs no CEL rule (and so none of the table's, which the CRD patch turns into CEL) after a blocking schema error.
+  if (blocked) return { causes: [...causes, blocked], warnings };
   if (policy.crd) {
-    causes.push(...policy.crd.checks.validateUpdate(obj, oldObj));
-    causes.push(...runCrdRules(policy.crd.rules, run, policy.crd.checks.schema, obj, oldObj));
+    const crdRules = runCrdRules(policy.crd.rules, run, policy.crd.checks.schema, obj, oldObj);
+    causes.push(...crdRules.errors);
+    warnings.push(...crdRules.warnings);
   }
   causes.push(...runTable(policy.table, run, policy.crd?.checks.schema ?? TABLE_SCHEMA, obj, oldObj));
 

@@ -12,11 +12,13 @@ import { RULES } from './table.ts';
 /** The structural-schema side of the API server (src/crd/). */
 export interface SchemaChecks {
   schema: CelSchema;
-  defaults(obj: unknown): unknown;
-  prune(obj: unknown): { object: unknown; pruned: string[] };
+  /** What the API server's decoder does first: prune unknown fields (with warnings), apply defaults. */
+  decode(obj: unknown): { object: unknown; warnings: string[] };
   validate(obj: unknown): FieldError[];
   /** Ratcheted: errors in values the update leaves unchanged are not reported. */
   validateUpdate(obj: unknown, oldObj: unknown): FieldError[];
+  /** Schema errors after which the API server runs no CEL rule, and the error it reports instead. */
+  celBlockedBy(errors: readonly FieldError[]): FieldError | undefined;
 }
 
 export interface Policy {

@@ -117,7 +117,7 @@ describe('one table, three enforcers (differential, real API server)', { skip: a
   }
 
   before(async () => {
-    cp = await startControlPlane({ crds: [upstreamCrds.jobsets, upstreamCrds.trainjobs, upstreamCrds.clustertrainingruntimes, upstreamCrds.trainingruntimes] });
+    cp = await startControlPlane({ crds: [upstreamCrds.jobsets, upstreamCrds.trainjobs, upstreamCrds.clusterTrainingRuntimes, upstreamCrds.trainingRuntimes] });
   });
   after(async () => {
     await cp?.stop();

@@ -13,7 +13,7 @@ import { writeKubeconfig } from './kubeconfig.ts';
 import { runKubectl, yamlSource, type KubectlOptions, type KubectlResult } from './kubectl.ts';
 import { createCA, createServiceAccountKeys, issueClientCert, issueServingCert, writeKeyPair, type ServingCertOptions } from './pki.ts';
 import { startProcess, type StartProcessOptions, type TrackedProcess } from './process.ts';
-import { freePort, httpGet, httpsGet, waitFor } from './wait.ts';
+import { freePort, freePorts, httpGet, httpsGet, waitFor } from './wait.ts';
 
 export { controlPlaneAvailability, upstreamControllersAvailability, type Availability } from './availability.ts';
 
@@ -70,6 +70,8 @@ export interface ControlPlane {
   startProcess(name: string, cmd: string, args: string[], opts?: StartProcessOptions): TrackedProcess;
   /** A fresh folder inside dir. */
   tempDir(name: string): Promise<string>;
+  /** The last lines of every process's log, for a failing test's message. */
+  logTails(lines?: number): string;
   stop(): Promise<void>;
 }
 
@@ -122,7 +124,7 @@ export async function startControlPlane(opts: ControlPlaneOptions = {}): Promise
     const files = { caCert: caFile, saPublicKey, saPrivateKey };
 
     // etcd
-    const [clientPort, peerPort] = [await freePort(), await freePort()];
+    const [clientPort, peerPort] = await freePorts(2);
     const etcd = startProcess(logsDir, 'etcd', binaries.etcd, etcdArgs({ dataDir: path.join(dir, 'etcd'), clientPort, peerPort }), { env: cleanEnv() });
     started.push(etcd);
     const etcdUrl = `http://127.0.0.1:${clientPort}`;
@@ -218,6 +220,9 @@ export async function startControlPlane(opts: ControlPlaneOptions = {}): Promise
       },
       async tempDir(name) {
         return mkdtemp(path.join(dir, `${name}-`));
+      },
+      logTails(lines = 30) {
+        return [...started, ...extra].map((p) => `--- ${p.name} (${p.logFile})\n${p.logTail(lines)}`).join('\n');
       },
       stop,
     };

@@ -6,5 +6,5 @@ export { KubectlError, type KubectlOptions, type KubectlResult } from './kubectl
 export { createCA, issueServingCert, issueClientCert, createServiceAccountKeys, writeKeyPair, type CertificateAuthority, type KeyPairPem } from './pki.ts';
 export type { TrackedProcess, ExitStatus, StartProcessOptions } from './process.ts';
 export { startUpstreamControllers, startJobSetController, startTrainerController, upstreamCrds, allUpstreamCrds, type UpstreamController, type UpstreamControllers } from './upstream.ts';
-export { waitFor, freePort, httpsGet, httpGet } from './wait.ts';
+export { waitFor, freePort, freePorts, httpsGet, httpGet } from './wait.ts';
 export { urlClientConfig, loadKustomizedWebhooks, pointWebhooksAt } from './webhooks.ts';

@@ -11,7 +11,7 @@ import { ensureControllerBinaries } from './availability.ts';
 import type { ControlPlane } from './controlplane.ts';
 import { writeKeyPair } from './pki.ts';
 import type { TrackedProcess } from './process.ts';
-import { freePort, httpGet, waitFor } from './wait.ts';
+import { freePorts, httpGet, waitFor } from './wait.ts';
 import { loadKustomizedWebhooks, pointWebhooksAt } from './webhooks.ts';
 
 export interface UpstreamController {
@@ -68,7 +68,7 @@ async function finish(cp: ControlPlane, name: string, proc: TrackedProcess, webh
 }
 
 export async function startJobSetController(cp: ControlPlane, bins: ControllerBinaries): Promise<UpstreamController> {
-  const [webhookPort, probePort] = [await freePort(), await freePort()];
+  const [webhookPort, probePort] = await freePorts(2);
   const cert = await cp.issueServingCert('jobset-webhook');
   const dir = await cp.tempDir('jobset');
   const config = path.join(dir, 'config.yaml');
@@ -90,7 +90,7 @@ export async function startJobSetController(cp: ControlPlane, bins: ControllerBi
 }
 
 export async function startTrainerController(cp: ControlPlane, bins: ControllerBinaries): Promise<UpstreamController> {
-  const [webhookPort, probePort] = [await freePort(), await freePort()];
+  const [webhookPort, probePort] = await freePorts(2);
   const dir = await cp.tempDir('trainer');
   // Trainer v2.3.0's config has no webhook cert dir: controller-runtime's default,
   // $TMPDIR/k8s-webhook-server/serving-certs, is reached through the process's TMPDIR.

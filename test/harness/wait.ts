@@ -1,6 +1,6 @@
 // Polling and small network helpers for waiting on components to come up.
 import { request } from 'node:https';
-import { createServer } from 'node:net';
+import { createServer, type AddressInfo, type Server } from 'node:net';
 import type { TrackedProcess } from './process.ts';
 
 export interface WaitOptions {
@@ -38,17 +38,26 @@ export async function waitFor<T>(what: string, check: () => Promise<T | undefine
   }
 }
 
-/** A port the OS says is free on 127.0.0.1 right now. */
-export function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const server = createServer();
-    server.unref();
-    server.once('error', reject);
-    server.listen(0, '127.0.0.1', () => {
-      const address = server.address();
-      server.close(() => (typeof address === 'object' && address ? resolve(address.port) : reject(new Error('no port'))));
-    });
-  });
+/**
+ * Ports the OS says are free on 127.0.0.1 right now, all distinct (each listener stays open
+ * until all are chosen, so the OS cannot hand out the same port twice).
+ */
+export async function freePorts(n: number): Promise<number[]> {
+  const servers = await Promise.all(
+    Array.from({ length: n }, () => new Promise<Server>((resolve, reject) => {
+      const server = createServer();
+      server.unref();
+      server.once('error', reject);
+      server.listen(0, '127.0.0.1', () => resolve(server));
+    })),
+  );
+  const ports = servers.map((s) => (s.address() as AddressInfo).port);
+  await Promise.all(servers.map((s) => new Promise((resolve) => s.close(resolve))));
+  return ports;
+}
+
+export async function freePort(): Promise<number> {
+  return (await freePorts(1))[0];
 }
 
 export interface TlsClient {

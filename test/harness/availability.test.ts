@@ -1,0 +1,68 @@
+// The harness's lookup order and skip rules, without starting anything.
+import assert from 'node:assert/strict';
+import { chmodSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import { after, describe, it } from 'node:test';
+import { controlPlaneAvailability } from './availability.ts';
+import { cacheDirs, locateControlPlaneBinaries, readVersions } from './binaries.ts';
+
+const root = mkdtempSync(path.join(tmpdir(), 'tjw-availability-'));
+after(() => rmSync(root, { recursive: true, force: true }));
+
+function fakeBinary(dir: string, name: string): string {
+  mkdirSync(dir, { recursive: true });
+  const file = path.join(dir, name);
+  writeFileSync(file, '#!/bin/sh\n');
+  chmodSync(file, 0o755);
+  return file;
+}
+
+// No Go on this PATH, and a cache folder of our own.
+const base = { PATH: '/nonexistent', HOME: root, TJW_BIN_CACHE: path.join(root, 'cache') };
+
+describe('binaries lookup', () => {
+  it('prefers TEST_ASSET_* over KUBEBUILDER_ASSETS over the build cache', () => {
+    const v = readVersions();
+    const dirs = cacheDirs(v, base);
+    for (const b of ['kube-apiserver', 'kube-controller-manager', 'kubectl']) fakeBinary(dirs.k8s, b);
+    fakeBinary(dirs.etcd, 'etcd');
+    const assets = path.join(root, 'assets');
+    for (const b of ['kube-apiserver', 'etcd', 'kubectl']) fakeBinary(assets, b);
+    const explicit = fakeBinary(path.join(root, 'explicit'), 'my-etcd');
+
+    const found = locateControlPlaneBinaries({ ...base, KUBEBUILDER_ASSETS: assets, TEST_ASSET_ETCD: explicit });
+    assert.ok(found.found);
+    assert.equal(found.paths.etcd, explicit);
+    assert.equal(found.paths.kubeApiserver, path.join(assets, 'kube-apiserver'));
+    // envtest's assets have no controller manager: it comes from the cache.
+    assert.equal(found.paths.kubeControllerManager, path.join(dirs.k8s, 'kube-controller-manager'));
+  });
+
+  it('reports a TEST_ASSET_* path that is not executable as missing', () => {
+    const found = locateControlPlaneBinaries({ ...base, TEST_ASSET_KUBECTL: path.join(root, 'nope') });
+    assert.equal(found.found, false);
+    assert.ok(!found.found && found.missing.includes('kubectl'));
+  });
+});
+
+describe('skip rules', () => {
+  const empty = { ...base, TJW_BIN_CACHE: path.join(root, 'empty') };
+
+  it('skips with instructions when neither binaries nor Go are there', () => {
+    const a = controlPlaneAvailability(empty);
+    assert.equal(a.available, false);
+    assert.ok(!a.available && /hack\/build-binaries\.sh/.test(a.reason) && /KUBEBUILDER_ASSETS/.test(a.reason));
+  });
+
+  it('fails under CI=true instead of skipping', () => {
+    assert.throws(() => controlPlaneAvailability({ ...empty, CI: 'true' }), /CI=true/);
+  });
+
+  it('builds when Go is on PATH', () => {
+    const goDir = path.join(root, 'gobin');
+    fakeBinary(goDir, 'go');
+    assert.deepEqual(controlPlaneAvailability({ ...empty, PATH: goDir }), { available: true, needsBuild: true });
+    assert.equal(controlPlaneAvailability({ ...empty, PATH: goDir, TJW_NO_BUILD: '1' }).available, false);
+  });
+});
