@@ -135,13 +135,13 @@ describe('admission against the real API server', { skip: availability.available
       next.spec.trainer.image = 'x:9';
       delete next.metadata.managedFields;
       const dir = await cp.tempDir('kubectl');
-      await writeFile(path.join(dir, 'tj.yaml'), stringify(next));
+      await writeFile(path.join(dir, 'tj.yaml'), JSON.stringify(next));
       const res = await cp.kubectl(['apply', '--server-side', '--force-conflicts', '--dry-run=server', '-f', path.join(dir, 'tj.yaml')], { check: false });
       assert.notEqual(res.code, 0);
       assert.match(res.stderr, /spec\.trainer\.image: Invalid value/);
       next.spec.trainer.image = stored.spec.trainer.image;
       next.spec.trainer.numNodes = 5;
-      await writeFile(path.join(dir, 'tj.yaml'), stringify(next));
+      await writeFile(path.join(dir, 'tj.yaml'), JSON.stringify(next));
       await cp.kubectl(['apply', '--server-side', '--force-conflicts', '--dry-run=server', '-f', path.join(dir, 'tj.yaml')]);
       assert.equal((await tj.get(ns, 'scale')).metadata.resourceVersion, stored.metadata.resourceVersion);
       await new Promise((r) => setTimeout(r, 500));
