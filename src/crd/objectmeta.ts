@@ -101,27 +101,27 @@ function nameErrors(name: string, prefix: boolean): string[] {
 const str = (m: JsonObject, k: string): string => (typeof m[k] === 'string' ? (m[k] as string) : '');
 const stringMap = (v: unknown): Array<[string, string]> => (isObject(v) ? Object.entries(v).filter((e): e is [string, string] => typeof e[1] === 'string') : []);
 
-function labelErrors(labels: unknown): FieldError[] {
+function labelErrors(labels: unknown, base: string): FieldError[] {
   const errs: FieldError[] = [];
   for (const [k, v] of stringMap(labels)) {
-    for (const m of qualifiedNameErrors(k)) errs.push(invalid('metadata.labels', k, m));
-    for (const m of labelValueErrors(v)) errs.push(invalid('metadata.labels', v, m));
+    for (const m of qualifiedNameErrors(k)) errs.push(invalid(`${base}.labels`, k, m));
+    for (const m of labelValueErrors(v)) errs.push(invalid(`${base}.labels`, v, m));
   }
   return errs;
 }
 
-function annotationErrors(annotations: unknown): FieldError[] {
+function annotationErrors(annotations: unknown, base: string): FieldError[] {
   const errs: FieldError[] = [];
   let size = 0;
   for (const [k, v] of stringMap(annotations)) {
-    for (const m of qualifiedNameErrors(k.toLowerCase())) errs.push(invalid('metadata.annotations', k, m));
+    for (const m of qualifiedNameErrors(k.toLowerCase())) errs.push(invalid(`${base}.annotations`, k, m));
     size += byteLength(k) + byteLength(v);
   }
-  if (size > 256 * 1024) errs.push({ type: 'FieldValueTooLong', field: 'metadata.annotations', value: OMIT_VALUE, detail: `may not be more than ${256 * 1024} bytes`, origin });
+  if (size > 256 * 1024) errs.push({ type: 'FieldValueTooLong', field: `${base}.annotations`, value: OMIT_VALUE, detail: `may not be more than ${256 * 1024} bytes`, origin });
   return errs;
 }
 
-function ownerReferenceErrors(refs: unknown): FieldError[] {
+function ownerReferenceErrors(refs: unknown, base: string): FieldError[] {
   if (!Array.isArray(refs)) return [];
   const errs: FieldError[] = [];
   let firstController = '';
@@ -130,28 +130,28 @@ function ownerReferenceErrors(refs: unknown): FieldError[] {
     const apiVersion = str(ref, 'apiVersion');
     const kind = str(ref, 'kind');
     const version = apiVersion.includes('/') ? apiVersion.slice(apiVersion.indexOf('/') + 1) : apiVersion;
-    if (version === '') errs.push(invalid('metadata.ownerReferences.apiVersion', apiVersion, 'version must not be empty'));
-    if (kind === '') errs.push(invalid('metadata.ownerReferences.kind', kind, 'must not be empty'));
-    if (str(ref, 'name') === '') errs.push(invalid('metadata.ownerReferences.name', '', 'must not be empty'));
-    if (str(ref, 'uid') === '') errs.push(invalid('metadata.ownerReferences.uid', '', 'must not be empty'));
-    if (apiVersion === 'v1' && kind === 'Event') errs.push(invalid('metadata.ownerReferences', ref, '/v1, Kind=Event is disallowed from being an owner'));
+    if (version === '') errs.push(invalid(`${base}.ownerReferences.apiVersion`, apiVersion, 'version must not be empty'));
+    if (kind === '') errs.push(invalid(`${base}.ownerReferences.kind`, kind, 'must not be empty'));
+    if (str(ref, 'name') === '') errs.push(invalid(`${base}.ownerReferences.name`, '', 'must not be empty'));
+    if (str(ref, 'uid') === '') errs.push(invalid(`${base}.ownerReferences.uid`, '', 'must not be empty'));
+    if (apiVersion === 'v1' && kind === 'Event') errs.push(invalid(`${base}.ownerReferences`, ref, '/v1, Kind=Event is disallowed from being an owner'));
     if (ref.controller === true) {
       const current = `${kind}/${str(ref, 'name')}`;
       if (firstController !== '') {
-        errs.push(invalid('metadata.ownerReferences', refs, `Only one reference can have Controller set to true. Found "true" in references for ${firstController} and ${current}`));
+        errs.push(invalid(`${base}.ownerReferences`, refs, `Only one reference can have Controller set to true. Found "true" in references for ${firstController} and ${current}`));
       } else firstController = current;
     }
   }
   return errs;
 }
 
-function finalizerErrors(finalizers: unknown): FieldError[] {
+function finalizerErrors(finalizers: unknown, base: string): FieldError[] {
   if (!Array.isArray(finalizers)) return [];
   const list = finalizers.filter((f): f is string => typeof f === 'string');
   const errs: FieldError[] = [];
-  for (const f of list) for (const m of qualifiedNameErrors(f)) errs.push(invalid('metadata.finalizers', f, m));
+  for (const f of list) for (const m of qualifiedNameErrors(f)) errs.push(invalid(`${base}.finalizers`, f, m));
   if (list.includes('orphan') && list.includes('foregroundDeletion')) {
-    errs.push(invalid('metadata.finalizers', list, 'finalizer orphan and foregroundDeletion cannot be both set'));
+    errs.push(invalid(`${base}.finalizers`, list, 'finalizer orphan and foregroundDeletion cannot be both set'));
   }
   return errs;
 }
@@ -168,27 +168,39 @@ function metaOf(obj: unknown): JsonObject {
   return isObject(obj) && isObject(obj.metadata) ? obj.metadata : {};
 }
 
-/** ValidateObjectMetaAccessor for a CREATE. */
-export function validateObjectMeta(obj: unknown, options: ObjectMetaOptions): FieldError[] {
-  const meta = metaOf(obj);
+/** path.ValidatePathSegmentName: the name rule for embedded resources' metadata. */
+export function pathSegmentNameErrors(name: string, prefix: boolean): string[] {
+  if (!prefix && (name === '.' || name === '..')) return [`may not be '${name}'`];
+  return ['/', '%'].filter((c) => name.includes(c)).map((c) => `may not contain '${c}'`);
+}
+
+type NameFn = (name: string, prefix: boolean) => string[];
+
+/** ValidateObjectMetaAccessor on a metadata object at `base`, with the resource's name rule. */
+export function validateMetadataAt(meta: JsonObject, base: string, nameFn: NameFn, requiresNamespace: boolean, options: { namespaced: boolean; requireServerFields?: boolean }): FieldError[] {
   const errs: FieldError[] = [];
   const generateName = str(meta, 'generateName');
-  if (generateName !== '') for (const m of nameErrors(generateName, true)) errs.push(invalid('metadata.generateName', generateName, m));
+  if (generateName !== '') for (const m of nameFn(generateName, true)) errs.push(invalid(`${base}.generateName`, generateName, m));
   const name = str(meta, 'name');
   if (name === '') {
-    if (options.requireServerFields) errs.push({ type: 'FieldValueRequired', field: 'metadata.name', value: OMIT_VALUE, detail: 'name or generateName is required', origin });
-  } else for (const m of nameErrors(name, false)) errs.push(invalid('metadata.name', name, m));
+    if (options.requireServerFields) errs.push({ type: 'FieldValueRequired', field: `${base}.name`, value: OMIT_VALUE, detail: 'name or generateName is required', origin });
+  } else for (const m of nameFn(name, false)) errs.push(invalid(`${base}.name`, name, m));
   const namespace = str(meta, 'namespace');
-  if (options.namespaced) {
+  if (requiresNamespace) {
     if (namespace === '') {
-      if (options.requireServerFields) errs.push({ type: 'FieldValueRequired', field: 'metadata.namespace', value: OMIT_VALUE, detail: '', origin });
-    } else for (const m of dns1123Label(namespace)) errs.push(invalid('metadata.namespace', namespace, m));
+      if (options.requireServerFields) errs.push({ type: 'FieldValueRequired', field: `${base}.namespace`, value: OMIT_VALUE, detail: '', origin });
+    } else for (const m of dns1123Label(namespace)) errs.push(invalid(`${base}.namespace`, namespace, m));
   } else if (namespace !== '') {
-    errs.push({ type: 'FieldValueForbidden', field: 'metadata.namespace', value: OMIT_VALUE, detail: 'not allowed on this type', origin });
+    errs.push({ type: 'FieldValueForbidden', field: `${base}.namespace`, value: OMIT_VALUE, detail: 'not allowed on this type', origin });
   }
-  if (generationOf(meta) < 0n) errs.push(invalid('metadata.generation', generationValue(meta), 'must be greater than or equal to 0'));
-  errs.push(...labelErrors(meta.labels), ...annotationErrors(meta.annotations), ...ownerReferenceErrors(meta.ownerReferences), ...finalizerErrors(meta.finalizers));
+  if (generationOf(meta) < 0n) errs.push(invalid(`${base}.generation`, generationValue(meta), 'must be greater than or equal to 0'));
+  errs.push(...labelErrors(meta.labels, base), ...annotationErrors(meta.annotations, base), ...ownerReferenceErrors(meta.ownerReferences, base), ...finalizerErrors(meta.finalizers, base));
   return errs;
+}
+
+/** ValidateObjectMetaAccessor for a CREATE of the resource itself (names are DNS subdomains). */
+export function validateObjectMeta(obj: unknown, options: ObjectMetaOptions): FieldError[] {
+  return validateMetadataAt(metaOf(obj), 'metadata', nameErrors, options.namespaced, options);
 }
 
 function immutable(field: string, newVal: unknown, oldVal: unknown): FieldError[] {
@@ -222,9 +234,9 @@ export function validateObjectMetaUpdate(newObj: unknown, oldObj: unknown, optio
     ...immutable('metadata.creationTimestamp', meta.creationTimestamp, old.creationTimestamp),
     ...immutable('metadata.deletionTimestamp', meta.deletionTimestamp, old.deletionTimestamp),
     ...immutable('metadata.deletionGracePeriodSeconds', meta.deletionGracePeriodSeconds, old.deletionGracePeriodSeconds),
-    ...labelErrors(meta.labels),
-    ...annotationErrors(meta.annotations),
-    ...ownerReferenceErrors(meta.ownerReferences),
+    ...labelErrors(meta.labels, 'metadata'),
+    ...annotationErrors(meta.annotations, 'metadata'),
+    ...ownerReferenceErrors(meta.ownerReferences, 'metadata'),
   );
   return errs;
 }

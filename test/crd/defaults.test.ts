@@ -44,7 +44,6 @@ describe('applyDefaults: the TrainJob CRD defaults', () => {
     assert.equal(out.runtimeRef, undefined);
     assert.equal(out.trainer, undefined);
     assert.equal(out.suspend, defaultOf('spec.suspend'));
-    assert.equal(crd.defaults(trainJob({}, { spec: undefined })) instanceof Object, true);
   });
 
   it('applies defaults inside list items (env[*].valueFrom.secretKeyRef.name)', () => {

@@ -1,0 +1,45 @@
+// The vocabulary between the pure decision (decide.ts) and the I/O edge (reconcile.ts): what was
+// observed, what more to read, and the ordered steps to take.
+import type { Condition, Job, JobSet, PersistentVolumeClaim, Pod, Runtime, TrainJob } from './objects.ts';
+import type { PvcPatch } from './pvc-plan.ts';
+import type { EventSpec, RebuildReport } from './report.ts';
+
+export type Mode = 'companion' | 'standalone';
+
+export type RuntimeRead = { found: true; runtime: Runtime } | { found: false; reason: string };
+
+export interface Observation {
+  mode: Mode;
+  trainJob: TrainJob;
+  /** Absent: the TrainJob has no JobSet (of that name). */
+  jobSet: JobSet | undefined;
+  /** Read on demand (see Need). */
+  runtime?: RuntimeRead;
+  children?: { jobs: Job[]; pods: Pod[] };
+  /** Every PVC of the namespace: a JobSet may own any of them. */
+  pvcs?: PersistentVolumeClaim[];
+  /** The PVCs retained for this TrainJob during an earlier rebuild. */
+  retained?: PersistentVolumeClaim[];
+  /** RFC 3339, for condition transition times. */
+  now: string;
+}
+
+export type Need = 'runtime' | 'children' | 'pvcs' | 'retained';
+
+export type Step =
+  | { kind: 'release-pvc'; patch: PvcPatch }
+  | { kind: 'hand-back-pvc'; patch: PvcPatch }
+  | { kind: 'delete-jobset'; name: string; uid: string; resourceVersion: string }
+  | { kind: 'apply-jobset'; jobSet: JobSet }
+  | { kind: 'apply-status'; conditions: Condition[] }
+  /** Apply the report annotation (undefined removes it). */
+  | { kind: 'report'; report: RebuildReport | undefined }
+  | { kind: 'event'; event: EventSpec };
+
+/** What a reconcile ended in, for metrics and logs. */
+export type Outcome = 'current' | 'no-jobset' | 'applied' | 'waiting' | 'blocked' | 'deleted' | 'rebuilt' | 'unsupported';
+
+export type Decision =
+  | { kind: 'need'; what: Need }
+  | { kind: 'skip'; reason: string }
+  | { kind: 'act'; outcome: Outcome; steps: Step[]; requeueAfterMs?: number; detail?: string };

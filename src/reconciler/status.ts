@@ -1,0 +1,54 @@
+// Standalone mode owns the TrainJob's status (there is no Trainer controller): the `Suspended`
+// condition the way Trainer writes it, and a condition that says why a JobSet cannot be built.
+// Applied with SSA on the status subresource; conditions are a map list keyed by type, so the
+// reconciler's field manager owns exactly the entries it applies. Pure.
+import type { Condition, TrainJob } from './objects.ts';
+
+export const UNBUILDABLE_CONDITION = 'JobSetCreated';
+
+function transition(existing: Condition | undefined, next: Omit<Condition, 'lastTransitionTime'>, now: string): Condition {
+  // lastTransitionTime moves only when the status does: re-applying is then a no-op.
+  const lastTransitionTime = existing && existing.status === next.status ? existing.lastTransitionTime : now;
+  return { ...next, lastTransitionTime };
+}
+
+/**
+ * True/Suspended while suspended; False/Resumed once a suspended TrainJob was resumed (a TrainJob
+ * that never was suspended gets none, like Trainer).
+ */
+export function suspendedCondition(trainJob: TrainJob, now: string): Condition | undefined {
+  const existing = trainJob.status?.conditions?.find((c) => c.type === 'Suspended');
+  const generation = trainJob.metadata.generation;
+  const observed = generation === undefined ? {} : { observedGeneration: generation };
+  if (trainJob.spec?.suspend === true) {
+    return transition(existing, { type: 'Suspended', status: 'True', reason: 'Suspended', message: 'TrainJob is suspended', ...observed }, now);
+  }
+  if (existing) return transition(existing, { type: 'Suspended', status: 'False', reason: 'Resumed', message: 'TrainJob is resumed', ...observed }, now);
+  return undefined;
+}
+
+export function unbuildableCondition(trainJob: TrainJob, reason: string, now: string): Condition {
+  const existing = trainJob.status?.conditions?.find((c) => c.type === UNBUILDABLE_CONDITION);
+  return transition(existing, { type: UNBUILDABLE_CONDITION, status: 'False', reason: 'UnsupportedRuntime', message: reason }, now);
+}
+
+/** The SSA apply configuration for the status subresource. */
+export function statusApplyConfiguration(trainJob: TrainJob, conditions: Condition[]): Record<string, unknown> {
+  return {
+    apiVersion: trainJob.apiVersion ?? 'trainer.kubeflow.org/v1alpha1',
+    kind: 'TrainJob',
+    metadata: { name: trainJob.metadata.name, namespace: trainJob.metadata.namespace },
+    status: { conditions },
+  };
+}
+
+/** Whether applying `conditions` would change what the TrainJob's status already says. */
+export function conditionsChanged(trainJob: TrainJob, conditions: Condition[], owned: readonly string[]): boolean {
+  const current = trainJob.status?.conditions ?? [];
+  for (const c of conditions) {
+    const have = current.find((x) => x.type === c.type);
+    if (!have || have.status !== c.status || have.reason !== c.reason || have.message !== c.message || have.observedGeneration !== c.observedGeneration) return true;
+  }
+  // A condition this reconciler owns but no longer applies is removed by the apply.
+  return current.some((c) => owned.includes(c.type) && !conditions.some((x) => x.type === c.type));
+}

@@ -1,0 +1,109 @@
+// The CLI's contract: exit codes (0 allowed, 1 denied, 2 bad input), output, and clear errors for
+// malformed and hostile files.
+import { describe, it, before } from 'node:test';
+import assert from 'node:assert/strict';
+import { mkdtemp, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { main } from '../../src/cli.ts';
+
+const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../..');
+const objects = path.join(root, 'examples/objects');
+const crd = path.resolve(root, '../shared/upstream/crds/trainer.kubeflow.org_trainjobs.yaml');
+
+async function run(...argv: string[]): Promise<{ code: number; out: string; err: string }> {
+  let out = '';
+  let err = '';
+  const code = await main(argv, { out: (t) => (out += `${t}\n`), err: (t) => (err += `${t}\n`) });
+  return { code, out, err };
+}
+
+let dir: string;
+const file = async (name: string, text: string) => {
+  const p = path.join(dir, name);
+  await writeFile(p, text);
+  return p;
+};
+
+describe('trainjob-webhook review', () => {
+  before(async () => {
+    dir = await mkdtemp(path.join(tmpdir(), 'tjw-cli-'));
+  });
+
+  it('exit 0 for an allowed change, printing the AdmissionReview answer with warnings', async () => {
+    const r = await run('review', '--old', `${objects}/suspended-1-node.yaml`, '--new', `${objects}/suspended-2-nodes.yaml`);
+    assert.equal(r.code, 0, r.err);
+    const review = JSON.parse(r.out);
+    assert.equal(review.response.allowed, true);
+    assert.ok(review.response.warnings.some((w: string) => /rebuilt with 2 nodes/.test(w)));
+  });
+
+  it('exit 1 for a denied change, with the causes', async () => {
+    const r = await run('review', '--old', `${objects}/image-v1.yaml`, '--new', `${objects}/image-v2.yaml`, '--crd', crd);
+    assert.equal(r.code, 1);
+    const review = JSON.parse(r.out);
+    assert.equal(review.response.status.code, 422);
+    assert.deepEqual(review.response.status.details.causes.map((c: { field: string }) => c.field), ['spec.trainer.image']);
+  });
+
+  it('exit 1 for a numNodes change on a running job (403)', async () => {
+    const r = await run('review', '--old', `${objects}/running-1-node.yaml`, '--new', `${objects}/running-2-nodes.yaml`);
+    assert.equal(r.code, 1);
+    assert.equal(JSON.parse(r.out).response.status.code, 403);
+  });
+
+  it('reads JSON as well as YAML, and a CREATE without --old', async () => {
+    const json = await file('new.json', JSON.stringify({ apiVersion: 'trainer.kubeflow.org/v1alpha1', kind: 'TrainJob', metadata: { name: 'x', namespace: 'a' }, spec: { runtimeRef: { name: 'torch-distributed' } } }));
+    const r = await run('review', '--new', json, '--crd', crd);
+    assert.equal(r.code, 0, r.out + r.err);
+  });
+
+  const bad: [string, () => Promise<string[]>, RegExp][] = [
+    ['a missing --new', async () => ['review'], /--new is required/],
+    ['an unknown flag', async () => ['review', '--new', 'x', '--frobnicate'], /Unknown option/],
+    ['a file that does not exist', async () => ['review', '--new', path.join(dir, 'nope.yaml')], /cannot read: ENOENT/],
+    ['a directory', async () => ['review', '--new', dir], /not a regular file/],
+    ['malformed JSON', async () => ['review', '--new', await file('bad.json', '{"a": ')], /not valid JSON/],
+    ['malformed YAML', async () => ['review', '--new', await file('bad.yaml', 'a: [1\n')], /not valid YAML/],
+    ['two YAML documents', async () => ['review', '--new', await file('two.yaml', 'a: 1\n---\nb: 2\n')], /exactly one YAML document/],
+    ['a list instead of an object', async () => ['review', '--new', await file('list.yaml', '- 1\n- 2\n')], /expected a Kubernetes object/],
+    ['an empty file', async () => ['review', '--new', await file('empty.yaml', '')], /exactly one YAML document, found 0/],
+    ['a YAML alias bomb', async () => ['review', '--new', await file('bomb.yaml', `a: &a [x,x,x,x,x,x,x,x,x]\nb: &b [*a,*a,*a,*a,*a,*a,*a,*a,*a]\nc: &c [*b,*b,*b,*b,*b,*b,*b,*b,*b]\nd: &d [*c,*c,*c,*c,*c,*c,*c,*c,*c]\ne: &e [*d,*d,*d,*d,*d,*d,*d,*d,*d]\nf: [*e,*e,*e,*e,*e,*e,*e,*e,*e]\n`)], /alias|Excessive/i],
+    ['a CRD file that is not a CRD', async () => ['review', '--new', `${objects}/image-v1.yaml`, '--crd', `${objects}/image-v2.yaml`], /CustomResourceDefinition|not a CRD|kind/i],
+  ];
+  for (const [what, argv, message] of bad) {
+    it(`exit 2 with a clear message for ${what}`, async () => {
+      const r = await run(...(await argv()));
+      assert.equal(r.code, 2, r.out + r.err);
+      assert.match(r.err, message);
+    });
+  }
+});
+
+describe('trainjob-webhook rules', () => {
+  it('prints the table', async () => {
+    const r = await run('rules');
+    assert.equal(r.code, 0);
+    assert.match(r.out, /trainer-numNodes-while-suspended/);
+    assert.match(r.out, /while suspended before or after the update/);
+  });
+  it('refuses an unknown format', async () => {
+    const r = await run('rules', '--format', 'xml');
+    assert.equal(r.code, 2);
+    assert.match(r.err, /--format must be one of/);
+  });
+});
+
+describe('trainjob-webhook', () => {
+  it('an unknown command is bad input', async () => {
+    const r = await run('frobnicate');
+    assert.equal(r.code, 2);
+    assert.match(r.err, /unknown command/);
+  });
+  it('--help of a command prints its usage', async () => {
+    const r = await run('review', '--help');
+    assert.equal(r.code, 0);
+    assert.match(r.out, /Exit code 0 allowed, 1 denied, 2 bad input/);
+  });
+});
