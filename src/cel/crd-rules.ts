@@ -6,7 +6,7 @@ import { compileRule, CelCompileError, type CompiledRule } from './compile.ts';
 import { locate, parseLocation, schemaAt, type Located } from './locate.ts';
 import { CostMeter, PER_CALL_COST_LIMIT } from './cost.ts';
 import { BUDGET_EXHAUSTED, type RuleRun } from './run-rules.ts';
-import { toCelValue, type CelSchema } from './values.ts';
+import type { CelSchema } from './values.ts';
 
 interface XValidation {
   rule?: unknown;
@@ -156,8 +156,8 @@ export function runCrdRules(rules: CompiledCrdRule[], run: RuleRun, schema: CelS
 function messageFor(rule: CompiledCrdRule, run: RuleRun, at: Located): string | undefined {
   if (!rule.compiledMessage) return undefined;
   try {
-    const self = toCelValue(at.value, at.schema, run.pool);
-    const oldSelf = at.oldValue === undefined ? undefined : toCelValue(at.oldValue, at.schema, run.pool);
+    const self = run.convert(at.value, at.schema);
+    const oldSelf = at.oldValue === undefined ? undefined : run.convert(at.oldValue, at.schema);
     const text = rule.compiledMessage.evaluate({ self, oldSelf }, new CostMeter(PER_CALL_COST_LIMIT));
     return typeof text === 'string' && text.trim() && !text.includes('\n') ? text : undefined;
   } catch {

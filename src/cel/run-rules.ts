@@ -7,7 +7,7 @@ import type { CompiledRule } from './compile.ts';
 import { CostLimitError, CostMeter, PER_CALL_COST_LIMIT, PER_OBJECT_COST_BUDGET } from './cost.ts';
 import { celEqual } from './equality.ts';
 import type { Located } from './locate.ts';
-import { toCelValue, type InternPool } from './values.ts';
+import { toCelValue, type CelSchema, type InternPool } from './values.ts';
 
 export interface RuleToRun {
   compiled: CompiledRule;
@@ -32,6 +32,8 @@ export class RuleRun {
   readonly isUpdate: boolean;
   #budget = new CostMeter(PER_OBJECT_COST_BUDGET);
   #exhausted = false;
+  /** Conversions are shared by every rule that looks at the same value (many rows look at spec). */
+  #converted = new WeakMap<object, Map<CelSchema | undefined, unknown>>();
 
   constructor(pool: InternPool, isUpdate: boolean) {
     this.pool = pool;
@@ -48,8 +50,8 @@ export class RuleRun {
     const { compiled } = rule;
     if (compiled.usesOldSelf && !hasOld && !rule.optionalOldSelf) return { kind: 'skipped' };
 
-    const self = toCelValue(at.value, at.schema, this.pool);
-    const old = hasOld ? toCelValue(at.oldValue, at.schema, this.pool) : undefined;
+    const self = this.convert(at.value, at.schema);
+    const old = hasOld ? this.convert(at.oldValue, at.schema) : undefined;
     const oldSelf = rule.optionalOldSelf ? (old === undefined ? Optional.none() : Optional.of(old)) : old;
     const meter = new CostMeter(PER_CALL_COST_LIMIT);
     try {
@@ -70,8 +72,17 @@ export class RuleRun {
     }
   }
 
+  /** The CEL value of a JSON value under its schema, converted once per request. */
+  convert(value: unknown, schema: CelSchema | undefined): unknown {
+    if (value === null || typeof value !== 'object') return toCelValue(value, schema, this.pool);
+    let bySchema = this.#converted.get(value);
+    if (!bySchema) this.#converted.set(value, (bySchema = new Map()));
+    if (!bySchema.has(schema)) bySchema.set(schema, toCelValue(value, schema, this.pool));
+    return bySchema.get(schema);
+  }
+
   #unchanged(at: Located): boolean {
-    return celEqual(toCelValue(at.value, at.schema, this.pool), toCelValue(at.oldValue, at.schema, this.pool));
+    return celEqual(this.convert(at.value, at.schema), this.convert(at.oldValue, at.schema));
   }
 
   #charge(cost: number): void {
