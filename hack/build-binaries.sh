@@ -160,7 +160,7 @@ copy_controller_manifests() {
   src="$(go mod download -json "github.com/kubeflow/trainer/v2@$TRAINER_VERSION" | sed -n 's/^[[:space:]]*"Dir": "\(.*\)",\{0,1\}$/\1/p')"
   mkdir -p "$tmp/trainer"
   cp "$src"/manifests/base/webhook/{manifests.yaml,kustomization.yaml,patch_mutating.yaml,patch_validating.yaml} "$tmp/trainer/"
-  chmod -R u+w "$tmp"
+  chmod -R u+w,go+rX "$tmp" # module-cache files are read-only; mktemp -d is 0700
   rm -rf "$dest"; mv "$tmp" "$dest"
 }
 

@@ -14,7 +14,7 @@ type Visit = (x: JsonObject, s: SchemaNode, path: string) => void;
 
 /** Calls `visit` on every embedded resource below the root, walking like the Go coercer. */
 function walkEmbedded(x: unknown, s: SchemaNode | undefined, path: string, visit: Visit, isRoot: boolean): void {
-  if (s === undefined) return;
+  if (s === undefined || !s.hasEmbeddedResources) return;
   if (isObject(x)) {
     if (s.embeddedResource && !isRoot) visit(x, s, path);
     for (const k of ownKeys(x)) {

@@ -4,10 +4,11 @@
 // side of validation (type meta, OpenAPI schema with ratcheting, list types). The CRD's CEL
 // rules are found here and evaluated by src/cel.
 import type { FieldError } from '../field/errors.ts';
-import { applyDefaults } from './defaults.ts';
+import { applyDefaults, applyDefaultsInPlace } from './defaults.ts';
 import { loadCrd, type CrdInfo } from './load.ts';
 import { validateListTypes } from './listtype.ts';
-import { validateObjectMeta, validateObjectMetaUpdate } from './objectmeta.ts';
+import { pathSegmentNameErrors, validateMetadataAt, validateObjectMeta, validateObjectMetaUpdate } from './objectmeta.ts';
+import { validateEmbeddedResources } from './embedded.ts';
 import { prune, type PruneResult } from './prune.ts';
 import { correlate, type Correlation } from './ratchet.ts';
 import { collectCelRules, valuesAt, type CelRule, type LocatedValue, type LocationStep } from './rules.ts';
@@ -59,11 +60,11 @@ export interface CompiledCrdSchema {
   decode(obj: unknown): { object: unknown; warnings: string[] };
   /** The registry's PrepareForCreate: status dropped (status subresource), generation 1. */
   prepareForCreate(obj: unknown): unknown;
-  /** PrepareForUpdate: status kept from the old object, generation bumped when anything but metadata changed. */
+  /** rest.BeforeUpdate + PrepareForUpdate: uid/timestamps/generation carried over from the old object, status kept from it, generation bumped when anything but metadata changed. */
   prepareForUpdate(newObj: unknown, oldObj: unknown): unknown;
-  /** CREATE: type meta, ObjectMeta, schema, list types (not CEL). */
+  /** CREATE: type meta, ObjectMeta, schema, embedded resources' metadata, list types (not CEL). */
   validate(obj: unknown): FieldError[];
-  /** UPDATE: type meta, ObjectMeta update rules, schema with ratcheting (errors in unchanged values drop out), list types (skipped when the old object already broke them). */
+  /** UPDATE: type meta, ObjectMeta update rules, schema with ratcheting (errors in unchanged values drop out), embedded resources' metadata, list types (skipped when the old object already broke them). */
   validateUpdate(newObj: unknown, oldObj: unknown): FieldError[];
   /** The correlation of an UPDATE (for ratcheting CEL rule errors and finding oldSelf). */
   correlate(newObj: unknown, oldObj: unknown): Correlation;
@@ -93,6 +94,19 @@ function generationOf(o: JsonObject): number | bigint {
   return typeof g === 'number' || typeof g === 'bigint' ? g : 0;
 }
 
+/** rest.BeforeUpdate: what the server keeps from the old object's metadata before validating. */
+function carryOverMetadata(out: JsonObject, old: JsonObject): void {
+  const oldMeta = isObject(old.metadata) ? old.metadata : {};
+  if (!isObject(out.metadata)) setOwn(out, 'metadata', {});
+  const meta = out.metadata as JsonObject;
+  setOwn(meta, 'generation', oldMeta.generation ?? 0);
+  const present = (v: unknown): boolean => v !== undefined && v !== null && v !== '';
+  if (!present(meta.uid) && present(oldMeta.uid)) setOwn(meta, 'uid', oldMeta.uid);
+  if (present(oldMeta.creationTimestamp)) setOwn(meta, 'creationTimestamp', oldMeta.creationTimestamp);
+  if (present(oldMeta.deletionTimestamp)) setOwn(meta, 'deletionTimestamp', oldMeta.deletionTimestamp);
+  if (!present(meta.deletionGracePeriodSeconds) && present(oldMeta.deletionGracePeriodSeconds)) setOwn(meta, 'deletionGracePeriodSeconds', oldMeta.deletionGracePeriodSeconds);
+}
+
 function setGeneration(o: JsonObject, generation: number | bigint): void {
   if (!isObject(o.metadata)) setOwn(o, 'metadata', {});
   setOwn(o.metadata as JsonObject, 'generation', generation);
@@ -116,20 +130,25 @@ export function compileCrdSchema(crdObject: unknown, options: CompileOptions = {
   const root = info.root;
   const rules = collectCelRules(root);
 
+  // strategy.Validate: the validator (type meta, or else ObjectMeta and schema), then embedded
+  // resources and list types; CEL would come last.
   const validate = (obj: unknown): FieldError[] => {
     const typeErrors = typeMetaErrors(info, obj);
-    if (typeErrors.length > 0) return typeErrors;
-    return [...validateObjectMeta(obj, metaOptions), ...validateSchema(root, obj), ...validateListTypes(root, obj)];
+    const validator = typeErrors.length > 0 ? typeErrors : [...validateObjectMeta(obj, metaOptions), ...validateSchema(root, obj)];
+    return [...validator, ...validateEmbeddedResources(obj, root), ...validateListTypes(root, obj)];
   };
 
+  // rest.BeforeUpdate's common ObjectMeta checks (names as path segments), then strategy.ValidateUpdate,
+  // which checks the ObjectMeta update rules again: the API server lists such errors more than once.
   const validateUpdate = (newObj: unknown, oldObj: unknown): FieldError[] => {
+    const newMeta = isObject(newObj) && isObject(newObj.metadata) ? newObj.metadata : {};
+    const metaUpdate = validateObjectMetaUpdate(newObj, oldObj, metaOptions);
+    const common = [...validateMetadataAt(newMeta, 'metadata', pathSegmentNameErrors, info.namespaced, metaOptions), ...metaUpdate];
     const typeErrors = typeMetaErrors(info, newObj);
-    if (typeErrors.length > 0) return typeErrors;
-    const metaErrors = validateObjectMetaUpdate(newObj, oldObj, metaOptions);
-    const { errors } = validateSchemaUpdate(root, newObj, correlate(root, newObj, oldObj));
+    const validator = typeErrors.length > 0 ? typeErrors : [...metaUpdate, ...validateSchemaUpdate(root, newObj, correlate(root, newObj, oldObj)).errors];
     // List types are not ratcheted per element: all of them are skipped when the old object had any.
     const listErrors = validateListTypes(root, oldObj).length === 0 ? validateListTypes(root, newObj) : [];
-    return [...metaErrors, ...errors, ...listErrors];
+    return [...common, ...validator, ...validateEmbeddedResources(newObj, root), ...listErrors];
   };
 
   return {
@@ -140,8 +159,9 @@ export function compileCrdSchema(crdObject: unknown, options: CompileOptions = {
     defaults: (obj) => applyDefaults(root, obj),
     prune: (obj) => prune(root, obj),
     decode(obj) {
-      const pruned = prune(root, obj);
-      return { object: applyDefaults(root, pruned.object), warnings: pruned.pruned.map((p) => `unknown field "${p}"`) };
+      const pruned = prune(root, obj); // a private copy: defaults can go in place
+      applyDefaultsInPlace(pruned.object, root);
+      return { object: pruned.object, warnings: pruned.pruned.map((p) => `unknown field "${p}"`) };
     },
     prepareForCreate(obj) {
       const out = deepClone(obj);
@@ -153,6 +173,7 @@ export function compileCrdSchema(crdObject: unknown, options: CompileOptions = {
     prepareForUpdate(newObj, oldObj) {
       const out = deepClone(newObj);
       if (!isObject(out) || !isObject(oldObj)) return out;
+      carryOverMetadata(out, oldObj);
       if (info.statusSubresource) {
         if (Object.hasOwn(oldObj, 'status')) setOwn(out, 'status', deepClone(oldObj.status));
         else delete out.status;

@@ -74,6 +74,7 @@ function validateArray(path: string, s: SchemaNode, list: unknown[]): FieldError
 }
 
 function validateValue(path: string, s: SchemaNode, x: unknown): FieldError[] {
+  if (!s.hasListTypes) return [];
   if (Array.isArray(x)) return validateArray(path, s, x);
   if (isObject(x)) return validateObject(path, s, x);
   return [];
@@ -95,5 +96,5 @@ function validateObject(path: string, s: SchemaNode, obj: JsonObject): FieldErro
 
 /** Duplicate set items and map-list keys anywhere in the object (ValidateListSetsAndMaps). */
 export function validateListTypes(schema: SchemaNode, obj: unknown): FieldError[] {
-  return isObject(obj) ? validateObject('', schema, obj) : [];
+  return isObject(obj) && schema.hasListTypes ? validateObject('', schema, obj) : [];
 }

@@ -63,6 +63,19 @@ function dns1123Label(value: string): string[] {
   return errs;
 }
 
+const DNS1035_LABEL = '[a-z]([-a-z0-9]*[a-z0-9])?';
+const isDns1035Fmt = re(DNS1035_LABEL);
+
+/** util/validation.IsDNS1035Label. */
+export function dns1035LabelErrors(value: string): string[] {
+  const errs: string[] = [];
+  if (byteLength(value) > 63) errs.push('must be no more than 63 characters');
+  if (!isDns1035Fmt(value)) {
+    errs.push(regexError("a DNS-1035 label must consist of lower case alphanumeric characters or '-', start with an alphabetic character, and end with an alphanumeric character", DNS1035_LABEL, 'my-name', 'abc-123'));
+  }
+  return errs;
+}
+
 /** content.IsLabelKey (IsQualifiedName). */
 export function qualifiedNameErrors(value: string): string[] {
   const errs: string[] = [];

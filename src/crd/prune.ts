@@ -2,6 +2,7 @@
 // (apiextensions-apiserver customresource_handler.go, unstructuredSchemaCoercer.apply):
 // ObjectMeta round-trip of `metadata`, structural pruning of unknown fields (pruning/algorithm.go),
 // then removal of nulls the schema cannot hold (defaulting/prunenulls.go).
+import { coerceEmbeddedInPlace } from './embedded.ts';
 import type { SchemaNode } from './schema.ts';
 import { deepClone, isObject, ownKeys, setOwn, type JsonObject } from './values.ts';
 
@@ -168,24 +169,30 @@ function dropUnknown(o: JsonObject, known: ReadonlySet<string>, prefix: string, 
   }
 }
 
-/**
- * The ObjectMeta round trip of a resource's `metadata`: unknown fields are dropped and
- * reported (`metadata.foo`), and a missing creationTimestamp comes back as null, as in the
- * objects admission webhooks receive. Type errors inside metadata are left alone.
- */
-export function coerceObjectMetaInPlace(obj: unknown): string[] {
+/** What strict decoding into metav1.ObjectMeta reports as unknown (and the round trip drops). */
+export function dropUnknownMetadataFields(meta: JsonObject, prefix: string): string[] {
   const out: string[] = [];
-  if (!isObject(obj) || !isObject(obj.metadata)) return out;
-  const meta = obj.metadata;
-  dropUnknown(meta, OBJECT_META_FIELDS, 'metadata', out);
+  dropUnknown(meta, OBJECT_META_FIELDS, prefix, out);
   const listFields: Array<[string, ReadonlySet<string>]> = [
     ['ownerReferences', OWNER_REFERENCE_FIELDS],
     ['managedFields', MANAGED_FIELDS_ENTRY_FIELDS],
   ];
   for (const [field, known] of listFields) {
     const list = meta[field];
-    if (Array.isArray(list)) list.forEach((entry, i) => isObject(entry) && dropUnknown(entry, known, `metadata.${field}[${i}]`, out));
+    if (Array.isArray(list)) list.forEach((entry, i) => isObject(entry) && dropUnknown(entry, known, `${prefix}.${field}[${i}]`, out));
   }
+  return out;
+}
+
+/**
+ * The ObjectMeta round trip of a resource's `metadata`: unknown fields are dropped and
+ * reported (`metadata.foo`), and a missing creationTimestamp comes back as null, as in the
+ * objects admission webhooks receive. Type errors inside metadata are left alone.
+ */
+export function coerceObjectMetaInPlace(obj: unknown): string[] {
+  if (!isObject(obj) || !isObject(obj.metadata)) return [];
+  const meta = obj.metadata;
+  const out = dropUnknownMetadataFields(meta, 'metadata');
   if (!Object.hasOwn(meta, 'creationTimestamp') || meta.creationTimestamp === undefined) setOwn(meta, 'creationTimestamp', null);
   return out;
 }
@@ -199,7 +206,8 @@ export interface PruneResult {
 
 /**
  * The decoder's whole coercion of a custom resource, in the API server's order: ObjectMeta round
- * trip, structural pruning (unless the CRD preserves unknown fields), null pruning.
+ * trip, structural pruning (unless the CRD preserves unknown fields), null pruning, ObjectMeta
+ * round trip of embedded resources.
  */
 export function prune(schema: SchemaNode, obj: unknown, options: { preserveUnknownFields?: boolean } = {}): PruneResult {
   const object = deepClone(obj);
@@ -208,6 +216,7 @@ export function prune(schema: SchemaNode, obj: unknown, options: { preserveUnkno
     pruned.push(...pruneInPlace(object, schema, true));
     pruneNullsInPlace(object, schema);
   }
+  pruned.push(...coerceEmbeddedInPlace(object, schema));
   return { object, pruned };
 }
 

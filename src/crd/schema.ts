@@ -63,6 +63,10 @@ export interface SchemaNode {
   items: SchemaNode | undefined;
   preserveUnknownFields: boolean;
   embeddedResource: boolean;
+  /** This node or one below it is an embedded resource (walkers skip subtrees without). */
+  hasEmbeddedResources: boolean;
+  /** This node or one below it is a set or map list. */
+  hasListTypes: boolean;
   intOrString: boolean;
   /** '' when unset (atomic semantics). */
   listType: string;
@@ -233,6 +237,8 @@ function compileNode(raw: unknown, location: string, ctx: Ctx): SchemaNode {
   if (enumValues !== undefined && enumValues !== null && !Array.isArray(enumValues)) fail(location, 'enum must be a list');
   const not = raw.not === undefined || raw.not === null ? undefined : compileNode(raw.not, `${location}.not`, inner);
 
+  const embeddedResource = optBool(raw, 'x-kubernetes-embedded-resource', location);
+  const children = [...(properties?.values() ?? []), items, additionalProperties].filter((c): c is SchemaNode => c !== undefined);
   return {
     raw: raw as JSONSchemaProps,
     location,
@@ -246,7 +252,9 @@ function compileNode(raw: unknown, location: string, ctx: Ctx): SchemaNode {
     additionalPropertiesAllowed,
     items,
     preserveUnknownFields: optBool(raw, 'x-kubernetes-preserve-unknown-fields', location),
-    embeddedResource: optBool(raw, 'x-kubernetes-embedded-resource', location),
+    embeddedResource,
+    hasEmbeddedResources: embeddedResource || children.some((c) => c.hasEmbeddedResources),
+    hasListTypes: listType === 'set' || listType === 'map' || children.some((c) => c.hasListTypes),
     intOrString,
     listType,
     listMapKeys,

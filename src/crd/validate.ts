@@ -53,13 +53,18 @@ class Result {
   /** Errors a ratcheting node turned into warnings (the API server drops them). */
   ratcheted: OpenApiError[] = [];
   matchCount = 0;
-  #messages = new Set<string>();
+  #seen: Set<string> | undefined;
 
   add(e: OpenApiError): this {
-    if (!this.#messages.has(e.message)) {
-      this.#messages.add(e.message);
-      this.errors.push(e);
+    // Most results hold an error or two: scan those; index the messages once there are many.
+    if (this.errors.length < 16) {
+      if (this.errors.some((x) => x.message === e.message)) return this;
+    } else {
+      this.#seen ??= new Set(this.errors.map((x) => x.message));
+      if (this.#seen.has(e.message)) return this;
+      this.#seen.add(e.message);
     }
+    this.errors.push(e);
     return this;
   }
   merge(other: Result | undefined): this {
@@ -389,7 +394,7 @@ function validateValue(s: SchemaNode, data: unknown, path: string, corr: Correla
   if (applies) step(typeValidator(s, data, kind, path));
   step(schemaPropsValidator(s, data, path));
   if (kind === 'string') step(stringValidator(s, data as string, path));
-  if (kind === 'string' && formatCheck(s.format)) step(formatValidator(s, data as string, path));
+  if (kind === 'string' && s.format !== '' && formatCheck(s.format)) step(formatValidator(s, data as string, path));
   if (kind === 'int' || kind === 'float') step(numberValidator(s, data, kind, path));
   if (kind === 'array') step(sliceValidator(s, data as unknown[], path, corr));
   step(commonValidator(s, data, kind, path));

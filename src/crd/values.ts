@@ -50,9 +50,10 @@ export function getOwn(o: JsonObject, key: string): unknown {
   return Object.hasOwn(o, key) ? o[key] : undefined;
 }
 
-/** Defines an own data property, so a `__proto__` key cannot replace the prototype. */
+/** Sets an own data property; a `__proto__` key is defined, so it cannot replace the prototype. */
 export function setOwn(o: JsonObject, key: string, value: unknown): void {
-  Object.defineProperty(o, key, { value, writable: true, enumerable: true, configurable: true });
+  if (key === '__proto__') Object.defineProperty(o, key, { value, writable: true, enumerable: true, configurable: true });
+  else o[key] = value;
 }
 
 /** Keys with a defined value, in insertion order. */
@@ -139,28 +140,31 @@ export function semanticEqual(a: unknown, b: unknown): boolean {
   return true;
 }
 
+class SortedKey {
+  readonly name: string;
+  constructor(name: string) {
+    this.name = name;
+  }
+}
+const CLOSE_ARRAY = Symbol('close-array');
+const CLOSE_OBJECT = Symbol('close-object');
+const COMMA = Symbol('comma');
+
 /**
  * JSON with object keys sorted, like Go's json.Marshal of a map: equal values give equal
  * strings. Numbers are tagged by Go kind (int 1 and float 1.5 never collide with strings).
+ * Iterative, so hostile nesting cannot exhaust the stack.
  */
 export function canonicalJson(value: unknown): string {
+  if (value === null || typeof value !== 'object') return scalarJson(value);
   let out = '';
   const stack: unknown[] = [value];
-  const CLOSE_ARRAY = Symbol('close-array');
-  const CLOSE_OBJECT = Symbol('close-object');
-  const COMMA = Symbol('comma');
-  class Key {
-    readonly name: string;
-    constructor(name: string) {
-      this.name = name;
-    }
-  }
   while (stack.length > 0) {
     const v = stack.pop();
     if (v === CLOSE_ARRAY) out += ']';
     else if (v === CLOSE_OBJECT) out += '}';
     else if (v === COMMA) out += ',';
-    else if (v instanceof Key) out += JSON.stringify(v.name) + ':';
+    else if (v instanceof SortedKey) out += JSON.stringify(v.name) + ':';
     else if (Array.isArray(v)) {
       out += '[';
       stack.push(CLOSE_ARRAY);
@@ -174,7 +178,7 @@ export function canonicalJson(value: unknown): string {
       const keys = ownKeys(v).sort();
       for (let i = keys.length - 1; i >= 0; i--) {
         stack.push(v[keys[i]]);
-        stack.push(new Key(keys[i]));
+        stack.push(new SortedKey(keys[i]));
         if (i > 0) stack.push(COMMA);
       }
     } else out += scalarJson(v);

@@ -72,5 +72,5 @@ export function findReplicatedJob(jobs: ReplicatedJob[] | undefined, shape: Node
 }
 
 export function describeReplicatedJob(shape: NodeShape): string {
-  return shape.replicatedJob.by === 'name' ? `replicated job "${shape.replicatedJob.value}"` : `the replicated job labelled ${ANCESTOR_LABEL}=${ANCESTOR_TRAINER}`;
+  return shape.replicatedJob.by === 'name' ? `replicated job named "${shape.replicatedJob.value}"` : `replicated job labelled ${ANCESTOR_LABEL}=${ANCESTOR_TRAINER}`;
 }

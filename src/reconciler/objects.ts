@@ -18,7 +18,8 @@ export interface ObjectMeta {
   uid?: string;
   resourceVersion?: string;
   generation?: number;
-  deletionTimestamp?: string;
+  /** A string in JSON; a Date when read through client-node's typed APIs. */
+  deletionTimestamp?: string | Date;
   labels?: Record<string, string>;
   annotations?: Record<string, string>;
   ownerReferences?: OwnerReference[];
@@ -165,7 +166,8 @@ export function controllerOf(meta: ObjectMeta | undefined): OwnerReference | und
 }
 
 export function isDeleting(meta: ObjectMeta | undefined): boolean {
-  return typeof meta?.deletionTimestamp === 'string' && meta.deletionTimestamp !== '';
+  const t = meta?.deletionTimestamp;
+  return t instanceof Date || (typeof t === 'string' && t !== '');
 }
 
 /** A non-negative integer field, or undefined when absent or not an integer. */

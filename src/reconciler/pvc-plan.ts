@@ -8,7 +8,7 @@
 import { JOBSET_API_VERSION, RELEASED_FROM_ANNOTATION, RETAINED_FOR_LABEL, TRAINJOB_API_VERSION } from './constants.ts';
 import { isDeleting, type JobSet, type OwnerReference, type PersistentVolumeClaim, type TrainJob } from './objects.ts';
 
-export type JsonPatchOp = { op: 'test' | 'add' | 'replace'; path: string; value: unknown } | { op: 'remove'; path: string };
+export type JsonPatchOp = { op: 'test' | 'add'; path: string; value: unknown };
 
 export interface PvcPatch {
   name: string;
@@ -33,8 +33,8 @@ function rewrite(pvc: PersistentVolumeClaim, owners: OwnerReference[], labels: R
     // `add` on an existing member replaces it; the test above makes the whole rewrite atomic.
     { op: 'add', path: '/metadata/labels', value: labels },
     { op: 'add', path: '/metadata/annotations', value: annotations },
+    { op: 'add', path: '/metadata/ownerReferences', value: owners },
   ];
-  ops.push(owners.length ? { op: 'add', path: '/metadata/ownerReferences', value: owners } : { op: 'remove', path: '/metadata/ownerReferences' });
   return { name: pvc.metadata.name ?? '', ops };
 }
 

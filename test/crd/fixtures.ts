@@ -41,7 +41,8 @@ export const messages = (errors: readonly FieldError[]): string[] => errors.map(
 
 /**
  * A small CRD for features the upstream CRDs do not use (preserve-unknown-fields, embedded
- * resources, set lists, enums, nullable), written the way controller-gen writes them.
+ * resources, set lists, enums, nullable), written the way controller-gen writes them. Names
+ * avoid YAML 1.1 booleans (y, n, on, off): kubectl would read them as true/false.
  */
 export function widgetCrdObject(tight: boolean): unknown {
   const lim = (extra: Record<string, unknown>): Record<string, unknown> => (tight ? extra : {});
@@ -80,7 +81,7 @@ export function widgetCrdObject(tight: boolean): unknown {
                       type: 'array',
                       'x-kubernetes-list-type': 'map',
                       'x-kubernetes-list-map-keys': ['port', 'protocol'],
-                      items: { type: 'object', properties: { port: { type: 'integer' }, protocol: { type: 'string' } } },
+                      items: { type: 'object', required: ['port'], properties: { port: { type: 'integer' }, protocol: { type: 'string', default: 'TCP' } } },
                     },
                     tags: { type: 'array', 'x-kubernetes-list-type': 'set', ...lim({ maxItems: 2 }), items: { type: 'string', ...lim({ maxLength: 3 }) } },
                     cmd: { type: 'array', ...lim({ maxItems: 2 }), items: { type: 'string', ...lim({ maxLength: 3 }) } },
@@ -88,9 +89,9 @@ export function widgetCrdObject(tight: boolean): unknown {
                     labels: { type: 'object', additionalProperties: { type: 'string', ...lim({ maxLength: 3 }) } },
                     count: { type: 'integer', ...lim({ minimum: 0 }) },
                     ratio: { type: 'number', nullable: true, ...lim({ maximum: 1.5, exclusiveMaximum: true }) },
-                    mode: { type: 'string', default: 'x', ...lim({ enum: ['x', 'y'] }) },
+                    mode: { type: 'string', default: 'fast', ...lim({ enum: ['fast', 'slow'] }) },
                     nested: { type: 'object', properties: { a: { type: 'object', properties: { b: { type: 'integer', ...lim({ minimum: 0 }) }, c: { type: 'string' } } } } },
-                    free: { type: 'object', 'x-kubernetes-preserve-unknown-fields': true, properties: { n: { type: 'integer', ...lim({ maximum: 5 }) } } },
+                    free: { type: 'object', 'x-kubernetes-preserve-unknown-fields': true, properties: { limit: { type: 'integer', ...lim({ maximum: 5 }) } } },
                     template: { type: 'object', 'x-kubernetes-embedded-resource': true, properties: { spec: { type: 'object', properties: { x: { type: 'string' } } } } },
                   },
                 },

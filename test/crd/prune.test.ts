@@ -51,16 +51,17 @@ describe('prune: unknown fields are dropped and reported like the API server', (
 
 describe('prune: x-kubernetes-preserve-unknown-fields and embedded resources', () => {
   it('keeps unknown fields under preserve-unknown-fields, still pruning known typed children', () => {
-    const { object, pruned } = widget.prune(w({ free: { n: 1, anything: { deep: [{ x: 1 }] } }, nope: 1 }));
+    const { object, pruned } = widget.prune(w({ free: { limit: 1, anything: { deep: [{ x: 1 }] } }, nope: 1 }));
     assert.deepEqual(pruned, ['spec.nope']);
-    assert.deepEqual(spec(object).free, { n: 1, anything: { deep: [{ x: 1 }] } });
+    assert.deepEqual(spec(object).free, { limit: 1, anything: { deep: [{ x: 1 }] } });
   });
 
   it('keeps apiVersion, kind and metadata of an embedded resource, prunes the rest by its schema', () => {
-    const template = { apiVersion: 'v1', kind: 'Pod', metadata: { name: 'p', x: 1 }, spec: { x: 'a', y: 'b' }, status: {} };
+    const template = { apiVersion: 'v1', kind: 'Pod', metadata: { name: 'p', x: 1, creationTimestamp: null }, spec: { x: 'a', y: 'b' }, status: {} };
     const { object, pruned } = widget.prune(w({ template }));
-    assert.deepEqual(pruned, ['spec.template.spec.y', 'spec.template.status']);
-    assert.deepEqual(spec(object).template, { apiVersion: 'v1', kind: 'Pod', metadata: { name: 'p', x: 1 }, spec: { x: 'a' } });
+    // Structural pruning first (sorted), then the embedded ObjectMeta round trip (which also drops a zero creationTimestamp).
+    assert.deepEqual(pruned, ['spec.template.spec.y', 'spec.template.status', 'spec.template.metadata.x']);
+    assert.deepEqual(spec(object).template, { apiVersion: 'v1', kind: 'Pod', metadata: { name: 'p' }, spec: { x: 'a' } });
   });
 
   it('reports apiVersion/kind/metadata as unknown below the root when the schema lacks them', () => {

@@ -1,0 +1,152 @@
+// The reconciler's I/O edge: every read and write it makes against the API server, behind one
+// interface (so the orchestrator can be tested without a cluster). Writes are SSA applies under
+// the reconciler's field manager, JSON patches that test a resourceVersion, and deletes with
+// uid/resourceVersion preconditions.
+import { BatchV1Api, CoreV1Api, CustomObjectsApi, PatchStrategy, setHeaderOptions, type CoreV1Event, type KubeConfig } from '@kubernetes/client-node';
+import { parse } from 'yaml';
+import { statusCode } from '../cluster/client.ts';
+import { CLUSTER_TRAINING_RUNTIME, COMPONENT, JOBSET, JOBSET_NAME_LABEL, RETAINED_FOR_LABEL, RUNTIME_SNAPSHOT_KEY, RUNTIME_SNAPSHOT_SUFFIX, TRAINING_RUNTIME, TRAINJOB } from './constants.ts';
+import type { RuntimeRead } from './decision.ts';
+import { controllerOf, type Condition, type Job, type JobSet, type PersistentVolumeClaim, type Pod, type RuntimeSpec, type TrainJob } from './objects.ts';
+import type { PvcPatch } from './pvc-plan.ts';
+import { reportApplyConfiguration, type EventSpec, type RebuildReport } from './report.ts';
+import { statusApplyConfiguration } from './status.ts';
+
+export interface ReconcilerCluster {
+  getTrainJob(namespace: string, name: string): Promise<TrainJob | undefined>;
+  getJobSet(namespace: string, name: string): Promise<JobSet | undefined>;
+  readRuntime(trainJob: TrainJob): Promise<RuntimeRead>;
+  listChildren(namespace: string, jobSetName: string): Promise<{ jobs: Job[]; pods: Pod[] }>;
+  listPvcs(namespace: string): Promise<PersistentVolumeClaim[]>;
+  listRetainedPvcs(namespace: string, trainJobUid: string): Promise<PersistentVolumeClaim[]>;
+  patchPvc(namespace: string, patch: PvcPatch): Promise<PersistentVolumeClaim>;
+  deleteJobSet(namespace: string, name: string, uid: string, resourceVersion: string): Promise<void>;
+  applyJobSet(jobSet: JobSet): Promise<JobSet>;
+  applyTrainJobStatus(trainJob: TrainJob, conditions: Condition[]): Promise<void>;
+  applyReport(trainJob: TrainJob, report: RebuildReport | undefined): Promise<void>;
+  recordEvent(trainJob: TrainJob, event: EventSpec): Promise<void>;
+}
+
+export interface ClusterOptions {
+  fieldManager: string;
+  /** Names this replica on its Events (reportingInstance). */
+  identity: string;
+}
+
+const ssa = () => setHeaderOptions('Content-Type', PatchStrategy.ServerSideApply);
+const jsonPatch = () => setHeaderOptions('Content-Type', PatchStrategy.JsonPatch);
+
+async function orUndefined<T>(call: Promise<T>): Promise<T | undefined> {
+  try {
+    return await call;
+  } catch (err) {
+    if (statusCode(err) === 404) return undefined;
+    throw err;
+  }
+}
+
+/** Event messages are capped like the API server's (1 KiB). */
+function cap(message: string): string {
+  return message.length <= 1024 ? message : `${message.slice(0, 1020)} ...`;
+}
+
+export function createReconcilerCluster(kc: KubeConfig, opts: ClusterOptions): ReconcilerCluster {
+  const objects = kc.makeApiClient(CustomObjectsApi);
+  const core = kc.makeApiClient(CoreV1Api);
+  const batch = kc.makeApiClient(BatchV1Api);
+  const { fieldManager } = opts;
+
+  async function readRuntime(trainJob: TrainJob): Promise<RuntimeRead> {
+    const namespace = trainJob.metadata.namespace ?? '';
+    const name = trainJob.metadata.name ?? '';
+    // Trainer's snapshot of the runtime at the TrainJob's creation (KEP-2599), when it has one.
+    const snapshot = await orUndefined(core.readNamespacedConfigMap({ namespace, name: `${name}${RUNTIME_SNAPSHOT_SUFFIX}` }));
+    const owner = controllerOf(snapshot?.metadata as TrainJob['metadata'] | undefined);
+    const text = snapshot?.data?.[RUNTIME_SNAPSHOT_KEY];
+    if (text && owner?.uid === trainJob.metadata.uid) {
+      const doc = parse(text) as { kind?: string; metadata?: { name?: string }; spec?: RuntimeSpec };
+      if (doc?.spec) return { found: true, runtime: { kind: doc.kind ?? 'ClusterTrainingRuntime', name: doc.metadata?.name ?? '', spec: doc.spec } };
+    }
+    const ref = trainJob.spec?.runtimeRef ?? {};
+    const kind = ref.kind ?? 'ClusterTrainingRuntime';
+    if ((ref.apiGroup ?? 'trainer.kubeflow.org') !== 'trainer.kubeflow.org' || !ref.name) {
+      return { found: false, reason: `spec.runtimeRef ${JSON.stringify(ref)} does not name a Trainer runtime` };
+    }
+    const runtime = (await orUndefined(
+      kind === 'TrainingRuntime'
+        ? objects.getNamespacedCustomObject({ ...TRAINING_RUNTIME, namespace, name: ref.name })
+        : objects.getClusterCustomObject({ ...CLUSTER_TRAINING_RUNTIME, name: ref.name }),
+    )) as { spec?: RuntimeSpec } | undefined;
+    if (!runtime?.spec) return { found: false, reason: `${kind} ${ref.name} not found` };
+    return { found: true, runtime: { kind, name: ref.name, spec: runtime.spec } };
+  }
+
+  return {
+    getTrainJob: (namespace, name) => orUndefined(objects.getNamespacedCustomObject({ ...TRAINJOB, namespace, name }) as Promise<TrainJob>),
+    getJobSet: (namespace, name) => orUndefined(objects.getNamespacedCustomObject({ ...JOBSET, namespace, name }) as Promise<JobSet>),
+    readRuntime,
+
+    async listChildren(namespace, jobSetName) {
+      const labelSelector = `${JOBSET_NAME_LABEL}=${jobSetName}`;
+      const [jobs, pods] = await Promise.all([batch.listNamespacedJob({ namespace, labelSelector }), core.listNamespacedPod({ namespace, labelSelector })]);
+      return { jobs: jobs.items as unknown as Job[], pods: pods.items as unknown as Pod[] };
+    },
+
+    async listPvcs(namespace) {
+      return (await core.listNamespacedPersistentVolumeClaim({ namespace })).items as unknown as PersistentVolumeClaim[];
+    },
+
+    async listRetainedPvcs(namespace, trainJobUid) {
+      return (await core.listNamespacedPersistentVolumeClaim({ namespace, labelSelector: `${RETAINED_FOR_LABEL}=${trainJobUid}` })).items as unknown as PersistentVolumeClaim[];
+    },
+
+    async patchPvc(namespace, patch) {
+      return (await core.patchNamespacedPersistentVolumeClaim({ namespace, name: patch.name, body: patch.ops, fieldManager }, jsonPatch())) as unknown as PersistentVolumeClaim;
+    },
+
+    async deleteJobSet(namespace, name, uid, resourceVersion) {
+      await objects.deleteNamespacedCustomObject({
+        ...JOBSET,
+        namespace,
+        name,
+        propagationPolicy: 'Foreground',
+        body: { propagationPolicy: 'Foreground', preconditions: { uid, resourceVersion } },
+      });
+    },
+
+    async applyJobSet(jobSet) {
+      const namespace = jobSet.metadata.namespace ?? '';
+      const name = jobSet.metadata.name ?? '';
+      return (await objects.patchNamespacedCustomObject({ ...JOBSET, namespace, name, body: jobSet, fieldManager, force: true }, ssa())) as JobSet;
+    },
+
+    async applyTrainJobStatus(trainJob, conditions) {
+      const { namespace = '', name = '' } = trainJob.metadata;
+      await objects.patchNamespacedCustomObjectStatus({ ...TRAINJOB, namespace, name, body: statusApplyConfiguration(trainJob, conditions), fieldManager, force: true }, ssa());
+    },
+
+    async applyReport(trainJob, report) {
+      const { namespace = '', name = '' } = trainJob.metadata;
+      await objects.patchNamespacedCustomObject({ ...TRAINJOB, namespace, name, body: reportApplyConfiguration(trainJob, report), fieldManager, force: true }, ssa());
+    },
+
+    async recordEvent(trainJob, event) {
+      const { namespace = '', name = '' } = trainJob.metadata;
+      const now = new Date();
+      const body: CoreV1Event = {
+        metadata: { generateName: `${name}.`, namespace },
+        involvedObject: { apiVersion: trainJob.apiVersion ?? 'trainer.kubeflow.org/v1alpha1', kind: 'TrainJob', name, namespace, uid: trainJob.metadata.uid, resourceVersion: trainJob.metadata.resourceVersion },
+        type: event.type,
+        reason: event.reason,
+        message: cap(event.message),
+        source: { component: COMPONENT },
+        reportingComponent: COMPONENT,
+        reportingInstance: opts.identity.slice(0, 128),
+        firstTimestamp: now,
+        lastTimestamp: now,
+        count: 1,
+      };
+      await core.createNamespacedEvent({ namespace, body });
+    },
+  };
+}

@@ -1,0 +1,186 @@
+// `reconcile` flags, parsed once into a config object. This and `serve`'s config are the only
+// places that read the environment: everything below receives what it needs from here.
+import { randomUUID } from 'node:crypto';
+import { readFileSync } from 'node:fs';
+import { hostname } from 'node:os';
+import { parseArgs } from 'node:util';
+import { ConfigError, LOG_LEVELS, type ClusterAccess, type LogLevel } from '../config/serve.ts';
+import { COMPONENT, DEFAULT_FIELD_MANAGER } from './constants.ts';
+import type { Mode } from './decision.ts';
+
+export { ConfigError };
+
+export const MODES = ['companion', 'standalone'] as const;
+/** Test only: the process SIGKILLs itself right after this rebuild step (crash-consistency tests). */
+export const CRASH_POINTS = ['release-pvcs', 'delete-jobset'] as const;
+export type CrashPoint = (typeof CRASH_POINTS)[number];
+
+export interface LeaderElectionConfig {
+  namespace: string;
+  name: string;
+  identity: string;
+  leaseDurationMs: number;
+  renewDeadlineMs: number;
+  retryPeriodMs: number;
+}
+
+export interface ReconcileConfig {
+  cluster: Exclude<ClusterAccess, { mode: 'none' }>;
+  mode: Mode;
+  /** The hand-off receiver: always loopback (only the webhook container in the same pod posts). */
+  handoff: { host: '127.0.0.1'; port: number; hintWaitMs: number };
+  opsHost: string;
+  opsPort: number;
+  fieldManager: string;
+  workers: number;
+  logLevel: LogLevel;
+  /** Undefined: --no-leader-election (a single replica). */
+  leaderElection?: LeaderElectionConfig;
+  /** Every TrainJob is looked at again this often, whatever the watches said. */
+  resyncMs: number;
+  shutdownTimeoutMs: number;
+  crashAfter?: CrashPoint;
+}
+
+export const RECONCILE_DEFAULTS = {
+  mode: 'companion' as Mode,
+  handoffPort: 8082,
+  hintWaitMs: 10_000,
+  opsHost: '0.0.0.0',
+  opsPort: 8083,
+  workers: 4,
+  logLevel: 'info' as LogLevel,
+  // client-go's leader-election defaults.
+  leaseDurationMs: 15_000,
+  renewDeadlineMs: 10_000,
+  retryPeriodMs: 2_000,
+  resyncMs: 5 * 60_000,
+  shutdownTimeoutMs: 25_000,
+};
+
+export const RECONCILE_USAGE = `Usage: trainjob-webhook reconcile [flags]
+
+  --kubeconfig FILE      the cluster to reconcile (default: the in-cluster service account; required outside a pod)
+  --mode MODE            companion (default: beside Kubeflow Trainer's controller, deletes stale JobSets so Trainer
+                         re-creates them) or standalone (no Trainer controller: builds and applies JobSets itself)
+  --handoff-port N       loopback port receiving the webhook's hints, POST /hints (default ${RECONCILE_DEFAULTS.handoffPort})
+  --ops-port N           plain-HTTP port for /healthz, /readyz, /metrics (default ${RECONCILE_DEFAULTS.opsPort})
+  --ops-host ADDR        address of the ops port (default ${RECONCILE_DEFAULTS.opsHost})
+  --field-manager NAME   field manager of every apply (default ${DEFAULT_FIELD_MANAGER})
+  --workers N            TrainJobs reconciled at once (default ${RECONCILE_DEFAULTS.workers})
+  --lease-namespace NS   namespace of the leader-election Lease "${COMPONENT}" (default: the pod's namespace, else default)
+  --no-leader-election   act without a Lease (only when a single replica runs)
+  --log-level LEVEL      ${LOG_LEVELS.join(', ')} (default ${RECONCILE_DEFAULTS.logLevel})
+
+Replicas elect a leader through the Lease; only the leader acts, the others keep their caches warm.`;
+
+type Env = Readonly<Record<string, string | undefined>>;
+const SA_NAMESPACE_FILE = '/var/run/secrets/kubernetes.io/serviceaccount/namespace';
+
+export interface ConfigSources {
+  env?: Env;
+  /** Reads the service account's namespace file (injectable for tests). */
+  readFile?: (path: string) => string;
+  hostname?: () => string;
+  uuid?: () => string;
+}
+
+export function parseReconcileArgs(args: readonly string[], sources: ConfigSources = {}): ReconcileConfig {
+  const env = sources.env ?? process.env;
+  let values;
+  try {
+    ({ values } = parseArgs({
+      args: [...args],
+      strict: true,
+      allowPositionals: false,
+      options: {
+        kubeconfig: { type: 'string' },
+        mode: { type: 'string' },
+        'handoff-port': { type: 'string' },
+        'ops-port': { type: 'string' },
+        'ops-host': { type: 'string' },
+        'field-manager': { type: 'string' },
+        workers: { type: 'string' },
+        'lease-namespace': { type: 'string' },
+        'no-leader-election': { type: 'boolean' },
+        'log-level': { type: 'string' },
+        'crash-after': { type: 'string' },
+      },
+    }));
+  } catch (err) {
+    throw new ConfigError((err as Error).message);
+  }
+
+  const inCluster = !!(env.KUBERNETES_SERVICE_HOST && env.KUBERNETES_SERVICE_PORT);
+  const kubeconfig = nonEmpty('--kubeconfig', values.kubeconfig);
+  if (!kubeconfig && !inCluster) throw new ConfigError('the reconciler needs a cluster: pass --kubeconfig FILE, or run it in a pod (in-cluster service account)');
+  const cluster: ReconcileConfig['cluster'] = kubeconfig ? { mode: 'kubeconfig', path: kubeconfig } : { mode: 'in-cluster' };
+
+  const handoffPort = port('--handoff-port', values['handoff-port'], RECONCILE_DEFAULTS.handoffPort);
+  const opsPort = port('--ops-port', values['ops-port'], RECONCILE_DEFAULTS.opsPort);
+  if (handoffPort !== 0 && handoffPort === opsPort) throw new ConfigError(`--handoff-port and --ops-port must differ (both ${opsPort})`);
+
+  const fieldManager = nonEmpty('--field-manager', values['field-manager']) ?? DEFAULT_FIELD_MANAGER;
+  if (fieldManager.length > 128 || !/^[\x21-\x7e]+$/.test(fieldManager)) throw new ConfigError(`--field-manager must be 1-128 printable characters without spaces, got "${fieldManager}"`);
+
+  return {
+    cluster,
+    mode: oneOf('--mode', values.mode, MODES, RECONCILE_DEFAULTS.mode),
+    handoff: { host: '127.0.0.1', port: handoffPort, hintWaitMs: RECONCILE_DEFAULTS.hintWaitMs },
+    opsHost: nonEmpty('--ops-host', values['ops-host']) ?? RECONCILE_DEFAULTS.opsHost,
+    opsPort,
+    fieldManager,
+    workers: workers(values.workers),
+    logLevel: oneOf('--log-level', values['log-level'], LOG_LEVELS, RECONCILE_DEFAULTS.logLevel),
+    leaderElection: values['no-leader-election'] ? undefined : leaderElection(values['lease-namespace'], inCluster && !kubeconfig, sources),
+    resyncMs: RECONCILE_DEFAULTS.resyncMs,
+    shutdownTimeoutMs: RECONCILE_DEFAULTS.shutdownTimeoutMs,
+    crashAfter: values['crash-after'] === undefined ? undefined : oneOf('--crash-after', values['crash-after'], CRASH_POINTS, 'release-pvcs'),
+  };
+}
+
+function leaderElection(flag: string | undefined, inCluster: boolean, sources: ConfigSources): LeaderElectionConfig {
+  let namespace = nonEmpty('--lease-namespace', flag);
+  if (!namespace && inCluster) {
+    try {
+      namespace = (sources.readFile ?? ((p) => readFileSync(p, 'utf8')))(SA_NAMESPACE_FILE).trim() || undefined;
+    } catch {
+      namespace = undefined;
+    }
+  }
+  // client-go's identity: the host name (the pod name in a pod) and a unique suffix, so that a
+  // restarted container is a new candidate and two containers never share an identity.
+  const identity = `${(sources.hostname ?? hostname)()}_${(sources.uuid ?? randomUUID)()}`;
+  return {
+    namespace: namespace ?? 'default',
+    name: COMPONENT,
+    identity,
+    leaseDurationMs: RECONCILE_DEFAULTS.leaseDurationMs,
+    renewDeadlineMs: RECONCILE_DEFAULTS.renewDeadlineMs,
+    retryPeriodMs: RECONCILE_DEFAULTS.retryPeriodMs,
+  };
+}
+
+function port(flag: string, raw: string | undefined, fallback: number): number {
+  if (raw === undefined) return fallback;
+  if (!/^\d+$/.test(raw) || Number(raw) > 65535) throw new ConfigError(`${flag} must be a port number (0-65535), got "${raw}"`);
+  return Number(raw);
+}
+
+function workers(raw: string | undefined): number {
+  if (raw === undefined) return RECONCILE_DEFAULTS.workers;
+  if (!/^\d+$/.test(raw) || Number(raw) < 1 || Number(raw) > 64) throw new ConfigError(`--workers must be a whole number from 1 to 64, got "${raw}"`);
+  return Number(raw);
+}
+
+function nonEmpty(flag: string, raw: string | undefined): string | undefined {
+  if (raw === undefined) return undefined;
+  if (raw.trim() === '') throw new ConfigError(`${flag} needs a value`);
+  return raw;
+}
+
+function oneOf<T extends string>(flag: string, raw: string | undefined, allowed: readonly T[], fallback: T): T {
+  if (raw === undefined) return fallback;
+  if ((allowed as readonly string[]).includes(raw)) return raw as T;
+  throw new ConfigError(`${flag} must be one of ${allowed.join(', ')}, got "${raw}"`);
+}

@@ -1,0 +1,128 @@
+// One reconcile of one TrainJob, decided from what was observed. Pure: it either asks for more to
+// be read (`need`) or returns the ordered steps to take. Both modes share the rebuild: a stale
+// JobSet that is suspended and runs nothing loses its PVCs' ownership, then is deleted with
+// preconditions; Trainer's controller (companion) or this reconciler (standalone) re-creates it.
+import { TRAINER_MANAGED_BY } from './constants.ts';
+import { buildJobSet } from './build/jobset.ts';
+import type { Decision, Observation, Outcome, Step } from './decision.ts';
+import { controllerOf, isDeleting, type Condition, type JobSet, type Runtime } from './objects.ts';
+import { planPvcHandBack, planPvcRelease } from './pvc-plan.ts';
+import { eventFor, previousReport, sameReport, type RebuildReport } from './report.ts';
+import { canDeleteSafely } from './safety.ts';
+import { isJobSetStale, type NodeCounts } from './stale.ts';
+import { conditionsChanged, suspendedCondition, unbuildableCondition, UNBUILDABLE_CONDITION } from './status.ts';
+
+export const RETRY = {
+  /** Something of the JobSet still runs: look again soon (pods vanish without a JobSet event). */
+  whileRunningMs: 3_000,
+  /** The JobSet is being deleted (foreground): its re-creation follows shortly. */
+  whileDeletingMs: 1_000,
+  /** Blocked or unreadable runtime: needs a user or an admin; look again now and then. */
+  blockedMs: 30_000,
+};
+
+const OWNED_CONDITIONS = ['Suspended', UNBUILDABLE_CONDITION];
+
+export function decide(o: Observation): Decision {
+  const { trainJob: tj, jobSet: js } = o;
+  const managedBy = tj.spec?.managedBy;
+  if (managedBy && managedBy !== TRAINER_MANAGED_BY) return { kind: 'skip', reason: `spec.managedBy is ${managedBy}, not ${TRAINER_MANAGED_BY}` };
+  if (isDeleting(tj.metadata)) return { kind: 'skip', reason: 'the TrainJob is being deleted' };
+  const prev = previousReport(tj);
+  if (js && controllerOf(js.metadata)?.uid !== tj.metadata.uid) {
+    return act('unsupported', reportSteps(o, prev, { state: 'Unsupported', reason: `JobSet ${js.metadata.name} is not controlled by this TrainJob (uid ${tj.metadata.uid}): left alone` }));
+  }
+  if (!o.runtime) return { kind: 'need', what: 'runtime' };
+  if (!o.runtime.found) {
+    return act('unsupported', reportSteps(o, prev, { state: 'Unsupported', reason: o.runtime.reason }), RETRY.blockedMs);
+  }
+  const runtime = o.runtime.runtime;
+  if (!js) return o.mode === 'standalone' ? create(o, runtime, prev) : act('no-jobset', []);
+  if (isDeleting(js.metadata)) return act('waiting', [], RETRY.whileDeletingMs, `JobSet ${js.metadata.name} is being deleted`);
+
+  const verdict = isJobSetStale(tj, runtime, js);
+  if (verdict.verdict === 'unknown') return act('unsupported', [...statusSteps(o, verdict.reason), ...reportSteps(o, prev, { state: 'Unsupported', reason: verdict.reason })]);
+  if (verdict.verdict === 'current') return current(o, runtime, js, prev);
+  return stale(o, js, verdict.counts, prev, verdict.differences);
+}
+
+function act(outcome: Outcome, steps: Step[], requeueAfterMs?: number, detail?: string): Decision {
+  return { kind: 'act', outcome, steps, requeueAfterMs, detail };
+}
+
+function countsOf(c: NodeCounts): RebuildReport {
+  return { state: 'Waiting', numNodes: c.numNodes, replicatedJob: c.replicatedJob, parallelism: { from: c.from, to: c.to } };
+}
+
+/** The annotation and an Event, only when the report changes. */
+function reportSteps(o: Observation, prev: RebuildReport | undefined, next: RebuildReport | undefined, detail?: string): Step[] {
+  if (sameReport(prev, next)) return [];
+  return [{ kind: 'report', report: next }, ...(next ? [{ kind: 'event', event: eventFor(next, detail) } as Step] : [])];
+}
+
+function stale(o: Observation, js: JobSet, counts: NodeCounts, prev: RebuildReport | undefined, differences: string[]): Decision {
+  const base = countsOf(counts);
+  if (js.spec?.suspend !== true) {
+    const reason =
+      o.trainJob.spec?.suspend === true
+        ? 'the JobSet is not suspended yet; it is rebuilt once it is (if the suspend came in the same update as the numNodes change, Trainer cannot apply it: set numNodes back, let the TrainJob suspend, then change numNodes)'
+        : 'the JobSet runs with the old node count; suspend the TrainJob to rebuild it';
+    return act('waiting', reportSteps(o, prev, { ...base, reason }, differences.join('; ')));
+  }
+  if (!o.children) return { kind: 'need', what: 'children' };
+  const safety = canDeleteSafely(js, o.children.jobs, o.children.pods);
+  if (!safety.safe) {
+    const detail = safety.reasons.join('; ');
+    return act('waiting', reportSteps(o, prev, { ...base, reason: 'something of the JobSet still runs; the rebuild waits until nothing does' }, detail), RETRY.whileRunningMs, detail);
+  }
+  if (!o.pvcs) return { kind: 'need', what: 'pvcs' };
+  const plan = planPvcRelease(o.trainJob, js, o.pvcs);
+  if (!plan.ok) {
+    return act('blocked', reportSteps(o, prev, { ...base, state: 'Blocked', reason: `${plan.reason}; ${plan.advice}` }), RETRY.blockedMs, plan.reason);
+  }
+  const report: RebuildReport = { ...base, state: 'Rebuilding', replacedJobSetUID: js.metadata.uid, ...(plan.retained.length ? { retainedPVCs: plan.retained } : {}) };
+  const steps: Step[] = [
+    ...plan.release.map((patch): Step => ({ kind: 'release-pvc', patch })),
+    // The report goes first: a crash after the delete still leaves the replaced uid on record.
+    ...(sameReport(prev, report) ? [] : [{ kind: 'report', report } as Step]),
+    { kind: 'delete-jobset', name: js.metadata.name ?? '', uid: js.metadata.uid ?? '', resourceVersion: js.metadata.resourceVersion ?? '' },
+    { kind: 'event', event: eventFor(report, differences.join('; ')) },
+  ];
+  return act('deleted', steps, RETRY.whileDeletingMs);
+}
+
+function current(o: Observation, runtime: Runtime, js: JobSet, prev: RebuildReport | undefined): Decision {
+  if (!o.retained) return { kind: 'need', what: 'retained' };
+  const steps: Step[] = planPvcHandBack(o.trainJob, js, o.retained).map((patch) => ({ kind: 'hand-back-pvc', patch }));
+  let applied = false;
+  if (o.mode === 'standalone') {
+    const built = buildJobSet(o.trainJob, runtime);
+    if (!built.ok) return act('unsupported', [...statusSteps(o, built.reason), ...reportSteps(o, prev, { state: 'Unsupported', reason: built.reason })]);
+    // Never re-applied while both run (Trainer's rule): a running JobSet is left as it is.
+    if (o.trainJob.spec?.suspend === true || js.spec?.suspend === true) {
+      steps.push({ kind: 'apply-jobset', jobSet: built.jobSet });
+      applied = true;
+    }
+    steps.push(...statusSteps(o));
+  }
+  const next = prev?.state === 'Rebuilding' && prev.replacedJobSetUID !== js.metadata.uid ? { ...prev, state: 'Rebuilt' as const } : prev?.state === 'Rebuilt' ? prev : undefined;
+  steps.push(...reportSteps(o, prev, next));
+  const outcome: Outcome = next?.state === 'Rebuilt' && prev?.state !== 'Rebuilt' ? 'rebuilt' : applied ? 'applied' : 'current';
+  return act(outcome, steps);
+}
+
+function create(o: Observation, runtime: Runtime, prev: RebuildReport | undefined): Decision {
+  const built = buildJobSet(o.trainJob, runtime);
+  if (!built.ok) return act('unsupported', [...statusSteps(o, built.reason), ...reportSteps(o, prev, { state: 'Unsupported', reason: built.reason })]);
+  return act('applied', [{ kind: 'apply-jobset', jobSet: built.jobSet }, ...statusSteps(o)]);
+}
+
+/** Standalone only: the TrainJob's conditions, applied when they change. */
+function statusSteps(o: Observation, unbuildable?: string): Step[] {
+  if (o.mode !== 'standalone') return [];
+  const conditions: Condition[] = [];
+  const suspended = suspendedCondition(o.trainJob, o.now);
+  if (suspended) conditions.push(suspended);
+  if (unbuildable) conditions.push(unbuildableCondition(o.trainJob, unbuildable, o.now));
+  return conditionsChanged(o.trainJob, conditions, OWNED_CONDITIONS) ? [{ kind: 'apply-status', conditions }] : [];
+}

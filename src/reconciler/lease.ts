@@ -1,0 +1,155 @@
+// Leader election over a coordination.k8s.io/v1 Lease, the way client-go's leaderelection does
+// it: the holder renews every retry period; another candidate takes over once it has observed the
+// same record, unrenewed, for a whole lease duration (measured on its own clock, so clock skew
+// between replicas does not matter); a holder that cannot renew within the renew deadline stops
+// acting before anyone else may start. With two sidecars, one acts and the other waits.
+import { CustomObjectsApi, type KubeConfig } from '@kubernetes/client-node';
+import { describeError, statusCode } from '../cluster/client.ts';
+import type { Logger } from '../observability/logger.ts';
+import type { LeaderElectionConfig } from './config.ts';
+import { LEASE } from './constants.ts';
+
+export interface LeaseSpec {
+  holderIdentity?: string;
+  leaseDurationSeconds?: number;
+  acquireTime?: string;
+  renewTime?: string;
+  leaseTransitions?: number;
+}
+
+export interface LeaseObject {
+  apiVersion?: string;
+  kind?: string;
+  metadata: { name: string; namespace: string; resourceVersion?: string };
+  spec?: LeaseSpec;
+}
+
+/** metav1.MicroTime: RFC 3339 with exactly six fractional digits. */
+export function microTime(ms: number): string {
+  return new Date(ms).toISOString().replace(/\.(\d{3})Z$/, '.$1000Z');
+}
+
+export interface Observed {
+  /** holderIdentity and renewTime as last seen, and when (local clock) they were first seen. */
+  record: string;
+  atMs: number;
+}
+
+export type LeaseStep = { kind: 'create'; spec: LeaseSpec } | { kind: 'update'; spec: LeaseSpec } | { kind: 'wait'; holder: string };
+
+/** What to do with the Lease as read (undefined: absent). Pure. */
+export function leaseStep(lease: LeaseObject | undefined, observed: Observed | undefined, identity: string, nowMs: number, durationMs: number): LeaseStep {
+  const seconds = Math.ceil(durationMs / 1000);
+  const now = microTime(nowMs);
+  if (!lease) return { kind: 'create', spec: { holderIdentity: identity, leaseDurationSeconds: seconds, acquireTime: now, renewTime: now, leaseTransitions: 0 } };
+  const spec = lease.spec ?? {};
+  const holder = spec.holderIdentity ?? '';
+  const mine = holder === identity;
+  if (holder && !mine) {
+    const held = (spec.leaseDurationSeconds ?? seconds) * 1000;
+    const since = observed?.record === recordOf(lease) ? observed.atMs : nowMs;
+    if (since + held > nowMs) return { kind: 'wait', holder };
+  }
+  return {
+    kind: 'update',
+    spec: {
+      holderIdentity: identity,
+      leaseDurationSeconds: seconds,
+      acquireTime: mine ? (spec.acquireTime ?? now) : now,
+      renewTime: now,
+      leaseTransitions: mine ? (spec.leaseTransitions ?? 0) : (spec.leaseTransitions ?? 0) + 1,
+    },
+  };
+}
+
+export function recordOf(lease: LeaseObject): string {
+  return `${lease.spec?.holderIdentity ?? ''}@${lease.spec?.renewTime ?? ''}`;
+}
+
+export interface LeaderElector {
+  /** Runs until stopped; calls onStartedLeading once the Lease is held and onStoppedLeading if it is lost. */
+  run(callbacks: { onStartedLeading(): void; onStoppedLeading(): void }): void;
+  /** True while the Lease is held and was renewed within the renew deadline. */
+  isLeader(): boolean;
+  /** Stops, and releases the Lease when held (so a successor need not wait out the duration). */
+  stop(): Promise<void>;
+}
+
+export function createLeaderElector(kc: KubeConfig, config: LeaderElectionConfig, logger: Logger, now: () => number = Date.now): LeaderElector {
+  const api = kc.makeApiClient(CustomObjectsApi);
+  const ref = { ...LEASE, namespace: config.namespace, name: config.name };
+  const log = logger.child({ lease: `${config.namespace}/${config.name}`, identity: config.identity });
+  let observed: Observed | undefined;
+  let lastRenewMs: number | undefined;
+  let leading = false;
+  let stopped = false;
+  let timer: NodeJS.Timeout | undefined;
+  let current: Promise<void> = Promise.resolve();
+
+  async function tryAcquireOrRenew(): Promise<boolean> {
+    let lease: LeaseObject | undefined;
+    try {
+      lease = (await api.getNamespacedCustomObject(ref)) as LeaseObject;
+    } catch (err) {
+      if (statusCode(err) !== 404) throw err;
+    }
+    const t = now();
+    if (lease && observed?.record !== recordOf(lease)) observed = { record: recordOf(lease), atMs: t };
+    const step = leaseStep(lease, observed, config.identity, t, config.leaseDurationMs);
+    if (step.kind === 'wait') return false;
+    const body: LeaseObject = { apiVersion: 'coordination.k8s.io/v1', kind: 'Lease', metadata: { name: config.name, namespace: config.namespace, resourceVersion: lease?.metadata.resourceVersion }, spec: step.spec };
+    try {
+      const stored = (step.kind === 'create' ? await api.createNamespacedCustomObject({ ...LEASE, namespace: config.namespace, body }) : await api.replaceNamespacedCustomObject({ ...ref, body })) as LeaseObject;
+      observed = { record: recordOf(stored), atMs: t };
+      return true;
+    } catch (err) {
+      if (statusCode(err) === 409) return false; // someone else wrote first
+      throw err;
+    }
+  }
+
+  return {
+    run(callbacks) {
+      const loop = async () => {
+        if (stopped) return;
+        try {
+          if (await tryAcquireOrRenew()) {
+            lastRenewMs = now();
+            if (!leading) {
+              leading = true;
+              log.info('leader election: acquired the Lease; acting');
+              callbacks.onStartedLeading();
+            }
+          }
+        } catch (err) {
+          log.warn({ error: describeError(err) }, 'leader election: Lease read or write failed');
+        }
+        if (leading && (lastRenewMs === undefined || now() - lastRenewMs > config.renewDeadlineMs)) {
+          leading = false;
+          log.error('leader election: could not renew the Lease within the renew deadline; stopping');
+          callbacks.onStoppedLeading();
+          return;
+        }
+        if (!stopped) timer = setTimeout(() => (current = loop()), config.retryPeriodMs);
+      };
+      current = loop();
+    },
+    isLeader: () => leading && lastRenewMs !== undefined && now() - lastRenewMs < config.renewDeadlineMs,
+    async stop() {
+      stopped = true;
+      if (timer) clearTimeout(timer);
+      await current;
+      if (!leading) return;
+      leading = false;
+      try {
+        const lease = (await api.getNamespacedCustomObject(ref)) as LeaseObject;
+        if (lease.spec?.holderIdentity !== config.identity) return;
+        const t = microTime(now());
+        await api.replaceNamespacedCustomObject({ ...ref, body: { ...lease, spec: { ...lease.spec, holderIdentity: '', leaseDurationSeconds: 1, renewTime: t } } });
+        log.info('leader election: released the Lease');
+      } catch (err) {
+        log.warn({ error: describeError(err) }, 'leader election: could not release the Lease; a successor waits for it to expire');
+      }
+    },
+  };
+}

@@ -1,0 +1,160 @@
+// A de-duplicating work queue keyed by namespace/name, in the manner of client-go's workqueue:
+// a key is queued at most once, worked on by at most one worker at a time (an add while it is
+// being worked on runs it once more afterwards), with bounded concurrency, and failed keys retried
+// with exponential backoff and jitter. Workers run only while the queue is started (the leader).
+
+export interface HandlerResult {
+  /** Look at the key again after this long (a wait, not a failure: the backoff is reset). */
+  requeueAfterMs?: number;
+}
+
+export interface Backoff {
+  baseMs: number;
+  maxMs: number;
+  /** Fraction of the delay added or taken at random: 0.2 spreads a 10 s delay over 8-12 s. */
+  jitter: number;
+}
+
+export interface Timers {
+  set(fn: () => void, ms: number): unknown;
+  clear(handle: unknown): void;
+}
+
+export interface QueueOptions {
+  workers: number;
+  handler: (key: string) => Promise<HandlerResult | void>;
+  backoff?: Backoff;
+  /** Called for a failed attempt, with the delay before the next one. */
+  onRetry?: (key: string, err: unknown, attempt: number, delayMs: number) => void;
+  random?: () => number;
+  timers?: Timers;
+}
+
+export const DEFAULT_BACKOFF: Backoff = { baseMs: 500, maxMs: 60_000, jitter: 0.2 };
+
+const realTimers: Timers = {
+  set: (fn, ms) => {
+    const t = setTimeout(fn, ms);
+    t.unref();
+    return t;
+  },
+  clear: (h) => clearTimeout(h as NodeJS.Timeout),
+};
+
+/** The delay before retry number `attempt` (1-based). */
+export function backoffDelay(attempt: number, b: Backoff, random: () => number): number {
+  const exp = Math.min(b.maxMs, b.baseMs * 2 ** Math.max(0, attempt - 1));
+  return Math.round(exp * (1 - b.jitter + 2 * b.jitter * random()));
+}
+
+export class WorkQueue {
+  readonly #opts: Required<Omit<QueueOptions, 'onRetry'>> & Pick<QueueOptions, 'onRetry'>;
+  readonly #queue = new Set<string>();
+  readonly #processing = new Set<string>();
+  readonly #dirty = new Set<string>();
+  readonly #failures = new Map<string, number>();
+  readonly #delayed = new Map<string, { at: number; handle: unknown }>();
+  readonly #inFlight = new Set<Promise<void>>();
+  #running = false;
+  #closed = false;
+
+  constructor(opts: QueueOptions) {
+    this.#opts = { backoff: DEFAULT_BACKOFF, random: Math.random, timers: realTimers, ...opts };
+  }
+
+  /** Queue a key now (no-op if already queued; re-run after the current run if being worked on). */
+  add(key: string): void {
+    if (this.#closed) return;
+    this.#cancelDelayed(key);
+    if (this.#processing.has(key)) {
+      this.#dirty.add(key);
+      return;
+    }
+    this.#queue.add(key);
+    this.#pump();
+  }
+
+  /** Queue a key after a delay; an earlier pending delay for the same key wins. */
+  addAfter(key: string, ms: number): void {
+    if (this.#closed) return;
+    if (ms <= 0) return this.add(key);
+    const at = Date.now() + ms;
+    const pending = this.#delayed.get(key);
+    if (pending && pending.at <= at) return;
+    if (pending) this.#opts.timers.clear(pending.handle);
+    const handle = this.#opts.timers.set(() => {
+      this.#delayed.delete(key);
+      this.add(key);
+    }, ms);
+    this.#delayed.set(key, { at, handle });
+  }
+
+  /** Start (or resume) the workers. */
+  start(): void {
+    this.#running = true;
+    this.#pump();
+  }
+
+  /** Stop taking keys; keys stay queued. */
+  pause(): void {
+    this.#running = false;
+  }
+
+  /** Stop for good: nothing new is accepted, delayed adds are dropped, in-flight work finishes. */
+  async shutdown(): Promise<void> {
+    this.#closed = true;
+    this.#running = false;
+    for (const { handle } of this.#delayed.values()) this.#opts.timers.clear(handle);
+    this.#delayed.clear();
+    while (this.#inFlight.size) await Promise.all(this.#inFlight);
+  }
+
+  get length(): number {
+    return this.#queue.size;
+  }
+
+  get active(): number {
+    return this.#processing.size;
+  }
+
+  failures(key: string): number {
+    return this.#failures.get(key) ?? 0;
+  }
+
+  #cancelDelayed(key: string): void {
+    const pending = this.#delayed.get(key);
+    if (!pending) return;
+    this.#opts.timers.clear(pending.handle);
+    this.#delayed.delete(key);
+  }
+
+  #pump(): void {
+    while (this.#running && this.#processing.size < this.#opts.workers) {
+      const key = [...this.#queue].find((k) => !this.#processing.has(k));
+      if (key === undefined) return;
+      this.#queue.delete(key);
+      this.#processing.add(key);
+      const work = this.#work(key).finally(() => {
+        this.#inFlight.delete(work);
+        this.#processing.delete(key);
+        if (this.#dirty.delete(key)) this.add(key);
+        this.#pump();
+      });
+      this.#inFlight.add(work);
+    }
+  }
+
+  async #work(key: string): Promise<void> {
+    try {
+      const result = await this.#opts.handler(key);
+      this.#failures.delete(key);
+      if (result?.requeueAfterMs !== undefined) this.addAfter(key, result.requeueAfterMs);
+    } catch (err) {
+      const attempt = (this.#failures.get(key) ?? 0) + 1;
+      this.#failures.set(key, attempt);
+      const delay = backoffDelay(attempt, this.#opts.backoff, this.#opts.random);
+      this.#opts.onRetry?.(key, err, attempt, delay);
+      this.addAfter(key, delay);
+    }
+  }
+}

@@ -1,0 +1,160 @@
+// One reconcile of one TrainJob key: read what is stored, let decide() ask for what else it needs,
+// then take its steps in order. Any failed call throws, and the queue retries the key from a
+// fresh read (preconditions make a stale write fail rather than win).
+import { describeError, statusCode } from '../cluster/client.ts';
+import type { Logger } from '../observability/logger.ts';
+import type { ReconcilerCluster } from './cluster.ts';
+import type { CrashPoint } from './config.ts';
+import { decide, RETRY } from './decide.ts';
+import type { Decision, Mode, Need, Observation, Step } from './decision.ts';
+import type { ReconcilerMetrics } from './metrics.ts';
+import { splitKey } from './objects.ts';
+import type { HandlerResult } from './queue.ts';
+import { eventFor, previousReport, type RebuildReport } from './report.ts';
+
+export interface ReconcileDeps {
+  mode: Mode;
+  cluster: ReconcilerCluster;
+  logger: Logger;
+  metrics: ReconcilerMetrics;
+  now?: () => Date;
+  /** False once this replica may no longer act (leadership lost): no write is sent then. */
+  mayWrite?: () => boolean;
+  /** Test only: die right after this step (see config.ts). */
+  crashAfter?: CrashPoint;
+  crash?: () => void;
+}
+
+export class NotLeaderError extends Error {
+  override name = 'NotLeaderError';
+}
+
+async function read(o: Observation, what: Need, cluster: ReconcilerCluster): Promise<void> {
+  const namespace = o.trainJob.metadata.namespace ?? '';
+  if (what === 'runtime') o.runtime = await cluster.readRuntime(o.trainJob);
+  if (what === 'children') o.children = await cluster.listChildren(namespace, o.jobSet?.metadata.name ?? '');
+  if (what === 'pvcs') o.pvcs = await cluster.listPvcs(namespace);
+  if (what === 'retained') o.retained = await cluster.listRetainedPvcs(namespace, o.trainJob.metadata.uid ?? '');
+}
+
+export async function reconcileKey(key: string, deps: ReconcileDeps): Promise<HandlerResult> {
+  const { namespace, name } = splitKey(key);
+  const log = deps.logger.child({ trainJob: key });
+  const end = deps.metrics.duration.startTimer({ mode: deps.mode });
+  try {
+    const trainJob = await deps.cluster.getTrainJob(namespace, name);
+    if (!trainJob) {
+      deps.metrics.reconciles.inc({ mode: deps.mode, outcome: 'gone' });
+      return {};
+    }
+    const o: Observation = { mode: deps.mode, trainJob, jobSet: await deps.cluster.getJobSet(namespace, name), now: (deps.now?.() ?? new Date()).toISOString() };
+    let decision: Decision = decide(o);
+    const asked = new Set<Need>();
+    while (decision.kind === 'need') {
+      if (asked.has(decision.what)) throw new Error(`decide() asked twice for ${decision.what}`);
+      asked.add(decision.what);
+      await read(o, decision.what, deps.cluster);
+      decision = decide(o);
+    }
+    if (decision.kind === 'skip') {
+      deps.metrics.reconciles.inc({ mode: deps.mode, outcome: 'skipped' });
+      log.debug({ reason: decision.reason }, 'left alone');
+      return {};
+    }
+    const blocked = await execute(o, decision.steps, deps, log);
+    const outcome = blocked ? 'blocked' : decision.outcome;
+    deps.metrics.reconciles.inc({ mode: deps.mode, outcome });
+    const line = { outcome, steps: decision.steps.map((s) => s.kind), detail: blocked ?? decision.detail, generation: trainJob.metadata.generation };
+    if (outcome === 'current' || outcome === 'no-jobset') log.debug(line, 'reconciled');
+    else log.info(line, 'reconciled');
+    return { requeueAfterMs: blocked ? RETRY.blockedMs : decision.requeueAfterMs };
+  } catch (err) {
+    deps.metrics.reconciles.inc({ mode: deps.mode, outcome: 'error' });
+    log.warn({ error: describeError(err) }, 'reconcile failed; retried with backoff');
+    throw err;
+  } finally {
+    end();
+  }
+}
+
+/**
+ * Takes the steps in order. Returns a reason when the rebuild turned out to be blocked (a PVC
+ * the reconciler may not patch): then nothing is deleted and the report says why.
+ */
+async function execute(o: Observation, steps: Step[], deps: ReconcileDeps, log: Logger): Promise<string | undefined> {
+  const { cluster } = deps;
+  const namespace = o.trainJob.metadata.namespace ?? '';
+  const write = () => {
+    if (deps.mayWrite && !deps.mayWrite()) throw new NotLeaderError('no longer the leader: nothing is written');
+  };
+  let released = false;
+  for (const step of steps) {
+    if (released && step.kind !== 'release-pvc') {
+      released = false;
+      if (deps.crashAfter === 'release-pvcs') deps.crash?.();
+    }
+    switch (step.kind) {
+      case 'release-pvc':
+        write();
+        try {
+          await cluster.patchPvc(namespace, step.patch);
+        } catch (err) {
+          if (statusCode(err) !== 403) throw err;
+          return blockRebuild(o, steps, deps, `PVC ${step.patch.name} cannot be released from the JobSet (${describeError(err)}); grant the reconciler patch on persistentvolumeclaims, or keep the TrainJob suspended at its old numNodes`);
+        }
+        released = true;
+        log.info({ pvc: step.patch.name }, 'PVC released from the stale JobSet; it survives the rebuild');
+        break;
+      case 'hand-back-pvc':
+        write();
+        await cluster.patchPvc(namespace, step.patch);
+        log.info({ pvc: step.patch.name, jobSet: o.jobSet?.metadata.uid }, 'PVC handed back to the re-created JobSet');
+        break;
+      case 'delete-jobset':
+        write();
+        try {
+          await cluster.deleteJobSet(namespace, step.name, step.uid, step.resourceVersion);
+        } catch (err) {
+          if (statusCode(err) !== 404) throw err;
+        }
+        log.info({ jobSet: step.name, uid: step.uid, resourceVersion: step.resourceVersion }, 'stale JobSet deleted (foreground, with uid and resourceVersion preconditions)');
+        if (deps.crashAfter === 'delete-jobset') deps.crash?.();
+        break;
+      case 'apply-jobset':
+        write();
+        await cluster.applyJobSet(step.jobSet);
+        break;
+      case 'apply-status':
+        write();
+        await cluster.applyTrainJobStatus(o.trainJob, step.conditions);
+        break;
+      case 'report':
+        write();
+        await cluster.applyReport(o.trainJob, step.report);
+        break;
+      case 'event':
+        await recordEvent(o, deps, step.event, log);
+        break;
+    }
+    deps.metrics.steps.inc({ step: step.kind });
+  }
+  return undefined;
+}
+
+async function recordEvent(o: Observation, deps: ReconcileDeps, event: Parameters<ReconcilerCluster['recordEvent']>[1], log: Logger): Promise<void> {
+  try {
+    await deps.cluster.recordEvent(o.trainJob, event);
+  } catch (err) {
+    // Events are best effort: the annotation carries the state.
+    log.warn({ error: describeError(err), reason: event.reason }, 'could not record an Event');
+  }
+}
+
+async function blockRebuild(o: Observation, steps: Step[], deps: ReconcileDeps, reason: string): Promise<string> {
+  const planned = steps.find((s): s is Extract<Step, { kind: 'report' }> => s.kind === 'report')?.report ?? previousReport(o.trainJob);
+  const { replacedJobSetUID: _never, retainedPVCs: _none, ...counts } = planned ?? { state: 'Blocked' as const };
+  const report: RebuildReport = { ...counts, state: 'Blocked', reason };
+  await deps.cluster.applyReport(o.trainJob, report);
+  await recordEvent(o, deps, eventFor(report), deps.logger);
+  return reason;
+}

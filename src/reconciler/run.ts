@@ -1,0 +1,138 @@
+// The reconciler process: watches and hints feed one work queue; its workers reconcile while this
+// replica leads; health and metrics on the ops port. Everything here is wiring; the decisions are
+// in decide.ts and the cluster calls in cluster.ts.
+import type { KubeConfig } from '@kubernetes/client-node';
+import type { FastifyInstance } from 'fastify';
+import type { Logger } from '../observability/logger.ts';
+import type { WebhookMetrics } from '../observability/metrics.ts';
+import { buildOpsServer } from '../observability/ops-server.ts';
+import { describeError } from '../cluster/client.ts';
+import { createReconcilerCluster } from './cluster.ts';
+import type { ReconcileConfig } from './config.ts';
+import { buildHandoffServer } from './handoff-server.ts';
+import { awaitPersisted, type Hint } from './hint.ts';
+import { createLeaderElector } from './lease.ts';
+import { createReconcilerMetrics, type ReconcilerMetrics } from './metrics.ts';
+import { keyOf } from './objects.ts';
+import { WorkQueue } from './queue.ts';
+import { reconcileKey } from './reconcile.ts';
+import { createWatches } from './watches.ts';
+
+export interface ReconcilerHandle {
+  handoffPort: number;
+  opsPort: number;
+  metrics: ReconcilerMetrics;
+  close(): Promise<void>;
+}
+
+export interface ReconcilerDeps {
+  kc: KubeConfig;
+  logger: Logger;
+  /** Leadership was lost: the process must stop acting at once (the command exits). */
+  onFatal(reason: string): void;
+  metrics?: ReconcilerMetrics;
+}
+
+function portOf(app: FastifyInstance): number {
+  const address = app.server.address();
+  return typeof address === 'object' && address ? address.port : 0;
+}
+
+export async function startReconciler(config: ReconcileConfig, deps: ReconcilerDeps): Promise<ReconcilerHandle> {
+  const logger = deps.logger.child({ component: 'reconciler', mode: config.mode });
+  const metrics = deps.metrics ?? createReconcilerMetrics({ defaultMetrics: true });
+  const identity = config.leaderElection?.identity ?? 'single';
+  const cluster = createReconcilerCluster(deps.kc, { fieldManager: config.fieldManager, identity });
+  const elector = config.leaderElection ? createLeaderElector(deps.kc, config.leaderElection, logger) : undefined;
+
+  const queue = new WorkQueue({
+    workers: config.workers,
+    handler: (key) =>
+      reconcileKey(key, {
+        mode: config.mode,
+        cluster,
+        logger,
+        metrics,
+        mayWrite: elector ? () => elector.isLeader() : undefined,
+        crashAfter: config.crashAfter,
+        crash: () => {
+          logger.warn({ crashAfter: config.crashAfter }, 'test crash point reached: SIGKILL');
+          process.kill(process.pid, 'SIGKILL');
+        },
+      }),
+    onRetry: (key, _err, attempt, delayMs) => logger.debug({ trainJob: key, attempt, delayMs }, 'retry scheduled'),
+  });
+  const enqueue = (key: string) => {
+    queue.add(key);
+    metrics.queueDepth.set(queue.length);
+  };
+
+  const watches = createWatches(deps.kc, { onKey: enqueue, logger });
+
+  const onHint = (hint: Hint) => {
+    const key = keyOf(hint.namespace, hint.name);
+    awaitPersisted(hint, () => cluster.getTrainJob(hint.namespace, hint.name), { timeoutMs: config.handoff.hintWaitMs }).then(
+      (persisted) => {
+        metrics.hints.inc({ result: persisted ? 'persisted' : 'expired' });
+        if (persisted) {
+          logger.debug({ trainJob: key, generation: hint.generation }, 'hint: change stored; queued');
+          enqueue(key);
+        } else {
+          logger.info({ trainJob: key, uid: hint.uid, generation: hint.generation, waitedMs: config.handoff.hintWaitMs }, 'hint dropped: the change was never stored (refused later, or a dry run)');
+        }
+      },
+      (err: unknown) => logger.warn({ trainJob: key, error: describeError(err) }, 'hint handling failed'),
+    );
+  };
+
+  const handoff = await buildHandoffServer({ logger, metrics, onHint });
+  const ops = await buildOpsServer({
+    // The ops server reads only the registry of what it is given.
+    metrics: { registry: metrics.registry } as unknown as WebhookMetrics,
+    logger,
+    readiness: { notReadyReason: () => (watches.synced() ? undefined : 'watches not synced yet') },
+  });
+  await handoff.listen({ host: config.handoff.host, port: config.handoff.port });
+  await ops.listen({ host: config.opsHost, port: config.opsPort });
+  await watches.start();
+
+  const resync = setInterval(() => watches.trainJobKeys().forEach(enqueue), config.resyncMs);
+  resync.unref();
+
+  const lead = () => {
+    metrics.leader.set(1);
+    watches.trainJobKeys().forEach(enqueue);
+    queue.start();
+  };
+  if (elector) {
+    elector.run({
+      onStartedLeading: lead,
+      onStoppedLeading: () => {
+        metrics.leader.set(0);
+        queue.pause();
+        deps.onFatal('lost the leader-election Lease');
+      },
+    });
+  } else {
+    lead();
+  }
+  logger.info(
+    { handoff: `http://${config.handoff.host}:${portOf(handoff)}/hints`, ops: portOf(ops), fieldManager: config.fieldManager, workers: config.workers, leaderElection: config.leaderElection ? `${config.leaderElection.namespace}/${config.leaderElection.name}` : 'off' },
+    'reconciler started',
+  );
+
+  return {
+    handoffPort: portOf(handoff),
+    opsPort: portOf(ops),
+    metrics,
+    async close() {
+      clearInterval(resync);
+      await handoff.close();
+      await watches.stop();
+      await queue.shutdown();
+      await elector?.stop();
+      await ops.close();
+      logger.info('reconciler stopped');
+    },
+  };
+}

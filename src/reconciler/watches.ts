@@ -1,0 +1,95 @@
+// Watches, so that nothing is missed when a hint is lost or the sidecar restarts: TrainJobs, the
+// JobSets they control, and the JobSets' Jobs (a Job's status moves when its last pod goes away,
+// which is when a waiting rebuild may proceed). Every event becomes a TrainJob key in the queue.
+import { BatchV1Api, CustomObjectsApi, makeInformer, type Informer, type KubeConfig, type KubernetesListObject, type KubernetesObject, type ObjectCache } from '@kubernetes/client-node';
+import { describeError } from '../cluster/client.ts';
+import type { Logger } from '../observability/logger.ts';
+import { JOBSET, JOBSET_NAME_LABEL, TRAINJOB } from './constants.ts';
+import { controllerOf, keyOf, type ObjectMeta } from './objects.ts';
+
+export interface Watches {
+  /** Resolves once every informer has listed (the caches are filled). */
+  start(): Promise<void>;
+  stop(): Promise<void>;
+  synced(): boolean;
+  /** The keys of every TrainJob in the cache (for periodic resyncs and a new leader). */
+  trainJobKeys(): string[];
+}
+
+type Watched = Informer<KubernetesObject> & ObjectCache<KubernetesObject>;
+
+export interface WatchOptions {
+  onKey(key: string, source: 'trainjob' | 'jobset' | 'job'): void;
+  logger: Logger;
+  /** Delay before an informer that failed is started again. */
+  restartDelayMs?: number;
+}
+
+/** The TrainJob a JobSet event concerns: its controller, when that is a TrainJob. */
+export function trainJobKeyOfJobSet(meta: ObjectMeta): string | undefined {
+  const owner = controllerOf(meta);
+  return owner?.kind === 'TrainJob' && meta.namespace ? keyOf(meta.namespace, owner.name) : undefined;
+}
+
+/** The TrainJob a Job event concerns: the JobSet it belongs to is named like its TrainJob. */
+export function trainJobKeyOfJob(meta: ObjectMeta): string | undefined {
+  const jobSet = meta.labels?.[JOBSET_NAME_LABEL];
+  return jobSet && meta.namespace ? keyOf(meta.namespace, jobSet) : undefined;
+}
+
+export function createWatches(kc: KubeConfig, opts: WatchOptions): Watches {
+  const objects = kc.makeApiClient(CustomObjectsApi);
+  const batch = kc.makeApiClient(BatchV1Api);
+  const list = (p: Promise<unknown>) => p as Promise<KubernetesListObject<KubernetesObject>>;
+  const specs: { name: 'trainjob' | 'jobset' | 'job'; informer: Watched; keyOf: (meta: ObjectMeta) => string | undefined }[] = [
+    {
+      name: 'trainjob',
+      informer: makeInformer(kc, `/apis/${TRAINJOB.group}/${TRAINJOB.version}/${TRAINJOB.plural}`, () => list(objects.listClusterCustomObject({ ...TRAINJOB }))),
+      keyOf: (m) => (m.namespace && m.name ? keyOf(m.namespace, m.name) : undefined),
+    },
+    {
+      name: 'jobset',
+      informer: makeInformer(kc, `/apis/${JOBSET.group}/${JOBSET.version}/${JOBSET.plural}`, () => list(objects.listClusterCustomObject({ ...JOBSET }))),
+      keyOf: trainJobKeyOfJobSet,
+    },
+    {
+      name: 'job',
+      informer: makeInformer(kc, '/apis/batch/v1/jobs', () => list(batch.listJobForAllNamespaces({ labelSelector: JOBSET_NAME_LABEL })), JOBSET_NAME_LABEL),
+      keyOf: trainJobKeyOfJob,
+    },
+  ];
+  let stopped = false;
+  let synced = false;
+
+  for (const spec of specs) {
+    const forward = (obj: KubernetesObject) => {
+      const key = spec.keyOf((obj.metadata ?? {}) as ObjectMeta);
+      if (key) opts.onKey(key, spec.name);
+    };
+    spec.informer.on('add', forward);
+    spec.informer.on('update', forward);
+    spec.informer.on('delete', forward);
+    spec.informer.on('error', (err: unknown) => {
+      if (stopped) return;
+      opts.logger.warn({ watch: spec.name, error: describeError(err) }, 'watch failed; restarting it');
+      setTimeout(() => {
+        if (!stopped) spec.informer.start().catch((e: unknown) => opts.logger.warn({ watch: spec.name, error: describeError(e) }, 'watch restart failed'));
+      }, opts.restartDelayMs ?? 5_000).unref();
+    });
+  }
+
+  return {
+    async start() {
+      await Promise.all(specs.map((s) => s.informer.start()));
+      synced = true;
+    },
+    async stop() {
+      stopped = true;
+      await Promise.all(specs.map((s) => s.informer.stop()));
+    },
+    synced: () => synced,
+    trainJobKeys() {
+      return specs[0].informer.list().flatMap((o) => (o.metadata?.namespace && o.metadata.name ? [keyOf(o.metadata.namespace, o.metadata.name)] : []));
+    },
+  };
+}

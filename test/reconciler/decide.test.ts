@@ -1,0 +1,240 @@
+// decide(): one reconcile, from observation to ordered steps, for both modes. Each row states
+// what the cluster holds and what the reconciler must (and must not) do about it.
+import assert from 'node:assert/strict';
+import { describe, it } from 'node:test';
+import { decide, RETRY } from '../../src/reconciler/decide.ts';
+import type { Decision, Mode, Need, Observation, Step } from '../../src/reconciler/decision.ts';
+import type { Job, JobSet, PersistentVolumeClaim, Pod, Runtime, TrainJob } from '../../src/reconciler/objects.ts';
+import { encodeReport, type RebuildReport } from '../../src/reconciler/report.ts';
+import { job, jobSetOwner, pod, pvc, torch1, trainJob, trainerJobSet, upstreamRuntime, withCount } from './fixtures.ts';
+
+const REPORT = 'trainjob-webhook.kubeflow.org/jobset-rebuild';
+const torch = upstreamRuntime('torch');
+
+interface World {
+  mode?: Mode;
+  trainJob: TrainJob;
+  jobSet?: JobSet;
+  runtime?: Runtime | null;
+  jobs?: Job[];
+  pods?: Pod[];
+  pvcs?: PersistentVolumeClaim[];
+}
+
+/** Runs decide() as the orchestrator does: answering each `need` from the world, in order. */
+function run(w: World): { decision: Decision; needs: Need[] } {
+  const o: Observation = { mode: w.mode ?? 'companion', trainJob: w.trainJob, jobSet: w.jobSet, now: '2026-11-30T00:00:00Z' };
+  const needs: Need[] = [];
+  for (;;) {
+    const d = decide(o);
+    if (d.kind !== 'need') return { decision: d, needs };
+    needs.push(d.what);
+    if (d.what === 'runtime') o.runtime = w.runtime === null ? { found: false, reason: 'ClusterTrainingRuntime torch-distributed not found' } : { found: true, runtime: w.runtime ?? torch };
+    if (d.what === 'children') o.children = { jobs: w.jobs ?? [], pods: w.pods ?? [] };
+    if (d.what === 'pvcs') o.pvcs = w.pvcs ?? [];
+    if (d.what === 'retained') o.retained = (w.pvcs ?? []).filter((p) => p.metadata.labels?.['trainjob-webhook.kubeflow.org/retained-for']);
+  }
+}
+
+const kinds = (d: Decision) => (d.kind === 'act' ? d.steps.map((s) => s.kind) : []);
+const stepOf = <K extends Step['kind']>(d: Decision, kind: K) => (d.kind === 'act' ? (d.steps.find((s) => s.kind === kind) as Extract<Step, { kind: K }> | undefined) : undefined);
+const withReport = (t: TrainJob, r: RebuildReport) => ((t.metadata.annotations = { [REPORT]: encodeReport(r) }), t);
+const running = (js: JobSet): JobSet => ({ ...js, spec: { ...js.spec, suspend: false } });
+const deleting = <T extends { metadata: object }>(o: T): T => ({ ...o, metadata: { ...o.metadata, deletionTimestamp: '2026-11-30T00:00:00Z' } });
+const stale2 = () => ({ trainJob: torch1(2), jobSet: trainerJobSet('torch1') });
+
+describe('decide: left alone', () => {
+  it('a TrainJob managed by MultiKueue is skipped before anything is read', () => {
+    const { decision, needs } = run({ ...stale2(), trainJob: torch1(2, (t) => (t.spec!.managedBy = 'kueue.x-k8s.io/multikueue')) });
+    assert.deepEqual(needs, []);
+    assert.equal(decision.kind, 'skip');
+    assert.match(decision.kind === 'skip' ? decision.reason : '', /kueue\.x-k8s\.io\/multikueue/);
+  });
+
+  it('a TrainJob with no managedBy is Trainer\'s, so it is reconciled', () => {
+    assert.equal(run({ ...stale2(), trainJob: torch1(2, (t) => delete t.spec!.managedBy) }).decision.kind, 'act');
+  });
+
+  it('a TrainJob being deleted is skipped', () => {
+    assert.equal(run({ ...stale2(), trainJob: deleting(torch1(2)) }).decision.kind, 'skip');
+  });
+
+  it('a JobSet this TrainJob does not control is reported, never touched', () => {
+    const js = trainerJobSet('torch1');
+    js.metadata.ownerReferences = [];
+    const { decision } = run({ trainJob: torch1(2), jobSet: js });
+    assert.deepEqual(kinds(decision), ['report', 'event']);
+    assert.equal(stepOf(decision, 'report')?.report?.state, 'Unsupported');
+  });
+
+  it('an unknown ML policy is reported once, and not again when nothing changed', () => {
+    const flux = { ...torch, spec: { ...torch.spec, mlPolicy: { flux: {} } } };
+    const first = run({ ...stale2(), runtime: flux }).decision;
+    assert.equal(first.kind === 'act' && first.outcome, 'unsupported');
+    const report = stepOf(first, 'report')?.report;
+    assert.match(report?.reason ?? '', /"flux"/);
+    assert.equal(stepOf(first, 'event')?.event.type, 'Warning');
+    const again = run({ trainJob: withReport(torch1(2), report!), jobSet: trainerJobSet('torch1'), runtime: flux }).decision;
+    assert.deepEqual(kinds(again), []);
+  });
+
+  it('a runtime that cannot be read is reported and retried', () => {
+    const { decision } = run({ ...stale2(), runtime: null });
+    assert.equal(decision.kind === 'act' && decision.requeueAfterMs, RETRY.blockedMs);
+    assert.match(stepOf(decision, 'report')?.report?.reason ?? '', /not found/);
+  });
+});
+
+describe('decide: companion mode', () => {
+  it('no JobSet: Trainer creates it, nothing to do', () => {
+    const { decision } = run({ trainJob: torch1(2) });
+    assert.equal(decision.kind === 'act' && decision.outcome, 'no-jobset');
+    assert.deepEqual(kinds(decision), []);
+  });
+
+  it('current JobSet: nothing to do (no reads of Jobs, pods or the namespace PVCs)', () => {
+    const { decision, needs } = run({ trainJob: torch1(1), jobSet: trainerJobSet('torch1') });
+    assert.deepEqual(needs, ['runtime', 'retained']);
+    assert.equal(decision.kind === 'act' && decision.outcome, 'current');
+    assert.deepEqual(kinds(decision), []);
+  });
+
+  it('stale, suspended, nothing runs: report, then delete with uid and resourceVersion preconditions, then the Event', () => {
+    const js = { ...trainerJobSet('torch1'), metadata: { ...trainerJobSet('torch1').metadata, resourceVersion: '42' } };
+    const { decision, needs } = run({ trainJob: torch1(2), jobSet: js, jobs: [job('torch1-node-0')] });
+    assert.deepEqual(needs, ['runtime', 'children', 'pvcs']);
+    assert.equal(decision.kind === 'act' && decision.outcome, 'deleted');
+    assert.deepEqual(kinds(decision), ['report', 'delete-jobset', 'event']);
+    assert.deepEqual(stepOf(decision, 'delete-jobset'), { kind: 'delete-jobset', name: 'torch1', uid: 'jobset-uid-torch1', resourceVersion: '42' });
+    assert.deepEqual(stepOf(decision, 'report')?.report, { state: 'Rebuilding', numNodes: 2, replicatedJob: 'node', parallelism: { from: 1, to: 2 }, replacedJobSetUID: 'jobset-uid-torch1' });
+    assert.match(stepOf(decision, 'event')?.event.message ?? '', /Deleted stale JobSet \(uid jobset-uid-torch1, node parallelism 1 -> 2 \(numNodes 2\)\)/);
+  });
+
+  it('the atomic case (resumed and scaled in one update): the old JobSet is still suspended, so it is rebuilt', () => {
+    const { decision } = run({ trainJob: torch1(2, (t) => (t.spec!.suspend = false)), jobSet: trainerJobSet('torch1'), jobs: [job('torch1-node-0')] });
+    assert.deepEqual(kinds(decision), ['report', 'delete-jobset', 'event']);
+  });
+
+  it('stale with a pod still present (Terminating): wait and retry, never delete', () => {
+    const { decision } = run({ ...stale2(), jobs: [job('torch1-node-0')], pods: [pod('torch1-node-0-0-x', 'Running', true)] });
+    assert.equal(decision.kind === 'act' && decision.outcome, 'waiting');
+    assert.equal(decision.kind === 'act' && decision.requeueAfterMs, RETRY.whileRunningMs);
+    assert.ok(!kinds(decision).includes('delete-jobset'));
+    const report = stepOf(decision, 'report')?.report;
+    assert.equal(report?.state, 'Waiting');
+    assert.match(stepOf(decision, 'event')?.event.message ?? '', /1 pod of the JobSet still exists \(1 terminating\)/);
+    // The next look, same situation: the annotation already says so; no write, no new Event.
+    const again = run({ trainJob: withReport(torch1(2), report!), jobSet: trainerJobSet('torch1'), jobs: [job('torch1-node-0')], pods: [pod('other-name', 'Pending')] });
+    assert.deepEqual(kinds(again.decision), []);
+  });
+
+  it('stale but the JobSet still runs while the TrainJob runs: reported, suspend first', () => {
+    const { decision, needs } = run({ trainJob: torch1(2, (t) => (t.spec!.suspend = false)), jobSet: running(trainerJobSet('torch1')) });
+    assert.deepEqual(needs, ['runtime']);
+    assert.match(stepOf(decision, 'report')?.report?.reason ?? '', /suspend the TrainJob to rebuild it/);
+    assert.equal(decision.kind === 'act' && decision.requeueAfterMs, undefined);
+  });
+
+  it('stale, TrainJob suspended, JobSet not (yet) suspended: waits, explains the refused combined update', () => {
+    const { decision } = run({ trainJob: torch1(2), jobSet: running(trainerJobSet('torch1')) });
+    assert.match(stepOf(decision, 'report')?.report?.reason ?? '', /not suspended yet.*set numNodes back/);
+  });
+
+  it('stale and being deleted already: wait for it', () => {
+    const { decision } = run({ trainJob: torch1(2), jobSet: deleting(trainerJobSet('torch1')) });
+    assert.equal(decision.kind === 'act' && decision.requeueAfterMs, RETRY.whileDeletingMs);
+    assert.deepEqual(kinds(decision), []);
+  });
+
+  it('a PVC the JobSet owns is released before the delete, and listed in the report', () => {
+    const tj = trainJob('ttpub', { trainer: { numNodes: 2 } }, 'torchtune-llama3.2-1b');
+    const js = trainerJobSet('ttpub');
+    const claim = pvc('initializer-ttpub', { ownerReferences: [jobSetOwner(js)] });
+    const { decision } = run({ trainJob: tj, jobSet: js, runtime: upstreamRuntime('torchtune'), pvcs: [claim, pvc('unrelated')] });
+    assert.deepEqual(kinds(decision), ['release-pvc', 'report', 'delete-jobset', 'event']);
+    assert.equal(stepOf(decision, 'release-pvc')?.patch.name, 'initializer-ttpub');
+    assert.deepEqual(stepOf(decision, 'report')?.report?.retainedPVCs, ['initializer-ttpub']);
+  });
+
+  it('a PVC that cannot be kept blocks the rebuild with the reason and what to do', () => {
+    const js = trainerJobSet('ttpub');
+    const claim = deleting(pvc('initializer-ttpub', { ownerReferences: [jobSetOwner(js)] }));
+    const { decision } = run({ trainJob: trainJob('ttpub', { trainer: { numNodes: 2 } }), jobSet: js, runtime: upstreamRuntime('torchtune'), pvcs: [claim] });
+    assert.equal(decision.kind === 'act' && decision.outcome, 'blocked');
+    assert.ok(!kinds(decision).includes('delete-jobset'));
+    assert.equal(stepOf(decision, 'report')?.report?.state, 'Blocked');
+    assert.equal(stepOf(decision, 'event')?.event.type, 'Warning');
+  });
+
+  it('after the re-creation: retained PVCs are handed back and the report says Rebuilt (once)', () => {
+    const rebuilding: RebuildReport = { state: 'Rebuilding', numNodes: 2, replicatedJob: 'node', parallelism: { from: 1, to: 2 }, replacedJobSetUID: 'old-uid', retainedPVCs: ['initializer-ttpub'] };
+    const tj = withReport(trainJob('ttpub', { trainer: { numNodes: 2 } }), rebuilding);
+    const js = withCount(trainerJobSet('ttpub'), 'node', 2);
+    const retained = pvc('initializer-ttpub', { labels: { 'trainjob-webhook.kubeflow.org/retained-for': tj.metadata.uid! } });
+    const { decision } = run({ trainJob: tj, jobSet: js, runtime: upstreamRuntime('torchtune'), pvcs: [retained] });
+    assert.equal(decision.kind === 'act' && decision.outcome, 'rebuilt');
+    assert.deepEqual(kinds(decision), ['hand-back-pvc', 'report', 'event']);
+    assert.deepEqual(stepOf(decision, 'report')?.report, { ...rebuilding, state: 'Rebuilt' });
+    const again = run({ trainJob: withReport(trainJob('ttpub', { trainer: { numNodes: 2 } }), { ...rebuilding, state: 'Rebuilt' }), jobSet: js, runtime: upstreamRuntime('torchtune') });
+    assert.deepEqual(kinds(again.decision), []);
+  });
+
+  it('a Rebuilding report whose JobSet was never replaced (the user scaled back) is cleared', () => {
+    const tj = withReport(torch1(1), { state: 'Rebuilding', replacedJobSetUID: 'jobset-uid-torch1' });
+    const { decision } = run({ trainJob: tj, jobSet: trainerJobSet('torch1') });
+    assert.deepEqual(decision.kind === 'act' && decision.steps, [{ kind: 'report', report: undefined }]);
+  });
+
+  it('MPI scaled 1 -> 2 is not rebuilt (only the hostfile moves); 2 -> 3 is', () => {
+    const mpi = (n: number) => trainJob('mpi', { trainer: { numNodes: n } }, 'deepspeed-distributed');
+    const world = { jobSet: trainerJobSet('mpi'), runtime: upstreamRuntime('deepspeed') };
+    assert.equal(run({ ...world, trainJob: mpi(2) }).decision.kind === 'act' && (run({ ...world, trainJob: mpi(2) }).decision as { outcome: string }).outcome, 'current');
+    assert.ok(kinds(run({ ...world, trainJob: mpi(3) }).decision).includes('delete-jobset'));
+  });
+});
+
+describe('decide: standalone mode', () => {
+  const standalone = (w: World) => run({ ...w, mode: 'standalone' });
+
+  it('no JobSet: build and apply it, and set Suspended', () => {
+    const { decision } = standalone({ trainJob: torch1(1) });
+    assert.deepEqual(kinds(decision), ['apply-jobset', 'apply-status']);
+    assert.equal(stepOf(decision, 'apply-jobset')?.jobSet.spec?.replicatedJobs?.[0].template?.spec?.parallelism, 1);
+    assert.deepEqual(stepOf(decision, 'apply-status')?.conditions.map((c) => [c.type, c.status, c.reason]), [['Suspended', 'True', 'Suspended']]);
+  });
+
+  it('MPI: a clear condition and report, never a JobSet', () => {
+    const { decision } = standalone({ trainJob: trainJob('mpi', { trainer: { numNodes: 2 } }, 'deepspeed-distributed'), runtime: upstreamRuntime('deepspeed') });
+    assert.equal(decision.kind === 'act' && decision.outcome, 'unsupported');
+    assert.ok(!kinds(decision).includes('apply-jobset'));
+    const conditions = stepOf(decision, 'apply-status')?.conditions ?? [];
+    assert.deepEqual(conditions.map((c) => [c.type, c.status, c.reason]), [['Suspended', 'True', 'Suspended'], ['JobSetCreated', 'False', 'UnsupportedRuntime']]);
+    assert.match(conditions[1].message, /MPI/);
+  });
+
+  it('current and suspended: re-applied (a no-op for the API server), status unchanged so not written', () => {
+    const tj = torch1(1);
+    tj.status = { conditions: [{ type: 'Suspended', status: 'True', reason: 'Suspended', message: 'TrainJob is suspended', lastTransitionTime: 't0', observedGeneration: 1 }] };
+    const { decision } = standalone({ trainJob: tj, jobSet: trainerJobSet('torch1') });
+    assert.deepEqual(kinds(decision), ['apply-jobset']);
+  });
+
+  it('resumed: the JobSet is applied unsuspended, and Suspended turns False/Resumed', () => {
+    const tj = torch1(1, (t) => (t.spec!.suspend = false));
+    tj.status = { conditions: [{ type: 'Suspended', status: 'True', reason: 'Suspended', message: 'TrainJob is suspended', lastTransitionTime: 't0' }] };
+    const { decision } = standalone({ trainJob: tj, jobSet: trainerJobSet('torch1') });
+    assert.equal(stepOf(decision, 'apply-jobset')?.jobSet.spec?.suspend, false);
+    const [c] = stepOf(decision, 'apply-status')?.conditions ?? [];
+    assert.deepEqual([c.status, c.reason, c.message, c.lastTransitionTime], ['False', 'Resumed', 'TrainJob is resumed', '2026-11-30T00:00:00Z']);
+  });
+
+  it('both running: never re-applied', () => {
+    const { decision } = standalone({ trainJob: torch1(1, (t) => (t.spec!.suspend = false)), jobSet: running(trainerJobSet('torch1')) });
+    assert.ok(!kinds(decision).includes('apply-jobset'));
+  });
+
+  it('stale: the same guarded rebuild as companion mode (delete, then re-apply once it is gone)', () => {
+    const { decision } = standalone({ ...stale2(), jobs: [job('torch1-node-0')] });
+    assert.deepEqual(kinds(decision), ['report', 'delete-jobset', 'event']);
+  });
+});

@@ -1,0 +1,166 @@
+// The work queue: de-duplication, one worker per key, bounded concurrency, backoff with jitter.
+import assert from 'node:assert/strict';
+import { describe, it } from 'node:test';
+import { backoffDelay, WorkQueue, type Timers } from '../../src/reconciler/queue.ts';
+
+/** Timers that fire only when told to. */
+function manualTimers() {
+  const pending: { fn: () => void; ms: number; id: number }[] = [];
+  let next = 0;
+  const timers: Timers = {
+    set: (fn, ms) => {
+      const id = ++next;
+      pending.push({ fn, ms, id });
+      return id;
+    },
+    clear: (h) => {
+      const i = pending.findIndex((p) => p.id === h);
+      if (i >= 0) pending.splice(i, 1);
+    },
+  };
+  return { timers, pending, fireAll: () => pending.splice(0).forEach((p) => p.fn()) };
+}
+
+const tick = () => new Promise((r) => setImmediate(r));
+function deferred() {
+  let resolve!: () => void;
+  const promise = new Promise<void>((r) => (resolve = r));
+  return { promise, resolve };
+}
+
+describe('WorkQueue', () => {
+  it('a key added several times before a worker takes it runs once', async () => {
+    const seen: string[] = [];
+    const q = new WorkQueue({ workers: 2, handler: async (k) => void seen.push(k) });
+    for (const k of ['ns/a', 'ns/a', 'ns/b', 'ns/a']) q.add(k);
+    q.start();
+    await q.shutdown();
+    assert.deepEqual(seen, ['ns/a', 'ns/b']);
+  });
+
+  it('one worker per key: an add during a run queues one more run afterwards, never a parallel one', async () => {
+    const gate = deferred();
+    let running = 0;
+    let maxRunning = 0;
+    let runs = 0;
+    const q = new WorkQueue({
+      workers: 4,
+      handler: async () => {
+        runs++;
+        running++;
+        maxRunning = Math.max(maxRunning, running);
+        if (runs === 1) await gate.promise;
+        running--;
+      },
+    });
+    q.start();
+    q.add('ns/a');
+    await tick();
+    q.add('ns/a');
+    q.add('ns/a');
+    await tick();
+    assert.equal(runs, 1);
+    gate.resolve();
+    await tick();
+    await q.shutdown();
+    assert.equal(runs, 2);
+    assert.equal(maxRunning, 1);
+  });
+
+  it('bounded concurrency', async () => {
+    const gates = new Map<string, ReturnType<typeof deferred>>();
+    let running = 0;
+    let maxRunning = 0;
+    const q = new WorkQueue({
+      workers: 2,
+      handler: async (k) => {
+        running++;
+        maxRunning = Math.max(maxRunning, running);
+        const g = deferred();
+        gates.set(k, g);
+        await g.promise;
+        running--;
+      },
+    });
+    for (let i = 0; i < 5; i++) q.add(`ns/${i}`);
+    q.start();
+    for (let round = 0; round < 5; round++) {
+      await tick();
+      for (const g of gates.values()) g.resolve();
+    }
+    await q.shutdown();
+    assert.equal(maxRunning, 2);
+    assert.equal(gates.size, 5);
+  });
+
+  it('nothing runs until started (a follower queues, the leader works)', async () => {
+    let runs = 0;
+    const q = new WorkQueue({ workers: 1, handler: async () => void runs++ });
+    q.add('ns/a');
+    await tick();
+    assert.equal(runs, 0);
+    assert.equal(q.length, 1);
+    q.start();
+    await q.shutdown();
+    assert.equal(runs, 1);
+  });
+
+  it('a failure is retried after an exponential, jittered, capped delay; success resets it', async () => {
+    const { timers, pending, fireAll } = manualTimers();
+    const delays: number[] = [];
+    let fail = 4;
+    const q = new WorkQueue({
+      workers: 1,
+      timers,
+      random: () => 0.5,
+      backoff: { baseMs: 100, maxMs: 500, jitter: 0.2 },
+      handler: async () => {
+        if (fail-- > 0) throw new Error('conflict');
+      },
+      onRetry: (_k, _e, _attempt, delay) => delays.push(delay),
+    });
+    q.start();
+    q.add('ns/a');
+    for (let i = 0; i < 5; i++) {
+      await tick();
+      fireAll();
+    }
+    await q.shutdown();
+    assert.deepEqual(delays, [100, 200, 400, 500]);
+    assert.equal(q.failures('ns/a'), 0);
+    assert.equal(pending.length, 0);
+  });
+
+  it('requeueAfter is a wait, not a failure', async () => {
+    const { timers, pending } = manualTimers();
+    const q = new WorkQueue({ workers: 1, timers, handler: async () => ({ requeueAfterMs: 3000 }) });
+    q.start();
+    q.add('ns/a');
+    await tick();
+    assert.deepEqual(pending.map((p) => p.ms), [3000]);
+    assert.equal(q.failures('ns/a'), 0);
+    // An event for the key cancels the wait and runs it now.
+    q.add('ns/a');
+    assert.equal(pending.length, 0);
+    await q.shutdown();
+  });
+
+  it('an earlier delayed add replaces a later one', () => {
+    const { timers, pending } = manualTimers();
+    const q = new WorkQueue({ workers: 1, timers, handler: async () => {} });
+    q.addAfter('ns/a', 5000);
+    q.addAfter('ns/a', 1000);
+    q.addAfter('ns/a', 3000);
+    assert.deepEqual(pending.map((p) => p.ms), [1000]);
+  });
+});
+
+describe('backoffDelay', () => {
+  const b = { baseMs: 500, maxMs: 60_000, jitter: 0.2 };
+  it('doubles per attempt, is capped, and jitter stays within the fraction', () => {
+    assert.deepEqual([1, 2, 3, 4].map((n) => backoffDelay(n, b, () => 0.5)), [500, 1000, 2000, 4000]);
+    assert.equal(backoffDelay(20, b, () => 0.5), 60_000);
+    assert.equal(backoffDelay(1, b, () => 0), 400);
+    assert.equal(backoffDelay(1, b, () => 1), 600);
+  });
+});
