@@ -465,8 +465,3 @@ export function validateSchemaUpdate(schema: SchemaNode, newObj: unknown, correl
   const result = ratchet(validateValue(schema, newObj, '', correlation), correlation);
   return { errors: result.errors.map(toFieldError), ratcheted: result.ratcheted.map(toFieldError) };
 }
-
-/** Whether `obj` is an object at all (the API server rejects anything else before validating). */
-export function isResourceObject(obj: unknown): obj is JsonObject {
-  return isObject(obj);
-}

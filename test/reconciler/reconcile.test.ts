@@ -1,0 +1,112 @@
+// reconcileKey, the orchestration around decide(), against an in-memory cluster: the reads it
+// makes, the order of its writes, and what it does when a write is refused.
+import assert from 'node:assert/strict';
+import { describe, it } from 'node:test';
+import type { ReconcilerCluster } from '../../src/reconciler/cluster.ts';
+import type { Mode } from '../../src/reconciler/decision.ts';
+import { createReconcilerMetrics } from '../../src/reconciler/metrics.ts';
+import type { JobSet, PersistentVolumeClaim, TrainJob } from '../../src/reconciler/objects.ts';
+import { reconcileKey, NotLeaderError } from '../../src/reconciler/reconcile.ts';
+import { createLogger } from '../../src/observability/logger.ts';
+import { job, jobSetOwner, pvc, torch1, trainJob, trainerJobSet, upstreamRuntime } from './fixtures.ts';
+
+class ApiError extends Error {
+  code: number;
+  constructor(code: number) {
+    super(`HTTP ${code}`);
+    this.code = code;
+  }
+}
+
+function fakeCluster(state: { trainJob?: TrainJob; jobSet?: JobSet; pvcs?: PersistentVolumeClaim[]; runtime?: 'torch' | 'torchtune' }, fail: Partial<Record<string, number>> = {}) {
+  const calls: string[] = [];
+  const maybeFail = (what: string) => {
+    calls.push(what);
+    if (fail[what]) throw new ApiError(fail[what]!);
+  };
+  const cluster: ReconcilerCluster = {
+    getTrainJob: async () => (calls.push('get-trainjob'), state.trainJob),
+    getJobSet: async () => (calls.push('get-jobset'), state.jobSet),
+    readRuntime: async () => (calls.push('read-runtime'), { found: true, runtime: upstreamRuntime(state.runtime ?? 'torch') }),
+    listChildren: async () => (calls.push('list-children'), { jobs: [job('x-0')], pods: [] }),
+    listPvcs: async () => (calls.push('list-pvcs'), state.pvcs ?? []),
+    listRetainedPvcs: async () => (calls.push('list-retained'), []),
+    patchPvc: async (_ns, p) => (maybeFail(`patch-pvc:${p.name}`), pvc(p.name)),
+    deleteJobSet: async () => maybeFail('delete-jobset'),
+    applyJobSet: async (js) => (maybeFail('apply-jobset'), js),
+    applyTrainJobStatus: async () => maybeFail('apply-status'),
+    applyReport: async (_t, r) => maybeFail(`report:${r?.state ?? 'none'}`),
+    recordEvent: async (_t, e) => maybeFail(`event:${e.reason}`),
+  };
+  return { cluster, calls };
+}
+
+const deps = (cluster: ReconcilerCluster, extra: object = {}, mode: Mode = 'companion') => ({ mode, cluster, logger: createLogger('silent'), metrics: createReconcilerMetrics(), ...extra });
+const writes = (calls: string[]) => calls.filter((c) => !/^(get-|read-|list-)/.test(c));
+
+describe('reconcileKey', () => {
+  it('a TrainJob that is gone: one read, nothing else', async () => {
+    const { cluster, calls } = fakeCluster({});
+    assert.deepEqual(await reconcileKey('ns/x', deps(cluster)), {});
+    assert.deepEqual(calls, ['get-trainjob']);
+  });
+
+  it('a stale JobSet with a PVC: release, report, delete, event, in that order; then look again soon', async () => {
+    const js = trainerJobSet('ttpub');
+    const { cluster, calls } = fakeCluster({ trainJob: trainJob('ttpub', { trainer: { numNodes: 2 } }), jobSet: js, runtime: 'torchtune', pvcs: [pvc('initializer-ttpub', { ownerReferences: [jobSetOwner(js)] })] });
+    const result = await reconcileKey('ns/ttpub', deps(cluster));
+    assert.deepEqual(writes(calls), ['patch-pvc:initializer-ttpub', 'report:Rebuilding', 'delete-jobset', 'event:JobSetDeleted']);
+    assert.equal(result.requeueAfterMs, 1_000);
+  });
+
+  it('a PVC the reconciler may not patch (403): nothing is deleted, the report says Blocked and why', async () => {
+    const js = trainerJobSet('ttpub');
+    const { cluster, calls } = fakeCluster({ trainJob: trainJob('ttpub', { trainer: { numNodes: 2 } }), jobSet: js, runtime: 'torchtune', pvcs: [pvc('initializer-ttpub', { ownerReferences: [jobSetOwner(js)] })] }, { 'patch-pvc:initializer-ttpub': 403 });
+    const result = await reconcileKey('ns/ttpub', deps(cluster));
+    assert.deepEqual(writes(calls), ['patch-pvc:initializer-ttpub', 'report:Blocked', 'event:JobSetRebuildBlocked']);
+    assert.equal(result.requeueAfterMs, 30_000);
+  });
+
+  it('a delete refused by its preconditions (409) throws, so the queue retries from a fresh read', async () => {
+    const { cluster } = fakeCluster({ trainJob: torch1(2), jobSet: trainerJobSet('torch1') }, { 'delete-jobset': 409 });
+    await assert.rejects(reconcileKey('ns/torch1', deps(cluster)), /HTTP 409/);
+  });
+
+  it('a JobSet already gone (404 on delete) is fine', async () => {
+    const { cluster } = fakeCluster({ trainJob: torch1(2), jobSet: trainerJobSet('torch1') }, { 'delete-jobset': 404 });
+    await reconcileKey('ns/torch1', deps(cluster));
+  });
+
+  it('an Event that cannot be recorded does not fail the reconcile', async () => {
+    const { cluster, calls } = fakeCluster({ trainJob: torch1(2), jobSet: trainerJobSet('torch1') }, { 'event:JobSetDeleted': 403 });
+    await reconcileKey('ns/torch1', deps(cluster));
+    assert.ok(calls.includes('delete-jobset'));
+  });
+
+  it('no longer the leader: nothing is written', async () => {
+    const { cluster, calls } = fakeCluster({ trainJob: torch1(2), jobSet: trainerJobSet('torch1') });
+    await assert.rejects(reconcileKey('ns/torch1', deps(cluster, { mayWrite: () => false })), NotLeaderError);
+    assert.deepEqual(writes(calls), []);
+  });
+
+  it('the test crash point fires right after the delete', async () => {
+    const { cluster, calls } = fakeCluster({ trainJob: torch1(2), jobSet: trainerJobSet('torch1') });
+    let crashedAfter: string | undefined;
+    await reconcileKey('ns/torch1', deps(cluster, { crashAfter: 'delete-jobset', crash: () => (crashedAfter = calls.at(-1)) }));
+    assert.equal(crashedAfter, 'delete-jobset');
+  });
+
+  it('the release-pvcs crash point fires after the last release, before anything else', async () => {
+    const js = trainerJobSet('ttpub');
+    const { cluster, calls } = fakeCluster({ trainJob: trainJob('ttpub', { trainer: { numNodes: 2 } }), jobSet: js, runtime: 'torchtune', pvcs: [pvc('initializer-ttpub', { ownerReferences: [jobSetOwner(js)] })] });
+    let crashedAfter: string | undefined;
+    await reconcileKey('ns/ttpub', deps(cluster, { crashAfter: 'release-pvcs', crash: () => (crashedAfter ??= calls.at(-1)) }));
+    assert.equal(crashedAfter, 'patch-pvc:initializer-ttpub');
+  });
+
+  it('standalone, no JobSet: apply it and the status', async () => {
+    const { cluster, calls } = fakeCluster({ trainJob: torch1(1) });
+    await reconcileKey('ns/torch1', deps(cluster, {}, 'standalone'));
+    assert.deepEqual(writes(calls), ['apply-jobset', 'apply-status']);
+  });
+});
