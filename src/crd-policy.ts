@@ -15,8 +15,11 @@ export function schemaChecksFor(crd: unknown): SchemaChecks {
     throw new CrdLoadError(`expected the TrainJob CRD (trainer.kubeflow.org), got ${compiled.info.kind}.${compiled.info.group}`);
   }
   return {
-    schema: compiled.schema as SchemaChecks['schema'],
+    root: compiled.root,
+    rules: compiled.rules,
     decode: (obj) => compiled.decode(obj),
+    prepare: (obj, oldObj) => (oldObj === undefined ? compiled.prepareForCreate(obj) : compiled.prepareForUpdate(obj, oldObj)),
+    correlate: (obj, oldObj) => compiled.correlate(obj, oldObj),
     celBlockedBy: (errors) => (hasBlockingErrors(errors) ? CEL_SKIPPED_ERROR : undefined),
     validate: (obj) => compiled.validate(obj),
     validateUpdate: (obj, oldObj) => compiled.validateUpdate(obj, oldObj),

@@ -1,82 +1,34 @@
-// The CRD's own x-kubernetes-validations, compiled once and run like the API server runs them,
-// with the API server's error shape: `<path>: Invalid value: "<schema type>": <message>`.
+// The CRD's own x-kubernetes-validations (found by src/crd), compiled once and run like the API
+// server 1.35 runs them, with its error shape: the value for scalars
+// (`spec.trainer.numProcPerNode: Invalid value: 0: ...`), none for objects and arrays
+// (`spec.trainer: Invalid value: field is immutable`), `<nil>` for the root.
 import type { Environment } from '@marcbachmann/cel-js';
 import { errorString, fieldError, OMIT_VALUE, type FieldError } from '../field/errors.ts';
 import { compileRule, CelCompileError, type CompiledRule } from './compile.ts';
-import { locate, parseLocation, schemaAt, type Located } from './locate.ts';
+import { locate, type Located } from './locate.ts';
+import type { CelRule, Correlation, SchemaNode } from '../crd/index.ts';
 import { CostMeter, PER_CALL_COST_LIMIT } from './cost.ts';
 import { BUDGET_EXHAUSTED, type RuleRun } from './run-rules.ts';
 import type { CelSchema } from './values.ts';
 
-interface XValidation {
-  rule?: unknown;
-  message?: unknown;
-  messageExpression?: unknown;
-  reason?: unknown;
-  fieldPath?: unknown;
-  optionalOldSelf?: unknown;
-}
-
-export interface CrdRule {
-  /** Schema location, e.g. `spec.runtimePatches[*].manager` ('' is the root). */
-  location: string;
-  index: number;
-  rule: string;
-  message?: string;
-  messageExpression?: string;
-  reason?: string;
-  fieldPath?: string;
-  optionalOldSelf: boolean;
-}
-
-export interface CompiledCrdRule extends CrdRule {
-  segments: string[];
+export interface CompiledCrdRule {
+  rule: CelRule;
   compiled: CompiledRule;
   compiledMessage?: CompiledRule;
 }
 
-/** Every x-kubernetes-validations entry in a schema, with its location. */
-export function collectCrdRules(schema: CelSchema): CrdRule[] {
-  const out: CrdRule[] = [];
-  const walk = (node: CelSchema | undefined, location: string): void => {
-    if (!node || typeof node !== 'object') return;
-    const list = (node as { 'x-kubernetes-validations'?: unknown })['x-kubernetes-validations'];
-    if (Array.isArray(list)) {
-      list.forEach((v: XValidation, index) => {
-        if (typeof v?.rule !== 'string') return;
-        out.push({
-          location,
-          index,
-          rule: v.rule,
-          message: typeof v.message === 'string' ? v.message : undefined,
-          messageExpression: typeof v.messageExpression === 'string' ? v.messageExpression : undefined,
-          reason: typeof v.reason === 'string' ? v.reason : undefined,
-          fieldPath: typeof v.fieldPath === 'string' ? v.fieldPath : undefined,
-          optionalOldSelf: v.optionalOldSelf === true,
-        });
-      });
-    }
-    for (const [name, child] of Object.entries(node.properties ?? {})) walk(child, location ? `${location}.${name}` : name);
-    if (node.items) walk(node.items, `${location}[*]`);
-    if (typeof node.additionalProperties === 'object') walk(node.additionalProperties, `${location}[*]`);
-  };
-  walk(schema, '');
-  return out;
-}
-
 export class CrdRuleError extends Error {}
 
-export function compileCrdRules(env: Environment, rules: CrdRule[]): CompiledCrdRule[] {
+export function compileCrdRules(env: Environment, rules: readonly CelRule[]): CompiledCrdRule[] {
   return rules.map((r) => {
     try {
       return {
-        ...r,
-        segments: parseLocation(r.location),
+        rule: r,
         compiled: compileRule(env, r.rule),
         compiledMessage: r.messageExpression ? compileRule(env, r.messageExpression) : undefined,
       };
     } catch (err) {
-      const where = `${r.location || '<root>'} x-kubernetes-validations[${r.index}]`;
+      const where = `${r.location || '<root>'}${r.branch ? ` ${r.branch}` : ''} x-kubernetes-validations[${r.index}]`;
       if (err instanceof CelCompileError) throw new CrdRuleError(`CRD rule at ${where} (${JSON.stringify(r.rule)}): ${err.message}`);
       throw err;
     }
@@ -91,12 +43,8 @@ function withFieldPath(path: string, fieldPath: string | undefined): string {
   return rel.startsWith('[') ? path + rel : `${path}.${rel}`;
 }
 
-function schemaType(schema: CelSchema | undefined): string {
-  return schema?.type ?? '';
-}
-
 /** fieldErrorForReason in the API server. */
-function failure(rule: CompiledCrdRule, path: string, value: unknown, message: string): FieldError {
+function failure(rule: CelRule, path: string, value: unknown, message: string): FieldError {
   switch (rule.reason) {
     case 'FieldValueForbidden':
       return fieldError.forbidden(path, message);
@@ -123,26 +71,27 @@ function reportedValue(value: unknown, type: string): unknown {
   return type === 'object' || type === 'array' ? OMIT_VALUE : value;
 }
 
-export function runCrdRules(rules: CompiledCrdRule[], run: RuleRun, schema: CelSchema, obj: unknown, oldObj: unknown): CrdRuleResult {
+export function runCrdRules(rules: CompiledCrdRule[], run: RuleRun, root: SchemaNode, obj: unknown, correlation?: Correlation): CrdRuleResult {
   const errors: FieldError[] = [];
   const warnings: string[] = [];
-  for (const rule of rules) {
+  for (const compiledRule of rules) {
+    const { rule } = compiledRule;
     const origin = `crd:${rule.location || '<root>'}#${rule.index}`;
     const errorName = (rule.message ?? '').trim() || rule.rule.trim();
-    for (const at of locate(rule.segments, { path: '', value: obj, oldValue: oldObj, schema })) {
-      const type = schemaType(at.schema ?? schemaAt(schema, rule.segments));
+    const type = rule.nodeSchema.type;
+    for (const at of locate(root, rule.location, obj, correlation)) {
       const path = at.path || ROOT_PATH;
       if (run.exhausted) {
         errors.push({ ...fieldError.invalid(path, type, BUDGET_EXHAUSTED), origin });
         return { errors, warnings };
       }
-      const outcome = run.evaluate({ compiled: rule.compiled, optionalOldSelf: rule.optionalOldSelf, errorName }, at);
+      const outcome = run.evaluate({ compiled: compiledRule.compiled, optionalOldSelf: rule.optionalOldSelf, errorName }, { ...at, schema: rule.schema.raw as CelSchema });
       if (outcome.kind === 'error') {
         errors.push({ ...fieldError.invalid(path, type, outcome.detail), origin });
         if (outcome.stop) return { errors, warnings };
       }
       if (outcome.kind === 'failed' || outcome.kind === 'ratcheted') {
-        const message = messageFor(rule, run, at) ?? (rule.message?.trim() || `failed rule: ${rule.rule.trim()}`);
+        const message = messageFor(compiledRule, run, at) ?? (rule.message?.trim() || `failed rule: ${rule.rule.trim()}`);
         const error = failure(rule, withFieldPath(at.path, rule.fieldPath) || ROOT_PATH, reportedValue(at.value, type), message);
         if (outcome.kind === 'failed') errors.push({ ...error, origin });
         else warnings.push(errorString(error));

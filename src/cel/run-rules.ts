@@ -1,11 +1,10 @@
 // Runs compiled rules over one object the way the API server runs a CRD's x-kubernetes-validations:
 // transition rules (those using oldSelf) only where an old value correlates, unless
-// optionalOldSelf; other rules ratcheted on UPDATE (skipped where the value is unchanged); a
-// per-call cost limit and a per-object budget.
+// optionalOldSelf; other rules ratcheted on UPDATE (a failure on an unchanged value is a
+// warning); a per-call cost limit and a per-object budget.
 import { Optional } from '@marcbachmann/cel-js';
 import type { CompiledRule } from './compile.ts';
 import { CostLimitError, CostMeter, PER_CALL_COST_LIMIT, PER_OBJECT_COST_BUDGET } from './cost.ts';
-import { celEqual } from './equality.ts';
 import type { Located } from './locate.ts';
 import { toCelValue, type CelSchema, type InternPool } from './values.ts';
 
@@ -58,7 +57,7 @@ export class RuleRun {
       const result = compiled.evaluate({ ...rule.bindings, self, oldSelf }, meter);
       if (result === true) return { kind: 'passed' };
       // Ratcheting: a rule without oldSelf that fails on an unchanged value is only a warning.
-      return !compiled.usesOldSelf && hasOld && this.#unchanged(at) ? { kind: 'ratcheted' } : { kind: 'failed' };
+      return !compiled.usesOldSelf && at.ratchet ? { kind: 'ratcheted' } : { kind: 'failed' };
     } catch (err) {
       const name = rule.errorName ?? compiled.source;
       if (err instanceof CostLimitError) return { kind: 'error', detail: `'${err.message}': no further validation rules will be run due to call cost exceeds limit for rule: ${name}`, stop: true };
@@ -79,10 +78,6 @@ export class RuleRun {
     if (!bySchema) this.#converted.set(value, (bySchema = new Map()));
     if (!bySchema.has(schema)) bySchema.set(schema, toCelValue(value, schema, this.pool));
     return bySchema.get(schema);
-  }
-
-  #unchanged(at: Located): boolean {
-    return celEqual(this.convert(at.value, at.schema), this.convert(at.oldValue, at.schema));
   }
 
   #charge(cost: number): void {

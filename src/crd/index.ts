@@ -1,8 +1,8 @@
-// The API server's structural-schema handling of one CRD version, compiled once: what its
+// The API server's handling of one CRD version's custom resources, compiled once: what its
 // decoder does to an object (ObjectMeta round trip, pruning, null pruning, defaulting), what the
-// registry strategy does before validating (status subresource, generation), and the schema
-// side of validation (type meta, OpenAPI schema with ratcheting, list types). The CRD's CEL
-// rules are found here and evaluated by src/cel.
+// registry does before validating (status subresource, generation, metadata carried over), and
+// every check that precedes the CRD's CEL rules (type meta, ObjectMeta, OpenAPI schema with
+// ratcheting, embedded resources, list types). The CEL rules are found here, run by src/cel.
 import type { FieldError } from '../field/errors.ts';
 import { applyDefaults, applyDefaultsInPlace } from './defaults.ts';
 import { loadCrd, type CrdInfo } from './load.ts';
@@ -62,9 +62,9 @@ export interface CompiledCrdSchema {
   prepareForCreate(obj: unknown): unknown;
   /** rest.BeforeUpdate + PrepareForUpdate: uid/timestamps/generation carried over from the old object, status kept from it, generation bumped when anything but metadata changed. */
   prepareForUpdate(newObj: unknown, oldObj: unknown): unknown;
-  /** CREATE: type meta, ObjectMeta, schema, embedded resources' metadata, list types (not CEL). */
+  /** CREATE (after prepareForCreate): type meta, ObjectMeta, schema, embedded resources' metadata, list types (not CEL). */
   validate(obj: unknown): FieldError[];
-  /** UPDATE: type meta, ObjectMeta update rules, schema with ratcheting (errors in unchanged values drop out), embedded resources' metadata, list types (skipped when the old object already broke them). */
+  /** UPDATE (after prepareForUpdate): type meta, ObjectMeta update rules, schema with ratcheting (errors in unchanged values drop out), embedded resources' metadata, list types (skipped when the old object already broke them). */
   validateUpdate(newObj: unknown, oldObj: unknown): FieldError[];
   /** The correlation of an UPDATE (for ratcheting CEL rule errors and finding oldSelf). */
   correlate(newObj: unknown, oldObj: unknown): Correlation;
@@ -130,9 +130,38 @@ export function compileCrdSchema(crdObject: unknown, options: CompileOptions = {
   const root = info.root;
   const rules = collectCelRules(root);
 
+  // What the registry does before validating (rest.BeforeCreate/BeforeUpdate, PrepareForCreate/
+  // PrepareForUpdate). validate and validateUpdate apply it themselves: it is idempotent on
+  // objects a webhook receives (already prepared) and spares raw objects spurious errors.
+  const prepareForCreate = (obj: unknown): unknown => {
+    if (!isObject(obj)) return obj;
+    const meta = isObject(obj.metadata) ? obj.metadata : undefined;
+    if (!(info.statusSubresource && Object.hasOwn(obj, 'status')) && meta?.generation === 1) return obj;
+    const out = deepClone(obj);
+    if (info.statusSubresource) delete out.status;
+    setGeneration(out, 1);
+    return out;
+  };
+
+  const prepareForUpdate = (newObj: unknown, oldObj: unknown): unknown => {
+    const out = deepClone(newObj);
+    if (!isObject(out) || !isObject(oldObj)) return out;
+    carryOverMetadata(out, oldObj);
+    if (info.statusSubresource) {
+      if (Object.hasOwn(oldObj, 'status')) setOwn(out, 'status', deepClone(oldObj.status));
+      else delete out.status;
+    }
+    if (!semanticEqual(withoutMetadata(out), withoutMetadata(oldObj))) {
+      const g = generationOf(oldObj);
+      setGeneration(out, typeof g === 'bigint' ? g + 1n : g + 1);
+    }
+    return out;
+  };
+
   // strategy.Validate: the validator (type meta, or else ObjectMeta and schema), then embedded
   // resources and list types; CEL would come last.
-  const validate = (obj: unknown): FieldError[] => {
+  const validate = (input: unknown): FieldError[] => {
+    const obj = prepareForCreate(input);
     const typeErrors = typeMetaErrors(info, obj);
     const validator = typeErrors.length > 0 ? typeErrors : [...validateObjectMeta(obj, metaOptions), ...validateSchema(root, obj)];
     return [...validator, ...validateEmbeddedResources(obj, root), ...validateListTypes(root, obj)];
@@ -140,7 +169,8 @@ export function compileCrdSchema(crdObject: unknown, options: CompileOptions = {
 
   // rest.BeforeUpdate's common ObjectMeta checks (names as path segments), then strategy.ValidateUpdate,
   // which checks the ObjectMeta update rules again: the API server lists such errors more than once.
-  const validateUpdate = (newObj: unknown, oldObj: unknown): FieldError[] => {
+  const validateUpdate = (input: unknown, oldObj: unknown): FieldError[] => {
+    const newObj = prepareForUpdate(input, oldObj);
     const newMeta = isObject(newObj) && isObject(newObj.metadata) ? newObj.metadata : {};
     const metaUpdate = validateObjectMetaUpdate(newObj, oldObj, metaOptions);
     const common = [...validateMetadataAt(newMeta, 'metadata', pathSegmentNameErrors, info.namespaced, metaOptions), ...metaUpdate];
@@ -163,27 +193,8 @@ export function compileCrdSchema(crdObject: unknown, options: CompileOptions = {
       applyDefaultsInPlace(pruned.object, root);
       return { object: pruned.object, warnings: pruned.pruned.map((p) => `unknown field "${p}"`) };
     },
-    prepareForCreate(obj) {
-      const out = deepClone(obj);
-      if (!isObject(out)) return out;
-      if (info.statusSubresource) delete out.status;
-      setGeneration(out, 1);
-      return out;
-    },
-    prepareForUpdate(newObj, oldObj) {
-      const out = deepClone(newObj);
-      if (!isObject(out) || !isObject(oldObj)) return out;
-      carryOverMetadata(out, oldObj);
-      if (info.statusSubresource) {
-        if (Object.hasOwn(oldObj, 'status')) setOwn(out, 'status', deepClone(oldObj.status));
-        else delete out.status;
-      }
-      if (!semanticEqual(withoutMetadata(out), withoutMetadata(oldObj))) {
-        const g = generationOf(oldObj);
-        setGeneration(out, typeof g === 'bigint' ? g + 1n : g + 1);
-      }
-      return out;
-    },
+    prepareForCreate,
+    prepareForUpdate,
     validate,
     validateUpdate,
     correlate: (newObj, oldObj) => correlate(root, newObj, oldObj),

@@ -287,9 +287,3 @@ function compileNode(raw: unknown, location: string, ctx: Ctx): SchemaNode {
 export function compileSchema(raw: unknown, location = 'openAPIV3Schema'): SchemaNode {
   return compileNode(raw, location, { depth: 0 });
 }
-
-/** The schema for a child field of an object node, as the API server's structural walkers pick it. */
-export function fieldSchema(node: SchemaNode | undefined, name: string): SchemaNode | undefined {
-  if (!node) return undefined;
-  return node.properties?.get(name) ?? node.additionalProperties;
-}

@@ -14,7 +14,7 @@ import { formatCheck } from './formats.ts';
 import { goFloat, goQuote } from './gofmt.ts';
 import type { Correlation } from './ratchet.ts';
 import type { SchemaNode } from './schema.ts';
-import { isObject, kindOf, ownKeys, semanticEqual, toBigInt, toFloat, type JsonKind, type JsonObject } from './values.ts';
+import { kindOf, ownKeys, semanticEqual, toBigInt, toFloat, type JsonKind, type JsonObject } from './values.ts';
 
 const IN = 'body';
 

@@ -46,10 +46,6 @@ export function hasOwn(o: JsonObject, key: string): boolean {
   return Object.hasOwn(o, key) && o[key] !== undefined;
 }
 
-export function getOwn(o: JsonObject, key: string): unknown {
-  return Object.hasOwn(o, key) ? o[key] : undefined;
-}
-
 /** Sets an own data property; a `__proto__` key is defined, so it cannot replace the prototype. */
 export function setOwn(o: JsonObject, key: string, value: unknown): void {
   if (key === '__proto__') Object.defineProperty(o, key, { value, writable: true, enumerable: true, configurable: true });

@@ -2,16 +2,15 @@
 // stops start-up with the row's id and the position in its CEL.
 import type { Environment } from '@marcbachmann/cel-js';
 import { compileRule, CelCompileError, type CompiledRule } from '../cel/compile.ts';
-import { locate, parseLocation, type Located } from '../cel/locate.ts';
+import { locate, type Located } from '../cel/locate.ts';
 import type { RuleRun } from '../cel/run-rules.ts';
-import type { CelSchema } from '../cel/values.ts';
+import type { Correlation, SchemaNode } from '../crd/index.ts';
 import { fieldError, type FieldError } from '../field/errors.ts';
 import { NAMED_TRAINER_FIELDS, RULES, type RuleRow } from './table.ts';
 
 export interface CompiledRow {
   row: RuleRow;
   compiled: CompiledRule;
-  segments: string[];
 }
 
 export class RuleTableError extends Error {}
@@ -19,7 +18,7 @@ export class RuleTableError extends Error {}
 export function compileTable(env: Environment, rows: readonly RuleRow[] = RULES): CompiledRow[] {
   return rows.map((row) => {
     try {
-      return { row, compiled: compileRule(env, row.rule), segments: parseLocation(row.scope) };
+      return { row, compiled: compileRule(env, row.rule) };
     } catch (err) {
       if (err instanceof CelCompileError) throw new RuleTableError(`rule ${row.id}: ${err.message}`);
       throw err;
@@ -55,10 +54,10 @@ function violation(row: RuleRow, field: string, newValue: unknown): FieldError {
 }
 
 /** Runs every row over an update; returns each violation with the field it blames. */
-export function runTable(rows: readonly CompiledRow[], run: RuleRun, schema: CelSchema | undefined, obj: unknown, oldObj: unknown): FieldError[] {
+export function runTable(rows: readonly CompiledRow[], run: RuleRun, root: SchemaNode, obj: unknown, correlation: Correlation): FieldError[] {
   const errors: FieldError[] = [];
-  for (const { row, compiled, segments } of rows) {
-    for (const at of locate(segments, { path: '', value: obj, oldValue: oldObj, schema })) {
+  for (const { row, compiled } of rows) {
+    for (const at of locate(root, row.scope, obj, correlation)) {
       const targets = row.perUnnamedTrainerField
         ? unnamedTrainerFields(at).map((key) => ({ bindings: { key }, relative: `.trainer.${key}` }))
         : [{ bindings: undefined, relative: row.field.slice(row.scope.length) }];

@@ -7,7 +7,7 @@ import { canonicalKey, InternPool } from '../cel/values.ts';
 import type { FieldError } from '../field/errors.ts';
 import { runTable } from './compiled-table.ts';
 import type { Policy } from './policy.ts';
-import { TABLE_SCHEMA } from './table-schema.ts';
+import { correlate } from '../crd/index.ts';
 
 export interface Verdict {
   causes: FieldError[];
@@ -45,11 +45,12 @@ export function decideCreate(policy: Policy, input: unknown): Verdict {
   const obj = admit(policy, input, warnings);
   const causes: FieldError[] = [];
   if (policy.crd) {
-    const schemaErrors = policy.crd.checks.validate(obj);
-    const blocked = policy.crd.checks.celBlockedBy(schemaErrors);
+    const { checks } = policy.crd;
+    const schemaErrors = checks.validate(obj);
+    const blocked = checks.celBlockedBy(schemaErrors);
     causes.push(...schemaErrors);
     if (blocked) causes.push(blocked);
-    else causes.push(...runCrdRules(policy.crd.rules, new RuleRun(new InternPool(), false), policy.crd.checks.schema, obj, undefined).errors);
+    else causes.push(...runCrdRules(policy.crd.rules, new RuleRun(new InternPool(), false), checks.root, checks.prepare(obj)).errors);
   }
   return { causes, warnings: [...warnings, ...zeroNodesWarning(numNodesOf(obj))] };
 }
@@ -65,12 +66,15 @@ export function decideUpdate(policy: Policy, input: unknown, oldInput: unknown):
   causes.push(...schemaErrors);
   // The API server runs no CEL rule (and so none of the table's, which the CRD patch turns into CEL) after a blocking schema error.
   if (blocked) return { causes: [...causes, blocked], warnings };
+  // The CEL rules see the object as the registry prepared it (status kept from the old object, ...).
+  const prepared = policy.crd ? policy.crd.checks.prepare(obj, oldObj) : obj;
+  const correlation = policy.crd ? policy.crd.checks.correlate(prepared, oldObj) : correlate(policy.tableRoot, prepared, oldObj);
   if (policy.crd) {
-    const crdRules = runCrdRules(policy.crd.rules, run, policy.crd.checks.schema, obj, oldObj);
+    const crdRules = runCrdRules(policy.crd.rules, run, policy.crd.checks.root, prepared, correlation);
     causes.push(...crdRules.errors);
     warnings.push(...crdRules.warnings);
   }
-  causes.push(...runTable(policy.table, run, policy.crd?.checks.schema ?? TABLE_SCHEMA, obj, oldObj));
+  causes.push(...runTable(policy.table, run, policy.tableRoot, prepared, correlation));
 
   const from = numNodesOf(oldObj);
   const to = numNodesOf(obj);

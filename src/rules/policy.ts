@@ -2,16 +2,20 @@
 // TrainJob CRD is known, its schema checks and its own CEL rules (minus the ones the table
 // supersedes and the ones this project generated into the CRD).
 import { createCelEnvironment } from '../cel/environment.ts';
-import { collectCrdRules, compileCrdRules, type CompiledCrdRule, type CrdRule } from '../cel/crd-rules.ts';
-import type { CelSchema } from '../cel/values.ts';
+import { compileCrdRules, type CompiledCrdRule } from '../cel/crd-rules.ts';
+import { compileSchema, type CelRule, type Correlation, type SchemaNode } from '../crd/index.ts';
 import type { FieldError } from '../field/errors.ts';
 import { compileTable, type CompiledRow } from './compiled-table.ts';
 import { isGeneratedRule } from './marker.ts';
 import { RULES } from './table.ts';
+import { TABLE_SCHEMA } from './table-schema.ts';
 
 /** The structural-schema side of the API server (src/crd/). */
 export interface SchemaChecks {
-  schema: CelSchema;
+  /** The compiled structural schema of the served version. */
+  root: SchemaNode;
+  /** Every x-kubernetes-validations rule of the CRD, with its location. */
+  rules: readonly CelRule[];
   /** What the API server's decoder does first: prune unknown fields (with warnings), apply defaults. */
   decode(obj: unknown): { object: unknown; warnings: string[] };
   validate(obj: unknown): FieldError[];
@@ -19,17 +23,25 @@ export interface SchemaChecks {
   validateUpdate(obj: unknown, oldObj: unknown): FieldError[];
   /** Schema errors after which the API server runs no CEL rule, and the error it reports instead. */
   celBlockedBy(errors: readonly FieldError[]): FieldError | undefined;
+  /** The registry's PrepareForCreate/PrepareForUpdate: the object the CEL rules see. */
+  prepare(obj: unknown, oldObj?: unknown): unknown;
+  correlate(obj: unknown, oldObj: unknown): Correlation;
 }
 
 export interface Policy {
   table: CompiledRow[];
-  crd?: { checks: SchemaChecks; rules: CompiledCrdRule[]; skipped: CrdRule[]; blanketTrainerRule: boolean };
+  /** The schema the table's rules are located and typed with: the CRD's, or the table's own. */
+  tableRoot: SchemaNode;
+  crd?: { checks: SchemaChecks; rules: CompiledCrdRule[]; skipped: CelRule[]; blanketTrainerRule: boolean };
 }
+
+let tableRoot: SchemaNode | undefined;
+const tableSchemaRoot = (): SchemaNode => (tableRoot ??= compileSchema(TABLE_SCHEMA));
 
 const normalize = (rule: string): string => rule.replace(/\s+/g, ' ').trim();
 
 /** The table row that replaces a CRD rule, if any (e.g. upstream's blanket spec.trainer rule). */
-export function supersededBy(rule: CrdRule): string | undefined {
+export function supersededBy(rule: CelRule): string | undefined {
   const row = RULES.find((r) => r.supersedes && r.supersedes.path === rule.location && normalize(r.supersedes.rule) === normalize(rule.rule));
   return row?.id;
 }
@@ -37,10 +49,10 @@ export function supersededBy(rule: CrdRule): string | undefined {
 export function buildPolicy(checks?: SchemaChecks): Policy {
   const env = createCelEnvironment();
   const table = compileTable(env);
-  if (!checks) return { table };
-  const all = collectCrdRules(checks.schema);
+  if (!checks) return { table, tableRoot: tableSchemaRoot() };
+  const all = checks.rules;
   const skipped = all.filter((r) => isGeneratedRule(r.rule) || supersededBy(r));
   const kept = all.filter((r) => !skipped.includes(r));
   const blanketTrainerRule = all.some((r) => r.location === 'spec.trainer' && normalize(r.rule) === 'self == oldSelf');
-  return { table, crd: { checks, rules: compileCrdRules(env, kept), skipped, blanketTrainerRule } };
+  return { table, tableRoot: checks.root, crd: { checks, rules: compileCrdRules(env, kept), skipped, blanketTrainerRule } };
 }

@@ -19,7 +19,15 @@ export const TABLE_SCHEMA: CelSchema = {
       properties: {
         suspend: { type: 'boolean' },
         activeDeadlineSeconds: { type: 'integer' },
-        runtimePatches: { ...keyedByName(), 'x-kubernetes-list-map-keys': ['manager'] },
+        managedBy: { type: 'string' },
+        runtimeRef: { type: 'object', 'x-kubernetes-preserve-unknown-fields': true },
+        initializer: { type: 'object', 'x-kubernetes-preserve-unknown-fields': true },
+        runtimePatches: {
+          type: 'array',
+          'x-kubernetes-list-type': 'map',
+          'x-kubernetes-list-map-keys': ['manager'],
+          items: { type: 'object', 'x-kubernetes-preserve-unknown-fields': true, properties: { manager: { type: 'string' } } },
+        },
         trainer: {
           type: 'object',
           'x-kubernetes-preserve-unknown-fields': true,

@@ -93,6 +93,11 @@ describe('ObjectMeta on update', () => {
   ];
   for (const [name, n, o, expected] of cases) it(name, () => assert.deepEqual(messages(validateObjectMetaUpdate(n, o, { namespaced: true })), expected));
 
+  it('a hand-written new object lacking uid, generation and timestamps is prepared like the API server prepares it', () => {
+    const raw = trainJob({ runtimeRef: { name: 'torch' }, suspend: true }, { metadata: { name: 'job', namespace: 'default' }, status: { bogus: 1 } });
+    assert.deepEqual(messages(crd.validateUpdate(raw, crd.decode(old).object)), []);
+  });
+
   it('whole-update validation lists a bad new label three times, like the API server (rest.BeforeUpdate + strategy)', () => {
     const n = crd.prepareForUpdate(next({ labels: { 'bad key': 'x' } }), old);
     const expected = `metadata.labels: Invalid value: "bad key": name part ${LABEL_KEY_RULE}`;

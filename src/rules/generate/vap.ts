@@ -2,7 +2,6 @@
 // webhook. A VAP sees plain JSON without the schema, so lists keyed by name (env, claims,
 // runtimePatches) compare by key here, not in order; and each message names its field, since a
 // VAP denial reports only the first failed message and no field path.
-import { schemaAt, parseLocation } from '../../cel/locate.ts';
 import type { CelSchema } from '../../cel/values.ts';
 import { immutableTrainerField } from '../cel-snippets.ts';
 import { RULES, type RuleRow } from '../table.ts';
@@ -17,6 +16,11 @@ const containsKeyedList = (s: CelSchema | undefined): boolean =>
     containsKeyedList(s.items) ||
     Object.values(s.properties ?? {}).some(containsKeyedList) ||
     (typeof s.additionalProperties === 'object' && containsKeyedList(s.additionalProperties)));
+
+/** The raw schema at a dotted path of property names (the table's scopes and fields). */
+function rawSchemaAt(s: CelSchema | undefined, path: string): CelSchema | undefined {
+  return path.split('.').filter(Boolean).reduce<CelSchema | undefined>((node, name) => node?.properties?.[name], s);
+}
 
 let depth = 0;
 const fresh = (): [string, string] => [`x${depth}`, `y${depth++}`];
@@ -42,10 +46,8 @@ export function vapEqual(a: string, b: string, s: CelSchema | undefined): string
 /** Rewrites a table rule from CRD scope (self/oldSelf at `scope`) to VAP variables, with keyed equality. */
 export function toVapRule(rule: string, scope: string, schema: CelSchema | undefined): string {
   const root = (v: string): string => `${v}${scope ? `.${scope}` : ''}`;
-  const scopeSchema = schemaAt(schema, parseLocation(scope));
-  const keyed = rule.replace(/\bself\.([\w.]+) == oldSelf\.\1\b/g, (_m, path: string) =>
-    vapEqual(`self.${path}`, `oldSelf.${path}`, schemaAt(scopeSchema, parseLocation(path))),
-  );
+  const scopeSchema = rawSchemaAt(schema, scope);
+  const keyed = rule.replace(/\bself\.([\w.]+) == oldSelf\.\1\b/g, (_m, path: string) => vapEqual(`self.${path}`, `oldSelf.${path}`, rawSchemaAt(scopeSchema, path)));
   return keyed.replace(/\boldSelf\b/g, root('oldObject')).replace(/\bself\b/g, root('object'));
 }
 
