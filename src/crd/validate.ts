@@ -11,7 +11,7 @@
 // are dotted even for map keys, and ratcheting drops errors per correlated node.
 import { OMIT_VALUE, type FieldError } from '../field/errors.ts';
 import { formatCheck } from './formats.ts';
-import { goFloat, goQuote } from './gofmt.ts';
+import { goFloat, goQuote } from '../field/gofmt.ts';
 import type { Correlation } from './ratchet.ts';
 import type { SchemaNode } from './schema.ts';
 import { kindOf, ownKeys, semanticEqual, toBigInt, toFloat, type JsonKind, type JsonObject } from './values.ts';

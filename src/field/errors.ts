@@ -1,6 +1,8 @@
 // Field errors in the shape of Kubernetes' field.ErrorList: collected with full paths, never
 // only the first one, and rendered exactly the way the API server renders them.
 
+import { goFloat, goQuote } from './gofmt.ts';
+
 export type FieldErrorType =
   | 'FieldValueRequired'
   | 'FieldValueInvalid'
@@ -48,8 +50,9 @@ export function typeText(type: FieldErrorType): string {
 /** Renders a value like Go's `%v`/`%q` does for the simple types the API server prints. */
 export function renderValue(value: unknown): string {
   if (value === null || value === undefined) return 'null';
-  if (typeof value === 'string') return JSON.stringify(value);
-  if (typeof value === 'number' || typeof value === 'bigint' || typeof value === 'boolean') return String(value);
+  if (typeof value === 'string') return goQuote(value);
+  if (typeof value === 'number') return Number.isInteger(value) ? String(value) : goFloat(value);
+  if (typeof value === 'bigint' || typeof value === 'boolean') return String(value);
   try {
     return JSON.stringify(value, (_k, v: unknown) => (typeof v === 'bigint' ? v.toString() : v));
   } catch {
@@ -85,13 +88,13 @@ export const fieldError = {
     type: 'FieldValueTooLong',
     field,
     value: OMIT_VALUE,
-    detail: `may not be more than ${maxLength} bytes`,
+    detail: `may not be more than ${maxLength} ${maxLength === 1 ? 'byte' : 'bytes'}`,
   }),
   tooMany: (field: string, actual: number, max: number): FieldError => ({
     type: 'FieldValueTooMany',
     field,
     value: actual,
-    detail: `must have at most ${max} items`,
+    detail: `must have at most ${max} ${max === 1 ? 'item' : 'items'}`,
   }),
   typeInvalid: (field: string, value: unknown, detail: string): FieldError => ({ type: 'FieldValueTypeInvalid', field, value, detail }),
   internal: (field: string, detail: string): FieldError => ({ type: 'InternalError', field, value: OMIT_VALUE, detail }),

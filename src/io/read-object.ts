@@ -31,7 +31,8 @@ export function parseObjectText(text: string, name: string): unknown {
       throw new InputError(`${name}: not valid JSON: ${(err as Error).message}`);
     }
   }
-  const docs = parseAllDocuments(text, { intAsBigInt: true, uniqueKeys: true });
+  // YAML 1.1, as kubectl reads it: `yes`, `on`, `y` are booleans there.
+  const docs = parseAllDocuments(text, { version: '1.1', intAsBigInt: true, uniqueKeys: true });
   if (!Array.isArray(docs)) throw new InputError(`${name}: empty document`);
   const real = docs.filter((d) => d.contents !== null);
   if (real.length !== 1) throw new InputError(`${name}: expected exactly one YAML document, found ${real.length}`);
