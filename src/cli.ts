@@ -5,6 +5,7 @@ import { serveCommand } from './commands/serve.ts';
 import { SERVE_USAGE } from './config/serve.ts';
 import { REVIEW_USAGE } from './commands/review.ts';
 import { RULES_USAGE } from './commands/rules.ts';
+import { reconcileCommand, RECONCILE_USAGE } from './commands/reconcile.ts';
 
 const USAGE = `Usage: trainjob-webhook <command> [flags]
 
@@ -22,6 +23,7 @@ const COMMANDS: Record<string, { run: Command; usage: string }> = {
   serve: { run: serveCommand, usage: SERVE_USAGE },
   review: { run: reviewCommand, usage: REVIEW_USAGE },
   rules: { run: rulesCommand, usage: RULES_USAGE },
+  reconcile: { run: reconcileCommand, usage: RECONCILE_USAGE },
 };
 
 export async function main(argv: string[], io: CommandIo): Promise<number> {

@@ -1,10 +1,10 @@
 // `trainjob-webhook reconcile`: the reconciler sidecar. Flags parsed once; runs until a signal
-// stops it (draining in-flight reconciles and releasing its Lease) or leadership is lost (exit 1,
-// so that the container restarts as a fresh candidate).
+// stops it (draining in-flight reconciles and releasing its Lease; exit 0) or leadership is lost
+// (exit 1, so that the container restarts as a fresh candidate).
 import { loadKubeConfig } from '../cluster/client.ts';
 import { createLogger } from '../observability/logger.ts';
 import { ConfigError, parseReconcileArgs, RECONCILE_USAGE, type ReconcileConfig } from '../reconciler/config.ts';
-import { startReconciler } from '../reconciler/run.ts';
+import { flushLogsSync, startReconciler } from '../reconciler/run.ts';
 import { installProcessHandlers } from '../server.ts';
 import type { CommandIo } from './review.ts';
 
@@ -29,9 +29,12 @@ export async function reconcileCommand(args: string[], io: CommandIo): Promise<n
     logger,
     onFatal: (reason) => {
       logger.fatal({ reason }, 'reconciler stopping');
+      flushLogsSync(logger);
       process.exit(1);
     },
   });
-  installProcessHandlers(handle, { logger, timeoutMs: config.shutdownTimeoutMs });
-  return new Promise<number>(() => {}); // runs until a signal closes it
+  // Runs until a signal closes it; then resolves 0, so the process ends with a clean exit code.
+  return new Promise<number>((resolve) => {
+    installProcessHandlers({ close: () => handle.close().then(() => resolve(0)) }, { logger, timeoutMs: config.shutdownTimeoutMs });
+  });
 }

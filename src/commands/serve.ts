@@ -77,6 +77,17 @@ export async function serveCommand(args: string[], io: CommandIo): Promise<numbe
   });
   if (!fixed.crd && !kc) logger.warn('no TrainJob CRD given (--crd) and no cluster access: only the rule table runs (no schema, defaults or CRD rules)');
   const handle = await startServe(config, { validator, logger });
-  installProcessHandlers({ close: async () => (policies.stop(), handle.close()) }, { logger, timeoutMs: config.shutdownTimeoutMs });
-  return new Promise<number>(() => {}); // runs until a signal closes it
+  // Runs until a signal closes it; then the command ends with 0 once in-flight requests drained.
+  return new Promise<number>((resolve) => {
+    installProcessHandlers(
+      {
+        close: async () => {
+          policies.stop();
+          await handle.close();
+          resolve(0);
+        },
+      },
+      { logger, timeoutMs: config.shutdownTimeoutMs },
+    );
+  });
 }

@@ -11,7 +11,8 @@ export interface Readiness {
 }
 
 export interface OpsServerDeps {
-  metrics: WebhookMetrics;
+  /** Only the registry is served; the reconciler passes its own. */
+  metrics: Pick<WebhookMetrics, 'registry'>;
   logger: Logger;
   readiness: Readiness;
 }

@@ -6,7 +6,7 @@ import { BatchV1Api, CoreV1Api, CustomObjectsApi, PatchStrategy, setHeaderOption
 import { parse } from 'yaml';
 import { statusCode } from '../cluster/client.ts';
 import { CLUSTER_TRAINING_RUNTIME, COMPONENT, JOBSET, JOBSET_NAME_LABEL, RETAINED_FOR_LABEL, RUNTIME_SNAPSHOT_KEY, RUNTIME_SNAPSHOT_SUFFIX, TRAINING_RUNTIME, TRAINJOB } from './constants.ts';
-import type { RuntimeRead } from './decision.ts';
+import type { RecreateCheck, RuntimeRead } from './decision.ts';
 import { controllerOf, type Condition, type Job, type JobSet, type PersistentVolumeClaim, type Pod, type RuntimeSpec, type TrainJob } from './objects.ts';
 import type { PvcPatch } from './pvc-plan.ts';
 import { reportApplyConfiguration, type EventSpec, type RebuildReport } from './report.ts';
@@ -21,6 +21,8 @@ export interface ReconcilerCluster {
   listRetainedPvcs(namespace: string, trainJobUid: string): Promise<PersistentVolumeClaim[]>;
   patchPvc(namespace: string, patch: PvcPatch): Promise<PersistentVolumeClaim>;
   deleteJobSet(namespace: string, name: string, uid: string, resourceVersion: string): Promise<void>;
+  /** A server-side dry-run create of the same JobSet: would it be admitted again (RecreateCheck)? */
+  dryRunRecreate(jobSet: JobSet): Promise<RecreateCheck>;
   applyJobSet(jobSet: JobSet): Promise<JobSet>;
   applyTrainJobStatus(trainJob: TrainJob, conditions: Condition[]): Promise<void>;
   applyReport(trainJob: TrainJob, report: RebuildReport | undefined): Promise<void>;
@@ -43,6 +45,19 @@ async function orUndefined<T>(call: Promise<T>): Promise<T | undefined> {
     if (statusCode(err) === 404) return undefined;
     throw err;
   }
+}
+
+/** The whole message of a refusal (a webhook's may list several causes), on one line. */
+function statusMessage(err: unknown): string {
+  const body = (err as { body?: unknown }).body;
+  let message = err instanceof Error ? err.message : String(err);
+  try {
+    const parsed = (typeof body === 'string' ? JSON.parse(body) : body) as { message?: unknown } | undefined;
+    if (typeof parsed?.message === 'string') message = parsed.message;
+  } catch {
+    // not a Status: keep the error's own message
+  }
+  return message.replace(/\s+/g, ' ').slice(0, 1500);
 }
 
 /** Event messages are capped like the API server's (1 KiB). */
@@ -112,6 +127,21 @@ export function createReconcilerCluster(kc: KubeConfig, opts: ClusterOptions): R
         propagationPolicy: 'Foreground',
         body: { propagationPolicy: 'Foreground', preconditions: { uid, resourceVersion } },
       });
+    },
+
+    async dryRunRecreate(jobSet) {
+      const { name, namespace = '', labels, annotations, ownerReferences } = jobSet.metadata;
+      const body = { apiVersion: jobSet.apiVersion, kind: jobSet.kind, metadata: { name, namespace, labels, annotations, ownerReferences }, spec: jobSet.spec };
+      try {
+        await objects.createNamespacedCustomObject({ ...JOBSET, namespace, body, dryRun: 'All' });
+        return { admitted: true };
+      } catch (err) {
+        const code = statusCode(err);
+        // Admission runs before the existence check: AlreadyExists means it was admitted.
+        if (code === 409) return { admitted: true };
+        if (code === 400 || code === 403 || code === 422) return { admitted: false, reason: statusMessage(err) };
+        throw err;
+      }
     },
 
     async applyJobSet(jobSet) {

@@ -6,7 +6,7 @@ import { TRAINER_MANAGED_BY } from './constants.ts';
 import { buildJobSet } from './build/jobset.ts';
 import type { Decision, Observation, Outcome, Step } from './decision.ts';
 import { controllerOf, isDeleting, type Condition, type JobSet, type Runtime } from './objects.ts';
-import { planPvcHandBack, planPvcRelease } from './pvc-plan.ts';
+import { planPvcHandBack, planPvcRelease, workspaceClaims } from './pvc-plan.ts';
 import { eventFor, previousReport, sameReport, type RebuildReport } from './report.ts';
 import { canDeleteSafely } from './safety.ts';
 import { isJobSetStale, type NodeCounts } from './stale.ts';
@@ -34,7 +34,7 @@ export function decide(o: Observation): Decision {
   }
   if (!o.runtime) return { kind: 'need', what: 'runtime' };
   if (!o.runtime.found) {
-    return act('unsupported', reportSteps(o, prev, { state: 'Unsupported', reason: o.runtime.reason }), RETRY.blockedMs);
+    return act('unsupported', [...statusSteps(o, o.runtime.reason), ...reportSteps(o, prev, { state: 'Unsupported', reason: o.runtime.reason })], RETRY.blockedMs);
   }
   const runtime = o.runtime.runtime;
   if (!js) return o.mode === 'standalone' ? create(o, runtime, prev) : act('no-jobset', []);
@@ -80,6 +80,14 @@ function stale(o: Observation, js: JobSet, counts: NodeCounts, prev: RebuildRepo
   if (!plan.ok) {
     return act('blocked', reportSteps(o, prev, { ...base, state: 'Blocked', reason: `${plan.reason}; ${plan.advice}` }), RETRY.blockedMs, plan.reason);
   }
+  const claims = workspaceClaims(js, o.pvcs);
+  if (claims.length) {
+    // The claims survive the delete; would the JobSet be admitted again beside them?
+    if (!o.recreate) return { kind: 'need', what: 'recreate' };
+    if (!o.recreate.admitted) {
+      return act('blocked', reportSteps(o, prev, { ...base, state: 'Blocked', reason: notRecreatable(js, claims, o.recreate.reason) }), RETRY.blockedMs, o.recreate.reason);
+    }
+  }
   const report: RebuildReport = { ...base, state: 'Rebuilding', replacedJobSetUID: js.metadata.uid, ...(plan.retained.length ? { retainedPVCs: plan.retained } : {}) };
   const steps: Step[] = [
     ...plan.release.map((patch): Step => ({ kind: 'release-pvc', patch })),
@@ -89,6 +97,17 @@ function stale(o: Observation, js: JobSet, counts: NodeCounts, prev: RebuildRepo
     { kind: 'event', event: eventFor(report, differences.join('; ')) },
   ];
   return act('deleted', steps, RETRY.whileDeletingMs);
+}
+
+/** Why a JobSet whose re-creation would be refused beside its claims is kept, and the ways out. */
+function notRecreatable(js: JobSet, claims: string[], refusal: string): string {
+  const exist = claims.length === 1 ? 'exists' : 'exist';
+  return (
+    `JobSet ${js.metadata.name} could not be re-created while PVC ${claims.join(', ')} ${exist} (${refusal}), so it is not deleted: ` +
+    "that would leave the TrainJob without a JobSet, or lose the claim's data; to rebuild, use a runtime whose volumeClaimPolicies set " +
+    "retentionPolicy.whenDeleted: Retain and a claim spec equal to the existing claim's (e.g. volumeMode: Filesystem), or save the data and " +
+    'delete the claim (the rebuild then proceeds with a new, empty one), or set numNodes back to what the JobSet was built for'
+  );
 }
 
 function current(o: Observation, runtime: Runtime, js: JobSet, prev: RebuildReport | undefined): Decision {

@@ -8,6 +8,14 @@ export type Mode = 'companion' | 'standalone';
 
 export type RuntimeRead = { found: true; runtime: Runtime } | { found: false; reason: string };
 
+/**
+ * Would the API server (JobSet's webhook included) admit the JobSet's re-creation while its
+ * workspace PVCs exist? Asked with a server-side dry-run create of the same JobSet: an
+ * AlreadyExists answer means admission passed. JobSet v0.12.0's webhook refuses when a
+ * volumeClaimPolicies claim exists unless whenDeleted is Retain and the specs are equal.
+ */
+export type RecreateCheck = { admitted: true } | { admitted: false; reason: string };
+
 export interface Observation {
   mode: Mode;
   trainJob: TrainJob;
@@ -20,11 +28,12 @@ export interface Observation {
   pvcs?: PersistentVolumeClaim[];
   /** The PVCs retained for this TrainJob during an earlier rebuild. */
   retained?: PersistentVolumeClaim[];
+  recreate?: RecreateCheck;
   /** RFC 3339, for condition transition times. */
   now: string;
 }
 
-export type Need = 'runtime' | 'children' | 'pvcs' | 'retained';
+export type Need = 'runtime' | 'children' | 'pvcs' | 'retained' | 'recreate';
 
 export type Step =
   | { kind: 'release-pvc'; patch: PvcPatch }

@@ -42,6 +42,15 @@ function trainJobOwner(trainJob: TrainJob): OwnerReference {
   return { apiVersion: TRAINJOB_API_VERSION, kind: 'TrainJob', name: trainJob.metadata.name ?? '', uid: trainJob.metadata.uid ?? '', controller: false, blockOwnerDeletion: false };
 }
 
+/** The existing PVCs of the JobSet's volumeClaimPolicies (`<template>-<jobset>`), which outlive a delete. */
+export function workspaceClaims(jobSet: JobSet, pvcs: readonly PersistentVolumeClaim[]): string[] {
+  const names = new Set<string>();
+  for (const policy of (jobSet.spec?.volumeClaimPolicies ?? []) as { templates?: { metadata?: { name?: string } }[] }[]) {
+    for (const t of policy.templates ?? []) if (t.metadata?.name) names.add(`${t.metadata.name}-${jobSet.metadata.name}`);
+  }
+  return pvcs.filter((p) => names.has(p.metadata.name ?? '') && !isDeleting(p.metadata)).map((p) => p.metadata.name ?? '').sort();
+}
+
 /** Before deleting `jobSet`: release every PVC it owns, or say why that cannot be guaranteed. */
 export function planPvcRelease(trainJob: TrainJob, jobSet: JobSet, pvcs: readonly PersistentVolumeClaim[]): ReleasePlan {
   const jobSetUid = jobSet.metadata.uid;

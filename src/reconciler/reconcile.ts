@@ -20,9 +20,9 @@ export interface ReconcileDeps {
   now?: () => Date;
   /** False once this replica may no longer act (leadership lost): no write is sent then. */
   mayWrite?: () => boolean;
-  /** Test only: die right after this step (see config.ts). */
+  /** Test only: die right after this step (see config.ts); `crash` never returns in production. */
   crashAfter?: CrashPoint;
-  crash?: () => void;
+  crash?: () => Promise<void>;
 }
 
 export class NotLeaderError extends Error {
@@ -35,6 +35,7 @@ async function read(o: Observation, what: Need, cluster: ReconcilerCluster): Pro
   if (what === 'children') o.children = await cluster.listChildren(namespace, o.jobSet?.metadata.name ?? '');
   if (what === 'pvcs') o.pvcs = await cluster.listPvcs(namespace);
   if (what === 'retained') o.retained = await cluster.listRetainedPvcs(namespace, o.trainJob.metadata.uid ?? '');
+  if (what === 'recreate' && o.jobSet) o.recreate = await cluster.dryRunRecreate(o.jobSet);
 }
 
 export async function reconcileKey(key: string, deps: ReconcileDeps): Promise<HandlerResult> {
@@ -91,7 +92,7 @@ async function execute(o: Observation, steps: Step[], deps: ReconcileDeps, log: 
   for (const step of steps) {
     if (released && step.kind !== 'release-pvc') {
       released = false;
-      if (deps.crashAfter === 'release-pvcs') deps.crash?.();
+      if (deps.crashAfter === 'release-pvcs') await deps.crash?.();
     }
     switch (step.kind) {
       case 'release-pvc':
@@ -118,7 +119,7 @@ async function execute(o: Observation, steps: Step[], deps: ReconcileDeps, log: 
           if (statusCode(err) !== 404) throw err;
         }
         log.info({ jobSet: step.name, uid: step.uid, resourceVersion: step.resourceVersion }, 'stale JobSet deleted (foreground, with uid and resourceVersion preconditions)');
-        if (deps.crashAfter === 'delete-jobset') deps.crash?.();
+        if (deps.crashAfter === 'delete-jobset') await deps.crash?.();
         break;
       case 'apply-jobset':
         write();

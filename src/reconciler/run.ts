@@ -3,8 +3,8 @@
 // in decide.ts and the cluster calls in cluster.ts.
 import type { KubeConfig } from '@kubernetes/client-node';
 import type { FastifyInstance } from 'fastify';
+import { pino } from 'pino';
 import type { Logger } from '../observability/logger.ts';
-import type { WebhookMetrics } from '../observability/metrics.ts';
 import { buildOpsServer } from '../observability/ops-server.ts';
 import { describeError } from '../cluster/client.ts';
 import { createReconcilerCluster } from './cluster.ts';
@@ -33,13 +33,26 @@ export interface ReconcilerDeps {
   metrics?: ReconcilerMetrics;
 }
 
+/**
+ * pino writes asynchronously: before the process ends abruptly (exit on a lost Lease, the test
+ * crash point), write out what was logged so far.
+ */
+export function flushLogsSync(logger: Logger): void {
+  const stream = (logger as unknown as Record<symbol, { flushSync?: () => void } | undefined>)[pino.symbols.streamSym];
+  try {
+    stream?.flushSync?.();
+  } catch {
+    // not ready or not a file stream: nothing to flush
+  }
+}
+
 function portOf(app: FastifyInstance): number {
   const address = app.server.address();
   return typeof address === 'object' && address ? address.port : 0;
 }
 
 export async function startReconciler(config: ReconcileConfig, deps: ReconcilerDeps): Promise<ReconcilerHandle> {
-  const logger = deps.logger.child({ component: 'reconciler', mode: config.mode });
+  const logger = deps.logger.child({ role: 'reconciler', mode: config.mode });
   const metrics = deps.metrics ?? createReconcilerMetrics({ defaultMetrics: true });
   const identity = config.leaderElection?.identity ?? 'single';
   const cluster = createReconcilerCluster(deps.kc, { fieldManager: config.fieldManager, identity });
@@ -47,19 +60,23 @@ export async function startReconciler(config: ReconcileConfig, deps: ReconcilerD
 
   const queue = new WorkQueue({
     workers: config.workers,
-    handler: (key) =>
-      reconcileKey(key, {
+    handler: (key) => {
+      metrics.queueDepth.set(queue.length);
+      return reconcileKey(key, {
         mode: config.mode,
         cluster,
         logger,
         metrics,
         mayWrite: elector ? () => elector.isLeader() : undefined,
         crashAfter: config.crashAfter,
-        crash: () => {
-          logger.warn({ crashAfter: config.crashAfter }, 'test crash point reached: SIGKILL');
-          process.kill(process.pid, 'SIGKILL');
-        },
-      }),
+        crash: () =>
+          new Promise<void>(() => {
+            logger.warn({ crashAfter: config.crashAfter }, 'test crash point reached: SIGKILL');
+            flushLogsSync(logger);
+            process.kill(process.pid, 'SIGKILL');
+          }),
+      });
+    },
     onRetry: (key, _err, attempt, delayMs) => logger.debug({ trainJob: key, attempt, delayMs }, 'retry scheduled'),
   });
   const enqueue = (key: string) => {
@@ -69,9 +86,17 @@ export async function startReconciler(config: ReconcileConfig, deps: ReconcilerD
 
   const watches = createWatches(deps.kc, { onKey: enqueue, logger });
 
+  // One wait per TrainJob at a time: a hint no newer than the one already awaited adds nothing.
+  const waiting = new Map<string, Hint>();
   const onHint = (hint: Hint) => {
     const key = keyOf(hint.namespace, hint.name);
-    awaitPersisted(hint, () => cluster.getTrainJob(hint.namespace, hint.name), { timeoutMs: config.handoff.hintWaitMs }).then(
+    const pending = waiting.get(key);
+    if (pending && pending.uid === hint.uid && (pending.generation === null || (hint.generation !== null && hint.generation <= pending.generation))) return;
+    waiting.set(key, hint);
+    const done = () => {
+      if (waiting.get(key) === hint) waiting.delete(key);
+    };
+    awaitPersisted(hint, () => cluster.getTrainJob(hint.namespace, hint.name), { timeoutMs: config.handoff.hintWaitMs }).finally(done).then(
       (persisted) => {
         metrics.hints.inc({ result: persisted ? 'persisted' : 'expired' });
         if (persisted) {
@@ -88,7 +113,7 @@ export async function startReconciler(config: ReconcileConfig, deps: ReconcilerD
   const handoff = await buildHandoffServer({ logger, metrics, onHint });
   const ops = await buildOpsServer({
     // The ops server reads only the registry of what it is given.
-    metrics: { registry: metrics.registry } as unknown as WebhookMetrics,
+    metrics: { registry: metrics.registry },
     logger,
     readiness: { notReadyReason: () => (watches.synced() ? undefined : 'watches not synced yet') },
   });

@@ -8,7 +8,7 @@ import { JOBSET, JOBSET_NAME_LABEL, TRAINJOB } from './constants.ts';
 import { controllerOf, keyOf, type ObjectMeta } from './objects.ts';
 
 export interface Watches {
-  /** Resolves once every informer has listed (the caches are filled). */
+  /** Starts every informer (a failed first list is retried; see synced()). */
   start(): Promise<void>;
   stop(): Promise<void>;
   synced(): boolean;
@@ -40,26 +40,31 @@ export function trainJobKeyOfJob(meta: ObjectMeta): string | undefined {
 export function createWatches(kc: KubeConfig, opts: WatchOptions): Watches {
   const objects = kc.makeApiClient(CustomObjectsApi);
   const batch = kc.makeApiClient(BatchV1Api);
-  const list = (p: Promise<unknown>) => p as Promise<KubernetesListObject<KubernetesObject>>;
+  const listed = new Set<string>();
+  // Synced means every informer has listed once (a failed list is retried through 'error').
+  const list = (name: string, p: Promise<unknown>) =>
+    (p as Promise<KubernetesListObject<KubernetesObject>>).then((l) => {
+      listed.add(name);
+      return l;
+    });
   const specs: { name: 'trainjob' | 'jobset' | 'job'; informer: Watched; keyOf: (meta: ObjectMeta) => string | undefined }[] = [
     {
       name: 'trainjob',
-      informer: makeInformer(kc, `/apis/${TRAINJOB.group}/${TRAINJOB.version}/${TRAINJOB.plural}`, () => list(objects.listClusterCustomObject({ ...TRAINJOB }))),
+      informer: makeInformer(kc, `/apis/${TRAINJOB.group}/${TRAINJOB.version}/${TRAINJOB.plural}`, () => list('trainjob', objects.listClusterCustomObject({ ...TRAINJOB }))),
       keyOf: (m) => (m.namespace && m.name ? keyOf(m.namespace, m.name) : undefined),
     },
     {
       name: 'jobset',
-      informer: makeInformer(kc, `/apis/${JOBSET.group}/${JOBSET.version}/${JOBSET.plural}`, () => list(objects.listClusterCustomObject({ ...JOBSET }))),
+      informer: makeInformer(kc, `/apis/${JOBSET.group}/${JOBSET.version}/${JOBSET.plural}`, () => list('jobset', objects.listClusterCustomObject({ ...JOBSET }))),
       keyOf: trainJobKeyOfJobSet,
     },
     {
       name: 'job',
-      informer: makeInformer(kc, '/apis/batch/v1/jobs', () => list(batch.listJobForAllNamespaces({ labelSelector: JOBSET_NAME_LABEL })), JOBSET_NAME_LABEL),
+      informer: makeInformer(kc, '/apis/batch/v1/jobs', () => list('job', batch.listJobForAllNamespaces({ labelSelector: JOBSET_NAME_LABEL })), JOBSET_NAME_LABEL),
       keyOf: trainJobKeyOfJob,
     },
   ];
   let stopped = false;
-  let synced = false;
 
   for (const spec of specs) {
     const forward = (obj: KubernetesObject) => {
@@ -81,13 +86,12 @@ export function createWatches(kc: KubeConfig, opts: WatchOptions): Watches {
   return {
     async start() {
       await Promise.all(specs.map((s) => s.informer.start()));
-      synced = true;
     },
     async stop() {
       stopped = true;
       await Promise.all(specs.map((s) => s.informer.stop()));
     },
-    synced: () => synced,
+    synced: () => specs.every((s) => listed.has(s.name)),
     trainJobKeys() {
       return specs[0].informer.list().flatMap((o) => (o.metadata?.namespace && o.metadata.name ? [keyOf(o.metadata.namespace, o.metadata.name)] : []));
     },

@@ -3,7 +3,7 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { decide, RETRY } from '../../src/reconciler/decide.ts';
-import type { Decision, Mode, Need, Observation, Step } from '../../src/reconciler/decision.ts';
+import type { Decision, Mode, Need, Observation, RecreateCheck, Step } from '../../src/reconciler/decision.ts';
 import type { Job, JobSet, PersistentVolumeClaim, Pod, Runtime, TrainJob } from '../../src/reconciler/objects.ts';
 import { encodeReport, type RebuildReport } from '../../src/reconciler/report.ts';
 import { job, jobSetOwner, pod, pvc, torch1, trainJob, trainerJobSet, upstreamRuntime, withCount } from './fixtures.ts';
@@ -19,6 +19,7 @@ interface World {
   jobs?: Job[];
   pods?: Pod[];
   pvcs?: PersistentVolumeClaim[];
+  recreate?: RecreateCheck;
 }
 
 /** Runs decide() as the orchestrator does: answering each `need` from the world, in order. */
@@ -32,6 +33,7 @@ function run(w: World): { decision: Decision; needs: Need[] } {
     if (d.what === 'runtime') o.runtime = w.runtime === null ? { found: false, reason: 'ClusterTrainingRuntime torch-distributed not found' } : { found: true, runtime: w.runtime ?? torch };
     if (d.what === 'children') o.children = { jobs: w.jobs ?? [], pods: w.pods ?? [] };
     if (d.what === 'pvcs') o.pvcs = w.pvcs ?? [];
+    if (d.what === 'recreate') o.recreate = w.recreate ?? { admitted: true };
     if (d.what === 'retained') o.retained = (w.pvcs ?? []).filter((p) => p.metadata.labels?.['trainjob-webhook.kubeflow.org/retained-for']);
   }
 }
@@ -154,6 +156,30 @@ describe('decide: companion mode', () => {
     assert.deepEqual(kinds(decision), ['release-pvc', 'report', 'delete-jobset', 'event']);
     assert.equal(stepOf(decision, 'release-pvc')?.patch.name, 'initializer-ttpub');
     assert.deepEqual(stepOf(decision, 'report')?.report?.retainedPVCs, ['initializer-ttpub']);
+  });
+
+  it('a workspace PVC that outlives the delete: a dry-run create checks the JobSet would be admitted again first', () => {
+    const js = trainerJobSet('ttpub');
+    const claim = pvc('initializer-ttpub');
+    const { needs } = run({ trainJob: trainJob('ttpub', { trainer: { numNodes: 2 } }), jobSet: js, runtime: upstreamRuntime('torchtune'), pvcs: [claim] });
+    assert.deepEqual(needs, ['runtime', 'children', 'pvcs', 'recreate']);
+  });
+
+  it("JobSet's webhook would refuse the re-creation beside the PVC (v0.12.0: whenDeleted must be Retain, specs equal): Blocked, never deleted", () => {
+    const js = trainerJobSet('ttpub');
+    const claim = pvc('initializer-ttpub', { ownerReferences: [jobSetOwner(js)] });
+    const refused = 'JobSet.jobset.x-k8s.io "ttpub" is invalid: spec.volumeClaimPolicies[0].retentionPolicy.whenDeleted: Invalid value: "Delete": retentionPolicy must be retain when PVC exists';
+    const { decision } = run({ trainJob: trainJob('ttpub', { trainer: { numNodes: 2 } }), jobSet: js, runtime: upstreamRuntime('torchtune'), pvcs: [claim], recreate: { admitted: false, reason: refused } });
+    assert.equal(decision.kind === 'act' && decision.outcome, 'blocked');
+    assert.deepEqual(kinds(decision), ['report', 'event']);
+    const reason = stepOf(decision, 'report')?.report?.reason ?? '';
+    assert.match(reason, /could not be re-created while PVC initializer-ttpub exists \(.*retentionPolicy must be retain when PVC exists\)/);
+    assert.match(reason, /whenDeleted: Retain/);
+  });
+
+  it('no workspace PVC (none left, or none in the runtime): no dry run', () => {
+    const { needs } = run({ trainJob: trainJob('ttpub', { trainer: { numNodes: 2 } }), jobSet: trainerJobSet('ttpub'), runtime: upstreamRuntime('torchtune'), pvcs: [pvc('unrelated')] });
+    assert.deepEqual(needs, ['runtime', 'children', 'pvcs']);
   });
 
   it('a PVC that cannot be kept blocks the rebuild with the reason and what to do', () => {

@@ -3,7 +3,7 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import jsonpatch from 'fast-json-patch';
-import { planPvcHandBack, planPvcRelease, type PvcPatch } from '../../src/reconciler/pvc-plan.ts';
+import { planPvcHandBack, planPvcRelease, workspaceClaims, type PvcPatch } from '../../src/reconciler/pvc-plan.ts';
 import type { JobSet, PersistentVolumeClaim } from '../../src/reconciler/objects.ts';
 import { jobSetOwner, pvc, trainJob, trainerJobSet } from './fixtures.ts';
 
@@ -64,6 +64,14 @@ describe('planPvcRelease', () => {
     if (plan.ok) return;
     assert.match(plan.reason, /initializer-ttpub .* already being deleted/);
     assert.match(plan.advice, /copy what it holds/);
+  });
+});
+
+describe('workspaceClaims', () => {
+  it('the existing volumeClaimPolicies PVCs (<template>-<jobset>), not others, not dying ones', () => {
+    assert.deepEqual(workspaceClaims(oldJs, [owned(), unowned(), pvc('initializer-other-jobset')]), ['initializer-ttpub']);
+    assert.deepEqual(workspaceClaims(oldJs, [{ ...owned(), metadata: { ...owned().metadata, deletionTimestamp: 'x' } }]), []);
+    assert.deepEqual(workspaceClaims(trainerJobSet('torch1'), [owned()]), []);
   });
 });
 

@@ -3,7 +3,7 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import type { ReconcilerCluster } from '../../src/reconciler/cluster.ts';
-import type { Mode } from '../../src/reconciler/decision.ts';
+import type { Mode, RecreateCheck } from '../../src/reconciler/decision.ts';
 import { createReconcilerMetrics } from '../../src/reconciler/metrics.ts';
 import type { JobSet, PersistentVolumeClaim, TrainJob } from '../../src/reconciler/objects.ts';
 import { reconcileKey, NotLeaderError } from '../../src/reconciler/reconcile.ts';
@@ -18,7 +18,7 @@ class ApiError extends Error {
   }
 }
 
-function fakeCluster(state: { trainJob?: TrainJob; jobSet?: JobSet; pvcs?: PersistentVolumeClaim[]; runtime?: 'torch' | 'torchtune' }, fail: Partial<Record<string, number>> = {}) {
+function fakeCluster(state: { trainJob?: TrainJob; jobSet?: JobSet; pvcs?: PersistentVolumeClaim[]; runtime?: 'torch' | 'torchtune'; recreate?: RecreateCheck }, fail: Partial<Record<string, number>> = {}) {
   const calls: string[] = [];
   const maybeFail = (what: string) => {
     calls.push(what);
@@ -33,6 +33,7 @@ function fakeCluster(state: { trainJob?: TrainJob; jobSet?: JobSet; pvcs?: Persi
     listRetainedPvcs: async () => (calls.push('list-retained'), []),
     patchPvc: async (_ns, p) => (maybeFail(`patch-pvc:${p.name}`), pvc(p.name)),
     deleteJobSet: async () => maybeFail('delete-jobset'),
+    dryRunRecreate: async () => (calls.push('read-dry-run'), state.recreate ?? { admitted: true }),
     applyJobSet: async (js) => (maybeFail('apply-jobset'), js),
     applyTrainJobStatus: async () => maybeFail('apply-status'),
     applyReport: async (_t, r) => maybeFail(`report:${r?.state ?? 'none'}`),
@@ -57,6 +58,21 @@ describe('reconcileKey', () => {
     const result = await reconcileKey('ns/ttpub', deps(cluster));
     assert.deepEqual(writes(calls), ['patch-pvc:initializer-ttpub', 'report:Rebuilding', 'delete-jobset', 'event:JobSetDeleted']);
     assert.equal(result.requeueAfterMs, 1_000);
+  });
+
+  it('a JobSet that would not be admitted again beside its workspace PVC: dry-run asked, nothing written but the Blocked report', async () => {
+    const js = trainerJobSet('ttpub');
+    const { cluster, calls } = fakeCluster({
+      trainJob: trainJob('ttpub', { trainer: { numNodes: 2 } }),
+      jobSet: js,
+      runtime: 'torchtune',
+      pvcs: [pvc('initializer-ttpub', { ownerReferences: [jobSetOwner(js)] })],
+      recreate: { admitted: false, reason: 'retentionPolicy must be retain when PVC exists' },
+    });
+    const result = await reconcileKey('ns/ttpub', deps(cluster));
+    assert.ok(calls.includes('read-dry-run'));
+    assert.deepEqual(writes(calls), ['report:Blocked', 'event:JobSetRebuildBlocked']);
+    assert.equal(result.requeueAfterMs, 30_000);
   });
 
   it('a PVC the reconciler may not patch (403): nothing is deleted, the report says Blocked and why', async () => {
@@ -92,7 +108,7 @@ describe('reconcileKey', () => {
   it('the test crash point fires right after the delete', async () => {
     const { cluster, calls } = fakeCluster({ trainJob: torch1(2), jobSet: trainerJobSet('torch1') });
     let crashedAfter: string | undefined;
-    await reconcileKey('ns/torch1', deps(cluster, { crashAfter: 'delete-jobset', crash: () => (crashedAfter = calls.at(-1)) }));
+    await reconcileKey('ns/torch1', deps(cluster, { crashAfter: 'delete-jobset', crash: async () => void (crashedAfter = calls.at(-1)) }));
     assert.equal(crashedAfter, 'delete-jobset');
   });
 
@@ -100,7 +116,7 @@ describe('reconcileKey', () => {
     const js = trainerJobSet('ttpub');
     const { cluster, calls } = fakeCluster({ trainJob: trainJob('ttpub', { trainer: { numNodes: 2 } }), jobSet: js, runtime: 'torchtune', pvcs: [pvc('initializer-ttpub', { ownerReferences: [jobSetOwner(js)] })] });
     let crashedAfter: string | undefined;
-    await reconcileKey('ns/ttpub', deps(cluster, { crashAfter: 'release-pvcs', crash: () => (crashedAfter ??= calls.at(-1)) }));
+    await reconcileKey('ns/ttpub', deps(cluster, { crashAfter: 'release-pvcs', crash: async () => void (crashedAfter ??= calls.at(-1)) }));
     assert.equal(crashedAfter, 'patch-pvc:initializer-ttpub');
   });
 

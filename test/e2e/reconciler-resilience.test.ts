@@ -1,0 +1,131 @@
+// Issue 4, flow 5: the sidecar killed with SIGKILL in the middle of a rebuild and started again
+// converges to exactly one correct JobSet (companion and standalone); two sidecars at once
+// converge too (one leads through the Lease; a killed leader is replaced once its Lease expires);
+// and even without the Lease, the delete preconditions keep a second sidecar from deleting the
+// re-created JobSet.
+import assert from 'node:assert/strict';
+import { after, before, describe, it } from 'node:test';
+import { controlPlaneAvailability, upstreamControllersAvailability, waitFor } from '../harness/index.ts';
+import type { TrainJob } from '../../src/reconciler/objects.ts';
+import { startSidecar, type Sidecar } from '../reconciler/support/sidecar.ts';
+import { api, envValue, parallelism, RECONCILER_SA, startWorld, torchTrainJob, type World } from '../reconciler/support/world.ts';
+
+const controlPlane = controlPlaneAvailability();
+const controllers = upstreamControllersAvailability();
+const skip = !controlPlane.available ? controlPlane.reason : !controllers.available ? controllers.reason : false;
+
+/** Lease duration (15 s) plus a retry period and some slack. */
+const TAKEOVER_MS = 30_000;
+
+describe('reconciler resilience: SIGKILL mid-rebuild, two sidecars', { skip }, () => {
+  let w: World;
+  let a: ReturnType<typeof api>;
+  const ns = 'resilience';
+  const getTj = (name: string) => w.tj.get(ns, name) as Promise<TrainJob>;
+  const create = async (t: TrainJob) => {
+    const out = await w.tj.create(t as Record<string, any>);
+    assert.ok(out.allowed, JSON.stringify(out));
+  };
+  const patch = (name: string, p: object) => a.mergePatchTrainJob(ns, name, p);
+  const sidecarOf = (name: string, mode: 'companion' | 'standalone', extraArgs: string[] = [], waitReady = true) =>
+    startSidecar(w.cp, { name, mode, kubeconfig: w.reconcilerKubeconfig.path, leaseNamespace: RECONCILER_SA.namespace, extraArgs, waitReady });
+  const deletions = (s: Sidecar, name: string) => s.logLines().filter((l) => /stale JobSet deleted/.test(String(l.msg)) && l.trainJob === `${ns}/${name}`).length;
+  /** Exactly one JobSet of that name, and it stays the same one. */
+  const settledOn = async (name: string, count: number) => {
+    const js = await a.waitJobSet(ns, name, `with ${count} nodes`, (j) => parallelism(j) === count, TAKEOVER_MS + 30_000);
+    await new Promise((r) => setTimeout(r, 3_000));
+    const again = await a.getJobSet(ns, name);
+    assert.equal(again?.metadata.uid, js.metadata.uid, 'no further rebuild');
+    assert.equal(envValue(again, 'PET_NNODES'), String(count));
+    const all = (await a.objects.listNamespacedCustomObject({ group: 'jobset.x-k8s.io', version: 'v1alpha2', namespace: ns, plural: 'jobsets' })) as { items: { metadata: { name: string } }[] };
+    assert.equal(all.items.filter((j) => j.metadata.name === name).length, 1);
+    return again!;
+  };
+
+  before(async () => {
+    w = await startWorld({ trainer: true, webhook: false });
+    a = api(w.cp);
+    await w.cp.kubectl(['create', 'namespace', ns]);
+  });
+  after(async () => {
+    if (process.exitCode && w) process.stderr.write(w.cp.logTails(20));
+    await w?.stop();
+  });
+
+  it('companion: killed with SIGKILL right after deleting the stale JobSet (workspace PVC kept, Lease still held), restarted: one JobSet with the new count, the same PVC, the report completed', async () => {
+    await create({ apiVersion: 'trainer.kubeflow.org/v1alpha1', kind: 'TrainJob', metadata: { name: 'k1', namespace: ns }, spec: { runtimeRef: { name: 'torchtune-llama3.2-1b-retain' }, suspend: true, trainer: { numNodes: 1 } } });
+    const old = await a.waitJobSet(ns, 'k1', 'built', (j) => parallelism(j) === 1);
+    const claim = await waitFor('the workspace PVC', () => a.pvc(ns, 'initializer-k1').catch(() => undefined));
+    const crashing = await sidecarOf('crashing', 'companion', ['--crash-after', 'delete-jobset']);
+    await patch('k1', { spec: { trainer: { numNodes: 2 } } });
+    const status = await crashing.proc.exited;
+    assert.equal(status.signal, 'SIGKILL');
+    assert.equal(deletions(crashing, 'k1'), 1);
+    assert.equal(a.report(await getTj('k1'))?.state, 'Rebuilding', 'the report was written before the delete');
+
+    const restarted = await sidecarOf('restarted', 'companion');
+    const js = await settledOn('k1', 2);
+    assert.notEqual(js.metadata.uid, old.metadata.uid);
+    assert.equal((await a.pvc(ns, 'initializer-k1')).metadata?.uid, claim.metadata?.uid);
+    await waitFor('the Rebuilt report (once the restarted sidecar holds the Lease)', async () => a.report(await getTj('k1'))?.state === 'Rebuilt', { timeoutMs: TAKEOVER_MS });
+    assert.equal(deletions(restarted, 'k1'), 0, 'the restarted sidecar did not delete again');
+    const stopped = await restarted.proc.stop();
+    assert.deepEqual([stopped.code, stopped.signal], [0, null], 'SIGTERM: drained, Lease released, exit 0');
+    assert.ok(restarted.logLines().some((l) => l.msg === 'leader election: released the Lease'));
+  });
+
+  it('two sidecars at once: one leads, each stale JobSet is deleted exactly once; the leader killed with SIGKILL is replaced and the next scale converges', async () => {
+    const [b, c] = await Promise.all([sidecarOf('sidecar-b', 'companion'), sidecarOf('sidecar-c', 'companion')]);
+    const leader = await waitFor('one leader', async () => {
+      const lead = [(await b.metric('trainjob_reconciler_leader')) === 1, (await c.metric('trainjob_reconciler_leader')) === 1];
+      return lead.filter(Boolean).length === 1 ? (lead[0] ? b : c) : undefined;
+    }, { timeoutMs: TAKEOVER_MS });
+    const follower = leader === b ? c : b;
+    for (const name of ['p1', 'p2']) await create(torchTrainJob(name, ns));
+    for (const name of ['p1', 'p2']) await a.waitJobSet(ns, name, 'built', (j) => parallelism(j) === 1);
+    await Promise.all(['p1', 'p2'].map((name) => patch(name, { spec: { trainer: { numNodes: 2 } } })));
+    await Promise.all(['p1', 'p2'].map((name) => settledOn(name, 2)));
+    for (const name of ['p1', 'p2']) {
+      assert.equal(deletions(leader, name) + deletions(follower, name), 1, `${name} deleted exactly once`);
+      assert.equal(deletions(follower, name), 0);
+    }
+
+    leader.proc.kill('SIGKILL');
+    await leader.proc.exited;
+    await waitFor('the follower takes over once the Lease expires', async () => (await follower.metric('trainjob_reconciler_leader')) === 1, { timeoutMs: TAKEOVER_MS });
+    await patch('p1', { spec: { trainer: { numNodes: 3 } } });
+    await settledOn('p1', 3);
+    assert.equal(deletions(follower, 'p1'), 1);
+    await follower.proc.stop();
+  });
+
+  it('without the Lease (--no-leader-election), two sidecars still converge: the delete preconditions (uid, resourceVersion) never let one delete the JobSet re-created after the other\'s delete', async () => {
+    const free = ['--no-leader-election'];
+    const [d, e] = await Promise.all([sidecarOf('sidecar-d', 'companion', free), sidecarOf('sidecar-e', 'companion', free)]);
+    for (const name of ['q1', 'q2', 'q3']) await create(torchTrainJob(name, ns));
+    for (const name of ['q1', 'q2', 'q3']) await a.waitJobSet(ns, name, 'built', (j) => parallelism(j) === 1);
+    await Promise.all(['q1', 'q2', 'q3'].map((name) => patch(name, { spec: { trainer: { numNodes: 2 } } })));
+    await Promise.all(['q1', 'q2', 'q3'].map((name) => settledOn(name, 2)));
+    await d.proc.stop();
+    await e.proc.stop();
+  });
+
+  it('standalone: killed with SIGKILL right after deleting the stale JobSet, restarted: it applies exactly one JobSet with the new count', async () => {
+    // Standalone mode is for clusters without Trainer's controller: stop it first.
+    await w.upstream.trainer?.stop();
+    await create(torchTrainJob('k2', ns));
+    const crashing = await sidecarOf('crashing-standalone', 'standalone', ['--crash-after', 'delete-jobset']);
+    const old = await a.waitJobSet(ns, 'k2', 'applied', (j) => parallelism(j) === 1, TAKEOVER_MS + 30_000);
+    await patch('k2', { spec: { trainer: { numNodes: 2 } } });
+    assert.equal((await crashing.proc.exited).signal, 'SIGKILL');
+    await waitFor('the old JobSet gone (foreground delete finished)', async () => !(await a.getJobSet(ns, 'k2')));
+    await new Promise((r) => setTimeout(r, 2_000));
+    assert.equal(await a.getJobSet(ns, 'k2'), undefined, 'nobody re-creates it while the sidecar is down');
+
+    const restarted = await sidecarOf('restarted-standalone', 'standalone');
+    const js = await settledOn('k2', 2);
+    assert.notEqual(js.metadata.uid, old.metadata.uid);
+    await waitFor('the Rebuilt report', async () => a.report(await getTj('k2'))?.state === 'Rebuilt', { timeoutMs: TAKEOVER_MS });
+    await restarted.proc.stop();
+  });
+});

@@ -1,0 +1,95 @@
+// Runs the real reconciler sidecar (`trainjob-webhook reconcile`) as its own process beside the
+// control plane, and reads what it logs and counts.
+import { readFileSync } from 'node:fs';
+import path from 'node:path';
+import { freePorts, httpGet, projectRoot, waitFor, type ControlPlane, type TrackedProcess } from '../../harness/index.ts';
+
+export interface LogLine {
+  msg?: string;
+  trainJob?: string;
+  outcome?: string;
+  steps?: string[];
+  generation?: number;
+  [key: string]: unknown;
+}
+
+export interface Sidecar {
+  name: string;
+  proc: TrackedProcess;
+  handoffPort: number;
+  opsPort: number;
+  handoffUrl: string;
+  logLines(): LogLine[];
+  /** Sum of a Prometheus sample over the label sets matching the filter. */
+  metric(name: string, labelFilter?: RegExp): Promise<number>;
+  /** Waits for a `reconciled` line of this TrainJob key matching the predicate. */
+  reconciled(key: string, pred: (l: LogLine) => boolean, timeoutMs?: number): Promise<LogLine>;
+}
+
+export interface SidecarOptions {
+  name: string;
+  mode: 'companion' | 'standalone';
+  kubeconfig: string;
+  leaseNamespace: string;
+  /** Default: a free port (the webhook's --handoff URL names one: pass it here). */
+  handoffPort?: number;
+  extraArgs?: string[];
+  /** Wait for /readyz (default true; false for a process expected to die early). */
+  waitReady?: boolean;
+}
+
+const node = process.execPath;
+
+/** The CLI routes `reconcile` once src/cli.ts has it; until then the command module runs directly. */
+function entrypoint(): string[] {
+  const cli = readFileSync(path.join(projectRoot, 'src/cli.ts'), 'utf8');
+  return cli.includes('reconcileCommand') ? [path.join(projectRoot, 'bin/trainjob-webhook.js'), 'reconcile'] : [path.join(projectRoot, 'test/reconciler/support/run-reconciler.ts')];
+}
+
+export async function startSidecar(cp: ControlPlane, opts: SidecarOptions): Promise<Sidecar> {
+  const [freeHandoff, opsPort] = await freePorts(2);
+  const handoffPort = opts.handoffPort ?? freeHandoff;
+  const args = [
+    ...entrypoint(),
+    '--kubeconfig', opts.kubeconfig,
+    '--mode', opts.mode,
+    '--handoff-port', String(handoffPort),
+    '--ops-port', String(opsPort),
+    '--ops-host', '127.0.0.1',
+    '--lease-namespace', opts.leaseNamespace,
+    '--log-level', 'debug',
+    ...(opts.extraArgs ?? []),
+  ];
+  const proc = cp.startProcess(opts.name, node, args, { env: cp.childEnv(), cwd: projectRoot, stopTimeoutMs: 10_000 });
+  const logLines = (): LogLine[] => {
+    try {
+      return readFileSync(proc.logFile, 'utf8')
+        .split('\n')
+        .filter((l) => l.startsWith('{'))
+        .map((l) => JSON.parse(l) as LogLine);
+    } catch {
+      return [];
+    }
+  };
+  if (opts.waitReady !== false) {
+    await waitFor(`${opts.name} ready`, async () => (await httpGet(`http://127.0.0.1:${opsPort}/readyz`)).status === 200, { process: proc, timeoutMs: 30_000 });
+  }
+  return {
+    name: opts.name,
+    proc,
+    handoffPort,
+    opsPort,
+    handoffUrl: `http://127.0.0.1:${handoffPort}/hints`,
+    logLines,
+    async metric(name, labelFilter) {
+      const { body } = await httpGet(`http://127.0.0.1:${opsPort}/metrics`);
+      return body
+        .split('\n')
+        .filter((l) => (l.startsWith(`${name} `) || l.startsWith(`${name}{`)) && (!labelFilter || labelFilter.test(l)))
+        .reduce((sum, l) => sum + Number(l.split(' ').pop()), 0);
+    },
+    reconciled(key, pred, timeoutMs = 60_000) {
+      return waitFor(`${opts.name}: a reconcile of ${key} as expected`, () => logLines().find((l) => l.msg === 'reconciled' && l.trainJob === key && pred(l)), { timeoutMs, process: proc, intervalMs: 250 });
+    },
+  };
+}

@@ -1,0 +1,146 @@
+// The cluster the reconciler's end-to-end suites run in: the real control plane with the project's
+// TrainJob CRD patch, the real JobSet manager (and Trainer's, in companion suites), the upstream
+// runtimes plus two variants of the torchtune workspace policy, the project's own RBAC for the
+// reconciler's identity, and (optionally) the real webhook handing hints on to the sidecar.
+import { mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { readFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import { BatchV1Api, CoreV1Api, CustomObjectsApi, type V1PersistentVolumeClaim, type V1Pod } from '@kubernetes/client-node';
+import { parse, stringify } from 'yaml';
+import {
+  freePorts,
+  projectRoot,
+  startControlPlane,
+  startUpstreamControllers,
+  upstreamCrds,
+  upstreamDir,
+  waitFor,
+  type ControlPlane,
+  type UpstreamControllers,
+  type UserKubeconfig,
+} from '../../harness/index.ts';
+import { crdPatchOps } from '../../../src/rules/generate/crd-patch.ts';
+import { patchedCrd, trainJobs, upstreamTrainJobCrd } from '../../e2e/support/trainjobs.ts';
+import { registerWebhook, startWebhook, type WebhookProcess } from '../../e2e/support/webhook.ts';
+import type { JobSet, TrainJob } from '../../../src/reconciler/objects.ts';
+
+export const JOBSET = { group: 'jobset.x-k8s.io', version: 'v1alpha2', plural: 'jobsets' } as const;
+export const REPORT = 'trainjob-webhook.kubeflow.org/jobset-rebuild';
+/** The reconciler runs as the ServiceAccount of manifests/rbac/rbac.yaml, with exactly that RBAC. */
+export const RECONCILER_SA = { namespace: 'kubeflow-system', name: 'trainjob-webhook' };
+
+export interface World {
+  cp: ControlPlane;
+  upstream: UpstreamControllers;
+  webhook?: WebhookProcess;
+  /** The reconciler's identity (the project's ServiceAccount and ClusterRole). */
+  reconcilerKubeconfig: UserKubeconfig;
+  /** The port the webhook hands hints to: give it to the first sidecar. */
+  handoffPort: number;
+  tj: ReturnType<typeof trainJobs>;
+  stop(): Promise<void>;
+}
+
+export interface WorldOptions {
+  trainer: boolean;
+  webhook: boolean;
+}
+
+/** Upstream torchtune runtime with its workspace policy changed (name suffix, retentionPolicy, template spec). */
+export function torchtuneVariant(suffix: string, whenDeleted?: 'Delete' | 'Retain', templateSpec: Record<string, unknown> = {}): string {
+  const doc = parse(readFileSync(path.join(upstreamDir, 'runtimes/torchtune_llama3_2_1B.yaml'), 'utf8'));
+  doc.metadata.name = `torchtune-llama3.2-1b-${suffix}`;
+  const policy = doc.spec.template.spec.volumeClaimPolicies[0];
+  if (whenDeleted) policy.retentionPolicy = { whenDeleted };
+  Object.assign(policy.templates[0].spec, templateSpec);
+  return stringify(doc);
+}
+
+export async function startWorld(opts: WorldOptions): Promise<World> {
+  const scratch = await mkdtemp(path.join(tmpdir(), 'tjw-reconciler-'));
+  const upstream = upstreamTrainJobCrd();
+  const crdFile = path.join(scratch, 'trainjobs-patched.yaml');
+  await writeFile(crdFile, stringify(patchedCrd(upstream, crdPatchOps(upstream.spec.versions[0].schema.openAPIV3Schema))));
+  const cp = await startControlPlane({ crds: [upstreamCrds.jobsets, crdFile, upstreamCrds.trainingRuntimes, upstreamCrds.clusterTrainingRuntimes] });
+  await rm(scratch, { recursive: true, force: true });
+  try {
+    const controllers = await startUpstreamControllers(cp, { trainer: opts.trainer });
+    for (const f of ['torch_distributed.yaml', 'deepspeed_distributed.yaml', 'torchtune_llama3_2_1B.yaml']) await cp.applyYaml(path.join(upstreamDir, 'runtimes', f));
+    await cp.applyYaml(torchtuneVariant('delete', 'Delete'));
+    await cp.applyYaml(torchtuneVariant('retain', 'Retain', { volumeMode: 'Filesystem' }));
+
+    await cp.kubectl(['create', 'namespace', RECONCILER_SA.namespace]);
+    await cp.applyYaml(path.join(projectRoot, 'manifests/rbac/rbac.yaml'));
+    const reconcilerKubeconfig = await cp.makeUserKubeconfig(`system:serviceaccount:${RECONCILER_SA.namespace}:${RECONCILER_SA.name}`, ['system:serviceaccounts', `system:serviceaccounts:${RECONCILER_SA.namespace}`]);
+
+    const [handoffPort] = await freePorts(1);
+    let webhook: WebhookProcess | undefined;
+    if (opts.webhook) {
+      webhook = await startWebhook(cp, { name: 'webhook', handoff: `http://127.0.0.1:${handoffPort}/hints` });
+      await registerWebhook(cp, webhook);
+    }
+    return {
+      cp,
+      upstream: controllers,
+      webhook,
+      reconcilerKubeconfig,
+      handoffPort,
+      tj: trainJobs(cp.kubeConfig),
+      async stop() {
+        await controllers.stop();
+        await cp.stop();
+      },
+    };
+  } catch (err) {
+    await cp.stop();
+    throw err;
+  }
+}
+
+export function api(cp: ControlPlane) {
+  const objects = cp.kubeConfig.makeApiClient(CustomObjectsApi);
+  const core = cp.kubeConfig.makeApiClient(CoreV1Api);
+  const batch = cp.kubeConfig.makeApiClient(BatchV1Api);
+  const getJobSet = async (namespace: string, name: string): Promise<JobSet | undefined> => {
+    try {
+      return (await objects.getNamespacedCustomObject({ ...JOBSET, namespace, name })) as JobSet;
+    } catch (err) {
+      if ((err as { code?: number }).code === 404) return undefined;
+      throw err;
+    }
+  };
+  return {
+    objects,
+    core,
+    batch,
+    getJobSet,
+    /** Waits for the JobSet to satisfy `pred` (it may not exist for a while). */
+    waitJobSet: (namespace: string, name: string, what: string, pred: (js: JobSet) => boolean, timeoutMs = 60_000) =>
+      waitFor(`JobSet ${namespace}/${name}: ${what}`, async () => {
+        const js = await getJobSet(namespace, name);
+        return js && !js.metadata.deletionTimestamp && pred(js) ? js : undefined;
+      }, { timeoutMs }),
+    pods: async (namespace: string, jobSet: string): Promise<V1Pod[]> => (await core.listNamespacedPod({ namespace, labelSelector: `jobset.sigs.k8s.io/jobset-name=${jobSet}` })).items,
+    pvc: (namespace: string, name: string): Promise<V1PersistentVolumeClaim> => core.readNamespacedPersistentVolumeClaim({ namespace, name }),
+    events: async (namespace: string, name: string) => (await core.listNamespacedEvent({ namespace, fieldSelector: `involvedObject.name=${name}` })).items,
+    mergePatchTrainJob: (namespace: string, name: string, patch: object) => cp.kubectl(['patch', 'trainjob', name, '-n', namespace, '--type', 'merge', '-p', JSON.stringify(patch)]),
+    report: (t: TrainJob) => {
+      const raw = t.metadata.annotations?.[REPORT];
+      return raw ? (JSON.parse(raw) as Record<string, any>) : undefined;
+    },
+  };
+}
+
+export const rJob = (js: JobSet | undefined, name = 'node') => js?.spec?.replicatedJobs?.find((r) => r.name === name);
+export const parallelism = (js: JobSet | undefined, name = 'node') => rJob(js, name)?.template?.spec?.parallelism;
+export const envValue = (js: JobSet | undefined, env: string) => rJob(js)?.template?.spec?.template?.spec?.containers?.find((c) => c.name === 'node')?.env?.find((e) => e.name === env)?.value;
+
+export function torchTrainJob(name: string, namespace: string, spec: Record<string, unknown> = {}): TrainJob {
+  return {
+    apiVersion: 'trainer.kubeflow.org/v1alpha1',
+    kind: 'TrainJob',
+    metadata: { name, namespace },
+    spec: { runtimeRef: { name: 'torch-distributed' }, suspend: true, trainer: { numNodes: 1, image: 'ghcr.io/acme/train:1', command: ['torchrun', 'train.py'] }, ...spec },
+  };
+}
