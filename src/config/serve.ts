@@ -1,6 +1,7 @@
 // `serve` flags, parsed once into a config object. This is the only place that reads the
 // environment: everything below receives what it needs from the ServeConfig.
 import { parseArgs } from 'node:util';
+import { ConfigError, nonEmptyFlag as nonEmpty, oneOfFlag, portFlag as parsePort } from './flags.ts';
 
 export const LOG_LEVELS = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'] as const;
 export type LogLevel = (typeof LOG_LEVELS)[number];
@@ -64,10 +65,7 @@ export const SERVE_USAGE = `Usage: trainjob-webhook serve [flags]
 In a pod (KUBERNETES_SERVICE_HOST and KUBERNETES_SERVICE_PORT set) the in-cluster service
 account is used unless --kubeconfig or --offline is given.`;
 
-/** A bad flag or value: the message says which and why (the CLI prints it and exits 2). */
-export class ConfigError extends Error {
-  override name = 'ConfigError';
-}
+export { ConfigError };
 
 type Env = Readonly<Record<string, string | undefined>>;
 
@@ -124,20 +122,6 @@ function clusterAccess(kubeconfig: string | undefined, offline: boolean, env: En
   return { mode: 'none' };
 }
 
-function parsePort(flag: string, raw: string | undefined, fallback: number): number {
-  if (raw === undefined) return fallback;
-  if (!/^\d+$/.test(raw)) throw new ConfigError(`${flag} must be a port number (0-65535), got "${raw}"`);
-  const n = Number(raw);
-  if (n > 65535) throw new ConfigError(`${flag} must be a port number (0-65535), got ${raw}`);
-  return n;
-}
-
-function nonEmpty(flag: string, raw: string | undefined): string | undefined {
-  if (raw === undefined) return undefined;
-  if (raw.trim() === '') throw new ConfigError(`${flag} needs a value`);
-  return raw;
-}
-
 function parseHandoffUrl(raw: string): URL {
   let url: URL;
   try {
@@ -152,7 +136,5 @@ function parseHandoffUrl(raw: string): URL {
 }
 
 function parseLogLevel(raw: string | undefined): LogLevel {
-  if (raw === undefined) return SERVE_DEFAULTS.logLevel;
-  if ((LOG_LEVELS as readonly string[]).includes(raw)) return raw as LogLevel;
-  throw new ConfigError(`--log-level must be one of ${LOG_LEVELS.join(', ')}, got "${raw}"`);
+  return oneOfFlag('--log-level', raw, LOG_LEVELS, SERVE_DEFAULTS.logLevel);
 }

@@ -4,7 +4,8 @@ import { randomUUID } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import { hostname } from 'node:os';
 import { parseArgs } from 'node:util';
-import { ConfigError, LOG_LEVELS, type ClusterAccess, type LogLevel } from '../config/serve.ts';
+import { LOG_LEVELS, type ClusterAccess, type LogLevel } from '../config/serve.ts';
+import { ConfigError, nonEmptyFlag as nonEmpty, oneOfFlag as oneOf, portFlag as port } from '../config/flags.ts';
 import { COMPONENT, DEFAULT_FIELD_MANAGER } from './constants.ts';
 import type { Mode } from './decision.ts';
 
@@ -161,11 +162,6 @@ function leaderElection(flag: string | undefined, inCluster: boolean, sources: C
   };
 }
 
-function port(flag: string, raw: string | undefined, fallback: number): number {
-  if (raw === undefined) return fallback;
-  if (!/^\d+$/.test(raw) || Number(raw) > 65535) throw new ConfigError(`${flag} must be a port number (0-65535), got "${raw}"`);
-  return Number(raw);
-}
 
 function workers(raw: string | undefined): number {
   if (raw === undefined) return RECONCILE_DEFAULTS.workers;
@@ -173,14 +169,4 @@ function workers(raw: string | undefined): number {
   return Number(raw);
 }
 
-function nonEmpty(flag: string, raw: string | undefined): string | undefined {
-  if (raw === undefined) return undefined;
-  if (raw.trim() === '') throw new ConfigError(`${flag} needs a value`);
-  return raw;
-}
 
-function oneOf<T extends string>(flag: string, raw: string | undefined, allowed: readonly T[], fallback: T): T {
-  if (raw === undefined) return fallback;
-  if ((allowed as readonly string[]).includes(raw)) return raw as T;
-  throw new ConfigError(`${flag} must be one of ${allowed.join(', ')}, got "${raw}"`);
-}
