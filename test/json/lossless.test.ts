@@ -1,0 +1,27 @@
+// Lossless JSON: exact integers beyond 2^53, plain parsing otherwise.
+import { describe, it } from 'node:test';
+import assert from 'node:assert/strict';
+import { parseJsonLossless, stringifyJsonLossless } from '../../src/json/lossless.ts';
+
+describe('parseJsonLossless', () => {
+  const cases: [string, unknown][] = [
+    ['{"a": 9007199254740993}', { a: 9007199254740993n }],
+    ['{"a": -9007199254740993}', { a: -9007199254740993n }],
+    ['{"a": 9223372036854775807}', { a: 9223372036854775807n }],
+    ['{"a": 9007199254740991}', { a: 9007199254740991 }], // the largest safe integer stays a number
+    ['{"a": 1e20}', { a: 1e20 }], // not an integer literal: a double, as in Go
+    ['{"a": 12345678901234567.5}', { a: 12345678901234567.5 }],
+    ['{"a": "12345678901234567890", "b": 1}', { a: '12345678901234567890', b: 1 }],
+    ['[1, 2.5, "x", null, true]', [1, 2.5, 'x', null, true]],
+  ];
+  for (const [text, want] of cases) it(text, () => assert.deepEqual(parseJsonLossless(text), want));
+  it('keeps a __proto__ key as plain data (no prototype change)', () => {
+    const v = parseJsonLossless('{"__proto__": {"polluted": 1}, "big": 99999999999999999}') as Record<string, unknown>;
+    assert.equal(Object.getPrototypeOf(v), Object.prototype);
+    assert.equal(({} as Record<string, unknown>).polluted, undefined);
+  });
+  it('throws on malformed JSON', () => assert.throws(() => parseJsonLossless('{"a": '), SyntaxError));
+  it('round-trips through stringifyJsonLossless', () => {
+    assert.equal(stringifyJsonLossless(parseJsonLossless('{"a":9223372036854775807,"b":[1,"x"]}')), '{"a":9223372036854775807,"b":[1,"x"]}');
+  });
+});
