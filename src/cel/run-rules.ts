@@ -6,7 +6,9 @@ import { Optional } from '@marcbachmann/cel-js';
 import type { CompiledRule } from './compile.ts';
 import { CostLimitError, CostMeter, PER_CALL_COST_LIMIT, PER_OBJECT_COST_BUDGET } from './cost.ts';
 import type { Located } from './locate.ts';
-import { toCelValue, type CelSchema, type InternPool } from './values.ts';
+import { toCelRoot, toCelValue, type CelSchema, type InternPool } from './values.ts';
+
+const isPlainObject = (v: unknown): v is Record<string, unknown> => typeof v === 'object' && v !== null && !Array.isArray(v);
 
 export interface RuleToRun {
   compiled: CompiledRule;
@@ -49,7 +51,8 @@ export class RuleRun {
     const { compiled } = rule;
     if (compiled.usesOldSelf && !hasOld && !rule.optionalOldSelf) return { kind: 'skipped' };
 
-    const self = this.convert(at.value, at.schema);
+    // At the root the API server shows CEL only metadata.name and metadata.generateName.
+    const self = at.path === '' && isPlainObject(at.value) ? toCelRoot(at.value, at.schema, this.pool) : this.convert(at.value, at.schema);
     const old = hasOld ? this.convert(at.oldValue, at.schema) : undefined;
     const oldSelf = rule.optionalOldSelf ? (old === undefined ? Optional.none() : Optional.of(old)) : old;
     const meter = new CostMeter(PER_CALL_COST_LIMIT);

@@ -43,10 +43,6 @@ const TYPE_TEXT: Record<FieldErrorType, string> = {
 /** Types whose message never shows the value (field.Error.ErrorBody). */
 const VALUELESS = new Set<FieldErrorType>(['FieldValueRequired', 'FieldValueForbidden', 'FieldValueTooLong', 'InternalError']);
 
-export function typeText(type: FieldErrorType): string {
-  return TYPE_TEXT[type];
-}
-
 /** Renders a value like Go's `%v`/`%q` does for the simple types the API server prints. */
 export function renderValue(value: unknown): string {
   if (value === null || value === undefined) return 'null';

@@ -43,18 +43,3 @@ export function crdPatchOps(crdSchema?: unknown): unknown[] {
     { op: 'add', path: `${SPEC}/x-kubernetes-validations`, value: specValidations(crdSchema) },
   ];
 }
-
-export const CRD_PATCH_KUSTOMIZATION = `# Apply with: kubectl kustomize manifests/crd-patch (after placing the upstream CRD beside it), or
-# reference trainjob-crd-patch.yaml from your own kustomization with this target.
-apiVersion: kustomize.config.k8s.io/v1beta1
-kind: Kustomization
-resources:
-  - trainer.kubeflow.org_trainjobs.yaml
-patches:
-  - path: trainjob-crd-patch.yaml
-    target:
-      group: apiextensions.k8s.io
-      version: v1
-      kind: CustomResourceDefinition
-      name: trainjobs.trainer.kubeflow.org
-`;
