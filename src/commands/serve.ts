@@ -2,6 +2,7 @@
 // server and followed, or the table alone), then the HTTPS admission server and the ops server.
 import { parseServeArgs, ConfigError, SERVE_USAGE, type ServeConfig } from '../config/serve.ts';
 import { createLogger, type Logger } from '../observability/logger.ts';
+import { createMetrics, type WebhookMetrics } from '../observability/metrics.ts';
 import { installProcessHandlers, startServe } from '../server.ts';
 import { createValidator } from '../validator.ts';
 import { loadKubeConfig, describeError } from '../cluster/client.ts';
@@ -18,12 +19,18 @@ interface PolicySource {
   stop(): void;
 }
 
-async function clusterPolicy(kc: KubeConfig, logger: Logger): Promise<PolicySource> {
+/** Publishes whether the CRD in force still has upstream's blanket spec.trainer rule. */
+function reportBlanketRule(policy: Policy, metrics: WebhookMetrics): void {
+  if (policy.crd) metrics.crdBlanketTrainerRule.set(policy.crd.blanketTrainerRule ? 1 : 0);
+}
+
+async function clusterPolicy(kc: KubeConfig, logger: Logger, metrics: WebhookMetrics): Promise<PolicySource> {
   let policy = buildPolicy();
   let source = `the API server (${TRAINJOB_CRD})`;
   const adopt = (crd: unknown, why: string): void => {
     try {
       policy = policyFromCrd(crd);
+      reportBlanketRule(policy, metrics);
       const rv = (crd as { metadata?: { resourceVersion?: string } }).metadata?.resourceVersion;
       logger.info({ crd: TRAINJOB_CRD, resourceVersion: rv, blanketTrainerRule: policy.crd?.blanketTrainerRule }, why);
       if (policy.crd?.blanketTrainerRule) {
@@ -46,12 +53,13 @@ async function clusterPolicy(kc: KubeConfig, logger: Logger): Promise<PolicySour
   return { get: () => policy, source, stop };
 }
 
-async function policySource(config: ServeConfig, kc: KubeConfig | undefined, logger: Logger): Promise<PolicySource> {
+async function policySource(config: ServeConfig, kc: KubeConfig | undefined, logger: Logger, metrics: WebhookMetrics): Promise<PolicySource> {
   if (config.crdFile) {
     const policy = await loadPolicyFromFile(config.crdFile);
+    reportBlanketRule(policy, metrics);
     return { get: () => policy, source: config.crdFile, stop: () => {} };
   }
-  if (kc) return clusterPolicy(kc, logger);
+  if (kc) return clusterPolicy(kc, logger, metrics);
   return { get: () => buildPolicy(), source: 'none', stop: () => {} };
 }
 
@@ -67,8 +75,9 @@ export async function serveCommand(args: string[], io: CommandIo): Promise<numbe
     throw err;
   }
   const logger = createLogger(config.logLevel);
+  const metrics = createMetrics({ defaultMetrics: true });
   const kc = loadKubeConfig(config.cluster);
-  const policies = await policySource(config, kc, logger);
+  const policies = await policySource(config, kc, logger, metrics);
   const fixed = policies.get();
   const validator = createValidator({
     policy: policies.source === 'none' ? fixed : policies.get,
@@ -76,7 +85,7 @@ export async function serveCommand(args: string[], io: CommandIo): Promise<numbe
     crdSource: policies.source,
   });
   if (!fixed.crd && !kc) logger.warn('no TrainJob CRD given (--crd) and no cluster access: only the rule table runs (no schema, defaults or CRD rules)');
-  const handle = await startServe(config, { validator, logger });
+  const handle = await startServe(config, { validator, logger, metrics });
   // Runs until a signal closes it; then the command ends with 0 once in-flight requests drained.
   return new Promise<number>((resolve) => {
     installProcessHandlers(

@@ -1,6 +1,6 @@
 // Prometheus metrics, on a registry of their own (not prom-client's global one) so that several
 // servers in one process, as in tests, never collide.
-import { Counter, Histogram, Registry, collectDefaultMetrics } from 'prom-client';
+import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from 'prom-client';
 
 export type AdmissionOutcome = 'allowed' | 'denied' | 'error';
 
@@ -15,6 +15,12 @@ export interface WebhookMetrics {
   handoffHints: Counter<'result'>;
   /** Certificate reloads, by result (success|failure). */
   certReloads: Counter<'result'>;
+  /**
+   * 1 while the TrainJob CRD in force still has upstream's blanket `spec.trainer` rule (the API
+   * server then refuses every numNodes change before this webhook runs: re-apply the CRD patch),
+   * 0 when it does not; absent without a CRD. Alert on it after Trainer upgrades.
+   */
+  crdBlanketTrainerRule: Gauge;
 }
 
 export interface MetricsOptions {
@@ -52,6 +58,11 @@ export function createMetrics(options: MetricsOptions = {}): WebhookMetrics {
       name: 'trainjob_webhook_handoff_hints_total',
       help: 'Hand-off hints posted to the reconciler after an admitted, non-dry-run CREATE/UPDATE, by result.',
       labelNames: ['result'] as const,
+      registers,
+    }),
+    crdBlanketTrainerRule: new Gauge({
+      name: 'trainjob_webhook_crd_blanket_trainer_rule',
+      help: "1 while the TrainJob CRD still has upstream's blanket spec.trainer rule (numNodes changes are refused before the webhook runs): apply the CRD patch.",
       registers,
     }),
     certReloads: new Counter({

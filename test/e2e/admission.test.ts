@@ -74,6 +74,7 @@ describe('admission against the real API server', { skip: availability.available
     assert.deepEqual(out.refusal.causes.map((c) => c.field), ['spec.trainer']);
     assert.match(out.refusal.message, /spec\.trainer: Invalid value: field is immutable/);
     assert.equal(await validateUpdates(), before, 'the validating webhook never saw the update');
+    assert.equal(await wh.counter('trainjob_webhook_crd_blanket_trainer_rule'), 1, 'the blanket rule is reported as a metric');
   });
 
   describe('with the project CRD patch applied', () => {
@@ -81,6 +82,7 @@ describe('admission against the real API server', { skip: availability.available
       await applyCrd(patched);
       // The webhook follows the CRD: wait until it has adopted the patched one.
       await waitFor('webhook adopted the patched CRD', () => wh.logLines().some((l) => l.msg === 'TrainJob CRD changed' && l.blanketTrainerRule === false));
+      assert.equal(await wh.counter('trainjob_webhook_crd_blanket_trainer_rule'), 0);
       assert.equal((await tj.create(trainJobObject('scale', ns))).allowed, true);
       assert.equal((await tj.create(trainJobObject('running', ns, { suspend: false }))).allowed, true);
     });
