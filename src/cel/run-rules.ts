@@ -52,7 +52,7 @@ export class RuleRun {
     if (compiled.usesOldSelf && !hasOld && !rule.optionalOldSelf) return { kind: 'skipped' };
 
     // At the root the API server shows CEL only metadata.name and metadata.generateName.
-    const self = at.path === '' && isPlainObject(at.value) ? toCelRoot(at.value, at.schema, this.pool) : this.convert(at.value, at.schema);
+    const self = at.path === '' && isPlainObject(at.value) ? this.#convertRoot(at.value, at.schema) : this.convert(at.value, at.schema);
     const old = hasOld ? this.convert(at.oldValue, at.schema) : undefined;
     const oldSelf = rule.optionalOldSelf ? (old === undefined ? Optional.none() : Optional.of(old)) : old;
     const meter = new CostMeter(PER_CALL_COST_LIMIT);
@@ -72,6 +72,14 @@ export class RuleRun {
     } finally {
       this.#charge(meter.used);
     }
+  }
+
+  #roots = new WeakMap<object, unknown>();
+
+  /** The root as CEL sees it (restricted metadata), converted once per request. */
+  #convertRoot(value: Record<string, unknown>, schema: CelSchema): unknown {
+    if (!this.#roots.has(value)) this.#roots.set(value, toCelRoot(value, schema, this.pool));
+    return this.#roots.get(value);
   }
 
   /** The CEL value of a JSON value under its schema, converted once per request. */
