@@ -5,12 +5,13 @@
 import { TRAINER_MANAGED_BY } from './constants.ts';
 import { buildJobSet } from './build/jobset.ts';
 import type { Decision, Observation, Outcome, Step } from './decision.ts';
-import { controllerOf, isDeleting, type Condition, type JobSet, type Runtime } from './objects.ts';
+import { controllerOf, isDeleting, show, type Condition, type JobSet, type Runtime } from './objects.ts';
 import { planPvcHandBack, planPvcRelease, workspaceClaims } from './pvc-plan.ts';
 import { eventFor, previousReport, sameReport, type RebuildReport } from './report.ts';
 import { canDeleteSafely } from './safety.ts';
 import { isJobSetStale, type NodeCounts } from './stale.ts';
 import { conditionsChanged, suspendedCondition, unbuildableCondition, UNBUILDABLE_CONDITION } from './status.ts';
+import { malformedMetadata } from './wellformed.ts';
 
 export const RETRY = {
   /** Something of the JobSet still runs: look again soon (pods vanish without a JobSet event). */
@@ -23,10 +24,17 @@ export const RETRY = {
 
 const OWNED_CONDITIONS = ['Suspended', UNBUILDABLE_CONDITION];
 
+/**
+ * Malformed objects are never acted on: metadata that cannot be read is left alone here, the rest
+ * (spec, runtime, children, PVCs) is checked where it is judged and reported as Unsupported,
+ * unsafe or blocked.
+ */
 export function decide(o: Observation): Decision {
   const { trainJob: tj, jobSet: js } = o;
+  const unreadable = malformedMetadata('TrainJob', tj) ?? (js ? malformedMetadata('JobSet', js) : undefined);
+  if (unreadable) return { kind: 'skip', reason: `${unreadable}: left alone` };
   const managedBy = tj.spec?.managedBy;
-  if (managedBy && managedBy !== TRAINER_MANAGED_BY) return { kind: 'skip', reason: `spec.managedBy is ${managedBy}, not ${TRAINER_MANAGED_BY}` };
+  if (managedBy && managedBy !== TRAINER_MANAGED_BY) return { kind: 'skip', reason: `spec.managedBy is ${show(managedBy)}, not ${TRAINER_MANAGED_BY}` };
   if (isDeleting(tj.metadata)) return { kind: 'skip', reason: 'the TrainJob is being deleted' };
   const prev = previousReport(tj);
   if (js && controllerOf(js.metadata)?.uid !== tj.metadata.uid) {

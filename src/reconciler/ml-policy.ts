@@ -1,7 +1,8 @@
 // Where a TrainJob's node count lands in the JobSet Trainer builds, per ML policy (Trainer v2.3.0's
 // Torch, PlainML and MPI plugins). Pure.
 import { ANCESTOR_LABEL, ANCESTOR_TRAINER, NODE, PET } from './constants.ts';
-import { intOf, type ReplicatedJob, type Runtime, type TrainJob } from './objects.ts';
+import { intOf, runtimeLabel, type ReplicatedJob, type Runtime, type TrainJob } from './objects.ts';
+import { malformedRuntime, malformedTrainJob } from './wellformed.ts';
 
 export type MlPolicy =
   | { kind: 'torch' }
@@ -44,9 +45,12 @@ export type ShapeResult = { known: true; shape: NodeShape } | { known: false; re
 /**
  * The node-count-bearing parts Trainer would build for this TrainJob. MPI puts the count on the
  * `node` job (numNodes - 1, at least 1, when the launcher runs as a node) and only when the
- * TrainJob sets numNodes; otherwise the runtime's own `node` parallelism stays.
+ * TrainJob sets numNodes; otherwise the runtime's own `node` parallelism stays. A malformed
+ * TrainJob or runtime (see wellformed.ts) is not judged.
  */
 export function expectedNodeShape(trainJob: TrainJob, runtime: Runtime): ShapeResult {
+  const malformed = malformedTrainJob(trainJob) ?? malformedRuntime(runtime);
+  if (malformed) return { known: false, reason: malformed };
   const policy = mlPolicyOf(runtime);
   const numNodes = effectiveNumNodes(trainJob, runtime);
   const trainer = { by: 'ancestor-label', value: ANCESTOR_TRAINER } as const;
@@ -62,7 +66,7 @@ export function expectedNodeShape(trainJob: TrainJob, runtime: Runtime): ShapeRe
       return { known: true, shape: { policy, numNodes, replicatedJob: { by: 'name', value: NODE }, count } };
     }
     case 'unknown':
-      return { known: false, reason: `ML policy "${policy.name}" of ${runtime.kind} ${runtime.name} is not one this reconciler can judge (torch, mpi, or none)` };
+      return { known: false, reason: `ML policy "${policy.name}" of ${runtimeLabel(runtime)} is not one this reconciler can judge (torch, mpi, or none)` };
   }
 }
 

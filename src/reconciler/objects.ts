@@ -160,18 +160,61 @@ export function splitKey(key: string): { namespace: string; name: string } {
   return { namespace: key.slice(0, slash), name: key.slice(slash + 1) };
 }
 
-/** The controller owner reference of an object, if it has one. */
+// Guards for reading objects that may be malformed (see wellformed.ts for whole objects). Absent
+// means undefined or null: the API server drops null fields, and `?.`/`??` read both alike.
+
+/** An object (a JSON object, or a typed client's model instance): not null, not a list. */
+export function isObject(value: unknown): value is Obj {
+  return value !== null && typeof value === 'object' && !Array.isArray(value);
+}
+
+export function isAbsent(value: unknown): value is undefined | null {
+  return value === undefined || value === null;
+}
+
+/** Any value as text for a message, never throwing (no bigint JSON, no toString on null-prototype objects). */
+export function show(value: unknown): string {
+  if (typeof value === 'string') return value;
+  try {
+    return JSON.stringify(value, (_k, v: unknown) => (typeof v === 'bigint' ? String(v) : v)) ?? String(value);
+  } catch {
+    return Object.prototype.toString.call(value);
+  }
+}
+
+/** metadata.name, when the object has a readable one. */
+export function nameOf(object: unknown): string | undefined {
+  const meta = isObject(object) ? object.metadata : undefined;
+  return isObject(meta) && typeof meta.name === 'string' ? meta.name : undefined;
+}
+
+/** `Kind namespace/name` (or `Kind name`) of any object, for messages. */
+export function labelOf(kind: string, object: unknown): string {
+  const meta = isObject(object) ? object.metadata : undefined;
+  const namespace = isObject(meta) && typeof meta.namespace === 'string' && meta.namespace ? `${meta.namespace}/` : '';
+  return `${kind} ${namespace}${nameOf(object) ?? '?'}`;
+}
+
+/** `ClusterTrainingRuntime name` (or `TrainingRuntime name`), for messages. */
+export function runtimeLabel(runtime: unknown): string {
+  const { kind, name } = (isObject(runtime) ? runtime : {}) as Partial<Record<'kind' | 'name', unknown>>;
+  return `${typeof kind === 'string' ? kind : 'runtime'} ${typeof name === 'string' ? name : '?'}`;
+}
+
+/** The controller owner reference of an object, if it has one (entries that are not objects are skipped). */
 export function controllerOf(meta: ObjectMeta | undefined): OwnerReference | undefined {
-  return meta?.ownerReferences?.find((o) => o.controller === true);
+  const owners: unknown = meta?.ownerReferences;
+  return Array.isArray(owners) ? owners.find((o): o is OwnerReference => isObject(o) && o.controller === true) : undefined;
 }
 
-export function isDeleting(meta: ObjectMeta | undefined): boolean {
-  const t = meta?.deletionTimestamp;
-  return t instanceof Date || (typeof t === 'string' && t !== '');
+/** A deletionTimestamp of any value other than absent or "" counts as deleting: the cautious reading. */
+export function isDeleting(meta: unknown): boolean {
+  const t: unknown = isObject(meta) ? meta.deletionTimestamp : undefined;
+  return !isAbsent(t) && t !== '';
 }
 
-/** A non-negative integer field, or undefined when absent or not an integer. */
+/** A non-negative (safe) integer field, or undefined when absent or not one. */
 export function intOf(value: unknown): number | undefined {
-  if (typeof value === 'bigint') return Number(value);
-  return typeof value === 'number' && Number.isInteger(value) ? value : undefined;
+  const n = typeof value === 'bigint' ? Number(value) : value;
+  return typeof n === 'number' && Number.isSafeInteger(n) && n >= 0 ? n : undefined;
 }

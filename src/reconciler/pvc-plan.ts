@@ -4,9 +4,11 @@
 // reference to the TrainJob (so the claim still goes when the TrainJob goes, as the user asked),
 // and it is marked to be handed back to the re-created JobSet. PVCs the JobSet does not own
 // survive by themselves and are never touched. Every patch is a JSON patch that first tests the
-// resourceVersion it was planned from. Pure.
+// resourceVersion it was planned from. A PVC whose metadata cannot be read blocks the release (it
+// might be the JobSet's) and is never handed back. Pure.
 import { JOBSET_API_VERSION, RELEASED_FROM_ANNOTATION, RETAINED_FOR_LABEL, TRAINJOB_API_VERSION } from './constants.ts';
 import { isDeleting, type JobSet, type OwnerReference, type PersistentVolumeClaim, type TrainJob } from './objects.ts';
+import { malformedMetadata } from './wellformed.ts';
 
 export type JsonPatchOp = { op: 'test' | 'add'; path: string; value: unknown };
 
@@ -42,7 +44,10 @@ function trainJobOwner(trainJob: TrainJob): OwnerReference {
   return { apiVersion: TRAINJOB_API_VERSION, kind: 'TrainJob', name: trainJob.metadata.name ?? '', uid: trainJob.metadata.uid ?? '', controller: false, blockOwnerDeletion: false };
 }
 
-/** The existing PVCs of the JobSet's volumeClaimPolicies (`<template>-<jobset>`), which outlive a delete. */
+/**
+ * The existing PVCs of the JobSet's volumeClaimPolicies (`<template>-<jobset>`), which outlive a
+ * delete. For a JobSet judged by isJobSetStale and PVCs planPvcRelease accepted.
+ */
 export function workspaceClaims(jobSet: JobSet, pvcs: readonly PersistentVolumeClaim[]): string[] {
   const names = new Set<string>();
   for (const policy of (jobSet.spec?.volumeClaimPolicies ?? []) as { templates?: { metadata?: { name?: string } }[] }[]) {
@@ -53,6 +58,14 @@ export function workspaceClaims(jobSet: JobSet, pvcs: readonly PersistentVolumeC
 
 /** Before deleting `jobSet`: release every PVC it owns, or say why that cannot be guaranteed. */
 export function planPvcRelease(trainJob: TrainJob, jobSet: JobSet, pvcs: readonly PersistentVolumeClaim[]): ReleasePlan {
+  const unreadable = pvcs.map((p) => malformedMetadata('PVC', p)).find((m) => m !== undefined);
+  if (unreadable) {
+    return {
+      ok: false,
+      reason: `${unreadable}, so whether JobSet ${jobSet.metadata.name} owns it (and would take it along when deleted) cannot be told`,
+      advice: 'repair or remove that claim; the rebuild proceeds once every claim of the namespace can be read',
+    };
+  }
   const jobSetUid = jobSet.metadata.uid;
   const owned = pvcs.filter((p) => ownedBy(p, jobSetUid));
   const dying = owned.filter((p) => isDeleting(p.metadata));
@@ -84,7 +97,7 @@ export function planPvcRelease(trainJob: TrainJob, jobSet: JobSet, pvcs: readonl
 export function planPvcHandBack(trainJob: TrainJob, jobSet: JobSet, pvcs: readonly PersistentVolumeClaim[]): PvcPatch[] {
   if (isDeleting(jobSet.metadata) || !jobSet.metadata.uid) return [];
   return pvcs
-    .filter((p) => isRetainedFor(p, trainJob))
+    .filter((p) => malformedMetadata('PVC', p) === undefined && isRetainedFor(p, trainJob))
     .map((p) => {
       const others = (p.metadata.ownerReferences ?? []).filter((o) => o.uid !== trainJob.metadata.uid && o.uid !== jobSet.metadata.uid);
       const controlled = others.some((o) => o.controller === true);

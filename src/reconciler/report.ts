@@ -5,6 +5,7 @@
 // status condition in companion mode: Trainer v2.3.0 replaces status.conditions whole. Pure.
 import { REPORT_ANNOTATION } from './constants.ts';
 import type { TrainJob } from './objects.ts';
+import { count, list, obj, oneOf, str } from './wellformed.ts';
 
 export type ReportState =
   /** Stale, but something still runs (or the JobSet is not suspended): retried. */
@@ -29,6 +30,22 @@ export interface RebuildReport {
   reason?: string;
 }
 
+const REPORT_STATES: readonly ReportState[] = ['Waiting', 'Blocked', 'Rebuilding', 'Rebuilt', 'Unsupported'];
+
+/** The annotation may have been edited by hand: what is not a report is treated as none. */
+const wellFormedReport = obj(
+  {
+    state: oneOf(REPORT_STATES),
+    numNodes: count,
+    replicatedJob: str,
+    parallelism: obj({ from: count, to: count }, ['to']),
+    replacedJobSetUID: str,
+    retainedPVCs: list(str),
+    reason: str,
+  },
+  ['state'],
+);
+
 const KEY_ORDER: (keyof RebuildReport)[] = ['state', 'numNodes', 'replicatedJob', 'parallelism', 'replacedJobSetUID', 'retainedPVCs', 'reason'];
 
 /** The annotation value: JSON with a fixed key order, so equal reports are equal strings. */
@@ -42,8 +59,8 @@ export function previousReport(trainJob: TrainJob): RebuildReport | undefined {
   const raw = trainJob.metadata.annotations?.[REPORT_ANNOTATION];
   if (!raw) return undefined;
   try {
-    const parsed = JSON.parse(raw) as RebuildReport;
-    return typeof parsed?.state === 'string' ? parsed : undefined;
+    const parsed: unknown = JSON.parse(raw);
+    return wellFormedReport(parsed, 'report') === undefined ? (parsed as RebuildReport) : undefined;
   } catch {
     return undefined;
   }

@@ -3,6 +3,7 @@
 // that differs is not this reconciler's business. Pure.
 import { describeReplicatedJob, expectedNodeShape, findReplicatedJob, type MlPolicy } from './ml-policy.ts';
 import { intOf, type JobSet, type Runtime, type TrainJob } from './objects.ts';
+import { malformedJobSet } from './wellformed.ts';
 
 export interface NodeCounts {
   /** The TrainJob's effective numNodes. */
@@ -16,13 +17,15 @@ export interface NodeCounts {
 export type Staleness =
   | { verdict: 'current'; policy: MlPolicy; counts: NodeCounts }
   | { verdict: 'stale'; policy: MlPolicy; counts: NodeCounts; differences: string[] }
-  /** Cannot be judged (unknown ML policy, no such replicated job): left alone and reported. */
+  /** Cannot be judged (unknown ML policy, no such replicated job, a malformed object): left alone and reported. */
   | { verdict: 'unknown'; reason: string };
 
 export function isJobSetStale(trainJob: TrainJob, runtime: Runtime, jobSet: JobSet): Staleness {
   const expected = expectedNodeShape(trainJob, runtime);
   if (!expected.known) return { verdict: 'unknown', reason: expected.reason };
   const { shape } = expected;
+  const malformed = malformedJobSet(jobSet);
+  if (malformed) return { verdict: 'unknown', reason: malformed };
   const rJob = findReplicatedJob(jobSet.spec?.replicatedJobs, shape);
   if (!rJob) return { verdict: 'unknown', reason: `JobSet ${jobSet.metadata.name} has no ${describeReplicatedJob(shape)}` };
 

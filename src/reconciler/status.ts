@@ -2,9 +2,16 @@
 // condition the way Trainer writes it, and a condition that says why a JobSet cannot be built.
 // Applied with SSA on the status subresource; conditions are a map list keyed by type, so the
 // reconciler's field manager owns exactly the entries it applies. Pure.
-import type { Condition, TrainJob } from './objects.ts';
+import { isObject, type Condition, type TrainJob } from './objects.ts';
 
 export const UNBUILDABLE_CONDITION = 'JobSetCreated';
+
+/** The TrainJob's readable conditions; a malformed entry is ignored (and replaced by the next apply of its type). */
+function conditionsOf(trainJob: TrainJob): Condition[] {
+  const conditions: unknown = trainJob.status?.conditions;
+  if (!Array.isArray(conditions)) return [];
+  return conditions.filter((c): c is Condition => isObject(c) && typeof c.type === 'string' && typeof c.status === 'string' && typeof c.lastTransitionTime === 'string');
+}
 
 function transition(existing: Condition | undefined, next: Omit<Condition, 'lastTransitionTime'>, now: string): Condition {
   // lastTransitionTime moves only when the status does: re-applying is then a no-op.
@@ -17,7 +24,7 @@ function transition(existing: Condition | undefined, next: Omit<Condition, 'last
  * that never was suspended gets none, like Trainer).
  */
 export function suspendedCondition(trainJob: TrainJob, now: string): Condition | undefined {
-  const existing = trainJob.status?.conditions?.find((c) => c.type === 'Suspended');
+  const existing = conditionsOf(trainJob).find((c) => c.type === 'Suspended');
   const generation = trainJob.metadata.generation;
   const observed = generation === undefined ? {} : { observedGeneration: generation };
   if (trainJob.spec?.suspend === true) {
@@ -28,7 +35,7 @@ export function suspendedCondition(trainJob: TrainJob, now: string): Condition |
 }
 
 export function unbuildableCondition(trainJob: TrainJob, reason: string, now: string): Condition {
-  const existing = trainJob.status?.conditions?.find((c) => c.type === UNBUILDABLE_CONDITION);
+  const existing = conditionsOf(trainJob).find((c) => c.type === UNBUILDABLE_CONDITION);
   return transition(existing, { type: UNBUILDABLE_CONDITION, status: 'False', reason: 'UnsupportedRuntime', message: reason }, now);
 }
 
@@ -44,7 +51,7 @@ export function statusApplyConfiguration(trainJob: TrainJob, conditions: Conditi
 
 /** Whether applying `conditions` would change what the TrainJob's status already says. */
 export function conditionsChanged(trainJob: TrainJob, conditions: Condition[], owned: readonly string[]): boolean {
-  const current = trainJob.status?.conditions ?? [];
+  const current = conditionsOf(trainJob);
   for (const c of conditions) {
     const have = current.find((x) => x.type === c.type);
     if (!have || have.status !== c.status || have.reason !== c.reason || have.message !== c.message || have.observedGeneration !== c.observedGeneration) return true;

@@ -1,9 +1,12 @@
 // buildJobSet: TrainJob + its (Cluster)TrainingRuntime -> the JobSet Trainer v2.3.0 would apply,
 // for standalone mode (no Trainer controller). Torch and plain runtimes only: MPI needs Trainer's
-// SSH Secret and hostfile ConfigMap, so it is refused as a whole, never half built. Pure.
+// SSH Secret and hostfile ConfigMap, so it is refused as a whole, never half built. A malformed
+// TrainJob or runtime, or runtimePatches that make the template malformed, are refused with the
+// field that is (see wellformed.ts). Pure.
 import { ANCESTOR_LABEL, ANCESTOR_TRAINER, JOBSET_API_VERSION, NODE, TORCH_MASTER_PORT, TRAINJOB_API_VERSION } from '../constants.ts';
 import { mlPolicyOf, effectiveNumNodes } from '../ml-policy.ts';
-import { intOf, type Container, type EnvVar, type JobSet, type JobSetSpec, type Obj, type ReplicatedJob, type Runtime, type TrainJob } from '../objects.ts';
+import { intOf, isAbsent, labelOf, runtimeLabel, type Container, type EnvVar, type JobSet, type JobSetSpec, type Obj, type ReplicatedJob, type Runtime, type TrainJob } from '../objects.ts';
+import { malformedJobSetSpec, malformedRuntime, malformedTrainJob } from '../wellformed.ts';
 import { strategicMerge } from './strategic-merge.ts';
 import { numProcPerNode, torchEnv, TORCHTUNE_ENTRYPOINT, upsertEnv } from './torch.ts';
 
@@ -15,8 +18,10 @@ const INITIALIZERS = [
 ] as const;
 
 export function buildJobSet(trainJob: TrainJob, runtime: Runtime): BuildResult {
+  const malformed = malformedTrainJob(trainJob) ?? malformedRuntime(runtime);
+  if (malformed) return { ok: false, reason: malformed };
   const policy = mlPolicyOf(runtime);
-  const ref = `${runtime.kind} ${runtime.name}`;
+  const ref = runtimeLabel(runtime);
   if (policy.kind === 'mpi') return { ok: false, reason: `${ref} uses the MPI policy, which standalone mode does not build (it needs Trainer's SSH Secret and hostfile ConfigMap); run Kubeflow Trainer's controller with the reconciler in companion mode for MPI runtimes` };
   if (policy.kind === 'unknown') return { ok: false, reason: `${ref} uses the ML policy "${policy.name}", which standalone mode does not build (torch or no policy only)` };
   const command = trainJob.spec?.trainer?.command;
@@ -25,7 +30,9 @@ export function buildJobSet(trainJob: TrainJob, runtime: Runtime): BuildResult {
   }
   const template = structuredClone(runtime.spec.template ?? {});
   const merged = mergeRuntimePatches(trainJob, template.spec ?? {}, template.metadata ?? {});
-  const rJobs = merged.spec.replicatedJobs ?? [];
+  const patchedBadly = malformedJobSetSpec(merged.spec, `the JobSet template of ${ref} with the runtimePatches of ${labelOf('TrainJob', trainJob)}`);
+  if (patchedBadly) return { ok: false, reason: patchedBadly };
+  const rJobs = inRuntimeOrder(merged.spec.replicatedJobs ?? [], template.spec?.replicatedJobs ?? []);
   if (!rJobs.some(isTrainer)) return { ok: false, reason: `${ref} has no replicated job labelled ${ANCESTOR_LABEL}=${ANCESTOR_TRAINER}` };
 
   const numNodes = effectiveNumNodes(trainJob, runtime);
@@ -76,7 +83,7 @@ function isTrainer(rJob: ReplicatedJob): boolean {
   return rJob.template?.metadata?.labels?.[ANCESTOR_LABEL] === ANCESTOR_TRAINER;
 }
 
-/** runtimePatches in list order; the runtime's replicated job order is kept, new ones follow. */
+/** runtimePatches in list order. The merged spec is unchecked: patches may make it malformed. */
 function mergeRuntimePatches(trainJob: TrainJob, spec: JobSetSpec, metadata: { labels?: Record<string, string>; annotations?: Record<string, string> }) {
   let merged = spec as Obj;
   let labels = { ...metadata.labels };
@@ -88,10 +95,13 @@ function mergeRuntimePatches(trainJob: TrainJob, spec: JobSetSpec, metadata: { l
     labels = { ...labels, ...meta.labels };
     annotations = { ...annotations, ...meta.annotations };
   }
-  const order = (spec.replicatedJobs ?? []).map((r) => r.name);
-  const rJobs = [...((merged.replicatedJobs as ReplicatedJob[] | undefined) ?? [])];
-  rJobs.sort((a, b) => rank(order, a.name) - rank(order, b.name));
-  return { spec: { ...(merged as JobSetSpec), replicatedJobs: rJobs }, labels, annotations };
+  return { spec: merged as JobSetSpec, labels, annotations };
+}
+
+/** The runtime's replicated job order is kept, new ones follow. */
+function inRuntimeOrder(rJobs: readonly ReplicatedJob[], runtimeJobs: readonly ReplicatedJob[]): ReplicatedJob[] {
+  const order = runtimeJobs.map((r) => r.name);
+  return [...rJobs].sort((a, b) => rank(order, a.name) - rank(order, b.name));
 }
 
 function rank(order: string[], name: string): number {
@@ -113,9 +123,9 @@ function updateContainer(rJob: ReplicatedJob, name: string, change: (c: Containe
 function applyTrainer(c: Container, trainJob: TrainJob): void {
   const t = trainJob.spec?.trainer;
   if (!t) return;
-  if (t.image !== undefined) c.image = t.image;
-  if (t.command !== undefined) c.command = [...t.command];
-  if (t.args !== undefined) c.args = [...t.args];
-  if (t.resourcesPerNode !== undefined) c.resources = structuredClone(t.resourcesPerNode);
+  if (!isAbsent(t.image)) c.image = t.image;
+  if (!isAbsent(t.command)) c.command = [...t.command];
+  if (!isAbsent(t.args)) c.args = [...t.args];
+  if (!isAbsent(t.resourcesPerNode)) c.resources = structuredClone(t.resourcesPerNode);
   if (t.env?.length) c.env = upsertEnv(c.env, t.env);
 }

@@ -2,7 +2,7 @@
 // runtime's JobSet template. Lists merge by the patch merge keys of the Kubernetes (and JobSet)
 // Go types; every other list is replaced. `null` deletes a field; `$patch: replace|delete` are
 // honoured on objects and list items. Pure; the inputs are not modified.
-import type { Obj } from '../objects.ts';
+import { isObject, type Obj } from '../objects.ts';
 
 /** Patch merge keys by field name (core/v1 PodSpec and Container, JobSet's ReplicatedJob). */
 const MERGE_KEYS: Record<string, string> = {
@@ -19,8 +19,6 @@ const MERGE_KEYS: Record<string, string> = {
   resourceClaims: 'name',
   hostAliases: 'ip',
 };
-
-const isObject = (v: unknown): v is Obj => v !== null && typeof v === 'object' && !Array.isArray(v);
 
 export function strategicMerge(original: unknown, patch: unknown, field = ''): unknown {
   if (isObject(patch)) {
