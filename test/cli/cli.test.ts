@@ -70,6 +70,15 @@ describe('trainjob-webhook review', () => {
     ['a list instead of an object', async () => ['review', '--new', await file('list.yaml', '- 1\n- 2\n')], /expected a Kubernetes object/],
     ['an empty file', async () => ['review', '--new', await file('empty.yaml', '')], /exactly one YAML document, found 0/],
     ['a YAML alias bomb', async () => ['review', '--new', await file('bomb.yaml', `a: &a [x,x,x,x,x,x,x,x,x]\nb: &b [*a,*a,*a,*a,*a,*a,*a,*a,*a]\nc: &c [*b,*b,*b,*b,*b,*b,*b,*b,*b]\nd: &d [*c,*c,*c,*c,*c,*c,*c,*c,*c]\ne: &e [*d,*d,*d,*d,*d,*d,*d,*d,*d]\nf: [*e,*e,*e,*e,*e,*e,*e,*e,*e]\n`)], /alias|Excessive/i],
+    [
+      'a CRD whose rule does not compile (named with its location and position)',
+      async () => {
+        const { readFileSync } = await import('node:fs');
+        const text = readFileSync(crd, 'utf8').replace("rule: self >= 1", "rule: self >= ");
+        return ['review', '--new', `${objects}/image-v1.yaml`, '--crd', await file('bad-rule-crd.yaml', text)];
+      },
+      /spec\.trainer\.numProcPerNode x-kubernetes-validations\[0\].*compilation failed/s,
+    ],
     ['a CRD file that is not a CRD', async () => ['review', '--new', `${objects}/image-v1.yaml`, '--crd', `${objects}/image-v2.yaml`], /CustomResourceDefinition|not a CRD|kind/i],
   ];
   for (const [what, argv, message] of bad) {
