@@ -48,7 +48,7 @@ describe('trainjob-webhook review', () => {
   });
 
   it('exit 1 for a numNodes change on a running job (403)', async () => {
-    const r = await run('review', '--old', `${objects}/running-1-node.yaml`, '--new', `${objects}/running-2-nodes.yaml`);
+    const r = await run('review', '--old', `${objects}/running-2-nodes.yaml`, '--new', `${objects}/running-4-nodes.yaml`);
     assert.equal(r.code, 1);
     assert.equal(JSON.parse(r.out).response.status.code, 403);
   });
