@@ -21,6 +21,8 @@ export interface ReconcilerCluster {
   listRetainedPvcs(namespace: string, trainJobUid: string): Promise<PersistentVolumeClaim[]>;
   patchPvc(namespace: string, patch: PvcPatch): Promise<PersistentVolumeClaim>;
   deleteJobSet(namespace: string, name: string, uid: string, resourceVersion: string): Promise<void>;
+  /** Sets only `spec.suspend` to true, testing uid and resourceVersion (not an apply of the JobSet). */
+  suspendJobSet(namespace: string, name: string, uid: string, resourceVersion: string): Promise<void>;
   /** A server-side dry-run create of the same JobSet: would it be admitted again (RecreateCheck)? */
   dryRunRecreate(jobSet: JobSet): Promise<RecreateCheck>;
   applyJobSet(jobSet: JobSet): Promise<JobSet>;
@@ -127,6 +129,20 @@ export function createReconcilerCluster(kc: KubeConfig, opts: ClusterOptions): R
         propagationPolicy: 'Foreground',
         body: { propagationPolicy: 'Foreground', preconditions: { uid, resourceVersion } },
       });
+    },
+
+    async suspendJobSet(namespace, name, uid, resourceVersion) {
+      // A JSON patch that changes spec.suspend alone (JobSet's webhook allows it, while the whole
+      // JobSet Trainer applies is refused), under this reconciler's field manager; the tests make
+      // it fail (and the key be retried from a fresh read) if the JobSet was replaced or changed.
+      // Companion mode still never applies a JobSet: Trainer keeps ownership of everything else,
+      // and takes spec.suspend back with its forced apply on resume.
+      const body = [
+        { op: 'test', path: '/metadata/uid', value: uid },
+        { op: 'test', path: '/metadata/resourceVersion', value: resourceVersion },
+        { op: 'add', path: '/spec/suspend', value: true },
+      ];
+      await objects.patchNamespacedCustomObject({ ...JOBSET, namespace, name, body, fieldManager }, jsonPatch());
     },
 
     async dryRunRecreate(jobSet) {

@@ -2,12 +2,14 @@
 // be read (`need`) or returns the ordered steps to take. Both modes share the rebuild: a stale
 // JobSet that is suspended and runs nothing loses its PVCs' ownership, then is deleted with
 // preconditions; Trainer's controller (companion) or this reconciler (standalone) re-creates it.
+// In companion mode a stale JobSet that Trainer cannot suspend (the TrainJob was suspended in the
+// same update as its numNodes change) is first suspended by a patch of spec.suspend alone.
 import { TRAINER_MANAGED_BY } from './constants.ts';
 import { buildJobSet } from './build/jobset.ts';
 import type { Decision, Observation, Outcome, Step } from './decision.ts';
 import { controllerOf, isDeleting, show, type Condition, type JobSet, type Runtime } from './objects.ts';
 import { planPvcHandBack, planPvcRelease, workspaceClaims } from './pvc-plan.ts';
-import { eventFor, previousReport, sameReport, type RebuildReport } from './report.ts';
+import { eventFor, previousReport, sameReport, suspendEventFor, type RebuildReport } from './report.ts';
 import { canDeleteSafely } from './safety.ts';
 import { isJobSetStale, type NodeCounts } from './stale.ts';
 import { conditionsChanged, suspendedCondition, unbuildableCondition, UNBUILDABLE_CONDITION } from './status.ts';
@@ -71,9 +73,11 @@ function reportSteps(o: Observation, prev: RebuildReport | undefined, next: Rebu
 function stale(o: Observation, js: JobSet, counts: NodeCounts, prev: RebuildReport | undefined, differences: string[]): Decision {
   const base = countsOf(counts);
   if (js.spec?.suspend !== true) {
+    if (o.trainJob.spec?.suspend === true && o.mode === 'companion') return suspendStale(o, js, base, prev, differences);
     const reason =
       o.trainJob.spec?.suspend === true
-        ? 'the JobSet is not suspended yet; it is rebuilt once it is (if the suspend came in the same update as the numNodes change, Trainer cannot apply it: set numNodes back, let the TrainJob suspend, then change numNodes)'
+        ? // Standalone only (companion mode suspends it, above).
+          'the JobSet is not suspended yet; it is rebuilt once it is (if the suspend came in the same update as the numNodes change, Trainer cannot apply it: set numNodes back, let the TrainJob suspend, then change numNodes)'
         : 'the JobSet runs with the old node count; suspend the TrainJob to rebuild it';
     return act('waiting', reportSteps(o, prev, { ...base, reason }, differences.join('; ')));
   }
@@ -105,6 +109,26 @@ function stale(o: Observation, js: JobSet, counts: NodeCounts, prev: RebuildRepo
     { kind: 'event', event: eventFor(report, differences.join('; ')) },
   ];
   return act('deleted', steps, RETRY.whileDeletingMs);
+}
+
+/**
+ * Companion mode, the TrainJob suspended but its stale JobSet not: Trainer's controller applies
+ * the whole JobSet (new count, env and suspend: true) and JobSet's webhook refuses it, as
+ * replicatedJobs is immutable (kubeflow/trainer#3008), so the JobSet would run on with the old
+ * count. The reconciler suspends it itself with a patch of `spec.suspend` alone (which JobSet's
+ * webhook allows; the approach of kubeflow/trainer#3041), uid and resourceVersion tested. This is
+ * not an apply of the JobSet: companion mode never applies JobSets. The rebuild then goes on as
+ * usual: its pods go away, it is deleted, and Trainer re-creates it with the new count, suspended.
+ */
+function suspendStale(o: Observation, js: JobSet, base: RebuildReport, prev: RebuildReport | undefined, differences: string[]): Decision {
+  const report: RebuildReport = { ...base, reason: "Trainer's apply of the suspend is refused (the JobSet's replicatedJobs are immutable); suspending the JobSet so it can be rebuilt" };
+  const steps: Step[] = [
+    ...(sameReport(prev, report) ? [] : [{ kind: 'report', report } as Step]),
+    { kind: 'suspend-jobset', name: js.metadata.name ?? '', uid: js.metadata.uid ?? '', resourceVersion: js.metadata.resourceVersion ?? '' },
+    { kind: 'event', event: suspendEventFor(report, js.metadata.uid, differences.join('; ')) },
+  ];
+  // Its pods then vanish without a JobSet event: look again soon.
+  return act('suspended', steps, RETRY.whileRunningMs);
 }
 
 /** Why a JobSet whose re-creation would be refused beside its claims is kept, and the ways out. */

@@ -39,6 +39,12 @@ export type Step =
   | { kind: 'release-pvc'; patch: PvcPatch }
   | { kind: 'hand-back-pvc'; patch: PvcPatch }
   | { kind: 'delete-jobset'; name: string; uid: string; resourceVersion: string }
+  /**
+   * Companion mode: set only the stale JobSet's `spec.suspend` to true (uid and resourceVersion
+   * tested), because Trainer's whole-JobSet apply of the suspend is refused (kubeflow/trainer#3008).
+   * Not an apply of the JobSet: nothing else of it is written.
+   */
+  | { kind: 'suspend-jobset'; name: string; uid: string; resourceVersion: string }
   | { kind: 'apply-jobset'; jobSet: JobSet }
   | { kind: 'apply-status'; conditions: Condition[] }
   /** Apply the report annotation (undefined removes it). */
@@ -46,7 +52,7 @@ export type Step =
   | { kind: 'event'; event: EventSpec };
 
 /** What a reconcile ended in, for metrics and logs. */
-export type Outcome = 'current' | 'no-jobset' | 'applied' | 'waiting' | 'blocked' | 'deleted' | 'rebuilt' | 'unsupported';
+export type Outcome = 'current' | 'no-jobset' | 'applied' | 'waiting' | 'suspended' | 'blocked' | 'deleted' | 'rebuilt' | 'unsupported';
 
 export type Decision =
   | { kind: 'need'; what: Need }

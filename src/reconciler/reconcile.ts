@@ -121,6 +121,12 @@ async function execute(o: Observation, steps: Step[], deps: ReconcileDeps, log: 
         log.info({ jobSet: step.name, uid: step.uid, resourceVersion: step.resourceVersion }, 'stale JobSet deleted (foreground, with uid and resourceVersion preconditions)');
         if (deps.crashAfter === 'delete-jobset') await deps.crash?.();
         break;
+      case 'suspend-jobset':
+        write();
+        // Refused (changed, replaced or gone meanwhile): thrown, and retried from a fresh read.
+        await cluster.suspendJobSet(namespace, step.name, step.uid, step.resourceVersion);
+        log.info({ jobSet: step.name, uid: step.uid, resourceVersion: step.resourceVersion }, 'stale JobSet suspended (spec.suspend alone, uid and resourceVersion tested), so that it can be rebuilt');
+        break;
       case 'apply-jobset':
         write();
         await cluster.applyJobSet(step.jobSet);

@@ -97,6 +97,16 @@ function counts(r: RebuildReport): string {
   return p ? `${r.replicatedJob ?? 'trainer'} parallelism ${p.from ?? '?'} -> ${p.to} (numNodes ${r.numNodes ?? '?'})` : '';
 }
 
+/** The Event of a companion-mode suspend of a stale JobSet (the report stays Waiting). */
+export function suspendEventFor(report: RebuildReport, jobSetUID: string | undefined, detail?: string): EventSpec {
+  const extra = detail ? `: ${detail}` : '';
+  return {
+    type: 'Normal',
+    reason: 'JobSetSuspended',
+    message: `Suspended stale JobSet (uid ${jobSetUID ?? '?'}, ${counts(report)}) so that it can be rebuilt: Trainer's apply of the suspend with the new node count is refused (kubeflow/trainer#3008)${extra}`,
+  };
+}
+
 /** The Event that announces a new report; `detail` adds what changes between retries. */
 export function eventFor(report: RebuildReport, detail?: string): EventSpec {
   const extra = detail ? `: ${detail}` : '';

@@ -287,6 +287,42 @@ describe('reconciler, companion mode, beside the real Trainer and JobSet control
       assert.match(hostfile ?? '', /m8-node-0-1\.m8 slots=1/);
     });
 
+    it('9. suspend and scale in one update of a running TrainJob: Trainer cannot suspend the stale JobSet, so the sidecar suspends it (spec.suspend alone), then it is rebuilt with 2 nodes, suspended; resume runs 2 nodes', async () => {
+      // The webhook refuses a numNodes change while the JobSet's status counts active pods (and
+      // here pods stay Pending, so active): a quota of no pods, in a namespace of its own, keeps
+      // this JobSet running without any, as a JobSet whose pods are all gone would be.
+      const gns = 'companion-gap';
+      await w.cp.kubectl(['create', 'namespace', gns]);
+      await w.cp.kubectl(['create', 'quota', 'no-pods', '-n', gns, '--hard=pods=0']);
+      await waitFor('the quota counted', async () => (await w.cp.kubectl(['get', 'quota', 'no-pods', '-n', gns, '-o', 'jsonpath={.status.hard.pods}'])).stdout.trim() === '0');
+      const gtj = async () => (await w.tj.get(gns, 'g9')) as TrainJob;
+      await create(torchTrainJob('g9', gns, { suspend: false }));
+      const old = await a.waitJobSet(gns, 'g9', 'running with 1 node', (js) => parallelism(js) === 1 && js.spec?.suspend === false);
+      await waitFor('its Job created (and no pod)', async () => (await a.batch.listNamespacedJob({ namespace: gns })).items.length === 1);
+
+      await a.mergePatchTrainJob(gns, 'g9', { spec: { suspend: true, trainer: { numNodes: 2 } } });
+      const js = await a.waitJobSet(gns, 'g9', 're-created with 2 nodes, suspended', (j) => j.metadata.uid !== old.metadata.uid && parallelism(j) === 2, 90_000);
+      assert.equal(envValue(js, 'PET_NNODES'), '2');
+      assert.equal(rJob(js)?.template?.spec?.completions, 2);
+      assert.equal(js.spec?.suspend, true);
+      const report = await waitFor('the Rebuilt report', async () => {
+        const r = a.report(await gtj());
+        return r?.state === 'Rebuilt' ? r : undefined;
+      });
+      assert.deepEqual(report, { state: 'Rebuilt', numNodes: 2, replicatedJob: 'node', parallelism: { from: 1, to: 2 }, replacedJobSetUID: old.metadata.uid });
+      const ours = (await a.events(gns, 'g9')).filter((e) => e.source?.component === 'trainjob-webhook-reconciler');
+      assert.ok(ours.some((e) => e.reason === 'JobSetSuspended' && /so that it can be rebuilt/.test(e.message ?? '')), JSON.stringify(ours.map((e) => e.reason)));
+      assert.ok(ours.some((e) => e.reason === 'JobSetDeleted'));
+      assert.ok(ours.some((e) => e.reason === 'JobSetRebuilt'));
+      assert.ok(sidecar.logLines().some((l) => l.trainJob === 'companion-gap/g9' && Array.isArray(l.steps) && l.steps.includes('suspend-jobset')), 'the sidecar took the suspend step');
+
+      await w.cp.kubectl(['delete', 'quota', 'no-pods', '-n', gns]);
+      await a.mergePatchTrainJob(gns, 'g9', { spec: { suspend: false } });
+      const running = await a.waitJobSet(gns, 'g9', 'resumed', (j) => j.spec?.suspend === false);
+      assert.deepEqual([running.metadata.uid, parallelism(running), envValue(running, 'PET_NNODES')], [js.metadata.uid, 2, '2']);
+      await waitFor('2 pods of the new JobSet', async () => (await a.pods(gns, 'g9')).length === 2);
+    });
+
     it('its identity needed no more than the project\'s RBAC, and nothing failed for want of it', () => {
       const forbidden = sidecar.logLines().filter((l) => /HTTP 403/.test(String(l.error ?? '')));
       assert.deepEqual(forbidden, []);

@@ -137,9 +137,47 @@ describe('decide: companion mode', () => {
     assert.equal(decision.kind === 'act' && decision.requeueAfterMs, undefined);
   });
 
-  it('stale, TrainJob suspended, JobSet not (yet) suspended: waits, explains the refused combined update', () => {
-    const { decision } = run({ trainJob: torch1(2), jobSet: running(trainerJobSet('torch1')) });
-    assert.match(stepOf(decision, 'report')?.report?.reason ?? '', /not suspended yet.*set numNodes back/);
+  it('stale, TrainJob suspended, JobSet still running (Trainer\'s apply of the suspend is refused): report, suspend the JobSet alone with preconditions, Event', () => {
+    const js = running(trainerJobSet('torch1'));
+    js.metadata = { ...js.metadata, resourceVersion: '42' };
+    const { decision, needs } = run({ trainJob: torch1(2), jobSet: js, jobs: [job('torch1-node-0')], pods: [pod('torch1-node-0-0-x', 'Running')] });
+    assert.deepEqual(needs, ['runtime'], 'no Jobs, pods or PVCs are read before the suspend');
+    assert.equal(decision.kind === 'act' && decision.outcome, 'suspended');
+    assert.equal(decision.kind === 'act' && decision.requeueAfterMs, RETRY.whileRunningMs);
+    assert.deepEqual(kinds(decision), ['report', 'suspend-jobset', 'event']);
+    assert.deepEqual(stepOf(decision, 'suspend-jobset'), { kind: 'suspend-jobset', name: 'torch1', uid: 'jobset-uid-torch1', resourceVersion: '42' });
+    const report = stepOf(decision, 'report')?.report;
+    assert.deepEqual({ ...report, reason: undefined }, { state: 'Waiting', numNodes: 2, replicatedJob: 'node', parallelism: { from: 1, to: 2 }, reason: undefined });
+    assert.match(report?.reason ?? '', /suspending the JobSet so it can be rebuilt/);
+    assert.doesNotMatch(report?.reason ?? '', /set numNodes back/);
+    const event = stepOf(decision, 'event')?.event;
+    assert.deepEqual([event?.type, event?.reason], ['Normal', 'JobSetSuspended']);
+    assert.match(event?.message ?? '', /Suspended stale JobSet \(uid jobset-uid-torch1, node parallelism 1 -> 2 \(numNodes 2\)\) so that it can be rebuilt/);
+    assert.ok(!kinds(decision).includes('delete-jobset') && !kinds(decision).includes('apply-jobset'));
+    // A retry after a refused suspend: the report is already on record, the suspend is asked again.
+    const again = run({ trainJob: withReport(torch1(2), report!), jobSet: js });
+    assert.deepEqual(kinds(again.decision), ['suspend-jobset', 'event']);
+  });
+
+  it('stale, TrainJob not suspended, JobSet running: still only waits with the existing message (never suspends what the user runs)', () => {
+    const { decision } = run({ trainJob: torch1(2, (t) => (t.spec!.suspend = false)), jobSet: running(trainerJobSet('torch1')) });
+    assert.equal(decision.kind === 'act' && decision.outcome, 'waiting');
+    assert.deepEqual(kinds(decision), ['report', 'event']);
+    assert.match(stepOf(decision, 'report')?.report?.reason ?? '', /the JobSet runs with the old node count; suspend the TrainJob to rebuild it/);
+  });
+
+  it('stale, TrainJob suspended, JobSet already suspended: no suspend step, the existing rebuild path', () => {
+    const { decision } = run({ trainJob: torch1(2), jobSet: trainerJobSet('torch1'), jobs: [job('torch1-node-0')] });
+    assert.deepEqual(kinds(decision), ['report', 'delete-jobset', 'event']);
+    const waiting = run({ trainJob: torch1(2), jobSet: trainerJobSet('torch1'), jobs: [job('torch1-node-0')], pods: [pod('torch1-node-0-0-x', 'Running', true)] });
+    assert.equal(waiting.decision.kind === 'act' && waiting.decision.outcome, 'waiting');
+    assert.ok(!kinds(waiting.decision).includes('suspend-jobset'));
+  });
+
+  it('the JobSet is current (not stale) while the TrainJob is suspended and it is not: Trainer\'s own apply suspends it, nothing to do', () => {
+    const { decision } = run({ trainJob: torch1(1), jobSet: running(trainerJobSet('torch1')) });
+    assert.equal(decision.kind === 'act' && decision.outcome, 'current');
+    assert.deepEqual(kinds(decision), []);
   });
 
   it('stale and being deleted already: wait for it', () => {
@@ -257,6 +295,13 @@ describe('decide: standalone mode', () => {
   it('both running: never re-applied', () => {
     const { decision } = standalone({ trainJob: torch1(1, (t) => (t.spec!.suspend = false)), jobSet: running(trainerJobSet('torch1')) });
     assert.ok(!kinds(decision).includes('apply-jobset'));
+  });
+
+  it('stale, TrainJob suspended, JobSet still running: unchanged, waits and explains (no suspend step)', () => {
+    const { decision } = standalone({ trainJob: torch1(2), jobSet: running(trainerJobSet('torch1')) });
+    assert.equal(decision.kind === 'act' && decision.outcome, 'waiting');
+    assert.ok(!kinds(decision).includes('suspend-jobset'));
+    assert.match(stepOf(decision, 'report')?.report?.reason ?? '', /not suspended yet.*set numNodes back/);
   });
 
   it('stale: the same guarded rebuild as companion mode (delete, then re-apply once it is gone)', () => {

@@ -33,6 +33,7 @@ function fakeCluster(state: { trainJob?: TrainJob; jobSet?: JobSet; pvcs?: Persi
     listRetainedPvcs: async () => (calls.push('list-retained'), []),
     patchPvc: async (_ns, p) => (maybeFail(`patch-pvc:${p.name}`), pvc(p.name)),
     deleteJobSet: async () => maybeFail('delete-jobset'),
+    suspendJobSet: async (_ns, name, uid, rv) => maybeFail(`suspend-jobset:${name}:${uid}:${rv}`),
     dryRunRecreate: async () => (calls.push('read-dry-run'), state.recreate ?? { admitted: true }),
     applyJobSet: async (js) => (maybeFail('apply-jobset'), js),
     applyTrainJobStatus: async () => maybeFail('apply-status'),
@@ -91,6 +92,32 @@ describe('reconcileKey', () => {
   it('a JobSet already gone (404 on delete) is fine', async () => {
     const { cluster } = fakeCluster({ trainJob: torch1(2), jobSet: trainerJobSet('torch1') }, { 'delete-jobset': 404 });
     await reconcileKey('ns/torch1', deps(cluster));
+  });
+
+  it('companion, TrainJob suspended with a new numNodes, its JobSet still running: report, suspend only that JobSet (uid and resourceVersion), event; look again soon', async () => {
+    const js = trainerJobSet('torch1');
+    const running = { ...js, metadata: { ...js.metadata, resourceVersion: '7' }, spec: { ...js.spec, suspend: false } };
+    const { cluster, calls } = fakeCluster({ trainJob: torch1(2), jobSet: running });
+    const result = await reconcileKey('ns/torch1', deps(cluster));
+    assert.deepEqual(writes(calls), ['report:Waiting', 'suspend-jobset:torch1:jobset-uid-torch1:7', 'event:JobSetSuspended']);
+    assert.ok(!calls.includes('list-children'), 'nothing else is read before the suspend');
+    assert.equal(result.requeueAfterMs, 3_000);
+  });
+
+  it('a suspend refused by its tests (422) or a conflict (409) throws, so the queue retries from a fresh read; no Event', async () => {
+    for (const code of [409, 422, 404]) {
+      const js = trainerJobSet('torch1');
+      const { cluster, calls } = fakeCluster({ trainJob: torch1(2), jobSet: { ...js, spec: { ...js.spec, suspend: false } } }, { 'suspend-jobset:torch1:jobset-uid-torch1:': code });
+      await assert.rejects(reconcileKey('ns/torch1', deps(cluster)), new RegExp(`HTTP ${code}`));
+      assert.ok(!calls.some((c) => c.startsWith('event:')));
+    }
+  });
+
+  it('standalone, TrainJob suspended with a new numNodes, its JobSet still running: no suspend (unchanged)', async () => {
+    const js = trainerJobSet('torch1');
+    const { cluster, calls } = fakeCluster({ trainJob: torch1(2), jobSet: { ...js, spec: { ...js.spec, suspend: false } } });
+    await reconcileKey('ns/torch1', deps(cluster, {}, 'standalone'));
+    assert.ok(!calls.some((c) => c.startsWith('suspend-jobset')));
   });
 
   it('an Event that cannot be recorded does not fail the reconcile', async () => {
