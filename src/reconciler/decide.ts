@@ -2,8 +2,8 @@
 // be read (`need`) or returns the ordered steps to take. Both modes share the rebuild: a stale
 // JobSet that is suspended and runs nothing loses its PVCs' ownership, then is deleted with
 // preconditions; Trainer's controller (companion) or this reconciler (standalone) re-creates it.
-// In companion mode a stale JobSet that Trainer cannot suspend (the TrainJob was suspended in the
-// same update as its numNodes change) is first suspended by a patch of spec.suspend alone.
+// A stale JobSet that no apply can suspend (the TrainJob was suspended in the same update as its
+// numNodes change) is first suspended by a patch of spec.suspend alone, in both modes.
 import { TRAINER_MANAGED_BY } from './constants.ts';
 import { buildJobSet } from './build/jobset.ts';
 import type { Decision, Observation, Outcome, Step } from './decision.ts';
@@ -73,13 +73,10 @@ function reportSteps(o: Observation, prev: RebuildReport | undefined, next: Rebu
 function stale(o: Observation, js: JobSet, counts: NodeCounts, prev: RebuildReport | undefined, differences: string[]): Decision {
   const base = countsOf(counts);
   if (js.spec?.suspend !== true) {
-    if (o.trainJob.spec?.suspend === true && o.mode === 'companion') return suspendStale(o, js, base, prev, differences);
-    const reason =
-      o.trainJob.spec?.suspend === true
-        ? // Standalone only (companion mode suspends it, above).
-          'the JobSet is not suspended yet; it is rebuilt once it is (if the suspend came in the same update as the numNodes change, Trainer cannot apply it: set numNodes back, let the TrainJob suspend, then change numNodes)'
-        : 'the JobSet runs with the old node count; suspend the TrainJob to rebuild it';
-    return act('waiting', reportSteps(o, prev, { ...base, reason }, differences.join('; ')));
+    // Suspended and scaled in one update: no apply can suspend the JobSet (its replicatedJobs are
+    // immutable), in either mode, so the sidecar suspends it alone.
+    if (o.trainJob.spec?.suspend === true) return suspendStale(o, js, base, prev, differences);
+    return act('waiting', reportSteps(o, prev, { ...base, reason: 'the JobSet runs with the old node count; suspend the TrainJob to rebuild it' }, differences.join('; ')));
   }
   if (!o.children) return { kind: 'need', what: 'children' };
   const safety = canDeleteSafely(js, o.children.jobs, o.children.pods);
@@ -121,7 +118,8 @@ function stale(o: Observation, js: JobSet, counts: NodeCounts, prev: RebuildRepo
  * usual: its pods go away, it is deleted, and Trainer re-creates it with the new count, suspended.
  */
 function suspendStale(o: Observation, js: JobSet, base: RebuildReport, prev: RebuildReport | undefined, differences: string[]): Decision {
-  const report: RebuildReport = { ...base, reason: "Trainer's apply of the suspend is refused (the JobSet's replicatedJobs are immutable); suspending the JobSet so it can be rebuilt" };
+  const applier = o.mode === 'companion' ? "Trainer's apply" : 'an apply';
+  const report: RebuildReport = { ...base, reason: `${applier} of the suspend is refused (the JobSet's replicatedJobs are immutable); suspending the JobSet so it can be rebuilt` };
   const steps: Step[] = [
     ...(sameReport(prev, report) ? [] : [{ kind: 'report', report } as Step]),
     { kind: 'suspend-jobset', name: js.metadata.name ?? '', uid: js.metadata.uid ?? '', resourceVersion: js.metadata.resourceVersion ?? '' },

@@ -297,11 +297,12 @@ describe('decide: standalone mode', () => {
     assert.ok(!kinds(decision).includes('apply-jobset'));
   });
 
-  it('stale, TrainJob suspended, JobSet still running: unchanged, waits and explains (no suspend step)', () => {
+  it('stale, TrainJob suspended, JobSet still running: suspends the JobSet alone, as in companion mode (its own apply would be refused too)', () => {
     const { decision } = standalone({ trainJob: torch1(2), jobSet: running(trainerJobSet('torch1')) });
-    assert.equal(decision.kind === 'act' && decision.outcome, 'waiting');
-    assert.ok(!kinds(decision).includes('suspend-jobset'));
-    assert.match(stepOf(decision, 'report')?.report?.reason ?? '', /not suspended yet.*set numNodes back/);
+    assert.equal(decision.kind === 'act' && decision.outcome, 'suspended');
+    assert.ok(kinds(decision).includes('suspend-jobset'));
+    assert.ok(!kinds(decision).includes('apply-jobset'));
+    assert.match(stepOf(decision, 'report')?.report?.reason ?? '', /^an apply of the suspend is refused/);
   });
 
   it('stale: the same guarded rebuild as companion mode (delete, then re-apply once it is gone)', () => {

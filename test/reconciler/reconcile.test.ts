@@ -113,11 +113,12 @@ describe('reconcileKey', () => {
     }
   });
 
-  it('standalone, TrainJob suspended with a new numNodes, its JobSet still running: no suspend (unchanged)', async () => {
+  it('standalone, TrainJob suspended with a new numNodes, its JobSet still running: suspended alone too, never re-applied', async () => {
     const js = trainerJobSet('torch1');
     const { cluster, calls } = fakeCluster({ trainJob: torch1(2), jobSet: { ...js, spec: { ...js.spec, suspend: false } } });
     await reconcileKey('ns/torch1', deps(cluster, {}, 'standalone'));
-    assert.ok(!calls.some((c) => c.startsWith('suspend-jobset')));
+    assert.ok(calls.some((c) => c.startsWith('suspend-jobset')));
+    assert.ok(!calls.some((c) => c.startsWith('apply-jobset')));
   });
 
   it('an Event that cannot be recorded does not fail the reconcile', async () => {
