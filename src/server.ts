@@ -142,7 +142,7 @@ export async function startServe(config: ServeConfig, deps: ServeDeps): Promise<
 
   const admission = await buildAdmissionServer({ tls: pair }, { validator: deps.validator, logger, metrics, handoff });
   const ops = await buildOpsServer({ metrics, logger, readiness });
-  const opsUrl = await ops.listen({ host: config.host, port: config.opsPort });
+  const opsUrl = await listenOps(ops, config, logger);
   let admissionUrl: string;
   try {
     admissionUrl = await admission.listen({ host: config.host, port: config.port });
@@ -189,6 +189,20 @@ export async function startServe(config: ServeConfig, deps: ServeDeps): Promise<
       return closing;
     },
   };
+}
+
+/**
+ * The ops port. Only the default one may be busy (e.g. a second webhook started by hand with just
+ * --port): admission is the main job, so it then runs without health and metrics, and says so.
+ */
+async function listenOps(ops: FastifyInstance, config: ServeConfig, logger: Logger): Promise<string> {
+  try {
+    return await ops.listen({ host: config.host, port: config.opsPort });
+  } catch (err) {
+    if (config.opsPortExplicit || (err as NodeJS.ErrnoException).code !== 'EADDRINUSE') throw err;
+    logger.warn({ opsPort: config.opsPort }, `the default ops port ${config.opsPort} is in use: health and metrics are not served; pass --ops-port to choose one`);
+    return 'none';
+  }
 }
 
 async function loadServingCert(config: ServeConfig, logger: Logger): Promise<KeyPair> {

@@ -29,6 +29,8 @@ export interface ServeConfig {
   host: string;
   port: number;
   opsPort: number;
+  /** --ops-port given: a busy port is then an error; the default port, when busy, is skipped with a warning. */
+  opsPortExplicit?: boolean;
   tls: TlsSource;
   crdFile?: string;
   cluster: ClusterAccess;
@@ -106,6 +108,7 @@ export function parseServeArgs(args: readonly string[], env: Env = process.env):
     host,
     port,
     opsPort,
+    opsPortExplicit: values['ops-port'] !== undefined,
     tls: certDir ? { mode: 'files', dir: certDir } : { mode: 'generated', dir: SERVE_DEFAULTS.generatedCertDir },
     crdFile: nonEmpty('--crd', values.crd),
     cluster: clusterAccess(kubeconfig, values.offline === true, env),

@@ -96,6 +96,25 @@ describe('serve', () => {
     await assert.rejects(fetch(handle.opsUrl + '/healthz'));
   });
 
+  it('a busy default ops port is skipped with a warning (admission still serves); a busy --ops-port is an error', async () => {
+    const { createServer } = await import('node:net');
+    const blocker = createServer();
+    await new Promise<void>((r) => blocker.listen(0, '127.0.0.1', () => r()));
+    after(() => blocker.close());
+    const busy = (blocker.address() as { port: number }).port;
+    const dir = await tempDir();
+    const { logger, lines } = captureLogs();
+    const implicit = { ...config(dir), opsPort: busy, opsPortExplicit: false };
+    const handle = await startServe(implicit, { validator: fakeValidator(), logger, metrics: createMetrics() });
+    after(() => handle.close());
+    assert.equal(handle.opsUrl, 'none');
+    assert.ok(lines.some((l) => /ops port .* is in use/.test(String(l.msg))));
+    const ca = await readFile(join(dir, 'ca.crt'));
+    assert.equal((await httpsPost(`${handle.admissionUrl}${VALIDATE}`, review('CREATE'), ca)).status, 200);
+    const explicit = { ...config(await tempDir()), opsPort: busy, opsPortExplicit: true };
+    await assert.rejects(startServe(explicit, { validator: fakeValidator(), logger: captureLogs().logger, metrics: createMetrics() }), /EADDRINUSE/);
+  });
+
   it('refuses to start with --cert-dir pointing at a directory without a key pair', async () => {
     const dir = await tempDir();
     const c = { ...config(dir), tls: { mode: 'files' as const, dir } };
