@@ -21,8 +21,8 @@ export function schemaChecksFor(crd: unknown): SchemaChecks {
     prepare: (obj, oldObj) => (oldObj === undefined ? compiled.prepareForCreate(obj) : compiled.prepareForUpdate(obj, oldObj)),
     correlate: (obj, oldObj) => compiled.correlate(obj, oldObj),
     celBlockedBy: (errors) => (hasBlockingErrors(errors) ? CEL_SKIPPED_ERROR : undefined),
-    validate: (obj) => compiled.validate(obj),
-    validateUpdate: (obj, oldObj) => compiled.validateUpdate(obj, oldObj),
+    validate: (obj) => compiled.validatePrepared(obj),
+    validateUpdate: (obj, oldObj, correlation) => compiled.validateUpdatePrepared(obj, oldObj, correlation),
   };
 }
 

@@ -119,7 +119,7 @@ export function compileRule(env: Environment, source: string): CompiledRule {
   instrument(ast);
   return {
     source,
-    usesOldSelf: usesVariable(ast, 'oldSelf') || usesVariable(ast, 'oldObject'),
+    usesOldSelf: usesVariable(ast, 'oldSelf'),
     evaluate: (vars, meter) => withMeter(meter, () => program(vars)),
   };
 }

@@ -4,8 +4,8 @@ import { Environment } from '@marcbachmann/cel-js';
 import { optionalEqual } from './equality.ts';
 import { re2Matches } from './re2.ts';
 
-/** Variables a rule may use: `self`/`oldSelf` in a CRD, `object`/`oldObject` in a VAP, `key` in per-field table rows. */
-export const RULE_VARIABLES = ['self', 'oldSelf', 'object', 'oldObject', 'key'] as const;
+/** Variables a rule may use: `self`/`oldSelf` as in a CRD, and `key` in the per-field table rows. */
+export const RULE_VARIABLES = ['self', 'oldSelf', 'key'] as const;
 
 export function createCelEnvironment(): Environment {
   const env = new Environment({ enableOptionalTypes: true, homogeneousAggregateLiterals: false });

@@ -6,9 +6,8 @@ import { Optional } from '@marcbachmann/cel-js';
 import type { CompiledRule } from './compile.ts';
 import { CostLimitError, CostMeter, PER_CALL_COST_LIMIT, PER_OBJECT_COST_BUDGET } from './cost.ts';
 import type { Located } from './locate.ts';
-import { toCelRoot, toCelValue, type CelSchema, type InternPool } from './values.ts';
-
-const isPlainObject = (v: unknown): v is Record<string, unknown> => typeof v === 'object' && v !== null && !Array.isArray(v);
+import { isObject } from '../crd/values.ts';
+import { InternPool, toCelRoot, toCelValue, type CelSchema } from './values.ts';
 
 export interface RuleToRun {
   compiled: CompiledRule;
@@ -29,15 +28,14 @@ export type Outcome =
 
 /** One object's evaluation: a shared intern pool and the per-object cost budget. */
 export class RuleRun {
-  readonly pool: InternPool;
+  readonly pool = new InternPool();
   readonly isUpdate: boolean;
   #budget = new CostMeter(PER_OBJECT_COST_BUDGET);
   #exhausted = false;
   /** Conversions are shared by every rule that looks at the same value (many rows look at spec). */
   #converted = new WeakMap<object, Map<CelSchema | undefined, unknown>>();
 
-  constructor(pool: InternPool, isUpdate: boolean) {
-    this.pool = pool;
+  constructor(isUpdate: boolean) {
     this.isUpdate = isUpdate;
   }
 
@@ -52,7 +50,7 @@ export class RuleRun {
     if (compiled.usesOldSelf && !hasOld && !rule.optionalOldSelf) return { kind: 'skipped' };
 
     // At the root the API server shows CEL only metadata.name and metadata.generateName.
-    const self = at.path === '' && isPlainObject(at.value) ? this.#convertRoot(at.value, at.schema) : this.convert(at.value, at.schema);
+    const self = at.path === '' && isObject(at.value) ? this.#convertRoot(at.value, at.schema) : this.convert(at.value, at.schema);
     const old = hasOld ? this.convert(at.oldValue, at.schema) : undefined;
     const oldSelf = rule.optionalOldSelf ? (old === undefined ? Optional.none() : Optional.of(old)) : old;
     const meter = new CostMeter(PER_CALL_COST_LIMIT);

@@ -60,7 +60,9 @@ async function policySource(config: ServeConfig, kc: KubeConfig | undefined, log
     return { get: () => policy, source: config.crdFile, stop: () => {} };
   }
   if (kc) return clusterPolicy(kc, logger, metrics);
-  return { get: () => buildPolicy(), source: 'none', stop: () => {} };
+  logger.warn('no TrainJob CRD given (--crd) and no cluster access: only the rule table runs (no schema, defaults or CRD rules)');
+  const tableOnly = buildPolicy();
+  return { get: () => tableOnly, source: 'none', stop: () => {} };
 }
 
 export async function serveCommand(args: string[], io: CommandIo): Promise<number> {
@@ -78,13 +80,11 @@ export async function serveCommand(args: string[], io: CommandIo): Promise<numbe
   const metrics = createMetrics({ defaultMetrics: true });
   const kc = loadKubeConfig(config.cluster);
   const policies = await policySource(config, kc, logger, metrics);
-  const fixed = policies.get();
   const validator = createValidator({
-    policy: policies.source === 'none' ? fixed : policies.get,
+    policy: policies.get,
     readJobSet: kc ? jobSetReader(kc) : undefined,
     crdSource: policies.source,
   });
-  if (!fixed.crd && !kc) logger.warn('no TrainJob CRD given (--crd) and no cluster access: only the rule table runs (no schema, defaults or CRD rules)');
   const handle = await startServe(config, { validator, logger, metrics });
   // Runs until a signal closes it; then the command ends with 0 once in-flight requests drained.
   return new Promise<number>((resolve) => {

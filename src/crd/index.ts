@@ -66,6 +66,10 @@ export interface CompiledCrdSchema {
   validate(obj: unknown): FieldError[];
   /** UPDATE (after prepareForUpdate): type meta, ObjectMeta update rules, schema with ratcheting (errors in unchanged values drop out), embedded resources' metadata, list types (skipped when the old object already broke them). */
   validateUpdate(newObj: unknown, oldObj: unknown): FieldError[];
+  /** The same checks on an object already prepared (prepareForCreate), for callers that prepare once. */
+  validatePrepared(obj: unknown): FieldError[];
+  /** The same checks on a prepared update, reusing the update's correlation when given. */
+  validateUpdatePrepared(newObj: unknown, oldObj: unknown, correlation?: Correlation): FieldError[];
   /** The correlation of an UPDATE (for ratcheting CEL rule errors and finding oldSelf). */
   correlate(newObj: unknown, oldObj: unknown): Correlation;
   /** Concrete values at a rule location. */
@@ -160,8 +164,7 @@ export function compileCrdSchema(crdObject: unknown, options: CompileOptions = {
 
   // strategy.Validate: the validator (type meta, or else ObjectMeta and schema), then embedded
   // resources and list types; CEL would come last.
-  const validate = (input: unknown): FieldError[] => {
-    const obj = prepareForCreate(input);
+  const validatePrepared = (obj: unknown): FieldError[] => {
     const typeErrors = typeMetaErrors(info, obj);
     const validator = typeErrors.length > 0 ? typeErrors : [...validateObjectMeta(obj, metaOptions), ...validateSchema(root, obj)];
     return [...validator, ...validateEmbeddedResources(obj, root), ...validateListTypes(root, obj)];
@@ -169,13 +172,12 @@ export function compileCrdSchema(crdObject: unknown, options: CompileOptions = {
 
   // rest.BeforeUpdate's common ObjectMeta checks (names as path segments), then strategy.ValidateUpdate,
   // which checks the ObjectMeta update rules again: the API server lists such errors more than once.
-  const validateUpdate = (input: unknown, oldObj: unknown): FieldError[] => {
-    const newObj = prepareForUpdate(input, oldObj);
+  const validateUpdatePrepared = (newObj: unknown, oldObj: unknown, correlation = correlate(root, newObj, oldObj)): FieldError[] => {
     const newMeta = isObject(newObj) && isObject(newObj.metadata) ? newObj.metadata : {};
     const metaUpdate = validateObjectMetaUpdate(newObj, oldObj, metaOptions);
     const common = [...validateMetadataAt(newMeta, 'metadata', pathSegmentNameErrors, info.namespaced, metaOptions), ...metaUpdate];
     const typeErrors = typeMetaErrors(info, newObj);
-    const validator = typeErrors.length > 0 ? typeErrors : [...metaUpdate, ...validateSchemaUpdate(root, newObj, correlate(root, newObj, oldObj)).errors];
+    const validator = typeErrors.length > 0 ? typeErrors : [...metaUpdate, ...validateSchemaUpdate(root, newObj, correlation).errors];
     // List types are not ratcheted per element: all of them are skipped when the old object had any.
     const listErrors = validateListTypes(root, oldObj).length === 0 ? validateListTypes(root, newObj) : [];
     return [...common, ...validator, ...validateEmbeddedResources(newObj, root), ...listErrors];
@@ -195,8 +197,10 @@ export function compileCrdSchema(crdObject: unknown, options: CompileOptions = {
     },
     prepareForCreate,
     prepareForUpdate,
-    validate,
-    validateUpdate,
+    validate: (obj) => validatePrepared(prepareForCreate(obj)),
+    validateUpdate: (obj, oldObj) => validateUpdatePrepared(prepareForUpdate(obj, oldObj), oldObj),
+    validatePrepared,
+    validateUpdatePrepared,
     correlate: (newObj, oldObj) => correlate(root, newObj, oldObj),
     valuesAt: (obj, location) => valuesAt(root, obj, location),
   };

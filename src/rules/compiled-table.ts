@@ -5,6 +5,7 @@ import { compileRule, CelCompileError, type CompiledRule } from '../cel/compile.
 import { locate, type Located } from '../cel/locate.ts';
 import type { RuleRun } from '../cel/run-rules.ts';
 import type { Correlation, SchemaNode } from '../crd/index.ts';
+import { isObject } from '../crd/values.ts';
 import { fieldError, type FieldError } from '../field/errors.ts';
 import { NAMED_TRAINER_FIELDS, RULES, type RuleRow } from './table.ts';
 
@@ -24,10 +25,6 @@ export function compileTable(env: Environment, rows: readonly RuleRow[] = RULES)
       throw err;
     }
   });
-}
-
-function isObject(v: unknown): v is Record<string, unknown> {
-  return typeof v === 'object' && v !== null && !Array.isArray(v);
 }
 
 /** spec.trainer fields present before or after that the table does not name. */

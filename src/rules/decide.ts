@@ -3,11 +3,11 @@
 // schema validation with ratcheting, the CRD's CEL rules) and then runs the rule table.
 import { RuleRun } from '../cel/run-rules.ts';
 import { runCrdRules } from '../cel/crd-rules.ts';
-import { canonicalKey, InternPool } from '../cel/values.ts';
 import type { FieldError } from '../field/errors.ts';
 import { runTable } from './compiled-table.ts';
 import type { Policy } from './policy.ts';
 import { correlate } from '../crd/index.ts';
+import { isObject, semanticEqual } from '../crd/values.ts';
 
 export interface Verdict {
   causes: FieldError[];
@@ -16,18 +16,14 @@ export interface Verdict {
   numNodesChange?: { from: unknown; to: unknown };
 }
 
-function isObject(v: unknown): v is Record<string, unknown> {
-  return typeof v === 'object' && v !== null && !Array.isArray(v);
-}
-
 function numNodesOf(obj: unknown): unknown {
   const spec = isObject(obj) ? obj.spec : undefined;
   const trainer = isObject(spec) ? spec.trainer : undefined;
   return isObject(trainer) ? trainer.numNodes : undefined;
 }
 
-/** What the API server stores: unknown fields pruned, then schema defaults applied. */
-function admit(policy: Policy, obj: unknown, warnings: string[]): unknown {
+/** What the API server decodes: unknown fields pruned (with warnings), then schema defaults applied. */
+function decode(policy: Policy, obj: unknown, warnings: string[]): unknown {
   if (!policy.crd) return obj;
   const decoded = policy.crd.checks.decode(obj);
   warnings.push(...decoded.warnings);
@@ -35,50 +31,52 @@ function admit(policy: Policy, obj: unknown, warnings: string[]): unknown {
 }
 
 function zeroNodesWarning(to: unknown): string[] {
-  return to !== undefined && canonicalKey(to) === canonicalKey(0)
+  return to !== undefined && semanticEqual(to, 0)
     ? ['spec.trainer.numNodes is 0: the training job will complete at once when it runs (parallelism 0)']
     : [];
 }
 
 export function decideCreate(policy: Policy, input: unknown): Verdict {
   const warnings: string[] = [];
-  const obj = admit(policy, input, warnings);
+  const obj = decode(policy, input, warnings);
   const causes: FieldError[] = [];
   if (policy.crd) {
     const { checks } = policy.crd;
-    const schemaErrors = checks.validate(obj);
+    const prepared = checks.prepare(obj);
+    const schemaErrors = checks.validate(prepared);
     const blocked = checks.celBlockedBy(schemaErrors);
     causes.push(...schemaErrors);
     if (blocked) causes.push(blocked);
-    else causes.push(...runCrdRules(policy.crd.rules, new RuleRun(new InternPool(), false), checks.root, checks.prepare(obj)).errors);
+    else causes.push(...runCrdRules(policy.crd.rules, new RuleRun(false), checks.root, prepared).errors);
   }
   return { causes, warnings: [...warnings, ...zeroNodesWarning(numNodesOf(obj))] };
 }
 
 export function decideUpdate(policy: Policy, input: unknown, oldInput: unknown): Verdict {
   const warnings: string[] = [];
-  const obj = admit(policy, input, warnings);
-  const oldObj = admit(policy, oldInput, []);
-  const run = new RuleRun(new InternPool(), true);
+  const oldObj = decode(policy, oldInput, []);
+  // The checks and the CEL rules see the object as the registry prepared it (status kept from the old object, ...).
+  const obj = policy.crd ? policy.crd.checks.prepare(decode(policy, input, warnings), oldObj) : input;
+  const correlation = policy.crd ? policy.crd.checks.correlate(obj, oldObj) : correlate(policy.tableRoot, obj, oldObj);
   const causes: FieldError[] = [];
-  const schemaErrors = policy.crd?.checks.validateUpdate(obj, oldObj) ?? [];
-  const blocked = policy.crd?.checks.celBlockedBy(schemaErrors);
-  causes.push(...schemaErrors);
-  // The API server runs no CEL rule (and so none of the table's, which the CRD patch turns into CEL) after a blocking schema error.
-  if (blocked) return { causes: [...causes, blocked], warnings };
-  // The CEL rules see the object as the registry prepared it (status kept from the old object, ...).
-  const prepared = policy.crd ? policy.crd.checks.prepare(obj, oldObj) : obj;
-  const correlation = policy.crd ? policy.crd.checks.correlate(prepared, oldObj) : correlate(policy.tableRoot, prepared, oldObj);
   if (policy.crd) {
-    const crdRules = runCrdRules(policy.crd.rules, run, policy.crd.checks.root, prepared, correlation);
+    const { checks } = policy.crd;
+    causes.push(...checks.validateUpdate(obj, oldObj, correlation));
+    // The API server runs no CEL rule (and so none of the table's, which the CRD patch turns into CEL) after a blocking schema error.
+    const blocked = checks.celBlockedBy(causes);
+    if (blocked) return { causes: [...causes, blocked], warnings };
+  }
+  const run = new RuleRun(true);
+  if (policy.crd) {
+    const crdRules = runCrdRules(policy.crd.rules, run, policy.crd.checks.root, obj, correlation);
     causes.push(...crdRules.errors);
     warnings.push(...crdRules.warnings);
   }
-  causes.push(...runTable(policy.table, run, policy.tableRoot, prepared, correlation));
+  causes.push(...runTable(policy.table, run, policy.tableRoot, obj, correlation));
 
   const from = numNodesOf(oldObj);
   const to = numNodesOf(obj);
-  const changed = canonicalKey(from) !== canonicalKey(to);
+  const changed = !semanticEqual(from ?? null, to ?? null);
   if (!changed || causes.some((c) => c.field === 'spec.trainer.numNodes')) return { causes, warnings };
   const target = to === undefined ? "the runtime's default" : String(to);
   return {

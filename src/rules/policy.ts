@@ -16,15 +16,16 @@ export interface SchemaChecks {
   root: SchemaNode;
   /** Every x-kubernetes-validations rule of the CRD, with its location. */
   rules: readonly CelRule[];
-  /** What the API server's decoder does first: prune unknown fields (with warnings), apply defaults. */
+  /** What the API server's decoder does to every object, stored ones included: prune unknown fields (with warnings), apply defaults. */
   decode(obj: unknown): { object: unknown; warnings: string[] };
+  /** Then the registry's PrepareForCreate/PrepareForUpdate (status, generation): what the schema checks and every CEL rule see. */
+  prepare(obj: unknown, oldObj?: unknown): unknown;
+  /** Schema and ObjectMeta checks of an admitted CREATE. */
   validate(obj: unknown): FieldError[];
-  /** Ratcheted: errors in values the update leaves unchanged are not reported. */
-  validateUpdate(obj: unknown, oldObj: unknown): FieldError[];
+  /** The same for an admitted UPDATE, ratcheted: errors in values it leaves unchanged are not reported. */
+  validateUpdate(obj: unknown, oldObj: unknown, correlation: Correlation): FieldError[];
   /** Schema errors after which the API server runs no CEL rule, and the error it reports instead. */
   celBlockedBy(errors: readonly FieldError[]): FieldError | undefined;
-  /** The registry's PrepareForCreate/PrepareForUpdate: the object the CEL rules see. */
-  prepare(obj: unknown, oldObj?: unknown): unknown;
   correlate(obj: unknown, oldObj: unknown): Correlation;
 }
 

@@ -39,7 +39,7 @@ export function defaultRuntimePatchTimes(
     let wanted: unknown;
     if (old && equalApartFromTime(old, patch)) wanted = old.time ?? undefined;
     else wanted = current ?? stamp;
-    if (semanticEqual(wanted, current)) return;
+    if (equalNilAsEmpty(wanted, current)) return;
     const path = `/spec/runtimePatches/${i}/time`;
     if (wanted === undefined) ops.push({ op: 'remove', path });
     else ops.push({ op: 'time' in patch ? 'replace' : 'add', path, value: wanted as string });
@@ -60,7 +60,7 @@ function managerOf(patch: Record<string, unknown>): string {
 function equalApartFromTime(a: Record<string, unknown>, b: Record<string, unknown>): boolean {
   const { time: _a, ...restA } = a;
   const { time: _b, ...restB } = b;
-  return semanticEqual(restA, restB);
+  return equalNilAsEmpty(restA, restB);
 }
 
 /**
@@ -68,18 +68,18 @@ function equalApartFromTime(a: Record<string, unknown>, b: Record<string, unknow
  * equals an absent one (Go's nil and empty slices compare equal). Empty objects are not treated
  * as absent: without the Go types a map cannot be told from a struct pointer.
  */
-export function semanticEqual(a: unknown, b: unknown): boolean {
+export function equalNilAsEmpty(a: unknown, b: unknown): boolean {
   if (isEmpty(a) && isEmpty(b)) return true;
   if (Array.isArray(a) || Array.isArray(b)) {
     if (!Array.isArray(a) || !Array.isArray(b) || a.length !== b.length) return false;
-    return a.every((v, i) => semanticEqual(v, b[i]));
+    return a.every((v, i) => equalNilAsEmpty(v, b[i]));
   }
   const ra = asRecord(a);
   const rb = asRecord(b);
   if (ra || rb) {
     if (!ra || !rb) return false;
     const keys = new Set([...Object.keys(ra), ...Object.keys(rb)]);
-    for (const k of keys) if (!semanticEqual(ra[k], rb[k])) return false;
+    for (const k of keys) if (!equalNilAsEmpty(ra[k], rb[k])) return false;
     return true;
   }
   return a === b;

@@ -1,6 +1,7 @@
 // The AdmissionReview envelope: what a request must look like to be decided, and the answer
 // built around a decision. A body that is not an AdmissionReview cannot be answered in-band (there
 // is no uid to echo), so it gets HTTP 400 with a message saying what was wrong.
+import { isObject } from '../crd/values.ts';
 import type { AdmissionInput, Operation } from '../admission/types.ts';
 import type { Status } from './status.ts';
 
@@ -172,9 +173,6 @@ function stringOf(raw: unknown): string | undefined {
   return typeof raw === 'string' && raw !== '' ? raw : undefined;
 }
 
-export function isObject(v: unknown): v is Record<string, unknown> {
-  return typeof v === 'object' && v !== null && !Array.isArray(v);
-}
 
 function describeType(v: unknown): string {
   if (v === null) return 'null';

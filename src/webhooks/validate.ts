@@ -4,7 +4,8 @@
 import type { FastifyInstance } from 'fastify';
 import type { Validator } from '../admission/types.ts';
 import type { HandoffHint, HandoffSender } from '../handoff/sender.ts';
-import { admissionInput, isObject } from './envelope.ts';
+import { isObject } from '../crd/values.ts';
+import { admissionInput } from './envelope.ts';
 import type { AdmissionReviewRequest } from './envelope.ts';
 import { admissionRoute } from './route.ts';
 import type { EdgeDeps, Outcome } from './route.ts';

@@ -128,7 +128,7 @@ describe('compilation', () => {
 describe('what a rule at the root sees', () => {
   it('only metadata.name and metadata.generateName, as in the API server', async () => {
     const { RuleRun } = await import('../../src/cel/run-rules.ts');
-    const run = new RuleRun(new InternPool(), false);
+    const run = new RuleRun(false);
     const rule = { compiled: compileRule(env, 'has(self.metadata.name) && !has(self.metadata.labels)') };
     const obj = { metadata: { name: 'a', labels: { x: 'y' } }, spec: {} };
     assert.deepEqual(run.evaluate(rule, { path: '', value: obj, oldValue: undefined, schema: { type: 'object', properties: { metadata: { type: 'object' } } }, ratchet: false }), { kind: 'passed' });

@@ -13,7 +13,7 @@ import { buildJobSet } from '../../src/reconciler/build/jobset.ts';
 import type { TrainJob } from '../../src/reconciler/objects.ts';
 import { subsetDiff } from '../reconciler/fixtures.ts';
 import { startSidecar, type Sidecar } from '../reconciler/support/sidecar.ts';
-import { api, envValue, parallelism, RECONCILER_SA, rJob, startWorld, torchTrainJob, type World } from '../reconciler/support/world.ts';
+import { api, envValue, parallelism, RECONCILER_SA, rJob, inNamespace, startWorld, torchTrainJob, type World } from '../reconciler/support/world.ts';
 
 const controlPlane = controlPlaneAvailability();
 const controllers = upstreamControllersAvailability();
@@ -24,14 +24,7 @@ describe('reconciler, companion mode, beside the real Trainer and JobSet control
   let a: ReturnType<typeof api>;
   let sidecar: Sidecar;
   const ns = 'companion';
-  const key = (name: string) => `${ns}/${name}`;
-  const getTj = (name: string) => w.tj.get(ns, name) as Promise<TrainJob>;
-  const create = async (t: TrainJob) => {
-    const out = await w.tj.create(t as Record<string, any>);
-    assert.ok(out.allowed, JSON.stringify(out));
-    return out.object as TrainJob;
-  };
-  const patch = (name: string, p: object) => a.mergePatchTrainJob(ns, name, p);
+  const { key, getTj, create, patch } = inNamespace(ns, () => w);
   const generation = async (name: string) => (await getTj(name)).metadata.generation;
 
   before(async () => {
@@ -128,12 +121,7 @@ describe('reconciler, companion mode, beside the real Trainer and JobSet control
     it('3. a JobSet with a pod still present (Terminating, held by a finalizer) is never deleted; once the pod is gone the rebuild happens', async () => {
       await create(torchTrainJob('c3', ns, { suspend: false }));
       const old = await a.waitJobSet(ns, 'c3', 'running with 1 node', (js) => parallelism(js) === 1 && js.spec?.suspend === false);
-      const [held] = await waitFor('a pod of c3', async () => {
-        const p = await a.pods(ns, 'c3');
-        return p.length ? p : undefined;
-      });
-      const podName = held.metadata?.name ?? '';
-      await w.cp.kubectl(['patch', 'pod', podName, '-n', ns, '--type', 'merge', '-p', '{"metadata":{"finalizers":["e2e.trainjob-webhook/hold"]}}']);
+      const { podName, release } = await a.holdFirstPod(ns, 'c3');
       await patch('c3', { spec: { suspend: true } });
       await waitFor('the pod Terminating, kept by its finalizer', async () => !!(await a.core.readNamespacedPod({ namespace: ns, name: podName })).metadata?.deletionTimestamp);
       await a.waitJobSet(ns, 'c3', 'suspended', (js) => js.spec?.suspend === true);
@@ -146,7 +134,7 @@ describe('reconciler, companion mode, beside the real Trainer and JobSet control
       await new Promise((r) => setTimeout(r, 4_000)); // more than one retry period
       assert.equal((await a.getJobSet(ns, 'c3'))?.metadata.uid, old.metadata.uid, 'not deleted while a pod exists');
 
-      await w.cp.kubectl(['patch', 'pod', podName, '-n', ns, '--type', 'json', '-p', '[{"op":"remove","path":"/metadata/finalizers"}]']);
+      await release();
       const js = await a.waitJobSet(ns, 'c3', 're-created with 2 nodes', (j) => j.metadata.uid !== old.metadata.uid && parallelism(j) === 2);
       assert.equal(js.spec?.suspend, true);
     });

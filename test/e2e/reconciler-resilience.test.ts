@@ -8,7 +8,7 @@ import { after, before, describe, it } from 'node:test';
 import { controlPlaneAvailability, upstreamControllersAvailability, waitFor } from '../harness/index.ts';
 import type { TrainJob } from '../../src/reconciler/objects.ts';
 import { startSidecar, type Sidecar } from '../reconciler/support/sidecar.ts';
-import { api, envValue, parallelism, RECONCILER_SA, startWorld, torchTrainJob, type World } from '../reconciler/support/world.ts';
+import { api, envValue, parallelism, RECONCILER_SA, inNamespace, startWorld, torchTrainJob, type World } from '../reconciler/support/world.ts';
 
 const controlPlane = controlPlaneAvailability();
 const controllers = upstreamControllersAvailability();
@@ -21,12 +21,7 @@ describe('reconciler resilience: SIGKILL mid-rebuild, two sidecars', { skip }, (
   let w: World;
   let a: ReturnType<typeof api>;
   const ns = 'resilience';
-  const getTj = (name: string) => w.tj.get(ns, name) as Promise<TrainJob>;
-  const create = async (t: TrainJob) => {
-    const out = await w.tj.create(t as Record<string, any>);
-    assert.ok(out.allowed, JSON.stringify(out));
-  };
-  const patch = (name: string, p: object) => a.mergePatchTrainJob(ns, name, p);
+  const { getTj, create, patch } = inNamespace(ns, () => w);
   const sidecarOf = (name: string, mode: 'companion' | 'standalone', extraArgs: string[] = [], waitReady = true) =>
     startSidecar(w.cp, { name, mode, kubeconfig: w.reconcilerKubeconfig.path, leaseNamespace: RECONCILER_SA.namespace, extraArgs, waitReady });
   const deletions = (s: Sidecar, name: string) => s.logLines().filter((l) => /stale JobSet deleted/.test(String(l.msg)) && l.trainJob === `${ns}/${name}`).length;

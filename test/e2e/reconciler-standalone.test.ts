@@ -7,7 +7,7 @@ import { after, before, describe, it } from 'node:test';
 import { controlPlaneAvailability, upstreamControllersAvailability, waitFor } from '../harness/index.ts';
 import type { Condition, TrainJob } from '../../src/reconciler/objects.ts';
 import { startSidecar, type Sidecar } from '../reconciler/support/sidecar.ts';
-import { api, envValue, parallelism, RECONCILER_SA, rJob, startWorld, torchTrainJob, type World } from '../reconciler/support/world.ts';
+import { api, envValue, parallelism, RECONCILER_SA, rJob, inNamespace, startWorld, torchTrainJob, type World } from '../reconciler/support/world.ts';
 
 const controlPlane = controlPlaneAvailability();
 const controllers = upstreamControllersAvailability();
@@ -18,14 +18,7 @@ describe('reconciler, standalone mode (no Trainer controller), beside the real J
   let a: ReturnType<typeof api>;
   let sidecar: Sidecar;
   const ns = 'standalone';
-  const key = (name: string) => `${ns}/${name}`;
-  const getTj = (name: string) => w.tj.get(ns, name) as Promise<TrainJob>;
-  const create = async (t: TrainJob) => {
-    const out = await w.tj.create(t as Record<string, any>);
-    assert.ok(out.allowed, JSON.stringify(out));
-    return out.object as TrainJob;
-  };
-  const patch = (name: string, p: object) => a.mergePatchTrainJob(ns, name, p);
+  const { key, getTj, create, patch } = inNamespace(ns, () => w);
   const condition = async (name: string, type: string): Promise<Condition | undefined> => (await getTj(name)).status?.conditions?.find((c) => c.type === type);
   const reconciles = (name: string) => sidecar.logLines().filter((l) => l.msg === 'reconciled' && l.trainJob === key(name));
   /** Hands the sidecar a hint for the stored TrainJob, as the webhook would, and waits for the reconcile it causes. */
@@ -118,12 +111,7 @@ describe('reconciler, standalone mode (no Trainer controller), beside the real J
   it('a JobSet with a pod still present (Terminating) is never deleted; once it is gone the rebuild happens', async () => {
     await create(torchTrainJob('s3', ns, { suspend: false }));
     const old = await a.waitJobSet(ns, 's3', 'running with 1 node', (j) => parallelism(j) === 1 && j.spec?.suspend === false);
-    const [held] = await waitFor('a pod of s3', async () => {
-      const p = await a.pods(ns, 's3');
-      return p.length ? p : undefined;
-    });
-    const podName = held.metadata?.name ?? '';
-    await w.cp.kubectl(['patch', 'pod', podName, '-n', ns, '--type', 'merge', '-p', '{"metadata":{"finalizers":["e2e.trainjob-webhook/hold"]}}']);
+    const { release } = await a.holdFirstPod(ns, 's3');
     await patch('s3', { spec: { suspend: true } });
     await a.waitJobSet(ns, 's3', 'suspended', (j) => j.spec?.suspend === true);
     await waitFor('numNodes 2 admitted', () => patch('s3', { spec: { trainer: { numNodes: 2 } } }).then(() => true, () => false));
@@ -131,7 +119,7 @@ describe('reconciler, standalone mode (no Trainer controller), beside the real J
     await sidecar.reconciled(key('s3'), (l) => l.generation === gen && l.outcome === 'waiting');
     await new Promise((r) => setTimeout(r, 4_000));
     assert.equal((await a.getJobSet(ns, 's3'))?.metadata.uid, old.metadata.uid);
-    await w.cp.kubectl(['patch', 'pod', podName, '-n', ns, '--type', 'json', '-p', '[{"op":"remove","path":"/metadata/finalizers"}]']);
+    await release();
     await a.waitJobSet(ns, 's3', 're-applied with 2 nodes', (j) => j.metadata.uid !== old.metadata.uid && parallelism(j) === 2);
   });
 

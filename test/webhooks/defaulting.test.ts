@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import { defaultRuntimePatchTimes, metav1Time, semanticEqual } from '../../src/webhooks/defaulting.ts';
+import { defaultRuntimePatchTimes, metav1Time, equalNilAsEmpty } from '../../src/webhooks/defaulting.ts';
 
 const NOW = new Date('2026-03-04T05:06:07.891Z');
 const STAMP = '2026-03-04T05:06:07Z';
@@ -132,12 +132,12 @@ describe('defaulting on UPDATE (matched by manager)', () => {
   });
 });
 
-describe('semanticEqual', () => {
+describe('equalNilAsEmpty', () => {
   it('treats absent, null and [] alike, but not {}', () => {
-    assert.ok(semanticEqual({ a: 1 }, { a: 1, b: null }));
-    assert.ok(semanticEqual({ a: [] }, {}));
-    assert.ok(!semanticEqual({ a: {} }, {}));
-    assert.ok(!semanticEqual([1, 2], [2, 1]));
-    assert.ok(semanticEqual(2n ** 60n, 2n ** 60n));
+    assert.ok(equalNilAsEmpty({ a: 1 }, { a: 1, b: null }));
+    assert.ok(equalNilAsEmpty({ a: [] }, {}));
+    assert.ok(!equalNilAsEmpty({ a: {} }, {}));
+    assert.ok(!equalNilAsEmpty([1, 2], [2, 1]));
+    assert.ok(equalNilAsEmpty(2n ** 60n, 2n ** 60n));
   });
 });

@@ -2,6 +2,7 @@
 // TrainJob CRD patch, the real JobSet manager (and Trainer's, in companion suites), the upstream
 // runtimes plus two variants of the torchtune workspace policy, the project's own RBAC for the
 // reconciler's identity, and (optionally) the real webhook handing hints on to the sidecar.
+import assert from 'node:assert/strict';
 import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { readFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -129,6 +130,19 @@ export function api(cp: ControlPlane) {
       const raw = t.metadata.annotations?.[REPORT];
       return raw ? (JSON.parse(raw) as Record<string, any>) : undefined;
     },
+    /**
+     * Keeps the first pod of a JobSet with a finalizer, so that once deleted it stays Terminating
+     * (with no nodes, pods vanish as soon as a JobSet is suspended); `release` lets it go.
+     */
+    holdFirstPod: async (namespace: string, jobSet: string): Promise<{ podName: string; release(): Promise<unknown> }> => {
+      const [held] = await waitFor(`a pod of ${jobSet}`, async () => {
+        const p = (await core.listNamespacedPod({ namespace, labelSelector: `jobset.sigs.k8s.io/jobset-name=${jobSet}` })).items;
+        return p.length ? p : undefined;
+      });
+      const podName = held.metadata?.name ?? '';
+      await cp.kubectl(['patch', 'pod', podName, '-n', namespace, '--type', 'merge', '-p', '{"metadata":{"finalizers":["e2e.trainjob-webhook/hold"]}}']);
+      return { podName, release: () => cp.kubectl(['patch', 'pod', podName, '-n', namespace, '--type', 'json', '-p', '[{"op":"remove","path":"/metadata/finalizers"}]']) };
+    },
   };
 }
 
@@ -142,5 +156,24 @@ export function torchTrainJob(name: string, namespace: string, spec: Record<stri
     kind: 'TrainJob',
     metadata: { name, namespace },
     spec: { runtimeRef: { name: 'torch-distributed' }, suspend: true, trainer: { numNodes: 1, image: 'ghcr.io/acme/train:1', command: ['torchrun', 'train.py'] }, ...spec },
+  };
+}
+
+/**
+ * A suite's TrainJob helpers for one namespace. The world is read at call time, since suites
+ * start it in before().
+ */
+export function inNamespace(ns: string, world: () => World) {
+  const getTj = (name: string) => world().tj.get(ns, name) as Promise<TrainJob>;
+  return {
+    key: (name: string) => `${ns}/${name}`,
+    getTj,
+    /** Creates the TrainJob through the API server (and so the webhook); it must be admitted. */
+    create: async (t: TrainJob) => {
+      const out = await world().tj.create(t as Record<string, any>);
+      assert.ok(out.allowed, JSON.stringify(out));
+      return out.object as TrainJob;
+    },
+    patch: (name: string, p: object) => api(world().cp).mergePatchTrainJob(ns, name, p),
   };
 }
