@@ -11,7 +11,7 @@ import autocannon from 'autocannon';
 
 const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
 const seconds = Number(process.env.BENCH_SECONDS ?? 5);
-const crd = path.resolve(root, '../shared/upstream/crds/trainer.kubeflow.org_trainjobs.yaml');
+const crd = path.resolve(root, 'upstream/crds/trainer.kubeflow.org_trainjobs.yaml');
 const PATH = '/validate-trainer-kubeflow-org-v1alpha1-trainjob';
 
 const bodies = {

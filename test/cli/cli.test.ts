@@ -10,7 +10,7 @@ import { main } from '../../src/cli.ts';
 
 const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../..');
 const objects = path.join(root, 'examples/objects');
-const crd = path.resolve(root, '../shared/upstream/crds/trainer.kubeflow.org_trainjobs.yaml');
+const crd = path.resolve(root, 'upstream/crds/trainer.kubeflow.org_trainjobs.yaml');
 
 async function run(...argv: string[]): Promise<{ code: number; out: string; err: string }> {
   let out = '';

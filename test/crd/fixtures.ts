@@ -1,4 +1,4 @@
-// Shared test data for src/crd: the upstream CRDs (read from ../shared/upstream, never copied)
+// Shared test data for src/crd: the upstream CRDs (vendored in upstream/, see upstream/SOURCES.md)
 // and helpers that read expectations out of them, so no test hard-codes a bound or a default.
 import { readFileSync } from 'node:fs';
 import path from 'node:path';
@@ -7,7 +7,7 @@ import { compileCrdSchema, type CompiledCrdSchema, type JSONSchemaProps } from '
 import { errorString, type FieldError } from '../../src/field/errors.ts';
 
 export const projectRoot = path.resolve(import.meta.dirname, '../..');
-export const upstreamCrdPath = (...parts: string[]): string => path.resolve(projectRoot, '../shared/upstream/crds', ...parts);
+export const upstreamCrdPath = (...parts: string[]): string => path.resolve(projectRoot, 'upstream/crds', ...parts);
 
 export const readYaml = (file: string): unknown => parse(readFileSync(file, 'utf8'));
 

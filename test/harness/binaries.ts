@@ -7,8 +7,8 @@ import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 
 export const projectRoot = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../..');
-/** The upstream CRDs and runtimes, shared read-only beside the project. */
-export const upstreamDir = path.resolve(projectRoot, '../shared/upstream');
+/** The vendored upstream CRDs and runtimes (upstream/SOURCES.md says where each comes from). */
+export const upstreamDir = path.resolve(projectRoot, 'upstream');
 export const buildScript = path.join(projectRoot, 'hack/build-binaries.sh');
 
 export interface Versions {

@@ -1,4 +1,4 @@
-// Fixtures for the reconciler's pure functions: the upstream runtimes (../shared/upstream), and
+// Fixtures for the reconciler's pure functions: the vendored upstream runtimes (upstream/), and
 // JobSets the real Trainer v2.3.0 built for them (captured from the e2e control plane, with uids,
 // resourceVersions and status replaced), each deep-cloned per call.
 import { readFileSync } from 'node:fs';
@@ -8,7 +8,7 @@ import { parse } from 'yaml';
 import type { Job, JobSet, PersistentVolumeClaim, Pod, Runtime, TrainJob } from '../../src/reconciler/objects.ts';
 
 const here = path.dirname(fileURLToPath(import.meta.url));
-const upstream = path.resolve(here, '../../../shared/upstream');
+const upstream = path.resolve(here, '../../upstream');
 
 export const RUNTIME_FILES = {
   torch: 'torch_distributed.yaml',

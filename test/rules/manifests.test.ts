@@ -7,7 +7,7 @@ import { fileURLToPath } from 'node:url';
 import { rulesCommand } from '../../src/commands/rules.ts';
 
 const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../..');
-const crd = path.resolve(root, '../shared/upstream/crds/trainer.kubeflow.org_trainjobs.yaml');
+const crd = path.resolve(root, 'upstream/crds/trainer.kubeflow.org_trainjobs.yaml');
 
 async function generate(format: string): Promise<string> {
   let out = '';
