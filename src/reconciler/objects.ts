@@ -136,10 +136,16 @@ export interface Runtime {
   spec: RuntimeSpec;
 }
 
+export interface JobCondition {
+  type?: string;
+  status?: string;
+  reason?: string;
+}
+
 export interface Job {
   metadata: ObjectMeta;
   spec?: { suspend?: boolean; parallelism?: number };
-  status?: { active?: number; terminating?: number };
+  status?: { active?: number; terminating?: number; conditions?: JobCondition[] };
 }
 
 export interface Pod {
