@@ -7,12 +7,13 @@
 import { TRAINER_MANAGED_BY } from './constants.ts';
 import { buildJobSet } from './build/jobset.ts';
 import type { Decision, Observation, Outcome, Step } from './decision.ts';
+import { neverReconciledAgain } from './finished.ts';
 import { controllerOf, isDeleting, show, type Condition, type JobSet, type Runtime } from './objects.ts';
 import { planPvcHandBack, planPvcRelease, workspaceClaims } from './pvc-plan.ts';
 import { eventFor, previousReport, sameReport, suspendEventFor, type RebuildReport } from './report.ts';
 import { canDeleteSafely } from './safety.ts';
 import { isJobSetStale, type NodeCounts } from './stale.ts';
-import { conditionsChanged, suspendedCondition, unbuildableCondition, UNBUILDABLE_CONDITION } from './status.ts';
+import { conditionsChanged, suspendedCondition, unbuildableCondition, UNBUILDABLE_CONDITION, type UnbuildableReason } from './status.ts';
 import { malformedMetadata } from './wellformed.ts';
 
 export const RETRY = {
@@ -42,18 +43,43 @@ export function decide(o: Observation): Decision {
   if (js && controllerOf(js.metadata)?.uid !== tj.metadata.uid) {
     return act('unsupported', reportSteps(o, prev, { state: 'Unsupported', reason: `JobSet ${js.metadata.name} is not controlled by this TrainJob (uid ${tj.metadata.uid}): left alone` }));
   }
+  const negative = negativeNumNodes(o);
+  if (negative) return act('unsupported', [...statusSteps(o, negative, 'InvalidNumNodes'), ...reportSteps(o, prev, { state: 'Unsupported', reason: negative })]);
   if (!o.runtime) return { kind: 'need', what: 'runtime' };
   if (!o.runtime.found) {
     return act('unsupported', [...statusSteps(o, o.runtime.reason), ...reportSteps(o, prev, { state: 'Unsupported', reason: o.runtime.reason })], RETRY.blockedMs);
   }
   const runtime = o.runtime.runtime;
-  if (!js) return o.mode === 'standalone' ? create(o, runtime, prev) : act('no-jobset', []);
+  const finished = neverReconciledAgain(tj, js);
+  if (!js) return o.mode === 'standalone' && !finished ? create(o, runtime, prev) : act(finished ? 'finished' : 'no-jobset', [], undefined, finished);
   if (isDeleting(js.metadata)) return act('waiting', [], RETRY.whileDeletingMs, `JobSet ${js.metadata.name} is being deleted`);
 
   const verdict = isJobSetStale(tj, runtime, js);
   if (verdict.verdict === 'unknown') return act('unsupported', [...statusSteps(o, verdict.reason), ...reportSteps(o, prev, { state: 'Unsupported', reason: verdict.reason })]);
-  if (verdict.verdict === 'current') return current(o, runtime, js, prev);
+  if (verdict.verdict === 'current') return current(o, runtime, js, prev, finished);
+  if (finished) return keptFinished(o, js, verdict.counts, prev, finished, verdict.differences);
   return stale(o, js, verdict.counts, prev, verdict.differences);
+}
+
+/**
+ * A negative numNodes that reached the object (stored before the webhook ran, or under the v2.3.0
+ * CRD, which has no minimum): nothing can be built from it (JobSet refuses a negative parallelism),
+ * and the JobSet is kept as it is. Other malformed counts are judged where the count is read.
+ */
+function negativeNumNodes(o: Observation): string | undefined {
+  const n: unknown = o.trainJob.spec?.trainer?.numNodes;
+  if (typeof n !== 'number' || !Number.isInteger(n) || n >= 0) return undefined;
+  return `spec.trainer.numNodes is ${n}: a negative node count cannot be built, so the JobSet is neither rebuilt nor created; set numNodes to 0 or more`;
+}
+
+/**
+ * Stale, but the TrainJob will never be reconciled again (finished.ts): Trainer would never
+ * re-create a deleted JobSet, so it is kept, suspended or not, and the report says why.
+ */
+function keptFinished(o: Observation, js: JobSet, counts: NodeCounts, prev: RebuildReport | undefined, finished: string, differences: string[]): Decision {
+  const builder = o.mode === 'companion' ? 'Trainer v2.3.0 never reconciles it again' : 'it is never built again (as Trainer v2.3.0 never reconciles it again)';
+  const reason = `${finished}: ${builder}, so a deleted JobSet would never come back; JobSet ${js.metadata.name} is kept with the old node count; to train with ${counts.numNodes} nodes, create a new TrainJob`;
+  return act('blocked', reportSteps(o, prev, { ...countsOf(counts), state: 'Blocked', reason }, differences.join('; ')), undefined, finished);
 }
 
 function act(outcome: Outcome, steps: Step[], requeueAfterMs?: number, detail?: string): Decision {
@@ -140,15 +166,16 @@ function notRecreatable(js: JobSet, claims: string[], refusal: string): string {
   );
 }
 
-function current(o: Observation, runtime: Runtime, js: JobSet, prev: RebuildReport | undefined): Decision {
+function current(o: Observation, runtime: Runtime, js: JobSet, prev: RebuildReport | undefined, finished: string | undefined): Decision {
   if (!o.retained) return { kind: 'need', what: 'retained' };
   const steps: Step[] = planPvcHandBack(o.trainJob, js, o.retained).map((patch) => ({ kind: 'hand-back-pvc', patch }));
   let applied = false;
   if (o.mode === 'standalone') {
     const built = buildJobSet(o.trainJob, runtime);
     if (!built.ok) return act('unsupported', [...statusSteps(o, built.reason), ...reportSteps(o, prev, { state: 'Unsupported', reason: built.reason })]);
-    // Never re-applied while both run (Trainer's rule): a running JobSet is left as it is.
-    if (o.trainJob.spec?.suspend === true || js.spec?.suspend === true) {
+    // Never re-applied while both run (Trainer's rule): a running JobSet is left as it is; nor once
+    // the TrainJob is finished for good (Trainer never applies it again).
+    if (!finished && (o.trainJob.spec?.suspend === true || js.spec?.suspend === true)) {
       steps.push({ kind: 'apply-jobset', jobSet: built.jobSet });
       applied = true;
     }
@@ -167,11 +194,11 @@ function create(o: Observation, runtime: Runtime, prev: RebuildReport | undefine
 }
 
 /** Standalone only: the TrainJob's conditions, applied when they change. */
-function statusSteps(o: Observation, unbuildable?: string): Step[] {
+function statusSteps(o: Observation, unbuildable?: string, why: UnbuildableReason = 'UnsupportedRuntime'): Step[] {
   if (o.mode !== 'standalone') return [];
   const conditions: Condition[] = [];
   const suspended = suspendedCondition(o.trainJob, o.now);
   if (suspended) conditions.push(suspended);
-  if (unbuildable) conditions.push(unbuildableCondition(o.trainJob, unbuildable, o.now));
+  if (unbuildable) conditions.push(unbuildableCondition(o.trainJob, unbuildable, o.now, why));
   return conditionsChanged(o.trainJob, conditions, OWNED_CONDITIONS) ? [{ kind: 'apply-status', conditions }] : [];
 }

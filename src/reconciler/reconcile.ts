@@ -66,7 +66,7 @@ export async function reconcileKey(key: string, deps: ReconcileDeps): Promise<Ha
     const outcome = blocked ? 'blocked' : decision.outcome;
     deps.metrics.reconciles.inc({ mode: deps.mode, outcome });
     const line = { outcome, steps: decision.steps.map((s) => s.kind), detail: blocked ?? decision.detail, generation: trainJob.metadata.generation };
-    if (outcome === 'current' || outcome === 'no-jobset') log.debug(line, 'reconciled');
+    if (outcome === 'current' || outcome === 'no-jobset' || outcome === 'finished') log.debug(line, 'reconciled');
     else log.info(line, 'reconciled');
     return { requeueAfterMs: blocked ? RETRY.blockedMs : decision.requeueAfterMs };
   } catch (err) {

@@ -34,9 +34,12 @@ export function suspendedCondition(trainJob: TrainJob, now: string): Condition |
   return undefined;
 }
 
-export function unbuildableCondition(trainJob: TrainJob, reason: string, now: string): Condition {
+/** Why no JobSet can be built: the runtime (policy, template) or the TrainJob's own count. */
+export type UnbuildableReason = 'UnsupportedRuntime' | 'InvalidNumNodes';
+
+export function unbuildableCondition(trainJob: TrainJob, message: string, now: string, reason: UnbuildableReason = 'UnsupportedRuntime'): Condition {
   const existing = conditionsOf(trainJob).find((c) => c.type === UNBUILDABLE_CONDITION);
-  return transition(existing, { type: UNBUILDABLE_CONDITION, status: 'False', reason: 'UnsupportedRuntime', message: reason }, now);
+  return transition(existing, { type: UNBUILDABLE_CONDITION, status: 'False', reason, message }, now);
 }
 
 /** The SSA apply configuration for the status subresource. */

@@ -310,3 +310,108 @@ describe('decide: standalone mode', () => {
     assert.deepEqual(kinds(decision), ['report', 'delete-jobset', 'event']);
   });
 });
+
+// Issue 8: Trainer v2.3.0 never reconciles a Complete TrainJob again, nor one Failed with
+// DeadlineExceeded (and a Completed JobSet makes its TrainJob Complete); other Failed ones are.
+describe('decide: finished TrainJobs', () => {
+  const cond = (type: string, reason = 'r', status: 'True' | 'False' = 'True') => ({ type, status, reason, message: 'm', lastTransitionTime: 't0' });
+  const withStatus = (t: TrainJob, ...conditions: ReturnType<typeof cond>[]) => ((t.status = { conditions }), t);
+  const complete = () => withStatus(torch1(2), cond('Complete', 'AllJobsCompleted'));
+  const deadline = () => withStatus(torch1(2), cond('Failed', 'DeadlineExceeded'));
+  const failed = () => withStatus(torch1(2), cond('Failed', 'FailedJobs'));
+  const jobSetCompleted = (js: JobSet): JobSet => ({ ...js, status: { conditions: [cond('Completed', 'AllJobsCompleted')] } });
+  /** What a finished JobSet leaves: its Jobs finished and never suspended, their pods terminal. */
+  const finishedJob = (name: string, type: 'Complete' | 'Failed'): Job => job(name, { spec: { suspend: false }, status: { active: 0, conditions: [{ type, status: 'True' }] } });
+  const finishedChildren = { jobs: [finishedJob('torch1-node-0', 'Failed')], pods: [pod('torch1-node-0-0-a', 'Failed'), pod('torch1-node-0-0-b', 'Failed')] };
+
+  const never: { name: string; w: World }[] = [
+    { name: 'Complete, stale JobSet suspended and stopped', w: { trainJob: complete(), jobSet: trainerJobSet('torch1'), jobs: [finishedJob('torch1-node-0', 'Complete')] } },
+    { name: 'Complete, stale JobSet not suspended (never suspended for it either)', w: { trainJob: complete(), jobSet: running(trainerJobSet('torch1')) } },
+    { name: 'Failed with DeadlineExceeded, stale JobSet left (Trainer\'s own delete failed)', w: { trainJob: deadline(), jobSet: trainerJobSet('torch1'), ...finishedChildren } },
+    { name: 'the JobSet is Completed, the TrainJob not marked Complete yet', w: { trainJob: torch1(2), jobSet: jobSetCompleted(trainerJobSet('torch1')), jobs: [finishedJob('torch1-node-0', 'Complete')] } },
+  ];
+  for (const mode of ['companion', 'standalone'] as const) {
+    for (const row of never) {
+      it(`${mode}: ${row.name}: Blocked with the reason, never deleted, suspended or applied`, () => {
+        const { decision } = run({ ...row.w, mode });
+        assert.equal(decision.kind === 'act' && decision.outcome, 'blocked');
+        for (const k of ['delete-jobset', 'suspend-jobset', 'apply-jobset', 'release-pvc']) assert.ok(!kinds(decision).includes(k as Step['kind']), `${k} in ${kinds(decision)}`);
+        const report = stepOf(decision, 'report')?.report;
+        assert.equal(report?.state, 'Blocked');
+        assert.deepEqual(report?.parallelism, { from: 1, to: 2 });
+        assert.match(report?.reason ?? '', /never .* a deleted JobSet would never come back; JobSet torch1 is kept with the old node count; to train with 2 nodes, create a new TrainJob/);
+        assert.deepEqual([stepOf(decision, 'event')?.event.type, stepOf(decision, 'event')?.event.reason], ['Warning', 'JobSetRebuildBlocked']);
+        assert.equal(decision.kind === 'act' && decision.requeueAfterMs, undefined, 'only a change of the TrainJob can change this');
+        // Reported once: the next look finds the same report and writes nothing.
+        const again = run({ ...row.w, mode, trainJob: withReport(structuredClone(row.w.trainJob), report!) });
+        assert.deepEqual(kinds(again.decision), []);
+      });
+    }
+  }
+
+  it('the reasons name what finished the TrainJob', () => {
+    const reason = (w: World) => stepOf(run(w).decision, 'report')?.report?.reason ?? '';
+    assert.match(reason(never[0].w), /^the TrainJob is Complete: Trainer v2\.3\.0 never reconciles it again/);
+    assert.match(reason(never[2].w), /^the TrainJob failed with DeadlineExceeded/);
+    assert.match(reason(never[3].w), /^its JobSet torch1 is Completed/);
+    assert.match(reason({ ...never[0].w, mode: 'standalone' }), /it is never built again/);
+  });
+
+  it('a Failed condition that is not True, or a Complete one that is False, does not finish it', () => {
+    const { decision } = run({ trainJob: withStatus(torch1(2), cond('Complete', 'r', 'False'), cond('Failed', 'DeadlineExceeded', 'False')), jobSet: trainerJobSet('torch1'), jobs: [job('torch1-node-0')] });
+    assert.deepEqual(kinds(decision), ['report', 'delete-jobset', 'event']);
+  });
+
+  for (const mode of ['companion', 'standalone'] as const) {
+    it(`${mode}: Failed for another reason (Trainer reconciles it again): rebuilt like any job, its finished Jobs and Failed pods running nothing`, () => {
+      const { decision } = run({ mode, trainJob: failed(), jobSet: trainerJobSet('torch1'), ...finishedChildren });
+      assert.equal(decision.kind === 'act' && decision.outcome, 'deleted');
+      assert.deepEqual(kinds(decision), ['report', 'delete-jobset', 'event']);
+    });
+  }
+
+  it('standalone: a finished TrainJob without a JobSet gets none (Complete, TTL-deleted; deadline, deleted by Trainer)', () => {
+    for (const tj of [complete(), deadline()]) {
+      const { decision } = run({ mode: 'standalone', trainJob: tj });
+      assert.equal(decision.kind === 'act' && decision.outcome, 'finished');
+      assert.deepEqual(kinds(decision), []);
+    }
+    assert.deepEqual(kinds(run({ mode: 'standalone', trainJob: failed() }).decision), ['apply-jobset', 'apply-status']);
+  });
+
+  it('standalone: a finished TrainJob\'s current JobSet is not re-applied', () => {
+    const tj = withStatus(torch1(1), cond('Suspended', 'Suspended'), cond('Complete', 'AllJobsCompleted'));
+    const { decision } = run({ mode: 'standalone', trainJob: tj, jobSet: jobSetCompleted(trainerJobSet('torch1')) });
+    assert.ok(!kinds(decision).includes('apply-jobset'), JSON.stringify(kinds(decision)));
+  });
+
+  it('companion: a finished TrainJob whose JobSet is current: nothing to do', () => {
+    const { decision } = run({ trainJob: withStatus(torch1(1), cond('Complete', 'AllJobsCompleted')), jobSet: trainerJobSet('torch1') });
+    assert.deepEqual(kinds(decision), []);
+  });
+});
+
+// Issue 8: a negative numNodes stored before the webhook (or under the v2.3.0 CRD, no minimum).
+describe('decide: a negative numNodes', () => {
+  for (const mode of ['companion', 'standalone'] as const) {
+    for (const jobSet of [trainerJobSet('torch1'), undefined]) {
+      it(`${mode}, ${jobSet ? 'with its JobSet' : 'no JobSet'}: reported with the value and what to do; nothing built, deleted or suspended, nothing read`, () => {
+        const { decision, needs } = run({ mode, trainJob: torch1(-1), jobSet, jobs: [job('torch1-node-0')] });
+        assert.deepEqual(needs, []);
+        assert.equal(decision.kind === 'act' && decision.outcome, 'unsupported');
+        for (const k of ['delete-jobset', 'suspend-jobset', 'apply-jobset']) assert.ok(!kinds(decision).includes(k as Step['kind']));
+        const reason = stepOf(decision, 'report')?.report?.reason ?? '';
+        assert.equal(reason, 'spec.trainer.numNodes is -1: a negative node count cannot be built, so the JobSet is neither rebuilt nor created; set numNodes to 0 or more');
+        assert.deepEqual([stepOf(decision, 'event')?.event.type, stepOf(decision, 'event')?.event.reason], ['Warning', 'JobSetNotReconciled']);
+        if (mode === 'standalone') {
+          const c = stepOf(decision, 'apply-status')?.conditions.find((x) => x.type === 'JobSetCreated');
+          assert.deepEqual([c?.status, c?.reason, c?.message], ['False', 'InvalidNumNodes', reason]);
+        }
+      });
+    }
+  }
+
+  it('0 is a count like any other (a torch job completes at once on resume)', () => {
+    assert.ok(kinds(run({ trainJob: torch1(0), jobSet: trainerJobSet('torch1'), jobs: [job('torch1-node-0')] }).decision).includes('delete-jobset'));
+  });
+});
