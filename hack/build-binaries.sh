@@ -2,9 +2,10 @@
 # Builds the real components the end-to-end tests run, from the Go module proxy only, into a
 # cache folder keyed by version. A warm run (binaries present) does nothing.
 #
-#   hack/build-binaries.sh [all|controlplane|controllers|k8s|etcd]...   (default: all)
+#   hack/build-binaries.sh [all|controlplane|controllers|k8s|etcd|kwok]...   (default: all)
 #
-#   controlplane = k8s (kube-apiserver, kube-controller-manager, kubectl) + etcd
+#   controlplane = k8s (kube-apiserver, kube-controller-manager, kube-scheduler, kubectl) + etcd
+#                  + kwok (KWOK's controller: the fake nodes and pod lifecycles of the e2e world)
 #   controllers  = Kubeflow Trainer's and JobSet's managers
 #
 # Env: TJW_BIN_CACHE (default ~/.cache/trainjob-webhook/bin), TJW_BUILD_SERIAL=1 to build one
@@ -19,6 +20,7 @@ CACHE="${TJW_BIN_CACHE:-$HOME/.cache/trainjob-webhook/bin}"
 K8S_DIR="$CACHE/k8s-$K8S_VERSION"
 ETCD_DIR="$CACHE/etcd-$ETCD_VERSION"
 CTRL_DIR="$CACHE/controllers-trainer-$TRAINER_VERSION-jobset-$JOBSET_VERSION"
+KWOK_DIR="$CACHE/kwok-$KWOK_VERSION"
 LOG_DIR="$CACHE/logs"
 # The staging modules (k8s.io/api, ...) are released as v0.X.Y for k8s v1.X.Y.
 STAGING_VERSION="v0.${K8S_VERSION#v1.}"
@@ -91,10 +93,15 @@ with_lock() {
   fi
 }
 
+K8S_BINS=(kube-apiserver kube-controller-manager kube-scheduler kubectl)
+
 build_k8s() {
-  local bins=(kube-apiserver kube-controller-manager kubectl)
-  local label="kube-apiserver/kube-controller-manager/kubectl $K8S_VERSION"
-  if have_all "$K8S_DIR" "${bins[@]}"; then log "$label: cached in $K8S_DIR"; return; fi
+  local label="${K8S_BINS[*]}"; label="${label// //} $K8S_VERSION"
+  if have_all "$K8S_DIR" "${K8S_BINS[@]}"; then log "$label: cached in $K8S_DIR"; return; fi
+  # Only what is missing (a cache made before kube-scheduler joined keeps its other binaries).
+  local bins=() b
+  for b in "${K8S_BINS[@]}"; do [[ -x "$K8S_DIR/$b" ]] || bins+=("$b"); done
+  label="${bins[*]}"; label="${label// //} $K8S_VERSION"
   local t0=$SECONDS logfile="$LOG_DIR/k8s-$K8S_VERSION.log" dir
   : >"$logfile"
   dir="$(new_wrapper "k8s-$K8S_VERSION")"
@@ -112,7 +119,8 @@ build_k8s() {
   local edits=(-require="k8s.io/kubernetes@$K8S_VERSION") m
   for m in $staging; do edits+=(-replace="$m=$m@$STAGING_VERSION"); done
   (cd "$dir" && go mod edit "${edits[@]}")
-  local pkgs=(k8s.io/kubernetes/cmd/kube-apiserver k8s.io/kubernetes/cmd/kube-controller-manager k8s.io/kubernetes/cmd/kubectl)
+  local pkgs=()
+  for b in "${bins[@]}"; do pkgs+=("k8s.io/kubernetes/cmd/$b"); done
   # go list -deps resolves and downloads exactly the modules these commands need.
   run_step "$label" "$logfile" bash -c "cd '$dir' && go list -deps ${pkgs[*]} >/dev/null"
   log "$label: building ($((SECONDS - t0))s so far)"
@@ -192,17 +200,33 @@ build_controllers() {
   log "$label: done in $((SECONDS - t0))s"
 }
 
+build_kwok() {
+  local label="kwok $KWOK_VERSION"
+  if have_all "$KWOK_DIR" kwok; then log "$label: cached in $KWOK_DIR"; return; fi
+  local t0=$SECONDS logfile="$LOG_DIR/kwok-$KWOK_VERSION.log" dir
+  : >"$logfile"
+  dir="$(new_wrapper "kwok-$KWOK_VERSION")"
+  log "$label: downloading modules... (log: $logfile)"
+  (cd "$dir" && go mod edit -require="sigs.k8s.io/kwok@$KWOK_VERSION")
+  run_step "$label" "$logfile" bash -c "cd '$dir' && go list -deps sigs.k8s.io/kwok/cmd/kwok >/dev/null"
+  log "$label: building ($((SECONDS - t0))s so far)"
+  run_step "$label" "$logfile" bash -c "cd '$dir' && go build ${BUILD_FLAGS[*]} -ldflags='$LDFLAGS_BASE' -o '$dir/out/kwok' sigs.k8s.io/kwok/cmd/kwok"
+  install_binaries "$dir/out" "$KWOK_DIR" kwok
+  rm -rf "$dir"
+  log "$label: done in $((SECONDS - t0))s"
+}
+
 main() {
   local want=("$@")
   [[ ${#want[@]} -gt 0 ]] || want=(all)
   local jobs=() w
   for w in "${want[@]}"; do
     case "$w" in
-      all) jobs+=(k8s etcd controllers) ;;
-      controlplane) jobs+=(k8s etcd) ;;
-      controllers|k8s|etcd) jobs+=("$w") ;;
-      -h|--help) sed -n '2,12p' "${BASH_SOURCE[0]}"; return 0 ;;
-      *) echo "unknown component: $w (want all|controlplane|controllers|k8s|etcd)" >&2; return 2 ;;
+      all) jobs+=(k8s etcd controllers kwok) ;;
+      controlplane) jobs+=(k8s etcd kwok) ;;
+      controllers|k8s|etcd|kwok) jobs+=("$w") ;;
+      -h|--help) sed -n '2,13p' "${BASH_SOURCE[0]}"; return 0 ;;
+      *) echo "unknown component: $w (want all|controlplane|controllers|k8s|etcd|kwok)" >&2; return 2 ;;
     esac
   done
   # Unique, in order.
@@ -210,8 +234,9 @@ main() {
   for j in "${jobs[@]}"; do [[ " ${uniq[*]} " == *" $j "* ]] || uniq+=("$j"); done
 
   local missing=0
-  case " ${uniq[*]} " in *" k8s "*) have_all "$K8S_DIR" kube-apiserver kube-controller-manager kubectl || missing=1 ;; esac
+  case " ${uniq[*]} " in *" k8s "*) have_all "$K8S_DIR" "${K8S_BINS[@]}" || missing=1 ;; esac
   case " ${uniq[*]} " in *" etcd "*) have_all "$ETCD_DIR" etcd || missing=1 ;; esac
+  case " ${uniq[*]} " in *" kwok "*) have_all "$KWOK_DIR" kwok || missing=1 ;; esac
   case " ${uniq[*]} " in *" controllers "*) { have_all "$CTRL_DIR" trainer-controller-manager jobset-controller-manager && [[ -f "$CTRL_DIR/manifests/trainer/manifests.yaml" ]]; } || missing=1 ;; esac
   if (( missing )); then
     command -v go >/dev/null || { echo "[build] go is not installed: cannot build ${uniq[*]}" >&2; return 1; }
@@ -229,8 +254,9 @@ main() {
 
   (( failed )) && { log "FAILED after $((SECONDS - t0))s"; return 1; }
   log "all requested binaries ready in $((SECONDS - t0))s:"
-  case " ${uniq[*]} " in *" k8s "*) echo "  $K8S_DIR/{kube-apiserver,kube-controller-manager,kubectl}" ;; esac
+  case " ${uniq[*]} " in *" k8s "*) echo "  $K8S_DIR/{kube-apiserver,kube-controller-manager,kube-scheduler,kubectl}" ;; esac
   case " ${uniq[*]} " in *" etcd "*) echo "  $ETCD_DIR/etcd" ;; esac
+  case " ${uniq[*]} " in *" kwok "*) echo "  $KWOK_DIR/kwok" ;; esac
   case " ${uniq[*]} " in *" controllers "*) echo "  $CTRL_DIR/{trainer-controller-manager,jobset-controller-manager}" ;; esac
 }
 

@@ -25,8 +25,9 @@ describe('binaries lookup', () => {
   it('prefers TEST_ASSET_* over KUBEBUILDER_ASSETS over the build cache', () => {
     const v = readVersions();
     const dirs = cacheDirs(v, base);
-    for (const b of ['kube-apiserver', 'kube-controller-manager', 'kubectl']) fakeBinary(dirs.k8s, b);
+    for (const b of ['kube-apiserver', 'kube-controller-manager', 'kube-scheduler', 'kubectl']) fakeBinary(dirs.k8s, b);
     fakeBinary(dirs.etcd, 'etcd');
+    fakeBinary(dirs.kwok, 'kwok');
     const assets = path.join(root, 'assets');
     for (const b of ['kube-apiserver', 'etcd', 'kubectl']) fakeBinary(assets, b);
     const explicit = fakeBinary(path.join(root, 'explicit'), 'my-etcd');
@@ -37,6 +38,21 @@ describe('binaries lookup', () => {
     assert.equal(found.paths.kubeApiserver, path.join(assets, 'kube-apiserver'));
     // envtest's assets have no controller manager: it comes from the cache.
     assert.equal(found.paths.kubeControllerManager, path.join(dirs.k8s, 'kube-controller-manager'));
+    assert.equal(found.paths.kubeScheduler, path.join(dirs.k8s, 'kube-scheduler'));
+    assert.equal(found.paths.kwok, path.join(dirs.kwok, 'kwok'));
+  });
+
+  it('reports a missing kube-scheduler or kwok (the world needs both)', () => {
+    const v = readVersions();
+    const cache = path.join(root, 'no-world');
+    const dirs = cacheDirs(v, { ...base, TJW_BIN_CACHE: cache });
+    for (const b of ['kube-apiserver', 'kube-controller-manager', 'kubectl']) fakeBinary(dirs.k8s, b);
+    fakeBinary(dirs.etcd, 'etcd');
+    const found = locateControlPlaneBinaries({ ...base, TJW_BIN_CACHE: cache });
+    assert.ok(!found.found);
+    assert.deepEqual(found.missing.sort(), ['kube-scheduler', 'kwok']);
+    const withEnv = locateControlPlaneBinaries({ ...base, TJW_BIN_CACHE: cache, TEST_ASSET_KUBE_SCHEDULER: fakeBinary(path.join(root, 'x'), 'sched'), TEST_ASSET_KWOK: fakeBinary(path.join(root, 'x'), 'kwok') });
+    assert.ok(withEnv.found);
   });
 
   it('reports a TEST_ASSET_* path that is not executable as missing', () => {

@@ -15,7 +15,7 @@ export type Availability = { available: true; needsBuild: boolean } | { availabl
 
 const HOW_TO_ENABLE =
   'run `hack/build-binaries.sh controlplane` (needs Go; builds from the Go module proxy into ~/.cache/trainjob-webhook/bin), ' +
-  'or set KUBEBUILDER_ASSETS to an envtest assets folder plus TEST_ASSET_KUBE_CONTROLLER_MANAGER';
+  'or set KUBEBUILDER_ASSETS to an envtest assets folder plus TEST_ASSET_KUBE_CONTROLLER_MANAGER, TEST_ASSET_KUBE_SCHEDULER and TEST_ASSET_KWOK';
 
 function decide(lookup: Lookup<unknown>, what: string, howTo: string, env: NodeJS.ProcessEnv): Availability {
   if (lookup.found) return { available: true, needsBuild: false };
@@ -27,7 +27,7 @@ function decide(lookup: Lookup<unknown>, what: string, howTo: string, env: NodeJ
 }
 
 export function controlPlaneAvailability(env: NodeJS.ProcessEnv = process.env): Availability {
-  return decide(locateControlPlaneBinaries(env), 'real control plane (etcd, kube-apiserver, kube-controller-manager, kubectl)', HOW_TO_ENABLE, env);
+  return decide(locateControlPlaneBinaries(env), 'real control plane (etcd, kube-apiserver, kube-controller-manager, kube-scheduler, kubectl, kwok)', HOW_TO_ENABLE, env);
 }
 
 /** Kubeflow Trainer's and JobSet's managers, built by `hack/build-binaries.sh controllers`. */

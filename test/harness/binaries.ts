@@ -16,13 +16,17 @@ export interface Versions {
   etcd: string;
   trainer: string;
   jobset: string;
+  kwok: string;
 }
 
 export interface ControlPlaneBinaries {
   kubeApiserver: string;
   kubeControllerManager: string;
+  kubeScheduler: string;
   etcd: string;
   kubectl: string;
+  /** KWOK's controller: the fake nodes' kubelets (test/harness/world.ts). */
+  kwok: string;
 }
 
 export interface ControllerBinaries {
@@ -44,7 +48,7 @@ export function readVersions(file = path.join(projectRoot, 'hack/versions.env'))
     if (!vars[k]) throw new Error(`${file}: ${k} is not set`);
     return vars[k];
   };
-  return { k8s: need('K8S_VERSION'), etcd: need('ETCD_VERSION'), trainer: need('TRAINER_VERSION'), jobset: need('JOBSET_VERSION') };
+  return { k8s: need('K8S_VERSION'), etcd: need('ETCD_VERSION'), trainer: need('TRAINER_VERSION'), jobset: need('JOBSET_VERSION'), kwok: need('KWOK_VERSION') };
 }
 
 export function binCacheDir(env: NodeJS.ProcessEnv = process.env): string {
@@ -58,6 +62,7 @@ export function cacheDirs(versions = readVersions(), env: NodeJS.ProcessEnv = pr
     k8s: path.join(root, `k8s-${versions.k8s}`),
     etcd: path.join(root, `etcd-${versions.etcd}`),
     controllers: path.join(root, `controllers-trainer-${versions.trainer}-jobset-${versions.jobset}`),
+    kwok: path.join(root, `kwok-${versions.kwok}`),
   };
 }
 
@@ -96,8 +101,8 @@ function lookup<K extends string>(specs: Record<K, { env: string; candidates: st
 export function locateControlPlaneBinaries(env: NodeJS.ProcessEnv = process.env): Lookup<ControlPlaneBinaries> {
   const dirs = cacheDirs(readVersions(), env);
   const assets = env.KUBEBUILDER_ASSETS;
-  // envtest's assets hold etcd, kube-apiserver and kubectl but no kube-controller-manager:
-  // that one then comes from TEST_ASSET_KUBE_CONTROLLER_MANAGER or the build cache.
+  // envtest's assets hold etcd, kube-apiserver and kubectl but no kube-controller-manager,
+  // kube-scheduler or kwok: those then come from TEST_ASSET_* or the build cache.
   const spec = (envName: string, name: string, cacheDir: string) => ({
     env: envName,
     candidates: [...(assets ? [path.join(assets, name)] : []), path.join(cacheDir, name)],
@@ -106,8 +111,10 @@ export function locateControlPlaneBinaries(env: NodeJS.ProcessEnv = process.env)
     {
       kubeApiserver: spec('TEST_ASSET_KUBE_APISERVER', 'kube-apiserver', dirs.k8s),
       kubeControllerManager: spec('TEST_ASSET_KUBE_CONTROLLER_MANAGER', 'kube-controller-manager', dirs.k8s),
+      kubeScheduler: spec('TEST_ASSET_KUBE_SCHEDULER', 'kube-scheduler', dirs.k8s),
       etcd: spec('TEST_ASSET_ETCD', 'etcd', dirs.etcd),
       kubectl: spec('TEST_ASSET_KUBECTL', 'kubectl', dirs.k8s),
+      kwok: { env: 'TEST_ASSET_KWOK', candidates: [path.join(dirs.kwok, 'kwok')] },
     },
     env,
   );

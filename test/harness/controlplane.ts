@@ -14,6 +14,7 @@ import { runKubectl, yamlSource, type KubectlOptions, type KubectlResult } from 
 import { createCA, createServiceAccountKeys, issueClientCert, issueServingCert, writeKeyPair, type ServingCertOptions } from './pki.ts';
 import { startProcess, type StartProcessOptions, type TrackedProcess } from './process.ts';
 import { freePort, freePorts, httpGet, httpsGet, waitFor } from './wait.ts';
+import { startWorld, type World, type WorldOptions } from './world.ts';
 
 export { controlPlaneAvailability, upstreamControllersAvailability, type Availability } from './availability.ts';
 
@@ -24,6 +25,11 @@ export interface ControlPlaneOptions {
   crds?: string[];
   /** Start kube-controller-manager (default true). */
   controllerManager?: boolean;
+  /**
+   * The world pods run in (default on, needs the controller manager): kube-scheduler, KWOK and
+   * a few fake Nodes (world.ts). `false` leaves pods Pending for good.
+   */
+  world?: boolean | WorldOptions;
   apiServerArgs?: string[];
   controllerManagerArgs?: string[];
   /** Default: located (or built) by ensureControlPlaneBinaries(). */
@@ -57,6 +63,8 @@ export interface ControlPlane {
   kubeConfig: KubeConfig;
   binaries: ControlPlaneBinaries;
   processes: { etcd: TrackedProcess; apiServer: TrackedProcess; controllerManager?: TrackedProcess };
+  /** The scheduler, KWOK and the fake nodes, unless started with `world: false`. */
+  world?: World;
   kubectl(args: string[], opts?: KubectlOptions): Promise<KubectlResult>;
   /** Server-side apply of YAML text or a YAML file (field manager e2e-harness, forced). */
   applyYaml(textOrFile: string, opts?: KubectlOptions): Promise<KubectlResult>;
@@ -226,6 +234,9 @@ export async function startControlPlane(opts: ControlPlaneOptions = {}): Promise
       },
       stop,
     };
+    if (controllerManager && opts.world !== false) {
+      cp.world = await startWorld(cp, binaries, typeof opts.world === 'object' ? opts.world : {}, timeoutMs);
+    }
     return cp;
   } catch (err) {
     await stop();

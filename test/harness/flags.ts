@@ -80,3 +80,42 @@ export function controllerManagerArgs(c: ControllerManagerConfig): string[] {
     `--root-ca-file=${c.caCert}`,
   ];
 }
+
+export interface SchedulerConfig {
+  port: number;
+  kubeconfig: string;
+  servingCert: string;
+  servingKey: string;
+}
+
+export function schedulerArgs(c: SchedulerConfig): string[] {
+  return [
+    `--kubeconfig=${c.kubeconfig}`,
+    '--bind-address=127.0.0.1',
+    `--secure-port=${c.port}`,
+    `--tls-cert-file=${c.servingCert}`,
+    `--tls-private-key-file=${c.servingKey}`,
+    '--leader-elect=false',
+  ];
+}
+
+export interface KwokConfig {
+  kubeconfig: string;
+  /** The KwokConfiguration plus our Stages (test/harness/kwok/stages.yaml). */
+  configFile: string;
+  /** Nodes carrying this label are KWOK's to keep alive. */
+  nodeLabelSelector: string;
+}
+
+export function kwokArgs(c: KwokConfig): string[] {
+  return [
+    `--kubeconfig=${c.kubeconfig}`,
+    `--config=${c.configFile}`,
+    `--manage-nodes-with-label-selector=${c.nodeLabelSelector}`,
+    // Heartbeats through node Leases (as kubelets do since 1.17), so node lifecycle never
+    // taints a fake node unreachable; 40 s is the kubelet's default lease duration.
+    '--node-lease-duration-seconds=40',
+    // Pod IPs of their own range (not the Service range 10.0.0.0/24).
+    '--cidr=10.244.0.0/16',
+  ];
+}

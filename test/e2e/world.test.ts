@@ -1,0 +1,174 @@
+// The world pods run in (test/harness/world.ts, kwok/stages.yaml): the real kube-scheduler binds
+// pods to KWOK's fake Nodes, KWOK plays their kubelets with our Stages, and kube-controller-
+// manager's Job, pod GC and PV controllers do the rest. Each case proves one promise the other
+// suites rely on.
+import assert from 'node:assert/strict';
+import { after, before, describe, it } from 'node:test';
+import { BatchV1Api, CoreV1Api, type V1Job, type V1Pod } from '@kubernetes/client-node';
+import { controlPlaneAvailability, isRunningReady, pods, startControlPlane, STORAGE_CLASS, waitFor, type ControlPlane } from '../harness/index.ts';
+
+const controlPlane = controlPlaneAvailability();
+
+const container = { name: 'c', image: 'registry.k8s.io/pause:3.10', resources: { requests: { cpu: '1', memory: '1Gi', 'nvidia.com/gpu': '1' }, limits: { 'nvidia.com/gpu': '1' } } };
+
+function job(name: string, spec: Partial<V1Job['spec']> = {}, labels: Record<string, string> = {}, podSpec: Record<string, unknown> = {}): V1Job {
+  return {
+    metadata: { name },
+    spec: {
+      parallelism: 1,
+      completions: 1,
+      backoffLimit: 3,
+      template: { metadata: { labels }, spec: { restartPolicy: 'Never', containers: [container], ...podSpec } },
+      ...spec,
+    } as V1Job['spec'],
+  };
+}
+
+describe('the world: scheduler, KWOK nodes and our stages', { skip: controlPlane.available ? false : controlPlane.reason }, () => {
+  let cp: ControlPlane;
+  let batch: BatchV1Api;
+  let core: CoreV1Api;
+  let p: ReturnType<typeof pods>;
+  const ns = 'world';
+  const jobPods = async (name: string) => (await core.listNamespacedPod({ namespace: ns, labelSelector: `job-name=${name}` })).items;
+  const readJob = (name: string) => batch.readNamespacedJob({ namespace: ns, name });
+
+  before(async () => {
+    cp = await startControlPlane();
+    batch = cp.kubeConfig.makeApiClient(BatchV1Api);
+    core = cp.kubeConfig.makeApiClient(CoreV1Api);
+    p = pods(cp);
+    await cp.kubectl(['create', 'namespace', ns]);
+    await waitFor('the default service account', async () => (await cp.kubectl(['get', 'serviceaccount', 'default', '-n', ns], { check: false })).code === 0);
+  });
+  after(async () => {
+    if (process.exitCode && cp) process.stderr.write(cp.logTails(20));
+    await cp?.stop();
+  });
+
+  it('has Ready nodes with CPU, memory and nvidia.com/gpu, untainted', async () => {
+    const nodes = (await core.listNode()).items;
+    assert.deepEqual(nodes.map((n) => n.metadata?.name).sort(), cp.world?.nodes.slice().sort());
+    for (const n of nodes) {
+      assert.equal(n.status?.conditions?.find((c) => c.type === 'Ready')?.status, 'True', n.metadata?.name);
+      assert.equal(n.status?.allocatable?.['nvidia.com/gpu'], '8');
+      assert.ok(n.status?.allocatable?.cpu && n.status.allocatable.memory);
+      assert.deepEqual(n.spec?.taints ?? [], []);
+    }
+  });
+
+  it("a Job's pods are scheduled by the real scheduler and run until told the training finished; the Job completes", async () => {
+    await batch.createNamespacedJob({ namespace: ns, body: job('run', { parallelism: 2, completions: 2 }) });
+    const running = await p.waitRunning(ns, 'job-name=run', 2);
+    for (const pod of running) {
+      assert.ok(cp.world?.nodes.includes(pod.spec?.nodeName ?? ''), `bound to a world node: ${pod.spec?.nodeName}`);
+      assert.ok(pod.status?.conditions?.some((c) => c.type === 'PodScheduled' && c.status === 'True'));
+      assert.ok(pod.status?.podIP);
+    }
+    // Training pods run until a test ends them: still running after the stages' delays.
+    await new Promise((r) => setTimeout(r, 3_000));
+    assert.deepEqual((await jobPods('run')).map(isRunningReady), [true, true]);
+    await p.endTraining(ns, running.map((x) => x.metadata!.name!), 'Succeeded');
+    const done = await waitFor('Job run Complete', async () => {
+      const j = await readJob('run');
+      return j.status?.conditions?.some((c) => c.type === 'Complete' && c.status === 'True') ? j : undefined;
+    });
+    assert.equal(done.status?.succeeded, 2);
+  });
+
+  it('a training told it failed fails its pod (exit 1)', async () => {
+    await batch.createNamespacedJob({ namespace: ns, body: job('fail', { backoffLimit: 0 }) });
+    const [pod] = await p.waitRunning(ns, 'job-name=fail', 1);
+    await p.endTraining(ns, [pod.metadata!.name!], 'Failed');
+    const j = await waitFor('Job fail Failed', async () => {
+      const x = await readJob('fail');
+      return x.status?.conditions?.some((c) => c.type === 'Failed' && c.status === 'True') ? x : undefined;
+    });
+    assert.equal(j.status?.failed, 1);
+    const [after] = await jobPods('fail');
+    assert.equal(after?.status?.phase, 'Failed');
+    assert.equal(after?.status?.containerStatuses?.[0]?.state?.terminated?.exitCode, 1);
+  });
+
+  it('an initializer pod (trainer.kubeflow.org/trainjob-ancestor-step) succeeds by itself; its Job completes', async () => {
+    for (const step of ['dataset-initializer', 'model-initializer']) {
+      await batch.createNamespacedJob({ namespace: ns, body: job(step, {}, { 'trainer.kubeflow.org/trainjob-ancestor-step': step }) });
+    }
+    for (const step of ['dataset-initializer', 'model-initializer']) {
+      await waitFor(`Job ${step} Complete`, async () => (await readJob(step)).status?.conditions?.some((c) => c.type === 'Complete' && c.status === 'True'));
+      const [pod] = await jobPods(step);
+      assert.equal(pod.status?.phase, 'Succeeded');
+      assert.equal(pod.status?.containerStatuses?.[0]?.state?.terminated?.reason, 'Completed');
+    }
+  });
+
+  it('a deleted pod stays Terminating (still Running) for the grace, then stops (Failed, exit 143) and is gone', async () => {
+    await core.createNamespacedPod({ namespace: ns, body: { metadata: { name: 'bare' }, spec: { containers: [container] } } });
+    await waitFor('pod bare running', async () => isRunningReady(await core.readNamespacedPod({ namespace: ns, name: 'bare' })));
+    // A longer grace than the default, so the Terminating state is seen on a busy machine too.
+    await p.terminationSeconds(ns, ['bare'], 6);
+    await core.deleteNamespacedPod({ namespace: ns, name: 'bare' });
+    const seen: string[] = [];
+    let last: V1Pod | undefined;
+    await waitFor('pod bare gone', async () => {
+      try {
+        last = await core.readNamespacedPod({ namespace: ns, name: 'bare' });
+        const state = `${last.metadata?.deletionTimestamp ? 'Terminating' : 'Live'}/${last.status?.phase}`;
+        if (seen.at(-1) !== state) seen.push(state);
+        return false;
+      } catch (err) {
+        if ((err as { code?: number }).code === 404) return true;
+        throw err;
+      }
+    }, { intervalMs: 100 });
+    assert.equal(seen[0], 'Terminating/Running', `states seen: ${seen.join(' -> ')}`);
+    assert.ok(seen.every((s) => s.startsWith('Terminating/')), seen.join(' -> '));
+  });
+
+  it('a terminating pod holding the job-tracking finalizer reaches a terminal phase (a podFailurePolicy sees exit 143), so the Job controller lets it go', async () => {
+    await batch.createNamespacedJob({
+      namespace: ns,
+      body: job('pfp', { backoffLimit: 3, podFailurePolicy: { rules: [{ action: 'Count', onExitCodes: { operator: 'In', values: [143] } }] } }),
+    });
+    const [pod] = await p.waitRunning(ns, 'job-name=pfp', 1);
+    assert.ok(pod.metadata?.finalizers?.includes('batch.kubernetes.io/job-tracking'), 'the Job controller tracks it with its finalizer');
+    await core.deleteNamespacedPod({ namespace: ns, name: pod.metadata!.name! });
+    // With a podFailurePolicy the Job controller counts a deleted pod only once it is terminal.
+    const j = await waitFor('the deleted pod counted as failed', async () => {
+      const x = await readJob('pfp');
+      return (x.status?.failed ?? 0) >= 1 ? x : undefined;
+    });
+    assert.equal(j.status?.failed, 1);
+    await p.waitGone(ns, pod.metadata!.name!);
+    // Counted (not FailJob), so the Job made a replacement, which runs.
+    const [replacement] = await p.waitRunning(ns, 'job-name=pfp', 1);
+    assert.notEqual(replacement.metadata?.name, pod.metadata?.name);
+  });
+
+  it('a pod on a lost (deleted) node is marked Failed by the pod GC after its quarantine', async () => {
+    await cp.world!.addNode({ name: 'doomed' });
+    await batch.createNamespacedJob({ namespace: ns, body: job('lost', { backoffLimit: 0 }, {}, { nodeSelector: { 'kubernetes.io/hostname': 'doomed' } }) });
+    const [pod] = await p.waitRunning(ns, 'job-name=lost', 1);
+    assert.equal(pod.spec?.nodeName, 'doomed');
+    const name = pod.metadata!.name!;
+    // Held by a finalizer of the test's own, so its end state can be read after the pod GC's delete.
+    await cp.kubectl(['patch', 'pod', name, '-n', ns, '--type', 'json', '-p', '[{"op":"add","path":"/metadata/finalizers/-","value":"e2e.trainjob-webhook/hold"}]']);
+    await p.deleteNode('doomed');
+    const failed = await p.waitPhase(ns, name, ['Failed'], 120_000);
+    const target = failed.status?.conditions?.find((c) => c.type === 'DisruptionTarget');
+    assert.equal(target?.reason, 'DeletionByPodGC');
+    assert.ok(failed.metadata?.deletionTimestamp, 'and deleted');
+    await waitFor('Job lost Failed', async () => (await readJob('lost')).status?.conditions?.some((c) => c.type === 'Failed' && c.status === 'True'));
+    await cp.kubectl(['patch', 'pod', name, '-n', ns, '--type', 'json', '-p', '[{"op":"remove","path":"/metadata/finalizers"}]']);
+    await p.waitGone(ns, name);
+  });
+
+  it('a pod with a claim of the default StorageClass runs once KWOK has provisioned and bound it', async () => {
+    await core.createNamespacedPersistentVolumeClaim({ namespace: ns, body: { metadata: { name: 'data' }, spec: { accessModes: ['ReadWriteOnce'], resources: { requests: { storage: '1Gi' } } } } });
+    await core.createNamespacedPod({ namespace: ns, body: { metadata: { name: 'claims' }, spec: { containers: [{ ...container, volumeMounts: [{ name: 'd', mountPath: '/data' }] }], volumes: [{ name: 'd', persistentVolumeClaim: { claimName: 'data' } }] } } });
+    await waitFor('pod claims running', async () => isRunningReady(await core.readNamespacedPod({ namespace: ns, name: 'claims' })));
+    const pvc = await core.readNamespacedPersistentVolumeClaim({ namespace: ns, name: 'data' });
+    assert.equal(pvc.status?.phase, 'Bound');
+    assert.equal(pvc.spec?.storageClassName, STORAGE_CLASS, 'the default class');
+  });
+});
