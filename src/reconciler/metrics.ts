@@ -13,6 +13,8 @@ export interface ReconcilerMetrics {
   queueDepth: Gauge;
   /** 1 while this replica holds the leader-election Lease (or runs without one). */
   leader: Gauge;
+  /** Requests sent to the API server, by verb (get, list, watch, patch...) and resource. */
+  apiRequests: Counter<'verb' | 'resource'>;
 }
 
 export function createReconcilerMetrics(options: { defaultMetrics?: boolean } = {}): ReconcilerMetrics {
@@ -33,5 +35,6 @@ export function createReconcilerMetrics(options: { defaultMetrics?: boolean } = 
     hints: new Counter({ name: 'trainjob_reconciler_handoff_hints_total', help: 'Hand-off hints from the webhook, by result.', labelNames: ['result'] as const, registers }),
     queueDepth: new Gauge({ name: 'trainjob_reconciler_queue_depth', help: 'TrainJob keys waiting in the work queue.', registers }),
     leader: new Gauge({ name: 'trainjob_reconciler_leader', help: '1 while this replica is the acting leader.', registers }),
+    apiRequests: new Counter({ name: 'trainjob_reconciler_api_requests_total', help: 'Requests sent to the API server, by verb and resource.', labelNames: ['verb', 'resource'] as const, registers }),
   };
 }

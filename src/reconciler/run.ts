@@ -7,6 +7,7 @@ import { pino } from 'pino';
 import type { Logger } from '../observability/logger.ts';
 import { buildOpsServer } from '../observability/ops-server.ts';
 import { describeError } from '../cluster/client.ts';
+import { countingKubeConfig } from './api-requests.ts';
 import { createReconcilerCluster } from './cluster.ts';
 import type { ReconcileConfig } from './config.ts';
 import { buildHandoffServer } from './handoff-server.ts';
@@ -55,8 +56,10 @@ export async function startReconciler(config: ReconcileConfig, deps: ReconcilerD
   const logger = deps.logger.child({ role: 'reconciler', mode: config.mode });
   const metrics = deps.metrics ?? createReconcilerMetrics({ defaultMetrics: true });
   const identity = config.leaderElection?.identity ?? 'single';
-  const cluster = createReconcilerCluster(deps.kc, { fieldManager: config.fieldManager, identity });
-  const elector = config.leaderElection ? createLeaderElector(deps.kc, config.leaderElection, logger) : undefined;
+  // Every client below counts its requests (trainjob_reconciler_api_requests_total).
+  const kc = countingKubeConfig(deps.kc, ({ verb, resource }) => metrics.apiRequests.inc({ verb, resource }));
+  const cluster = createReconcilerCluster(kc, { fieldManager: config.fieldManager, identity });
+  const elector = config.leaderElection ? createLeaderElector(kc, config.leaderElection, logger) : undefined;
 
   const queue = new WorkQueue({
     workers: config.workers,
@@ -84,7 +87,7 @@ export async function startReconciler(config: ReconcileConfig, deps: ReconcilerD
     metrics.queueDepth.set(queue.length);
   };
 
-  const watches = createWatches(deps.kc, { onKey: enqueue, logger });
+  const watches = createWatches(kc, { onKey: enqueue, logger });
 
   // One wait per TrainJob at a time: a hint no newer than the one already awaited adds nothing.
   const waiting = new Map<string, Hint>();
