@@ -173,15 +173,24 @@ function stringOf(raw: unknown): string | undefined {
   return typeof raw === 'string' && raw !== '' ? raw : undefined;
 }
 
-
 function describeType(v: unknown): string {
   if (v === null) return 'null';
   if (Array.isArray(v)) return 'an array';
   return typeof v === 'object' ? 'an object' : `a ${typeof v}`;
 }
 
+const SHOWN_CHARS = 80;
+
+/**
+ * A bad value in a message: scalars as JSON (strings cut to 80 characters), containers only by
+ * type. Serialising a hostile container would cost its whole size, and one nested 10,000 deep
+ * overflows the stack.
+ */
 function show(v: unknown): string {
   if (v === undefined) return 'nothing';
-  const s = typeof v === 'bigint' ? v.toString() : JSON.stringify(v);
-  return s.length > 80 ? `${s.slice(0, 77)}...` : s;
+  if (typeof v === 'string') {
+    return v.length > SHOWN_CHARS ? `${JSON.stringify(v.slice(0, SHOWN_CHARS - 3))}...` : JSON.stringify(v);
+  }
+  if (typeof v === 'object' && v !== null) return describeType(v);
+  return String(v);
 }

@@ -99,3 +99,42 @@ describe('answer', () => {
     assert.deepEqual(res.warnings, ['w']);
   });
 });
+
+describe('parseAdmissionReview: hostile values in messages', () => {
+  const nested = (depth: number): unknown => {
+    let v: unknown = 'x';
+    for (let i = 0; i < depth; i++) v = [v];
+    return v;
+  };
+
+  for (const field of ['kind', 'apiVersion', 'operation'] as const) {
+    it(`${field} nested 10,000 arrays deep is described by its type, not serialised`, () => {
+      const body = review('CREATE');
+      if (field === 'operation') (body.request as Record<string, unknown>).operation = nested(10_000);
+      else body[field] = nested(10_000);
+      const at = field === 'operation' ? 'request.operation' : field;
+      rejects(body, new RegExp(`^${at.replace('.', '\\.')} must be .*, got an array$`));
+    });
+  }
+
+  it('an object where a string belongs is named as an object', () => {
+    rejects({ ...review('CREATE'), kind: { a: { b: 1 } } }, /^kind must be "AdmissionReview", got an object$/);
+    rejects(withRequest({ uid: { x: 1 } }), /^request\.uid must be a non-empty string, got an object$/);
+  });
+
+  it('a huge string is cut to 80 characters', () => {
+    const body = { ...review('CREATE'), kind: 'K'.repeat(5_000_000) };
+    assert.throws(() => parseAdmissionReview(body), (err: Error) => err instanceof EnvelopeError && err.message === `kind must be "AdmissionReview", got "${'K'.repeat(77)}"...`);
+  });
+
+  it('an object of the wrong kind nested deep gets a bounded in-band reason', () => {
+    const req = parseAdmissionReview(review('CREATE', { kind: null, object: { apiVersion: nested(10_000), kind: nested(10_000) } }));
+    assert.equal(wrongKind(req), 'an array, Kind=an array');
+  });
+
+  it('scalars keep their JSON form', () => {
+    rejects(withRequest({ uid: 2n ** 70n }), /got 1180591620717411303424$/);
+    rejects(withRequest({ operation: false }), /got false$/);
+    rejects(withRequest({ operation: null }), /got null$/);
+  });
+});
