@@ -1,11 +1,12 @@
-// The validating webhook's decision with its one I/O step: when an update changes numNodes and
-// nothing else refused it, read the TrainJob's JobSet (fail closed) and judge it.
+// The validating webhook's decision with its one I/O step: when an update that changes numNodes is
+// admitted, read the Jobs of the TrainJob's JobSet and say, as a warning, which of its pods the
+// rebuild still waits for. That read never refuses: it fails open, with a warning.
 import type { AdmissionInput, Decision, Validator } from './admission/types.ts';
 import { decideCreate, decideUpdate } from './rules/decide.ts';
-import { guardNumNodesChange, type JobSetRead } from './rules/jobset-guard.ts';
+import { jobSetPodsWarnings, type JobSetRead } from './rules/jobset-pods.ts';
 import type { Policy } from './rules/policy.ts';
 
-/** Reads the JobSet named like the TrainJob; undefined when the webhook has no cluster access. */
+/** Reads the Jobs of the JobSet named like the TrainJob; undefined when the webhook has no cluster access. */
 export type JobSetReader = (namespace: string, name: string) => Promise<JobSetRead>;
 
 export interface ValidatorDeps {
@@ -27,9 +28,10 @@ export function createValidator({ policy: policyOrGetter, readJobSet, crdSource 
       if (!verdict.numNodesChange) return verdict;
       const namespace = input.namespace ?? '';
       const name = input.name ?? '';
-      const read: JobSetRead = readJobSet ? await readJobSet(namespace, name).catch((err: Error) => ({ kind: 'failed', error: err.message }) as const) : { kind: 'no-cluster' };
-      const guard = guardNumNodesChange(read, `${namespace}/${name}`);
-      return { causes: [...verdict.causes, ...guard.causes], warnings: [...verdict.warnings, ...guard.warnings] };
+      const read: JobSetRead = readJobSet
+        ? await readJobSet(namespace, name).catch((err: unknown) => ({ kind: 'failed', error: err instanceof Error ? err.message : String(err) }) as const)
+        : { kind: 'no-cluster' };
+      return { causes: verdict.causes, warnings: [...verdict.warnings, ...jobSetPodsWarnings(read, `${namespace}/${name}`)] };
     },
     describe(): string {
       const policy = current();

@@ -4,8 +4,14 @@
 /** Stands for the field name in the row that covers every spec.trainer field the table does not name. */
 export const UNNAMED_TRAINER_FIELD = '<unnamed>';
 
+/** `(has(v.a) && has(v.a.b))`: every step of a dotted path below the variable `v` is present. */
+const presentPath = (v: string, path: string): string => {
+  const steps = path.split('.');
+  return `(${steps.map((_, i) => `has(${v}.${steps.slice(0, i + 1).join('.')})`).join(' && ')})`;
+};
+
 const present = (root: string, field: string): string =>
-  field === UNNAMED_TRAINER_FIELD ? `(has(${root}.trainer) && key in ${root}.trainer)` : `(has(${root}.trainer) && has(${root}.trainer.${field}))`;
+  field === UNNAMED_TRAINER_FIELD ? `(has(${root}.trainer) && key in ${root}.trainer)` : presentPath(root, `trainer.${field}`);
 
 const valueOf = (root: string, field: string): string =>
   field === UNNAMED_TRAINER_FIELD ? `${root}.trainer[key]` : `${root}.trainer.${field}`;
@@ -13,13 +19,18 @@ const valueOf = (root: string, field: string): string =>
 /**
  * True when spec.trainer.<field> is the same before and after: present on both sides with equal
  * values, or absent on both. Adding and removing are changes (a transition rule on the field
- * itself would be skipped when the old value is absent).
+ * itself would be skipped when the old value is absent). `self`/`oldSelf` are spec.
  */
 export function immutableTrainerField(field: string): string {
   return (
     `(${present('self', field)} == ${present('oldSelf', field)} && ` +
     `(!${present('self', field)} || ${valueOf('self', field)} == ${valueOf('oldSelf', field)}))`
   );
+}
+
+/** The same for a dotted path below self/oldSelf, whatever the scope (e.g. `spec.trainer.numNodes` at the root). */
+export function unchangedPath(path: string): string {
+  return `(${presentPath('self', path)} == ${presentPath('oldSelf', path)} && (!${presentPath('self', path)} || self.${path} == oldSelf.${path}))`;
 }
 
 /** True when spec.<field> is the same before and after (added and removed count as changes). */
@@ -30,4 +41,23 @@ export function unchangedAtSpec(field: string): string {
 /** Suspended before or after the update; an absent suspend counts as not suspended. */
 export function eitherSuspended(): string {
   return '((has(self.suspend) && self.suspend) || (has(oldSelf.suspend) && oldSelf.suspend))';
+}
+
+/** spec.trainer.numNodes is absent (the runtime's default) or 0 or more; `self` is spec. */
+export function numNodesNotNegative(): string {
+  return `(!${presentPath('self', 'trainer.numNodes')} || self.trainer.numNodes >= 0)`;
+}
+
+/**
+ * The TrainJob at root variable `v` has finished for good: Trainer v2.3.0 never reconciles it
+ * again (trainjob_controller.go: IsTrainJobFinished skips reconcileObjects, and
+ * removeFailedCondition keeps only a DeadlineExceeded failure; any other Failed condition is
+ * cleared first and the job reconciled again). Conditions are a list-type map keyed by type with
+ * maxItems 8, so `exists` stays cheap; has() guards keep it total on plain JSON (VAP).
+ */
+export function finishedForGood(v: string): string {
+  const cond = (c: string) =>
+    `has(${c}.type) && has(${c}.status) && ${c}.status == 'True' && ` +
+    `(${c}.type == 'Complete' || (${c}.type == 'Failed' && has(${c}.reason) && ${c}.reason == 'DeadlineExceeded'))`;
+  return `(has(${v}.status) && has(${v}.status.conditions) && ${v}.status.conditions.exists(c, ${cond('c')}))`;
 }

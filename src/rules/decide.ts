@@ -12,7 +12,7 @@ import { isObject, semanticEqual } from '../crd/values.ts';
 export interface Verdict {
   causes: FieldError[];
   warnings: string[];
-  /** Set when an update changes spec.trainer.numNodes and nothing refused that: the JobSet guard runs next. */
+  /** Set when an update changes spec.trainer.numNodes and is admitted: the webhook then reports the JobSet's pods. */
   numNodesChange?: { from: unknown; to: unknown };
 }
 
@@ -74,14 +74,35 @@ export function decideUpdate(policy: Policy, input: unknown, oldInput: unknown):
   }
   causes.push(...runTable(policy.table, run, policy.tableRoot, obj, correlation));
 
+  // What happens next is said only when the update is admitted: a refused one changes nothing.
   const from = numNodesOf(oldObj);
   const to = numNodesOf(obj);
-  const changed = !semanticEqual(from ?? null, to ?? null);
-  if (!changed || causes.some((c) => c.field === 'spec.trainer.numNodes')) return { causes, warnings };
-  const target = to === undefined ? "the runtime's default" : String(to);
+  if (causes.length > 0 || semanticEqual(from ?? null, to ?? null)) return { causes, warnings };
   return {
     causes,
-    warnings: [...warnings, `spec.trainer.numNodes changes from ${from ?? "the runtime's default"} to ${target}: the JobSet will be rebuilt with ${target} nodes on resume`, ...zeroNodesWarning(to)],
+    warnings: [...warnings, rebuildWarning(from, to, suspendedAfter(obj)), ...zeroNodesWarning(to)],
     numNodesChange: { from, to },
   };
+}
+
+function suspendedAfter(obj: unknown): boolean {
+  const spec = isObject(obj) ? obj.spec : undefined;
+  return isObject(spec) && spec.suspend === true;
+}
+
+const nodes = (n: unknown): string => (n === undefined ? "the runtime's default number of nodes" : `${String(n)} node${semanticEqual(n, 1) ? '' : 's'}`);
+
+/**
+ * What the reconciler sidecar does with an admitted change (src/reconciler/decide.ts): it deletes
+ * the stale JobSet once the JobSet is suspended (by Trainer, or by the sidecar itself when the
+ * TrainJob was suspended in this very update) and nothing of it runs (every child Job suspended
+ * with no active pod, no pod left but finished ones); Trainer (or the sidecar in standalone mode)
+ * re-creates it at once with the new count. Not "on resume": a suspended job is rebuilt while it
+ * stays suspended.
+ */
+function rebuildWarning(from: unknown, to: unknown, suspended: boolean): string {
+  const change = `spec.trainer.numNodes changes from ${from === undefined ? "the runtime's default" : String(from)} to ${to === undefined ? "the runtime's default" : String(to)}`;
+  return suspended
+    ? `${change}: the JobSet is rebuilt with ${nodes(to)} as soon as it is suspended and none of its pods remain (the reconciler sidecar deletes it and it is re-created, suspended); the training runs on ${nodes(to)} once the TrainJob is resumed`
+    : `${change}: the JobSet is rebuilt with ${nodes(to)} as soon as none of its pods remain (the reconciler sidecar deletes the suspended JobSet and it is re-created and starts at once)`;
 }

@@ -14,11 +14,12 @@ export function renderTable(): string {
     lines.push(`  field:   ${row.field}`);
     lines.push(`  allowed: ${row.allowed}`);
     lines.push(`  denial:  ${row.reason} "${row.message}"`);
-    lines.push(`  scope:   ${row.scope}`);
+    lines.push(`  scope:   ${row.scope || '(the object: status is visible there)'}`);
     lines.push(`  cel:     ${row.rule}`);
     lines.push('');
   }
-  lines.push('Also refused, with cluster access: a numNodes change while the TrainJob\'s JobSet has active pods');
-  lines.push('(status.replicatedJobsStatus[].active > 0); a failed JobSet read refuses the change (fail closed).');
+  lines.push('Nothing else refuses a numNodes change. With cluster access, an admitted one also reads the Jobs of the');
+  lines.push("TrainJob's JobSet and warns about its pods that still run or terminate (Job status.active and");
+  lines.push('status.terminating): the rebuild waits for them. A read that fails or times out admits the change with a warning.');
   return lines.join('\n');
 }

@@ -1,5 +1,6 @@
 // The typing the table needs when no CRD is loaded (offline, no --crd): which lists are keyed
-// (order-free equality) and which fields are integers. With a CRD, its own schema is used.
+// (order-free equality), which fields are integers, and the status conditions the finished-job row
+// reads. With a CRD, its own schema is used.
 import type { CelSchema } from '../cel/values.ts';
 
 const keyedByName = (): CelSchema => ({
@@ -42,6 +43,18 @@ export const TABLE_SCHEMA: CelSchema = {
               properties: { limits: quantities(), requests: quantities(), claims: keyedByName() },
             },
           },
+        },
+      },
+    },
+    status: {
+      type: 'object',
+      'x-kubernetes-preserve-unknown-fields': true,
+      properties: {
+        conditions: {
+          type: 'array',
+          'x-kubernetes-list-type': 'map',
+          'x-kubernetes-list-map-keys': ['type'],
+          items: { type: 'object', 'x-kubernetes-preserve-unknown-fields': true, properties: { type: { type: 'string' }, status: { type: 'string' }, reason: { type: 'string' } } },
         },
       },
     },

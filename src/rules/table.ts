@@ -3,9 +3,10 @@
 // `rules --format vap` into a ValidatingAdmissionPolicy.
 //
 // In short: inside spec.trainer nothing may change (add, change and remove all count) except
-// numNodes, and numNodes only while the TrainJob is suspended before or after the update.
-// Outside spec.trainer the rows keep upstream Trainer's rules exactly.
-import { immutableTrainerField, unchangedAtSpec, eitherSuspended, UNNAMED_TRAINER_FIELD } from './cel-snippets.ts';
+// numNodes, and numNodes only while the TrainJob is suspended before or after the update, never to
+// a negative count, and never once the job has finished for good. Outside spec.trainer the rows
+// keep upstream Trainer's rules exactly.
+import { eitherSuspended, finishedForGood, immutableTrainerField, numNodesNotNegative, unchangedAtSpec, unchangedPath, UNNAMED_TRAINER_FIELD } from './cel-snippets.ts';
 
 export type Reason = 'FieldValueInvalid' | 'FieldValueForbidden';
 
@@ -14,10 +15,15 @@ export interface RuleRow {
   id: string;
   /** The field the rule guards (what a denial blames). */
   field: string;
-  /** Where the CEL runs: `self`/`oldSelf` are the values at this path. */
+  /** Where the CEL runs: `self`/`oldSelf` are the values at this path ('' is the object: the only place status is visible). */
   scope: string;
   /** When a change is allowed, in words. */
-  allowed: 'never' | 'while suspended before or after the update' | 'when absent before (upstream transition rule)';
+  allowed:
+    | 'never'
+    | 'while suspended before or after the update'
+    | 'to 0 or more (a negative count already stored may stay)'
+    | 'until the TrainJob has finished for good (Complete, or Failed with DeadlineExceeded)'
+    | 'when absent before (upstream transition rule)';
   /** CEL over self/oldSelf at `scope`; true means the update is fine. */
   rule: string;
   message: string;
@@ -64,6 +70,18 @@ export const RULES: readonly RuleRow[] = [
   immutableInTrainer('resourcesPerNode'),
   immutableInTrainer('numProcPerNode'),
   {
+    // First of the numNodes rows: a VAP reports only the first failure, and suspending would not help here.
+    id: 'trainer-numNodes-not-after-finish',
+    field: 'spec.trainer.numNodes',
+    scope: '',
+    allowed: 'until the TrainJob has finished for good (Complete, or Failed with DeadlineExceeded)',
+    // oldSelf.status: the stored status (a spec update cannot change status, a subresource).
+    rule: `${unchangedPath('spec.trainer.numNodes')} || !${finishedForGood('oldSelf')}`,
+    message:
+      'numNodes may not change once the TrainJob has finished (condition Complete, or Failed with reason DeadlineExceeded): Trainer never reconciles it again, so no JobSet would run with the new count; create a new TrainJob to train again',
+    reason: 'FieldValueForbidden',
+  },
+  {
     id: 'trainer-numNodes-while-suspended',
     field: 'spec.trainer.numNodes',
     scope: 'spec',
@@ -72,6 +90,15 @@ export const RULES: readonly RuleRow[] = [
     message: 'numNodes may only change while the TrainJob is suspended: set spec.suspend to true first (or in the same update), then change numNodes',
     reason: 'FieldValueForbidden',
     supersedes: UPSTREAM_TRAINER_RULE,
+  },
+  {
+    id: 'trainer-numNodes-not-negative',
+    field: 'spec.trainer.numNodes',
+    scope: 'spec',
+    allowed: 'to 0 or more (a negative count already stored may stay)',
+    rule: `${immutableTrainerField('numNodes')} || ${numNodesNotNegative()}`,
+    message: 'numNodes may only change to 0 or more (0 makes the job complete at once), or be removed to use the runtime\'s default',
+    reason: 'FieldValueInvalid',
   },
   {
     id: 'trainer-unnamed-field-immutable',

@@ -36,3 +36,12 @@ export function variant(base: TrainJob, change: (o: TrainJob) => void): TrainJob
   change(copy);
   return copy;
 }
+
+export function condition(type: string, status: string, reason: string): Record<string, unknown> {
+  return { type, status, reason, message: `${type} ${reason}`, lastTransitionTime: '2026-11-30T08:00:00Z' };
+}
+
+/** The job with a True `type` condition in its (stored) status, as Trainer v2.3.0 writes it. */
+export function finished(base: TrainJob, type: 'Complete' | 'Failed', reason = type === 'Complete' ? 'JobSetCompleted' : 'JobSetFailed'): TrainJob {
+  return variant(base, (o) => ((o as TrainJob & { status: unknown }).status = { conditions: [condition('Suspended', 'False', 'Resumed'), condition(type, 'True', reason)] }));
+}

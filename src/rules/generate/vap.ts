@@ -58,6 +58,8 @@ interface VapValidation {
 }
 
 /** Upstream transition rules run only where the old value is present, and only when the new one is. */
+const mirrorsUpstreamTransitionRule = (row: RuleRow): boolean => row.allowed === 'when absent before (upstream transition rule)';
+
 function transitionGuard(row: RuleRow): string {
   const path = row.scope;
   return `!has(object.${path}) || !has(oldObject.${path}) || object.${path} == oldObject.${path}`;
@@ -75,7 +77,7 @@ export function vapValidations(schema: CelSchema, crdSchema?: unknown): VapValid
       }
       continue;
     }
-    const expression = row.scope === 'spec' ? toVapRule(row.rule, 'spec', schema) : transitionGuard(row);
+    const expression = mirrorsUpstreamTransitionRule(row) ? transitionGuard(row) : toVapRule(row.rule, row.scope, schema);
     out.push({ expression, message: `${row.field}: ${row.message}`, reason: reason(row) });
   }
   return out;
