@@ -19,20 +19,48 @@ export interface CompiledCrdRule {
 
 export class CrdRuleError extends Error {}
 
+/** A CRD rule this engine could not compile, and why (the API server compiled it, or it would not be stored). */
+export interface UncompilableRule {
+  rule: CelRule;
+  error: string;
+}
+
+function compileOne(env: Environment, r: CelRule): CompiledCrdRule {
+  try {
+    return {
+      rule: r,
+      compiled: compileRule(env, r.rule),
+      compiledMessage: r.messageExpression ? compileRule(env, r.messageExpression) : undefined,
+    };
+  } catch (err) {
+    const where = `${r.location || '<root>'}${r.branch ? ` ${r.branch}` : ''} x-kubernetes-validations[${r.index}]`;
+    if (err instanceof CelCompileError) throw new CrdRuleError(`CRD rule at ${where} (${JSON.stringify(r.rule)}): ${err.message}`);
+    throw err;
+  }
+}
+
+/** Compiles every rule; the first that does not compile is an error naming its location. */
 export function compileCrdRules(env: Environment, rules: readonly CelRule[]): CompiledCrdRule[] {
-  return rules.map((r) => {
+  return rules.map((r) => compileOne(env, r));
+}
+
+/**
+ * Compiles what it can and sets the rest aside. For a CRD read from the API server: the server
+ * already accepted every rule, so one this engine cannot compile is our gap, not bad input, and
+ * must not cost the webhook the whole CRD (the API server still enforces that rule itself).
+ */
+export function compileCrdRulesSkipping(env: Environment, rules: readonly CelRule[]): { compiled: CompiledCrdRule[]; uncompilable: UncompilableRule[] } {
+  const compiled: CompiledCrdRule[] = [];
+  const uncompilable: UncompilableRule[] = [];
+  for (const r of rules) {
     try {
-      return {
-        rule: r,
-        compiled: compileRule(env, r.rule),
-        compiledMessage: r.messageExpression ? compileRule(env, r.messageExpression) : undefined,
-      };
+      compiled.push(compileOne(env, r));
     } catch (err) {
-      const where = `${r.location || '<root>'}${r.branch ? ` ${r.branch}` : ''} x-kubernetes-validations[${r.index}]`;
-      if (err instanceof CelCompileError) throw new CrdRuleError(`CRD rule at ${where} (${JSON.stringify(r.rule)}): ${err.message}`);
-      throw err;
+      if (!(err instanceof CrdRuleError)) throw err;
+      uncompilable.push({ rule: r, error: err.message });
     }
-  });
+  }
+  return { compiled, uncompilable };
 }
 
 /** `.trainer.image` or `['a.b']` appended to a path, as NormalizedRuleFieldPath does. */

@@ -2,7 +2,7 @@
 // changes with a watch, re-established with backoff when it ends. Every new version is handed to
 // `onChange`, which compiles it; a version that does not compile is reported and the previous
 // one stays in force.
-import { ApiextensionsV1Api, Watch, type KubeConfig } from '@kubernetes/client-node';
+import { CustomObjectsApi, Watch, type KubeConfig } from '@kubernetes/client-node';
 import { describeError } from './client.ts';
 
 export const TRAINJOB_CRD = 'trainjobs.trainer.kubeflow.org';
@@ -12,8 +12,13 @@ export interface CrdFollowerEvents {
   onError(message: string): void;
 }
 
+/**
+ * The CRD as the API server sends it. Read as raw JSON, like the watch: the typed
+ * ApiextensionsV1Api renames fields on the way in (`x-kubernetes-validations` becomes
+ * `x_kubernetes_validations`), which leaves a schema without its rules.
+ */
 export async function readCrd(kc: KubeConfig, name = TRAINJOB_CRD): Promise<unknown> {
-  return kc.makeApiClient(ApiextensionsV1Api).readCustomResourceDefinition({ name });
+  return kc.makeApiClient(CustomObjectsApi).getClusterCustomObject({ group: 'apiextensions.k8s.io', version: 'v1', plural: 'customresourcedefinitions', name });
 }
 
 /** Starts following; returns a function that stops it. */

@@ -6,14 +6,16 @@ import { answer } from '../webhooks/envelope.ts';
 import { denialStatus } from '../webhooks/status.ts';
 import { InputError, readObjectFile } from '../io/read-object.ts';
 import { stringifyJsonLossless } from '../json/lossless.ts';
-import { loadPolicyFromFile } from '../crd-policy.ts';
+import { loadEmbeddedPolicy, loadPolicyFromFile } from '../crd-policy.ts';
 import { buildPolicy } from '../rules/policy.ts';
 
-export const REVIEW_USAGE = `Usage: trainjob-webhook review [--old FILE] --new FILE [--crd FILE]
+export const REVIEW_USAGE = `Usage: trainjob-webhook review [--old FILE] --new FILE [--crd FILE | --table-only]
 
-  --new FILE   the TrainJob as submitted (YAML or JSON)
-  --old FILE   the stored TrainJob; given: an UPDATE, omitted: a CREATE
-  --crd FILE   the TrainJob CRD whose schema and rules are checked too (default: the rule table alone)
+  --new FILE     the TrainJob as submitted (YAML or JSON)
+  --old FILE     the stored TrainJob; given: an UPDATE, omitted: a CREATE
+  --crd FILE     the TrainJob CRD whose schema and rules are checked too
+                 (default: the embedded Trainer v2.3.0 CRD with this project's CRD patch)
+  --table-only   check the rule table alone: no CRD schema, defaults or CRD rules
 
 Prints the AdmissionReview answer the webhook would give. Exit code 0 allowed, 1 denied, 2 bad input.`;
 
@@ -23,9 +25,9 @@ export interface CommandIo {
 }
 
 export async function reviewCommand(args: string[], io: CommandIo): Promise<number> {
-  let values: { old?: string; new?: string; crd?: string };
+  let values: { old?: string; new?: string; crd?: string; 'table-only'?: boolean };
   try {
-    ({ values } = parseArgs({ args, strict: true, allowPositionals: false, options: { old: { type: 'string' }, new: { type: 'string' }, crd: { type: 'string' } } }));
+    ({ values } = parseArgs({ args, strict: true, allowPositionals: false, options: { old: { type: 'string' }, new: { type: 'string' }, crd: { type: 'string' }, 'table-only': { type: 'boolean' } } }));
   } catch (err) {
     io.err(`review: ${(err as Error).message}\n\n${REVIEW_USAGE}`);
     return 2;
@@ -34,8 +36,12 @@ export async function reviewCommand(args: string[], io: CommandIo): Promise<numb
     io.err(`review: --new is required\n\n${REVIEW_USAGE}`);
     return 2;
   }
+  if (values.crd !== undefined && values['table-only']) {
+    io.err(`review: --crd and --table-only contradict each other\n\n${REVIEW_USAGE}`);
+    return 2;
+  }
   try {
-    const policy = values.crd ? await loadPolicyFromFile(values.crd) : buildPolicy();
+    const policy = values.crd ? await loadPolicyFromFile(values.crd) : values['table-only'] ? buildPolicy() : await loadEmbeddedPolicy();
     const object = await readObjectFile(values.new);
     const oldObject = values.old ? await readObjectFile(values.old) : undefined;
     const meta = (object.metadata ?? {}) as { name?: unknown; namespace?: unknown };

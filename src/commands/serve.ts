@@ -8,7 +8,7 @@ import { createValidator } from '../validator.ts';
 import { loadKubeConfig, describeError } from '../cluster/client.ts';
 import { jobSetReader } from '../cluster/jobsets.ts';
 import { followCrd, readCrd, TRAINJOB_CRD } from '../cluster/crd-follower.ts';
-import { loadPolicyFromFile, policyFromCrd } from '../crd-policy.ts';
+import { EMBEDDED_CRD_SOURCE, loadEmbeddedPolicy, loadPolicyFromFile, policyFromCrd } from '../crd-policy.ts';
 import { buildPolicy, type Policy } from '../rules/policy.ts';
 import type { CommandIo } from './review.ts';
 import type { KubeConfig } from '@kubernetes/client-node';
@@ -24,45 +24,66 @@ function reportBlanketRule(policy: Policy, metrics: WebhookMetrics): void {
   if (policy.crd) metrics.crdBlanketTrainerRule.set(policy.crd.blanketTrainerRule ? 1 : 0);
 }
 
+/** Publishes the CRD rules this engine could not compile (left out; the API server still runs them). */
+function reportUncompilable(policy: Policy, metrics: WebhookMetrics, logger: Logger): void {
+  const uncompilable = policy.crd?.uncompilable ?? [];
+  metrics.crdRulesUncompilable.set(uncompilable.length);
+  for (const u of uncompilable) {
+    logger.warn({ crd: TRAINJOB_CRD, location: u.rule.location || '<root>', rule: u.rule.rule, error: u.error }, 'a rule of the TrainJob CRD does not compile here: it is skipped by this webhook (the API server still enforces it)');
+  }
+}
+
 async function clusterPolicy(kc: KubeConfig, logger: Logger, metrics: WebhookMetrics): Promise<PolicySource> {
   let policy = buildPolicy();
   let source = `the API server (${TRAINJOB_CRD})`;
+  let adopted = false;
   const adopt = (crd: unknown, why: string): void => {
     try {
-      policy = policyFromCrd(crd);
+      // The API server accepted every rule of this CRD: one we cannot compile is skipped and
+      // reported, never a reason to fall back to the table alone.
+      policy = policyFromCrd(crd, { uncompilable: 'skip' });
+      adopted = true;
       reportBlanketRule(policy, metrics);
+      reportUncompilable(policy, metrics, logger);
       const rv = (crd as { metadata?: { resourceVersion?: string } }).metadata?.resourceVersion;
-      logger.info({ crd: TRAINJOB_CRD, resourceVersion: rv, blanketTrainerRule: policy.crd?.blanketTrainerRule }, why);
+      logger.info({ crd: TRAINJOB_CRD, resourceVersion: rv, blanketTrainerRule: policy.crd?.blanketTrainerRule, crdRules: policy.crd?.rules.length }, why);
       if (policy.crd?.blanketTrainerRule) {
         logger.warn({ crd: TRAINJOB_CRD }, 'the TrainJob CRD has the blanket spec.trainer rule again (a Trainer upgrade?): the API server refuses every numNodes change before this webhook runs; re-apply the CRD patch');
       }
     } catch (err) {
-      logger.error({ crd: TRAINJOB_CRD, error: (err as Error).message }, 'TrainJob CRD not usable; the previous policy stays in force');
+      const kept = adopted ? 'the previous CRD stays in force' : 'only the rule table runs until a usable version arrives';
+      logger.error({ crd: TRAINJOB_CRD, error: (err as Error).message }, `TrainJob CRD not usable; ${kept}`);
     }
   };
   try {
     adopt(await readCrd(kc), 'TrainJob CRD read from the API server');
   } catch (err) {
-    source = `the rule table alone (reading ${TRAINJOB_CRD} failed: ${describeError(err)}; retrying through the watch)`;
-    logger.error({ crd: TRAINJOB_CRD, error: describeError(err) }, 'could not read the TrainJob CRD; the rule table alone runs until it can be read');
+    logger.error({ crd: TRAINJOB_CRD, error: describeError(err) }, 'could not read the TrainJob CRD; the rule table alone runs until it can be read (retrying through the watch)');
   }
+  if (!adopted) source = `the API server (${TRAINJOB_CRD}), not yet usable: the rule table alone runs until it is`;
   const stop = followCrd(kc, {
-    onChange: (crd) => adopt(crd, 'TrainJob CRD changed'),
+    onChange: (crd) => adopt(crd, adopted ? 'TrainJob CRD changed' : 'TrainJob CRD adopted from the watch'),
     onError: (message) => logger.warn({ crd: TRAINJOB_CRD }, message),
   });
   return { get: () => policy, source, stop };
 }
 
 async function policySource(config: ServeConfig, kc: KubeConfig | undefined, logger: Logger, metrics: WebhookMetrics): Promise<PolicySource> {
-  if (config.crdFile) {
-    const policy = await loadPolicyFromFile(config.crdFile);
+  const fixed = (policy: Policy, source: string): PolicySource => {
     reportBlanketRule(policy, metrics);
-    return { get: () => policy, source: config.crdFile, stop: () => {} };
+    return { get: () => policy, source, stop: () => {} };
+  };
+  switch (config.crd.mode) {
+    case 'file':
+      return fixed(await loadPolicyFromFile(config.crd.path), config.crd.path);
+    case 'embedded':
+      return fixed(await loadEmbeddedPolicy(), EMBEDDED_CRD_SOURCE);
+    case 'table-only':
+      return fixed(buildPolicy(), 'none (--table-only)');
+    case 'cluster':
+      if (kc) return clusterPolicy(kc, logger, metrics);
+      return fixed(await loadEmbeddedPolicy(), EMBEDDED_CRD_SOURCE);
   }
-  if (kc) return clusterPolicy(kc, logger, metrics);
-  logger.warn('no TrainJob CRD given (--crd) and no cluster access: only the rule table runs (no schema, defaults or CRD rules)');
-  const tableOnly = buildPolicy();
-  return { get: () => tableOnly, source: 'none', stop: () => {} };
 }
 
 export async function serveCommand(args: string[], io: CommandIo): Promise<number> {

@@ -20,6 +20,13 @@ export type ClusterAccess =
   /** Detected from KUBERNETES_SERVICE_HOST/PORT, which the kubelet sets in every pod. */
   | { mode: 'in-cluster' };
 
+/**
+ * Which TrainJob CRD's schema and rules are checked beside the table:
+ * a file (`--crd`), the API server's (with cluster access, followed), the embedded default
+ * (offline: Trainer v2.3.0's CRD with this project's patch), or none (`--table-only`).
+ */
+export type CrdSource = { mode: 'file'; path: string } | { mode: 'cluster' } | { mode: 'embedded' } | { mode: 'table-only' };
+
 export interface HandoffConfig {
   url: URL;
   timeoutMs: number;
@@ -32,7 +39,7 @@ export interface ServeConfig {
   /** --ops-port given: a busy port is then an error; the default port, when busy, is skipped with a warning. */
   opsPortExplicit?: boolean;
   tls: TlsSource;
-  crdFile?: string;
+  crd: CrdSource;
   cluster: ClusterAccess;
   handoff?: HandoffConfig;
   logLevel: LogLevel;
@@ -59,6 +66,9 @@ export const SERVE_USAGE = `Usage: trainjob-webhook serve [flags]
   --cert-dir DIR      read tls.crt/tls.key from DIR and reload them on change
                       (default: a self-signed certificate generated into ./${SERVE_DEFAULTS.generatedCertDir}/)
   --crd FILE          TrainJob CRD (YAML or JSON) whose schema and rules are checked
+                      (default: the API server's with cluster access, else the embedded
+                      Trainer v2.3.0 CRD with this project's CRD patch)
+  --table-only        check the rule table alone: no CRD schema, defaults or CRD rules
   --kubeconfig FILE   read the cluster with this kubeconfig (never picked up implicitly)
   --offline           do not read the cluster even when running in a pod
   --handoff URL       POST a hint for each admitted, non-dry-run CREATE/UPDATE to URL (off by default)
@@ -84,6 +94,7 @@ export function parseServeArgs(args: readonly string[], env: Env = process.env):
         host: { type: 'string' },
         'cert-dir': { type: 'string' },
         crd: { type: 'string' },
+        'table-only': { type: 'boolean' },
         kubeconfig: { type: 'string' },
         offline: { type: 'boolean' },
         handoff: { type: 'string' },
@@ -103,6 +114,9 @@ export function parseServeArgs(args: readonly string[], env: Env = process.env):
   const certDir = nonEmpty('--cert-dir', values['cert-dir']);
   const kubeconfig = nonEmpty('--kubeconfig', values.kubeconfig);
   if (kubeconfig && values.offline) throw new ConfigError('--kubeconfig and --offline contradict each other');
+  const crdFile = nonEmpty('--crd', values.crd);
+  if (crdFile && values['table-only']) throw new ConfigError('--crd and --table-only contradict each other');
+  const cluster = clusterAccess(kubeconfig, values.offline === true, env);
 
   return {
     host,
@@ -110,12 +124,18 @@ export function parseServeArgs(args: readonly string[], env: Env = process.env):
     opsPort,
     opsPortExplicit: values['ops-port'] !== undefined,
     tls: certDir ? { mode: 'files', dir: certDir } : { mode: 'generated', dir: SERVE_DEFAULTS.generatedCertDir },
-    crdFile: nonEmpty('--crd', values.crd),
-    cluster: clusterAccess(kubeconfig, values.offline === true, env),
+    crd: crdSource(crdFile, values['table-only'] === true, cluster),
+    cluster,
     handoff: values.handoff === undefined ? undefined : { url: parseHandoffUrl(values.handoff), timeoutMs: SERVE_DEFAULTS.handoffTimeoutMs },
     logLevel: parseLogLevel(values['log-level']),
     shutdownTimeoutMs: SERVE_DEFAULTS.shutdownTimeoutMs,
   };
+}
+
+function crdSource(file: string | undefined, tableOnly: boolean, cluster: ClusterAccess): CrdSource {
+  if (file) return { mode: 'file', path: file };
+  if (tableOnly) return { mode: 'table-only' };
+  return cluster.mode === 'none' ? { mode: 'embedded' } : { mode: 'cluster' };
 }
 
 function clusterAccess(kubeconfig: string | undefined, offline: boolean, env: Env): ClusterAccess {

@@ -21,6 +21,8 @@ export interface WebhookMetrics {
    * 0 when it does not; absent without a CRD. Alert on it after Trainer upgrades.
    */
   crdBlanketTrainerRule: Gauge;
+  /** CRD rules this engine could not compile and skips (the API server still enforces them); absent without a CRD from the cluster. */
+  crdRulesUncompilable: Gauge;
 }
 
 export interface MetricsOptions {
@@ -63,6 +65,11 @@ export function createMetrics(options: MetricsOptions = {}): WebhookMetrics {
     crdBlanketTrainerRule: new Gauge({
       name: 'trainjob_webhook_crd_blanket_trainer_rule',
       help: "1 while the TrainJob CRD still has upstream's blanket spec.trainer rule (numNodes changes are refused before the webhook runs): apply the CRD patch.",
+      registers,
+    }),
+    crdRulesUncompilable: new Gauge({
+      name: 'trainjob_webhook_crd_rules_uncompilable',
+      help: 'Rules of the TrainJob CRD read from the API server that this webhook cannot compile and skips (the API server still enforces them).',
       registers,
     }),
     certReloads: new Counter({

@@ -12,7 +12,19 @@ describe('parseServeArgs', () => {
     assert.deepEqual(c.cluster, { mode: 'none' });
     assert.equal(c.handoff, undefined);
     assert.equal(c.logLevel, 'info');
-    assert.equal(c.crdFile, undefined);
+    assert.deepEqual(c.crd, { mode: 'embedded' });
+  });
+
+  it('which CRD is checked: --crd, else the API server with cluster access, else the embedded default; --table-only for none', () => {
+    const pod = { KUBERNETES_SERVICE_HOST: '10.96.0.1', KUBERNETES_SERVICE_PORT: '443' };
+    assert.deepEqual(parseServeArgs([], {}).crd, { mode: 'embedded' });
+    assert.deepEqual(parseServeArgs(['--kubeconfig', 'kc'], {}).crd, { mode: 'cluster' });
+    assert.deepEqual(parseServeArgs([], pod).crd, { mode: 'cluster' });
+    assert.deepEqual(parseServeArgs(['--offline'], pod).crd, { mode: 'embedded' });
+    assert.deepEqual(parseServeArgs(['--crd', 'c.yaml', '--kubeconfig', 'kc'], {}).crd, { mode: 'file', path: 'c.yaml' });
+    assert.deepEqual(parseServeArgs(['--table-only'], {}).crd, { mode: 'table-only' });
+    assert.deepEqual(parseServeArgs(['--table-only', '--kubeconfig', 'kc'], {}).crd, { mode: 'table-only' });
+    assert.throws(() => parseServeArgs(['--table-only', '--crd', 'c.yaml'], {}), (e: Error) => e instanceof ConfigError && /contradict/.test(e.message));
   });
 
   it('reads every flag', () => {
@@ -24,7 +36,7 @@ describe('parseServeArgs', () => {
     assert.equal(c.opsPort, 9090);
     assert.equal(c.host, '127.0.0.1');
     assert.deepEqual(c.tls, { mode: 'files', dir: '/tls' });
-    assert.equal(c.crdFile, 'crd.yaml');
+    assert.deepEqual(c.crd, { mode: 'file', path: 'crd.yaml' });
     assert.deepEqual(c.cluster, { mode: 'kubeconfig', path: 'kc' });
     assert.equal(c.handoff?.url.href, 'http://127.0.0.1:8082/hints');
     assert.equal(c.logLevel, 'debug');

@@ -14,6 +14,7 @@ describe('examples/', () => {
     assert.deepEqual(files, [
       'allowed-create.json',
       'allowed-numnodes-suspended.json',
+      'denied-create-invalid.json',
       'denied-image-change.json',
       'denied-numnodes-running.json',
       'mutate-create-runtimepatch.json',
