@@ -1,0 +1,82 @@
+// Helpers for the reconciler's flows in the world where pods run: the product's own step times
+// (read from the sidecar's log and the objects' timestamps, apart from the stages' fixed delays)
+// and a watch that proves a JobSet was never deleted while a pod of it still existed.
+import type { CoreV1Api } from '@kubernetes/client-node';
+import { STAGE_DELAYS } from '../../harness/index.ts';
+import type { Sidecar, LogLine } from '../../reconciler/support/sidecar.ts';
+import type { JobSet } from '../../../src/reconciler/objects.ts';
+
+export interface StepTimes {
+  /** ms from the test's change to the sidecar's first reconcile of that generation. */
+  seenMs?: number;
+  /** ms from the change to the reconcile that deleted the stale JobSet. */
+  deletedMs?: number;
+  /** ms from the change to the new JobSet's creationTimestamp (a whole second on the server). */
+  recreatedMs?: number;
+  /** The sidecar's reconciles since the change: +ms outcome [steps]. */
+  reconciles: string[];
+}
+
+type Timed = LogLine & { time?: number };
+
+export function stepTimes(sidecar: Sidecar, key: string, since: number, generation: number | undefined, recreated?: JobSet): StepTimes {
+  const lines = (sidecar.logLines() as Timed[]).filter((l) => l.msg === 'reconciled' && l.trainJob === key && (l.time ?? 0) >= since);
+  const at = (l: Timed | undefined) => (l?.time === undefined ? undefined : l.time - since);
+  const createdAt = (recreated?.metadata as { creationTimestamp?: string | Date } | undefined)?.creationTimestamp;
+  const created = createdAt ? Date.parse(String(createdAt instanceof Date ? createdAt.toISOString() : createdAt)) - since : undefined;
+  return {
+    seenMs: at(lines.find((l) => generation === undefined || (l.generation ?? 0) >= generation)),
+    deletedMs: at(lines.find((l) => l.steps?.includes('delete-jobset'))),
+    recreatedMs: created,
+    reconciles: lines.map((l) => `+${at(l)}ms ${l.outcome} [${(l.steps ?? []).join(',')}]${l.outcome === 'waiting' ? ` (${String(l.detail ?? '').slice(0, 120)})` : ''}`),
+  };
+}
+
+export function formatStepTimes(flow: string, expectedEnd: string, t: StepTimes): string {
+  const ms = (v: number | undefined) => (v === undefined ? '-' : `${v} ms`);
+  return [
+    `flow: ${flow}`,
+    `  expected end: ${expectedEnd}`,
+    `  product: change -> seen ${ms(t.seenMs)} -> JobSet deleted ${ms(t.deletedMs)} -> re-created ${ms(t.recreatedMs)} (creationTimestamp, 1 s resolution)`,
+    `  stages (fixed, not the product): pod start ${STAGE_DELAYS.startMs} ms, initializer ${STAGE_DELAYS.initializerMs} ms, termination ${STAGE_DELAYS.terminationMs} ms unless a test asks longer`,
+    ...t.reconciles.map((r) => `  ${r}`),
+  ].join('\n');
+}
+
+/**
+ * Polls, until stopped, whether the JobSet with this uid was gone while a pod of it still existed;
+ * `violations` lists what was seen. Pods carry JobSet's jobset-uid label.
+ */
+export function watchNoEarlyDelete(core: CoreV1Api, namespace: string, jobSet: { name: string; uid: string }, getJobSet: () => Promise<JobSet | undefined>) {
+  const violations: string[] = [];
+  let podsSeenAfterDelete = 0;
+  let lastPods = Number.NaN;
+  let stopped = false;
+  const loop = (async () => {
+    while (!stopped) {
+      // Pods first, then the JobSet: a JobSet gone while pods were listed just before is a violation.
+      const pods = (await core.listNamespacedPod({ namespace, labelSelector: `jobset.sigs.k8s.io/jobset-uid=${jobSet.uid}` })).items;
+      const js = await getJobSet();
+      lastPods = pods.length;
+      const present = js !== undefined && js.metadata.uid === jobSet.uid && !js.metadata.deletionTimestamp;
+      if (!present && pods.length > 0) {
+        podsSeenAfterDelete++;
+        violations.push(`JobSet ${jobSet.name} (${jobSet.uid}) deleted while pods existed: ${pods.map((p) => `${p.metadata?.name}${p.metadata?.deletionTimestamp ? '(Terminating)' : ''}/${p.status?.phase}`).join(', ')}`);
+      }
+      await new Promise((r) => setTimeout(r, 200));
+    }
+  })();
+  return {
+    violations,
+    get lastPodCount() {
+      return lastPods;
+    },
+    get podsSeenAfterDelete() {
+      return podsSeenAfterDelete;
+    },
+    async stop() {
+      stopped = true;
+      await loop;
+    },
+  };
+}
