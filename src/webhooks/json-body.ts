@@ -3,7 +3,14 @@
 // application/json, and a curl user who forgot `-H 'Content-Type: application/json'` gets the
 // same answer rather than a 415.
 import type { FastifyInstance } from 'fastify';
-import { parseJsonLossless } from '../json/lossless.ts';
+import { GO_MAX_JSON_DEPTH, parseJsonLossless } from '../json/lossless.ts';
+
+/**
+ * The deepest body accepted: the deepest object the API server's decoder accepts (Go's 10,000
+ * levels) sits two levels down in an AdmissionReview (`request.object`). Deeper text cannot
+ * come from the API server and is refused like Go refuses it ("exceeded max depth").
+ */
+export const ADMISSION_MAX_DEPTH = GO_MAX_JSON_DEPTH + 2;
 
 export class BodyParseError extends Error {
   override name = 'BodyParseError';
@@ -16,7 +23,7 @@ export function useLosslessJsonBodies(app: FastifyInstance): void {
     const text = body as string;
     if (text.trim() === '') return done(null, undefined);
     try {
-      done(null, parseJsonLossless(text));
+      done(null, parseJsonLossless(text, ADMISSION_MAX_DEPTH));
     } catch (err) {
       done(new BodyParseError(`request body is not valid JSON: ${(err as Error).message}`), undefined);
     }
