@@ -4,7 +4,9 @@ import { readFile, readdir } from 'node:fs/promises';
 import { describe, it } from 'node:test';
 import { parseJsonLossless } from '../../src/json/lossless.ts';
 import { parseAdmissionReview, wrongKind } from '../../src/webhooks/envelope.ts';
-import { MUTATE, post, testServer } from './fixtures.ts';
+import { loadEmbeddedPolicy } from '../../src/crd-policy.ts';
+import { createValidator } from '../../src/validator.ts';
+import { MUTATE, post, testServer, VALIDATE } from './fixtures.ts';
 
 const dir = new URL('../../examples/', import.meta.url);
 const files = (await readdir(dir)).filter((f) => f.endsWith('.json')).sort();
@@ -16,6 +18,7 @@ describe('examples/', () => {
       'allowed-numnodes-suspended.json',
       'denied-create-invalid.json',
       'denied-image-change.json',
+      'denied-numnodes-finished.json',
       'denied-numnodes-running.json',
       'mutate-create-runtimepatch.json',
     ]);
@@ -42,6 +45,23 @@ describe('examples/', () => {
     const running = await load('denied-numnodes-running.json');
     assert.deepEqual([spec(running.oldObject).suspend, spec(running.object).suspend], [false, false]);
     assert.notEqual(spec(running.oldObject).trainer.numNodes, spec(running.object).trainer.numNodes);
+    const done = await load('denied-numnodes-finished.json');
+    assert.deepEqual([spec(done.oldObject).suspend, spec(done.object).suspend, spec(done.oldObject).trainer.numNodes, spec(done.object).trainer.numNodes], [false, true, 1, 2]);
+  });
+
+  it('the numNodes examples get the answers examples/README.md documents (serve\'s default CRD, offline)', async () => {
+    const { app } = await testServer({ validator: createValidator({ policy: await loadEmbeddedPolicy() }) });
+    const answer = async (f: string) => (await post(app, VALIDATE, await readFile(new URL(f, dir), 'utf8'))).json.response;
+    const allowed = await answer('allowed-numnodes-suspended.json');
+    assert.equal(allowed.allowed, true);
+    assert.match(allowed.warnings.join('\n'), /the JobSet is rebuilt with 2 nodes as soon as it is suspended and none of its pods remain/);
+    assert.match(allowed.warnings.join('\n'), /was not checked for pods/);
+    const running = await answer('denied-numnodes-running.json');
+    assert.deepEqual([running.allowed, running.status.code, running.warnings], [false, 403, undefined]);
+    assert.match(running.status.message, /numNodes may only change while the TrainJob is suspended/);
+    const done = await answer('denied-numnodes-finished.json');
+    assert.deepEqual([done.allowed, done.status.code, done.warnings], [false, 403, undefined]);
+    assert.match(done.status.message, /numNodes may not change once the TrainJob has finished/);
   });
 
   it('mutate-create-runtimepatch.json gets its time stamped', async () => {
