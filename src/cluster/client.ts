@@ -6,8 +6,15 @@ import type { ClusterAccess } from '../config/serve.ts';
 export function loadKubeConfig(access: ClusterAccess): KubeConfig | undefined {
   if (access.mode === 'none') return undefined;
   const kc = new KubeConfig();
-  if (access.mode === 'kubeconfig') kc.loadFromFile(access.path);
-  else kc.loadFromCluster();
+  if (access.mode === 'kubeconfig') {
+    try {
+      kc.loadFromFile(access.path);
+    } catch (err) {
+      throw new Error(`--kubeconfig ${access.path}: ${(err as Error).message.split('\n')[0]}`);
+    }
+    // A file that parses but names no cluster (empty, or no current-context) would only retry forever.
+    if (!kc.getCurrentCluster()) throw new Error(`--kubeconfig ${access.path}: no current context with a cluster`);
+  } else kc.loadFromCluster();
   return kc;
 }
 

@@ -11,6 +11,7 @@ import { followCrd, readCrd, TRAINJOB_CRD } from '../cluster/crd-follower.ts';
 import { EMBEDDED_CRD_SOURCE, loadEmbeddedPolicy, loadPolicyFromFile, policyFromCrd } from '../crd-policy.ts';
 import { buildPolicy, type Policy } from '../rules/policy.ts';
 import type { CommandIo } from './review.ts';
+import { InputError } from '../io/read-object.ts';
 import type { KubeConfig } from '@kubernetes/client-node';
 
 interface PolicySource {
@@ -86,6 +87,13 @@ async function policySource(config: ServeConfig, kc: KubeConfig | undefined, log
   }
 }
 
+/** What a user gave that cannot be used (a missing file, a bad CRD or kubeconfig, a busy port): a message, not a stack. */
+function isStartUpInputError(err: unknown): boolean {
+  const code = (err as NodeJS.ErrnoException | null)?.code;
+  const name = (err as Error | null)?.name;
+  return name === 'CrdLoadError' || err instanceof InputError || ['ENOENT', 'EACCES', 'EISDIR', 'ENOTDIR', 'EADDRINUSE', 'EADDRNOTAVAIL', 'ERR_OSSL_PEM_NO_START_LINE'].includes(code ?? '') || /^--[a-z-]+ /.test((err as Error | null)?.message ?? '');
+}
+
 export async function serveCommand(args: string[], io: CommandIo): Promise<number> {
   let config: ServeConfig;
   try {
@@ -99,14 +107,23 @@ export async function serveCommand(args: string[], io: CommandIo): Promise<numbe
   }
   const logger = createLogger(config.logLevel);
   const metrics = createMetrics({ defaultMetrics: true });
-  const kc = loadKubeConfig(config.cluster);
-  const policies = await policySource(config, kc, logger, metrics);
-  const validator = createValidator({
-    policy: policies.get,
-    readJobSet: kc ? jobSetReader(kc) : undefined,
-    crdSource: policies.source,
-  });
-  const handle = await startServe(config, { validator, logger, metrics });
+  let policies: PolicySource | undefined;
+  let handle: Awaited<ReturnType<typeof startServe>>;
+  try {
+    const kc = loadKubeConfig(config.cluster);
+    policies = await policySource(config, kc, logger, metrics);
+    const validator = createValidator({
+      policy: policies.get,
+      readJobSet: kc ? jobSetReader(kc) : undefined,
+      crdSource: policies.source,
+    });
+    handle = await startServe(config, { validator, logger, metrics });
+  } catch (err) {
+    policies?.stop();
+    if (!isStartUpInputError(err)) throw err;
+    io.err(`serve: cannot start: ${(err as Error).message.split('\n')[0]}`);
+    return 2;
+  }
   // Runs until a signal closes it; then the command ends with 0 once in-flight requests drained.
   return new Promise<number>((resolve) => {
     installProcessHandlers(

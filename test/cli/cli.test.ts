@@ -90,6 +90,52 @@ describe('trainjob-webhook review', () => {
   }
 });
 
+describe('trainjob-webhook review: which CRD', () => {
+  const invalid = async (): Promise<string> => {
+    const { readFile } = await import('node:fs/promises');
+    const object = JSON.parse(await readFile(path.join(root, 'examples/denied-create-invalid.json'), 'utf8')).request.object;
+    const p = path.join(await mkdtemp(path.join(tmpdir(), 'tjw-cli-')), 'invalid.json');
+    await writeFile(p, JSON.stringify(object));
+    return p;
+  };
+
+  it('by default the embedded Trainer v2.3.0 CRD with the patch: the invalid example is refused with both causes', async () => {
+    const r = await run('review', '--new', await invalid());
+    assert.equal(r.code, 1, r.err);
+    const status = JSON.parse(r.out).response.status;
+    assert.equal(status.code, 422);
+    assert.deepEqual(status.details.causes.map((c: { field: string }) => c.field).sort(), ['spec.initializer.dataset.storageUri', 'spec.managedBy']);
+  });
+
+  it('--table-only checks the table alone (that CREATE is then allowed)', async () => {
+    const r = await run('review', '--new', await invalid(), '--table-only');
+    assert.equal(r.code, 0, r.out + r.err);
+  });
+
+  it('--crd and --table-only together are bad input', async () => {
+    const r = await run('review', '--new', await invalid(), '--table-only', '--crd', crd);
+    assert.equal(r.code, 2);
+    assert.match(r.err, /contradict/);
+  });
+});
+
+describe('trainjob-webhook serve: bad start-up input is a message and exit 2, not a stack', () => {
+  const cases: [string, () => Promise<string[]>, RegExp][] = [
+    ['a --crd file that does not exist', async () => ['--crd', path.join(tmpdir(), 'no-such-crd.yaml')], /cannot start: .*no-such-crd\.yaml: cannot read: ENOENT/],
+    ['a --kubeconfig file that does not exist', async () => ['--kubeconfig', path.join(tmpdir(), 'no-such-kubeconfig')], /cannot start: --kubeconfig .*no-such-kubeconfig: ENOENT/],
+    ['a --kubeconfig that names no cluster', async () => ['--kubeconfig', await file('empty-kubeconfig', 'garbage\n')], /cannot start: --kubeconfig .*: no current context with a cluster/],
+  ];
+  for (const [what, argv, message] of cases) {
+    it(what, async () => {
+      dir ??= await mkdtemp(path.join(tmpdir(), 'tjw-cli-'));
+      const r = await run('serve', '--port', '0', '--ops-port', '0', ...(await argv()));
+      assert.equal(r.code, 2, r.out + r.err);
+      assert.match(r.err, message);
+      assert.doesNotMatch(r.err, /\n\s+at /);
+    });
+  }
+});
+
 describe('trainjob-webhook rules', () => {
   it('prints the table', async () => {
     const r = await run('rules');
