@@ -61,7 +61,7 @@ describe('real control plane', { skip: controlPlane.available ? false : controlP
     await waitFor('alice may list pods', async () => (await core.listNamespacedPod({ namespace: ns }), true));
   });
 
-  it('runs the Job controller (a Job gets a Pending pod) and the garbage collector (a foreground delete finishes)', async () => {
+  it('runs the Job controller (a Job gets a pod, which the scheduler binds and KWOK runs) and the garbage collector (a foreground delete finishes)', async () => {
     const batch = cp.kubeConfig.makeApiClient(BatchV1Api);
     const core = cp.kubeConfig.makeApiClient(CoreV1Api);
     await batch.createNamespacedJob({
@@ -79,8 +79,12 @@ describe('real control plane', { skip: controlPlane.available ? false : controlP
       return list.items.length > 0 ? list.items : undefined;
     });
     assert.equal(pods.length, 1);
-    // No nodes: the pod is never scheduled, which still counts as active.
-    assert.equal(pods[0].status?.phase, 'Pending');
+    // The world's nodes (test/harness/world.ts): the pod is bound and runs.
+    const running = await waitFor('the pod Running', async () => {
+      const pod = await core.readNamespacedPod({ namespace: ns, name: pods[0].metadata!.name! });
+      return pod.status?.phase === 'Running' ? pod : undefined;
+    });
+    assert.ok(cp.world?.nodes.includes(running.spec?.nodeName ?? ''), `bound to a world node: ${running.spec?.nodeName}`);
 
     await batch.deleteNamespacedJob({ name: 'one', namespace: ns, propagationPolicy: 'Foreground' });
     // Foreground: the Job stays (with a deletionTimestamp) until the garbage collector has

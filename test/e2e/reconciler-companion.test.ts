@@ -1,6 +1,6 @@
 // Issue 4, flows 1-3 and 6-8 in companion mode: the reconciler sidecar beside the real Kubeflow
 // Trainer v2.3.0 and JobSet v0.12.0 managers (webhooks registered), the real kube-controller-manager
-// (Job controller, garbage collector; no nodes, so pods stay Pending and count as active), the
+// (Job controller, garbage collector) in the world where pods run (scheduler, KWOK nodes), the
 // project's CRD patch and webhook (serve --handoff to the sidecar), and the sidecar running as the
 // project's ServiceAccount with exactly the project's RBAC.
 import assert from 'node:assert/strict';
@@ -8,7 +8,7 @@ import path from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import { parse } from 'yaml';
 import { readFileSync } from 'node:fs';
-import { controlPlaneAvailability, upstreamControllersAvailability, upstreamDir, waitFor } from '../harness/index.ts';
+import { controlPlaneAvailability, isRunningReady, upstreamControllersAvailability, upstreamDir, waitFor } from '../harness/index.ts';
 import { buildJobSet } from '../../src/reconciler/build/jobset.ts';
 import type { TrainJob } from '../../src/reconciler/objects.ts';
 import { subsetDiff } from '../reconciler/fixtures.ts';
@@ -102,11 +102,11 @@ describe('reconciler, companion mode, beside the real Trainer and JobSet control
       const running = await a.waitJobSet(ns, 'c1', 'resumed', (j) => j.spec?.suspend === false);
       assert.equal(running.metadata.uid, js.metadata.uid);
       assert.equal(parallelism(running), 2);
-      const pods = await waitFor('2 Pending pods', async () => {
+      // The world's scheduler and KWOK nodes run them.
+      await waitFor('2 running pods', async () => {
         const p = await a.pods(ns, 'c1');
-        return p.length === 2 ? p : undefined;
+        return p.length === 2 && p.every(isRunningReady);
       });
-      assert.ok(pods.every((p) => p.status?.phase === 'Pending'));
     });
 
     it('2. atomic: resume and scale in one update converges to one unsuspended JobSet with the new count', async () => {

@@ -4,7 +4,7 @@
 // companion mode, and owns the TrainJob's status (the Suspended condition, via SSA on /status).
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
-import { controlPlaneAvailability, upstreamControllersAvailability, waitFor } from '../harness/index.ts';
+import { controlPlaneAvailability, isRunningReady, upstreamControllersAvailability, waitFor } from '../harness/index.ts';
 import type { Condition, TrainJob } from '../../src/reconciler/objects.ts';
 import { startSidecar, type Sidecar } from '../reconciler/support/sidecar.ts';
 import { api, envValue, parallelism, RECONCILER_SA, rJob, inNamespace, startWorld, torchTrainJob, type World } from '../reconciler/support/world.ts';
@@ -94,7 +94,10 @@ describe('reconciler, standalone mode (no Trainer controller), beside the real J
     assert.equal(running.metadata.uid, js?.metadata.uid);
     const resumed = await waitFor('Suspended=False', () => condition('s1', 'Suspended').then((c) => (c?.status === 'False' ? c : undefined)));
     assert.deepEqual([resumed.reason, resumed.message], ['Resumed', 'TrainJob is resumed']);
-    await waitFor('2 Pending pods', async () => (await a.pods(ns, 's1')).length === 2);
+    await waitFor('2 running pods', async () => {
+      const p = await a.pods(ns, 's1');
+      return p.length === 2 && p.every(isRunningReady);
+    });
     const line = await nudge('s1');
     assert.ok(!line.steps?.includes('apply-jobset'), JSON.stringify(line));
   });

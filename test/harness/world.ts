@@ -41,6 +41,13 @@ export interface World {
 
 export const defaultNodes = (n = 3): NodeShape[] => Array.from({ length: n }, (_, i) => ({ name: `world-${i}` }));
 
+// A stable address per name in 10.1.0.0/16 (pods get theirs from kwok's --cidr).
+function nodeIP(name: string): string {
+  let h = 0;
+  for (const c of name) h = (h * 31 + c.charCodeAt(0)) >>> 0;
+  return `10.1.${(h >>> 8) % 256}.${(h % 254) + 1}`;
+}
+
 export function nodeObject(shape: NodeShape): Record<string, unknown> {
   const resources = {
     cpu: shape.cpu ?? '32',
@@ -57,8 +64,8 @@ export function nodeObject(shape: NodeShape): Record<string, unknown> {
       labels: { [NODE_LABEL.key]: NODE_LABEL.value, 'kubernetes.io/hostname': shape.name, 'kubernetes.io/os': 'linux', 'kubernetes.io/arch': 'amd64', type: 'kwok' },
       annotations: { 'node.alpha.kubernetes.io/ttl': '0', 'kwok.x-k8s.io/node': 'fake' },
     },
-    // A kubelet registers its node with its capacity; KWOK's node-initialize keeps it.
-    status: { capacity: resources, allocatable: resources },
+    // A kubelet registers its node with its capacity and addresses; KWOK's node-initialize keeps them.
+    status: { capacity: resources, allocatable: resources, addresses: [{ type: 'InternalIP', address: nodeIP(shape.name) }, { type: 'Hostname', address: shape.name }] },
   };
 }
 
