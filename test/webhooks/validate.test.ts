@@ -55,14 +55,14 @@ describe('validating webhook: envelope errors are HTTP 400 with a clear message'
 
 describe('validating webhook: answers', () => {
   it('allowed CREATE: v1 answer, uid echoed, warnings carried, input passed on', async () => {
-    const validator = fakeValidator(() => ({ causes: [], warnings: ['no cluster access: the JobSet guard was skipped'] }));
+    const validator = fakeValidator(() => ({ causes: [], warnings: ['JobSet team-a/my-job was not checked for pods: the webhook runs without cluster access'] }));
     const { app, lines } = await testServer({ validator });
     const res = await post(app, VALIDATE, review('CREATE', { uid: 'uid-1' }));
     assert.equal(res.statusCode, 200);
     assert.deepEqual(res.json, {
       apiVersion: 'admission.k8s.io/v1',
       kind: 'AdmissionReview',
-      response: { uid: 'uid-1', allowed: true, warnings: ['no cluster access: the JobSet guard was skipped'] },
+      response: { uid: 'uid-1', allowed: true, warnings: ['JobSet team-a/my-job was not checked for pods: the webhook runs without cluster access'] },
     });
     assert.equal(validator.calls.length, 1);
     assert.deepEqual(validator.calls[0], {
@@ -160,7 +160,7 @@ describe('validating webhook: hand-off', () => {
 
   it('a dry run is answered the same and nothing is handed on', async () => {
     const handoff = recordingHandoff();
-    const validator = fakeValidator(() => ({ causes: [], warnings: ['numNodes 1 -> 2: the JobSet will be rebuilt with 2 nodes on resume'] }));
+    const validator = fakeValidator(() => ({ causes: [], warnings: ['spec.trainer.numNodes changes from 1 to 2: the JobSet is rebuilt with 2 nodes as soon as it is suspended and none of its pods remain'] }));
     const { app } = await testServer({ handoff, validator });
     const real = await post(app, VALIDATE, review('UPDATE', { uid: 'x' }));
     const dry = await post(app, VALIDATE, review('UPDATE', { uid: 'x', dryRun: true }));
