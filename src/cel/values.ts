@@ -1,7 +1,8 @@
 // Turns a JSON object into the values CEL rules see in the API server, typed by the schema:
 // `type: integer` becomes a CEL int (BigInt) and `type: number` a double even when it holds 2.0;
 // list-type set and map lists become Sets, so that equality ignores their order; elements are
-// interned by content, so old and new values share identical elements.
+// interned by content, so old and new values share identical elements. Conversion recurses only
+// along the schema (finite); values outside it are converted iteratively, at any depth.
 
 /** The structural-schema keywords typing depends on (a subset of JSONSchemaProps). */
 export interface CelSchema {
@@ -18,24 +19,50 @@ export interface CelSchema {
   'x-kubernetes-embedded-resource'?: boolean;
 }
 
-/** Shared by the conversions of one request's objects, so equal elements are the same reference. */
+/**
+ * One request's conversions: equal elements of set and map lists are interned (the same
+ * reference, which is how the CEL library compares Set members), and each (value, schema) pair
+ * is converted once, so rules at the root, at spec and below share their subtrees.
+ */
 export class InternPool {
   readonly #byKey = new Map<string, unknown>();
+  readonly #keys = new WeakMap<object, string>();
+  readonly #converted = new WeakMap<object, Map<CelSchema | undefined, unknown>>();
 
   intern(value: unknown): unknown {
     if (value === null || typeof value !== 'object') return value;
-    const key = canonicalKey(value);
+    const key = this.keyOf(value);
     const known = this.#byKey.get(key);
     if (known !== undefined) return known;
     this.#byKey.set(key, value);
     return value;
   }
+
+  /** canonicalKey, remembered for containers (nested set elements are keyed once, not per level). */
+  keyOf(value: object): string {
+    let key = this.#keys.get(value);
+    if (key === undefined) {
+      key = canonicalKey(value, this.#keys);
+      this.#keys.set(value, key);
+    }
+    return key;
+  }
+
+  converted(value: object, schema: CelSchema | undefined): unknown {
+    return this.#converted.get(value)?.get(schema);
+  }
+
+  remember(value: object, schema: CelSchema | undefined, converted: unknown): unknown {
+    let bySchema = this.#converted.get(value);
+    if (bySchema === undefined) this.#converted.set(value, (bySchema = new Map()));
+    bySchema.set(schema, converted);
+    return converted;
+  }
 }
 
 const TWO_63 = 2 ** 63;
 
-/** A string that is equal for values CEL considers equal (order-free for Sets and maps). */
-export function canonicalKey(v: unknown): string {
+function scalarKey(v: unknown): string {
   if (v === null || v === undefined) return 'z';
   switch (typeof v) {
     case 'boolean':
@@ -46,15 +73,59 @@ export function canonicalKey(v: unknown): string {
       return Number.isInteger(v) && Math.abs(v) < TWO_63 ? `n${BigInt(v)}` : `d${v}`;
     case 'string':
       return `s${JSON.stringify(v)}`;
-    case 'object':
-      if (v instanceof Set) return `S{${[...v].map(canonicalKey).sort().join(',')}}`;
-      if (Array.isArray(v)) return `[${v.map(canonicalKey).join(',')}]`;
-      return `{${Object.keys(v)
-        .sort()
-        .map((k) => `${JSON.stringify(k)}:${canonicalKey((v as Record<string, unknown>)[k])}`)
-        .join(',')}}`;
     default:
       return `?${String(v)}`;
+  }
+}
+
+/** A container whose key is being built: its children in key order, and their keys so far. */
+interface KeyFrame {
+  value: object;
+  children: unknown[];
+  /** Map keys, sorted (maps only). */
+  names: string[] | undefined;
+  parts: string[];
+}
+
+function keyFrame(value: object): KeyFrame {
+  if (value instanceof Set) return { value, children: [...value], names: undefined, parts: [] };
+  if (Array.isArray(value)) return { value, children: value, names: undefined, parts: [] };
+  const names = Object.keys(value).sort();
+  return { value, children: names.map((k) => (value as Record<string, unknown>)[k]), names, parts: [] };
+}
+
+function closeKey(f: KeyFrame): string {
+  if (f.value instanceof Set) return `S{${f.parts.sort().join(',')}}`;
+  if (f.names === undefined) return `[${f.parts.join(',')}]`;
+  let out = '{';
+  for (let i = 0; i < f.names.length; i++) out += `${i > 0 ? ',' : ''}${JSON.stringify(f.names[i])}:${f.parts[i]}`;
+  return `${out}}`;
+}
+
+/**
+ * A string that is equal for values CEL considers equal (order-free for Sets and maps).
+ * Iterative: dynamic values below a schema can nest as deep as the decoder allows.
+ */
+export function canonicalKey(v: unknown, known?: WeakMap<object, string>): string {
+  if (v === null || typeof v !== 'object') return scalarKey(v);
+  const stack: KeyFrame[] = [keyFrame(v)];
+  for (;;) {
+    const top = stack[stack.length - 1];
+    if (top.parts.length < top.children.length) {
+      const child = top.children[top.parts.length];
+      if (child === null || typeof child !== 'object') top.parts.push(scalarKey(child));
+      else {
+        const cached = known?.get(child);
+        if (cached !== undefined) top.parts.push(cached);
+        else stack.push(keyFrame(child));
+      }
+      continue;
+    }
+    stack.pop();
+    const key = closeKey(top);
+    if (stack.length === 0) return key;
+    known?.set(top.value, key);
+    stack[stack.length - 1].parts.push(key);
   }
 }
 
@@ -62,16 +133,38 @@ function newMap(): Record<string, unknown> {
   return Object.create(null) as Record<string, unknown>;
 }
 
-/** Untyped values (preserve-unknown-fields): integral JSON numbers are ints, as in unstructured Go. */
-function toDyn(value: unknown, pool: InternPool): unknown {
+/** A JSON container's empty CEL counterpart: an array, or a map without a prototype. */
+function emptyLike(value: object): unknown[] | Record<string, unknown> {
+  return Array.isArray(value) ? new Array<unknown>(value.length) : newMap();
+}
+
+/**
+ * Untyped values (preserve-unknown-fields, or a value of the wrong type for its schema):
+ * integral JSON numbers are ints, as in unstructured Go. Iterative, for any depth.
+ */
+function toDyn(value: unknown): unknown {
   if (typeof value === 'number') return Number.isInteger(value) ? BigInt(value) : value;
-  if (Array.isArray(value)) return value.map((x) => toDyn(x, pool));
-  if (value !== null && typeof value === 'object') {
-    const out = newMap();
-    for (const [k, v] of Object.entries(value)) out[k] = toDyn(v, pool);
-    return out;
+  if (value === null || typeof value !== 'object') return value;
+  const root = emptyLike(value);
+  const stack: Array<[object, unknown[] | Record<string, unknown>]> = [[value, root]];
+  const step = (v: unknown): unknown => {
+    if (typeof v === 'number') return Number.isInteger(v) ? BigInt(v) : v;
+    if (v === null || typeof v !== 'object') return v;
+    const copy = emptyLike(v);
+    stack.push([v, copy]);
+    return copy;
+  };
+  while (stack.length > 0) {
+    const [src, dst] = stack.pop()!;
+    if (Array.isArray(src)) {
+      const out = dst as unknown[];
+      for (let i = 0; i < src.length; i++) out[i] = step(src[i]);
+    } else {
+      const out = dst as Record<string, unknown>;
+      for (const [k, v] of Object.entries(src)) out[k] = step(v);
+    }
   }
-  return value;
+  return root;
 }
 
 function toInteger(value: unknown): unknown {
@@ -79,13 +172,17 @@ function toInteger(value: unknown): unknown {
   return value;
 }
 
-function toObject(value: Record<string, unknown>, schema: CelSchema, pool: InternPool): Record<string, unknown> {
+function toObject(value: Record<string, unknown>, schema: CelSchema, pool: InternPool, skip?: string): Record<string, unknown> {
   const out = newMap();
   const additional = typeof schema.additionalProperties === 'object' ? schema.additionalProperties : undefined;
   for (const [k, v] of Object.entries(value)) {
+    if (k === skip) {
+      out[k] = null; // keeps the key's place; the caller fills it in
+      continue;
+    }
     const propSchema = schema.properties?.[k] ?? additional;
     if (propSchema) out[k] = toCelValue(v, propSchema, pool);
-    else out[k] = toDyn(v, pool);
+    else out[k] = toDyn(v);
   }
   return out;
 }
@@ -93,28 +190,33 @@ function toObject(value: Record<string, unknown>, schema: CelSchema, pool: Inter
 /** Converts one JSON value under its schema (undefined schema: dynamic typing). */
 export function toCelValue(value: unknown, schema: CelSchema | undefined, pool: InternPool): unknown {
   if (value === null || value === undefined) return null;
-  if (!schema) return toDyn(value, pool);
-  if (schema['x-kubernetes-int-or-string']) return toInteger(value);
-  switch (schema.type) {
-    case 'integer':
-      return toInteger(value);
-    case 'number':
-      return typeof value === 'bigint' ? Number(value) : value;
-    case 'array': {
-      if (!Array.isArray(value)) return toDyn(value, pool);
-      const items = value.map((x) => toCelValue(x, schema.items, pool));
-      const listType = schema['x-kubernetes-list-type'];
-      if (listType === 'set' || listType === 'map') return new Set(items.map((x) => pool.intern(x)));
-      return items;
-    }
-    case 'object':
-      if (typeof value !== 'object' || Array.isArray(value)) return toDyn(value, pool);
-      return toObject(value as Record<string, unknown>, schema, pool);
-    case undefined:
-      return toDyn(value, pool);
-    default:
-      return value;
+  if (typeof value !== 'object') return convertScalar(value, schema);
+  const done = pool.converted(value, schema);
+  return done !== undefined ? done : pool.remember(value, schema, convertContainer(value, schema, pool));
+}
+
+function convertScalar(value: unknown, schema: CelSchema | undefined): unknown {
+  if (!schema) return toDyn(value);
+  if (schema['x-kubernetes-int-or-string'] || schema.type === 'integer') return toInteger(value);
+  if (schema.type === 'number') return typeof value === 'bigint' ? Number(value) : value;
+  return schema.type === undefined || schema.type === 'array' || schema.type === 'object' ? toDyn(value) : value;
+}
+
+/**
+ * Recurses only where the schema goes (its depth is finite). A container where the schema wants
+ * something else (a type error, ratcheted when unchanged) is converted untyped, iteratively.
+ */
+function convertContainer(value: object, schema: CelSchema | undefined, pool: InternPool): unknown {
+  if (schema?.type === 'array' && !schema['x-kubernetes-int-or-string'] && Array.isArray(value)) {
+    const items = value.map((x) => toCelValue(x, schema.items, pool));
+    const listType = schema['x-kubernetes-list-type'];
+    if (listType === 'set' || listType === 'map') return new Set(items.map((x) => pool.intern(x)));
+    return items;
   }
+  if (schema?.type === 'object' && !schema['x-kubernetes-int-or-string'] && !Array.isArray(value)) {
+    return toObject(value as Record<string, unknown>, schema, pool);
+  }
+  return toDyn(value);
 }
 
 /**
@@ -122,14 +224,14 @@ export function toCelValue(value: unknown, schema: CelSchema | undefined, pool: 
  * `generateName` of `metadata` to CEL.
  */
 export function toCelRoot(obj: Record<string, unknown>, schema: CelSchema, pool: InternPool): Record<string, unknown> {
-  const out = toObject(obj, schema, pool);
   const meta = obj.metadata;
-  if (meta && typeof meta === 'object' && !Array.isArray(meta)) {
-    const m = meta as Record<string, unknown>;
-    const visible = newMap();
-    if (typeof m.name === 'string') visible.name = m.name;
-    if (typeof m.generateName === 'string') visible.generateName = m.generateName;
-    out.metadata = visible;
-  }
+  if (!meta || typeof meta !== 'object' || Array.isArray(meta)) return toObject(obj, schema, pool);
+  // metadata (labels, annotations, managedFields...) is not converted: CEL sees two strings of it.
+  const out = toObject(obj, schema, pool, 'metadata');
+  const m = meta as Record<string, unknown>;
+  const visible = newMap();
+  if (typeof m.name === 'string') visible.name = m.name;
+  if (typeof m.generateName === 'string') visible.generateName = m.generateName;
+  out.metadata = visible;
   return out;
 }

@@ -69,20 +69,26 @@ function equalApartFromTime(a: Record<string, unknown>, b: Record<string, unknow
  * as absent: without the Go types a map cannot be told from a struct pointer.
  */
 export function equalNilAsEmpty(a: unknown, b: unknown): boolean {
-  if (isEmpty(a) && isEmpty(b)) return true;
-  if (Array.isArray(a) || Array.isArray(b)) {
-    if (!Array.isArray(a) || !Array.isArray(b) || a.length !== b.length) return false;
-    return a.every((v, i) => equalNilAsEmpty(v, b[i]));
+  // Iterative: a value of the wrong type can nest as deep as the decoder allows.
+  const pairs: Array<[unknown, unknown]> = [[a, b]];
+  while (pairs.length > 0) {
+    const [x, y] = pairs.pop()!;
+    if (isEmpty(x) && isEmpty(y)) continue;
+    if (Array.isArray(x) || Array.isArray(y)) {
+      if (!Array.isArray(x) || !Array.isArray(y) || x.length !== y.length) return false;
+      for (let i = 0; i < x.length; i++) pairs.push([x[i], y[i]]);
+      continue;
+    }
+    const rx = asRecord(x);
+    const ry = asRecord(y);
+    if (rx || ry) {
+      if (!rx || !ry) return false;
+      for (const k of new Set([...Object.keys(rx), ...Object.keys(ry)])) pairs.push([rx[k], ry[k]]);
+      continue;
+    }
+    if (x !== y) return false;
   }
-  const ra = asRecord(a);
-  const rb = asRecord(b);
-  if (ra || rb) {
-    if (!ra || !rb) return false;
-    const keys = new Set([...Object.keys(ra), ...Object.keys(rb)]);
-    for (const k of keys) if (!equalNilAsEmpty(ra[k], rb[k])) return false;
-    return true;
-  }
-  return a === b;
+  return true;
 }
 
 function isEmpty(v: unknown): boolean {
