@@ -13,6 +13,26 @@ import { buildPolicy, type Policy } from '../rules/policy.ts';
 import type { CommandIo } from './review.ts';
 import { InputError } from '../io/read-object.ts';
 import type { KubeConfig } from '@kubernetes/client-node';
+import { ROTATION_DEFAULTS, startCertRotation, type CertRotation } from '../certs/rotator.ts';
+import { kubernetesCertStore } from '../certs/store.ts';
+
+/**
+ * --cert-rotation: the Secret settled and its files written into the cert dir before the server
+ * reads them; afterwards the server's reloader picks up each renewal from those files.
+ */
+async function startRotation(config: ServeConfig, kc: KubeConfig | undefined, logger: Logger): Promise<CertRotation | undefined> {
+  const r = config.certRotation;
+  if (!r || !kc) return undefined;
+  const webhookConfigs = [
+    { kind: 'validating' as const, name: r.validatingWebhookConfig },
+    { kind: 'mutating' as const, name: r.mutatingWebhookConfig },
+  ];
+  const store = kubernetesCertStore(kc, { namespace: r.namespace, name: r.secretName }, webhookConfigs);
+  const rotation = startCertRotation({ ...ROTATION_DEFAULTS, hosts: r.hosts, webhookConfigs, certDir: config.tls.dir }, store, logger.child({ component: 'cert-rotation' }));
+  logger.info({ secret: `${r.namespace}/${r.secretName}`, hosts: r.hosts, dir: config.tls.dir }, 'certificate rotation started; waiting for the serving certificate');
+  await rotation.ready;
+  return rotation;
+}
 
 interface PolicySource {
   get(): Policy;
@@ -108,9 +128,11 @@ export async function serveCommand(args: string[], io: CommandIo): Promise<numbe
   const logger = createLogger(config.logLevel);
   const metrics = createMetrics({ defaultMetrics: true });
   let policies: PolicySource | undefined;
+  let rotation: CertRotation | undefined;
   let handle: Awaited<ReturnType<typeof startServe>>;
   try {
     const kc = loadKubeConfig(config.cluster);
+    rotation = await startRotation(config, kc, logger);
     policies = await policySource(config, kc, logger, metrics);
     const validator = createValidator({
       policy: policies.get,
@@ -120,6 +142,7 @@ export async function serveCommand(args: string[], io: CommandIo): Promise<numbe
     handle = await startServe(config, { validator, logger, metrics });
   } catch (err) {
     policies?.stop();
+    rotation?.stop();
     if (!isStartUpInputError(err)) throw err;
     io.err(`serve: cannot start: ${(err as Error).message.split('\n')[0]}`);
     return 2;
@@ -130,6 +153,7 @@ export async function serveCommand(args: string[], io: CommandIo): Promise<numbe
       {
         close: async () => {
           policies.stop();
+          rotation?.stop();
           await handle.close();
           resolve(0);
         },

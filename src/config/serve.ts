@@ -32,6 +32,16 @@ export interface HandoffConfig {
   timeoutMs: number;
 }
 
+/** In-process certificate rotation (`--cert-rotation`): see src/certs/. */
+export interface CertRotationConfig {
+  namespace: string;
+  secretName: string;
+  /** The serving certificate's names: `<service>.<namespace>.svc` first, then --service-dns. */
+  hosts: string[];
+  validatingWebhookConfig: string;
+  mutatingWebhookConfig: string;
+}
+
 export interface ServeConfig {
   host: string;
   port: number;
@@ -42,6 +52,8 @@ export interface ServeConfig {
   crd: CrdSource;
   cluster: ClusterAccess;
   handoff?: HandoffConfig;
+  /** Set with --cert-rotation: the certificate files in tls.dir are written from the Secret. */
+  certRotation?: CertRotationConfig;
   logLevel: LogLevel;
   /** How long SIGTERM waits for in-flight requests before the process exits anyway. */
   shutdownTimeoutMs: number;
@@ -56,6 +68,10 @@ export const SERVE_DEFAULTS = {
   handoffTimeoutMs: 2_000,
   // Below the kubelet's default terminationGracePeriodSeconds (30 s).
   shutdownTimeoutMs: 25_000,
+  certSecret: 'trainjob-webhook-cert',
+  serviceName: 'trainjob-webhook',
+  validatingWebhookConfig: 'trainjob-webhook-validating',
+  mutatingWebhookConfig: 'trainjob-webhook-mutating',
 };
 
 export const SERVE_USAGE = `Usage: trainjob-webhook serve [flags]
@@ -71,6 +87,18 @@ export const SERVE_USAGE = `Usage: trainjob-webhook serve [flags]
   --table-only        check the rule table alone: no CRD schema, defaults or CRD rules
   --kubeconfig FILE   read the cluster with this kubeconfig (never picked up implicitly)
   --offline           do not read the cluster even when running in a pod
+  --cert-rotation     keep a CA and serving certificate in a Secret, renew them before they
+                      expire, write them into --cert-dir and inject the CA into the webhook
+                      configurations' caBundle (like cert-controller); needs cluster access
+  --cert-secret NAME  the Secret for --cert-rotation (default ${SERVE_DEFAULTS.certSecret})
+  --cert-namespace NS its namespace and the Service's (default: $POD_NAMESPACE)
+  --service-name NAME the Service in front of the webhook: the certificate names
+                      NAME.NS.svc (default ${SERVE_DEFAULTS.serviceName})
+  --service-dns LIST  more DNS names or IP addresses for the certificate, comma-separated
+  --validating-webhook-config NAME, --mutating-webhook-config NAME
+                      the configurations whose caBundle is kept current (defaults
+                      ${SERVE_DEFAULTS.validatingWebhookConfig}, ${SERVE_DEFAULTS.mutatingWebhookConfig};
+                      one that does not exist is skipped until it does)
   --handoff URL       POST a hint for each admitted, non-dry-run CREATE/UPDATE to URL (off by default)
   --log-level LEVEL   ${LOG_LEVELS.join(', ')} (default ${SERVE_DEFAULTS.logLevel})
 
@@ -99,6 +127,13 @@ export function parseServeArgs(args: readonly string[], env: Env = process.env):
         offline: { type: 'boolean' },
         handoff: { type: 'string' },
         'log-level': { type: 'string' },
+        'cert-rotation': { type: 'boolean' },
+        'cert-secret': { type: 'string' },
+        'cert-namespace': { type: 'string' },
+        'service-name': { type: 'string' },
+        'service-dns': { type: 'string' },
+        'validating-webhook-config': { type: 'string' },
+        'mutating-webhook-config': { type: 'string' },
       },
     }));
   } catch (err) {
@@ -117,16 +152,18 @@ export function parseServeArgs(args: readonly string[], env: Env = process.env):
   const crdFile = nonEmpty('--crd', values.crd);
   if (crdFile && values['table-only']) throw new ConfigError('--crd and --table-only contradict each other');
   const cluster = clusterAccess(kubeconfig, values.offline === true, env);
+  const certRotation = parseCertRotation(values, cluster, env);
 
   return {
     host,
     port,
     opsPort,
     opsPortExplicit: values['ops-port'] !== undefined,
-    tls: certDir ? { mode: 'files', dir: certDir } : { mode: 'generated', dir: SERVE_DEFAULTS.generatedCertDir },
+    tls: certDir || certRotation ? { mode: 'files', dir: certDir ?? SERVE_DEFAULTS.generatedCertDir } : { mode: 'generated', dir: SERVE_DEFAULTS.generatedCertDir },
     crd: crdSource(crdFile, values['table-only'] === true, cluster),
     cluster,
     handoff: values.handoff === undefined ? undefined : { url: parseHandoffUrl(values.handoff), timeoutMs: SERVE_DEFAULTS.handoffTimeoutMs },
+    ...(certRotation ? { certRotation } : {}),
     logLevel: parseLogLevel(values['log-level']),
     shutdownTimeoutMs: SERVE_DEFAULTS.shutdownTimeoutMs,
   };
@@ -160,4 +197,33 @@ function parseHandoffUrl(raw: string): URL {
 
 function parseLogLevel(raw: string | undefined): LogLevel {
   return oneOfFlag('--log-level', raw, LOG_LEVELS, SERVE_DEFAULTS.logLevel);
+}
+
+const ROTATION_ONLY = ['cert-secret', 'cert-namespace', 'service-name', 'service-dns', 'validating-webhook-config', 'mutating-webhook-config'] as const;
+const DNS_NAME = /^(?=.{1,253}$)[a-z0-9]([-a-z0-9]{0,61}[a-z0-9])?(\.[a-z0-9]([-a-z0-9]{0,61}[a-z0-9])?)*$/;
+const IP_ADDRESS = /^(\d{1,3}(\.\d{1,3}){3}|[0-9a-f:]*:[0-9a-f:.]*)$/i;
+
+function parseCertRotation(values: Record<string, string | boolean | undefined>, cluster: ClusterAccess, env: Env): CertRotationConfig | undefined {
+  if (values['cert-rotation'] !== true) {
+    const stray = ROTATION_ONLY.find((f) => values[f] !== undefined);
+    if (stray) throw new ConfigError(`--${stray} needs --cert-rotation`);
+    return undefined;
+  }
+  if (cluster.mode === 'none') throw new ConfigError('--cert-rotation needs cluster access (in a pod, or --kubeconfig): the certificates live in a Secret');
+  const flag = (name: (typeof ROTATION_ONLY)[number]) => nonEmpty(`--${name}`, values[name] as string | undefined);
+  const namespace = flag('cert-namespace') ?? (env.POD_NAMESPACE?.trim() || undefined);
+  if (!namespace) throw new ConfigError('--cert-rotation needs the namespace: --cert-namespace or $POD_NAMESPACE (the downward API)');
+  const serviceName = flag('service-name') ?? SERVE_DEFAULTS.serviceName;
+  const extra = (flag('service-dns') ?? '').split(',').map((h) => h.trim().toLowerCase()).filter((h) => h !== '');
+  for (const h of extra) {
+    if (!DNS_NAME.test(h) && !IP_ADDRESS.test(h)) throw new ConfigError(`--service-dns: "${h}" is neither a DNS name nor an IP address`);
+  }
+  const hosts = [`${serviceName}.${namespace}.svc`, ...extra];
+  return {
+    namespace,
+    secretName: flag('cert-secret') ?? SERVE_DEFAULTS.certSecret,
+    hosts: [...new Set(hosts)],
+    validatingWebhookConfig: flag('validating-webhook-config') ?? SERVE_DEFAULTS.validatingWebhookConfig,
+    mutatingWebhookConfig: flag('mutating-webhook-config') ?? SERVE_DEFAULTS.mutatingWebhookConfig,
+  };
 }
