@@ -2,8 +2,11 @@
 // `serve` put together: certificates, ops port, hand-off, reload, graceful shutdown.
 import Fastify, { LogController } from 'fastify';
 import type { FastifyBaseLogger, FastifyError, FastifyInstance } from 'fastify';
+import type { Server as HttpsServer } from 'node:https';
 import type { Validator } from './admission/types.ts';
 import type { ServeConfig } from './config/serve.ts';
+import { trackConnections } from './connection-drain.ts';
+import type { DrainTiming } from './connection-drain.ts';
 import { createHandoffSender, noHandoff } from './handoff/sender.ts';
 import type { HandoffSender } from './handoff/sender.ts';
 import type { Logger } from './observability/logger.ts';
@@ -41,6 +44,8 @@ export const ADMISSION_TIMEOUTS = {
 export interface AdmissionServerConfig {
   tls: KeyPair;
   bodyLimit?: number;
+  /** How idle keep-alive connections are closed on shutdown (see connection-drain.ts). */
+  drain?: DrainTiming;
 }
 
 export interface AdmissionServerDeps {
@@ -61,21 +66,24 @@ export async function buildAdmissionServer(config: AdmissionServerConfig, deps: 
     logController: new LogController({ disableRequestLogging: true, requestIdLogLabel: 'httpReqId' }),
     bodyLimit,
     ...ADMISSION_TIMEOUTS,
-    return503OnClosing: true,
-    forceCloseConnections: 'idle',
+    // While closing, requests on open connections are still answered (with Connection: close):
+    // a 503 would fail the API server's webhook call for nothing.
+    return503OnClosing: false,
+    // Idle keep-alive connections are closed by the drain below, not cut at once.
+    forceCloseConnections: false,
   });
   // Node requires headersTimeout <= requestTimeout.
   app.server.headersTimeout = ADMISSION_TIMEOUTS.requestTimeout;
 
-  // While draining, answers close their connection: the API server keeps idle connections for
-  // 90 s, and close() only drops the ones idle when it starts, so an in-flight request's
-  // connection would otherwise hold the shutdown open.
-  let draining = false;
+  // On close: idle connections get a grace period, then a clean close; answers close their
+  // connection (Fastify marks those received while closing; this marks those already in flight),
+  // since the API server keeps idle connections for 90 s and would hold the shutdown open.
+  const drain = trackConnections(app.server as unknown as HttpsServer, config.drain);
   app.addHook('preClose', async () => {
-    draining = true;
+    drain.start();
   });
   app.addHook('onSend', async (_req, reply, payload) => {
-    if (draining) reply.header('connection', 'close');
+    if (drain.draining) reply.header('connection', 'close');
     return payload;
   });
 
@@ -113,6 +121,8 @@ export interface ServeDeps {
   logger: Logger;
   /** Defaults to a fresh registry with process metrics. */
   metrics?: WebhookMetrics;
+  /** How idle keep-alive connections are closed on shutdown; defaults to DEFAULT_DRAIN_TIMING. */
+  drain?: DrainTiming;
 }
 
 export interface ServeHandle {
@@ -140,7 +150,7 @@ export async function startServe(config: ServeConfig, deps: ServeDeps): Promise<
     notReadyReason: () => (state === 'serving' ? undefined : state === 'starting' ? 'admission server is starting' : 'shutting down'),
   };
 
-  const admission = await buildAdmissionServer({ tls: pair }, { validator: deps.validator, logger, metrics, handoff });
+  const admission = await buildAdmissionServer({ tls: pair, drain: deps.drain }, { validator: deps.validator, logger, metrics, handoff });
   const ops = await buildOpsServer({ metrics, logger, readiness });
   const opsUrl = await listenOps(ops, config, logger);
   let admissionUrl: string;
@@ -226,34 +236,45 @@ export interface ProcessHandlerOptions {
   /** After this, a shutdown that has not finished exits the process with code 1. */
   timeoutMs: number;
   signals?: NodeJS.Signals[];
+  /** Ends the process (tests pass their own). */
+  exit?: (code: number) => void;
 }
 
 /**
- * SIGTERM/SIGINT drain and close `handle`; the process then ends on its own (exit code 0).
- * A second signal, or a drain slower than `timeoutMs`, exits at once with code 1. Unhandled
- * rejections are logged instead of killing the process mid-request.
+ * SIGTERM/SIGINT drain and close `handle`, then the process ends with its exit code (0 unless
+ * set). A second signal, or a drain slower than `timeoutMs`, exits at once with code 1. Once
+ * closed, the process does not wait for stray handles (a client library's leaked sockets kept
+ * `serve` alive beside a real API server): it exits as soon as the event loop has had a turn to
+ * finish what is under way. Unhandled rejections are logged instead of killing the process
+ * mid-request.
  */
 export function installProcessHandlers(handle: Pick<ServeHandle, 'close'>, options: ProcessHandlerOptions): () => void {
   const { logger } = options;
+  const exit = options.exit ?? ((code: number) => process.exit(code));
   const signals = options.signals ?? ['SIGTERM', 'SIGINT'];
   let received = false;
   const onSignal = (signal: NodeJS.Signals) => {
     if (received) {
       logger.warn({ signal }, 'second signal: exiting without waiting');
-      process.exit(1);
+      exit(1);
+      return;
     }
     received = true;
     logger.info({ signal }, 'signal received');
     const force = setTimeout(() => {
       logger.error({ timeoutMs: options.timeoutMs }, 'shutdown did not finish in time: exiting');
-      process.exit(1);
+      exit(1);
     }, options.timeoutMs);
     force.unref();
     handle.close().then(
-      () => clearTimeout(force),
+      () => {
+        clearTimeout(force);
+        // Unref'd: a process with nothing left running ends on its own first.
+        setTimeout(() => exit(typeof process.exitCode === 'number' ? process.exitCode : 0), CLOSED_EXIT_DELAY_MS).unref();
+      },
       (err: unknown) => {
         logger.error({ error: (err as Error).message }, 'shutdown failed');
-        process.exit(1);
+        exit(1);
       },
     );
   };
@@ -267,3 +288,6 @@ export function installProcessHandlers(handle: Pick<ServeHandle, 'close'>, optio
     process.off('unhandledRejection', onRejection);
   };
 }
+
+/** After a completed shutdown, the turn the process gets to end by itself before it is ended. */
+const CLOSED_EXIT_DELAY_MS = 100;

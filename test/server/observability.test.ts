@@ -32,7 +32,7 @@ describe('process handlers', () => {
     const { logger, lines } = captureLogs();
     let closes = 0;
     const before = process.listenerCount('SIGVTALRM');
-    const uninstall = installProcessHandlers({ close: async () => void closes++ }, { logger, timeoutMs: 5000, signals: ['SIGVTALRM'] });
+    const uninstall = installProcessHandlers({ close: async () => void closes++ }, { logger, timeoutMs: 5000, signals: ['SIGVTALRM'], exit: () => {} });
     try {
       process.emit('SIGVTALRM', 'SIGVTALRM');
       await new Promise((r) => setImmediate(r));
