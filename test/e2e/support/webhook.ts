@@ -57,9 +57,12 @@ export async function startWebhook(cp: ControlPlane, opts: WebhookOptions): Prom
   };
 }
 
-/** The project's webhook configurations (manifests/webhook), pointed at this process. */
+/** The project's webhook configurations (manifests/webhook, components/mutating), pointed at this process. */
 export function webhookConfigurationsYaml(wh: WebhookProcess, namePrefix = ''): string {
-  const docs = parseAllDocuments(readFileSync(path.join(projectRoot, 'manifests/webhook/manifests.yaml'), 'utf8')).map((d) => d.toJSON() as Record<string, any>);
+  // The validating configuration (manifests/webhook) and the mutating one (components/mutating).
+  const docs = ['manifests/webhook/manifests.yaml', 'manifests/components/mutating/mutating.yaml'].flatMap((f) =>
+    parseAllDocuments(readFileSync(path.join(projectRoot, f), 'utf8')).map((d) => d.toJSON() as Record<string, any>),
+  );
   return pointWebhooksAt(docs, wh.port, wh.caPem, namePrefix);
 }
 
