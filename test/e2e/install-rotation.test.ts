@@ -1,0 +1,205 @@
+// Issue 9: the default install's in-process certificate rotation against the real API server.
+// The rendered default-plus-mutating overlay is applied server-side; `serve --cert-rotation` runs
+// as a process with the installed ServiceAccount's own token (TokenRequest), so it has exactly
+// the manifests' rights. The webhook configurations call it by URL on 127.0.0.1 (there are no
+// Service endpoints on loopback); everything else is as rendered. Proven here: the Secret is
+// filled (and created where it may be), both configurations get the caBundle, the API server
+// calls the webhook with it, a second replica adopts the same CA, a caBundle someone removed
+// comes back, and a serving certificate forced near its expiry is renewed while TrainJob writes
+// keep going through with none failing.
+import assert from 'node:assert/strict';
+import { X509Certificate } from 'node:crypto';
+import { readFileSync } from 'node:fs';
+import path from 'node:path';
+import tls from 'node:tls';
+import { after, before, describe, it } from 'node:test';
+import { AdmissionregistrationV1Api, CoreV1Api, type V1Secret } from '@kubernetes/client-node';
+import { controlPlaneAvailability, freePort, httpGet, projectRoot, startControlPlane, upstreamCrds, waitFor, type ControlPlane, type TrackedProcess } from '../harness/index.ts';
+import { trainJobObject, trainJobs } from './support/trainjobs.ts';
+import { byKind, manifestsDir, pointAtLoopback, renderOverlay, serviceAccountKubeconfig, toYaml, type Obj } from './support/install.ts';
+import { issueServingCert } from '../../src/certs/authority.ts';
+import { splitPemBundle } from '../../src/certs/assess.ts';
+
+const availability = controlPlaneAvailability();
+const NS = 'kubeflow-system';
+const SECRET = 'trainjob-webhook-cert';
+const SERVICE_DNS = `trainjob-webhook.${NS}.svc`;
+const DAY = 86_400_000;
+const bin = path.join(projectRoot, 'bin/trainjob-webhook.js');
+
+interface Replica {
+  name: string;
+  port: number;
+  opsPort: number;
+  dir: string;
+  proc: TrackedProcess;
+  log(): Record<string, unknown>[];
+  counter(re: RegExp): Promise<number>;
+}
+
+const decode = (s: V1Secret, key: string) => Buffer.from(s.data?.[key] ?? '', 'base64').toString('utf8');
+
+/** The certificate a replica presents, verified against `caPem` for 127.0.0.1 (as the API server does). */
+function servedCert(port: number, caPem: string): Promise<string> {
+  return new Promise((resolve, reject) => {
+    const socket = tls.connect({ host: '127.0.0.1', port, ca: caPem }, () => {
+      const der = socket.getPeerCertificate().raw;
+      socket.end();
+      resolve(new X509Certificate(der).toString());
+    });
+    socket.on('error', reject);
+  });
+}
+
+describe('install: in-process certificate rotation (default overlay) against the real API server', { skip: availability.available ? false : availability.reason }, () => {
+  let cp: ControlPlane;
+  let core: CoreV1Api;
+  let admission: AdmissionregistrationV1Api;
+  let saKubeconfig: string;
+  let configs: Obj[];
+  let one: Replica;
+  let two: Replica;
+  const tjNs = 'rotation';
+
+  const secret = () => core.readNamespacedSecret({ name: SECRET, namespace: NS });
+  const caBundles = async () => [
+    ...((await admission.readValidatingWebhookConfiguration({ name: 'trainjob-webhook-validating' })).webhooks ?? []),
+    ...((await admission.readMutatingWebhookConfiguration({ name: 'trainjob-webhook-mutating' })).webhooks ?? []),
+  ].map((w) => Buffer.from(w.clientConfig.caBundle ?? '', 'base64').toString('utf8'));
+
+  async function startReplica(name: string, extraArgs: string[] = [], kubeconfig = saKubeconfig, port?: number): Promise<Replica> {
+    port ??= await freePort();
+    const opsPort = await freePort();
+    const dir = path.join(await cp.tempDir(name), 'certs');
+    const args = [bin, 'serve', '--host', '127.0.0.1', '--port', String(port), '--ops-port', String(opsPort), '--cert-dir', dir, '--kubeconfig', kubeconfig, '--cert-rotation', '--service-dns', '127.0.0.1', ...extraArgs];
+    const proc = cp.startProcess(name, process.execPath, args, { env: cp.childEnv({ POD_NAMESPACE: NS }), cwd: projectRoot });
+    await waitFor(`${name} ready`, async () => (await httpGet(`http://127.0.0.1:${opsPort}/readyz`)).status === 200, { process: proc, timeoutMs: 60_000 });
+    return {
+      name,
+      port,
+      opsPort,
+      dir,
+      proc,
+      log: () =>
+        readFileSync(proc.logFile, 'utf8')
+          .split('\n')
+          .filter((l) => l.startsWith('{'))
+          .map((l) => JSON.parse(l) as Record<string, unknown>),
+      counter: async (re) =>
+        (await httpGet(`http://127.0.0.1:${opsPort}/metrics`)).body
+          .split('\n')
+          .filter((l) => l.startsWith('trainjob_webhook_requests_total') && re.test(l))
+          .reduce((sum, l) => sum + Number(l.split(' ').pop()), 0),
+    };
+  }
+
+  before(async () => {
+    cp = await startControlPlane({ crds: [upstreamCrds.jobsets, upstreamCrds.trainjobs, upstreamCrds.trainingRuntimes, upstreamCrds.clusterTrainingRuntimes] });
+    core = cp.kubeConfig.makeApiClient(CoreV1Api);
+    admission = cp.kubeConfig.makeApiClient(AdmissionregistrationV1Api);
+    await cp.kubectl(['create', 'namespace', NS]);
+    await cp.kubectl(['create', 'namespace', tjNs]);
+    const rendered = await renderOverlay(cp, path.join(manifestsDir, 'overlays/mutating'));
+    configs = rendered.filter((d) => /WebhookConfiguration$/.test(d.kind));
+    assert.deepEqual(configs.map((c) => c.kind).sort(), ['MutatingWebhookConfiguration', 'ValidatingWebhookConfiguration']);
+    await cp.applyYaml(toYaml(rendered.filter((d) => !configs.includes(d))));
+    saKubeconfig = await serviceAccountKubeconfig(cp, NS, 'trainjob-webhook');
+  });
+  after(async () => {
+    await cp?.stop();
+  });
+
+  it('the first replica fills the Secret the manifests created empty, with a CA and a serving certificate for the Service', async () => {
+    const empty = await secret();
+    assert.equal(Object.keys(empty.data ?? {}).length, 0, 'the manifests ship the Secret empty');
+    const port = await freePort();
+    // The configurations as rendered but by URL at this replica, without a caBundle yet.
+    await cp.applyYaml(toYaml(pointAtLoopback(configs, port)));
+    one = await startReplica('replica-1', [], saKubeconfig, port);
+    const s = await secret();
+    assert.deepEqual(Object.keys(s.data ?? {}).sort(), ['ca.crt', 'ca.key', 'tls.crt', 'tls.key']);
+    const ca = new X509Certificate(splitPemBundle(decode(s, 'ca.crt'))[0]);
+    const leaf = new X509Certificate(decode(s, 'tls.crt'));
+    assert.equal(ca.ca, true);
+    assert.ok(leaf.checkIssued(ca) && leaf.verify(ca.publicKey));
+    assert.equal(leaf.subjectAltName, `DNS:${SERVICE_DNS}, IP Address:127.0.0.1`);
+    assert.ok(new Date(leaf.validTo).getTime() > Date.now() + 300 * DAY, 'a year of validity');
+    assert.equal(readFileSync(path.join(one.dir, 'tls.crt'), 'utf8'), decode(s, 'tls.crt'), 'the files served are the Secret\'s');
+  });
+
+  it('both webhook configurations get the CA as caBundle, and the API server calls the webhook with it', async () => {
+    const ca = decode(await secret(), 'ca.crt');
+    await waitFor('caBundle injected into both configurations', async () => (await caBundles()).every((b) => b === ca));
+    const tj = trainJobs(cp.kubeConfig);
+    const created = await tj.create(trainJobObject('through-webhook', tjNs));
+    assert.equal(created.allowed, true, created.allowed ? '' : created.refusal.message);
+    assert.ok((await one.counter(/webhook="validate",operation="CREATE"/)) >= 1, 'the validating webhook was called');
+    assert.ok((await one.counter(/webhook="mutate",operation="CREATE"/)) >= 1, 'the mutating webhook was called');
+  });
+
+  it('a second replica adopts the same CA and serving certificate without writing the Secret', async () => {
+    const before = await secret();
+    two = await startReplica('replica-2');
+    const afterStart = await secret();
+    assert.equal(afterStart.metadata?.resourceVersion, before.metadata?.resourceVersion, 'the Secret was not written');
+    assert.equal(readFileSync(path.join(two.dir, 'ca.crt'), 'utf8'), decode(before, 'ca.crt'));
+    assert.equal(await servedCert(two.port, decode(before, 'ca.crt')), await servedCert(one.port, decode(before, 'ca.crt')));
+    assert.ok(!two.log().some((l) => /written to the Secret|renewed in the Secret/.test(String(l.msg))), 'replica 2 wrote nothing');
+    // The mutating webhook now calls replica 2: one write goes through both replicas.
+    const mutating = configs.find((c) => c.kind === 'MutatingWebhookConfiguration')!;
+    const url = `https://127.0.0.1:${two.port}${mutating.webhooks[0].clientConfig.service.path}`;
+    await cp.kubectl(['patch', 'mutatingwebhookconfiguration', 'trainjob-webhook-mutating', '--type=json', '-p', JSON.stringify([{ op: 'replace', path: '/webhooks/0/clientConfig/url', value: url }])]);
+    const tj = trainJobs(cp.kubeConfig);
+    await waitFor('replica 2 called by the API server', async () => (await tj.create(trainJobObject('via-two', tjNs), 'All')).allowed && (await two.counter(/webhook="mutate",operation="CREATE"/)) >= 1);
+  });
+
+  it('a caBundle someone removed is put back', async () => {
+    await cp.kubectl(['patch', 'validatingwebhookconfiguration', 'trainjob-webhook-validating', '--type=json', '-p', JSON.stringify([{ op: 'remove', path: '/webhooks/0/clientConfig/caBundle' }])]);
+    const ca = decode(await secret(), 'ca.crt');
+    await waitFor('caBundle re-injected', async () => (await caBundles()).every((b) => b === ca));
+  });
+
+  it('a serving certificate forced near its expiry is renewed (same CA) and reloaded while every TrainJob write goes through', async () => {
+    const s = await secret();
+    const caPem = decode(s, 'ca.crt');
+    const near = await issueServingCert({ certPem: splitPemBundle(caPem)[0], keyPem: decode(s, 'ca.key') }, [SERVICE_DNS, '127.0.0.1'], { now: new Date(), validityMs: 10 * DAY });
+    const tj = trainJobs(cp.kubeConfig);
+    const outcomes: { ok: boolean; message: string }[] = [];
+    let stop = false;
+    const writer = (async () => {
+      for (let i = 0; !stop; i++) {
+        const out = await tj.create(trainJobObject(`during-${i}`, tjNs), 'All');
+        outcomes.push({ ok: out.allowed, message: out.allowed ? '' : out.refusal.message });
+      }
+    })();
+    try {
+      await waitFor('writes flowing', () => outcomes.length >= 3);
+      await core.replaceNamespacedSecret({ name: SECRET, namespace: NS, body: { ...s, data: { ...s.data, 'tls.crt': Buffer.from(near.certPem).toString('base64'), 'tls.key': Buffer.from(near.keyPem).toString('base64') } } });
+      const renewed = await waitFor('a renewed serving certificate in the Secret', async () => {
+        const now = await secret();
+        const crt = decode(now, 'tls.crt');
+        return crt !== near.certPem && new Date(new X509Certificate(crt).validTo).getTime() > Date.now() + 300 * DAY ? now : undefined;
+      });
+      const leaf = new X509Certificate(decode(renewed, 'tls.crt')).toString();
+      assert.equal(decode(renewed, 'ca.crt'), caPem, 'the CA stayed');
+      await waitFor('both replicas serve the renewed certificate', async () => (await servedCert(one.port, caPem)) === leaf && (await servedCert(two.port, caPem)) === leaf);
+      const settled = outcomes.length;
+      await waitFor('writes after the reload', () => outcomes.length >= settled + 3);
+    } finally {
+      stop = true;
+      await writer;
+    }
+    const failed = outcomes.filter((o) => !o.ok);
+    assert.deepEqual(failed, [], `${failed.length} of ${outcomes.length} writes failed`);
+    assert.deepEqual(await caBundles(), [caPem, caPem], 'the caBundle is unchanged');
+    const renewals = [...one.log(), ...two.log()].filter((l) => l.msg === 'serving certificate renewed in the Secret');
+    assert.equal(renewals.length, 1, 'one replica renewed; the other adopted');
+  });
+
+  it('where it may create Secrets, a missing Secret is created', async () => {
+    const creator = await startReplica('replica-admin', ['--cert-secret', 'fresh-cert', '--validating-webhook-config', 'absent-v', '--mutating-webhook-config', 'absent-m'], cp.kubeconfigPath);
+    const s = await core.readNamespacedSecret({ name: 'fresh-cert', namespace: NS });
+    assert.deepEqual(Object.keys(s.data ?? {}).sort(), ['ca.crt', 'ca.key', 'tls.crt', 'tls.key']);
+    assert.ok(creator.log().some((l) => l.msg === 'webhook configuration not found; its caBundle is set once it exists'));
+  });
+});
