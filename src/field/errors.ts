@@ -1,6 +1,7 @@
 // Field errors in the shape of Kubernetes' field.ErrorList: collected with full paths, never
 // only the first one, and rendered exactly the way the API server renders them.
 
+import { stringifyJson } from '../json/stringify.ts';
 import { goFloat, goQuote } from './gofmt.ts';
 
 export type FieldErrorType =
@@ -49,11 +50,8 @@ export function renderValue(value: unknown): string {
   if (typeof value === 'string') return goQuote(value);
   if (typeof value === 'number') return Number.isInteger(value) ? String(value) : goFloat(value);
   if (typeof value === 'bigint' || typeof value === 'boolean') return String(value);
-  try {
-    return JSON.stringify(value, (_k, v: unknown) => (typeof v === 'bigint' ? v.toString() : v));
-  } catch {
-    return String(value);
-  }
+  // Iterative: a bad value can nest as deep as the decoder allows (JSON.stringify overflows).
+  return stringifyJson(value);
 }
 
 /** The part after the path: `Invalid value: "x:2": field is immutable`. */

@@ -37,8 +37,12 @@ export function defaultRuntimePatchTimes(
     const current = patch.time ?? undefined;
     const old = oldByManager.get(managerOf(patch));
     let wanted: unknown;
-    if (old && equalApartFromTime(old, patch)) wanted = old.time ?? undefined;
-    else wanted = current ?? stamp;
+    if (old && equalApartFromTime(old, patch)) {
+      // A metav1.Time is a string: an old time of another type (Go could not decode it) is left
+      // alone, never copied into the patch (a bigint or a deep value cannot even be serialised).
+      if (old.time !== undefined && old.time !== null && typeof old.time !== 'string') return;
+      wanted = old.time ?? undefined;
+    } else wanted = current ?? stamp;
     if (equalNilAsEmpty(wanted, current)) return;
     const path = `/spec/runtimePatches/${i}/time`;
     if (wanted === undefined) ops.push({ op: 'remove', path });

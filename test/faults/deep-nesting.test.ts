@@ -120,3 +120,45 @@ describe('deep values inside object and oldObject', () => {
     assert.equal(answer.json!.response.allowed, true);
   });
 });
+
+describe('values the mutating webhook would copy into its patch', () => {
+  let server: Server;
+  before(async () => {
+    server = await crdServer();
+  });
+
+  // Found by the hostile-review property: an old runtimePatches time beyond int64 made the
+  // patch unserialisable (HTTP 500); a deep one overflowed JSON.stringify.
+  for (const [what, time] of [['an integer beyond int64', '9223372036854775808'], ['an array 9,990 deep', arrays(9_990)], ['an object', '{"a":1}']]) {
+    it(`an old time that is ${what} is not copied: an in-band answer without a patch for it`, async () => {
+      const body = JSON.stringify(
+        review('UPDATE', {
+          object: trainJob({ runtimePatches: [{ manager: 'example.com/tuner' }] }),
+          oldObject: trainJob({ runtimePatches: [{ manager: 'example.com/tuner', time: '__HOLE__' }] }),
+        }),
+      ).replace(HOLE, time);
+      const answer = await server.mutate(body);
+      assertWellFormedAnswer(answer, 'mutate');
+      assert.equal(answer.json!.response.allowed, true);
+      assert.equal(answer.json!.response.patch, undefined);
+    });
+  }
+});
+
+describe('deep values a denial names', () => {
+  let server: Server;
+  before(async () => {
+    server = await crdServer();
+  });
+
+  // Found by the hostile-review property: a list-type map item nested 9,990 deep is a bad value
+  // the denial renders, and JSON.stringify overflowed rendering it (an in-band internal error).
+  it('spec.runtimePatches[0] nested 9,990 arrays deep is denied with the schema errors', async () => {
+    const body = JSON.stringify(review('CREATE', { object: trainJob({ runtimePatches: '__HOLE__' }) })).replace(HOLE, arrays(9_990));
+    const answer = await server.validate(body);
+    assertWellFormedAnswer(answer, 'validate');
+    assert.equal(answer.json!.response.allowed, false);
+    assert.equal(answer.json!.response.status.code, 422);
+    assert.match(answer.json!.response.status.message, /spec\.runtimePatches\[0\]: Invalid value: \[\[\[\[/);
+  });
+});
