@@ -1,0 +1,209 @@
+// Issue 9: every kustomize overlay rendered with `kubectl kustomize` and applied server-side to
+// the real API server (KWOK nodes, scheduler): the default (in-process rotation), the mutating
+// one, cert-manager's (with cert-manager's CRDs, from the root module of
+// github.com/cert-manager/cert-manager on the Go module proxy: its controller does not build from
+// it, so no CA is injected here; what is checked is that the API server takes every object and
+// the injection annotations it would act on), and a user's overlay in another namespace. Also
+// against the real API server: the matchConditions' CEL (writes to an object being deleted and
+// UPDATEs that leave spec unchanged never reach the webhook, other writes do), the rotation's
+// rights (resourceNames only), and the replicas spread over nodes with a PodDisruptionBudget.
+import assert from 'node:assert/strict';
+import { execFileSync } from 'node:child_process';
+import { readFileSync } from 'node:fs';
+import path from 'node:path';
+import { after, before, describe, it } from 'node:test';
+import { CustomObjectsApi } from '@kubernetes/client-node';
+import { controlPlaneAvailability, startControlPlane, upstreamCrds, waitFor, type ControlPlane } from '../harness/index.ts';
+import { TRAINJOB, trainJobObject, trainJobs } from './support/trainjobs.ts';
+import { byKind, manifestsDir, renderOverlay, toYaml, userOverlay, type Obj } from './support/install.ts';
+
+// cert-manager's CRDs come from its root Go module (deploy/crds/), fetched through the Go module proxy.
+const CERT_MANAGER_MODULE = 'github.com/cert-manager/cert-manager@v1.21.2';
+
+function certManagerCrds(): string[] | string {
+  try {
+    const out = execFileSync('go', ['mod', 'download', '-json', CERT_MANAGER_MODULE], { encoding: 'utf8', timeout: 300_000, cwd: manifestsDir });
+    const dir = (JSON.parse(out) as { Dir: string }).Dir;
+    return ['cert-manager.io_issuers.yaml', 'cert-manager.io_certificates.yaml'].map((f) => path.join(dir, 'deploy/crds', f));
+  } catch (err) {
+    const reason = `cert-manager CRDs not available (go mod download ${CERT_MANAGER_MODULE}: ${(err as Error).message.split('\n')[0]})`;
+    if (process.env.CI === 'true') throw new Error(`CI=true: ${reason}`);
+    return reason;
+  }
+}
+
+const availability = controlPlaneAvailability();
+const NS = 'kubeflow-system';
+
+describe('install: the kustomize overlays against the real API server', { skip: availability.available ? false : availability.reason }, () => {
+  let cp: ControlPlane;
+  let cmCrds: string[] | string;
+
+  const kinds = (docs: Obj[]) => docs.map((d) => `${d.kind}/${d.metadata.name}`).sort();
+  /** Server-side applies the rendered overlay and returns it; every object must then be there. */
+  async function install(docs: Obj[]): Promise<Obj[]> {
+    await cp.applyYaml(toYaml(docs));
+    const found = (await cp.kubectl(['get', '-f', '-', '-o', 'name'], { input: toYaml(docs) })).stdout.trim().split('\n');
+    assert.equal(found.length, docs.length);
+    return docs;
+  }
+  async function uninstall(docs: Obj[]): Promise<void> {
+    await cp.kubectl(['delete', '-f', '-', '--ignore-not-found', '--wait=false'], { input: toYaml(docs) });
+  }
+
+  before(async () => {
+    cmCrds = certManagerCrds();
+    cp = await startControlPlane({ crds: [upstreamCrds.jobsets, upstreamCrds.trainjobs, upstreamCrds.trainingRuntimes, upstreamCrds.clusterTrainingRuntimes, ...(Array.isArray(cmCrds) ? cmCrds : [])] });
+    await cp.kubectl(['create', 'namespace', NS]);
+  });
+  after(async () => {
+    await cp?.stop();
+  });
+
+  it('the default overlay: rotation (empty Secret, rights on named objects only), no mutating webhook, 2 replicas spread over nodes, a PodDisruptionBudget', async () => {
+    const docs = await install(await renderOverlay(cp, manifestsDir));
+    assert.deepEqual(kinds(docs), [
+      'ClusterRole/trainjob-webhook',
+      'ClusterRole/trainjob-webhook-cert',
+      'ClusterRole/trainjob-webhook-reconciler',
+      'ClusterRoleBinding/trainjob-webhook',
+      'ClusterRoleBinding/trainjob-webhook-cert',
+      'ClusterRoleBinding/trainjob-webhook-reconciler',
+      'Deployment/trainjob-webhook',
+      'PodDisruptionBudget/trainjob-webhook',
+      'Role/trainjob-webhook-cert',
+      'RoleBinding/trainjob-webhook-cert',
+      'Secret/trainjob-webhook-cert',
+      'Service/trainjob-webhook',
+      'ServiceAccount/trainjob-webhook',
+      'ValidatingWebhookConfiguration/trainjob-webhook-validating',
+    ]);
+    const args: string[] = byKind(docs, 'Deployment')[0].spec.template.spec.containers[0].args;
+    assert.ok(args.includes('--cert-rotation') && args.includes('--cert-dir'), args.join(' '));
+
+    const as = ['--as', `system:serviceaccount:${NS}:trainjob-webhook`];
+    const can = async (...a: string[]) => (await cp.kubectl(['auth', 'can-i', ...a, ...as], { check: false })).stdout.trim();
+    assert.equal(await can('update', 'secret/trainjob-webhook-cert', '-n', NS), 'yes');
+    assert.equal(await can('watch', 'secret/trainjob-webhook-cert', '-n', NS), 'yes');
+    assert.equal(await can('get', 'secret/another', '-n', NS), 'no');
+    assert.equal(await can('create', 'secrets', '-n', NS), 'no');
+    assert.equal(await can('list', 'secrets', '-n', NS), 'no', 'no listing of every Secret');
+    assert.equal(await can('update', 'validatingwebhookconfiguration/trainjob-webhook-validating'), 'yes');
+    assert.equal(await can('update', 'mutatingwebhookconfiguration/trainjob-webhook-mutating'), 'yes');
+    assert.equal(await can('update', 'validatingwebhookconfiguration/someone-elses'), 'no');
+    assert.equal(await can('delete', 'validatingwebhookconfiguration/trainjob-webhook-validating'), 'no');
+
+    // KWOK plays the kubelets: both replicas run, on different nodes; the budget allows one down.
+    const pods = await waitFor('two webhook pods running', async () => {
+      const out = JSON.parse((await cp.kubectl(['get', 'pods', '-n', NS, '-l', 'app.kubernetes.io/name=trainjob-webhook', '-o', 'json'])).stdout) as { items: Obj[] };
+      const running = out.items.filter((p) => p.status?.phase === 'Running');
+      return running.length === 2 ? running : undefined;
+    });
+    assert.notEqual(pods[0].spec.nodeName, pods[1].spec.nodeName, 'spread over nodes');
+    const pdb = await waitFor('the budget counts both', async () => {
+      const p = JSON.parse((await cp.kubectl(['get', 'pdb', 'trainjob-webhook', '-n', NS, '-o', 'json'])).stdout) as Obj;
+      return p.status?.currentHealthy === 2 ? p : undefined;
+    });
+    assert.equal(pdb.status.disruptionsAllowed, 1);
+    await uninstall(docs);
+  });
+
+  it('matchConditions (CEL checked by the real API server): a webhook that cannot answer blocks CREATE and spec changes, never label, annotation or finalizer changes, nor writes to an object being deleted', async () => {
+    const ns = 'match';
+    await cp.kubectl(['create', 'namespace', ns]);
+    const api = cp.kubeConfig.makeApiClient(CustomObjectsApi);
+    const tj = trainJobs(cp.kubeConfig);
+    const held = trainJobObject('held', ns);
+    held.metadata.finalizers = ['example.com/hold'];
+    assert.equal((await tj.create(held)).allowed, true);
+    assert.equal((await tj.create(trainJobObject('plain', ns))).allowed, true);
+    // The rendered configurations, at a URL where nothing listens: every call fails, closed.
+    const rendered = await renderOverlay(cp, path.join(manifestsDir, 'overlays/mutating'));
+    const configs = rendered
+      .filter((d) => /WebhookConfiguration$/.test(d.kind))
+      .map((c) => ({ ...c, webhooks: c.webhooks.map((w: Obj) => ({ ...w, timeoutSeconds: 2, clientConfig: { url: `https://127.0.0.1:9${w.clientConfig.service.path}` } })) }));
+    assert.equal(configs.length, 2);
+    await cp.applyYaml(toYaml(configs));
+    // Registration takes effect asynchronously: wait until a CREATE is refused.
+    const refusedCreate = await waitFor('webhooks in force', async () => {
+      const out = await tj.create(trainJobObject('new', ns), 'All');
+      return out.allowed ? undefined : out;
+    });
+    assert.match(refusedCreate.refusal.message, /failed calling webhook/);
+
+    const spec = await tj.update(ns, 'plain', (o) => (o.spec.trainer.image = 'ghcr.io/acme/train:2'));
+    assert.equal(spec.allowed, false, 'a spec change goes to the webhook');
+    const labels = await tj.update(ns, 'plain', (o) => {
+      o.metadata.labels = { 'kueue.x-k8s.io/queue-name': 'q' };
+      o.metadata.annotations = { 'trainjob-webhook.kubeflow.org/note': 'x' };
+    });
+    assert.equal(labels.allowed, true, labels.allowed ? '' : labels.refusal.message);
+    const finalizer = await tj.update(ns, 'plain', (o) => (o.metadata.finalizers = ['kueue.x-k8s.io/resource-in-use']));
+    assert.equal(finalizer.allowed, true, finalizer.allowed ? '' : finalizer.refusal.message);
+
+    await api.deleteNamespacedCustomObject({ ...TRAINJOB, namespace: ns, name: 'held' });
+    const deleting = await tj.get(ns, 'held');
+    assert.ok(deleting.metadata.deletionTimestamp, 'held by its finalizer');
+    const released = await tj.update(ns, 'held', (o) => (o.metadata.finalizers = []));
+    assert.equal(released.allowed, true, released.allowed ? '' : released.refusal.message);
+    await waitFor('the released object is gone', async () => (await cp.kubectl(['get', 'trainjobs.trainer.kubeflow.org', 'held', '-n', ns], { check: false })).code !== 0);
+    await cp.kubectl(['delete', 'validatingwebhookconfiguration,mutatingwebhookconfiguration', 'trainjob-webhook-validating', 'trainjob-webhook-mutating']);
+  });
+
+  it('the mutating overlay adds the mutating configuration (for clusters without Trainer\'s defaulter) and nothing else', async () => {
+    const plain = kinds(await renderOverlay(cp, manifestsDir));
+    const docs = await install(await renderOverlay(cp, path.join(manifestsDir, 'overlays/mutating')));
+    assert.deepEqual(kinds(docs), [...plain, 'MutatingWebhookConfiguration/trainjob-webhook-mutating'].sort());
+    await uninstall(docs);
+  });
+
+  it('the cert-manager overlay: Issuer and Certificate for the Service\'s names, the Secret mounted read-only, CA injection annotations on both configurations, no rotation rights', async (t) => {
+    if (typeof cmCrds === 'string') return t.skip(cmCrds);
+    const ns = 'ml-ops';
+    await cp.kubectl(['create', 'namespace', ns]);
+    // A user's overlay in another namespace, with the mutating webhook too (listed first).
+    const overlay = await userOverlay(
+      cp,
+      'cert-manager-overlay',
+      readOverlay('overlays/cert-manager')
+        .replace(`namespace: ${NS}`, `namespace: ${ns}`)
+        .replaceAll('../../', 'MANIFESTS/')
+        .replace('components:\n', 'components:\n  - MANIFESTS/components/mutating\n'),
+    );
+    const docs = await install(await renderOverlay(cp, overlay));
+    assert.deepEqual(byKind(docs, 'Secret'), [], 'cert-manager makes the Secret');
+    assert.deepEqual(byKind(docs, 'Role'), [], 'no rights on Secrets');
+    const cert = JSON.parse((await cp.kubectl(['get', 'certificates.cert-manager.io', 'trainjob-webhook-cert', '-n', ns, '-o', 'json'])).stdout) as Obj;
+    assert.deepEqual(cert.spec.dnsNames, [`trainjob-webhook.${ns}.svc`, `trainjob-webhook.${ns}.svc.cluster.local`]);
+    assert.equal(cert.spec.secretName, 'trainjob-webhook-cert');
+    assert.deepEqual(cert.spec.issuerRef, { kind: 'Issuer', name: 'trainjob-webhook-selfsigned' });
+    await cp.kubectl(['get', 'issuers.cert-manager.io', 'trainjob-webhook-selfsigned', '-n', ns]);
+    for (const kind of ['validatingwebhookconfiguration', 'mutatingwebhookconfiguration']) {
+      const name = kind.startsWith('validating') ? 'trainjob-webhook-validating' : 'trainjob-webhook-mutating';
+      const c = JSON.parse((await cp.kubectl(['get', kind, name, '-o', 'json'])).stdout) as Obj;
+      assert.equal(c.metadata.annotations['cert-manager.io/inject-ca-from'], `${ns}/trainjob-webhook-cert`);
+      assert.equal(c.webhooks[0].clientConfig.service.namespace, ns);
+    }
+    const dep = byKind(docs, 'Deployment')[0].spec.template.spec;
+    assert.deepEqual(dep.volumes, [{ name: 'certs', secret: { secretName: 'trainjob-webhook-cert' } }]);
+    assert.deepEqual(dep.containers[0].volumeMounts, [{ name: 'certs', mountPath: '/certs', readOnly: true }]);
+    assert.ok(!dep.containers[0].args.includes('--cert-rotation'));
+    await uninstall(docs);
+  });
+
+  it('a user\'s overlay in another namespace: every namespaced object, the Service reference and the bindings follow', async () => {
+    const overlay = await userOverlay(cp, 'namespaced', 'apiVersion: kustomize.config.k8s.io/v1beta1\nkind: Kustomization\nnamespace: team-a\nresources:\n  - MANIFESTS\n');
+    await cp.kubectl(['create', 'namespace', 'team-a']);
+    const docs = await install(await renderOverlay(cp, overlay));
+    for (const d of docs) if (d.metadata.namespace) assert.equal(d.metadata.namespace, 'team-a', `${d.kind}/${d.metadata.name}`);
+    for (const b of [...byKind(docs, 'RoleBinding'), ...byKind(docs, 'ClusterRoleBinding')]) assert.equal(b.subjects[0].namespace, 'team-a');
+    assert.equal(byKind(docs, 'ValidatingWebhookConfiguration')[0].webhooks[0].clientConfig.service.namespace, 'team-a');
+    const as = ['--as', 'system:serviceaccount:team-a:trainjob-webhook'];
+    assert.equal((await cp.kubectl(['auth', 'can-i', 'update', 'secret/trainjob-webhook-cert', '-n', 'team-a', ...as], { check: false })).stdout.trim(), 'yes');
+    await uninstall(docs);
+  });
+});
+
+function readOverlay(rel: string): string {
+  return readFileSync(path.join(manifestsDir, rel, 'kustomization.yaml'), 'utf8');
+}
