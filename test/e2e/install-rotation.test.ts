@@ -159,7 +159,7 @@ describe('install: in-process certificate rotation (default overlay) against the
     await waitFor('caBundle re-injected', async () => (await caBundles()).every((b) => b === ca));
   });
 
-  it('a serving certificate forced near its expiry is renewed (same CA) and reloaded while every TrainJob write goes through', async () => {
+  it('a serving certificate forced near its expiry is renewed (same CA) and reloaded while every TrainJob write goes through', async (t) => {
     const s = await secret();
     const caPem = decode(s, 'ca.crt');
     const near = await issueServingCert({ certPem: splitPemBundle(caPem)[0], keyPem: decode(s, 'ca.key') }, [SERVICE_DNS, '127.0.0.1'], { now: new Date(), validityMs: 10 * DAY });
@@ -190,6 +190,7 @@ describe('install: in-process certificate rotation (default overlay) against the
       await writer;
     }
     const failed = outcomes.filter((o) => !o.ok);
+    t.diagnostic(`${outcomes.length} TrainJob writes through both replicas during the renewal, ${failed.length} failed`);
     assert.deepEqual(failed, [], `${failed.length} of ${outcomes.length} writes failed`);
     assert.deepEqual(await caBundles(), [caPem, caPem], 'the caBundle is unchanged');
     const renewals = [...one.log(), ...two.log()].filter((l) => l.msg === 'serving certificate renewed in the Secret');
