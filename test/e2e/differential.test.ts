@@ -2,11 +2,15 @@
 // (a) the webhook alone (CRD without the trainer rules), (b) the generated CRD rules alone,
 // (c) the generated ValidatingAdmissionPolicy alone — and every answer must agree: allowed or
 // denied, and the blamed fields wherever the enforcer reports fields (a VAP reports only its
-// first failed message, which names its field). At least 200 generated cases plus edge cases.
+// first failed message, which names its field). At least 200 generated cases plus edge cases,
+// against Trainer v2.3.0's CRD (the release the patch targets, with no numNodes minimum, so
+// negative counts reach the enforcers), some of them on finished jobs (conditions written
+// through the status subresource before the update, as Trainer writes them).
 import assert from 'node:assert/strict';
 import { writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { after, before, describe, it } from 'node:test';
+import { CustomObjectsApi } from '@kubernetes/client-node';
 import fc from 'fast-check';
 import { stringify } from 'yaml';
 import { controlPlaneAvailability, startControlPlane, upstreamCrds, waitFor, type ControlPlane } from '../harness/index.ts';
@@ -14,16 +18,24 @@ import { crdPatchOps } from '../../src/rules/generate/crd-patch.ts';
 import { vapManifests, VAP_NAME } from '../../src/rules/generate/vap.ts';
 import { TABLE_SCHEMA } from '../../src/rules/table-schema.ts';
 import { registerWebhook, startWebhook, unregisterWebhook } from './support/webhook.ts';
-import { patchedCrd, trainJobs, upstreamTrainJobCrd, type Obj, type Outcome } from './support/trainjobs.ts';
+import { patchedCrd, TRAINJOB, trainJobs, upstreamTrainJobCrd, type Obj, type Outcome } from './support/trainjobs.ts';
 
 const availability = controlPlaneAvailability();
 
 type Fields = Record<string, unknown>;
+/** The old object's state as Trainer reports it: a True Complete or Failed condition (with its reason), or none. */
+type Finished = 'Complete' | 'DeadlineExceeded' | 'BackoffLimitExceeded';
 interface Case {
   name: string;
-  old: { suspend?: boolean; trainer: Fields };
+  old: { suspend?: boolean; trainer: Fields; finished?: Finished };
   new: { suspend?: boolean; trainer: Fields };
 }
+
+const FINISHED_CONDITION: Record<Finished, { type: string; reason: string }> = {
+  Complete: { type: 'Complete', reason: 'JobSetCompleted' },
+  DeadlineExceeded: { type: 'Failed', reason: 'DeadlineExceeded' },
+  BackoffLimitExceeded: { type: 'Failed', reason: 'BackoffLimitExceeded' },
+};
 
 // Values per spec.trainer field; `undefined` means the field is absent.
 const VALUES: Record<string, unknown[]> = {
@@ -33,14 +45,16 @@ const VALUES: Record<string, unknown[]> = {
   env: [undefined, [{ name: 'A', value: '1' }, { name: 'B', value: '2' }], [{ name: 'B', value: '2' }, { name: 'A', value: '1' }], [{ name: 'A', value: '9' }, { name: 'B', value: '2' }]],
   resourcesPerNode: [undefined, { limits: { cpu: '1' } }, { limits: { cpu: '2' } }, { requests: { cpu: '1' }, limits: { cpu: '1' } }],
   numProcPerNode: [undefined, 1, 2],
-  numNodes: [undefined, 0, 1, 2, 3],
+  numNodes: [undefined, 0, 1, 2, 3, -1, -2],
 };
 const SUSPEND = [undefined, true, false];
 
 const fieldArb = (values: unknown[]) => fc.constantFrom(...values.map((_, i) => i));
 const sideArb = fc.record({ suspend: fieldArb(SUSPEND), ...Object.fromEntries(Object.entries(VALUES).map(([k, v]) => [k, fieldArb(v)])) });
+/** Mostly a job that has not finished (so allowed updates stay common). */
+const finishedArb = fc.oneof({ arbitrary: fc.constant(undefined), weight: 5 }, { arbitrary: fc.constantFrom<Finished>('Complete', 'DeadlineExceeded', 'BackoffLimitExceeded'), weight: 2 });
 /** New values: mostly the old ones (so allowed updates are common), sometimes another. */
-const caseArb = fc.tuple(sideArb, fc.dictionary(fc.constantFrom('suspend', ...Object.keys(VALUES)), fc.nat(4), { maxKeys: 3 })).map(([old, changes]) => {
+const caseArb = fc.tuple(sideArb, fc.dictionary(fc.constantFrom('suspend', ...Object.keys(VALUES)), fc.nat(6), { maxKeys: 3 }), finishedArb).map(([old, changes, finished]) => {
   const pick = (k: string, i: number) => (k === 'suspend' ? SUSPEND[i] : VALUES[k][i]);
   const side = (idx: Record<string, number>) => ({
     suspend: pick('suspend', idx.suspend) as boolean | undefined,
@@ -48,7 +62,7 @@ const caseArb = fc.tuple(sideArb, fc.dictionary(fc.constantFrom('suspend', ...Ob
   });
   const next: Record<string, number> = { ...old };
   for (const [k, n] of Object.entries(changes)) next[k] = n % (k === 'suspend' ? SUSPEND.length : VALUES[k].length);
-  return { old: side(old), new: side(next) };
+  return { old: { ...side(old), ...(finished ? { finished } : {}) }, new: side(next) };
 });
 
 const EDGE_CASES: Omit<Case, 'name'>[] = [
@@ -62,6 +76,26 @@ const EDGE_CASES: Omit<Case, 'name'>[] = [
   { old: { suspend: true, trainer: {} }, new: { suspend: true, trainer: { image: 'img:1' } } }, // image added
   { old: { suspend: false, trainer: { numNodes: 2 } }, new: { suspend: false, trainer: { numNodes: 0 } } }, // to zero while running
   { old: { suspend: true, trainer: { numNodes: 2 } }, new: { suspend: true, trainer: {} } }, // numNodes removed while suspended
+  // Negative counts (issue 8): never changed to; a stored one may stay (ratcheting) or leave.
+  { old: { suspend: true, trainer: { numNodes: 1 } }, new: { suspend: true, trainer: { numNodes: -1 } } }, // to -1 while suspended
+  { old: { suspend: true, trainer: {} }, new: { suspend: true, trainer: { numNodes: -1 } } }, // -1 added while suspended
+  { old: { suspend: false, trainer: { numNodes: 1 } }, new: { suspend: false, trainer: { numNodes: -1 } } }, // to -1 while running (two reasons)
+  { old: { suspend: false, trainer: { numNodes: 1 } }, new: { suspend: true, trainer: { numNodes: -1 } } }, // suspend and go negative at once
+  { old: { suspend: true, trainer: { numNodes: -1 } }, new: { suspend: false, trainer: { numNodes: -1 } } }, // stored -1 kept while resuming
+  { old: { suspend: true, trainer: { numNodes: -1, image: 'img:1' } }, new: { suspend: true, trainer: { numNodes: -1, image: 'img:2' } } }, // stored -1 kept, image changed
+  { old: { suspend: true, trainer: { numNodes: -1 } }, new: { suspend: true, trainer: { numNodes: -2 } } }, // -1 to -2
+  { old: { suspend: true, trainer: { numNodes: -1 } }, new: { suspend: true, trainer: { numNodes: 2 } } }, // -1 to 2
+  { old: { suspend: true, trainer: { numNodes: -1 } }, new: { suspend: true, trainer: {} } }, // -1 removed
+  { old: { suspend: true, trainer: { numNodes: 2 } }, new: { suspend: true, trainer: { numNodes: 0 } } }, // to 0 while suspended (allowed)
+  // Finished jobs (issue 8): Trainer never reconciles Complete or DeadlineExceeded again; other failures it does.
+  { old: { suspend: true, trainer: { numNodes: 1 }, finished: 'Complete' }, new: { suspend: true, trainer: { numNodes: 2 } } },
+  { old: { suspend: true, trainer: { numNodes: 1 }, finished: 'DeadlineExceeded' }, new: { suspend: true, trainer: { numNodes: 2 } } },
+  { old: { suspend: true, trainer: { numNodes: 1 }, finished: 'BackoffLimitExceeded' }, new: { suspend: true, trainer: { numNodes: 2 } } },
+  { old: { suspend: false, trainer: { numNodes: 1 }, finished: 'Complete' }, new: { suspend: true, trainer: { numNodes: 2 } } }, // suspend and scale a Complete job
+  { old: { suspend: false, trainer: { numNodes: 1 }, finished: 'Complete' }, new: { suspend: false, trainer: { numNodes: 2 } } }, // running, Complete: two reasons
+  { old: { suspend: true, trainer: { numNodes: 1 }, finished: 'Complete' }, new: { suspend: true, trainer: {} } }, // numNodes removed on a Complete job
+  { old: { suspend: true, trainer: { numNodes: 1 }, finished: 'DeadlineExceeded' }, new: { suspend: false, trainer: { numNodes: 1 } } }, // resumed, count unchanged
+  { old: { suspend: true, trainer: { numNodes: 1 }, finished: 'Complete' }, new: { suspend: true, trainer: { numNodes: -1 } } }, // finished and negative
 ];
 
 interface Answer {
@@ -79,7 +113,7 @@ function answerOf(out: Outcome): Answer {
 
 describe('one table, three enforcers (differential, real API server)', { skip: availability.available ? false : availability.reason }, () => {
   let cp: ControlPlane;
-  const upstream = upstreamTrainJobCrd();
+  const upstream = upstreamTrainJobCrd('v2.3.0');
   const schema = upstream.spec.versions[0].schema.openAPIV3Schema;
   const allOps = crdPatchOps(schema) as Obj[];
   const withoutTrainerRules = patchedCrd(upstream, allOps.filter((op) => op.op !== 'add'));
@@ -89,6 +123,7 @@ describe('one table, three enforcers (differential, real API server)', { skip: a
     ...EDGE_CASES.map((c, i) => ({ name: `edge-${i}`, ...c })),
   ];
 
+  const statusApi = () => cp.kubeConfig.makeApiClient(CustomObjectsApi);
   const applyCrd = async (crd: Obj) => {
     const file = path.join(await cp.tempDir('crd'), 'crd.yaml');
     await writeFile(file, stringify(crd));
@@ -105,6 +140,12 @@ describe('one table, three enforcers (differential, real API server)', { skip: a
       if (c.old.suspend !== undefined) obj.spec.suspend = c.old.suspend;
       const created = await tj.create(obj);
       assert.equal(created.allowed, true, `${c.name} create: ${JSON.stringify(created)}`);
+      if (c.old.finished) {
+        const { type, reason } = FINISHED_CONDITION[c.old.finished];
+        const stored = await tj.get(ns, c.name);
+        stored.status = { conditions: [{ type, status: 'True', reason, message: reason, lastTransitionTime: '2026-11-30T08:00:00Z' }] };
+        await statusApi().replaceNamespacedCustomObjectStatus({ ...TRAINJOB, namespace: ns, name: c.name, body: stored });
+      }
       const out = await tj.update(ns, c.name, (o) => {
         o.spec.trainer = c.new.trainer;
         if (c.new.suspend === undefined) delete o.spec.suspend;
@@ -117,7 +158,8 @@ describe('one table, three enforcers (differential, real API server)', { skip: a
   }
 
   before(async () => {
-    cp = await startControlPlane({ crds: [upstreamCrds.jobsets, upstreamCrds.trainjobs, upstreamCrds.clusterTrainingRuntimes, upstreamCrds.trainingRuntimes] });
+    // No pods here: the world (scheduler, KWOK) is not needed.
+    cp = await startControlPlane({ crds: [upstreamCrds.jobsets, upstreamCrds.trainjobs, upstreamCrds.clusterTrainingRuntimes, upstreamCrds.trainingRuntimes], world: false });
   });
   after(async () => {
     await cp?.stop();
@@ -155,9 +197,14 @@ describe('one table, three enforcers (differential, real API server)', { skip: a
       if (!same) disagreements.push(`${c.name} ${JSON.stringify(c)}\n  webhook ${JSON.stringify(a)}\n  crd     ${JSON.stringify(b)}\n  vap     ${JSON.stringify(v)}`);
     }
     const denied = cases.filter((c) => !byWebhook.get(c.name)!.allowed).length;
-    console.log(`differential: ${cases.length - disagreements.length}/${cases.length} cases agree across webhook, CRD rules and VAP (${denied} denied, ${cases.length - denied} allowed)`);
+    const onFinished = cases.filter((c) => c.old.finished).length;
+    const negative = cases.filter((c) => [c.old.trainer.numNodes, c.new.trainer.numNodes].some((n) => typeof n === 'number' && n < 0)).length;
+    console.log(
+      `differential: ${cases.length - disagreements.length}/${cases.length} cases agree across webhook, CRD rules and VAP (${denied} denied, ${cases.length - denied} allowed; ${onFinished} on finished jobs, ${negative} with a negative count)`,
+    );
     assert.deepEqual(disagreements, []);
     assert.ok(denied > 20 && cases.length - denied > 20, 'the cases exercise both answers');
+    assert.ok(onFinished > 20 && negative > 20, 'the cases exercise finished jobs and negative counts');
   });
 
   /** A known-bad update (image change): 'denied' once the enforcer under test is in force. */
