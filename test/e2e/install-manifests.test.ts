@@ -105,7 +105,11 @@ describe('install: the kustomize overlays against the real API server', { skip: 
       return p.status?.currentHealthy === 2 ? p : undefined;
     });
     assert.equal(pdb.status.disruptionsAllowed, 1);
+    // Installed, the webhook (no endpoint answers here) blocks TrainJob writes; uninstalled, nothing does.
+    const tj = trainJobs(cp.kubeConfig);
+    await waitFor('the installed webhook in force', async () => !(await tj.create(trainJobObject('blocked', NS), 'All')).allowed);
     await uninstall(docs);
+    await waitFor('TrainJob writes go through after uninstall', async () => (await tj.create(trainJobObject('after-uninstall', NS), 'All')).allowed);
   });
 
   it('matchConditions (CEL checked by the real API server): a webhook that cannot answer blocks CREATE and spec changes, never label, annotation or finalizer changes, nor writes to an object being deleted', async () => {
