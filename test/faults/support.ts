@@ -17,11 +17,17 @@ export const UPSTREAM_TRAINJOB_CRD = path.join(root, 'upstream/crds/trainer.kube
  * else `short` (the form `npm test` runs in CI).
  */
 export function faultCases(short: number): number {
+  if (!longForm()) return short;
+  return Number(process.env.FAULT_CASES);
+}
+
+/** Whether this is the long form (`npm run test:faults`); checks FAULT_CASES. */
+export function longForm(): boolean {
   const raw = process.env.FAULT_CASES;
-  if (raw === undefined || raw === '') return short;
+  if (raw === undefined || raw === '') return false;
   const n = Number(raw);
   if (!Number.isSafeInteger(n) || n <= 0) throw new Error(`FAULT_CASES must be a positive integer, got ${JSON.stringify(raw)}`);
-  return n;
+  return true;
 }
 
 export interface Answer {
