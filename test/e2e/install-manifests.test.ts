@@ -151,7 +151,7 @@ describe('install: the kustomize overlays against the real API server', { skip: 
     const released = await tj.update(ns, 'held', (o) => (o.metadata.finalizers = []));
     assert.equal(released.allowed, true, released.allowed ? '' : released.refusal.message);
     await waitFor('the released object is gone', async () => (await cp.kubectl(['get', 'trainjobs.trainer.kubeflow.org', 'held', '-n', ns], { check: false })).code !== 0);
-    await cp.kubectl(['delete', 'validatingwebhookconfiguration,mutatingwebhookconfiguration', 'trainjob-webhook-validating', 'trainjob-webhook-mutating']);
+    await cp.kubectl(['delete', 'validatingwebhookconfiguration/trainjob-webhook-validating', 'mutatingwebhookconfiguration/trainjob-webhook-mutating']);
   });
 
   it('the mutating overlay adds the mutating configuration (for clusters without Trainer\'s defaulter) and nothing else', async () => {
