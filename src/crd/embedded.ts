@@ -2,6 +2,7 @@
 // template): their metadata goes through the same ObjectMeta round trip as the resource's own
 // (schema/objectmeta/coerce.go) and is validated like ObjectMeta with path-segment names
 // (schema/objectmeta/validation.go). The root resource itself is handled elsewhere.
+import { appendAll } from './append.ts';
 import type { FieldError } from '../field/errors.ts';
 import { OMIT_VALUE } from '../field/errors.ts';
 import { dropUnknownMetadataFields } from './prune.ts';
@@ -33,7 +34,7 @@ export function coerceEmbeddedInPlace(obj: unknown, root: SchemaNode): string[] 
   walkEmbedded(obj, root, '', (x, _s, path) => {
     const meta = x.metadata;
     if (!isObject(meta)) return;
-    out.push(...dropUnknownMetadataFields(meta, childPath(path, 'metadata')));
+    appendAll(out, dropUnknownMetadataFields(meta, childPath(path, 'metadata')));
     if (meta.creationTimestamp === null) delete meta.creationTimestamp;
   }, true);
   return out.sort();
@@ -74,7 +75,7 @@ export function validateEmbeddedResources(obj: unknown, root: SchemaNode): Field
       } else if (k === 'metadata' && isObject(v)) {
         const meta = { ...v, name: typeof v.name === 'string' && v.name !== '' ? v.name : 'fakename' };
         const namespace = typeof v.namespace === 'string' ? v.namespace : '';
-        errs.push(...validateMetadataAt(meta, childPath(path, 'metadata'), pathSegmentNameErrors, namespace.length > 0, { namespaced: namespace.length > 0 }));
+        appendAll(errs, validateMetadataAt(meta, childPath(path, 'metadata'), pathSegmentNameErrors, namespace.length > 0, { namespaced: namespace.length > 0 }));
       }
     }
   }, true);

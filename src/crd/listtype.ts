@@ -1,6 +1,7 @@
 // Uniqueness of `x-kubernetes-list-type: set` items and `map` keys, as the API server checks it
 // after schema validation (apiextensions-apiserver schema/listtype/validation.go). Paths use
 // field.Path style here (`metadata.labels[key]`), unlike the schema validator's messages.
+import { appendAll } from './append.ts';
 import type { FieldError } from '../field/errors.ts';
 import type { SchemaNode } from './schema.ts';
 import { canonicalJson, isObject, kindOf, ownKeys, type JsonObject } from './values.ts';
@@ -67,9 +68,9 @@ function validateArray(path: string, s: SchemaNode, list: unknown[]): FieldError
   if (s.listType === 'set') {
     for (const i of nonUniqueIndices(list)) errs.push(duplicate(indexPath(path, i), list[i]));
   } else if (s.listType === 'map') {
-    errs.push(...validateListMap(path, s, list));
+    appendAll(errs, validateListMap(path, s, list));
   }
-  if (s.items) list.forEach((x, i) => errs.push(...validateValue(indexPath(path, i), s.items!, x)));
+  if (s.items) list.forEach((x, i) => appendAll(errs, validateValue(indexPath(path, i), s.items!, x)));
   return errs;
 }
 
@@ -83,12 +84,12 @@ function validateValue(path: string, s: SchemaNode, x: unknown): FieldError[] {
 function validateObject(path: string, s: SchemaNode, obj: JsonObject): FieldError[] {
   const errs: FieldError[] = [];
   if (s.additionalProperties) {
-    for (const k of ownKeys(obj)) errs.push(...validateValue(keyPath(path, k), s.additionalProperties, obj[k]));
+    for (const k of ownKeys(obj)) appendAll(errs, validateValue(keyPath(path, k), s.additionalProperties, obj[k]));
   }
   if (s.properties) {
     for (const k of ownKeys(obj)) {
       const sub = s.properties.get(k);
-      if (sub) errs.push(...validateValue(childPath(path, k), sub, obj[k]));
+      if (sub) appendAll(errs, validateValue(childPath(path, k), sub, obj[k]));
     }
   }
   return errs;

@@ -3,6 +3,7 @@
 // and pkg/util/validation. Checks that depend on what the API server itself fills in before a
 // webhook runs (a missing name or namespace, resourceVersion on update) are left out by default:
 // a hand-written object for an offline review lacks them without being wrong.
+import { appendAll } from './append.ts';
 import { OMIT_VALUE, type FieldError } from '../field/errors.ts';
 import { RE2JS } from 're2js';
 import { isObject, semanticEqual, toBigInt, kindOf, type JsonObject } from './values.ts';
@@ -86,7 +87,7 @@ export function qualifiedNameErrors(value: string): string[] {
     const prefix = parts[0];
     name = parts[1];
     if (prefix.length === 0) errs.push('prefix part must be non-empty');
-    else errs.push(...dns1123Subdomain(prefix, 'bytes').map((m) => `prefix part ${m}`));
+    else appendAll(errs, dns1123Subdomain(prefix, 'bytes').map((m) => `prefix part ${m}`));
   } else {
     return [`a valid label key ${regexError(LABEL_KEY_MSG, LABEL_KEY, 'MyName', 'my.name', '123-abc')} with an optional DNS subdomain prefix and '/' (e.g. 'example.com/MyName')`];
   }
@@ -207,7 +208,10 @@ export function validateMetadataAt(meta: JsonObject, base: string, nameFn: NameF
     errs.push({ type: 'FieldValueForbidden', field: `${base}.namespace`, value: OMIT_VALUE, detail: 'not allowed on this type', origin });
   }
   if (generationOf(meta) < 0n) errs.push(invalid(`${base}.generation`, generationValue(meta), 'must be greater than or equal to 0'));
-  errs.push(...labelErrors(meta.labels, base), ...annotationErrors(meta.annotations, base), ...ownerReferenceErrors(meta.ownerReferences, base), ...finalizerErrors(meta.finalizers, base));
+  appendAll(errs, labelErrors(meta.labels, base));
+  appendAll(errs, annotationErrors(meta.annotations, base));
+  appendAll(errs, ownerReferenceErrors(meta.ownerReferences, base));
+  appendAll(errs, finalizerErrors(meta.finalizers, base));
   return errs;
 }
 

@@ -2,6 +2,7 @@
 // (apiextensions-apiserver customresource_handler.go, unstructuredSchemaCoercer.apply):
 // ObjectMeta round-trip of `metadata`, structural pruning of unknown fields (pruning/algorithm.go),
 // then removal of nulls the schema cannot hold (defaulting/prunenulls.go).
+import { appendAll } from './append.ts';
 import { coerceEmbeddedInPlace } from './embedded.ts';
 import type { SchemaNode } from './schema.ts';
 import { deepClone, isObject, ownKeys, setOwn, type JsonObject } from './values.ts';
@@ -213,10 +214,10 @@ export function prune(schema: SchemaNode, obj: unknown, options: { preserveUnkno
   const object = deepClone(obj);
   const pruned = coerceObjectMetaInPlace(object);
   if (!options.preserveUnknownFields) {
-    pruned.push(...pruneInPlace(object, schema, true));
+    appendAll(pruned, pruneInPlace(object, schema, true));
     pruneNullsInPlace(object, schema);
   }
-  pruned.push(...coerceEmbeddedInPlace(object, schema));
+  appendAll(pruned, coerceEmbeddedInPlace(object, schema));
   return { object, pruned };
 }
 

@@ -9,6 +9,7 @@
 // branch it matched best, type errors name Go types and formats ("must be of type integer:
 // \"number\""), numbers follow Go's int64/float64 split (BigInt must compare exactly), paths
 // are dotted even for map keys, and ratcheting drops errors per correlated node.
+import { appendAll } from './append.ts';
 import { OMIT_VALUE, type FieldError } from '../field/errors.ts';
 import { formatCheck } from './formats.ts';
 import { goFloat, goQuote } from '../field/gofmt.ts';
@@ -70,7 +71,7 @@ class Result {
   merge(other: Result | undefined): this {
     if (!other) return this;
     for (const e of other.errors) this.add(e);
-    this.ratcheted.push(...other.ratcheted);
+    appendAll(this.ratcheted, other.ratcheted);
     this.matchCount += other.matchCount;
     return this;
   }

@@ -1,6 +1,7 @@
 // The pure decision: an object (and on UPDATE its old version) in, field errors and warnings out.
 // It does what the API server does before a validating webhook sees the object (prune, default,
 // schema validation with ratcheting, the CRD's CEL rules) and then runs the rule table.
+import { appendAll } from '../crd/append.ts';
 import { RuleRun } from '../cel/run-rules.ts';
 import { runCrdRules } from '../cel/crd-rules.ts';
 import type { FieldError } from '../field/errors.ts';
@@ -26,7 +27,7 @@ function numNodesOf(obj: unknown): unknown {
 function decode(policy: Policy, obj: unknown, warnings: string[]): unknown {
   if (!policy.crd) return obj;
   const decoded = policy.crd.checks.decode(obj);
-  warnings.push(...decoded.warnings);
+  appendAll(warnings, decoded.warnings);
   return decoded.object;
 }
 
@@ -45,9 +46,9 @@ export function decideCreate(policy: Policy, input: unknown): Verdict {
     const prepared = checks.prepare(obj);
     const schemaErrors = checks.validate(prepared);
     const blocked = checks.celBlockedBy(schemaErrors);
-    causes.push(...schemaErrors);
+    appendAll(causes, schemaErrors);
     if (blocked) causes.push(blocked);
-    else causes.push(...runCrdRules(policy.crd.rules, new RuleRun(false), checks.root, prepared).errors);
+    else appendAll(causes, runCrdRules(policy.crd.rules, new RuleRun(false), checks.root, prepared).errors);
   }
   return { causes, warnings: [...warnings, ...zeroNodesWarning(numNodesOf(obj))] };
 }
@@ -61,7 +62,7 @@ export function decideUpdate(policy: Policy, input: unknown, oldInput: unknown):
   const causes: FieldError[] = [];
   if (policy.crd) {
     const { checks } = policy.crd;
-    causes.push(...checks.validateUpdate(obj, oldObj, correlation));
+    appendAll(causes, checks.validateUpdate(obj, oldObj, correlation));
     // The API server runs no CEL rule (and so none of the table's, which the CRD patch turns into CEL) after a blocking schema error.
     const blocked = checks.celBlockedBy(causes);
     if (blocked) return { causes: [...causes, blocked], warnings };
@@ -69,10 +70,10 @@ export function decideUpdate(policy: Policy, input: unknown, oldInput: unknown):
   const run = new RuleRun(true);
   if (policy.crd) {
     const crdRules = runCrdRules(policy.crd.rules, run, policy.crd.checks.root, obj, correlation);
-    causes.push(...crdRules.errors);
-    warnings.push(...crdRules.warnings);
+    appendAll(causes, crdRules.errors);
+    appendAll(warnings, crdRules.warnings);
   }
-  causes.push(...runTable(policy.table, run, policy.tableRoot, obj, correlation));
+  appendAll(causes, runTable(policy.table, run, policy.tableRoot, obj, correlation));
 
   // What happens next is said only when the update is admitted: a refused one changes nothing.
   const from = numNodesOf(oldObj);
