@@ -91,7 +91,9 @@ function suspendedAfter(obj: unknown): boolean {
   return isObject(spec) && spec.suspend === true;
 }
 
-const nodes = (n: unknown): string => (n === undefined ? "the runtime's default number of nodes" : `${String(n)} node${semanticEqual(n, 1) ? '' : 's'}`);
+/** A numNodes value in a message; a list or an object (a hand-written review only) is named by its type: String() of a deep one overflows the stack. */
+const shown = (v: unknown): string => (v !== null && typeof v === 'object' ? (Array.isArray(v) ? 'a list' : 'an object') : String(v));
+const nodes = (n: unknown): string => (n === undefined ? "the runtime's default number of nodes" : `${shown(n)} node${semanticEqual(n, 1) ? '' : 's'}`);
 
 /**
  * What the reconciler sidecar does with an admitted change (src/reconciler/decide.ts): it deletes
@@ -102,7 +104,7 @@ const nodes = (n: unknown): string => (n === undefined ? "the runtime's default 
  * stays suspended.
  */
 function rebuildWarning(from: unknown, to: unknown, suspended: boolean): string {
-  const change = `spec.trainer.numNodes changes from ${from === undefined ? "the runtime's default" : String(from)} to ${to === undefined ? "the runtime's default" : String(to)}`;
+  const change = `spec.trainer.numNodes changes from ${from === undefined ? "the runtime's default" : shown(from)} to ${to === undefined ? "the runtime's default" : shown(to)}`;
   return suspended
     ? `${change}: the JobSet is rebuilt with ${nodes(to)} as soon as it is suspended and none of its pods remain (the reconciler sidecar deletes it and it is re-created, suspended); the training runs on ${nodes(to)} once the TrainJob is resumed`
     : `${change}: the JobSet is rebuilt with ${nodes(to)} as soon as none of its pods remain (the reconciler sidecar deletes the suspended JobSet and it is re-created and starts at once)`;

@@ -162,3 +162,17 @@ describe('deep values a denial names', () => {
     assert.match(answer.json!.response.status.message, /spec\.runtimePatches\[0\]: Invalid value: \[\[\[\[/);
   });
 });
+
+describe('deep values the decision names in a warning', () => {
+  let server: Server;
+  before(async () => {
+    server = await crdServer();
+  });
+
+  // Found by the hostile-review property: the numNodes-change warning wrote the old value with
+  // String(), which recursed through a deep array (an in-band internal error).
+  it('an old numNodes nested 9,990 arrays deep, changed to 4', async () => {
+    const body = JSON.stringify(review('UPDATE', { object: trainJob({ trainer: { image: 'ghcr.io/acme/train:1.0', numNodes: 4 } }), oldObject: trainJob({ trainer: { image: 'ghcr.io/acme/train:1.0', numNodes: '__HOLE__' } }) })).replace(HOLE, arrays(9_990));
+    assertWellFormedAnswer(await server.validate(body), 'validate');
+  });
+});
