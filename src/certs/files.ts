@@ -1,7 +1,7 @@
 // Writes the serving files the way the kubelet updates a mounted Secret: the new files go into a
 // fresh hidden folder, then one rename swaps the `..data` symlink to it, so tls.crt and tls.key
 // change together and the reloader (which watches the folder) never reads a half-written pair.
-import { mkdir, readFile, readlink, rename, rm, symlink, writeFile } from 'node:fs/promises';
+import { access, mkdir, readFile, readlink, rename, rm, symlink, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { CA_FILE, CERT_FILE, KEY_FILE } from '../tls/keypair.ts';
 
@@ -39,6 +39,16 @@ export async function writeServingFiles(dir: string, files: ServingFiles): Promi
   }
   if (previous && previous !== version) await rm(join(dir, previous), { recursive: true, force: true });
   return true;
+}
+
+/** Whether `dir` holds a serving pair already. */
+export async function hasServingFiles(dir: string): Promise<boolean> {
+  try {
+    await Promise.all([CERT_FILE, KEY_FILE].map((f) => access(join(dir, f))));
+    return true;
+  } catch {
+    return false;
+  }
 }
 
 async function sameAsOnDisk(dir: string, files: ServingFiles): Promise<boolean> {

@@ -7,7 +7,7 @@
 import type { Logger } from '../observability/logger.ts';
 import { assessMaterial, bundleAfterCaRotation, splitPemBundle, type CertMaterial } from './assess.ts';
 import { createCa, issueServingCert } from './authority.ts';
-import { writeServingFiles } from './files.ts';
+import { hasServingFiles, writeServingFiles } from './files.ts';
 import { withCaBundle, type WebhookConfigRef } from './inject.ts';
 import { ConflictError, type CertStore } from './store.ts';
 import { describeError, statusCode } from '../cluster/client.ts';
@@ -129,10 +129,23 @@ export function startCertRotation(settings: RotationSettings, store: CertStore, 
 
   async function pass(): Promise<SyncResult> {
     const { material, action } = await settleSecret();
-    const filesChanged = await writeServingFiles(settings.certDir, { caCrt: material.caCrt!, tlsCrt: material.tlsCrt!, tlsKey: material.tlsKey! });
-    if (filesChanged) logger.info({ dir: settings.certDir }, 'serving certificate files written');
-    resolveReady();
-    const injected = await inject(material.caCrt!);
+    // The caBundle first, then the files: a certificate of a new CA is served only once the API
+    // server trusts that CA. When the bundle cannot be written, the certificate being served stays
+    // (it is still valid: renewal starts long before expiry), unless there is none yet.
+    let injected: string[] = [];
+    let injectError: unknown;
+    try {
+      injected = await inject(material.caCrt!);
+    } catch (err) {
+      injectError = err;
+    }
+    let filesChanged = false;
+    if (injectError === undefined || !(await hasServingFiles(settings.certDir))) {
+      filesChanged = await writeServingFiles(settings.certDir, { caCrt: material.caCrt!, tlsCrt: material.tlsCrt!, tlsKey: material.tlsKey! });
+      if (filesChanged) logger.info({ dir: settings.certDir }, 'serving certificate files written');
+      resolveReady();
+    }
+    if (injectError !== undefined) throw injectError;
     return { secret: action, filesChanged, injected };
   }
 

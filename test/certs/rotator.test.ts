@@ -11,6 +11,7 @@ import { ConflictError, type CertStore } from '../../src/certs/store.ts';
 import type { CertMaterial } from '../../src/certs/assess.ts';
 import type { WebhookConfigRef } from '../../src/certs/inject.ts';
 import { createCa, issueServingCert } from '../../src/certs/authority.ts';
+import { writeServingFiles } from '../../src/certs/files.ts';
 
 const root = mkdtempSync(join(tmpdir(), 'tjw-rotator-'));
 after(() => rmSync(root, { recursive: true, force: true }));
@@ -22,7 +23,7 @@ class World {
   configs = new Map<string, { metadata: { resourceVersion: string }; webhooks: { clientConfig: Record<string, string> }[] }>();
   rv = 1;
   secretWrites = 0;
-  store(beforeWrite: () => Promise<void> = async () => {}): CertStore {
+  store(beforeWrite: () => Promise<void> = async () => {}, beforeConfigWrite: () => Promise<void> = async () => {}): CertStore {
     return {
       readSecret: async () => (this.secret ? { material: { ...this.secret.material }, resourceVersion: String(this.secret.rv) } : undefined),
       createSecret: async (m) => {
@@ -39,6 +40,7 @@ class World {
       },
       readWebhookConfig: async (ref) => structuredClone(this.configs.get(ref.name)),
       replaceWebhookConfig: async (ref, c) => {
+        await beforeConfigWrite();
         const cur = this.configs.get(ref.name)!;
         const next = c as typeof cur;
         if (next.metadata.resourceVersion !== cur.metadata.resourceVersion) throw new ConflictError('stale');
@@ -125,5 +127,47 @@ describe('startCertRotation', () => {
     const bundle = w.secret.material.caCrt!;
     assert.ok(bundle.endsWith(old.certPem), 'the old CA follows the new one');
     assert.notEqual(bundle, old.certPem);
+  });
+
+  /** A Secret whose CA expires within the lookahead, and the files of it being served. */
+  async function expiringCa(w: World, name: string) {
+    const now = new Date();
+    const old = await createCa({ now, validityMs: 60 * 86_400_000 });
+    const s = await issueServingCert(old, ['svc.ns.svc'], { now, validityMs: 60 * 86_400_000 });
+    w.secret = { material: { caCrt: old.certPem, caKey: old.keyPem, tlsCrt: s.certPem, tlsKey: s.keyPem }, rv: 5 };
+    w.configs.set('v', { metadata: { resourceVersion: '1' }, webhooks: [{ clientConfig: {} }] });
+    await writeServingFiles(join(root, name), { caCrt: old.certPem, tlsCrt: s.certPem, tlsKey: s.keyPem });
+    return s;
+  }
+
+  it('a certificate of a new CA is served only after the caBundle trusts that CA', async () => {
+    const w = new World();
+    const served = await expiringCa(w, 'order');
+    const seenAtInjection: string[] = [];
+    const r = startCertRotation(settings('order'), w.store(undefined, async () => void seenAtInjection.push(readFileSync(join(root, 'order', 'tls.crt'), 'utf8'))), logger);
+    await r.ready;
+    await r.sync();
+    r.stop();
+    assert.deepEqual(seenAtInjection, [served.certPem], 'the old certificate was still served while the bundle was written');
+    assert.equal(readFileSync(join(root, 'order', 'tls.crt'), 'utf8'), w.secret!.material.tlsCrt);
+  });
+
+  it('when the caBundle cannot be written, the certificate being served stays and the pass fails (to be retried)', async () => {
+    const w = new World();
+    const served = await expiringCa(w, 'denied');
+    const r = startCertRotation(settings('denied'), w.store(undefined, async () => Promise.reject(new Error('HTTP 403: forbidden'))), logger);
+    await assert.rejects(r.sync(), /HTTP 403/);
+    r.stop();
+    assert.notEqual(w.secret!.material.tlsCrt, served.certPem, 'the Secret was renewed');
+    assert.equal(readFileSync(join(root, 'denied', 'tls.crt'), 'utf8'), served.certPem, 'the files were not');
+  });
+
+  it('with no files yet, they are written (the server can start) even when the caBundle cannot be', async () => {
+    const w = new World();
+    w.configs.set('v', { metadata: { resourceVersion: '1' }, webhooks: [{ clientConfig: {} }] });
+    const r = startCertRotation(settings('first'), w.store(undefined, async () => Promise.reject(new Error('HTTP 403: forbidden'))), logger);
+    await r.ready;
+    r.stop();
+    assert.equal(readFileSync(join(root, 'first', 'tls.crt'), 'utf8'), w.secret!.material.tlsCrt);
   });
 });
