@@ -8,7 +8,8 @@
 // comes back, and a serving certificate forced near its expiry is renewed while TrainJob writes
 // keep going through with none failing.
 import assert from 'node:assert/strict';
-import { X509Certificate } from 'node:crypto';
+import { createPrivateKey, webcrypto, X509Certificate } from 'node:crypto';
+import * as x509 from '@peculiar/x509';
 import { readFileSync } from 'node:fs';
 import path from 'node:path';
 import tls from 'node:tls';
@@ -38,6 +39,28 @@ interface Replica {
 }
 
 const decode = (s: V1Secret, key: string) => Buffer.from(s.data?.[key] ?? '', 'base64').toString('utf8');
+
+/** The CA certificate `caPem` again, same name and key, valid for `validityMs` from now. */
+async function reissueCa(caPem: string, caKeyPem: string, validityMs: number): Promise<string> {
+  const crypto = webcrypto as unknown as Parameters<typeof x509.cryptoProvider.set>[0];
+  const old = new x509.X509Certificate(caPem);
+  const alg = { name: 'ECDSA', namedCurve: 'P-256' };
+  const privateKey = await webcrypto.subtle.importKey('pkcs8', createPrivateKey(caKeyPem).export({ format: 'der', type: 'pkcs8' }), alg, false, ['sign']);
+  const publicKey = await old.publicKey.export(alg, ['verify'], crypto);
+  const cert = await x509.X509CertificateGenerator.createSelfSigned(
+    {
+      serialNumber: '0a1b2c3d',
+      name: old.subject,
+      notBefore: new Date(Date.now() - 3_600_000),
+      notAfter: new Date(Date.now() + validityMs),
+      keys: { privateKey, publicKey } as never,
+      signingAlgorithm: { name: 'ECDSA', hash: 'SHA-256' },
+      extensions: old.extensions,
+    },
+    crypto,
+  );
+  return cert.toString('pem') + '\n';
+}
 
 /** The certificate a replica presents, verified against `caPem` for 127.0.0.1 (as the API server does). */
 function servedCert(port: number, caPem: string): Promise<string> {
@@ -195,6 +218,49 @@ describe('install: in-process certificate rotation (default overlay) against the
     assert.deepEqual(await caBundles(), [caPem, caPem], 'the caBundle is unchanged');
     const renewals = [...one.log(), ...two.log()].filter((l) => l.msg === 'serving certificate renewed in the Secret');
     assert.equal(renewals.length, 1, 'one replica renewed; the other adopted');
+  });
+
+  it('a CA forced near its expiry is replaced: the new and the old CA are both trusted through the switch, and every TrainJob write goes through', async (t) => {
+    const s = await secret();
+    const oldPem = splitPemBundle(decode(s, 'ca.crt'))[0];
+    // The same CA (name and key, so the certificates being served still chain to it) made to expire in 30 days.
+    const shortened = await reissueCa(oldPem, decode(s, 'ca.key'), 30 * DAY);
+    const tj = trainJobs(cp.kubeConfig);
+    const outcomes: { ok: boolean; message: string }[] = [];
+    let stop = false;
+    const writer = (async () => {
+      for (let i = 0; !stop; i++) {
+        const out = await tj.create(trainJobObject(`ca-${i}`, tjNs), 'All');
+        outcomes.push({ ok: out.allowed, message: out.allowed ? '' : out.refusal.message });
+      }
+    })();
+    try {
+      await waitFor('writes flowing', () => outcomes.length >= 3);
+      await core.replaceNamespacedSecret({ name: SECRET, namespace: NS, body: { ...s, data: { ...s.data, 'ca.crt': Buffer.from(shortened).toString('base64') } } });
+      const rotated = await waitFor('a new CA in the Secret', async () => {
+        const now = await secret();
+        const first = splitPemBundle(decode(now, 'ca.crt'))[0];
+        return new X509Certificate(first).publicKey.export({ format: 'pem', type: 'spki' }) !== new X509Certificate(oldPem).publicKey.export({ format: 'pem', type: 'spki' }) ? now : undefined;
+      });
+      const bundle = decode(rotated, 'ca.crt');
+      assert.equal(splitPemBundle(bundle).length, 2, 'the new CA, then the previous one');
+      assert.equal(splitPemBundle(bundle)[1], shortened.trim());
+      await waitFor('both caBundles carry both CAs', async () => (await caBundles()).every((b) => b === bundle));
+      const leaf = new X509Certificate(decode(rotated, 'tls.crt'));
+      assert.ok(leaf.checkIssued(new X509Certificate(splitPemBundle(bundle)[0])), 'the serving certificate is the new CA\'s');
+      const newCaOnly = splitPemBundle(bundle)[0];
+      await waitFor('both replicas serve a certificate of the new CA', async () => (await servedCert(one.port, newCaOnly)) === leaf.toString() && (await servedCert(two.port, newCaOnly)) === leaf.toString());
+      const settled = outcomes.length;
+      await waitFor('writes after the switch', () => outcomes.length >= settled + 3);
+    } finally {
+      stop = true;
+      await writer;
+    }
+    const failed = outcomes.filter((o) => !o.ok);
+    t.diagnostic(`${outcomes.length} TrainJob writes through both replicas during the CA rotation, ${failed.length} failed`);
+    assert.deepEqual(failed, [], `${failed.length} of ${outcomes.length} writes failed`);
+    const rotations = [...one.log(), ...two.log()].filter((l) => l.msg === 'CA and serving certificate written to the Secret' && l.action === 'new-ca');
+    assert.equal(rotations.length, 1, 'one replica rotated the CA; the other adopted');
   });
 
   it('where it may create Secrets, a missing Secret is created', async () => {
