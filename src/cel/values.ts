@@ -25,9 +25,10 @@ export interface CelSchema {
  * is converted once, so rules at the root, at spec and below share their subtrees.
  */
 export class InternPool {
+  // Plain Maps: a pool lives for one request, and WeakMaps cost the garbage collector more.
   readonly #byKey = new Map<string, unknown>();
-  readonly #keys = new WeakMap<object, string>();
-  readonly #converted = new WeakMap<object, Map<CelSchema | undefined, unknown>>();
+  readonly #keys = new Map<object, string>();
+  readonly #converted = new Map<object, Map<CelSchema | undefined, unknown>>();
 
   intern(value: unknown): unknown {
     if (value === null || typeof value !== 'object') return value;
@@ -72,10 +73,31 @@ function scalarKey(v: unknown): string {
     case 'number':
       return Number.isInteger(v) && Math.abs(v) < TWO_63 ? `n${BigInt(v)}` : `d${v}`;
     case 'string':
-      return `s${JSON.stringify(v)}`;
+      // Length-prefixed: as unambiguous as quoting, without scanning for characters to escape.
+      return `s${v.length}:${v}`;
     default:
       return `?${String(v)}`;
   }
+}
+
+/** A map name in a key, length-prefixed like strings. */
+function nameKey(name: string): string {
+  return `${name.length}:${name}`;
+}
+
+/** The key of a map whose values are all scalars (most list items), built in one pass; else undefined. */
+function flatMapKey(value: object): string | undefined {
+  if (value instanceof Set || Array.isArray(value)) return undefined;
+  const map = value as Record<string, unknown>;
+  const names = Object.keys(map);
+  if (names.length > 1) names.sort();
+  let out = '{';
+  for (let i = 0; i < names.length; i++) {
+    const v = map[names[i]];
+    if (v !== null && typeof v === 'object') return undefined;
+    out += `${i > 0 ? ',' : ''}${nameKey(names[i])}:${scalarKey(v)}`;
+  }
+  return `${out}}`;
 }
 
 /** A container whose key is being built: its children in key order, and their keys so far. */
@@ -98,7 +120,7 @@ function closeKey(f: KeyFrame): string {
   if (f.value instanceof Set) return `S{${f.parts.sort().join(',')}}`;
   if (f.names === undefined) return `[${f.parts.join(',')}]`;
   let out = '{';
-  for (let i = 0; i < f.names.length; i++) out += `${i > 0 ? ',' : ''}${JSON.stringify(f.names[i])}:${f.parts[i]}`;
+  for (let i = 0; i < f.names.length; i++) out += `${i > 0 ? ',' : ''}${nameKey(f.names[i])}:${f.parts[i]}`;
   return `${out}}`;
 }
 
@@ -106,8 +128,10 @@ function closeKey(f: KeyFrame): string {
  * A string that is equal for values CEL considers equal (order-free for Sets and maps).
  * Iterative: dynamic values below a schema can nest as deep as the decoder allows.
  */
-export function canonicalKey(v: unknown, known?: WeakMap<object, string>): string {
+export function canonicalKey(v: unknown, known?: Map<object, string>): string {
   if (v === null || typeof v !== 'object') return scalarKey(v);
+  const flat = flatMapKey(v);
+  if (flat !== undefined) return flat;
   const stack: KeyFrame[] = [keyFrame(v)];
   for (;;) {
     const top = stack[stack.length - 1];
@@ -195,6 +219,13 @@ export function toCelValue(value: unknown, schema: CelSchema | undefined, pool: 
   return done !== undefined ? done : pool.remember(value, schema, convertContainer(value, schema, pool));
 }
 
+/** A list item: not remembered (rules sit on fields, and a long list would fill the pool). */
+function toCelItem(value: unknown, schema: CelSchema | undefined, pool: InternPool): unknown {
+  if (value === null || value === undefined) return null;
+  if (typeof value !== 'object') return convertScalar(value, schema);
+  return pool.converted(value, schema) ?? convertContainer(value, schema, pool);
+}
+
 function convertScalar(value: unknown, schema: CelSchema | undefined): unknown {
   if (!schema) return toDyn(value);
   if (schema['x-kubernetes-int-or-string'] || schema.type === 'integer') return toInteger(value);
@@ -208,7 +239,7 @@ function convertScalar(value: unknown, schema: CelSchema | undefined): unknown {
  */
 function convertContainer(value: object, schema: CelSchema | undefined, pool: InternPool): unknown {
   if (schema?.type === 'array' && !schema['x-kubernetes-int-or-string'] && Array.isArray(value)) {
-    const items = value.map((x) => toCelValue(x, schema.items, pool));
+    const items = value.map((x) => toCelItem(x, schema.items, pool));
     const listType = schema['x-kubernetes-list-type'];
     if (listType === 'set' || listType === 'map') return new Set(items.map((x) => pool.intern(x)));
     return items;

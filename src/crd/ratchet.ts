@@ -19,7 +19,12 @@ function mapListKey(item: JsonObject, keys: readonly string[]): string | undefin
     // Only bool, int64, float64 and string are keys; Go keeps int64(1) and float64(1) apart.
     return kind === 'boolean' || kind === 'int' || kind === 'float' || kind === 'string' ? `${kind}:${canonicalJson(v)}` : undefined;
   };
-  if (keys.length === 1) return hasOwn(item, keys[0]) ? scalar(item[keys[0]]) : undefined;
+  if (keys.length === 1) {
+    if (!hasOwn(item, keys[0])) return undefined;
+    const only = item[keys[0]];
+    // The common case, a string key alone: no delimiter follows it, so it needs no quoting.
+    return typeof only === 'string' ? `string:${only}` : scalar(only);
+  }
   let out = '';
   for (const k of keys) {
     if (!hasOwn(item, k)) return undefined;

@@ -49,10 +49,13 @@ interface OpenApiError {
 }
 
 /** kube-openapi's Result: errors deduplicated by message, and the match count anyOf/oneOf use. */
+/** Shared by every Result without errors: a node makes several Results, and most stay empty. */
+const NO_ERRORS: readonly OpenApiError[] = Object.freeze([]);
+
 class Result {
-  errors: OpenApiError[] = [];
+  errors: readonly OpenApiError[] = NO_ERRORS;
   /** Errors a ratcheting node turned into warnings (the API server drops them). */
-  ratcheted: OpenApiError[] = [];
+  ratcheted: readonly OpenApiError[] = NO_ERRORS;
   matchCount = 0;
   #seen: Set<string> | undefined;
 
@@ -65,13 +68,17 @@ class Result {
       if (this.#seen.has(e.message)) return this;
       this.#seen.add(e.message);
     }
-    this.errors.push(e);
+    if (this.errors === NO_ERRORS) this.errors = [];
+    (this.errors as OpenApiError[]).push(e);
     return this;
   }
   merge(other: Result | undefined): this {
     if (!other) return this;
     for (const e of other.errors) this.add(e);
-    appendAll(this.ratcheted, other.ratcheted);
+    if (other.ratcheted.length > 0) {
+      if (this.ratcheted === NO_ERRORS) this.ratcheted = [];
+      appendAll(this.ratcheted as OpenApiError[], other.ratcheted);
+    }
     this.matchCount += other.matchCount;
     return this;
   }
