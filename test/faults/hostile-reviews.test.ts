@@ -140,7 +140,7 @@ describe(`hostile AdmissionReviews (${CASES} cases)`, () => {
     server = await crdServer();
   });
 
-  it('every answer is a 4xx or an in-band decision; no prototype is touched; memory comes back', async () => {
+  it('every answer is a 4xx or an in-band decision; no prototype is touched; memory comes back', async (t) => {
     // Warm up (compiled rules, JIT) before the baseline.
     for (const op of ['CREATE', 'UPDATE']) assertWellFormedAnswer(await server.validate(JSON.stringify(review(op))), 'warm-up');
     const heapBefore = heapAfterGc();
@@ -155,6 +155,7 @@ describe(`hostile AdmissionReviews (${CASES} cases)`, () => {
     assert.deepEqual(Object.getOwnPropertyNames(Object.prototype).filter((k) => !['__defineGetter__', '__defineSetter__', 'hasOwnProperty', '__lookupGetter__', '__lookupSetter__', 'isPrototypeOf', 'propertyIsEnumerable', 'toString', 'valueOf', '__proto__', 'toLocaleString', 'constructor'].includes(k)), []);
     // Nothing a request built is kept: the heap is back near where it started (64 MiB of slack for caches and JIT code).
     const grown = heapAfterGc() - heapBefore;
+    t.diagnostic(`heap after GC: ${(heapBefore / 1048576).toFixed(1)} MiB before, grew by ${(grown / 1048576).toFixed(1)} MiB over ${CASES} requests`);
     assert.ok(grown < 64 * 1024 * 1024, `heap grew by ${(grown / 1048576).toFixed(1)} MiB over ${CASES} requests`);
   });
 });

@@ -4,8 +4,11 @@ import assert from 'node:assert/strict';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { loadPolicyFromFile } from '../../src/crd-policy.ts';
+import { createLogger } from '../../src/observability/logger.ts';
+import { createMetrics } from '../../src/observability/metrics.ts';
+import { buildAdmissionServer } from '../../src/server.ts';
 import { createValidator } from '../../src/validator.ts';
-import { MUTATE, VALIDATE, testServer } from '../webhooks/fixtures.ts';
+import { MUTATE, VALIDATE, testCert } from '../webhooks/fixtures.ts';
 
 export { MUTATE, VALIDATE } from '../webhooks/fixtures.ts';
 
@@ -36,11 +39,20 @@ export interface Answer {
   json: Record<string, any> | undefined;
 }
 
+/** Every log line is written (so formatting runs) and dropped: a suite of 100,000 requests keeps none. */
+export function discardingLogger() {
+  let lines = 0;
+  const logger = createLogger('debug', { write: () => void lines++ });
+  return { logger, lineCount: () => lines };
+}
+
 export async function crdServer() {
   const policy = await loadPolicyFromFile(UPSTREAM_TRAINJOB_CRD);
-  const server = await testServer({ validator: createValidator({ policy }), now: () => new Date('2026-01-02T03:04:05Z') });
+  const { logger, lineCount } = discardingLogger();
+  const metrics = createMetrics();
+  const app = await buildAdmissionServer({ tls: await testCert() }, { validator: createValidator({ policy }), logger, metrics, now: () => new Date('2026-01-02T03:04:05Z') });
   const send = async (url: string, payload: string): Promise<Answer> => {
-    const res = await server.app.inject({ method: 'POST', url, headers: { 'content-type': 'application/json' }, payload });
+    const res = await app.inject({ method: 'POST', url, headers: { 'content-type': 'application/json' }, payload });
     let json: Record<string, any> | undefined;
     try {
       json = res.json();
@@ -49,7 +61,7 @@ export async function crdServer() {
     }
     return { statusCode: res.statusCode, body: res.body, json };
   };
-  return { ...server, send, validate: (p: string) => send(VALIDATE, p), mutate: (p: string) => send(MUTATE, p) };
+  return { app, metrics, lineCount, send, validate: (p: string) => send(VALIDATE, p), mutate: (p: string) => send(MUTATE, p) };
 }
 
 /**
