@@ -90,10 +90,10 @@ describe('the world: scheduler, KWOK nodes and our stages', { skip: controlPlane
     assert.equal(after?.status?.containerStatuses?.[0]?.state?.terminated?.exitCode, 1);
   });
 
-  it('an initializer pod (trainer.kubeflow.org/trainjob-ancestor-step) succeeds by itself; its Job completes', async () => {
-    for (const step of ['dataset-initializer', 'model-initializer']) {
-      await batch.createNamespacedJob({ namespace: ns, body: job(step, {}, { 'trainer.kubeflow.org/trainjob-ancestor-step': step }) });
-    }
+  it('an initializer pod (trainer.kubeflow.org/trainjob-ancestor-step, or a JobSet pod of that replicated job) succeeds by itself; its Job completes', async () => {
+    // Trainer labels the initializer Jobs with the step; their pods carry JobSet's replicated-job name.
+    await batch.createNamespacedJob({ namespace: ns, body: job('dataset-initializer', {}, { 'trainer.kubeflow.org/trainjob-ancestor-step': 'dataset-initializer' }) });
+    await batch.createNamespacedJob({ namespace: ns, body: job('model-initializer', {}, { 'jobset.sigs.k8s.io/replicatedjob-name': 'model-initializer' }) });
     for (const step of ['dataset-initializer', 'model-initializer']) {
       await waitFor(`Job ${step} Complete`, async () => (await readJob(step)).status?.conditions?.some((c) => c.type === 'Complete' && c.status === 'True'));
       const [pod] = await jobPods(step);
