@@ -70,13 +70,43 @@ export async function issueServingCert(ca: PemPair, hosts: readonly string[], op
         new x509.BasicConstraintsExtension(false, undefined, true),
         new x509.KeyUsagesExtension(x509.KeyUsageFlags.digitalSignature | x509.KeyUsageFlags.keyEncipherment, true),
         new x509.ExtendedKeyUsageExtension([x509.ExtendedKeyUsage.serverAuth]),
-        new x509.SubjectAlternativeNameExtension(hosts.map((h) => (isIP(h) ? { type: 'ip' as const, value: h } : { type: 'dns' as const, value: h }))),
+        subjectAltNames(hosts),
         await x509.AuthorityKeyIdentifierExtension.create(caCert, false, crypto),
       ],
     },
     crypto,
   );
   return { certPem: cert.toString('pem') + '\n', keyPem: await keyToPem(keys.privateKey) };
+}
+
+/**
+ * A serving certificate that is its own CA (`serve`'s offline default: what curl pins and what a
+ * caBundle can hold), for `hosts` (DNS names or IP addresses), backdated 5 minutes.
+ */
+export async function createSelfSignedServing(options: IssueOptions & { commonName: string; hosts: readonly string[] }): Promise<PemPair> {
+  const keys = await generateKeys();
+  const cert = await x509.X509CertificateGenerator.createSelfSigned(
+    {
+      serialNumber: randomSerial(),
+      name: `CN=${options.commonName}`,
+      notBefore: new Date(options.now.getTime() - 5 * 60_000),
+      notAfter: new Date(options.now.getTime() + options.validityMs),
+      keys,
+      signingAlgorithm: SIGNING_ALGORITHM,
+      extensions: [
+        new x509.BasicConstraintsExtension(true, undefined, true),
+        new x509.KeyUsagesExtension(x509.KeyUsageFlags.digitalSignature | x509.KeyUsageFlags.keyCertSign, true),
+        new x509.ExtendedKeyUsageExtension([x509.ExtendedKeyUsage.serverAuth]),
+        subjectAltNames(options.hosts),
+      ],
+    },
+    crypto,
+  );
+  return { certPem: cert.toString('pem') + '\n', keyPem: await keyToPem(keys.privateKey) };
+}
+
+function subjectAltNames(hosts: readonly string[]): x509.SubjectAlternativeNameExtension {
+  return new x509.SubjectAlternativeNameExtension(hosts.map((h) => (isIP(h) ? { type: 'ip' as const, value: h } : { type: 'dns' as const, value: h })));
 }
 
 async function generateKeys(): Promise<CryptoKeyPair> {

@@ -4,7 +4,7 @@
 import { X509Certificate } from 'node:crypto';
 import { mkdir, rename, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
-import { generate } from 'selfsigned';
+import { createSelfSignedServing } from '../certs/authority.ts';
 import { CA_FILE, CERT_FILE, KEY_FILE, readKeyPair } from './keypair.ts';
 import type { KeyPair } from './keypair.ts';
 
@@ -49,27 +49,13 @@ export async function ensureSelfSignedCert(dir: string, options: SelfSignedOptio
 
 export async function generateSelfSigned(options: SelfSignedOptions = {}): Promise<KeyPair> {
   const now = options.now ?? new Date();
-  const dnsNames = options.dnsNames ?? DEFAULTS.dnsNames;
-  const ips = options.ipAddresses ?? DEFAULTS.ipAddresses;
-  const notAfter = new Date(now.getTime() + (options.validDays ?? DEFAULTS.validDays) * 86_400_000);
-  const pems = await generate([{ name: 'commonName', value: 'trainjob-webhook' }], {
-    keyType: 'ec',
-    curve: 'P-256',
-    algorithm: 'sha256',
-    // Backdated a little: the API server's clock may be behind ours.
-    notBeforeDate: new Date(now.getTime() - 5 * 60_000),
-    notAfterDate: notAfter,
-    extensions: [
-      { name: 'basicConstraints', cA: true, critical: true },
-      { name: 'keyUsage', digitalSignature: true, keyCertSign: true, critical: true },
-      { name: 'extKeyUsage', serverAuth: true },
-      {
-        name: 'subjectAltName',
-        altNames: [...dnsNames.map((value) => ({ type: 2 as const, value })), ...ips.map((ip) => ({ type: 7 as const, ip }))],
-      },
-    ],
+  const pair = await createSelfSignedServing({
+    commonName: 'trainjob-webhook',
+    hosts: [...(options.dnsNames ?? DEFAULTS.dnsNames), ...(options.ipAddresses ?? DEFAULTS.ipAddresses)],
+    now,
+    validityMs: (options.validDays ?? DEFAULTS.validDays) * 86_400_000,
   });
-  return { cert: Buffer.from(pems.cert), key: Buffer.from(pems.private) };
+  return { cert: Buffer.from(pair.certPem), key: Buffer.from(pair.keyPem) };
 }
 
 async function writeAtomic(file: string, data: Buffer, mode: number): Promise<void> {
