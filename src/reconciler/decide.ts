@@ -45,14 +45,16 @@ export function decide(o: Observation): Decision {
   }
   const negative = negativeNumNodes(o);
   if (negative) return act('unsupported', [...statusSteps(o, negative, 'InvalidNumNodes'), ...reportSteps(o, prev, { state: 'Unsupported', reason: negative })]);
+  const finished = neverReconciledAgain(tj, js);
+  // Nothing to judge yet, so nothing to read: Trainer builds the JobSet (companion), or it goes.
+  if (!js && o.mode === 'companion') return act(finished ? 'finished' : 'no-jobset', [], undefined, finished);
+  if (js && isDeleting(js.metadata)) return act('waiting', [], RETRY.whileDeletingMs, `JobSet ${js.metadata.name} is being deleted`);
   if (!o.runtime) return { kind: 'need', what: 'runtime' };
   if (!o.runtime.found) {
     return act('unsupported', [...statusSteps(o, o.runtime.reason), ...reportSteps(o, prev, { state: 'Unsupported', reason: o.runtime.reason })], RETRY.blockedMs);
   }
   const runtime = o.runtime.runtime;
-  const finished = neverReconciledAgain(tj, js);
-  if (!js) return o.mode === 'standalone' && !finished ? create(o, runtime, prev) : act(finished ? 'finished' : 'no-jobset', [], undefined, finished);
-  if (isDeleting(js.metadata)) return act('waiting', [], RETRY.whileDeletingMs, `JobSet ${js.metadata.name} is being deleted`);
+  if (!js) return finished ? act('finished', [], undefined, finished) : create(o, runtime, prev);
 
   const verdict = isJobSetStale(tj, runtime, js);
   if (verdict.verdict === 'unknown') return act('unsupported', [...statusSteps(o, verdict.reason), ...reportSteps(o, prev, { state: 'Unsupported', reason: verdict.reason })]);
@@ -104,12 +106,16 @@ function stale(o: Observation, js: JobSet, counts: NodeCounts, prev: RebuildRepo
     if (o.trainJob.spec?.suspend === true) return suspendStale(o, js, base, prev, differences);
     return act('waiting', reportSteps(o, prev, { ...base, reason: 'the JobSet runs with the old node count; suspend the TrainJob to rebuild it' }, differences.join('; ')));
   }
-  if (!o.children) return { kind: 'need', what: 'children' };
-  const safety = canDeleteSafely(js, o.children.jobs, o.children.pods);
+  // The watch's Jobs first: one that still runs there means waiting, with no request (its status
+  // moves when its last pod goes, which queues the key again). Only then the live read the delete
+  // rests on: the Jobs and every pod of the JobSet.
+  if (!o.children && !o.cachedJobs) return { kind: 'need', what: 'cached-jobs' };
+  const safety = o.children ? canDeleteSafely(js, o.children.jobs, o.children.pods) : canDeleteSafely(js, o.cachedJobs ?? [], []);
   if (!safety.safe) {
     const detail = safety.reasons.join('; ');
     return act('waiting', reportSteps(o, prev, { ...base, reason: 'something of the JobSet still runs; the rebuild waits until nothing does' }, detail), RETRY.whileRunningMs, detail);
   }
+  if (!o.children) return { kind: 'need', what: 'children' };
   if (!o.pvcs) return { kind: 'need', what: 'pvcs' };
   const plan = planPvcRelease(o.trainJob, js, o.pvcs);
   if (!plan.ok) {
@@ -167,8 +173,11 @@ function notRecreatable(js: JobSet, claims: string[], refusal: string): string {
 }
 
 function current(o: Observation, runtime: Runtime, js: JobSet, prev: RebuildReport | undefined, finished: string | undefined): Decision {
-  if (!o.retained) return { kind: 'need', what: 'retained' };
-  const steps: Step[] = planPvcHandBack(o.trainJob, js, o.retained).map((patch) => ({ kind: 'hand-back-pvc', patch }));
+  // A PVC is retained only from a JobSet's volumeClaimPolicies, and listed in the report before the
+  // delete: without either, there is nothing to hand back and nothing to list.
+  const mayHaveRetained = (js.spec?.volumeClaimPolicies?.length ?? 0) > 0 || (prev?.retainedPVCs?.length ?? 0) > 0;
+  if (mayHaveRetained && !o.retained) return { kind: 'need', what: 'retained' };
+  const steps: Step[] = planPvcHandBack(o.trainJob, js, o.retained ?? []).map((patch) => ({ kind: 'hand-back-pvc', patch }));
   let applied = false;
   if (o.mode === 'standalone') {
     const built = buildJobSet(o.trainJob, runtime);

@@ -23,6 +23,12 @@ export interface Observation {
   jobSet: JobSet | undefined;
   /** Read on demand (see Need). */
   runtime?: RuntimeRead;
+  /**
+   * The JobSet's Jobs as the watch holds them: a Job that still runs there means waiting without a
+   * request. Never enough to delete on (pods are not watched, and a cache may lag).
+   */
+  cachedJobs?: Job[];
+  /** The JobSet's Jobs and pods read live, right before a delete. */
   children?: { jobs: Job[]; pods: Pod[] };
   /** Every PVC of the namespace: a JobSet may own any of them. */
   pvcs?: PersistentVolumeClaim[];
@@ -33,7 +39,7 @@ export interface Observation {
   now: string;
 }
 
-export type Need = 'runtime' | 'children' | 'pvcs' | 'retained' | 'recreate';
+export type Need = 'runtime' | 'cached-jobs' | 'children' | 'pvcs' | 'retained' | 'recreate';
 
 export type Step =
   | { kind: 'release-pvc'; patch: PvcPatch }

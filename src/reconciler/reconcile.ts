@@ -1,6 +1,14 @@
 // One reconcile of one TrainJob key: read what is stored, let decide() ask for what else it needs,
 // then take its steps in order. Any failed call throws, and the queue retries the key from a
 // fresh read (preconditions make a stale write fail rather than win).
+//
+// Reads: the TrainJob, its JobSet and the JobSet's Jobs come from the watches' caches (no request);
+// the runtime, PVCs and the dry run are read live when decide() asks. Right before a delete, the
+// JobSet's Jobs and pods are listed live (pods are not watched) and the TrainJob is read live, so
+// that a delete never rests on a cache that lags; the JobSet's own version is pinned by the
+// delete's uid/resourceVersion preconditions. Measured on the e2e control plane (companion, torch
+// 1 -> 2 while suspended, from the numNodes change until Rebuilt): see
+// test/e2e/reconciler-rebuild-cost.test.ts and the numbers in README's reconciler section.
 import { describeError, statusCode } from '../cluster/client.ts';
 import type { Logger } from '../observability/logger.ts';
 import type { ReconcilerCluster } from './cluster.ts';
@@ -8,6 +16,7 @@ import type { CrashPoint } from './config.ts';
 import { decide, RETRY } from './decide.ts';
 import type { Decision, Mode, Need, Observation, Step } from './decision.ts';
 import type { ReconcilerMetrics } from './metrics.ts';
+import type { ClusterCache } from './watches.ts';
 import { splitKey } from './objects.ts';
 import type { HandlerResult } from './queue.ts';
 import { eventFor, previousReport, type RebuildReport } from './report.ts';
@@ -15,6 +24,8 @@ import { eventFor, previousReport, type RebuildReport } from './report.ts';
 export interface ReconcileDeps {
   mode: Mode;
   cluster: ReconcilerCluster;
+  /** The watches' caches; without one (or before they synced), everything is read live. */
+  cache?: ClusterCache;
   logger: Logger;
   metrics: ReconcilerMetrics;
   now?: () => Date;
@@ -29,13 +40,24 @@ export class NotLeaderError extends Error {
   override name = 'NotLeaderError';
 }
 
-async function read(o: Observation, what: Need, cluster: ReconcilerCluster): Promise<void> {
+/** Reads what decide() asked for. False when the TrainJob turned out to be gone (live read). */
+async function read(o: Observation, what: Need, cluster: ReconcilerCluster, cache: ClusterCache | undefined): Promise<boolean> {
   const namespace = o.trainJob.metadata.namespace ?? '';
+  const jobSetName = o.jobSet?.metadata.name ?? '';
   if (what === 'runtime') o.runtime = await cluster.readRuntime(o.trainJob);
-  if (what === 'children') o.children = await cluster.listChildren(namespace, o.jobSet?.metadata.name ?? '');
+  // Without a cache there is nothing cheap to look at first: the live read below decides.
+  if (what === 'cached-jobs') o.cachedJobs = cache ? cache.listJobs(namespace, jobSetName) : [];
+  if (what === 'children') {
+    const [children, trainJob] = await Promise.all([cluster.listChildren(namespace, jobSetName), cache ? cluster.getTrainJob(namespace, o.trainJob.metadata.name ?? '') : o.trainJob]);
+    if (!trainJob) return false;
+    // The decision is taken again on the TrainJob as stored now (its count may have moved).
+    o.trainJob = trainJob;
+    o.children = children;
+  }
   if (what === 'pvcs') o.pvcs = await cluster.listPvcs(namespace);
   if (what === 'retained') o.retained = await cluster.listRetainedPvcs(namespace, o.trainJob.metadata.uid ?? '');
   if (what === 'recreate' && o.jobSet) o.recreate = await cluster.dryRunRecreate(o.jobSet);
+  return true;
 }
 
 export async function reconcileKey(key: string, deps: ReconcileDeps): Promise<HandlerResult> {
@@ -43,18 +65,21 @@ export async function reconcileKey(key: string, deps: ReconcileDeps): Promise<Ha
   const log = deps.logger.child({ trainJob: key });
   const end = deps.metrics.duration.startTimer({ mode: deps.mode });
   try {
-    const trainJob = await deps.cluster.getTrainJob(namespace, name);
-    if (!trainJob) {
+    const cache = deps.cache?.synced() ? deps.cache : undefined;
+    const gone = () => {
       deps.metrics.reconciles.inc({ mode: deps.mode, outcome: 'gone' });
       return {};
-    }
-    const o: Observation = { mode: deps.mode, trainJob, jobSet: await deps.cluster.getJobSet(namespace, name), now: (deps.now?.() ?? new Date()).toISOString() };
+    };
+    const trainJob = cache ? cache.getTrainJob(namespace, name) : await deps.cluster.getTrainJob(namespace, name);
+    if (!trainJob) return gone();
+    const jobSet = cache ? cache.getJobSet(namespace, name) : await deps.cluster.getJobSet(namespace, name);
+    const o: Observation = { mode: deps.mode, trainJob, jobSet, now: (deps.now?.() ?? new Date()).toISOString() };
     let decision: Decision = decide(o);
     const asked = new Set<Need>();
     while (decision.kind === 'need') {
       if (asked.has(decision.what)) throw new Error(`decide() asked twice for ${decision.what}`);
       asked.add(decision.what);
-      await read(o, decision.what, deps.cluster);
+      if (!(await read(o, decision.what, deps.cluster, cache))) return gone();
       decision = decide(o);
     }
     if (decision.kind === 'skip') {
@@ -65,7 +90,7 @@ export async function reconcileKey(key: string, deps: ReconcileDeps): Promise<Ha
     const blocked = await execute(o, decision.steps, deps, log);
     const outcome = blocked ? 'blocked' : decision.outcome;
     deps.metrics.reconciles.inc({ mode: deps.mode, outcome });
-    const line = { outcome, steps: decision.steps.map((s) => s.kind), detail: blocked ?? decision.detail, generation: trainJob.metadata.generation };
+    const line = { outcome, steps: decision.steps.map((s) => s.kind), detail: blocked ?? decision.detail, generation: o.trainJob.metadata.generation };
     if (outcome === 'current' || outcome === 'no-jobset' || outcome === 'finished') log.debug(line, 'reconciled');
     else log.info(line, 'reconciled');
     return { requeueAfterMs: blocked ? RETRY.blockedMs : decision.requeueAfterMs };

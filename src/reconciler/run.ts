@@ -68,6 +68,7 @@ export async function startReconciler(config: ReconcileConfig, deps: ReconcilerD
       return reconcileKey(key, {
         mode: config.mode,
         cluster,
+        cache: watches.cache,
         logger,
         metrics,
         mayWrite: elector ? () => elector.isLeader() : undefined,
@@ -99,7 +100,9 @@ export async function startReconciler(config: ReconcileConfig, deps: ReconcilerD
     const done = () => {
       if (waiting.get(key) === hint) waiting.delete(key);
     };
-    awaitPersisted(hint, () => cluster.getTrainJob(hint.namespace, hint.name), { timeoutMs: config.handoff.hintWaitMs }).finally(done).then(
+    // Waits until the TrainJob watch has the change (no request): then a reconcile reads it there.
+    const stored = async () => (watches.cache.synced() ? watches.cache.getTrainJob(hint.namespace, hint.name) : cluster.getTrainJob(hint.namespace, hint.name));
+    awaitPersisted(hint, stored, { timeoutMs: config.handoff.hintWaitMs }).finally(done).then(
       (persisted) => {
         metrics.hints.inc({ result: persisted ? 'persisted' : 'expired' });
         if (persisted) {

@@ -1,11 +1,26 @@
 // Watches, so that nothing is missed when a hint is lost or the sidecar restarts: TrainJobs, the
 // JobSets they control, and the JobSets' Jobs (a Job's status moves when its last pod goes away,
 // which is when a waiting rebuild may proceed). Every event becomes a TrainJob key in the queue.
+// Their caches are what a reconcile reads first (ClusterCache): no request for what is watched.
 import { BatchV1Api, CustomObjectsApi, makeInformer, type Informer, type KubeConfig, type KubernetesListObject, type KubernetesObject, type ObjectCache } from '@kubernetes/client-node';
 import { describeError } from '../cluster/client.ts';
 import type { Logger } from '../observability/logger.ts';
 import { JOBSET, JOBSET_NAME_LABEL, TRAINJOB } from './constants.ts';
-import { controllerOf, keyOf, type ObjectMeta } from './objects.ts';
+import { controllerOf, keyOf, type Job, type JobSet, type ObjectMeta, type TrainJob } from './objects.ts';
+
+/**
+ * What the watches hold, read instead of the API server. A cache may lag behind by an event: every
+ * write made from it tests a uid and resourceVersion, and the rebuild's delete is decided on a live
+ * read (reconcile.ts). Objects are copies: the caller may change them.
+ */
+export interface ClusterCache {
+  /** Every watch has listed once (before that, reads go to the API server). */
+  synced(): boolean;
+  getTrainJob(namespace: string, name: string): TrainJob | undefined;
+  getJobSet(namespace: string, name: string): JobSet | undefined;
+  /** The Jobs labelled with this JobSet's name. */
+  listJobs(namespace: string, jobSetName: string): Job[];
+}
 
 export interface Watches {
   /** Starts every informer (a failed first list is retried; see synced()). */
@@ -14,6 +29,7 @@ export interface Watches {
   synced(): boolean;
   /** The keys of every TrainJob in the cache (for periodic resyncs and a new leader). */
   trainJobKeys(): string[];
+  cache: ClusterCache;
 }
 
 type Watched = Informer<KubernetesObject> & ObjectCache<KubernetesObject>;
@@ -83,7 +99,18 @@ export function createWatches(kc: KubeConfig, opts: WatchOptions): Watches {
     });
   }
 
+  const [trainJobs, jobSets, jobs] = specs.map((s) => s.informer);
+  const synced = () => specs.every((s) => listed.has(s.name));
+  const copy = <T>(o: KubernetesObject | undefined): T | undefined => (o === undefined ? undefined : (structuredClone(o) as T));
+  const cache: ClusterCache = {
+    synced,
+    getTrainJob: (namespace, name) => copy<TrainJob>(trainJobs.get(name, namespace)),
+    getJobSet: (namespace, name) => copy<JobSet>(jobSets.get(name, namespace)),
+    listJobs: (namespace, jobSetName) => jobs.list(namespace).filter((j) => j.metadata?.labels?.[JOBSET_NAME_LABEL] === jobSetName).map((j) => copy<Job>(j)!),
+  };
+
   return {
+    cache,
     async start() {
       await Promise.all(specs.map((s) => s.informer.start()));
     },
@@ -91,7 +118,7 @@ export function createWatches(kc: KubeConfig, opts: WatchOptions): Watches {
       stopped = true;
       await Promise.all(specs.map((s) => s.informer.stop()));
     },
-    synced: () => specs.every((s) => listed.has(s.name)),
+    synced,
     trainJobKeys() {
       return specs[0].informer.list().flatMap((o) => (o.metadata?.namespace && o.metadata.name ? [keyOf(o.metadata.namespace, o.metadata.name)] : []));
     },

@@ -17,6 +17,8 @@ interface World {
   jobSet?: JobSet;
   runtime?: Runtime | null;
   jobs?: Job[];
+  /** The Jobs as the watch holds them (default: the live ones). */
+  cachedJobs?: Job[];
   pods?: Pod[];
   pvcs?: PersistentVolumeClaim[];
   recreate?: RecreateCheck;
@@ -31,6 +33,7 @@ function run(w: World): { decision: Decision; needs: Need[] } {
     if (d.kind !== 'need') return { decision: d, needs };
     needs.push(d.what);
     if (d.what === 'runtime') o.runtime = w.runtime === null ? { found: false, reason: 'ClusterTrainingRuntime torch-distributed not found' } : { found: true, runtime: w.runtime ?? torch };
+    if (d.what === 'cached-jobs') o.cachedJobs = w.cachedJobs ?? w.jobs ?? [];
     if (d.what === 'children') o.children = { jobs: w.jobs ?? [], pods: w.pods ?? [] };
     if (d.what === 'pvcs') o.pvcs = w.pvcs ?? [];
     if (d.what === 'recreate') o.recreate = w.recreate ?? { admitted: true };
@@ -94,9 +97,9 @@ describe('decide: companion mode', () => {
     assert.deepEqual(kinds(decision), []);
   });
 
-  it('current JobSet: nothing to do (no reads of Jobs, pods or the namespace PVCs)', () => {
+  it('current JobSet: nothing to do (no reads of Jobs, pods or PVCs: no volumeClaimPolicies, no PVC retained on record)', () => {
     const { decision, needs } = run({ trainJob: torch1(1), jobSet: trainerJobSet('torch1') });
-    assert.deepEqual(needs, ['runtime', 'retained']);
+    assert.deepEqual(needs, ['runtime']);
     assert.equal(decision.kind === 'act' && decision.outcome, 'current');
     assert.deepEqual(kinds(decision), []);
   });
@@ -104,7 +107,7 @@ describe('decide: companion mode', () => {
   it('stale, suspended, nothing runs: report, then delete with uid and resourceVersion preconditions, then the Event', () => {
     const js = { ...trainerJobSet('torch1'), metadata: { ...trainerJobSet('torch1').metadata, resourceVersion: '42' } };
     const { decision, needs } = run({ trainJob: torch1(2), jobSet: js, jobs: [job('torch1-node-0')] });
-    assert.deepEqual(needs, ['runtime', 'children', 'pvcs']);
+    assert.deepEqual(needs, ['runtime', 'cached-jobs', 'children', 'pvcs']);
     assert.equal(decision.kind === 'act' && decision.outcome, 'deleted');
     assert.deepEqual(kinds(decision), ['report', 'delete-jobset', 'event']);
     assert.deepEqual(stepOf(decision, 'delete-jobset'), { kind: 'delete-jobset', name: 'torch1', uid: 'jobset-uid-torch1', resourceVersion: '42' });
@@ -128,6 +131,37 @@ describe('decide: companion mode', () => {
     // The next look, same situation: the annotation already says so; no write, no new Event.
     const again = run({ trainJob: withReport(torch1(2), report!), jobSet: trainerJobSet('torch1'), jobs: [job('torch1-node-0')], pods: [pod('other-name', 'Pending')] });
     assert.deepEqual(kinds(again.decision), []);
+  });
+
+  it('stale, and the watch still shows a Job that runs: wait, with no live read of Jobs or pods', () => {
+    const { decision, needs } = run({ ...stale2(), cachedJobs: [job('torch1-node-0', { status: { active: 0, terminating: 1 } })], jobs: [job('torch1-node-0')] });
+    assert.deepEqual(needs, ['runtime', 'cached-jobs']);
+    assert.equal(decision.kind === 'act' && decision.outcome, 'waiting');
+    assert.equal(decision.kind === 'act' && decision.requeueAfterMs, RETRY.whileRunningMs);
+    assert.match(stepOf(decision, 'event')?.event.message ?? '', /Job torch1-node-0 has 1 terminating pod/);
+  });
+
+  it('stale, the watch shows every Job stopped but the live read finds a pod: wait (the delete rests on the live read only)', () => {
+    const { decision, needs } = run({ ...stale2(), cachedJobs: [job('torch1-node-0')], jobs: [job('torch1-node-0')], pods: [pod('torch1-node-0-0-x', 'Running', true)] });
+    assert.deepEqual(needs, ['runtime', 'cached-jobs', 'children']);
+    assert.equal(decision.kind === 'act' && decision.outcome, 'waiting');
+  });
+
+  it('stale, the watch lags (a Job it shows stopped runs again): the live read wins', () => {
+    const { decision } = run({ ...stale2(), cachedJobs: [job('torch1-node-0')], jobs: [job('torch1-node-0', { spec: { suspend: false }, status: { active: 1 } })] });
+    assert.equal(decision.kind === 'act' && decision.outcome, 'waiting');
+    assert.ok(!kinds(decision).includes('delete-jobset'));
+  });
+
+  it('a current JobSet with volumeClaimPolicies, or a report that lists retained PVCs: the retained PVCs are listed', () => {
+    assert.deepEqual(run({ trainJob: trainJob('ttpub', { trainer: { numNodes: 1 } }), jobSet: trainerJobSet('ttpub'), runtime: upstreamRuntime('torchtune') }).needs, ['runtime', 'retained']);
+    const onRecord = withReport(torch1(1), { state: 'Rebuilt', retainedPVCs: ['x'] });
+    assert.deepEqual(run({ trainJob: onRecord, jobSet: trainerJobSet('torch1') }).needs, ['runtime', 'retained']);
+  });
+
+  it('companion: no JobSet, or one being deleted: nothing is read', () => {
+    assert.deepEqual(run({ trainJob: torch1(2) }).needs, []);
+    assert.deepEqual(run({ trainJob: torch1(2), jobSet: deleting(trainerJobSet('torch1')) }).needs, []);
   });
 
   it('stale but the JobSet still runs while the TrainJob runs: reported, suspend first', () => {
@@ -200,7 +234,7 @@ describe('decide: companion mode', () => {
     const js = trainerJobSet('ttpub');
     const claim = pvc('initializer-ttpub');
     const { needs } = run({ trainJob: trainJob('ttpub', { trainer: { numNodes: 2 } }), jobSet: js, runtime: upstreamRuntime('torchtune'), pvcs: [claim] });
-    assert.deepEqual(needs, ['runtime', 'children', 'pvcs', 'recreate']);
+    assert.deepEqual(needs, ['runtime', 'cached-jobs', 'children', 'pvcs', 'recreate']);
   });
 
   it("JobSet's webhook would refuse the re-creation beside the PVC (v0.12.0: whenDeleted must be Retain, specs equal): Blocked, never deleted", () => {
@@ -217,7 +251,7 @@ describe('decide: companion mode', () => {
 
   it('no workspace PVC (none left, or none in the runtime): no dry run', () => {
     const { needs } = run({ trainJob: trainJob('ttpub', { trainer: { numNodes: 2 } }), jobSet: trainerJobSet('ttpub'), runtime: upstreamRuntime('torchtune'), pvcs: [pvc('unrelated')] });
-    assert.deepEqual(needs, ['runtime', 'children', 'pvcs']);
+    assert.deepEqual(needs, ['runtime', 'cached-jobs', 'children', 'pvcs']);
   });
 
   it('a PVC that cannot be kept blocks the rebuild with the reason and what to do', () => {

@@ -82,6 +82,7 @@ function runDecide(mode: Mode, trainJob: TrainJob, jobSet: JobSet | undefined, r
     const d = decide(o);
     if (d.kind !== 'need') return d;
     if (d.what === 'runtime') o.runtime = { found: true, runtime };
+    if (d.what === 'cached-jobs') o.cachedJobs = jobs;
     if (d.what === 'children') o.children = { jobs, pods };
     if (d.what === 'pvcs') o.pvcs = pvcs;
     if (d.what === 'retained') o.retained = pvcs;

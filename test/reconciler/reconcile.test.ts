@@ -8,6 +8,7 @@ import { createReconcilerMetrics } from '../../src/reconciler/metrics.ts';
 import type { JobSet, PersistentVolumeClaim, TrainJob } from '../../src/reconciler/objects.ts';
 import { reconcileKey, NotLeaderError } from '../../src/reconciler/reconcile.ts';
 import { createLogger } from '../../src/observability/logger.ts';
+import type { ClusterCache } from '../../src/reconciler/watches.ts';
 import { job, jobSetOwner, pvc, torch1, trainJob, trainerJobSet, upstreamRuntime } from './fixtures.ts';
 
 class ApiError extends Error {
@@ -152,5 +153,56 @@ describe('reconcileKey', () => {
     const { cluster, calls } = fakeCluster({ trainJob: torch1(1) });
     await reconcileKey('ns/torch1', deps(cluster, {}, 'standalone'));
     assert.deepEqual(writes(calls), ['apply-jobset', 'apply-status']);
+  });
+
+  describe('with the watches\' cache', () => {
+    /** A cache that holds `cached` (the live cluster holds the fake cluster's state). */
+    const cacheOf = (cached: { trainJob?: TrainJob; jobSet?: JobSet; jobs?: ReturnType<typeof job>[] }, synced = true): ClusterCache => ({
+      synced: () => synced,
+      getTrainJob: () => (cached.trainJob ? structuredClone(cached.trainJob) : undefined),
+      getJobSet: () => (cached.jobSet ? structuredClone(cached.jobSet) : undefined),
+      listJobs: () => cached.jobs ?? [job('torch1-node-0')],
+    });
+    const reads = (calls: string[]) => calls.filter((c) => /^(get-|read-|list-)/.test(c));
+
+    it('a current JobSet: the TrainJob and JobSet come from the cache; only the runtime is read', async () => {
+      const { cluster, calls } = fakeCluster({ trainJob: torch1(1), jobSet: trainerJobSet('torch1') });
+      await reconcileKey('ns/torch1', deps(cluster, { cache: cacheOf({ trainJob: torch1(1), jobSet: trainerJobSet('torch1') }) }));
+      assert.deepEqual(reads(calls), ['read-runtime']);
+    });
+
+    it('a rebuild: one live read right before the delete (the TrainJob, the Jobs and pods), then the delete', async () => {
+      const { cluster, calls } = fakeCluster({ trainJob: torch1(2), jobSet: trainerJobSet('torch1') });
+      await reconcileKey('ns/torch1', deps(cluster, { cache: cacheOf({ trainJob: torch1(2), jobSet: trainerJobSet('torch1') }) }));
+      assert.deepEqual(reads(calls), ['read-runtime', 'list-children', 'get-trainjob', 'list-pvcs']);
+      assert.deepEqual(writes(calls), ['report:Rebuilding', 'delete-jobset', 'event:JobSetDeleted']);
+    });
+
+    it('a Job the cache shows running: waits, with no live read', async () => {
+      const { cluster, calls } = fakeCluster({ trainJob: torch1(2), jobSet: trainerJobSet('torch1') });
+      const result = await reconcileKey('ns/torch1', deps(cluster, { cache: cacheOf({ trainJob: torch1(2), jobSet: trainerJobSet('torch1'), jobs: [job('torch1-node-0', { status: { active: 1 } })] }) }));
+      assert.deepEqual(reads(calls), ['read-runtime']);
+      assert.ok(!calls.includes('delete-jobset'));
+      assert.equal(result.requeueAfterMs, 3_000);
+    });
+
+    it('the cache lags: it still says numNodes 2, the stored TrainJob is back at 1: the live read wins, nothing is deleted', async () => {
+      const { cluster, calls } = fakeCluster({ trainJob: torch1(1), jobSet: trainerJobSet('torch1') });
+      await reconcileKey('ns/torch1', deps(cluster, { cache: cacheOf({ trainJob: torch1(2), jobSet: trainerJobSet('torch1') }) }));
+      assert.ok(calls.includes('get-trainjob'));
+      assert.deepEqual(writes(calls), []);
+    });
+
+    it('the cache lags: the TrainJob is gone when read live before the delete: nothing is written', async () => {
+      const { cluster, calls } = fakeCluster({ jobSet: trainerJobSet('torch1') });
+      assert.deepEqual(await reconcileKey('ns/torch1', deps(cluster, { cache: cacheOf({ trainJob: torch1(2), jobSet: trainerJobSet('torch1') }) })), {});
+      assert.deepEqual(writes(calls), []);
+    });
+
+    it('a cache that has not synced yet is not read: everything is read live', async () => {
+      const { cluster, calls } = fakeCluster({ trainJob: torch1(1), jobSet: trainerJobSet('torch1') });
+      await reconcileKey('ns/torch1', deps(cluster, { cache: cacheOf({}, false) }));
+      assert.deepEqual(reads(calls), ['get-trainjob', 'get-jobset', 'read-runtime']);
+    });
   });
 });
