@@ -58,15 +58,19 @@ async function clusterPolicy(kc: KubeConfig, logger: Logger, metrics: WebhookMet
   let policy = buildPolicy();
   let source = `the API server (${TRAINJOB_CRD})`;
   let adopted = false;
+  let adoptedVersion: string | undefined;
   const adopt = (crd: unknown, why: string): void => {
+    const rv = (crd as { metadata?: { resourceVersion?: string } } | null)?.metadata?.resourceVersion;
+    // The watch starts with the version the first read already adopted: nothing to redo or re-log.
+    if (rv !== undefined && rv === adoptedVersion) return;
     try {
       // The API server accepted every rule of this CRD: one we cannot compile is skipped and
       // reported, never a reason to fall back to the table alone.
       policy = policyFromCrd(crd, { uncompilable: 'skip' });
       adopted = true;
+      adoptedVersion = rv;
       reportBlanketRule(policy, metrics);
       reportUncompilable(policy, metrics, logger);
-      const rv = (crd as { metadata?: { resourceVersion?: string } }).metadata?.resourceVersion;
       logger.info({ crd: TRAINJOB_CRD, resourceVersion: rv, blanketTrainerRule: policy.crd?.blanketTrainerRule, crdRules: policy.crd?.rules.length }, why);
       if (policy.crd?.blanketTrainerRule) {
         logger.warn({ crd: TRAINJOB_CRD }, 'the TrainJob CRD has the blanket spec.trainer rule again (a Trainer upgrade?): the API server refuses every numNodes change before this webhook runs; re-apply the CRD patch');

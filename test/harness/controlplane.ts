@@ -169,7 +169,11 @@ export async function startControlPlane(opts: ControlPlaneOptions = {}): Promise
     };
     const installCRDs = async (crdFiles: string[]) => {
       for (const f of crdFiles) await applyYaml(f);
-      for (const f of crdFiles) await kubectl(['wait', '--for=condition=Established', '--timeout=60s', '-f', f]);
+      // `kubectl wait` right after a create can see `status.conditions: null` and fail at once
+      // ("accessor error: <nil>"): waitFor retries a failed wait until its own deadline.
+      for (const f of crdFiles) {
+        await waitFor(`CRD ${f} Established`, async () => (await kubectl(['wait', '--for=condition=Established', '--timeout=30s', '-f', f])) && true);
+      }
     };
     await installCRDs(opts.crds ?? []);
 
