@@ -153,7 +153,8 @@ describe(`reconciler flows in the world where pods run (${mode} mode)`, { skip }
       await p.waitJobSetRunning(ns, 'slow', 3, 'node', 120_000);
       await watch.stop();
       assert.deepEqual(watch.violations, []);
-      t.diagnostic(`old pods still Terminating at resume: ${stillTerminating}`);
+      const deleted = stepTimes(sidecar, key('slow'), since, gen).deletedMs;
+      t.diagnostic(`old pods still Terminating at resume: ${stillTerminating}; last old pod gone +${(watch.podsGoneAt ?? Number.NaN) - since} ms, stale JobSet deleted +${deleted} ms (after the change)`);
       await report(t, 'resume while the old pods Terminate (12 s grace)', expected, 'slow', since, gen, js);
     } finally {
       await watch.stop();

@@ -17,11 +17,14 @@ export interface StepTimes {
   reconciles: string[];
 }
 
-type Timed = LogLine & { time?: number };
+type Timed = LogLine & { time?: number | string };
+
+/** The sidecar logs pino's time as an ISO string (or epoch ms). */
+const msOf = (l: Timed): number => (typeof l.time === 'string' ? Date.parse(l.time) : (l.time ?? 0));
 
 export function stepTimes(sidecar: Sidecar, key: string, since: number, generation: number | undefined, recreated?: JobSet): StepTimes {
-  const lines = (sidecar.logLines() as Timed[]).filter((l) => l.msg === 'reconciled' && l.trainJob === key && (l.time ?? 0) >= since);
-  const at = (l: Timed | undefined) => (l?.time === undefined ? undefined : l.time - since);
+  const lines = (sidecar.logLines() as Timed[]).filter((l) => l.msg === 'reconciled' && l.trainJob === key && msOf(l) >= since);
+  const at = (l: Timed | undefined) => (l === undefined ? undefined : msOf(l) - since);
   const createdAt = (recreated?.metadata as { creationTimestamp?: string | Date } | undefined)?.creationTimestamp;
   const created = createdAt ? Date.parse(String(createdAt instanceof Date ? createdAt.toISOString() : createdAt)) - since : undefined;
   return {
@@ -51,6 +54,7 @@ export function watchNoEarlyDelete(core: CoreV1Api, namespace: string, jobSet: {
   const violations: string[] = [];
   let podsSeenAfterDelete = 0;
   let lastPods = Number.NaN;
+  let podsGoneAt: number | undefined;
   let stopped = false;
   const loop = (async () => {
     while (!stopped) {
@@ -58,6 +62,7 @@ export function watchNoEarlyDelete(core: CoreV1Api, namespace: string, jobSet: {
       const pods = (await core.listNamespacedPod({ namespace, labelSelector: `jobset.sigs.k8s.io/jobset-uid=${jobSet.uid}` })).items;
       const js = await getJobSet();
       lastPods = pods.length;
+      if (pods.length === 0 && podsGoneAt === undefined) podsGoneAt = Date.now();
       const present = js !== undefined && js.metadata.uid === jobSet.uid && !js.metadata.deletionTimestamp;
       if (!present && pods.length > 0) {
         podsSeenAfterDelete++;
@@ -70,6 +75,10 @@ export function watchNoEarlyDelete(core: CoreV1Api, namespace: string, jobSet: {
     violations,
     get lastPodCount() {
       return lastPods;
+    },
+    /** When the poll first found no pod of the JobSet (epoch ms). */
+    get podsGoneAt() {
+      return podsGoneAt;
     },
     get podsSeenAfterDelete() {
       return podsSeenAfterDelete;
