@@ -82,7 +82,7 @@ export function createReconcilerCluster(kc: KubeConfig, opts: ClusterOptions): R
     const text = snapshot?.data?.[RUNTIME_SNAPSHOT_KEY];
     if (text && owner?.uid === trainJob.metadata.uid) {
       const doc = parse(text) as { kind?: string; metadata?: { name?: string }; spec?: RuntimeSpec };
-      if (doc?.spec) return { found: true, runtime: { kind: doc.kind ?? 'ClusterTrainingRuntime', name: doc.metadata?.name ?? '', spec: doc.spec } };
+      if (doc?.spec) return { found: true, snapshot: true, runtime: { kind: doc.kind ?? 'ClusterTrainingRuntime', name: doc.metadata?.name ?? '', spec: doc.spec } };
     }
     const ref = trainJob.spec?.runtimeRef ?? {};
     const kind = ref.kind ?? 'ClusterTrainingRuntime';

@@ -6,7 +6,8 @@ import type { EventSpec, RebuildReport } from './report.ts';
 
 export type Mode = 'companion' | 'standalone';
 
-export type RuntimeRead = { found: true; runtime: Runtime } | { found: false; reason: string };
+/** `snapshot`: read from Trainer's runtime snapshot ConfigMap of this TrainJob (see runtime-memo.ts). */
+export type RuntimeRead = { found: true; runtime: Runtime; snapshot?: boolean } | { found: false; reason: string };
 
 /**
  * Would the API server (JobSet's webhook included) admit the JobSet's re-creation while its

@@ -3,10 +3,11 @@
 // fresh read (preconditions make a stale write fail rather than win).
 //
 // Reads: the TrainJob, its JobSet and the JobSet's Jobs come from the watches' caches (no request);
-// the runtime, PVCs and the dry run are read live when decide() asks. Right before a delete, the
-// JobSet's Jobs and pods are listed live (pods are not watched) and the TrainJob is read live, so
-// that a delete never rests on a cache that lags; the JobSet's own version is pinned by the
-// delete's uid/resourceVersion preconditions. Measured on the e2e control plane (companion, torch
+// Trainer's runtime snapshot is read once per TrainJob (runtime-memo.ts); PVCs and the dry run are
+// read live when decide() asks. Right before a delete, the JobSet's Jobs and pods are listed live
+// (pods are not watched), and the TrainJob and its runtime are read live, so that a delete never
+// rests on a cache that lags; the JobSet's own version is pinned by the delete's uid/resourceVersion
+// preconditions. Measured on the e2e control plane (companion, torch
 // 1 -> 2 while suspended, from the numNodes change until Rebuilt): see
 // test/e2e/reconciler-rebuild-cost.test.ts and the numbers in README's reconciler section.
 import { describeError, statusCode } from '../cluster/client.ts';
@@ -16,6 +17,7 @@ import type { CrashPoint } from './config.ts';
 import { decide, RETRY } from './decide.ts';
 import type { Decision, Mode, Need, Observation, Step } from './decision.ts';
 import type { ReconcilerMetrics } from './metrics.ts';
+import type { RuntimeMemo } from './runtime-memo.ts';
 import type { ClusterCache } from './watches.ts';
 import { splitKey } from './objects.ts';
 import type { HandlerResult } from './queue.ts';
@@ -26,6 +28,8 @@ export interface ReconcileDeps {
   cluster: ReconcilerCluster;
   /** The watches' caches; without one (or before they synced), everything is read live. */
   cache?: ClusterCache;
+  /** Trainer's runtime snapshots already read (runtime-memo.ts); without one, read every time. */
+  runtimes?: RuntimeMemo;
   logger: Logger;
   metrics: ReconcilerMetrics;
   now?: () => Date;
@@ -40,19 +44,37 @@ export class NotLeaderError extends Error {
   override name = 'NotLeaderError';
 }
 
+/** Runtime reads taken from the memo, not from the API server in this reconcile. */
+const rememberedReads = new WeakSet<object>();
+
 /** Reads what decide() asked for. False when the TrainJob turned out to be gone (live read). */
-async function read(o: Observation, what: Need, cluster: ReconcilerCluster, cache: ClusterCache | undefined): Promise<boolean> {
+async function read(o: Observation, what: Need, key: string, deps: ReconcileDeps, cache: ClusterCache | undefined): Promise<boolean> {
+  const { cluster, runtimes } = deps;
   const namespace = o.trainJob.metadata.namespace ?? '';
   const jobSetName = o.jobSet?.metadata.name ?? '';
-  if (what === 'runtime') o.runtime = await cluster.readRuntime(o.trainJob);
+  const uid = o.trainJob.metadata.uid;
+  if (what === 'runtime') {
+    const remembered = runtimes?.get(key, uid);
+    if (remembered) rememberedReads.add(remembered);
+    o.runtime = remembered ?? (await cluster.readRuntime(o.trainJob));
+    runtimes?.set(key, uid, o.runtime);
+  }
   // Without a cache there is nothing cheap to look at first: the live read below decides.
   if (what === 'cached-jobs') o.cachedJobs = cache ? cache.listJobs(namespace, jobSetName) : [];
   if (what === 'children') {
-    const [children, trainJob] = await Promise.all([cluster.listChildren(namespace, jobSetName), cache ? cluster.getTrainJob(namespace, o.trainJob.metadata.name ?? '') : o.trainJob]);
+    const [children, trainJob, runtime] = await Promise.all([
+      cluster.listChildren(namespace, jobSetName),
+      cache ? cluster.getTrainJob(namespace, o.trainJob.metadata.name ?? '') : o.trainJob,
+      o.runtime && rememberedReads.has(o.runtime) ? cluster.readRuntime(o.trainJob) : o.runtime,
+    ]);
     if (!trainJob) return false;
-    // The decision is taken again on the TrainJob as stored now (its count may have moved).
+    // The decision is taken again on the TrainJob and runtime as stored now (a count may have moved).
     o.trainJob = trainJob;
     o.children = children;
+    if (runtime) {
+      o.runtime = runtime;
+      runtimes?.set(key, uid, runtime);
+    }
   }
   if (what === 'pvcs') o.pvcs = await cluster.listPvcs(namespace);
   if (what === 'retained') o.retained = await cluster.listRetainedPvcs(namespace, o.trainJob.metadata.uid ?? '');
@@ -67,6 +89,7 @@ export async function reconcileKey(key: string, deps: ReconcileDeps): Promise<Ha
   try {
     const cache = deps.cache?.synced() ? deps.cache : undefined;
     const gone = () => {
+      deps.runtimes?.forget(key);
       deps.metrics.reconciles.inc({ mode: deps.mode, outcome: 'gone' });
       return {};
     };
@@ -79,7 +102,7 @@ export async function reconcileKey(key: string, deps: ReconcileDeps): Promise<Ha
     while (decision.kind === 'need') {
       if (asked.has(decision.what)) throw new Error(`decide() asked twice for ${decision.what}`);
       asked.add(decision.what);
-      if (!(await read(o, decision.what, deps.cluster, cache))) return gone();
+      if (!(await read(o, decision.what, key, deps, cache))) return gone();
       decision = decide(o);
     }
     if (decision.kind === 'skip') {

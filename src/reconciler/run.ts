@@ -17,6 +17,7 @@ import { createReconcilerMetrics, type ReconcilerMetrics } from './metrics.ts';
 import { keyOf } from './objects.ts';
 import { WorkQueue } from './queue.ts';
 import { reconcileKey } from './reconcile.ts';
+import { RuntimeMemo } from './runtime-memo.ts';
 import { createWatches } from './watches.ts';
 
 export interface ReconcilerHandle {
@@ -61,6 +62,7 @@ export async function startReconciler(config: ReconcileConfig, deps: ReconcilerD
   const cluster = createReconcilerCluster(kc, { fieldManager: config.fieldManager, identity });
   const elector = config.leaderElection ? createLeaderElector(kc, config.leaderElection, logger) : undefined;
 
+  const runtimes = new RuntimeMemo();
   const queue = new WorkQueue({
     workers: config.workers,
     handler: (key) => {
@@ -69,6 +71,7 @@ export async function startReconciler(config: ReconcileConfig, deps: ReconcilerD
         mode: config.mode,
         cluster,
         cache: watches.cache,
+        runtimes,
         logger,
         metrics,
         mayWrite: elector ? () => elector.isLeader() : undefined,

@@ -8,6 +8,7 @@ import { createReconcilerMetrics } from '../../src/reconciler/metrics.ts';
 import type { JobSet, PersistentVolumeClaim, TrainJob } from '../../src/reconciler/objects.ts';
 import { reconcileKey, NotLeaderError } from '../../src/reconciler/reconcile.ts';
 import { createLogger } from '../../src/observability/logger.ts';
+import { RuntimeMemo } from '../../src/reconciler/runtime-memo.ts';
 import type { ClusterCache } from '../../src/reconciler/watches.ts';
 import { job, jobSetOwner, pvc, torch1, trainJob, trainerJobSet, upstreamRuntime } from './fixtures.ts';
 
@@ -19,7 +20,7 @@ class ApiError extends Error {
   }
 }
 
-function fakeCluster(state: { trainJob?: TrainJob; jobSet?: JobSet; pvcs?: PersistentVolumeClaim[]; runtime?: 'torch' | 'torchtune'; recreate?: RecreateCheck }, fail: Partial<Record<string, number>> = {}) {
+function fakeCluster(state: { trainJob?: TrainJob; jobSet?: JobSet; pvcs?: PersistentVolumeClaim[]; runtime?: 'torch' | 'torchtune'; snapshot?: boolean; recreate?: RecreateCheck }, fail: Partial<Record<string, number>> = {}) {
   const calls: string[] = [];
   const maybeFail = (what: string) => {
     calls.push(what);
@@ -28,7 +29,7 @@ function fakeCluster(state: { trainJob?: TrainJob; jobSet?: JobSet; pvcs?: Persi
   const cluster: ReconcilerCluster = {
     getTrainJob: async () => (calls.push('get-trainjob'), state.trainJob),
     getJobSet: async () => (calls.push('get-jobset'), state.jobSet),
-    readRuntime: async () => (calls.push('read-runtime'), { found: true, runtime: upstreamRuntime(state.runtime ?? 'torch') }),
+    readRuntime: async () => (calls.push('read-runtime'), { found: true, snapshot: state.snapshot, runtime: upstreamRuntime(state.runtime ?? 'torch') }),
     listChildren: async () => (calls.push('list-children'), { jobs: [job('x-0')], pods: [] }),
     listPvcs: async () => (calls.push('list-pvcs'), state.pvcs ?? []),
     listRetainedPvcs: async () => (calls.push('list-retained'), []),
@@ -203,6 +204,37 @@ describe('reconcileKey', () => {
       const { cluster, calls } = fakeCluster({ trainJob: torch1(1), jobSet: trainerJobSet('torch1') });
       await reconcileKey('ns/torch1', deps(cluster, { cache: cacheOf({}, false) }));
       assert.deepEqual(reads(calls), ['get-trainjob', 'get-jobset', 'read-runtime']);
+    });
+  });
+
+  describe('with the runtime memo', () => {
+    it('a runtime read from Trainer\'s snapshot is read once per TrainJob; the live read before a delete reads it again', async () => {
+      const runtimes = new RuntimeMemo();
+      const current = fakeCluster({ trainJob: torch1(1), jobSet: trainerJobSet('torch1'), snapshot: true });
+      await reconcileKey('ns/torch1', deps(current.cluster, { runtimes }));
+      await reconcileKey('ns/torch1', deps(current.cluster, { runtimes }));
+      assert.equal(current.calls.filter((c) => c === 'read-runtime').length, 1);
+      const stale = fakeCluster({ trainJob: torch1(2), jobSet: trainerJobSet('torch1'), snapshot: true });
+      await reconcileKey('ns/torch1', deps(stale.cluster, { runtimes }));
+      assert.deepEqual(stale.calls.filter((c) => /^(get-|read-|list-)/.test(c)), ['get-trainjob', 'get-jobset', 'list-children', 'read-runtime', 'list-pvcs']);
+      assert.ok(stale.calls.includes('delete-jobset'));
+    });
+
+    it('a runtime read without a snapshot is not remembered; a TrainJob with another uid (re-created) is read again; a gone one is forgotten', async () => {
+      const runtimes = new RuntimeMemo();
+      const plain = fakeCluster({ trainJob: torch1(1), jobSet: trainerJobSet('torch1') });
+      await reconcileKey('ns/torch1', deps(plain.cluster, { runtimes }));
+      await reconcileKey('ns/torch1', deps(plain.cluster, { runtimes }));
+      assert.equal(plain.calls.filter((c) => c === 'read-runtime').length, 2);
+      const snap = fakeCluster({ trainJob: torch1(1), jobSet: trainerJobSet('torch1'), snapshot: true });
+      await reconcileKey('ns/torch1', deps(snap.cluster, { runtimes }));
+      assert.equal(runtimes.size, 1);
+      const other = torch1(1, (t) => (t.metadata.uid = 'another-uid'));
+      const again = fakeCluster({ trainJob: other, jobSet: { ...trainerJobSet('torch1'), metadata: { ...trainerJobSet('torch1').metadata, ownerReferences: [{ apiVersion: 'trainer.kubeflow.org/v1alpha1', kind: 'TrainJob', name: 'torch1', uid: 'another-uid', controller: true }] } }, snapshot: true });
+      await reconcileKey('ns/torch1', deps(again.cluster, { runtimes }));
+      assert.ok(again.calls.includes('read-runtime'));
+      await reconcileKey('ns/torch1', deps(fakeCluster({}).cluster, { runtimes }));
+      assert.equal(runtimes.size, 0);
     });
   });
 });
