@@ -63,8 +63,12 @@ export class InternPool {
 
 const TWO_63 = 2 ** 63;
 
+let tooDeepKeys = 0;
+
 function scalarKey(v: unknown): string {
   if (v === null || v === undefined) return 'z';
+  // Never equal to anything: a rule cannot compare it either.
+  if (v instanceof TooDeep) return `T${++tooDeepKeys}`;
   switch (typeof v) {
     case 'boolean':
       return v ? 'b1' : 'b0';
@@ -94,7 +98,7 @@ function flatMapKey(value: object): string | undefined {
   let out = '{';
   for (let i = 0; i < names.length; i++) {
     const v = map[names[i]];
-    if (v !== null && typeof v === 'object') return undefined;
+    if (v !== null && typeof v === 'object' && !(v instanceof TooDeep)) return undefined;
     out += `${i > 0 ? ',' : ''}${nameKey(names[i])}:${scalarKey(v)}`;
   }
   return `${out}}`;
@@ -129,7 +133,7 @@ function closeKey(f: KeyFrame): string {
  * Iterative: dynamic values below a schema can nest as deep as the decoder allows.
  */
 export function canonicalKey(v: unknown, known?: Map<object, string>): string {
-  if (v === null || typeof v !== 'object') return scalarKey(v);
+  if (v === null || typeof v !== 'object' || v instanceof TooDeep) return scalarKey(v);
   const flat = flatMapKey(v);
   if (flat !== undefined) return flat;
   const stack: KeyFrame[] = [keyFrame(v)];
@@ -137,7 +141,7 @@ export function canonicalKey(v: unknown, known?: Map<object, string>): string {
     const top = stack[stack.length - 1];
     if (top.parts.length < top.children.length) {
       const child = top.children[top.parts.length];
-      if (child === null || typeof child !== 'object') top.parts.push(scalarKey(child));
+      if (child === null || typeof child !== 'object' || child instanceof TooDeep) top.parts.push(scalarKey(child));
       else {
         const cached = known?.get(child);
         if (cached !== undefined) top.parts.push(cached);
@@ -163,6 +167,22 @@ function emptyLike(value: object): unknown[] | Record<string, unknown> {
 }
 
 /**
+ * How deep an untyped value reaches CEL. The CEL library recurses through values (type checks,
+ * equality) and overflows the stack near 10,000 levels; below a schema, only values of the wrong
+ * type (which the API server cannot convert either: "invalid data") or under
+ * x-kubernetes-preserve-unknown-fields (none in a TrainJob) nest that deep.
+ */
+export const MAX_DYN_DEPTH = 1_000;
+const TOO_DEEP = `a value nested deeper than ${MAX_DYN_DEPTH} levels`;
+
+/**
+ * What stands for the part of an untyped value below MAX_DYN_DEPTH: a rule that touches it fails
+ * to evaluate with "Unsupported type: a value nested deeper than 1000 levels" (the library names
+ * a value by its class), where the API server fails with "invalid data".
+ */
+export const TooDeep = { [TOO_DEEP]: class {} }[TOO_DEEP];
+
+/**
  * Untyped values (preserve-unknown-fields, or a value of the wrong type for its schema):
  * integral JSON numbers are ints, as in unstructured Go. Iterative, for any depth.
  */
@@ -170,16 +190,17 @@ function toDyn(value: unknown): unknown {
   if (typeof value === 'number') return Number.isInteger(value) ? BigInt(value) : value;
   if (value === null || typeof value !== 'object') return value;
   const root = emptyLike(value);
-  const stack: Array<[object, unknown[] | Record<string, unknown>]> = [[value, root]];
-  const step = (v: unknown): unknown => {
-    if (typeof v === 'number') return Number.isInteger(v) ? BigInt(v) : v;
-    if (v === null || typeof v !== 'object') return v;
-    const copy = emptyLike(v);
-    stack.push([v, copy]);
-    return copy;
-  };
+  const stack: Array<[object, unknown[] | Record<string, unknown>, number]> = [[value, root, 1]];
   while (stack.length > 0) {
-    const [src, dst] = stack.pop()!;
+    const [src, dst, depth] = stack.pop()!;
+    const step = (v: unknown): unknown => {
+      if (typeof v === 'number') return Number.isInteger(v) ? BigInt(v) : v;
+      if (v === null || typeof v !== 'object') return v;
+      if (depth >= MAX_DYN_DEPTH) return new TooDeep();
+      const copy = emptyLike(v);
+      stack.push([v, copy, depth + 1]);
+      return copy;
+    };
     if (Array.isArray(src)) {
       const out = dst as unknown[];
       for (let i = 0; i < src.length; i++) out[i] = step(src[i]);

@@ -176,3 +176,25 @@ describe('deep values the decision names in a warning', () => {
     assertWellFormedAnswer(await server.validate(body), 'validate');
   });
 });
+
+describe('deep untyped values reaching a CEL rule', () => {
+  let server: Server;
+  before(async () => {
+    server = await crdServer();
+  });
+
+  // Found by the hostile-review property: an old spec.runtimeRef nested 9,990 arrays deep (the
+  // old object is not validated) reached `self == oldSelf`, and the CEL library's type check
+  // recursed through it: "Maximum call stack size exceeded evaluating rule". Deeper than 1,000
+  // levels, an untyped value is opaque to rules; the rule fails to evaluate, as in the API server
+  // (where a value of the wrong type is "invalid data").
+  for (const field of ['runtimeRef', 'managedBy']) {
+    it(`an old spec.${field} nested 9,990 arrays deep: the rule reports a value too deep`, async () => {
+      const body = JSON.stringify(review('UPDATE', { object: trainJob(), oldObject: trainJob({ [field]: '__HOLE__' }) })).replace(HOLE, arrays(9_990));
+      const answer = await server.validate(body);
+      assertWellFormedAnswer(answer, 'validate');
+      assert.equal(answer.json!.response.allowed, false);
+      assert.match(answer.json!.response.status.message, /Unsupported type: a value nested deeper than 1000 levels evaluating rule: self == oldSelf/);
+    });
+  }
+});
