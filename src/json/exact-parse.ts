@@ -149,15 +149,31 @@ export function parseJsonExact(text: string, maxDepth: number): unknown {
   }
 }
 
-/** Whether a parsed value nests arrays and objects deeper than `maxDepth` (iterative). */
+/** Whether a parsed value nests arrays and objects deeper than `maxDepth` (iterative, allocation-light). */
 export function nestsDeeperThan(value: unknown, maxDepth: number): boolean {
   if (value === null || typeof value !== 'object') return false;
-  const stack: Array<[object, number]> = [[value, 1]];
-  while (stack.length > 0) {
-    const [v, depth] = stack.pop()!;
+  const containers: object[] = [value];
+  const depths: number[] = [1];
+  while (containers.length > 0) {
+    const v = containers.pop() as Record<string, unknown>;
+    const depth = depths.pop()!;
     if (depth > maxDepth) return true;
-    for (const child of Array.isArray(v) ? v : Object.values(v)) {
-      if (child !== null && typeof child === 'object') stack.push([child, depth + 1]);
+    if (Array.isArray(v)) {
+      for (let i = 0; i < v.length; i++) {
+        const child: unknown = v[i];
+        if (child !== null && typeof child === 'object') {
+          containers.push(child);
+          depths.push(depth + 1);
+        }
+      }
+    } else {
+      for (const key in v) {
+        const child = v[key];
+        if (child !== null && typeof child === 'object') {
+          containers.push(child);
+          depths.push(depth + 1);
+        }
+      }
     }
   }
   return false;
