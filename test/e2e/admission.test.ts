@@ -1,15 +1,16 @@
 // The webhook against a real kube-apiserver: the answers are the API server's answers.
 // Issue 3, flows 1-7: why the CRD patch exists, the patched CRD with the webhook, dry run, the
-// JobSet guard (including an identity that may not read JobSets), defaulting, and an upgrade
-// from Trainer v2.3.0's CRD (ratcheting).
+// warning about a JobSet's running pods (including an identity that may not list Jobs), defaulting,
+// an upgrade from Trainer v2.3.0's CRD (ratcheting); issue 8: negative counts and finished jobs
+// against Trainer v2.3.0's CRD with the patch.
 import assert from 'node:assert/strict';
 import { writeFile } from 'node:fs/promises';
 import { createServer, type Server } from 'node:http';
 import path from 'node:path';
 import { after, before, describe, it } from 'node:test';
-import { CustomObjectsApi } from '@kubernetes/client-node';
+import { BatchV1Api, CustomObjectsApi } from '@kubernetes/client-node';
 import { stringify } from 'yaml';
-import { controlPlaneAvailability, startControlPlane, upstreamCrds, waitFor, type ControlPlane } from '../harness/index.ts';
+import { controlPlaneAvailability, pods, startControlPlane, upstreamCrds, waitFor, type ControlPlane } from '../harness/index.ts';
 import { crdPatchOps } from '../../src/rules/generate/crd-patch.ts';
 import { registerWebhook, startWebhook, type WebhookProcess } from './support/webhook.ts';
 import { createValidator } from '../../src/validator.ts';
@@ -126,7 +127,8 @@ describe('admission against the real API server', { skip: availability.available
       await new Promise((r) => setTimeout(r, 500));
       assert.equal(receiver.hints.length, hintsBefore, 'no hint for a dry run');
       // A real update afterwards does hand off: the receiver works, so the dry run's silence means something.
-      await tj.update(ns, 'scale', (o) => (o.metadata.labels = { touched: 'yes' }));
+      // (A spec change: the webhook configurations' matchConditions skip updates that leave spec unchanged.)
+      assert.equal((await tj.update(ns, 'scale', (o) => (o.spec.trainer.numNodes = 3))).allowed, true);
       await waitFor('a hint for the real update', () => receiver.hints.length === hintsBefore + 1);
     });
 
@@ -150,59 +152,85 @@ describe('admission against the real API server', { skip: availability.available
       assert.equal(receiver.hints.length, hintsBefore);
     });
 
-    describe('4. the JobSet guard', () => {
-      const jobsets = () => cp.kubeConfig.makeApiClient(CustomObjectsApi);
-      const J = { group: 'jobset.x-k8s.io', version: 'v1alpha2', namespace: ns, plural: 'jobsets' };
-      const setActive = async (active: number) => {
-        const js = (await jobsets().getNamespacedCustomObject({ ...J, name: 'guarded' })) as Obj;
-        js.status = { replicatedJobsStatus: [{ name: 'node', active, ready: 0, succeeded: 0, failed: 0, suspended: 0 }] };
-        await jobsets().replaceNamespacedCustomObjectStatus({ ...J, name: 'guarded', body: js });
+    describe('4. numNodes beside a JobSet whose pods run (issue 8): the webhook warns, it never refuses for pods', () => {
+      // No Trainer or JobSet controller in this suite: a Job labelled like a JobSet's child stands
+      // in for the JobSet's node Job, and the world's scheduler and KWOK nodes really run its pods.
+      const jobBody = (name: string, parallelism: number) => ({
+        apiVersion: 'batch/v1',
+        kind: 'Job',
+        metadata: { name: `${name}-node-0`, namespace: ns, labels: { 'jobset.sigs.k8s.io/jobset-name': name } },
+        spec: {
+          parallelism,
+          completions: parallelism,
+          template: {
+            metadata: { labels: { 'jobset.sigs.k8s.io/jobset-name': name, 'trainer.kubeflow.org/trainjob-ancestor-step': 'trainer' } },
+            spec: { restartPolicy: 'Never', containers: [{ name: 'node', image: 'ghcr.io/acme/train:1' }] },
+          },
+        },
+      });
+      /** kubectl's view: the API server's answer with the webhook's warnings (stderr "Warning: ..."). */
+      const patchTrainJob = async (namespace: string, name: string, body: Obj, dryRun = false) => {
+        const res = await cp.kubectl(['patch', 'trainjob', name, '-n', namespace, '--type', 'merge', '-p', JSON.stringify(body), ...(dryRun ? ['--dry-run=server'] : [])], { check: false });
+        const warnings = res.stderr.split('\n').filter((l) => l.startsWith('Warning: ')).map((l) => l.slice('Warning: '.length));
+        return { allowed: res.code === 0, warnings, error: res.stderr.split('\n').filter((l) => l.startsWith('Error') || l.startsWith('The ')).join('\n') };
       };
 
       before(async () => {
-        assert.equal((await tj.create(trainJobObject('guarded', ns))).allowed, true);
-        await jobsets().createNamespacedCustomObject({
+        assert.equal((await tj.create(trainJobObject('guarded', ns, { suspend: false }))).allowed, true);
+        // The JobSet too, with the status its controller would report for one Job with 2 running
+        // pods (replicatedJobsStatus counts Jobs: active 1): what the old guard judged, and refused.
+        const objects = cp.kubeConfig.makeApiClient(CustomObjectsApi);
+        const J = { group: 'jobset.x-k8s.io', version: 'v1alpha2', namespace: ns, plural: 'jobsets' };
+        const js = (await objects.createNamespacedCustomObject({
           ...J,
           body: {
             apiVersion: 'jobset.x-k8s.io/v1alpha2',
             kind: 'JobSet',
             metadata: { name: 'guarded', namespace: ns },
-            spec: { suspend: true, replicatedJobs: [{ name: 'node', template: { spec: { template: { spec: { restartPolicy: 'Never', containers: [{ name: 'node', image: 'x' }] } } } } }] },
+            spec: { suspend: false, replicatedJobs: [{ name: 'node', template: { spec: { parallelism: 2, template: { spec: { restartPolicy: 'Never', containers: [{ name: 'node', image: 'x' }] } } } } }] },
           },
-        });
+        })) as Obj;
+        js.status = { replicatedJobsStatus: [{ name: 'node', active: 1, ready: 1, succeeded: 0, failed: 0, suspended: 0 }] };
+        await objects.replaceNamespacedCustomObjectStatus({ ...J, name: 'guarded', body: js });
+        await cp.kubeConfig.makeApiClient(BatchV1Api).createNamespacedJob({ namespace: ns, body: jobBody('guarded', 2) });
+        await pods(cp).waitRunning(ns, 'jobset.sigs.k8s.io/jobset-name=guarded', 2);
+        await waitFor('the Job counts 2 active pods', async () => (await cp.kubeConfig.makeApiClient(BatchV1Api).readNamespacedJobStatus({ namespace: ns, name: 'guarded-node-0' })).status?.active === 2);
       });
 
-      it('refuses the change while the JobSet has an active replicated job', async () => {
-        await setActive(1);
-        const out = await tj.update(ns, 'guarded', (o) => (o.spec.trainer.numNodes = 2));
+      it('running on both sides: refused, says to suspend first, carries no rebuild warning', async () => {
+        const out = await patchTrainJob(ns, 'guarded', { spec: { trainer: { numNodes: 2 } } });
         assert.equal(out.allowed, false);
-        if (out.allowed) return;
-        assert.equal(out.refusal.code, 403);
-        assert.match(out.refusal.message, /active pods/);
+        assert.match(out.error, /spec\.trainer\.numNodes: Forbidden: numNodes may only change while the TrainJob is suspended/);
+        assert.deepEqual(out.warnings, []);
       });
 
-      it('allows it with active: 0', async () => {
-        await setActive(0);
-        const out = await tj.update(ns, 'guarded', (o) => (o.spec.trainer.numNodes = 2));
-        assert.equal(out.allowed, true, JSON.stringify(out));
+      it('suspend and scale in one update while 2 pods run: admitted, warning about the rebuild and the 2 running pods', async () => {
+        const out = await patchTrainJob(ns, 'guarded', { spec: { suspend: true, trainer: { numNodes: 2 } } }, true);
+        assert.equal(out.allowed, true, out.error);
+        assert.ok(out.warnings.some((w) => /^spec\.trainer\.numNodes changes from 1 to 2: the JobSet is rebuilt with 2 nodes as soon as it is suspended and none of its pods remain/.test(w)), out.warnings.join('\n'));
+        assert.ok(!out.warnings.some((w) => /on resume/.test(w)), out.warnings.join('\n'));
+        assert.ok(
+          out.warnings.some((w) => w.startsWith(`JobSet ${ns}/guarded still has 2 pods (2 pending or running; Job guarded-node-0: 2 active): the rebuild waits`)),
+          out.warnings.join('\n'),
+        );
       });
 
-      it('refuses it as an internal error when the webhook may not read JobSets', async () => {
-        // A second webhook whose identity may read the CRD but not JobSets, registered for one namespace.
-        const user = await cp.makeUserKubeconfig('tjw-no-jobsets');
+      it('a webhook that may not list Jobs admits it all the same, with a warning (fail open)', async () => {
+        // A second webhook whose identity may read the CRD but not Jobs, registered for one namespace.
+        const user = await cp.makeUserKubeconfig('tjw-no-jobs');
         await cp.applyYaml(`apiVersion: rbac.authorization.k8s.io/v1
 kind: ClusterRole
-metadata: { name: tjw-no-jobsets }
+metadata: { name: tjw-no-jobs }
 rules:
   - { apiGroups: ["apiextensions.k8s.io"], resources: ["customresourcedefinitions"], verbs: ["get", "list", "watch"] }
 ---
 apiVersion: rbac.authorization.k8s.io/v1
 kind: ClusterRoleBinding
-metadata: { name: tjw-no-jobsets }
-roleRef: { apiGroup: rbac.authorization.k8s.io, kind: ClusterRole, name: tjw-no-jobsets }
-subjects: [{ kind: User, name: tjw-no-jobsets, apiGroup: rbac.authorization.k8s.io }]
+metadata: { name: tjw-no-jobs }
+roleRef: { apiGroup: rbac.authorization.k8s.io, kind: ClusterRole, name: tjw-no-jobs }
+subjects: [{ kind: User, name: tjw-no-jobs, apiGroup: rbac.authorization.k8s.io }]
 `);
-        const restricted = await startWebhook(cp, { name: 'webhook-no-jobsets', kubeconfig: user.path });
+        const restricted = await startWebhook(cp, { name: 'webhook-no-jobs', kubeconfig: user.path });
         const rns = 'restricted';
         await cp.kubectl(['create', 'namespace', rns]);
         await cp.kubectl(['label', 'namespace', rns, 'tjw=restricted']);
@@ -213,11 +241,11 @@ subjects: [{ kind: User, name: tjw-no-jobsets, apiGroup: rbac.authorization.k8s.
         await cp.applyYaml(docs.map((d) => stringify(d)).join('---\n'));
         assert.equal((await tj.create(trainJobObject('guarded', rns))).allowed, true);
         const out = await waitFor('the restricted webhook answers', async () => {
-          const o = await tj.update(rns, 'guarded', (x) => (x.spec.trainer.numNodes = 2), 'All');
-          return !o.allowed && /could not read JobSet/.test(o.refusal.message) ? o : undefined;
+          const o = await patchTrainJob(rns, 'guarded', { spec: { trainer: { numNodes: 2 } } }, true);
+          return o.warnings.some((w) => /its pods could not be counted/.test(w)) ? o : undefined;
         });
-        assert.equal(out.allowed, false);
-        if (!out.allowed) assert.equal(out.refusal.code, 500);
+        assert.equal(out.allowed, true, out.error);
+        assert.ok(out.warnings.some((w) => new RegExp(`^JobSet ${rns}/guarded: its pods could not be counted \\(reading its Jobs failed: HTTP 403: .*forbidden`).test(w)), out.warnings.join('\n'));
       });
     });
 
@@ -286,6 +314,59 @@ subjects: [{ kind: User, name: tjw-no-jobsets, apiGroup: rbac.authorization.k8s.
       assert.equal(ours.message.split(':')[0], server.refusal.message.split(':')[0], name);
       assert.deepEqual(ours.details?.causes?.map((c) => c.field).sort(), server.refusal.causes.map((c) => c.field).sort(), name);
     }
+  });
+
+  it("9. Trainer v2.3.0's CRD (no numNodes minimum) with the patch: a change to a negative count is refused, a stored one stays updatable; a finished job's count is refused, a job Failed otherwise may be scaled", async () => {
+    const v230 = upstreamTrainJobCrd('v2.3.0');
+    await applyCrd(patchedCrd(v230, crdPatchOps(v230.spec.versions[0].schema.openAPIV3Schema)));
+    await waitFor('the v2.3.0 CRD with the patch served', async () => {
+      const legacy = trainJobObject('neg-probe', ns);
+      legacy.spec.trainer.numNodes = -1;
+      return (await tj.create(legacy, 'All')).allowed; // the newer CRD's minimum: 0 would refuse it
+    });
+    const neg = trainJobObject('negative', ns);
+    neg.spec.trainer.numNodes = -1;
+    assert.equal((await tj.create(neg)).allowed, true, 'v2.3.0 admits a negative count on create');
+    for (const [what, change] of [
+      ['resume', (o: Obj) => (o.spec.suspend = false)],
+      ['labels', (o: Obj) => (o.metadata.labels = { team: 'a' })],
+      ['suspend', (o: Obj) => (o.spec.suspend = true)],
+    ] as const) {
+      const out = await tj.update(ns, 'negative', change);
+      assert.equal(out.allowed, true, `${what} with -1 stored: ${JSON.stringify(out)}`);
+    }
+    const toNegative = await tj.update(ns, 'negative', (o) => (o.spec.trainer.numNodes = -2));
+    assert.equal(toNegative.allowed, false);
+    if (!toNegative.allowed) {
+      assert.equal(toNegative.refusal.code, 422);
+      assert.deepEqual(toNegative.refusal.causes.map((c) => `${c.field} ${c.reason}`), ['spec.trainer.numNodes FieldValueInvalid']);
+      assert.match(toNegative.refusal.message, /numNodes may only change to 0 or more/);
+    }
+    assert.equal((await tj.update(ns, 'negative', (o) => (o.spec.trainer.numNodes = 2))).allowed, true, 'from -1 to 2 while suspended');
+
+    // Finished: the conditions as Trainer v2.3.0 writes them (its status subresource).
+    const objects = cp.kubeConfig.makeApiClient(CustomObjectsApi);
+    const finish = async (name: string, type: string, reason: string) => {
+      assert.equal((await tj.create(trainJobObject(name, ns))).allowed, true);
+      const stored = await tj.get(ns, name);
+      stored.status = { conditions: [{ type, status: 'True', reason, message: reason, lastTransitionTime: '2026-11-30T08:00:00Z' }] };
+      await objects.replaceNamespacedCustomObjectStatus({ group: 'trainer.kubeflow.org', version: 'v1alpha1', plural: 'trainjobs', namespace: ns, name, body: stored });
+    };
+    await finish('done', 'Complete', 'JobSetCompleted');
+    await finish('deadline', 'Failed', 'DeadlineExceeded');
+    await finish('crashed', 'Failed', 'BackoffLimitExceeded');
+    for (const name of ['done', 'deadline']) {
+      const out = await tj.update(ns, name, (o) => (o.spec.trainer.numNodes = 2));
+      assert.equal(out.allowed, false, name);
+      if (out.allowed) continue;
+      // The CRD's own rule refuses first (the webhook would say the same as 403): 422 with a Forbidden cause.
+      assert.equal(out.refusal.code, 422, name);
+      assert.deepEqual(out.refusal.causes.map((c) => `${c.field} ${c.reason}`), ['spec.trainer.numNodes FieldValueForbidden'], name);
+      assert.match(out.refusal.message, /numNodes may not change once the TrainJob has finished .*Trainer never reconciles it again/, name);
+      assert.equal((await tj.update(ns, name, (o) => (o.metadata.labels = { kept: 'yes' }))).allowed, true, `${name}: other updates still go through`);
+    }
+    assert.equal((await tj.update(ns, 'crashed', (o) => (o.spec.trainer.numNodes = 2))).allowed, true, 'Failed otherwise: Trainer reconciles it again');
+    await applyCrd(patched);
   });
 
   it('7. kubectl is within the API server\'s skew (built from the same module)', async () => {
