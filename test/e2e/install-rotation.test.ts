@@ -1,7 +1,7 @@
 // Issue 9: the default install's in-process certificate rotation against the real API server.
-// The rendered default-plus-mutating overlay is applied server-side; `serve --cert-rotation` runs
-// as a process with the installed ServiceAccount's own token (TokenRequest), so it has exactly
-// the manifests' rights. The webhook configurations call it by URL on 127.0.0.1 (there are no
+// The rendered default-plus-mutating overlay is applied server-side; `serve` runs as a process
+// with the rendered container's args and environment (ports and folder of this machine) and the
+// installed ServiceAccount's own token (TokenRequest), so it has exactly the manifests' rights. The webhook configurations call it by URL on 127.0.0.1 (there are no
 // Service endpoints on loopback); everything else is as rendered. Proven here: the Secret is
 // filled (and created where it may be), both configurations get the caBundle, the API server
 // calls the webhook with it, a second replica adopts the same CA, a caBundle someone removed
@@ -80,7 +80,25 @@ describe('install: in-process certificate rotation (default overlay) against the
   let admission: AdmissionregistrationV1Api;
   let saKubeconfig: string;
   let configs: Obj[];
+  let webhookContainer: Obj;
+  let renderedEnv: Record<string, string>;
   let one: Replica;
+
+  /** The rendered webhook container's args, each `--flag value` in `replace` replaced (undefined drops the flag). */
+  function renderedArgs(replace: Record<string, string | undefined>): string[] {
+    const given: string[] = webhookContainer.args;
+    const out: string[] = [];
+    for (let i = 0; i < given.length; i++) {
+      const flag = given[i];
+      if (flag in replace) {
+        assert.ok(i + 1 < given.length && !given[i + 1].startsWith('--'), `${flag} takes a value in the manifests`);
+        const value = replace[flag];
+        if (value !== undefined) out.push(flag, value);
+        i++;
+      } else out.push(flag);
+    }
+    return out;
+  }
   let two: Replica;
   const tjNs = 'rotation';
 
@@ -94,8 +112,10 @@ describe('install: in-process certificate rotation (default overlay) against the
     port ??= await freePort();
     const opsPort = await freePort();
     const dir = path.join(await cp.tempDir(name), 'certs');
-    const args = [bin, 'serve', '--host', '127.0.0.1', '--port', String(port), '--ops-port', String(opsPort), '--cert-dir', dir, '--kubeconfig', kubeconfig, '--cert-rotation', '--service-dns', '127.0.0.1', ...extraArgs];
-    const proc = cp.startProcess(name, process.execPath, args, { env: cp.childEnv({ POD_NAMESPACE: NS }), cwd: projectRoot });
+    // The rendered container's args, with this machine's ports and folder, no hand-off (no
+    // reconciler here), on loopback with the ServiceAccount's token, and 127.0.0.1 in the certificate.
+    const args = [bin, ...renderedArgs({ '--port': String(port), '--ops-port': String(opsPort), '--cert-dir': dir, '--handoff': undefined }), '--host', '127.0.0.1', '--kubeconfig', kubeconfig, '--service-dns', '127.0.0.1', ...extraArgs];
+    const proc = cp.startProcess(name, process.execPath, args, { env: cp.childEnv(renderedEnv), cwd: projectRoot });
     await waitFor(`${name} ready`, async () => (await httpGet(`http://127.0.0.1:${opsPort}/readyz`)).status === 200, { process: proc, timeoutMs: 60_000 });
     return {
       name,
@@ -123,6 +143,14 @@ describe('install: in-process certificate rotation (default overlay) against the
     await cp.kubectl(['create', 'namespace', NS]);
     await cp.kubectl(['create', 'namespace', tjNs]);
     const rendered = await renderOverlay(cp, path.join(manifestsDir, 'overlays/mutating'));
+    const deployment = byKind(rendered, 'Deployment', 'trainjob-webhook')[0];
+    webhookContainer = deployment.spec.template.spec.containers.find((c: Obj) => c.name === 'webhook');
+    assert.ok(webhookContainer.args.includes('--cert-rotation'), webhookContainer.args.join(' '));
+    // The downward API's value in a pod of this Deployment.
+    renderedEnv = Object.fromEntries(
+      (webhookContainer.env as Obj[]).map((e) => [e.name, e.valueFrom?.fieldRef?.fieldPath === 'metadata.namespace' ? deployment.metadata.namespace : e.value]),
+    );
+    assert.deepEqual(renderedEnv, { POD_NAMESPACE: NS });
     configs = rendered.filter((d) => /WebhookConfiguration$/.test(d.kind));
     assert.deepEqual(configs.map((c) => c.kind).sort(), ['MutatingWebhookConfiguration', 'ValidatingWebhookConfiguration']);
     await cp.applyYaml(toYaml(rendered.filter((d) => !configs.includes(d))));
