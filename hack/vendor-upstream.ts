@@ -46,13 +46,27 @@ export async function vendoredFiles(root = upstreamRoot): Promise<{ modules: Mod
 
 /** The module's folder in the Go module cache, downloaded from the proxy when absent. */
 export async function moduleDir(module: string, version: string, go = 'go'): Promise<string> {
-  const { stdout } = await promisify(execFile)(go, ['mod', 'download', '-json', `${module}@${version}`], {
-    cwd: projectRoot,
-    env: { ...process.env, GOWORK: 'off', GOFLAGS: '-mod=mod', GOTOOLCHAIN: 'local' },
-    maxBuffer: 1 << 20,
-  }).catch((err: { stdout?: string; message: string }) => ({ stdout: err.stdout ?? '', failed: err.message }));
-  const info = JSON.parse(stdout || '{}') as { Dir?: string; Error?: string };
-  if (!info.Dir) throw new Error(`go mod download ${module}@${version}: ${info.Error ?? 'no folder reported'}`);
+  let stdout = '';
+  let failure = '';
+  try {
+    ({ stdout } = await promisify(execFile)(go, ['mod', 'download', '-json', `${module}@${version}`], {
+      cwd: projectRoot,
+      env: { ...process.env, GOWORK: 'off', GOFLAGS: '-mod=mod', GOTOOLCHAIN: 'local' },
+      maxBuffer: 1 << 20,
+    }));
+  } catch (err) {
+    const e = err as { code?: string; stdout?: string; message: string };
+    if (e.code === 'ENOENT') throw new Error(`\`${go}\` not found: the vendored files are refreshed from the Go module cache, which needs Go`);
+    stdout = e.stdout ?? '';
+    failure = e.message.split('\n')[0];
+  }
+  let info: { Dir?: string; Error?: string } = {};
+  try {
+    info = JSON.parse(stdout || '{}');
+  } catch {
+    failure ||= `unreadable output: ${stdout.slice(0, 200)}`;
+  }
+  if (!info.Dir) throw new Error(`go mod download ${module}@${version}: ${info.Error ?? failure ?? 'no folder reported'}`);
   return info.Dir;
 }
 
@@ -89,4 +103,9 @@ async function main(): Promise<number> {
   return 0;
 }
 
-if (process.argv[1] && path.resolve(process.argv[1]) === fileURLToPath(import.meta.url)) process.exitCode = await main();
+if (process.argv[1] && path.resolve(process.argv[1]) === fileURLToPath(import.meta.url)) {
+  process.exitCode = await main().catch((err: Error) => {
+    console.error(`vendor-upstream: ${err.message}`);
+    return 2;
+  });
+}

@@ -4,7 +4,7 @@ import { readFile } from 'node:fs/promises';
 import fastJsonPatch, { type Operation } from 'fast-json-patch';
 import { CEL_SKIPPED_ERROR, compileCrdSchema, hasBlockingErrors } from './crd/index.ts';
 import { readObjectFile } from './io/read-object.ts';
-import { buildPolicy, type BuildOptions, type Policy, type SchemaChecks } from './rules/policy.ts';
+import { buildPolicy, type Policy, type SchemaChecks } from './rules/policy.ts';
 
 /**
  * The embedded default: Trainer v2.3.0's TrainJob CRD (upstream/crds/trainer-v2.3.0/) with this
@@ -14,7 +14,7 @@ import { buildPolicy, type BuildOptions, type Policy, type SchemaChecks } from '
 export const EMBEDDED_CRD_FILE = new URL('./embedded/trainjob-crd.json', import.meta.url);
 export const EMBEDDED_CRD_SOURCE = "the embedded Trainer v2.3.0 TrainJob CRD with this project's CRD patch";
 
-/** A CRD that cannot be used: not a CRD, not the TrainJob one, or a rule that does not compile. */
+/** A CRD that cannot be used: not a CRD, not the TrainJob one, or a schema that is not structural. */
 export class CrdLoadError extends Error {
   override name = 'CrdLoadError';
 }
@@ -36,9 +36,9 @@ export function schemaChecksFor(crd: unknown): SchemaChecks {
   };
 }
 
-export function policyFromCrd(crd: unknown, options: BuildOptions = {}): Policy {
+export function policyFromCrd(crd: unknown): Policy {
   try {
-    return buildPolicy(schemaChecksFor(crd), options);
+    return buildPolicy(schemaChecksFor(crd));
   } catch (err) {
     if (err instanceof CrdLoadError) throw err;
     throw new CrdLoadError((err as Error).message);

@@ -17,48 +17,47 @@ export interface CompiledCrdRule {
   compiledMessage?: CompiledRule;
 }
 
-export class CrdRuleError extends Error {}
-
-/** A CRD rule this engine could not compile, and why (the API server compiled it, or it would not be stored). */
+/**
+ * A CRD rule (or its messageExpression) this engine could not compile, and why. A CRD the API
+ * server stores has rules it compiled, so this is usually a CEL library the engine lacks
+ * (Kubernetes' url, ip, cidr, quantity, format...), not bad input.
+ */
 export interface UncompilableRule {
   rule: CelRule;
+  /** 'rule': the rule is left out; 'messageExpression': the rule runs, failures use `message` (as the API server does when a message expression fails). */
+  part: 'rule' | 'messageExpression';
   error: string;
 }
 
-function compileOne(env: Environment, r: CelRule): CompiledCrdRule {
+const where = (r: CelRule): string => `${r.location || '<root>'}${r.branch ? ` ${r.branch}` : ''} x-kubernetes-validations[${r.index}]`;
+
+function tryCompile(env: Environment, expression: string): CompiledRule | CelCompileError {
   try {
-    return {
-      rule: r,
-      compiled: compileRule(env, r.rule),
-      compiledMessage: r.messageExpression ? compileRule(env, r.messageExpression) : undefined,
-    };
+    return compileRule(env, expression);
   } catch (err) {
-    const where = `${r.location || '<root>'}${r.branch ? ` ${r.branch}` : ''} x-kubernetes-validations[${r.index}]`;
-    if (err instanceof CelCompileError) throw new CrdRuleError(`CRD rule at ${where} (${JSON.stringify(r.rule)}): ${err.message}`);
+    if (err instanceof CelCompileError) return err;
     throw err;
   }
 }
 
-/** Compiles every rule; the first that does not compile is an error naming its location. */
-export function compileCrdRules(env: Environment, rules: readonly CelRule[]): CompiledCrdRule[] {
-  return rules.map((r) => compileOne(env, r));
-}
-
 /**
- * Compiles what it can and sets the rest aside. For a CRD read from the API server: the server
- * already accepted every rule, so one this engine cannot compile is our gap, not bad input, and
- * must not cost the webhook the whole CRD (the API server still enforces that rule itself).
+ * Compiles every rule it can and reports the rest, naming each by its location: never a reason
+ * to drop the whole CRD (the API server still enforces, before any webhook, every rule it stored).
  */
-export function compileCrdRulesSkipping(env: Environment, rules: readonly CelRule[]): { compiled: CompiledCrdRule[]; uncompilable: UncompilableRule[] } {
+export function compileCrdRules(env: Environment, rules: readonly CelRule[]): { compiled: CompiledCrdRule[]; uncompilable: UncompilableRule[] } {
   const compiled: CompiledCrdRule[] = [];
   const uncompilable: UncompilableRule[] = [];
   for (const r of rules) {
-    try {
-      compiled.push(compileOne(env, r));
-    } catch (err) {
-      if (!(err instanceof CrdRuleError)) throw err;
-      uncompilable.push({ rule: r, error: err.message });
+    const rule = tryCompile(env, r.rule);
+    if (rule instanceof CelCompileError) {
+      uncompilable.push({ rule: r, part: 'rule', error: `CRD rule at ${where(r)} (${JSON.stringify(r.rule)}): ${rule.message}` });
+      continue;
     }
+    const message = r.messageExpression ? tryCompile(env, r.messageExpression) : undefined;
+    if (message instanceof CelCompileError) {
+      uncompilable.push({ rule: r, part: 'messageExpression', error: `messageExpression of the CRD rule at ${where(r)} (${JSON.stringify(r.messageExpression)}): ${message.message}` });
+    }
+    compiled.push({ rule: r, compiled: rule, compiledMessage: message instanceof CelCompileError ? undefined : message });
   }
   return { compiled, uncompilable };
 }

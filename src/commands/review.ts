@@ -42,6 +42,9 @@ export async function reviewCommand(args: string[], io: CommandIo): Promise<numb
   }
   try {
     const policy = values.crd ? await loadPolicyFromFile(values.crd) : values['table-only'] ? buildPolicy() : await loadEmbeddedPolicy();
+    for (const u of policy.crd?.uncompilable ?? []) {
+      io.err(`review: warning: ${u.error}; ${u.part === 'rule' ? 'the rule is skipped here (the API server would still enforce it)' : 'the rule runs with its static message'}`);
+    }
     const object = await readObjectFile(values.new);
     const oldObject = values.old ? await readObjectFile(values.old) : undefined;
     const meta = (object.metadata ?? {}) as { name?: unknown; namespace?: unknown };

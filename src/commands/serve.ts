@@ -48,10 +48,19 @@ function reportBlanketRule(policy: Policy, metrics: WebhookMetrics): void {
 /** Publishes the CRD rules this engine could not compile (left out; the API server still runs them). */
 function reportUncompilable(policy: Policy, metrics: WebhookMetrics, logger: Logger): void {
   const uncompilable = policy.crd?.uncompilable ?? [];
-  metrics.crdRulesUncompilable.set(uncompilable.length);
+  metrics.crdRulesUncompilable.set(uncompilable.filter((u) => u.part === 'rule').length);
   for (const u of uncompilable) {
-    logger.warn({ crd: TRAINJOB_CRD, location: u.rule.location || '<root>', rule: u.rule.rule, error: u.error }, 'a rule of the TrainJob CRD does not compile here: it is skipped by this webhook (the API server still enforces it)');
+    const what =
+      u.part === 'rule'
+        ? 'a rule of the TrainJob CRD does not compile here: this webhook skips it (the API server still enforces it)'
+        : "a rule's messageExpression does not compile here: the rule runs, and its failures carry its static message";
+    logger.warn({ crd: TRAINJOB_CRD, location: u.rule.location || '<root>', rule: u.rule.rule, messageExpression: u.rule.messageExpression, error: u.error }, what);
   }
+}
+
+/** Whether a CRD's schema and rules are in force (0: the rule table alone runs). */
+function reportCrdInForce(policy: Policy, metrics: WebhookMetrics): void {
+  metrics.crdInForce.set(policy.crd ? 1 : 0);
 }
 
 async function clusterPolicy(kc: KubeConfig, logger: Logger, metrics: WebhookMetrics): Promise<PolicySource> {
@@ -64,13 +73,14 @@ async function clusterPolicy(kc: KubeConfig, logger: Logger, metrics: WebhookMet
     // The watch starts with the version the first read already adopted: nothing to redo or re-log.
     if (rv !== undefined && rv === adoptedVersion) return;
     try {
-      // The API server accepted every rule of this CRD: one we cannot compile is skipped and
-      // reported, never a reason to fall back to the table alone.
-      policy = policyFromCrd(crd, { uncompilable: 'skip' });
+      // A rule this engine cannot compile is skipped and reported (reportUncompilable), never a
+      // reason to fall back to the table alone.
+      policy = policyFromCrd(crd);
       adopted = true;
       adoptedVersion = rv;
       reportBlanketRule(policy, metrics);
       reportUncompilable(policy, metrics, logger);
+      reportCrdInForce(policy, metrics);
       logger.info({ crd: TRAINJOB_CRD, resourceVersion: rv, blanketTrainerRule: policy.crd?.blanketTrainerRule, crdRules: policy.crd?.rules.length }, why);
       if (policy.crd?.blanketTrainerRule) {
         logger.warn({ crd: TRAINJOB_CRD }, 'the TrainJob CRD has the blanket spec.trainer rule again (a Trainer upgrade?): the API server refuses every numNodes change before this webhook runs; re-apply the CRD patch');
@@ -85,7 +95,10 @@ async function clusterPolicy(kc: KubeConfig, logger: Logger, metrics: WebhookMet
   } catch (err) {
     logger.error({ crd: TRAINJOB_CRD, error: describeError(err) }, 'could not read the TrainJob CRD; the rule table alone runs until it can be read (retrying through the watch)');
   }
-  if (!adopted) source = `the API server (${TRAINJOB_CRD}), not yet usable: the rule table alone runs until it is`;
+  if (!adopted) {
+    source = `the API server (${TRAINJOB_CRD}), not yet usable: the rule table alone runs until it is`;
+    reportCrdInForce(policy, metrics);
+  }
   const stop = followCrd(kc, {
     onChange: (crd) => adopt(crd, adopted ? 'TrainJob CRD changed' : 'TrainJob CRD adopted from the watch'),
     onError: (message) => logger.warn({ crd: TRAINJOB_CRD }, message),
@@ -96,6 +109,8 @@ async function clusterPolicy(kc: KubeConfig, logger: Logger, metrics: WebhookMet
 async function policySource(config: ServeConfig, kc: KubeConfig | undefined, logger: Logger, metrics: WebhookMetrics): Promise<PolicySource> {
   const fixed = (policy: Policy, source: string): PolicySource => {
     reportBlanketRule(policy, metrics);
+    reportUncompilable(policy, metrics, logger);
+    reportCrdInForce(policy, metrics);
     return { get: () => policy, source, stop: () => {} };
   };
   switch (config.crd.mode) {
@@ -104,7 +119,7 @@ async function policySource(config: ServeConfig, kc: KubeConfig | undefined, log
     case 'embedded':
       return fixed(await loadEmbeddedPolicy(), EMBEDDED_CRD_SOURCE);
     case 'table-only':
-      return fixed(buildPolicy(), 'none (--table-only)');
+      return fixed(buildPolicy(), '--table-only');
     case 'cluster':
       if (kc) return clusterPolicy(kc, logger, metrics);
       return fixed(await loadEmbeddedPolicy(), EMBEDDED_CRD_SOURCE);

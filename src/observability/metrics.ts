@@ -23,6 +23,8 @@ export interface WebhookMetrics {
   crdBlanketTrainerRule: Gauge;
   /** CRD rules this engine could not compile and skips (the API server still enforces them); absent without a CRD from the cluster. */
   crdRulesUncompilable: Gauge;
+  /** 1 while a TrainJob CRD's schema and rules are checked, 0 while only the rule table runs (e.g. the cluster's CRD could not be read yet). */
+  crdInForce: Gauge;
 }
 
 export interface MetricsOptions {
@@ -70,6 +72,11 @@ export function createMetrics(options: MetricsOptions = {}): WebhookMetrics {
     crdRulesUncompilable: new Gauge({
       name: 'trainjob_webhook_crd_rules_uncompilable',
       help: 'Rules of the TrainJob CRD read from the API server that this webhook cannot compile and skips (the API server still enforces them).',
+      registers,
+    }),
+    crdInForce: new Gauge({
+      name: 'trainjob_webhook_crd_in_force',
+      help: "1 while a TrainJob CRD's schema and rules are checked besides the rule table; 0 while the rule table alone runs (the cluster's CRD not read or not usable yet).",
       registers,
     }),
     certReloads: new Counter({

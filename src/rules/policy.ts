@@ -2,7 +2,7 @@
 // TrainJob CRD is known, its schema checks and its own CEL rules (minus the ones the table
 // supersedes and the ones this project generated into the CRD).
 import { createCelEnvironment } from '../cel/environment.ts';
-import { compileCrdRules, compileCrdRulesSkipping, type CompiledCrdRule, type UncompilableRule } from '../cel/crd-rules.ts';
+import { compileCrdRules, type CompiledCrdRule, type UncompilableRule } from '../cel/crd-rules.ts';
 import { compileSchema, type CelRule, type Correlation, type SchemaNode } from '../crd/index.ts';
 import type { FieldError } from '../field/errors.ts';
 import { compileTable, type CompiledRow } from './compiled-table.ts';
@@ -38,7 +38,7 @@ export interface Policy {
     rules: CompiledCrdRule[];
     /** Rules the table supersedes or this project generated: not run here. */
     skipped: CelRule[];
-    /** Rules this engine could not compile, left out (only with `uncompilable: 'skip'`). */
+    /** Rules (or their message expressions) this engine could not compile: left out and reported. */
     uncompilable: UncompilableRule[];
     blanketTrainerRule: boolean;
   };
@@ -55,15 +55,7 @@ export function supersededBy(rule: CelRule): string | undefined {
   return row?.id;
 }
 
-export interface BuildOptions {
-  /**
-   * What a CRD rule that does not compile does: 'fail' (a CRD given as a file: bad input, named by
-   * its location) or 'skip' (a CRD the API server accepted: leave the rule out and report it).
-   */
-  uncompilable?: 'fail' | 'skip';
-}
-
-export function buildPolicy(checks?: SchemaChecks, options: BuildOptions = {}): Policy {
+export function buildPolicy(checks?: SchemaChecks): Policy {
   const env = createCelEnvironment();
   const table = compileTable(env);
   if (!checks) return { table, tableRoot: tableSchemaRoot() };
@@ -71,6 +63,6 @@ export function buildPolicy(checks?: SchemaChecks, options: BuildOptions = {}): 
   const skipped = all.filter((r) => isGeneratedRule(r.rule) || supersededBy(r));
   const kept = all.filter((r) => !skipped.includes(r));
   const blanketTrainerRule = all.some((r) => r.location === 'spec.trainer' && normalize(r.rule) === 'self == oldSelf');
-  const { compiled, uncompilable } = options.uncompilable === 'skip' ? compileCrdRulesSkipping(env, kept) : { compiled: compileCrdRules(env, kept), uncompilable: [] };
+  const { compiled, uncompilable } = compileCrdRules(env, kept);
   return { table, tableRoot: checks.root, crd: { checks, rules: compiled, skipped, uncompilable, blanketTrainerRule } };
 }

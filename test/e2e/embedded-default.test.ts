@@ -114,7 +114,8 @@ describe('the embedded default and the CRD patch from a clone', { skip: availabi
     const skipped = logs.filter((l) => /does not compile here/.test(String(l.msg)));
     assert.deepEqual(skipped.map((l) => l.rule), ["isURL('https://www.kubeflow.org')"]);
     const started = logs.find((l) => typeof l.validator === 'string');
-    assert.match(String(started?.validator), /TrainJob CRD from the API server .*1 CRD rules do not compile here/);
+    assert.match(String(started?.validator), /CRD: the API server .*1 CRD rules do not compile here/);
+    assert.equal(await wh.counter("trainjob_webhook_crd_in_force"), 1);
     assert.equal(await wh.counter('trainjob_webhook_crd_rules_uncompilable'), 1);
   });
 });
