@@ -15,6 +15,8 @@ function duplicate(field: string, value: unknown): FieldError {
 
 /** Go map-key identity of a scalar or the JSON of a compound: int 1, float 1.5 and "1" differ. */
 function identity(x: unknown): string {
+  // The common key, a string: unquoted is as unambiguous (the kind prefix ends where it starts).
+  if (typeof x === 'string') return `s:string:${x}`;
   const kind = kindOf(x);
   if (kind === 'object' || kind === 'array') return `c:${canonicalJson(x)}`;
   return `s:${kind}:${canonicalJson(x)}`;
