@@ -8,5 +8,5 @@ export type { TrackedProcess, ExitStatus, StartProcessOptions } from './process.
 export { startUpstreamControllers, startJobSetController, startTrainerController, upstreamCrds, allUpstreamCrds, type UpstreamController, type UpstreamControllers } from './upstream.ts';
 export { waitFor, freePort, freePorts, httpsGet, httpGet } from './wait.ts';
 export { urlClientConfig, loadKustomizedWebhooks, pointWebhooksAt } from './webhooks.ts';
-export { startWorld, nodeObject, defaultNodes, stagesFile, NODE_LABEL, STORAGE_CLASS, type World, type WorldOptions, type NodeShape } from './world.ts';
+export { nodeObject, defaultNodes, stagesFile, NODE_LABEL, STORAGE_CLASS, type World, type WorldOptions, type NodeShape } from './world.ts';
 export { pods, isRunningReady, isTerminating, TRAINING_ANNOTATION, TERMINATION_ANNOTATION, STAGE_DELAYS, type TrainingEnd } from './pods.ts';
