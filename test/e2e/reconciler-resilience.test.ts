@@ -8,7 +8,7 @@ import { after, before, describe, it } from 'node:test';
 import { controlPlaneAvailability, upstreamControllersAvailability, waitFor } from '../harness/index.ts';
 import type { TrainJob } from '../../src/reconciler/objects.ts';
 import { startSidecar, type Sidecar } from '../reconciler/support/sidecar.ts';
-import { api, envValue, parallelism, RECONCILER_SA, inNamespace, startWorld, torchTrainJob, type World } from '../reconciler/support/world.ts';
+import { api, envValue, parallelism, RECONCILER_SA, inNamespace, startWorld, torchTrainJob, torchtuneVariant, type World } from '../reconciler/support/world.ts';
 
 const controlPlane = controlPlaneAvailability();
 const controllers = upstreamControllersAvailability();
@@ -41,6 +41,11 @@ describe('reconciler resilience: SIGKILL mid-rebuild, two sidecars', { skip }, (
     w = await startWorld({ trainer: true, webhook: false });
     a = api(w.cp);
     await w.cp.kubectl(['create', 'namespace', ns]);
+    // In the world, claims of the default class are bound at once, and a bound claim's spec never
+    // equals the template again (JobSet then refuses any re-creation: Blocked). A class that binds
+    // only for a first consumer leaves the claim of a suspended job unbound, so it can be kept.
+    await w.cp.applyYaml('{"apiVersion":"storage.k8s.io/v1","kind":"StorageClass","metadata":{"name":"wait-for-consumer"},"provisioner":"kwok.x-k8s.io/volume","volumeBindingMode":"WaitForFirstConsumer"}\n');
+    await w.cp.applyYaml(torchtuneVariant('retain-unbound', 'Retain', { volumeMode: 'Filesystem', storageClassName: 'wait-for-consumer' }));
   });
   after(async () => {
     if (process.exitCode && w) process.stderr.write(w.cp.logTails(20));
@@ -48,7 +53,7 @@ describe('reconciler resilience: SIGKILL mid-rebuild, two sidecars', { skip }, (
   });
 
   it('companion: killed with SIGKILL right after deleting the stale JobSet (workspace PVC kept, Lease still held), restarted: one JobSet with the new count, the same PVC, the report completed', async () => {
-    await create({ apiVersion: 'trainer.kubeflow.org/v1alpha1', kind: 'TrainJob', metadata: { name: 'k1', namespace: ns }, spec: { runtimeRef: { name: 'torchtune-llama3.2-1b-retain' }, suspend: true, trainer: { numNodes: 1 } } });
+    await create({ apiVersion: 'trainer.kubeflow.org/v1alpha1', kind: 'TrainJob', metadata: { name: 'k1', namespace: ns }, spec: { runtimeRef: { name: 'torchtune-llama3.2-1b-retain-unbound' }, suspend: true, trainer: { numNodes: 1 } } });
     const old = await a.waitJobSet(ns, 'k1', 'built', (j) => parallelism(j) === 1);
     const claim = await waitFor('the workspace PVC', () => a.pvc(ns, 'initializer-k1').catch(() => undefined));
     const crashing = await sidecarOf('crashing', 'companion', ['--crash-after', 'delete-jobset']);
