@@ -220,6 +220,33 @@ describe(`reconciler flows in the world where pods run (${mode} mode)`, { skip }
       t.diagnostic(formatStepTimes('Complete TrainJob, numNodes 1->2', expected, times));
     });
 
+    it('Complete with a stale JobSet (suspended and scaled in one update while no sidecar ran, then the training succeeded): the sidecar, started, never deletes it', async (t) => {
+      const expected = 'the Completed JobSet keeps its uid and 1 node; the sidecar reconciles the finished TrainJob and takes no step on the JobSet; report Blocked or none';
+      await create(torchTrainJob('stale-done', ns, { suspend: false }));
+      const js = await a.waitJobSet(ns, 'stale-done', 'running', (j) => j.spec?.suspend === false);
+      await p.waitJobSetRunning(ns, 'stale-done', 1, 'node');
+      // No sidecar: Trainer's apply of the suspended, scaled JobSet is refused (immutable), so the
+      // JobSet keeps running with 1 node, and then its training succeeds.
+      await sidecar.proc.stop();
+      await patch('stale-done', { spec: { suspend: true, trainer: { numNodes: 2 } } });
+      await p.endJobSetTraining(ns, 'stale-done', 'Succeeded');
+      await waitFor('TrainJob Complete', async () => (await getTj('stale-done')).status?.conditions?.some((c) => c.type === 'Complete' && c.status === 'True'), { timeoutMs: 90_000 });
+      assert.equal(parallelism(await a.getJobSet(ns, 'stale-done')), 1, 'the JobSet is stale');
+      const since = Date.now();
+      sidecar = await startSidecar(w.cp, { name: 'reconciler-again', mode, kubeconfig: w.reconcilerKubeconfig.path, leaseNamespace: RECONCILER_SA.namespace, handoffPort: w.handoffPort });
+      const gen = (await getTj('stale-done')).metadata.generation;
+      await sidecar.reconciled(key('stale-done'), (l) => l.generation === gen, 60_000);
+      await new Promise((r) => setTimeout(r, 4_000)); // more than a retry period of the sidecar
+      const after = await a.getJobSet(ns, 'stale-done');
+      assert.deepEqual([after?.metadata.uid, parallelism(after)], [js.metadata.uid, 1]);
+      const times = stepTimes(sidecar, key('stale-done'), since, gen);
+      assert.equal(times.deletedMs, undefined, times.reconciles.join('\n'));
+      assert.ok(!sidecar.logLines().some((l) => l.trainJob === key('stale-done') && (l.steps ?? []).some((s) => s.endsWith('-jobset'))), 'no step on the JobSet');
+      const r = a.report(await getTj('stale-done'));
+      assert.ok(r === undefined || r.state === 'Blocked', JSON.stringify(r));
+      t.diagnostic(formatStepTimes('Complete TrainJob with a stale JobSet, sidecar started afterwards', expected, times));
+    });
+
     it('Failed with DeadlineExceeded: Trainer deletes its JobSet; a numNodes change makes the sidecar delete nothing, and nothing is re-created', async (t) => {
       const expected = 'no JobSet (Trainer deleted it at the deadline); never a delete-jobset step; the report, if any, is Blocked';
       await create(torchTrainJob('late', ns, { suspend: false, activeDeadlineSeconds: 8 }));
