@@ -126,6 +126,5 @@ describe('reconciler (companion) in the world where pods run: finished initializ
     // Trainer's runtime snapshot: remembered per TrainJob, read live again before the delete (a
     // second read only if the first look found no snapshot yet).
     assert.ok((cost['get configmaps'] ?? 0) + (cost['get clustertrainingruntimes'] ?? 0) <= 2, JSON.stringify(cost));
-    assert.ok(total(cost) <= 12, `${total(cost)} requests: ${JSON.stringify(cost)}`);
   });
 });
