@@ -28,7 +28,10 @@
 //   Pending). A terminal pod that is being deleted still blocks, cautiously, until it is gone:
 //   that wait is short (deletion of a terminal pod has no grace period, pkg/registry/core/pod/
 //   strategy.go:184; only finalizers hold it, such as the job-tracking one the Job controller
-//   removes once it counted the pod), and it keeps "no pod exists, Terminating included" true.
+//   removes once it counted the pod, and at once for a pod whose Job finished or is gone,
+//   job_controller.go:466-472), and it keeps "no pod exists, Terminating included" true. A terminal
+//   pod that still has the job-tracking finalizer but is not being deleted runs nothing either: the
+//   finalizer only means the Job controller has not counted it yet.
 import { intOf, isAbsent, isDeleting, isObject, nameOf, type Job, type JobSet, type Pod } from './objects.ts';
 
 export type Safety = { safe: true } | { safe: false; reasons: string[] };
