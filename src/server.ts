@@ -13,6 +13,7 @@ import type { Logger } from './observability/logger.ts';
 import { createMetrics } from './observability/metrics.ts';
 import type { WebhookMetrics } from './observability/metrics.ts';
 import { buildOpsServer } from './observability/ops-server.ts';
+import { instrumentWebhookPaths } from './observability/webhook-http-metrics.ts';
 import type { Readiness } from './observability/ops-server.ts';
 import { readKeyPair, summarizeCert } from './tls/keypair.ts';
 import type { KeyPair } from './tls/keypair.ts';
@@ -88,6 +89,7 @@ export async function buildAdmissionServer(config: AdmissionServerConfig, deps: 
   });
 
   useLosslessJsonBodies(app);
+  instrumentWebhookPaths(app, deps.metrics, [VALIDATE_PATH, MUTATE_PATH]);
   const edge = { logger: deps.logger, metrics: deps.metrics };
   registerValidateRoute(app, { ...edge, validator: deps.validator, handoff: deps.handoff ?? noHandoff });
   registerMutateRoute(app, { ...edge, now: deps.now ?? (() => new Date()) });

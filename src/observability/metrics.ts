@@ -25,7 +25,20 @@ export interface WebhookMetrics {
   crdRulesUncompilable: Gauge;
   /** 1 while a TrainJob CRD's schema and rules are checked, 0 while only the rule table runs (e.g. the cluster's CRD could not be read yet). */
   crdInForce: Gauge;
+  /**
+   * controller-runtime's webhook series (pkg/webhook/internal/metrics), so dashboards made for
+   * Go webhooks work: every HTTP request to an admission path, `webhook` the path, `code` the
+   * HTTP status (an in-band denial is a 200; our own series above say allowed/denied/error).
+   */
+  controllerRuntime: {
+    requests: Counter<'webhook' | 'code'>;
+    latency: Histogram<'webhook'>;
+    inFlight: Gauge<'webhook'>;
+  };
 }
+
+/** prometheus.ExponentialBuckets(10e-9, 10, 12), as controller-runtime's webhook latency uses. */
+export const CONTROLLER_RUNTIME_LATENCY_BUCKETS = Array.from({ length: 12 }, (_, i) => Number((1e-8 * 10 ** i).toPrecision(1)));
 
 export interface MetricsOptions {
   /** Process metrics (CPU, memory, event loop): on in `serve`, off in tests. */
@@ -85,6 +98,27 @@ export function createMetrics(options: MetricsOptions = {}): WebhookMetrics {
       labelNames: ['result'] as const,
       registers,
     }),
+    controllerRuntime: {
+      requests: new Counter({
+        name: 'controller_runtime_webhook_requests_total',
+        help: 'Total number of admission requests by HTTP status code.',
+        labelNames: ['webhook', 'code'] as const,
+        registers,
+      }),
+      latency: new Histogram({
+        name: 'controller_runtime_webhook_latency_seconds',
+        help: 'Histogram of the latency of processing admission requests',
+        labelNames: ['webhook'] as const,
+        buckets: CONTROLLER_RUNTIME_LATENCY_BUCKETS,
+        registers,
+      }),
+      inFlight: new Gauge({
+        name: 'controller_runtime_webhook_requests_in_flight',
+        help: 'Current number of admission requests being served.',
+        labelNames: ['webhook'] as const,
+        registers,
+      }),
+    },
   };
 }
 
