@@ -20,6 +20,23 @@ export interface Timers {
   clear(handle: unknown): void;
 }
 
+/**
+ * What the queue reports, in client-go's workqueue terms (and controller-runtime's reconcile
+ * results); the metrics module turns it into Prometheus series. Durations in seconds.
+ */
+export interface QueueRecorder {
+  /** A key became due (not merged into one already waiting); `depth` counts keys waiting to run. */
+  added(depth: number): void;
+  /** A worker took a key that waited `waitedSeconds` since it became due. */
+  taken(depth: number, waitedSeconds: number): void;
+  /** A run ended: `result` as controller-runtime names it. */
+  finished(seconds: number, result: 'success' | 'requeue' | 'requeue_after' | 'error'): void;
+  /** A key was added with a delay (a backoff or a requeue-after). */
+  delayed(): void;
+  /** Asks, when scraped, how long each running key has been running (seconds). */
+  watchRunning(running: () => number[]): void;
+}
+
 export interface QueueOptions {
   workers: number;
   handler: (key: string) => Promise<HandlerResult | void>;
@@ -28,6 +45,7 @@ export interface QueueOptions {
   onRetry?: (key: string, err: unknown, attempt: number, delayMs: number) => void;
   random?: () => number;
   timers?: Timers;
+  recorder?: QueueRecorder;
 }
 
 export const DEFAULT_BACKOFF: Backoff = { baseMs: 500, maxMs: 60_000, jitter: 0.2 };
@@ -48,29 +66,36 @@ export function backoffDelay(attempt: number, b: Backoff, random: () => number):
 }
 
 export class WorkQueue {
-  readonly #opts: Required<Omit<QueueOptions, 'onRetry'>> & Pick<QueueOptions, 'onRetry'>;
+  readonly #opts: Required<Omit<QueueOptions, 'onRetry' | 'recorder'>> & Pick<QueueOptions, 'onRetry' | 'recorder'>;
   readonly #queue = new Set<string>();
   readonly #processing = new Set<string>();
   readonly #dirty = new Set<string>();
   readonly #failures = new Map<string, number>();
   readonly #delayed = new Map<string, { at: number; handle: unknown }>();
   readonly #inFlight = new Set<Promise<void>>();
+  /** When each key waiting to run (queued, or dirty while running) became due; when each running key started. */
+  readonly #dueAt = new Map<string, number>();
+  readonly #startedAt = new Map<string, number>();
   #running = false;
   #closed = false;
 
   constructor(opts: QueueOptions) {
     this.#opts = { backoff: DEFAULT_BACKOFF, random: Math.random, timers: realTimers, ...opts };
+    this.#opts.recorder?.watchRunning(() => {
+      const now = performance.now();
+      return [...this.#startedAt.values()].map((at) => (now - at) / 1000);
+    });
   }
 
   /** Queue a key now (no-op if already queued; re-run after the current run if being worked on). */
   add(key: string): void {
     if (this.#closed) return;
     this.#cancelDelayed(key);
-    if (this.#processing.has(key)) {
-      this.#dirty.add(key);
-      return;
-    }
-    this.#queue.add(key);
+    if (this.#dueAt.has(key)) return; // already waiting to run: merged
+    this.#dueAt.set(key, performance.now());
+    if (this.#processing.has(key)) this.#dirty.add(key);
+    else this.#queue.add(key);
+    this.#opts.recorder?.added(this.#dueAt.size);
     this.#pump();
   }
 
@@ -78,6 +103,7 @@ export class WorkQueue {
   addAfter(key: string, ms: number): void {
     if (this.#closed) return;
     if (ms <= 0) return this.add(key);
+    this.#opts.recorder?.delayed();
     const at = Date.now() + ms;
     const pending = this.#delayed.get(key);
     if (pending && pending.at <= at) return;
@@ -134,10 +160,17 @@ export class WorkQueue {
       if (key === undefined) return;
       this.#queue.delete(key);
       this.#processing.add(key);
+      const now = performance.now();
+      const due = this.#dueAt.get(key) ?? now;
+      this.#dueAt.delete(key);
+      this.#startedAt.set(key, now);
+      this.#opts.recorder?.taken(this.#dueAt.size, (now - due) / 1000);
       const work = this.#work(key).finally(() => {
         this.#inFlight.delete(work);
         this.#processing.delete(key);
-        if (this.#dirty.delete(key)) this.add(key);
+        this.#startedAt.delete(key);
+        // Added while running: due since then, now runnable (counted once, when it was added).
+        if (this.#dirty.delete(key)) this.#queue.add(key);
         this.#pump();
       });
       this.#inFlight.add(work);
@@ -145,11 +178,16 @@ export class WorkQueue {
   }
 
   async #work(key: string): Promise<void> {
+    const started = performance.now();
+    const finished = (result: Parameters<QueueRecorder['finished']>[1]) => this.#opts.recorder?.finished((performance.now() - started) / 1000, result);
     try {
       const result = await this.#opts.handler(key);
       this.#failures.delete(key);
-      if (result?.requeueAfterMs !== undefined) this.addAfter(key, result.requeueAfterMs);
+      const after = result?.requeueAfterMs;
+      finished(after === undefined ? 'success' : after > 0 ? 'requeue_after' : 'requeue');
+      if (after !== undefined) this.addAfter(key, after);
     } catch (err) {
+      finished('error');
       const attempt = (this.#failures.get(key) ?? 0) + 1;
       this.#failures.set(key, attempt);
       const delay = backoffDelay(attempt, this.#opts.backoff, this.#opts.random);

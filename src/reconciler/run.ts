@@ -13,7 +13,7 @@ import type { ReconcileConfig } from './config.ts';
 import { buildHandoffServer } from './handoff-server.ts';
 import { awaitPersisted, type Hint } from './hint.ts';
 import { createLeaderElector } from './lease.ts';
-import { createReconcilerMetrics, type ReconcilerMetrics } from './metrics.ts';
+import { createReconcilerMetrics, queueRecorder, type ReconcilerMetrics } from './metrics.ts';
 import { keyOf } from './objects.ts';
 import { WorkQueue } from './queue.ts';
 import { reconcileKey } from './reconcile.ts';
@@ -85,6 +85,7 @@ export async function startReconciler(config: ReconcileConfig, deps: ReconcilerD
       });
     },
     onRetry: (key, _err, attempt, delayMs) => logger.debug({ trainJob: key, attempt, delayMs }, 'retry scheduled'),
+    recorder: queueRecorder(metrics),
   });
   const enqueue = (key: string) => {
     queue.add(key);
@@ -138,11 +139,17 @@ export async function startReconciler(config: ReconcileConfig, deps: ReconcilerD
     watches.trainJobKeys().forEach(enqueue);
     queue.start();
   };
-  if (elector) {
+  if (elector && config.leaderElection) {
+    const lease = { name: config.leaderElection.name };
+    metrics.controllerRuntime.leaderElectionMasterStatus.set(lease, 0);
     elector.run({
-      onStartedLeading: lead,
+      onStartedLeading: () => {
+        metrics.controllerRuntime.leaderElectionMasterStatus.set(lease, 1);
+        lead();
+      },
       onStoppedLeading: () => {
         metrics.leader.set(0);
+        metrics.controllerRuntime.leaderElectionMasterStatus.set(lease, 0);
         queue.pause();
         deps.onFatal('lost the leader-election Lease');
       },
