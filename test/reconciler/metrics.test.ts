@@ -13,7 +13,10 @@ async function seriesOf(metrics: ReconcilerMetrics, name: string): Promise<Recor
   const { values } = await metric.get();
   return Object.fromEntries(
     values
-      .filter((v) => !('metricName' in v) || v.metricName === undefined || v.metricName.endsWith('_count'))
+      .filter((v) => {
+        const series = (v as { metricName?: string }).metricName;
+        return series === undefined || series.endsWith('_count');
+      })
       .map((v) => [Object.entries(v.labels).map(([k, x]) => `${k}=${x}`).join(','), v.value]),
   );
 }
