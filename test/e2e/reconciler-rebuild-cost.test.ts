@@ -2,10 +2,13 @@
 // Job, JobSet and Trainer v2.3.0 controllers): a runtime whose initializer has finished is rebuilt
 // (JobSet leaves a finished Job unsuspended), and what one rebuild costs in API requests (read from
 // the sidecar's own trainjob_reconciler_api_requests_total): TrainJobs, JobSets and Jobs are read
-// from the watches' caches, and the JobSet's Jobs and pods once, live, right before the delete.
+// from the watches' caches, and the JobSet's Jobs and pods once, live, right before the delete. A
+// TrainJob that failed (not by its deadline) is reconciled again by Trainer, so it is rebuilt too.
 import assert from 'node:assert/strict';
+import { readFileSync } from 'node:fs';
 import path from 'node:path';
 import { after, before, describe, it } from 'node:test';
+import { parse, stringify } from 'yaml';
 import { controlPlaneAvailability, pods, upstreamControllersAvailability, upstreamDir, waitFor } from '../harness/index.ts';
 import { startSidecar, type Sidecar } from '../reconciler/support/sidecar.ts';
 import { api, inNamespace, parallelism, RECONCILER_SA, startWorld, torchTrainJob, type World } from '../reconciler/support/world.ts';
@@ -51,6 +54,12 @@ describe('reconciler (companion) in the world where pods run: finished initializ
     await w.cp.applyYaml(path.join(upstreamDir, 'runtimes/torch_distributed_with_cache.yaml'));
     // The runtime's initializer runs as this ServiceAccount (Trainer's manifests make it).
     await w.cp.kubectl(['create', 'serviceaccount', 'kubeflow-trainer-cache-initializer', '-n', ns]);
+    // torch-distributed whose node Job gives up at the first failed pod (the stock one retries 6 times).
+    const runtime = parse(readFileSync(path.join(upstreamDir, 'runtimes/torch_distributed.yaml'), 'utf8'));
+    runtime.kind = 'TrainingRuntime';
+    runtime.metadata = { name: 'torch-no-retry', namespace: ns };
+    runtime.spec.template.spec.replicatedJobs[0].template.spec.backoffLimit = 0;
+    await w.cp.applyYaml(stringify(runtime));
     sidecar = await startSidecar(w.cp, { name: 'reconciler', mode: 'companion', kubeconfig: w.reconcilerKubeconfig.path, leaseNamespace: RECONCILER_SA.namespace, handoffPort: w.handoffPort });
   });
   after(async () => {
@@ -96,6 +105,28 @@ describe('reconciler (companion) in the world where pods run: finished initializ
     await world.waitJobSetRunning(ns, 'cache', 2, 'node', 90_000);
     assert.equal((await a.getJobSet(ns, 'cache'))?.metadata.uid, rebuilt.metadata.uid);
     ended = true;
+  });
+
+  it('a TrainJob Failed by its Job (not by its deadline): suspended, scaled 1 -> 2 and resumed, it is rebuilt (its Failed Job unsuspended, its Failed pod kept) and runs 2 nodes', async () => {
+    const world = pods(w.cp);
+    await create(torchTrainJob('failed', ns, { suspend: false, runtimeRef: { name: 'torch-no-retry', kind: 'TrainingRuntime', apiGroup: 'trainer.kubeflow.org' } }));
+    const old = await a.waitJobSet(ns, 'failed', 'running with 1 node', (js) => parallelism(js) === 1);
+    await world.waitJobSetRunning(ns, 'failed', 1, 'node');
+    await world.endJobSetTraining(ns, 'failed', 'Failed', 'node');
+    const failed = await waitFor('the TrainJob Failed', async () => {
+      const c = (await getTj('failed')).status?.conditions?.find((x) => x.type === 'Failed' && x.status === 'True');
+      return c;
+    }, { timeoutMs: 60_000 });
+    assert.notEqual(failed.reason, 'DeadlineExceeded');
+
+    await patch('failed', { spec: { suspend: true } });
+    await a.waitJobSet(ns, 'failed', 'suspended', (js) => js.spec?.suspend === true);
+    await patch('failed', { spec: { trainer: { numNodes: 2 } } });
+    const rebuilt = await a.waitJobSet(ns, 'failed', 're-created with 2 nodes', (js) => js.metadata.uid !== old.metadata.uid && parallelism(js) === 2, 90_000);
+    assert.equal(rebuilt.spec?.suspend, true);
+    await patch('failed', { spec: { suspend: false } });
+    await world.waitJobSetRunning(ns, 'failed', 2, 'node', 90_000);
+    await waitFor('the Failed condition gone (Trainer reconciled it again)', async () => ((await getTj('failed')).status?.conditions?.some((x) => x.type === 'Failed' && x.status === 'True') ? undefined : true));
   });
 
   it('one rebuild of a suspended torch job (1 -> 2) costs a handful of requests: no GET of TrainJobs, JobSets or Jobs; one live LIST of Jobs and of pods, before the delete', async () => {
