@@ -169,3 +169,17 @@ export function queueRecorder(metrics: ReconcilerMetrics, name: string = CONTROL
     },
   };
 }
+
+/**
+ * Leadership as client-go's leaderelection reports it: leader_election_master_status{name} is 0
+ * from the start and follows the Lease (our trainjob_reconciler_leader is set by the caller, as it
+ * also covers running without a Lease).
+ */
+export function leaseRecorder(metrics: ReconcilerMetrics, leaseName: string): { leading(): void; stopped(): void } {
+  const status = metrics.controllerRuntime.leaderElectionMasterStatus;
+  status.set({ name: leaseName }, 0);
+  return {
+    leading: () => status.set({ name: leaseName }, 1),
+    stopped: () => status.set({ name: leaseName }, 0),
+  };
+}

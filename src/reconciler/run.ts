@@ -13,7 +13,7 @@ import type { ReconcileConfig } from './config.ts';
 import { buildHandoffServer } from './handoff-server.ts';
 import { awaitPersisted, type Hint } from './hint.ts';
 import { createLeaderElector } from './lease.ts';
-import { createReconcilerMetrics, queueRecorder, type ReconcilerMetrics } from './metrics.ts';
+import { createReconcilerMetrics, leaseRecorder, queueRecorder, type ReconcilerMetrics } from './metrics.ts';
 import { keyOf } from './objects.ts';
 import { WorkQueue } from './queue.ts';
 import { reconcileKey } from './reconcile.ts';
@@ -140,16 +140,15 @@ export async function startReconciler(config: ReconcileConfig, deps: ReconcilerD
     queue.start();
   };
   if (elector && config.leaderElection) {
-    const lease = { name: config.leaderElection.name };
-    metrics.controllerRuntime.leaderElectionMasterStatus.set(lease, 0);
+    const lease = leaseRecorder(metrics, config.leaderElection.name);
     elector.run({
       onStartedLeading: () => {
-        metrics.controllerRuntime.leaderElectionMasterStatus.set(lease, 1);
+        lease.leading();
         lead();
       },
       onStoppedLeading: () => {
         metrics.leader.set(0);
-        metrics.controllerRuntime.leaderElectionMasterStatus.set(lease, 0);
+        lease.stopped();
         queue.pause();
         deps.onFatal('lost the leader-election Lease');
       },

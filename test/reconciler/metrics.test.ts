@@ -3,7 +3,7 @@
 // one reconcile result per run, in-progress work seen when scraped).
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import { CONTROLLER_NAME, createReconcilerMetrics, queueRecorder, type ReconcilerMetrics } from '../../src/reconciler/metrics.ts';
+import { CONTROLLER_NAME, createReconcilerMetrics, leaseRecorder, queueRecorder, type ReconcilerMetrics } from '../../src/reconciler/metrics.ts';
 import { WorkQueue, type Timers } from '../../src/reconciler/queue.ts';
 
 /** Series of one metric as { "label=value,...": value } (histograms: their _count only). */
@@ -128,5 +128,18 @@ describe("reconciler: controller-runtime's and the work queue's series", () => {
       [`${C},result=requeue`]: 0,
       [`${C},result=success`]: 2,
     });
+  });
+});
+
+describe('reconciler: leader_election_master_status', () => {
+  it('absent without a Lease; 0 from the start with one, 1 while leading, 0 once stopped', async () => {
+    const metrics = createReconcilerMetrics();
+    assert.deepEqual(await seriesOf(metrics, 'leader_election_master_status'), {});
+    const lease = leaseRecorder(metrics, 'trainjob-webhook-reconciler');
+    assert.deepEqual(await seriesOf(metrics, 'leader_election_master_status'), { 'name=trainjob-webhook-reconciler': 0 });
+    lease.leading();
+    assert.deepEqual(await seriesOf(metrics, 'leader_election_master_status'), { 'name=trainjob-webhook-reconciler': 1 });
+    lease.stopped();
+    assert.deepEqual(await seriesOf(metrics, 'leader_election_master_status'), { 'name=trainjob-webhook-reconciler': 0 });
   });
 });
