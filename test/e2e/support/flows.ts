@@ -40,7 +40,8 @@ export function formatStepTimes(flow: string, expectedEnd: string, t: StepTimes)
   return [
     `flow: ${flow}`,
     `  expected end: ${expectedEnd}`,
-    `  product: change -> seen ${ms(t.seenMs)} -> JobSet deleted ${ms(t.deletedMs)} -> re-created ${ms(t.recreatedMs)} (creationTimestamp, 1 s resolution)`,
+    // creationTimestamp is truncated to the second: the re-creation happened within the next second.
+    `  product: change -> seen ${ms(t.seenMs)} -> JobSet deleted ${ms(t.deletedMs)} -> re-created ${t.recreatedMs === undefined ? '-' : `${t.recreatedMs}..${t.recreatedMs + 1000} ms`} (creationTimestamp, whole seconds)`,
     `  stages (fixed, not the product): pod start ${STAGE_DELAYS.startMs} ms, initializer ${STAGE_DELAYS.initializerMs} ms, termination ${STAGE_DELAYS.terminationMs} ms unless a test asks longer`,
     ...t.reconciles.map((r) => `  ${r}`),
   ].join('\n');
