@@ -169,8 +169,12 @@ export class WorkQueue {
         this.#inFlight.delete(work);
         this.#processing.delete(key);
         this.#startedAt.delete(key);
-        // Added while running: due since then, now runnable (counted once, when it was added).
-        if (this.#dirty.delete(key)) this.#queue.add(key);
+        // Added while running: due since then, now runnable (counted once, when it was added);
+        // it runs now, so a delay the run just asked for is dropped.
+        if (this.#dirty.delete(key) && !this.#closed) {
+          this.#cancelDelayed(key);
+          this.#queue.add(key);
+        }
         this.#pump();
       });
       this.#inFlight.add(work);

@@ -145,6 +145,31 @@ describe('WorkQueue', () => {
     await q.shutdown();
   });
 
+  it('an add during a run that asks for a requeue-after: one more run now, the wait dropped', async () => {
+    const { timers, pending } = manualTimers();
+    const gate = deferred();
+    let runs = 0;
+    const q = new WorkQueue({
+      workers: 1,
+      timers,
+      handler: async () => {
+        if (++runs === 1) await gate.promise;
+        return { requeueAfterMs: 3000 };
+      },
+    });
+    q.start();
+    q.add('ns/a');
+    await tick();
+    q.add('ns/a');
+    gate.resolve();
+    while (runs < 2) await tick();
+    await tick();
+    assert.equal(runs, 2);
+    // Only the second run's wait is pending (the second timer set): the wait counts from the last run.
+    assert.deepEqual(pending.map((p) => [p.id, p.ms]), [[2, 3000]]);
+    await q.shutdown();
+  });
+
   it('an earlier delayed add replaces a later one', () => {
     const { timers, pending } = manualTimers();
     const q = new WorkQueue({ workers: 1, timers, handler: async () => {} });
