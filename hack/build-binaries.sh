@@ -225,7 +225,7 @@ main() {
       all) jobs+=(k8s etcd controllers kwok) ;;
       controlplane) jobs+=(k8s etcd kwok) ;;
       controllers|k8s|etcd|kwok) jobs+=("$w") ;;
-      -h|--help) sed -n '2,13p' "${BASH_SOURCE[0]}"; return 0 ;;
+      -h|--help) sed -n '2,12p' "${BASH_SOURCE[0]}"; return 0 ;;
       *) echo "unknown component: $w (want all|controlplane|controllers|k8s|etcd|kwok)" >&2; return 2 ;;
     esac
   done
