@@ -8,7 +8,10 @@ import path from 'node:path';
 import { describe, it } from 'node:test';
 import { parseAllDocuments } from 'yaml';
 import { createMetrics } from '../../src/observability/metrics.ts';
-import { createReconcilerMetrics } from '../../src/reconciler/metrics.ts';
+import { CONTROLLER_NAME, createReconcilerMetrics } from '../../src/reconciler/metrics.ts';
+import { COMPONENT } from '../../src/reconciler/constants.ts';
+import { MUTATE_PATH } from '../../src/webhooks/mutate.ts';
+import { VALIDATE_PATH } from '../../src/webhooks/validate.ts';
 import { locateControlPlaneBinaries, projectRoot } from '../harness/binaries.ts';
 import { selectors, tokenize } from './promql.ts';
 
@@ -84,11 +87,18 @@ function dashboardExprs(): { title: string; expr: string }[] {
 describe('PromQL reader', () => {
   it('reads selectors, functions, groupings, ranges and strings', () => {
     assert.deepEqual(selectors('sum by (le, name) (rate(a_bucket{name=~"x\\\\.y",code!="200"}[5m])) / ignoring(x) b > 0.5 or c'), [
-      { metric: 'a_bucket', labels: ['name', 'code'] },
-      { metric: 'b', labels: [] },
-      { metric: 'c', labels: [] },
+      {
+        metric: 'a_bucket',
+        labels: ['name', 'code'],
+        matchers: [
+          { label: 'name', op: '=~', value: 'x\\.y' },
+          { label: 'code', op: '!=', value: '200' },
+        ],
+      },
+      { metric: 'b', labels: [], matchers: [] },
+      { metric: 'c', labels: [], matchers: [] },
     ]);
-    assert.deepEqual(selectors('histogram_quantile(0.99, sum(rate(h_bucket[$__rate_interval])) by (le))'), [{ metric: 'h_bucket', labels: [] }]);
+    assert.deepEqual(selectors('histogram_quantile(0.99, sum(rate(h_bucket[$__rate_interval])) by (le))'), [{ metric: 'h_bucket', labels: [], matchers: [] }]);
     assert.deepEqual(
       tokenize('x{a="q\\"r"}[1h:5m]').map((t) => t.kind),
       ['ident', 'op', 'ident', 'op', 'string', 'op', 'range'],
@@ -160,6 +170,25 @@ describe('manifests/monitoring', () => {
     const exprs = dashboardExprs();
     assert.ok(exprs.length >= 20);
     for (const { title, expr } of exprs) assert.deepEqual(unknownIn(expr, known), [], `${title}: ${expr}`);
+  });
+
+  it("label values match what the code sets: the controller and queue name, the Lease, the webhook paths", () => {
+    const exprs = [...ruleFile().spec.groups.flatMap((g) => g.rules).map((r) => r.expr), ...dashboardExprs().map((e) => e.expr)];
+    let checked = 0;
+    for (const { metric, matchers } of exprs.flatMap((e) => selectors(e))) {
+      for (const m of matchers) {
+        const matches = (value: string) => (m.op === '=' ? m.value === value : m.op === '=~' ? new RegExp(`^(?:${m.value})$`).test(value) : true);
+        if (metric.startsWith('controller_runtime_reconcile') || metric.startsWith('workqueue_')) {
+          if (m.label === 'controller' || m.label === 'name') assert.ok(matches(CONTROLLER_NAME), `${metric}{${m.label}${m.op}"${m.value}"}`), checked++;
+        } else if (metric === 'leader_election_master_status' && m.label === 'name') {
+          assert.ok(matches(COMPONENT), `${metric}{name${m.op}"${m.value}"} is the Lease ${COMPONENT}`), checked++;
+        } else if (metric.startsWith('controller_runtime_webhook') && m.label === 'webhook') {
+          for (const p of [VALIDATE_PATH, MUTATE_PATH]) assert.ok(matches(p), `${metric}{webhook${m.op}"${m.value}"} matches ${p}`);
+          checked++;
+        }
+      }
+    }
+    assert.ok(checked >= 10, `${checked} matchers checked`);
   });
 
   it('renders with kustomize: the PodMonitor, the rule, and the dashboard ConfigMap for the Grafana sidecar', (t) => {

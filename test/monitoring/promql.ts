@@ -81,6 +81,7 @@ export interface Selector {
   metric: string;
   /** Label names in the selector's matchers. */
   labels: string[];
+  matchers: { label: string; op: string; value: string }[];
 }
 
 /** Every series selector in an expression; throws on an unknown function or unbalanced brackets. */
@@ -114,6 +115,7 @@ export function selectors(expr: string): Selector[] {
     // An aggregation with its grouping first: `sum by (le) (...)`.
     if (FUNCTIONS.has(t.text) && next?.kind === 'ident' && LABEL_LISTS.has(next.text)) continue;
     const labels: string[] = [];
+    const matchers: Selector['matchers'] = [];
     if (next?.kind === 'op' && next.text === '{') {
       let j = i + 2;
       while (!(tokens[j]?.kind === 'op' && tokens[j]!.text === '}')) {
@@ -123,13 +125,14 @@ export function selectors(expr: string): Selector[] {
         }
         if (op.text === '=~' || op.text === '!~') new RegExp(`^(?:${value.text})$`); // a bad regex throws
         labels.push(name.text);
+        matchers.push({ label: name.text, op: op.text, value: value.text });
         j += 3;
         if (sep?.kind === 'op' && sep.text === ',') j++;
         else if (!(sep?.kind === 'op' && sep.text === '}')) throw new Error(`bad matcher list in ${t.text}{...} of ${JSON.stringify(expr)}`);
       }
       i = j;
     }
-    found.push({ metric: t.text, labels });
+    found.push({ metric: t.text, labels, matchers });
   }
   if (depth !== 0) throw new Error(`unbalanced ( in ${JSON.stringify(expr)}`);
   return found;
