@@ -99,13 +99,13 @@ const nodes = (n: unknown): string => (n === undefined ? "the runtime's default 
  * What the reconciler sidecar does with an admitted change (src/reconciler/decide.ts): it deletes
  * the stale JobSet once the JobSet is suspended (by Trainer, or by the sidecar itself when the
  * TrainJob was suspended in this very update) and nothing of it runs (every child Job suspended
- * with no active pod, no pod left but finished ones); Trainer (or the sidecar in standalone mode)
+ * or finished with no active or terminating pod, no pod left but finished ones not being deleted); Trainer (or the sidecar in standalone mode)
  * re-creates it at once with the new count. Not "on resume": a suspended job is rebuilt while it
  * stays suspended.
  */
 function rebuildWarning(from: unknown, to: unknown, suspended: boolean): string {
   const change = `spec.trainer.numNodes changes from ${from === undefined ? "the runtime's default" : shown(from)} to ${to === undefined ? "the runtime's default" : shown(to)}`;
   return suspended
-    ? `${change}: the JobSet is rebuilt with ${nodes(to)} as soon as it is suspended and none of its pods remain (the reconciler sidecar deletes it and it is re-created, suspended); the training runs on ${nodes(to)} once the TrainJob is resumed`
-    : `${change}: the JobSet is rebuilt with ${nodes(to)} as soon as none of its pods remain (the reconciler sidecar deletes the suspended JobSet and it is re-created and starts at once)`;
+    ? `${change}: the JobSet is rebuilt with ${nodes(to)} as soon as it is suspended and none of its pods runs or is terminating (the reconciler sidecar deletes it and it is re-created, suspended); the training runs on ${nodes(to)} once the TrainJob is resumed`
+    : `${change}: the JobSet is rebuilt with ${nodes(to)} as soon as none of its pods runs or is terminating (the reconciler sidecar deletes the suspended JobSet and it is re-created and starts at once)`;
 }

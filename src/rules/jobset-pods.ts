@@ -43,7 +43,7 @@ export function podsOfJobs(jobs: unknown): JobPods[] {
 
 const plural = (n: number, word: string): string => `${n} ${word}${n === 1 ? '' : 's'}`;
 
-const WAITS = 'the rebuild waits until none of its pods remain';
+const WAITS = 'the rebuild waits until none of its pods runs or is terminating';
 
 /** Warnings for an admitted numNodes change; none when nothing of the JobSet runs. */
 export function jobSetPodsWarnings(read: JobSetRead, jobSetName: string): string[] {

@@ -13,7 +13,7 @@ const cases: { name: string; read: JobSetRead; warning: RegExp | undefined }[] =
   {
     name: 'one Job with two running pods: two pods, not one Job',
     read: jobs(job('ml-node-0', { active: 2, ready: 2 })),
-    warning: /^JobSet ns\/job still has 2 pods \(2 pending or running; Job ml-node-0: 2 active\): the rebuild waits until none of its pods remain, and its pods stop once the JobSet is suspended$/,
+    warning: /^JobSet ns\/job still has 2 pods \(2 pending or running; Job ml-node-0: 2 active\): the rebuild waits until none of its pods runs or is terminating, and its pods stop once the JobSet is suspended$/,
   },
   {
     name: 'terminating pods count too (Job status.terminating)',

@@ -134,13 +134,13 @@ describe('warnings on allowed numNodes changes', () => {
     const v = decideUpdate(policy, variant(suspended, (o) => (o.spec.trainer.numNodes = 3)), suspended);
     assert.deepEqual(v.numNodesChange, { from: 1, to: 3 });
     assert.deepEqual(v.warnings, [
-      'spec.trainer.numNodes changes from 1 to 3: the JobSet is rebuilt with 3 nodes as soon as it is suspended and none of its pods remain (the reconciler sidecar deletes it and it is re-created, suspended); the training runs on 3 nodes once the TrainJob is resumed',
+      'spec.trainer.numNodes changes from 1 to 3: the JobSet is rebuilt with 3 nodes as soon as it is suspended and none of its pods runs or is terminating (the reconciler sidecar deletes it and it is re-created, suspended); the training runs on 3 nodes once the TrainJob is resumed',
     ]);
   });
   it('resume and scale in one update: the rebuilt JobSet starts at once', () => {
     const v = decideUpdate(policy, variant(suspended, (o) => ((o.spec.suspend = false), (o.spec.trainer.numNodes = 2))), suspended);
     assert.deepEqual(v.warnings, [
-      'spec.trainer.numNodes changes from 1 to 2: the JobSet is rebuilt with 2 nodes as soon as none of its pods remain (the reconciler sidecar deletes the suspended JobSet and it is re-created and starts at once)',
+      'spec.trainer.numNodes changes from 1 to 2: the JobSet is rebuilt with 2 nodes as soon as none of its pods runs or is terminating (the reconciler sidecar deletes the suspended JobSet and it is re-created and starts at once)',
     ]);
   });
   it('back to the runtime default', () => {

@@ -52,7 +52,7 @@ describe('validator', () => {
     const d = await createValidator({ policy, readJobSet: reader(twoPodsRunning).read }).validate(update(suspendedAndScaled, running));
     assert.deepEqual(d.causes, []);
     assert.equal(d.warnings.length, 2, d.warnings.join('\n'));
-    assert.match(d.warnings[0], /rebuilt with 2 nodes as soon as it is suspended and none of its pods remain/);
+    assert.match(d.warnings[0], /rebuilt with 2 nodes as soon as it is suspended and none of its pods runs or is terminating/);
     assert.doesNotMatch(d.warnings[0], /on resume/);
     assert.match(d.warnings[1], /^JobSet team-a\/llama-ft still has 2 pods \(2 pending or running; Job llama-ft-node-0: 2 active\)/);
   });

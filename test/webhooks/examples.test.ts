@@ -54,7 +54,7 @@ describe('examples/', () => {
     const answer = async (f: string) => (await post(app, VALIDATE, await readFile(new URL(f, dir), 'utf8'))).json.response;
     const allowed = await answer('allowed-numnodes-suspended.json');
     assert.equal(allowed.allowed, true);
-    assert.match(allowed.warnings.join('\n'), /the JobSet is rebuilt with 2 nodes as soon as it is suspended and none of its pods remain/);
+    assert.match(allowed.warnings.join('\n'), /the JobSet is rebuilt with 2 nodes as soon as it is suspended and none of its pods runs or is terminating/);
     assert.match(allowed.warnings.join('\n'), /was not checked for pods/);
     const running = await answer('denied-numnodes-running.json');
     assert.deepEqual([running.allowed, running.status.code, running.warnings], [false, 403, undefined]);
