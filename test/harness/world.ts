@@ -23,6 +23,8 @@ export interface NodeShape {
   memory?: string;
   gpus?: number;
   pods?: number;
+  /** E.g. to keep every pod off it but those that tolerate it. */
+  taints?: { key: string; value?: string; effect: 'NoSchedule' | 'NoExecute' | 'PreferNoSchedule' }[];
 }
 
 export interface WorldOptions {
@@ -64,6 +66,7 @@ export function nodeObject(shape: NodeShape): Record<string, unknown> {
       labels: { [NODE_LABEL.key]: NODE_LABEL.value, 'kubernetes.io/hostname': shape.name, 'kubernetes.io/os': 'linux', 'kubernetes.io/arch': 'amd64', type: 'kwok' },
       annotations: { 'node.alpha.kubernetes.io/ttl': '0', 'kwok.x-k8s.io/node': 'fake' },
     },
+    spec: { taints: shape.taints ?? [] },
     // A kubelet registers its node with its capacity and addresses; KWOK's node-initialize keeps them.
     status: { capacity: resources, allocatable: resources, addresses: [{ type: 'InternalIP', address: nodeIP(shape.name) }, { type: 'Hostname', address: shape.name }] },
   };
@@ -81,8 +84,8 @@ const storageClass = {
 // Ready, and without the not-ready taint the API server puts on every new node (node lifecycle
 // removes it once Ready), so the scheduler may use it at once.
 async function nodeReady(cp: ControlPlane, name: string): Promise<boolean> {
-  const r = await cp.kubectl(['get', 'node', name, '-o', 'jsonpath={.status.conditions[?(@.type=="Ready")].status} {.spec.taints}'], { check: false });
-  return r.code === 0 && r.stdout.trim() === 'True';
+  const r = await cp.kubectl(['get', 'node', name, '-o', 'jsonpath={.status.conditions[?(@.type=="Ready")].status} {.spec.taints[*].key}'], { check: false });
+  return r.code === 0 && r.stdout.startsWith('True') && !r.stdout.includes('node.kubernetes.io/not-ready');
 }
 
 export async function startWorld(cp: ControlPlane, binaries: ControlPlaneBinaries, opts: WorldOptions = {}, timeoutMs = 60_000): Promise<World> {
