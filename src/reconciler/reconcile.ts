@@ -23,6 +23,7 @@ import { decide, RETRY } from './decide.ts';
 import type { Decision, Mode, Need, Observation, Step } from './decision.ts';
 import type { ReconcilerMetrics } from './metrics.ts';
 import type { RuntimeMemo } from './runtime-memo.ts';
+import type { WaitMemo } from './wait-memo.ts';
 import type { ClusterCache } from './watches.ts';
 import { splitKey } from './objects.ts';
 import type { HandlerResult } from './queue.ts';
@@ -35,6 +36,8 @@ export interface ReconcileDeps {
   cache?: ClusterCache;
   /** Trainer's runtime snapshots already read (runtime-memo.ts); without one, read every time. */
   runtimes?: RuntimeMemo;
+  /** How long each key has waited (wait-memo.ts): long waits logged once per change, polled less. */
+  waits?: WaitMemo;
   logger: Logger;
   metrics: ReconcilerMetrics;
   now?: () => Date;
@@ -95,6 +98,7 @@ export async function reconcileKey(key: string, deps: ReconcileDeps): Promise<Ha
     const cache = deps.cache?.synced() ? deps.cache : undefined;
     const gone = () => {
       deps.runtimes?.forget(key);
+      deps.waits?.clear(key);
       deps.metrics.reconciles.inc({ mode: deps.mode, outcome: 'gone' });
       return {};
     };
@@ -119,9 +123,16 @@ export async function reconcileKey(key: string, deps: ReconcileDeps): Promise<Ha
     const outcome = blocked ? 'blocked' : decision.outcome;
     deps.metrics.reconciles.inc({ mode: deps.mode, outcome });
     const line = { outcome, steps: decision.steps.map((s) => s.kind), detail: blocked ?? decision.detail, generation: o.trainJob.metadata.generation };
-    if (outcome === 'current' || outcome === 'no-jobset' || outcome === 'finished') log.debug(line, 'reconciled');
+    let requeueAfterMs = blocked ? RETRY.blockedMs : decision.requeueAfterMs;
+    let quiet = outcome === 'current' || outcome === 'no-jobset' || outcome === 'finished';
+    if (outcome === 'waiting' && deps.waits && requeueAfterMs !== undefined) {
+      const wait = deps.waits.note(key, line.detail ?? '', (deps.now?.() ?? new Date()).getTime(), requeueAfterMs);
+      requeueAfterMs = wait.delayMs;
+      quiet = !wait.news && decision.steps.length === 0;
+    } else if (outcome !== 'waiting') deps.waits?.clear(key);
+    if (quiet) log.debug(line, 'reconciled');
     else log.info(line, 'reconciled');
-    return { requeueAfterMs: blocked ? RETRY.blockedMs : decision.requeueAfterMs };
+    return { requeueAfterMs };
   } catch (err) {
     deps.metrics.reconciles.inc({ mode: deps.mode, outcome: 'error' });
     log.warn({ error: describeError(err) }, 'reconcile failed; retried with backoff');

@@ -17,6 +17,7 @@ import { createReconcilerMetrics, leaseRecorder, queueRecorder, type ReconcilerM
 import { keyOf } from './objects.ts';
 import { WorkQueue } from './queue.ts';
 import { reconcileKey } from './reconcile.ts';
+import { WaitMemo } from './wait-memo.ts';
 import { RuntimeMemo } from './runtime-memo.ts';
 import { createWatches } from './watches.ts';
 
@@ -63,6 +64,7 @@ export async function startReconciler(config: ReconcileConfig, deps: ReconcilerD
   const elector = config.leaderElection ? createLeaderElector(kc, config.leaderElection, logger) : undefined;
 
   const runtimes = new RuntimeMemo();
+  const waits = new WaitMemo();
   const queue = new WorkQueue({
     workers: config.workers,
     handler: (key) => {
@@ -72,6 +74,7 @@ export async function startReconciler(config: ReconcileConfig, deps: ReconcilerD
         cluster,
         cache: watches.cache,
         runtimes,
+        waits,
         logger,
         metrics,
         mayWrite: elector ? () => elector.isLeader() : undefined,
