@@ -1,6 +1,7 @@
 // `npm run generate`: everything this project generates from the rule table, written into the
 // tree. The enforcers target Trainer v2.3.0's TrainJob CRD (the release the patch is applied to):
 //   manifests/crd-patch/trainjob-crd-patch.yaml  the CRD patch (kustomize JSON6902)
+//   manifests/crd-patch/trainjob-crd-restore.yaml the patch that undoes it (uninstall)
 //   manifests/vap/trainjob-vap.yaml              the ValidatingAdmissionPolicy and binding
 //   src/embedded/trainjob-crd.json               that CRD with the patch applied: serve's default
 // `node hack/generate.ts --check` writes nothing and exits 1 when a file is stale.
@@ -26,11 +27,13 @@ async function rulesOutput(format: string): Promise<string> {
 /** Every generated file (path relative to the project root) and its content. */
 export async function generatedFiles(): Promise<Map<string, string>> {
   const patch = await rulesOutput('crd-patch');
+  const restore = await rulesOutput('crd-restore');
   const vap = await rulesOutput('vap');
   const crd = await readObjectFile(path.join(projectRoot, TARGET_CRD));
   const patched = applyCrdPatch(crd, parse(patch));
   return new Map([
     ['manifests/crd-patch/trainjob-crd-patch.yaml', patch],
+    ['manifests/crd-patch/trainjob-crd-restore.yaml', restore],
     ['manifests/vap/trainjob-vap.yaml', vap],
     ['src/embedded/trainjob-crd.json', `${JSON.stringify(patched, null, 1)}\n`],
   ]);

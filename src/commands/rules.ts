@@ -3,21 +3,22 @@
 import { parseArgs } from 'node:util';
 import { stringify } from 'yaml';
 import { renderTable } from '../rules/render.ts';
-import { crdPatchOps } from '../rules/generate/crd-patch.ts';
+import { crdPatchOps, crdRestoreOps } from '../rules/generate/crd-patch.ts';
 import { vapManifests } from '../rules/generate/vap.ts';
 import { TABLE_SCHEMA } from '../rules/table-schema.ts';
 import { InputError, readObjectFile } from '../io/read-object.ts';
 import type { CommandIo } from './review.ts';
 
-export const RULES_USAGE = `Usage: trainjob-webhook rules [--format text|crd-patch|vap] [--crd FILE]
+export const RULES_USAGE = `Usage: trainjob-webhook rules [--format text|crd-patch|crd-restore|vap] [--crd FILE]
 
   --format text       the rule table (default)
   --format crd-patch  a kustomize JSON6902 patch for the upstream TrainJob CRD: removes the blanket
                       spec.trainer rule and adds the table's rules at spec
+  --format crd-restore  the JSON6902 patch that undoes crd-patch (upstream's blanket rule back)
   --format vap        a ValidatingAdmissionPolicy and binding enforcing the table with no webhook
   --crd FILE          the TrainJob CRD to generate for (covers every spec.trainer field it declares)`;
 
-const FORMATS = ['text', 'crd-patch', 'vap'] as const;
+const FORMATS = ['text', 'crd-patch', 'crd-restore', 'vap'] as const;
 
 function crdSchemaOf(crd: Record<string, unknown>): unknown {
   const versions = (crd.spec as { versions?: { schema?: { openAPIV3Schema?: unknown } }[] } | undefined)?.versions;
@@ -51,6 +52,7 @@ export async function rulesCommand(args: string[], io: CommandIo): Promise<numbe
   }
   if (format === 'text') io.out(renderTable());
   if (format === 'crd-patch') io.out(HEADER + stringify(crdPatchOps(crdSchema), { lineWidth: 0 }));
+  if (format === 'crd-restore') io.out(HEADER + stringify(crdRestoreOps(crdSchema), { lineWidth: 0 }));
   if (format === 'vap') io.out(HEADER + vapManifests(TABLE_SCHEMA, crdSchema).map((m) => stringify(m, { lineWidth: 0 })).join('---\n'));
   return 0;
 }

@@ -1,7 +1,8 @@
 // The defaults a newcomer meets, against the real API server:
 // - `manifests/crd-patch` renders with `kubectl kustomize` from a clone (the vendored Trainer
 //   v2.3.0 CRD with the patch), and is exactly the embedded default `serve` and `review` check;
-//   the live-CRD command (`kubectl patch --type=json --patch-file`) gives the same CRD;
+//   the live-CRD command (`kubectl patch --type=json --patch-file`) gives the same CRD, and the
+//   restore patch gives upstream's back;
 // - `serve` with no flags refuses the README's invalid example as that API server does;
 // - `serve` with cluster access reads the live CRD at start (raw JSON: the typed client renames
 //   `x-kubernetes-validations`) and skips, with a warning and a metric, a rule it cannot compile.
@@ -68,6 +69,13 @@ describe('the embedded default and the CRD patch from a clone', { skip: availabi
     assert.deepEqual(specOf(live), specOf(JSON.parse(JSON.stringify(rendered))));
     // Applied a second time, the patch's test op refuses: the blanket rule is gone.
     await assert.rejects(cp.kubectl(['patch', 'crd', CRD, '--type=json', '--patch-file', path.join(projectRoot, 'manifests/crd-patch/trainjob-crd-patch.yaml')]));
+  });
+
+  it('the restore patch (uninstall) gives the API server back upstream v2.3.0 CRD exactly', async () => {
+    await cp.kubectl(['patch', 'crd', CRD, '--type=json', '--patch-file', path.join(projectRoot, 'manifests/crd-patch/trainjob-crd-restore.yaml')]);
+    const live = JSON.parse((await cp.kubectl(['get', 'crd', CRD, '-o', 'json'])).stdout) as Obj;
+    const pristine = parse(await readFile(path.join(projectRoot, 'upstream/crds/trainer-v2.3.0/trainer.kubeflow.org_trainjobs.yaml'), 'utf8')) as Obj;
+    assert.deepEqual(specOf(live), specOf(pristine));
   });
 
   it('serve with no flags refuses the README invalid example as that API server does', async () => {

@@ -8,8 +8,8 @@ import { generatedFiles, projectRoot } from '../../hack/generate.ts';
 
 describe('generated files are up to date (regenerate with `npm run generate`)', async () => {
   const files = await generatedFiles();
-  it('covers the patch, the VAP and the embedded CRD', () => {
-    assert.deepEqual([...files.keys()].sort(), ['manifests/crd-patch/trainjob-crd-patch.yaml', 'manifests/vap/trainjob-vap.yaml', 'src/embedded/trainjob-crd.json']);
+  it('covers the patch, its restore, the VAP and the embedded CRD', () => {
+    assert.deepEqual([...files.keys()].sort(), ['manifests/crd-patch/trainjob-crd-patch.yaml', 'manifests/crd-patch/trainjob-crd-restore.yaml', 'manifests/vap/trainjob-vap.yaml', 'src/embedded/trainjob-crd.json']);
   });
   for (const [file, content] of files) {
     it(file, () => {

@@ -1,9 +1,10 @@
 // `rules --format crd-patch`: a kustomize JSON6902 patch for the upstream TrainJob CRD. It removes
-// the blanket `self == oldSelf` on spec.trainer (a `test` op first, so the patch fails loudly if
-// upstream changed that rule), adds the table's spec-scoped rows as CEL rules at `spec`, where
-// `suspend` is visible, and appends its object-scoped rows to the root's rules, where `status` is
-// visible (upstream has rules there already: the metadata.name checks). Each generated rule starts
-// with the marker comment, so the webhook skips it.
+// the blanket `self == oldSelf` on spec.trainer and nothing else there (a `test` op on the whole
+// entry first, so the patch fails loudly if upstream changed that rule or put another first), adds
+// the table's spec-scoped rows as CEL rules at `spec`, where `suspend` is visible, and appends its
+// object-scoped rows to the root's rules, where `status` is visible. Rules upstream has at `spec`
+// or the root are kept: ours are appended. Each generated rule starts with the marker comment, so
+// the webhook skips it. `rules --format crd-restore` undoes exactly this patch.
 import { immutableTrainerField } from '../cel-snippets.ts';
 import { markRule } from '../marker.ts';
 import { RULES, type RuleRow } from '../table.ts';
@@ -45,11 +46,56 @@ export function specValidations(crdSchema?: unknown): XValidation[] {
   return out;
 }
 
+/** Upstream's blanket rule on spec.trainer, as the entry the patch removes and the restore puts back. */
+export const BLANKET_TRAINER_RULE = { message: 'field is immutable', rule: 'self == oldSelf' } as const;
+const TRAINER_RULES = `${SPEC}/properties/trainer/x-kubernetes-validations`;
+
+/** The x-kubernetes-validations list a schema node has (undefined when it has none). */
+function rulesAt(node: unknown): unknown[] | undefined {
+  const list = (node as { 'x-kubernetes-validations'?: unknown } | undefined)?.['x-kubernetes-validations'];
+  return Array.isArray(list) ? list : undefined;
+}
+const specNode = (crdSchema: unknown): unknown => (crdSchema as { properties?: { spec?: unknown } } | undefined)?.properties?.spec;
+const trainerNode = (crdSchema: unknown): unknown => (specNode(crdSchema) as { properties?: { trainer?: unknown } } | undefined)?.properties?.trainer;
+/** Whether spec.trainer has rules besides the blanket one (then only that one is removed; an empty list would not round-trip, the API server omits it). */
+const trainerHasOtherRules = (crdSchema: unknown): boolean => (rulesAt(trainerNode(crdSchema))?.length ?? 1) > 1;
+
+/** Adds rules to a node's list: appended one by one when it has one (its rules kept), else the whole list. */
+function addRules(path: string, existing: unknown[] | undefined, rules: XValidation[]): unknown[] {
+  if (rules.length === 0) return [];
+  return existing ? rules.map((value) => ({ op: 'add', path: `${path}/-`, value })) : [{ op: 'add', path, value: rules }];
+}
+
 export function crdPatchOps(crdSchema?: unknown): unknown[] {
   return [
-    { op: 'test', path: `${SPEC}/properties/trainer/x-kubernetes-validations/0/rule`, value: 'self == oldSelf' },
-    { op: 'remove', path: `${SPEC}/properties/trainer/x-kubernetes-validations` },
-    { op: 'add', path: `${SPEC}/x-kubernetes-validations`, value: specValidations(crdSchema) },
-    ...rootValidations().map((value) => ({ op: 'add', path: `${VERSION_SCHEMA}/x-kubernetes-validations/-`, value })),
+    { op: 'test', path: `${TRAINER_RULES}/0`, value: BLANKET_TRAINER_RULE },
+    { op: 'remove', path: trainerHasOtherRules(crdSchema) ? `${TRAINER_RULES}/0` : TRAINER_RULES },
+    ...addRules(`${SPEC}/x-kubernetes-validations`, rulesAt(specNode(crdSchema)), specValidations(crdSchema)),
+    // The root always has upstream's metadata.name rules; append after them.
+    ...addRules(`${VERSION_SCHEMA}/x-kubernetes-validations`, rulesAt(crdSchema) ?? [], rootValidations()),
   ];
+}
+
+/**
+ * Undoes crdPatchOps on the CRD it was generated for: each rule it added is tested (so nothing
+ * but ours is removed) and removed, last first, and the blanket rule goes back first at
+ * spec.trainer. For uninstalling, or for a Trainer version this project does not support yet.
+ */
+export function crdRestoreOps(crdSchema?: unknown): unknown[] {
+  const ops: unknown[] = [];
+  const undo = (path: string, existing: unknown[] | undefined, rules: XValidation[]): void => {
+    if (rules.length === 0) return;
+    if (!existing) {
+      ops.push({ op: 'test', path, value: rules }, { op: 'remove', path });
+      return;
+    }
+    for (let i = rules.length - 1; i >= 0; i--) {
+      const at = `${path}/${existing.length + i}`;
+      ops.push({ op: 'test', path: at, value: rules[i] }, { op: 'remove', path: at });
+    }
+  };
+  undo(`${VERSION_SCHEMA}/x-kubernetes-validations`, rulesAt(crdSchema) ?? [], rootValidations());
+  undo(`${SPEC}/x-kubernetes-validations`, rulesAt(specNode(crdSchema)), specValidations(crdSchema));
+  ops.push(trainerHasOtherRules(crdSchema) ? { op: 'add', path: `${TRAINER_RULES}/0`, value: BLANKET_TRAINER_RULE } : { op: 'add', path: TRAINER_RULES, value: [BLANKET_TRAINER_RULE] });
+  return ops;
 }
