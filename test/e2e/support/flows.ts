@@ -59,15 +59,20 @@ export function watchNoEarlyDelete(core: CoreV1Api, namespace: string, jobSet: {
   let stopped = false;
   const loop = (async () => {
     while (!stopped) {
-      // Pods first, then the JobSet: a JobSet gone while pods were listed just before is a violation.
-      const pods = (await core.listNamespacedPod({ namespace, labelSelector: `jobset.sigs.k8s.io/jobset-uid=${jobSet.uid}` })).items;
+      // The JobSet first, then its pods: a pod not yet terminal listed after the JobSet was seen
+      // deleted ran (or was still terminating) when it was deleted, since no pod of a suspended or
+      // finished Job starts again. Terminal pods are not counted: the garbage collector deletes
+      // them after the JobSet, and a finished one never held the rebuild up. (Pods first would
+      // flag a correct delete that came between the two reads.)
       const js = await getJobSet();
+      const pods = (await core.listNamespacedPod({ namespace, labelSelector: `jobset.sigs.k8s.io/jobset-uid=${jobSet.uid}` })).items;
       lastPods = pods.length;
       if (pods.length === 0 && podsGoneAt === undefined) podsGoneAt = Date.now();
       const present = js !== undefined && js.metadata.uid === jobSet.uid && !js.metadata.deletionTimestamp;
-      if (!present && pods.length > 0) {
+      const live = pods.filter((p) => p.status?.phase !== 'Succeeded' && p.status?.phase !== 'Failed');
+      if (!present && live.length > 0) {
         podsSeenAfterDelete++;
-        violations.push(`JobSet ${jobSet.name} (${jobSet.uid}) deleted while pods existed: ${pods.map((p) => `${p.metadata?.name}${p.metadata?.deletionTimestamp ? '(Terminating)' : ''}/${p.status?.phase}`).join(', ')}`);
+        violations.push(`JobSet ${jobSet.name} (${jobSet.uid}) deleted while pods ran or terminated: ${live.map((p) => `${p.metadata?.name}${p.metadata?.deletionTimestamp ? '(Terminating)' : ''}/${p.status?.phase}`).join(', ')}`);
       }
       await new Promise((r) => setTimeout(r, 200));
     }
