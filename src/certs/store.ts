@@ -2,7 +2,7 @@
 // written with optimistic concurrency (resourceVersion), and watched by name, so the RBAC can
 // name each object (resourceNames) and nothing else is readable.
 import { CoreV1Api, CustomObjectsApi, Watch, type KubeConfig, type V1Secret } from '@kubernetes/client-node';
-import { describeError, statusCode } from '../cluster/client.ts';
+import { describeError, orUndefinedIfNotFound, statusCode } from '../cluster/client.ts';
 import type { CertMaterial } from './assess.ts';
 import { WEBHOOK_CONFIG_PLURALS, type WebhookConfigRef } from './inject.ts';
 
@@ -60,15 +60,6 @@ async function orConflict<T>(call: Promise<T>): Promise<T> {
   }
 }
 
-async function orUndefined<T>(call: Promise<T>): Promise<T | undefined> {
-  try {
-    return await call;
-  } catch (err) {
-    if (statusCode(err) === 404) return undefined;
-    throw err;
-  }
-}
-
 export function kubernetesCertStore(kc: KubeConfig, secret: SecretRef, webhookConfigs: readonly WebhookConfigRef[]): CertStore {
   const core = kc.makeApiClient(CoreV1Api);
   // Raw JSON for the configurations: a typed client would drop fields it does not know.
@@ -78,7 +69,7 @@ export function kubernetesCertStore(kc: KubeConfig, secret: SecretRef, webhookCo
 
   return {
     async readSecret() {
-      const s = await orUndefined(core.readNamespacedSecret(secret));
+      const s = await orUndefinedIfNotFound(core.readNamespacedSecret(secret));
       lastSecret = s;
       return s ? { material: decode(s), resourceVersion: s.metadata?.resourceVersion ?? '' } : undefined;
     },
@@ -97,7 +88,7 @@ export function kubernetesCertStore(kc: KubeConfig, secret: SecretRef, webhookCo
       await orConflict(core.replaceNamespacedSecret({ ...secret, body }));
     },
     async readWebhookConfig(ref) {
-      return orUndefined(custom.getClusterCustomObject(cfg(ref)));
+      return orUndefinedIfNotFound(custom.getClusterCustomObject(cfg(ref)));
     },
     async replaceWebhookConfig(ref, config) {
       await orConflict(custom.replaceClusterCustomObject({ ...cfg(ref), body: config as object }));

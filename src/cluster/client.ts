@@ -63,6 +63,16 @@ export function statusCode(err: unknown): number | undefined {
   return typeof code === 'number' ? code : undefined;
 }
 
+/** The call's result, or undefined when the object is not there (HTTP 404). */
+export async function orUndefinedIfNotFound<T>(call: Promise<T>): Promise<T | undefined> {
+  try {
+    return await call;
+  } catch (err) {
+    if (statusCode(err) === 404) return undefined;
+    throw err;
+  }
+}
+
 /** A short, single-line reason for a failed API call, without response bodies that may be large. */
 export function describeError(err: unknown): string {
   const code = statusCode(err);

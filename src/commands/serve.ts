@@ -40,13 +40,14 @@ interface PolicySource {
   stop(): void;
 }
 
-/** Publishes whether the CRD in force still has upstream's blanket spec.trainer rule. */
-function reportBlanketRule(policy: Policy, metrics: WebhookMetrics): void {
+/**
+ * Publishes what the policy now in force checks: whether a CRD is in force at all (0: the rule
+ * table alone), whether it still has upstream's blanket spec.trainer rule, and the CRD rules this
+ * engine could not compile (left out; the API server still runs them), each logged.
+ */
+function reportPolicy(policy: Policy, metrics: WebhookMetrics, logger: Logger): void {
+  metrics.crdInForce.set(policy.crd ? 1 : 0);
   if (policy.crd) metrics.crdBlanketTrainerRule.set(policy.crd.blanketTrainerRule ? 1 : 0);
-}
-
-/** Publishes the CRD rules this engine could not compile (left out; the API server still runs them). */
-function reportUncompilable(policy: Policy, metrics: WebhookMetrics, logger: Logger): void {
   const uncompilable = policy.crd?.uncompilable ?? [];
   metrics.crdRulesUncompilable.set(uncompilable.filter((u) => u.part === 'rule').length);
   for (const u of uncompilable) {
@@ -56,11 +57,6 @@ function reportUncompilable(policy: Policy, metrics: WebhookMetrics, logger: Log
         : "a rule's messageExpression does not compile here: the rule runs, and its failures carry its static message";
     logger.warn({ crd: TRAINJOB_CRD, location: u.rule.location || '<root>', rule: u.rule.rule, messageExpression: u.rule.messageExpression, error: u.error }, what);
   }
-}
-
-/** Whether a CRD's schema and rules are in force (0: the rule table alone runs). */
-function reportCrdInForce(policy: Policy, metrics: WebhookMetrics): void {
-  metrics.crdInForce.set(policy.crd ? 1 : 0);
 }
 
 async function clusterPolicy(kc: KubeConfig, logger: Logger, metrics: WebhookMetrics): Promise<PolicySource> {
@@ -73,14 +69,12 @@ async function clusterPolicy(kc: KubeConfig, logger: Logger, metrics: WebhookMet
     // The watch starts with the version the first read already adopted: nothing to redo or re-log.
     if (rv !== undefined && rv === adoptedVersion) return;
     try {
-      // A rule this engine cannot compile is skipped and reported (reportUncompilable), never a
+      // A rule this engine cannot compile is skipped and reported (reportPolicy), never a
       // reason to fall back to the table alone.
       policy = policyFromCrd(crd);
       adopted = true;
       adoptedVersion = rv;
-      reportBlanketRule(policy, metrics);
-      reportUncompilable(policy, metrics, logger);
-      reportCrdInForce(policy, metrics);
+      reportPolicy(policy, metrics, logger);
       logger.info({ crd: TRAINJOB_CRD, resourceVersion: rv, blanketTrainerRule: policy.crd?.blanketTrainerRule, crdRules: policy.crd?.rules.length }, why);
       if (policy.crd?.blanketTrainerRule) {
         logger.warn({ crd: TRAINJOB_CRD }, 'the TrainJob CRD has the blanket spec.trainer rule again (a Trainer upgrade?): the API server refuses every numNodes change before this webhook runs; re-apply the CRD patch');
@@ -97,7 +91,7 @@ async function clusterPolicy(kc: KubeConfig, logger: Logger, metrics: WebhookMet
   }
   if (!adopted) {
     source = `the API server (${TRAINJOB_CRD}), not yet usable: the rule table alone runs until it is`;
-    reportCrdInForce(policy, metrics);
+    reportPolicy(policy, metrics, logger);
   }
   const stop = followCrd(kc, {
     onChange: (crd) => adopt(crd, adopted ? 'TrainJob CRD changed' : 'TrainJob CRD adopted from the watch'),
@@ -108,9 +102,7 @@ async function clusterPolicy(kc: KubeConfig, logger: Logger, metrics: WebhookMet
 
 async function policySource(config: ServeConfig, kc: KubeConfig | undefined, logger: Logger, metrics: WebhookMetrics): Promise<PolicySource> {
   const fixed = (policy: Policy, source: string): PolicySource => {
-    reportBlanketRule(policy, metrics);
-    reportUncompilable(policy, metrics, logger);
-    reportCrdInForce(policy, metrics);
+    reportPolicy(policy, metrics, logger);
     return { get: () => policy, source, stop: () => {} };
   };
   switch (config.crd.mode) {

@@ -1,6 +1,7 @@
 // JSON values as the API server's Go code sees them. Objects come from the lossless parser
 // (integers beyond 2^53 are BigInt), so every helper here accepts bigint where Go has int64,
 // and none of them trusts keys: `__proto__` or `constructor` in user data are plain keys.
+import { writeJson, type JsonStyle } from '../json/stringify.ts';
 
 /** The Go type a decoded JSON value has in an unstructured object. */
 export type JsonKind = 'null' | 'boolean' | 'string' | 'int' | 'float' | 'array' | 'object' | 'invalid';
@@ -136,15 +137,10 @@ export function semanticEqual(a: unknown, b: unknown): boolean {
   return true;
 }
 
-class SortedKey {
-  readonly name: string;
-  constructor(name: string) {
-    this.name = name;
-  }
-}
-const CLOSE_ARRAY = Symbol('close-array');
-const CLOSE_OBJECT = Symbol('close-object');
-const COMMA = Symbol('comma');
+const CANONICAL: JsonStyle = {
+  leaf: (v) => (Array.isArray(v) || isObject(v) ? undefined : scalarJson(v)),
+  keys: (o) => ownKeys(o).sort(),
+};
 
 /**
  * JSON with object keys sorted, like Go's json.Marshal of a map: equal values give equal
@@ -152,34 +148,7 @@ const COMMA = Symbol('comma');
  * Iterative, so hostile nesting cannot exhaust the stack.
  */
 export function canonicalJson(value: unknown): string {
-  if (value === null || typeof value !== 'object') return scalarJson(value);
-  let out = '';
-  const stack: unknown[] = [value];
-  while (stack.length > 0) {
-    const v = stack.pop();
-    if (v === CLOSE_ARRAY) out += ']';
-    else if (v === CLOSE_OBJECT) out += '}';
-    else if (v === COMMA) out += ',';
-    else if (v instanceof SortedKey) out += JSON.stringify(v.name) + ':';
-    else if (Array.isArray(v)) {
-      out += '[';
-      stack.push(CLOSE_ARRAY);
-      for (let i = v.length - 1; i >= 0; i--) {
-        stack.push(v[i]);
-        if (i > 0) stack.push(COMMA);
-      }
-    } else if (isObject(v)) {
-      out += '{';
-      stack.push(CLOSE_OBJECT);
-      const keys = ownKeys(v).sort();
-      for (let i = keys.length - 1; i >= 0; i--) {
-        stack.push(v[keys[i]]);
-        stack.push(new SortedKey(keys[i]));
-        if (i > 0) stack.push(COMMA);
-      }
-    } else out += scalarJson(v);
-  }
-  return out;
+  return writeJson(value, CANONICAL);
 }
 
 function scalarJson(v: unknown): string {

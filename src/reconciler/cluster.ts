@@ -4,7 +4,7 @@
 // uid/resourceVersion preconditions.
 import { BatchV1Api, CoreV1Api, CustomObjectsApi, PatchStrategy, setHeaderOptions, type CoreV1Event, type KubeConfig } from '@kubernetes/client-node';
 import { parse } from 'yaml';
-import { statusCode } from '../cluster/client.ts';
+import { orUndefinedIfNotFound, statusCode } from '../cluster/client.ts';
 import { CLUSTER_TRAINING_RUNTIME, COMPONENT, JOBSET, JOBSET_NAME_LABEL, RETAINED_FOR_LABEL, RUNTIME_SNAPSHOT_KEY, RUNTIME_SNAPSHOT_SUFFIX, TRAINING_RUNTIME, TRAINJOB } from './constants.ts';
 import type { RecreateCheck, RuntimeRead } from './decision.ts';
 import { controllerOf, type Condition, type Job, type JobSet, type PersistentVolumeClaim, type Pod, type RuntimeSpec, type TrainJob } from './objects.ts';
@@ -40,15 +40,6 @@ export interface ClusterOptions {
 const ssa = () => setHeaderOptions('Content-Type', PatchStrategy.ServerSideApply);
 const jsonPatch = () => setHeaderOptions('Content-Type', PatchStrategy.JsonPatch);
 
-async function orUndefined<T>(call: Promise<T>): Promise<T | undefined> {
-  try {
-    return await call;
-  } catch (err) {
-    if (statusCode(err) === 404) return undefined;
-    throw err;
-  }
-}
-
 /** The whole message of a refusal (a webhook's may list several causes), on one line. */
 function statusMessage(err: unknown): string {
   const body = (err as { body?: unknown }).body;
@@ -77,7 +68,7 @@ export function createReconcilerCluster(kc: KubeConfig, opts: ClusterOptions): R
     const namespace = trainJob.metadata.namespace ?? '';
     const name = trainJob.metadata.name ?? '';
     // Trainer's snapshot of the runtime at the TrainJob's creation (KEP-2599), when it has one.
-    const snapshot = await orUndefined(core.readNamespacedConfigMap({ namespace, name: `${name}${RUNTIME_SNAPSHOT_SUFFIX}` }));
+    const snapshot = await orUndefinedIfNotFound(core.readNamespacedConfigMap({ namespace, name: `${name}${RUNTIME_SNAPSHOT_SUFFIX}` }));
     const owner = controllerOf(snapshot?.metadata as TrainJob['metadata'] | undefined);
     const text = snapshot?.data?.[RUNTIME_SNAPSHOT_KEY];
     if (text && owner?.uid === trainJob.metadata.uid) {
@@ -89,7 +80,7 @@ export function createReconcilerCluster(kc: KubeConfig, opts: ClusterOptions): R
     if ((ref.apiGroup ?? 'trainer.kubeflow.org') !== 'trainer.kubeflow.org' || !ref.name) {
       return { found: false, reason: `spec.runtimeRef ${JSON.stringify(ref)} does not name a Trainer runtime` };
     }
-    const runtime = (await orUndefined(
+    const runtime = (await orUndefinedIfNotFound(
       kind === 'TrainingRuntime'
         ? objects.getNamespacedCustomObject({ ...TRAINING_RUNTIME, namespace, name: ref.name })
         : objects.getClusterCustomObject({ ...CLUSTER_TRAINING_RUNTIME, name: ref.name }),
@@ -99,8 +90,8 @@ export function createReconcilerCluster(kc: KubeConfig, opts: ClusterOptions): R
   }
 
   return {
-    getTrainJob: (namespace, name) => orUndefined(objects.getNamespacedCustomObject({ ...TRAINJOB, namespace, name }) as Promise<TrainJob>),
-    getJobSet: (namespace, name) => orUndefined(objects.getNamespacedCustomObject({ ...JOBSET, namespace, name }) as Promise<JobSet>),
+    getTrainJob: (namespace, name) => orUndefinedIfNotFound(objects.getNamespacedCustomObject({ ...TRAINJOB, namespace, name }) as Promise<TrainJob>),
+    getJobSet: (namespace, name) => orUndefinedIfNotFound(objects.getNamespacedCustomObject({ ...JOBSET, namespace, name }) as Promise<JobSet>),
     readRuntime,
 
     async listChildren(namespace, jobSetName) {

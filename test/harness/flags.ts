@@ -64,7 +64,8 @@ export interface ControllerManagerConfig extends ClusterFiles {
   servingKey: string;
 }
 
-export function controllerManagerArgs(c: ControllerManagerConfig): string[] {
+/** What kube-controller-manager and kube-scheduler share: their kubeconfig, serving on loopback, no leader election. */
+function componentArgs(c: SchedulerConfig): string[] {
   return [
     `--kubeconfig=${c.kubeconfig}`,
     '--bind-address=127.0.0.1',
@@ -72,6 +73,12 @@ export function controllerManagerArgs(c: ControllerManagerConfig): string[] {
     `--tls-cert-file=${c.servingCert}`,
     `--tls-private-key-file=${c.servingKey}`,
     '--leader-elect=false',
+  ];
+}
+
+export function controllerManagerArgs(c: ControllerManagerConfig): string[] {
+  return [
+    ...componentArgs(c),
     // All default controllers: the Job controller makes pods, the garbage collector finishes
     // foreground deletions, the namespace controller empties deleted namespaces, and the
     // service-account controller creates the `default` account pods need.
@@ -89,14 +96,7 @@ export interface SchedulerConfig {
 }
 
 export function schedulerArgs(c: SchedulerConfig): string[] {
-  return [
-    `--kubeconfig=${c.kubeconfig}`,
-    '--bind-address=127.0.0.1',
-    `--secure-port=${c.port}`,
-    `--tls-cert-file=${c.servingCert}`,
-    `--tls-private-key-file=${c.servingKey}`,
-    '--leader-elect=false',
-  ];
+  return componentArgs(c);
 }
 
 export interface KwokConfig {

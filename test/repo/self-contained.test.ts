@@ -82,12 +82,12 @@ describe('the repository stands alone', () => {
 
   it('the check catches what leaked before (it can fail)', () => {
     const leaks: [string, string][] = [
-      ['test/crd/fixtures.ts', "export const upstreamCrdPath = (...parts) => path.resolve(projectRoot, '../shared/upstream/crds', ...parts);"],
-      ['test/harness/binaries.ts', "export const upstreamDir = path.resolve(projectRoot, '../shared/upstream');"],
-      ['test/reconciler/fixtures.ts', "const upstream = path.resolve(here, '../../../shared/upstream');"],
-      ['package.json', '"generate": "node x --crd ../shared/upstream/crds/a.yaml"'],
-      ['src/x.ts', "const dir = path.join(root, '..', 'shared');"],
-      ['src/x.ts', "readFileSync('/work/shared/upstream/crds/a.yaml')"],
+      ['test/crd/fixtures.ts', "export const upstreamCrdPath = (...parts) => path.resolve(projectRoot, '../elsewhere/upstream/crds', ...parts);"],
+      ['test/harness/binaries.ts', "export const upstreamDir = path.resolve(projectRoot, '../elsewhere/upstream');"],
+      ['test/reconciler/fixtures.ts', "const upstream = path.resolve(here, '../../../elsewhere/upstream');"],
+      ['package.json', '"generate": "node x --crd ../elsewhere/upstream/crds/a.yaml"'],
+      ['src/x.ts', "const dir = path.join(root, '..', 'elsewhere');"],
+      ['src/x.ts', "readFileSync('/work/elsewhere/crds/a.yaml')"],
     ];
     for (const [file, line] of leaks) assert.equal(escapes(file, line).length, 1, `${file}: ${line}`);
     const fine: [string, string][] = [
