@@ -80,6 +80,12 @@ export interface ControlPlane {
   tempDir(name: string): Promise<string>;
   /** The last lines of every process's log, for a failing test's message. */
   logTails(lines?: number): string;
+  /**
+   * Stops kube-apiserver (SIGTERM, or SIGKILL for a crash) and starts it again with the same
+   * flags on the same port, etcd and certificates; resolves once /readyz answers 200. Clients keep
+   * their kubeconfigs; `processes.apiServer` is the new process afterwards.
+   */
+  restartApiServer(opts?: { signal?: 'SIGTERM' | 'SIGKILL' }): Promise<void>;
   stop(): Promise<void>;
 }
 
@@ -143,17 +149,15 @@ export async function startControlPlane(opts: ControlPlaneOptions = {}): Promise
     const server = `https://127.0.0.1:${port}`;
     // 10.0.0.1 is the `kubernetes` Service's address in --service-cluster-ip-range.
     const apiCert = await writeKeyPair(path.join(certsDir, 'apiserver'), await issueServingCert(ca, 'kube-apiserver', { dnsNames: ['localhost', 'kubernetes', 'kubernetes.default', 'kubernetes.default.svc'], ips: ['127.0.0.1', '10.0.0.1'] }));
-    const apiServer = startProcess(
-      logsDir,
-      'kube-apiserver',
-      binaries.kubeApiserver,
-      [...apiServerArgs({ ...files, port, etcdUrl, servingCert: apiCert.certFile, servingKey: apiCert.keyFile, certDir: path.join(certsDir, 'apiserver') }), ...(opts.apiServerArgs ?? [])],
-      { env: cleanEnv() },
-    );
+    const apiServerCommand = [...apiServerArgs({ ...files, port, etcdUrl, servingCert: apiCert.certFile, servingKey: apiCert.keyFile, certDir: path.join(certsDir, 'apiserver') }), ...(opts.apiServerArgs ?? [])];
+    // The same name each time: a restarted API server appends to the same log.
+    const launchApiServer = () => startProcess(logsDir, 'kube-apiserver', binaries.kubeApiserver, apiServerCommand, { env: cleanEnv() });
+    const apiServer = launchApiServer();
     started.push(apiServer);
     const admin = await issueClientCert(ca, 'e2e-admin', ['system:masters']);
     const tls = { ca: ca.certPem, cert: admin.certPem, key: admin.keyPem };
-    await waitFor('kube-apiserver /readyz', async () => (await httpsGet(`${server}/readyz`, tls)).status === 200, { timeoutMs, process: apiServer });
+    const apiServerReady = (proc: TrackedProcess) => waitFor('kube-apiserver /readyz', async () => (await httpsGet(`${server}/readyz`, tls)).status === 200, { timeoutMs, process: proc });
+    await apiServerReady(apiServer);
 
     const kubeconfigPath = await writeKubeconfig(path.join(dir, 'admin.kubeconfig'), server, ca.certPem, 'e2e-admin', admin);
     const kubeConfig = new KubeConfig();
@@ -232,6 +236,16 @@ export async function startControlPlane(opts: ControlPlaneOptions = {}): Promise
       },
       async tempDir(name) {
         return mkdtemp(path.join(dir, `${name}-`));
+      },
+      async restartApiServer({ signal = 'SIGTERM' } = {}) {
+        if (stopped) throw new Error('control plane stopped: cannot restart kube-apiserver');
+        const previous = cp.processes.apiServer;
+        if (signal === 'SIGKILL') previous.kill('SIGKILL');
+        await previous.stop();
+        const next = launchApiServer();
+        started[started.indexOf(previous)] = next;
+        cp.processes.apiServer = next;
+        await apiServerReady(next);
       },
       logTails(lines = 30) {
         return [...started, ...extra].map((p) => `--- ${p.name} (${p.logFile})\n${p.logTail(lines)}`).join('\n');
