@@ -2,11 +2,12 @@
 # Builds the real components the end-to-end tests run, from the Go module proxy only, into a
 # cache folder keyed by version. A warm run (binaries present) does nothing.
 #
-#   hack/build-binaries.sh [all|controlplane|controllers|k8s|etcd|kwok]...   (default: all)
+#   hack/build-binaries.sh [all|controlplane|controllers|k8s|etcd|kwok|kueue]...   (default: all)
 #
 #   controlplane = k8s (kube-apiserver, kube-controller-manager, kube-scheduler, kubectl) + etcd
 #                  + kwok (KWOK's controller: the fake nodes and pod lifecycles of the e2e world)
 #   controllers  = Kubeflow Trainer's and JobSet's managers
+#   kueue        = Kueue's manager (its own module: it pins older Trainer and JobSet APIs)
 #
 # Env: TJW_BIN_CACHE (default ~/.cache/trainjob-webhook/bin), TJW_BUILD_SERIAL=1 to build one
 # component at a time (on 2 cores parallel builds mostly overlap downloads with compiling).
@@ -21,6 +22,7 @@ K8S_DIR="$CACHE/k8s-$K8S_VERSION"
 ETCD_DIR="$CACHE/etcd-$ETCD_VERSION"
 CTRL_DIR="$CACHE/controllers-trainer-$TRAINER_VERSION-jobset-$JOBSET_VERSION"
 KWOK_DIR="$CACHE/kwok-$KWOK_VERSION"
+KUEUE_DIR="$CACHE/kueue-$KUEUE_VERSION"
 LOG_DIR="$CACHE/logs"
 # The staging modules (k8s.io/api, ...) are released as v0.X.Y for k8s v1.X.Y.
 STAGING_VERSION="v0.${K8S_VERSION#v1.}"
@@ -216,17 +218,39 @@ build_kwok() {
   log "$label: done in $((SECONDS - t0))s"
 }
 
+# Kueue gets a wrapper of its own: it requires Trainer v2.2.0's and JobSet v0.11.1's APIs, and in
+# the controllers' module MVS would move it onto v2.3.0/v0.12.0, a pairing upstream never built.
+# Its module has no replace directives, so requiring it alone builds exactly its go.mod's versions.
+# Its CRDs and webhook manifests are vendored in upstream/ (SOURCES.md), not kept here.
+build_kueue() {
+  local label="kueue $KUEUE_VERSION"
+  if have_all "$KUEUE_DIR" kueue; then log "$label: cached in $KUEUE_DIR"; return; fi
+  local t0=$SECONDS logfile="$LOG_DIR/kueue-$KUEUE_VERSION.log" dir
+  : >"$logfile"
+  dir="$(new_wrapper "kueue-$KUEUE_VERSION")"
+  log "$label: downloading modules... (log: $logfile)"
+  (cd "$dir" && go mod edit -require="sigs.k8s.io/kueue@$KUEUE_VERSION")
+  run_step "$label" "$logfile" bash -c "cd '$dir' && go list -deps sigs.k8s.io/kueue/cmd/kueue >/dev/null"
+  log "$label: building ($((SECONDS - t0))s so far)"
+  # Stamped as upstream's Makefile does, so its start-up log names the version.
+  local x=" -X sigs.k8s.io/kueue/pkg/version.GitVersion=$KUEUE_VERSION"
+  run_step "$label" "$logfile" bash -c "cd '$dir' && go build ${BUILD_FLAGS[*]} -ldflags='$LDFLAGS_BASE$x' -o '$dir/out/kueue' sigs.k8s.io/kueue/cmd/kueue"
+  install_binaries "$dir/out" "$KUEUE_DIR" kueue
+  rm -rf "$dir"
+  log "$label: done in $((SECONDS - t0))s"
+}
+
 main() {
   local want=("$@")
   [[ ${#want[@]} -gt 0 ]] || want=(all)
   local jobs=() w
   for w in "${want[@]}"; do
     case "$w" in
-      all) jobs+=(k8s etcd controllers kwok) ;;
+      all) jobs+=(k8s etcd controllers kwok kueue) ;;
       controlplane) jobs+=(k8s etcd kwok) ;;
-      controllers|k8s|etcd|kwok) jobs+=("$w") ;;
-      -h|--help) sed -n '2,12p' "${BASH_SOURCE[0]}"; return 0 ;;
-      *) echo "unknown component: $w (want all|controlplane|controllers|k8s|etcd|kwok)" >&2; return 2 ;;
+      controllers|k8s|etcd|kwok|kueue) jobs+=("$w") ;;
+      -h|--help) sed -n '2,13p' "${BASH_SOURCE[0]}"; return 0 ;;
+      *) echo "unknown component: $w (want all|controlplane|controllers|k8s|etcd|kwok|kueue)" >&2; return 2 ;;
     esac
   done
   # Unique, in order.
@@ -237,6 +261,7 @@ main() {
   case " ${uniq[*]} " in *" k8s "*) have_all "$K8S_DIR" "${K8S_BINS[@]}" || missing=1 ;; esac
   case " ${uniq[*]} " in *" etcd "*) have_all "$ETCD_DIR" etcd || missing=1 ;; esac
   case " ${uniq[*]} " in *" kwok "*) have_all "$KWOK_DIR" kwok || missing=1 ;; esac
+  case " ${uniq[*]} " in *" kueue "*) have_all "$KUEUE_DIR" kueue || missing=1 ;; esac
   case " ${uniq[*]} " in *" controllers "*) { have_all "$CTRL_DIR" trainer-controller-manager jobset-controller-manager && [[ -f "$CTRL_DIR/manifests/trainer/manifests.yaml" ]]; } || missing=1 ;; esac
   if (( missing )); then
     command -v go >/dev/null || { echo "[build] go is not installed: cannot build ${uniq[*]}" >&2; return 1; }
@@ -257,6 +282,7 @@ main() {
   case " ${uniq[*]} " in *" k8s "*) echo "  $K8S_DIR/{kube-apiserver,kube-controller-manager,kube-scheduler,kubectl}" ;; esac
   case " ${uniq[*]} " in *" etcd "*) echo "  $ETCD_DIR/etcd" ;; esac
   case " ${uniq[*]} " in *" kwok "*) echo "  $KWOK_DIR/kwok" ;; esac
+  case " ${uniq[*]} " in *" kueue "*) echo "  $KUEUE_DIR/kueue" ;; esac
   case " ${uniq[*]} " in *" controllers "*) echo "  $CTRL_DIR/{trainer-controller-manager,jobset-controller-manager}" ;; esac
 }
 

@@ -5,7 +5,7 @@
 // The newer Trainer snapshot (not served by the Go module proxy) is pinned by SHA-256 instead.
 import { execFile } from 'node:child_process';
 import { createHash } from 'node:crypto';
-import { readFile, writeFile } from 'node:fs/promises';
+import { mkdir, readFile, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
@@ -97,6 +97,8 @@ async function main(): Promise<number> {
   const { modules } = await vendoredFiles();
   for (const f of modules) {
     const dir = await moduleDir(f.module, f.version);
+    // A new component's folder (e.g. kueue-v0.17.0/crds/) is made on first refresh.
+    await mkdir(path.dirname(path.join(upstreamRoot, f.file)), { recursive: true });
     await writeFile(path.join(upstreamRoot, f.file), await readFile(path.join(dir, f.source)));
     console.log(`upstream/${f.file} <- ${f.module}@${f.version}/${f.source}`);
   }
