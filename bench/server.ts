@@ -1,20 +1,29 @@
-// A server under benchmark, in its own process so the load generator does not share its CPU:
+// A server under benchmark, in its own process so the load generator does not share its CPU.
+//
+//   node bench/server.ts bare|table|embedded|crd CERT KEY [CRD_FILE]
+//
 // `bare` is a Fastify TLS endpoint that parses the JSON body and answers a fixed AdmissionReview
-// (the baseline); `webhook` is the real admission server with the real validator.
+// (the baseline); the others are the real admission server (src/server.ts) with the real
+// validator, deciding by the rule table alone (`table`), with the embedded default CRD (what
+// `serve` uses offline) or with a CRD file. Prints its URL once listening.
+import { readFileSync } from 'node:fs';
 import Fastify from 'fastify';
-import { generateSelfSigned } from '../src/tls/selfsigned.ts';
-import { buildAdmissionServer } from '../src/server.ts';
-import { createValidator } from '../src/validator.ts';
+import { buildAdmissionServer, ADMISSION_BODY_LIMIT } from '../src/admission/server.ts';
+import { createValidator } from '../src/admission/validator.ts';
 import { createLogger } from '../src/observability/logger.ts';
 import { createMetrics } from '../src/observability/metrics.ts';
-import { loadPolicyFromFile } from '../src/crd-policy.ts';
+import { loadEmbeddedPolicy, loadPolicyFromFile } from '../src/rules/crd-policy.ts';
 import { buildPolicy } from '../src/rules/policy.ts';
 
-const [kind, crdFile] = process.argv.slice(2);
-const tls = await generateSelfSigned();
+const [kind, certFile, keyFile, crdFile] = process.argv.slice(2);
+if (!['bare', 'table', 'embedded', 'crd'].includes(kind ?? '') || !certFile || !keyFile || (kind === 'crd' && !crdFile)) {
+  process.stderr.write('usage: node bench/server.ts bare|table|embedded|crd CERT KEY [CRD_FILE]\n');
+  process.exit(2);
+}
+const tls = { cert: readFileSync(certFile), key: readFileSync(keyFile) };
 
-async function bare() {
-  const app = Fastify({ https: { cert: tls.cert, key: tls.key }, bodyLimit: 7 * 1024 * 1024 });
+function bare() {
+  const app = Fastify({ https: tls, bodyLimit: ADMISSION_BODY_LIMIT });
   app.post('/validate-trainer-kubeflow-org-v1alpha1-trainjob', async (req) => {
     const uid = (req.body as { request?: { uid?: string } }).request?.uid ?? '';
     return { apiVersion: 'admission.k8s.io/v1', kind: 'AdmissionReview', response: { uid, allowed: true } };
@@ -23,12 +32,12 @@ async function bare() {
 }
 
 async function webhook() {
-  const policy = crdFile ? await loadPolicyFromFile(crdFile) : buildPolicy();
+  const policy = kind === 'table' ? buildPolicy() : kind === 'embedded' ? await loadEmbeddedPolicy() : await loadPolicyFromFile(crdFile);
   const validator = createValidator({ policy });
   return buildAdmissionServer({ tls }, { validator, logger: createLogger('silent'), metrics: createMetrics() });
 }
 
-const app = kind === 'bare' ? await bare() : await webhook();
+const app = kind === 'bare' ? bare() : await webhook();
 const address = await app.listen({ host: '127.0.0.1', port: 0 });
 process.stdout.write(`${address}\n`);
 process.on('SIGTERM', () => void app.close().then(() => process.exit(0)));

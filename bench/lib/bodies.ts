@@ -1,0 +1,32 @@
+// The AdmissionReviews the bench sends: realistic ones from examples/, and a CREATE carrying a
+// 1 MiB command (a long inline script), the size that shows what parsing and checking cost.
+import { readFileSync } from 'node:fs';
+import path from 'node:path';
+
+export interface Body {
+  name: string;
+  /** What every deciding server must answer. */
+  expected: 'allowed' | 'denied';
+  json: string;
+}
+
+export const MIB = 1024 * 1024;
+
+/** A CREATE whose spec.trainer.command carries a script of `bytes` characters. */
+export function withLargeCommand(createReview: string, bytes: number): string {
+  const review = JSON.parse(createReview);
+  if (review?.request?.operation !== 'CREATE') throw new Error('withLargeCommand: expected a CREATE AdmissionReview');
+  const line = 'print("trainjob-webhook bench: one line of a long inline training script")\n';
+  const script = line.repeat(Math.ceil(bytes / line.length)).slice(0, bytes);
+  review.request.object.spec.trainer.command = ['python', '-c', script];
+  return JSON.stringify(review);
+}
+
+export function benchBodies(root: string): Body[] {
+  const example = (f: string) => readFileSync(path.join(root, 'examples', f), 'utf8');
+  return [
+    { name: 'allowed UPDATE (numNodes 2 -> 4, suspended)', expected: 'allowed', json: example('allowed-numnodes-suspended.json') },
+    { name: 'denied UPDATE (numNodes while running)', expected: 'denied', json: example('denied-numnodes-running.json') },
+    { name: 'CREATE with a 1 MiB command', expected: 'allowed', json: withLargeCommand(example('allowed-create.json'), MIB) },
+  ];
+}
