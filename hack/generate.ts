@@ -9,7 +9,7 @@ import { readFile, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { parse } from 'yaml';
-import { applyCrdPatch } from '../src/crd-policy.ts';
+import { applyCrdPatch } from '../src/rules/crd-policy.ts';
 import { readObjectFile } from '../src/io/read-object.ts';
 import { rulesCommand } from '../src/commands/rules.ts';
 

@@ -1,10 +1,10 @@
 // The validating webhook's decision with its one I/O step: when an update that changes numNodes is
 // admitted, read the Jobs of the TrainJob's JobSet and say, as a warning, which of its pods the
 // rebuild still waits for. That read never refuses: it fails open, with a warning.
-import type { AdmissionInput, Decision, Validator } from './admission/types.ts';
-import { decideCreate, decideUpdate } from './rules/decide.ts';
-import { jobSetPodsWarnings, type JobSetRead } from './rules/jobset-pods.ts';
-import type { Policy } from './rules/policy.ts';
+import type { AdmissionInput, Decision, Validator } from './types.ts';
+import { decideCreate, decideUpdate } from '../rules/decide.ts';
+import { jobSetPodsWarnings, type JobSetRead } from '../rules/jobset-pods.ts';
+import type { Policy } from '../rules/policy.ts';
 
 /** Reads the Jobs of the JobSet named like the TrainJob; undefined when the webhook has no cluster access. */
 export type JobSetReader = (namespace: string, name: string) => Promise<JobSetRead>;

@@ -6,7 +6,7 @@ import { Optional } from '@marcbachmann/cel-js';
 import type { CompiledRule } from './compile.ts';
 import { CostLimitError, CostMeter, PER_CALL_COST_LIMIT, PER_OBJECT_COST_BUDGET } from './cost.ts';
 import type { Located } from './locate.ts';
-import { isObject } from '../crd/values.ts';
+import { isObject } from '../json/object.ts';
 import { InternPool, toCelRoot, toCelValue, type CelSchema } from './values.ts';
 
 export interface RuleToRun {

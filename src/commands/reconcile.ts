@@ -5,7 +5,7 @@ import { loadKubeConfig } from '../cluster/client.ts';
 import { createLogger } from '../observability/logger.ts';
 import { ConfigError, parseReconcileArgs, RECONCILE_USAGE, type ReconcileConfig } from '../reconciler/config.ts';
 import { flushLogsSync, startReconciler } from '../reconciler/run.ts';
-import { installProcessHandlers } from '../server.ts';
+import { installProcessHandlers } from '../process/signals.ts';
 import type { CommandIo } from './review.ts';
 
 export { RECONCILE_USAGE };

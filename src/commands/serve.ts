@@ -3,12 +3,13 @@
 import { parseServeArgs, ConfigError, SERVE_USAGE, type ServeConfig } from '../config/serve.ts';
 import { createLogger, type Logger } from '../observability/logger.ts';
 import { createMetrics, type WebhookMetrics } from '../observability/metrics.ts';
-import { installProcessHandlers, startServe } from '../server.ts';
-import { createValidator } from '../validator.ts';
+import { installProcessHandlers } from '../process/signals.ts';
+import { startServe } from '../process/serve.ts';
+import { createValidator } from '../admission/validator.ts';
 import { loadKubeConfig, describeError } from '../cluster/client.ts';
 import { jobSetReader } from '../cluster/jobsets.ts';
 import { followCrd, readCrd, TRAINJOB_CRD } from '../cluster/crd-follower.ts';
-import { EMBEDDED_CRD_SOURCE, loadEmbeddedPolicy, loadPolicyFromFile, policyFromCrd } from '../crd-policy.ts';
+import { EMBEDDED_CRD_SOURCE, loadEmbeddedPolicy, loadPolicyFromFile, policyFromCrd } from '../rules/crd-policy.ts';
 import { buildPolicy, type Policy } from '../rules/policy.ts';
 import type { CommandIo } from './review.ts';
 import { InputError } from '../io/read-object.ts';

@@ -3,7 +3,8 @@
 // the property is absent, or null where the schema does not allow null; defaults apply inside
 // every object that exists, including list items and additionalProperties values.
 import type { SchemaNode } from './schema.ts';
-import { deepClone, hasOwn, isObject, ownKeys, setOwn } from './values.ts';
+import { deepClone, hasOwn, ownKeys, setOwn } from './values.ts';
+import { isObject } from '../json/object.ts';
 
 function isNonNullableNull(v: unknown, s: SchemaNode | undefined): s is SchemaNode {
   return v === null && s !== undefined && !s.nullable;

@@ -9,7 +9,8 @@ import { dropUnknownMetadataFields } from './prune.ts';
 import { pathSegmentNameErrors, validateMetadataAt, dns1035LabelErrors } from './objectmeta.ts';
 import { childPath, indexPath, keyPath } from './paths.ts';
 import type { SchemaNode } from './schema.ts';
-import { isObject, ownKeys, type JsonObject } from './values.ts';
+import { ownKeys } from './values.ts';
+import { isObject, type JsonObject } from '../json/object.ts';
 
 type Visit = (x: JsonObject, s: SchemaNode, path: string) => void;
 

@@ -14,7 +14,8 @@ import { correlate, type Correlation } from './ratchet.ts';
 import { collectCelRules, valuesAt, type CelRule, type LocatedValue, type LocationStep } from './rules.ts';
 import type { JSONSchemaProps, SchemaNode } from './schema.ts';
 import { validateSchema, validateSchemaUpdate } from './validate.ts';
-import { deepClone, isObject, semanticEqual, setOwn, type JsonObject } from './values.ts';
+import { deepClone, semanticEqual, setOwn } from './values.ts';
+import { isObject, type JsonObject } from '../json/object.ts';
 
 export { CrdError, loadCrd, type CrdInfo } from './load.ts';
 export { applyDefaults } from './defaults.ts';

@@ -4,7 +4,8 @@
 import { appendAll } from './append.ts';
 import type { FieldError } from '../field/errors.ts';
 import type { SchemaNode } from './schema.ts';
-import { canonicalJson, isObject, kindOf, ownKeys, type JsonObject } from './values.ts';
+import { canonicalJson, kindOf, ownKeys } from './values.ts';
+import { isObject, type JsonObject } from '../json/object.ts';
 import { childPath, indexPath, keyPath } from './paths.ts';
 
 const UNSPECIFIED = Symbol('unspecified key');

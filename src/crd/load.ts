@@ -4,7 +4,8 @@
 import { CrdError } from './error.ts';
 import { pruneDefaults } from './prune.ts';
 import { compileSchema, type JSONSchemaProps, type SchemaNode } from './schema.ts';
-import { deepClone, isObject, kindOf, type JsonObject } from './values.ts';
+import { deepClone, kindOf } from './values.ts';
+import { isObject, type JsonObject } from '../json/object.ts';
 
 export { CrdError } from './error.ts';
 

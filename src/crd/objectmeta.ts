@@ -6,7 +6,8 @@
 import { appendAll } from './append.ts';
 import { OMIT_VALUE, type FieldError } from '../field/errors.ts';
 import { RE2JS } from 're2js';
-import { isObject, semanticEqual, toBigInt, kindOf, type JsonObject } from './values.ts';
+import { semanticEqual, toBigInt, kindOf } from './values.ts';
+import { isObject, type JsonObject } from '../json/object.ts';
 
 export interface ObjectMetaOptions {
   namespaced: boolean;

@@ -5,7 +5,8 @@
 import { appendAll } from './append.ts';
 import { coerceEmbeddedInPlace } from './embedded.ts';
 import type { SchemaNode } from './schema.ts';
-import { deepClone, isObject, ownKeys, setOwn, type JsonObject } from './values.ts';
+import { deepClone, ownKeys, setOwn } from './values.ts';
+import { isObject, type JsonObject } from '../json/object.ts';
 
 const META_FIELDS = new Set(['apiVersion', 'kind', 'metadata']);
 

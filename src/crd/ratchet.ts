@@ -6,7 +6,8 @@
 import type { SchemaNode } from './schema.ts';
 import type { PathSegment } from './paths.ts';
 import { parseFieldPath } from './paths.ts';
-import { canonicalJson, hasOwn, isObject, kindOf, ownKeys, semanticEqual, type JsonObject } from './values.ts';
+import { canonicalJson, hasOwn, kindOf, ownKeys, semanticEqual } from './values.ts';
+import { isObject, type JsonObject } from '../json/object.ts';
 
 export { semanticEqual } from './values.ts';
 

@@ -5,7 +5,8 @@
 // values by key (`a[key]`), list items by index (`a[0]`); allOf branches apply at their node.
 import type { SchemaNode, ValidationRuleProps } from './schema.ts';
 import { childPath, indexPath, keyPath, type PathSegment } from './paths.ts';
-import { isObject, ownKeys } from './values.ts';
+import { ownKeys } from './values.ts';
+import { isObject } from '../json/object.ts';
 
 /** One step of a schema location: a named property, any list item, or any map value. */
 export type LocationStep = { field: string } | { items: true } | { values: true };

@@ -4,7 +4,8 @@
 // Property maps are real Maps, so data keys like `constructor` never hit Object.prototype.
 import { RE2JS } from 're2js';
 import { CrdError } from './error.ts';
-import { isObject, kindOf, deepClone, type JsonObject } from './values.ts';
+import { kindOf, deepClone } from './values.ts';
+import { isObject, type JsonObject } from '../json/object.ts';
 
 /** One x-kubernetes-validations entry as written in the CRD. */
 export interface ValidationRuleProps {

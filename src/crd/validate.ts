@@ -15,7 +15,8 @@ import { formatCheck } from './formats.ts';
 import { goFloat, goQuote } from '../field/gofmt.ts';
 import type { Correlation } from './ratchet.ts';
 import type { SchemaNode } from './schema.ts';
-import { kindOf, ownKeys, semanticEqual, toBigInt, toFloat, type JsonKind, type JsonObject } from './values.ts';
+import { kindOf, ownKeys, semanticEqual, toBigInt, toFloat, type JsonKind } from './values.ts';
+import type { JsonObject } from '../json/object.ts';
 
 const IN = 'body';
 

@@ -1,22 +1,14 @@
 // JSON values as the API server's Go code sees them. Objects come from the lossless parser
 // (integers beyond 2^53 are BigInt), so every helper here accepts bigint where Go has int64,
 // and none of them trusts keys: `__proto__` or `constructor` in user data are plain keys.
+import { isObject, type JsonObject } from '../json/object.ts';
 import { writeJson, type JsonStyle } from '../json/stringify.ts';
 
 /** The Go type a decoded JSON value has in an unstructured object. */
 export type JsonKind = 'null' | 'boolean' | 'string' | 'int' | 'float' | 'array' | 'object' | 'invalid';
 
-export type JsonObject = Record<string, unknown>;
-
 const INT64_MIN = -(2n ** 63n);
 const INT64_MAX = 2n ** 63n - 1n;
-
-/** A plain JSON object (not null, not an array, not a Date/Map/class instance). */
-export function isObject(v: unknown): v is JsonObject {
-  if (typeof v !== 'object' || v === null || Array.isArray(v)) return false;
-  const proto = Object.getPrototypeOf(v);
-  return proto === Object.prototype || proto === null;
-}
 
 /**
  * Go's view of a value: the API server decodes JSON integers into int64 when they fit and into
@@ -35,8 +27,7 @@ export function kindOf(v: unknown): JsonKind {
     case 'bigint':
       return v >= INT64_MIN && v <= INT64_MAX ? 'int' : 'float';
     case 'object':
-      if (Array.isArray(v)) return 'array';
-      return isObject(v) ? 'object' : 'invalid';
+      return Array.isArray(v) ? 'array' : 'object';
     default:
       return 'invalid';
   }

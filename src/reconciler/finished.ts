@@ -11,7 +11,8 @@
 // `Completed` condition is True makes its TrainJob Complete on Trainer's next pass (the jobset
 // plugin's `Status`, pkg/runtime/framework/plugins/jobset/jobset.go:450-453), so it counts too.
 // Standalone mode follows the same rule, as it stands in for Trainer's controller.
-import { isObject, type JobSet, type TrainJob } from './objects.ts';
+import { type JobSet, type TrainJob } from './objects.ts';
+import { isObject } from '../json/object.ts';
 
 /** Trainer v2.3.0's reason on the Failed condition of a TrainJob past its activeDeadlineSeconds. */
 export const DEADLINE_EXCEEDED = 'DeadlineExceeded';

@@ -1,5 +1,6 @@
 // The shapes the reconciler reads. Objects come from the API server as JSON: only the fields used
 // here are typed, everything stays optional, and nothing is assumed to be well formed.
+import { isObject } from '../json/object.ts';
 
 export type Obj = Record<string, unknown>;
 
@@ -168,11 +169,6 @@ export function splitKey(key: string): { namespace: string; name: string } {
 
 // Guards for reading objects that may be malformed (see wellformed.ts for whole objects). Absent
 // means undefined or null: the API server drops null fields, and `?.`/`??` read both alike.
-
-/** An object (a JSON object, or a typed client's model instance): not null, not a list. */
-export function isObject(value: unknown): value is Obj {
-  return value !== null && typeof value === 'object' && !Array.isArray(value);
-}
 
 export function isAbsent(value: unknown): value is undefined | null {
   return value === undefined || value === null;

@@ -32,7 +32,8 @@
 //   job_controller.go:466-472), and it keeps "no pod exists, Terminating included" true. A terminal
 //   pod that still has the job-tracking finalizer but is not being deleted runs nothing either: the
 //   finalizer only means the Job controller has not counted it yet.
-import { intOf, isAbsent, isDeleting, isObject, nameOf, type Job, type JobSet, type Pod } from './objects.ts';
+import { intOf, isAbsent, isDeleting, nameOf, type Job, type JobSet, type Pod } from './objects.ts';
+import { isObject } from '../json/object.ts';
 
 export type Safety = { safe: true } | { safe: false; reasons: string[] };
 

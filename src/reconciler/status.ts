@@ -2,7 +2,8 @@
 // condition the way Trainer writes it, and a condition that says why a JobSet cannot be built.
 // Applied with SSA on the status subresource; conditions are a map list keyed by type, so the
 // reconciler's field manager owns exactly the entries it applies. Pure.
-import { isObject, type Condition, type TrainJob } from './objects.ts';
+import { type Condition, type TrainJob } from './objects.ts';
+import { isObject } from '../json/object.ts';
 
 export const UNBUILDABLE_CONDITION = 'JobSetCreated';
 

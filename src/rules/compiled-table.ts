@@ -5,7 +5,7 @@ import { compileRule, CelCompileError, type CompiledRule } from '../cel/compile.
 import { locate, type Located } from '../cel/locate.ts';
 import type { RuleRun } from '../cel/run-rules.ts';
 import type { Correlation, SchemaNode } from '../crd/index.ts';
-import { isObject } from '../crd/values.ts';
+import { isObject } from '../json/object.ts';
 import { fieldError, type FieldError } from '../field/errors.ts';
 import { NAMED_TRAINER_FIELDS, RULES, type RuleRow } from './table.ts';
 

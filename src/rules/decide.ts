@@ -8,7 +8,8 @@ import type { FieldError } from '../field/errors.ts';
 import { runTable } from './compiled-table.ts';
 import type { Policy } from './policy.ts';
 import { correlate } from '../crd/index.ts';
-import { isObject, semanticEqual } from '../crd/values.ts';
+import { semanticEqual } from '../crd/values.ts';
+import { isObject } from '../json/object.ts';
 
 export interface Verdict {
   causes: FieldError[];

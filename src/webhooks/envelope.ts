@@ -1,7 +1,7 @@
 // The AdmissionReview envelope: what a request must look like to be decided, and the answer
 // built around a decision. A body that is not an AdmissionReview cannot be answered in-band (there
 // is no uid to echo), so it gets HTTP 400 with a message saying what was wrong.
-import { isObject } from '../crd/values.ts';
+import { isObject } from '../json/object.ts';
 import type { AdmissionInput, Operation } from '../admission/types.ts';
 import type { Status } from './status.ts';
 

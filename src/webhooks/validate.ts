@@ -4,7 +4,7 @@
 import type { FastifyInstance } from 'fastify';
 import type { Validator } from '../admission/types.ts';
 import type { HandoffHint, HandoffSender } from '../handoff/sender.ts';
-import { isObject } from '../crd/values.ts';
+import { isObject } from '../json/object.ts';
 import { admissionInput } from './envelope.ts';
 import type { AdmissionReviewRequest } from './envelope.ts';
 import { admissionRoute } from './route.ts';

@@ -3,7 +3,7 @@
 // static message. Never the whole CRD lost.
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import { policyFromCrd } from '../../src/crd-policy.ts';
+import { policyFromCrd } from '../../src/rules/crd-policy.ts';
 import { decideCreate } from '../../src/rules/decide.ts';
 import { trainJobCrdV230Object } from './fixtures.ts';
 

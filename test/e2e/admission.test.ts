@@ -13,8 +13,8 @@ import { stringify } from 'yaml';
 import { controlPlaneAvailability, pods, startControlPlane, upstreamCrds, waitFor, type ControlPlane } from '../harness/index.ts';
 import { crdPatchOps } from '../../src/rules/generate/crd-patch.ts';
 import { registerWebhook, startWebhook, type WebhookProcess } from './support/webhook.ts';
-import { createValidator } from '../../src/validator.ts';
-import { loadPolicyFromFile } from '../../src/crd-policy.ts';
+import { createValidator } from '../../src/admission/validator.ts';
+import { loadPolicyFromFile } from '../../src/rules/crd-policy.ts';
 import { denialStatus } from '../../src/webhooks/status.ts';
 import { patchedCrd, trainJobObject, trainJobs, upstreamTrainJobCrd, type Obj } from './support/trainjobs.ts';
 

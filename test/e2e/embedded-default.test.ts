@@ -13,7 +13,7 @@ import path from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import { parse, stringify } from 'yaml';
 import { controlPlaneAvailability, freePort, httpGet, projectRoot, startControlPlane, waitFor, type ControlPlane } from '../harness/index.ts';
-import { EMBEDDED_CRD_FILE } from '../../src/crd-policy.ts';
+import { EMBEDDED_CRD_FILE } from '../../src/rules/crd-policy.ts';
 import { startWebhook } from './support/webhook.ts';
 import { trainJobs, type Obj } from './support/trainjobs.ts';
 

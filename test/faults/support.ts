@@ -3,11 +3,11 @@
 import assert from 'node:assert/strict';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { loadPolicyFromFile } from '../../src/crd-policy.ts';
+import { loadPolicyFromFile } from '../../src/rules/crd-policy.ts';
 import { createLogger } from '../../src/observability/logger.ts';
 import { createMetrics } from '../../src/observability/metrics.ts';
-import { buildAdmissionServer } from '../../src/server.ts';
-import { createValidator } from '../../src/validator.ts';
+import { buildAdmissionServer } from '../../src/admission/server.ts';
+import { createValidator } from '../../src/admission/validator.ts';
 import { MUTATE, VALIDATE, testCert } from '../webhooks/fixtures.ts';
 
 export { MUTATE, VALIDATE } from '../webhooks/fixtures.ts';

@@ -10,7 +10,8 @@ import { expectedNodeShape } from '../../src/reconciler/ml-policy.ts';
 import type { JobSet, Runtime, TrainJob } from '../../src/reconciler/objects.ts';
 import { decide } from '../../src/reconciler/decide.ts';
 import type { Decision, Mode, Observation } from '../../src/reconciler/decision.ts';
-import { isObject, type Job, type PersistentVolumeClaim, type Pod } from '../../src/reconciler/objects.ts';
+import { type Job, type PersistentVolumeClaim, type Pod } from '../../src/reconciler/objects.ts';
+import { isObject } from '../../src/json/object.ts';
 import { previousReport } from '../../src/reconciler/report.ts';
 import { job, jobSetOwner, pod, pvc, torch1, trainerJobSet, upstreamRuntime } from './fixtures.ts';
 

@@ -7,7 +7,7 @@ import { buildPolicy, type Policy } from '../../src/rules/policy.ts';
 import { decideUpdate } from '../../src/rules/decide.ts';
 import { errorString } from '../../src/field/errors.ts';
 import { RULES } from '../../src/rules/table.ts';
-import { policyFromCrd } from '../../src/crd-policy.ts';
+import { policyFromCrd } from '../../src/rules/crd-policy.ts';
 import { trainJobCrdV230Object } from '../crd/fixtures.ts';
 import { condition, finished, trainJob, variant, type TrainJob } from './fixtures.ts';
 

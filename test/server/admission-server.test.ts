@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { counterTotal } from '../../src/observability/metrics.ts';
-import { ADMISSION_BODY_LIMIT, ADMISSION_TIMEOUTS, buildAdmissionServer } from '../../src/server.ts';
+import { ADMISSION_BODY_LIMIT, ADMISSION_TIMEOUTS, buildAdmissionServer } from '../../src/admission/server.ts';
 import { VALIDATE, captureLogs, fakeValidator, post, review, testCert, testServer, trainJob } from '../webhooks/fixtures.ts';
 import { createMetrics } from '../../src/observability/metrics.ts';
 

@@ -6,7 +6,7 @@ import { after, describe, it } from 'node:test';
 import { createHandoffSender } from '../../src/handoff/sender.ts';
 import { counterTotal, createMetrics } from '../../src/observability/metrics.ts';
 import { VALIDATE, captureLogs, fakeValidator, post, review } from '../webhooks/fixtures.ts';
-import { buildAdmissionServer } from '../../src/server.ts';
+import { buildAdmissionServer } from '../../src/admission/server.ts';
 import { testCert } from '../webhooks/fixtures.ts';
 
 /** A stand-in for the reconciler's hint receiver on 127.0.0.1. */

@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { logAdmission } from '../../src/observability/logger.ts';
-import { installProcessHandlers } from '../../src/server.ts';
+import { installProcessHandlers } from '../../src/process/signals.ts';
 import { MUTATE, VALIDATE, captureLogs, fakeValidator, post, review, testServer } from '../webhooks/fixtures.ts';
 import { CONTROLLER_RUNTIME_LATENCY_BUCKETS } from '../../src/observability/metrics.ts';
 import type { WebhookMetrics } from '../../src/observability/metrics.ts';

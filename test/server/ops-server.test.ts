@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { createMetrics } from '../../src/observability/metrics.ts';
-import { buildOpsServer } from '../../src/server.ts';
+import { buildOpsServer } from '../../src/observability/ops-server.ts';
 import { captureLogs } from '../webhooks/fixtures.ts';
 
 async function ops(reason?: string) {

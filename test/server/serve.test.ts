@@ -8,7 +8,7 @@ import { after, describe, it } from 'node:test';
 import { parseServeArgs } from '../../src/config/serve.ts';
 import type { ServeConfig } from '../../src/config/serve.ts';
 import { createMetrics } from '../../src/observability/metrics.ts';
-import { startServe } from '../../src/server.ts';
+import { startServe } from '../../src/process/serve.ts';
 import type { Validator } from '../../src/admission/types.ts';
 import { VALIDATE, captureLogs, fakeValidator, review } from '../webhooks/fixtures.ts';
 

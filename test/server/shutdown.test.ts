@@ -4,7 +4,8 @@
 import assert from 'node:assert/strict';
 import { after, describe, it } from 'node:test';
 import type { FastifyInstance } from 'fastify';
-import { buildAdmissionServer, installProcessHandlers } from '../../src/server.ts';
+import { buildAdmissionServer } from '../../src/admission/server.ts';
+import { installProcessHandlers } from '../../src/process/signals.ts';
 import { createMetrics } from '../../src/observability/metrics.ts';
 import { captureLogs, fakeValidator, review, testCert } from '../webhooks/fixtures.ts';
 import { RawClient } from './raw-client.ts';

@@ -9,7 +9,7 @@ import { after, describe, it } from 'node:test';
 import tls from 'node:tls';
 import { parseServeArgs } from '../../src/config/serve.ts';
 import { createMetrics } from '../../src/observability/metrics.ts';
-import { startServe } from '../../src/server.ts';
+import { startServe } from '../../src/process/serve.ts';
 import type { KeyPair } from '../../src/tls/keypair.ts';
 import { generateSelfSigned } from '../../src/tls/selfsigned.ts';
 import { captureLogs, fakeValidator } from '../webhooks/fixtures.ts';

@@ -4,8 +4,8 @@ import { readFile, readdir } from 'node:fs/promises';
 import { describe, it } from 'node:test';
 import { parseJsonLossless } from '../../src/json/lossless.ts';
 import { parseAdmissionReview, wrongKind } from '../../src/webhooks/envelope.ts';
-import { loadEmbeddedPolicy } from '../../src/crd-policy.ts';
-import { createValidator } from '../../src/validator.ts';
+import { loadEmbeddedPolicy } from '../../src/rules/crd-policy.ts';
+import { createValidator } from '../../src/admission/validator.ts';
 import { MUTATE, post, testServer, VALIDATE } from './fixtures.ts';
 
 const dir = new URL('../../examples/', import.meta.url);

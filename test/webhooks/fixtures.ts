@@ -6,7 +6,7 @@ import { createLogger } from '../../src/observability/logger.ts';
 import type { Logger } from '../../src/observability/logger.ts';
 import { createMetrics } from '../../src/observability/metrics.ts';
 import type { WebhookMetrics } from '../../src/observability/metrics.ts';
-import { buildAdmissionServer } from '../../src/server.ts';
+import { buildAdmissionServer } from '../../src/admission/server.ts';
 import type { KeyPair } from '../../src/tls/keypair.ts';
 import { generateSelfSigned } from '../../src/tls/selfsigned.ts';
 

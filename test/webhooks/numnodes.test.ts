@@ -6,7 +6,7 @@ import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { buildPolicy } from '../../src/rules/policy.ts';
 import type { JobSetRead } from '../../src/rules/jobset-pods.ts';
-import { createValidator } from '../../src/validator.ts';
+import { createValidator } from '../../src/admission/validator.ts';
 import { post, review, testServer, trainJob, VALIDATE } from './fixtures.ts';
 
 const policy = buildPolicy();

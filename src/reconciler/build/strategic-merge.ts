@@ -2,7 +2,8 @@
 // runtime's JobSet template. Lists merge by the patch merge keys of the Kubernetes (and JobSet)
 // Go types; every other list is replaced. `null` deletes a field; `$patch: replace|delete` are
 // honoured on objects and list items. Pure; the inputs are not modified.
-import { isObject, type Obj } from '../objects.ts';
+import { type Obj } from '../objects.ts';
+import { isObject } from '../../json/object.ts';
 
 /** Patch merge keys by field name (core/v1 PodSpec and Container, JobSet's ReplicatedJob). */
 const MERGE_KEYS: Record<string, string> = {
