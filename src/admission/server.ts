@@ -11,6 +11,7 @@ import type { Logger } from '../observability/logger.ts';
 import type { WebhookMetrics } from '../observability/metrics.ts';
 import { instrumentWebhookPaths } from '../observability/webhook-http-metrics.ts';
 import type { KeyPair } from '../tls/keypair.ts';
+import { servingTlsOptions } from '../tls/serving-options.ts';
 import { useLosslessJsonBodies } from '../webhooks/json-body.ts';
 import { MUTATE_PATH, registerMutateRoute } from '../webhooks/mutate.ts';
 import { VALIDATE_PATH, registerValidateRoute } from '../webhooks/validate.ts';
@@ -50,7 +51,7 @@ export interface AdmissionServerDeps {
 export async function buildAdmissionServer(config: AdmissionServerConfig, deps: AdmissionServerDeps): Promise<FastifyInstance> {
   const bodyLimit = config.bodyLimit ?? ADMISSION_BODY_LIMIT;
   const app = Fastify({
-    https: { cert: config.tls.cert, key: config.tls.key, minVersion: 'TLSv1.2' },
+    https: servingTlsOptions(config.tls),
     loggerInstance: deps.logger.child({ server: 'admission' }) as FastifyBaseLogger,
     // One line per admission request is logged by the routes themselves, with the uid as reqId.
     logController: new LogController({ disableRequestLogging: true, requestIdLogLabel: 'httpReqId' }),

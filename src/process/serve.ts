@@ -1,6 +1,7 @@
 // `serve` put together: certificates, the admission and ops servers, hand-off, certificate
 // reload, and a graceful shutdown.
 import type { FastifyInstance } from 'fastify';
+import type { Server as TlsServer } from 'node:tls';
 import type { Validator } from '../admission/types.ts';
 import { buildAdmissionServer } from '../admission/server.ts';
 import type { DrainTiming } from '../admission/connection-drain.ts';
@@ -14,6 +15,7 @@ import type { Readiness } from '../observability/ops-server.ts';
 import { readKeyPair, summarizeCert } from '../tls/keypair.ts';
 import type { KeyPair } from '../tls/keypair.ts';
 import { watchCertificates } from '../tls/reloader.ts';
+import { replaceServingCertificate } from '../tls/serving-options.ts';
 import { ensureSelfSignedCert } from '../tls/selfsigned.ts';
 
 export interface ServeDeps {
@@ -63,7 +65,7 @@ export async function startServe(config: ServeConfig, deps: ServeDeps): Promise<
   const reloader = watchCertificates({
     dir: config.tls.dir,
     current: pair,
-    apply: (p) => (admission.server as unknown as { setSecureContext(o: KeyPair): void }).setSecureContext(p),
+    apply: (p) => replaceServingCertificate(admission.server as unknown as TlsServer, p),
     logger,
     metrics,
   });

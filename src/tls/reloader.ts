@@ -13,7 +13,7 @@ export interface CertReloaderOptions {
   dir: string;
   /** The pair being served now; reloads happen only when the files differ from it. */
   current: KeyPair;
-  /** Puts a checked pair into service, e.g. `(p) => server.setSecureContext(p)`. */
+  /** Puts a checked pair into service, e.g. replaceServingCertificate (serving-options.ts). */
   apply: (pair: KeyPair) => void;
   logger: Logger;
   metrics: WebhookMetrics;
