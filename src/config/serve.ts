@@ -43,7 +43,8 @@ export interface CertRotationConfig {
 }
 
 export interface ServeConfig {
-  host: string;
+  /** Both ports' address; undefined: every address, dual-stack where the host has IPv6 (src/process/listen.ts). */
+  host?: string;
   port: number;
   opsPort: number;
   /** --ops-port given: a busy port is then an error; the default port, when busy, is skipped with a warning. */
@@ -60,7 +61,6 @@ export interface ServeConfig {
 }
 
 export const SERVE_DEFAULTS = {
-  host: '0.0.0.0',
   port: 9443,
   opsPort: 8081,
   generatedCertDir: 'certs',
@@ -78,7 +78,8 @@ export const SERVE_USAGE = `Usage: trainjob-webhook serve [flags]
 
   --port N            HTTPS admission port (default ${SERVE_DEFAULTS.port})
   --ops-port N        plain-HTTP port for /healthz, /readyz, /metrics (default ${SERVE_DEFAULTS.opsPort})
-  --host ADDR         address to bind both ports to (default ${SERVE_DEFAULTS.host})
+  --host ADDR         address to bind both ports to (default: every address, IPv6 and IPv4
+                      (::, dual-stack), or every IPv4 address (0.0.0.0) on a host without IPv6)
   --cert-dir DIR      read tls.crt/tls.key from DIR and reload them on change
                       (default: a self-signed certificate generated into ./${SERVE_DEFAULTS.generatedCertDir}/)
   --crd FILE          TrainJob CRD (YAML or JSON) whose schema and rules are checked
@@ -145,7 +146,7 @@ export function parseServeArgs(args: readonly string[], env: Env = process.env):
   if (port !== 0 && port === opsPort) {
     throw new ConfigError(`--port and --ops-port must differ (both ${port}): health and metrics never share the admission port`);
   }
-  const host = nonEmpty('--host', values.host) ?? SERVE_DEFAULTS.host;
+  const host = nonEmpty('--host', values.host);
   const certDir = nonEmpty('--cert-dir', values['cert-dir']);
   const kubeconfig = nonEmpty('--kubeconfig', values.kubeconfig);
   if (kubeconfig && values.offline) throw new ConfigError('--kubeconfig and --offline contradict each other');
@@ -155,7 +156,7 @@ export function parseServeArgs(args: readonly string[], env: Env = process.env):
   const certRotation = parseCertRotation(values, cluster, env);
 
   return {
-    host,
+    ...(host === undefined ? {} : { host }),
     port,
     opsPort,
     opsPortExplicit: values['ops-port'] !== undefined,

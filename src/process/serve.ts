@@ -7,6 +7,7 @@ import { buildAdmissionServer } from '../admission/server.ts';
 import type { DrainTiming } from '../admission/connection-drain.ts';
 import type { ServeConfig } from '../config/serve.ts';
 import { createHandoffSender, noHandoff } from '../handoff/sender.ts';
+import { listenOn } from './listen.ts';
 import type { Logger } from '../observability/logger.ts';
 import { createMetrics } from '../observability/metrics.ts';
 import type { WebhookMetrics } from '../observability/metrics.ts';
@@ -57,7 +58,7 @@ export async function startServe(config: ServeConfig, deps: ServeDeps): Promise<
   const opsUrl = await listenOps(ops, config, logger);
   let admissionUrl: string;
   try {
-    admissionUrl = await admission.listen({ host: config.host, port: config.port });
+    admissionUrl = await listenOn(admission, config.host, config.port);
   } catch (err) {
     await ops.close();
     throw err;
@@ -109,7 +110,7 @@ export async function startServe(config: ServeConfig, deps: ServeDeps): Promise<
  */
 async function listenOps(ops: FastifyInstance, config: ServeConfig, logger: Logger): Promise<string> {
   try {
-    return await ops.listen({ host: config.host, port: config.opsPort });
+    return await listenOn(ops, config.host, config.opsPort);
   } catch (err) {
     if (config.opsPortExplicit || (err as NodeJS.ErrnoException).code !== 'EADDRINUSE') throw err;
     logger.warn({ opsPort: config.opsPort }, `the default ops port ${config.opsPort} is in use: health and metrics are not served; pass --ops-port to choose one`);

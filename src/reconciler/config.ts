@@ -30,7 +30,8 @@ export interface ReconcileConfig {
   mode: Mode;
   /** The hand-off receiver: always loopback (only the webhook container in the same pod posts). */
   handoff: { host: '127.0.0.1'; port: number; hintWaitMs: number };
-  opsHost: string;
+  /** Undefined: every address, dual-stack where the host has IPv6 (src/process/listen.ts). */
+  opsHost?: string;
   opsPort: number;
   fieldManager: string;
   workers: number;
@@ -47,7 +48,6 @@ export const RECONCILE_DEFAULTS = {
   mode: 'companion' as Mode,
   handoffPort: 8082,
   hintWaitMs: 10_000,
-  opsHost: '0.0.0.0',
   opsPort: 8083,
   workers: 4,
   logLevel: 'info' as LogLevel,
@@ -66,7 +66,8 @@ export const RECONCILE_USAGE = `Usage: trainjob-webhook reconcile [flags]
                          re-creates them) or standalone (no Trainer controller: builds and applies JobSets itself)
   --handoff-port N       loopback port receiving the webhook's hints, POST /hints (default ${RECONCILE_DEFAULTS.handoffPort})
   --ops-port N           plain-HTTP port for /healthz, /readyz, /metrics (default ${RECONCILE_DEFAULTS.opsPort})
-  --ops-host ADDR        address of the ops port (default ${RECONCILE_DEFAULTS.opsHost})
+  --ops-host ADDR        address of the ops port (default: every address, IPv6 and IPv4 (::, dual-stack),
+                         or every IPv4 address (0.0.0.0) on a host without IPv6)
   --field-manager NAME   field manager of every apply (default ${DEFAULT_FIELD_MANAGER})
   --workers N            TrainJobs reconciled at once (default ${RECONCILE_DEFAULTS.workers})
   --lease-namespace NS   namespace of the leader-election Lease "${COMPONENT}" (default: the pod's namespace, else default)
@@ -128,7 +129,7 @@ export function parseReconcileArgs(args: readonly string[], sources: ConfigSourc
     cluster,
     mode: oneOf('--mode', values.mode, MODES, RECONCILE_DEFAULTS.mode),
     handoff: { host: '127.0.0.1', port: handoffPort, hintWaitMs: RECONCILE_DEFAULTS.hintWaitMs },
-    opsHost: nonEmpty('--ops-host', values['ops-host']) ?? RECONCILE_DEFAULTS.opsHost,
+    ...(values['ops-host'] === undefined ? {} : { opsHost: nonEmpty('--ops-host', values['ops-host']) }),
     opsPort,
     fieldManager,
     workers: workers(values.workers),

@@ -6,6 +6,7 @@ import type { FastifyInstance } from 'fastify';
 import { pino } from 'pino';
 import type { Logger } from '../observability/logger.ts';
 import { buildOpsServer } from '../observability/ops-server.ts';
+import { listenOn } from '../process/listen.ts';
 import { describeError } from '../cluster/client.ts';
 import { countingKubeConfig } from './api-requests.ts';
 import { createReconcilerCluster } from './cluster.ts';
@@ -131,7 +132,7 @@ export async function startReconciler(config: ReconcileConfig, deps: ReconcilerD
     readiness: { notReadyReason: () => (watches.synced() ? undefined : 'watches not synced yet') },
   });
   await handoff.listen({ host: config.handoff.host, port: config.handoff.port });
-  await ops.listen({ host: config.opsHost, port: config.opsPort });
+  await listenOn(ops, config.opsHost, config.opsPort);
   await watches.start();
 
   const resync = setInterval(() => watches.trainJobKeys().forEach(enqueue), config.resyncMs);

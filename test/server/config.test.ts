@@ -7,7 +7,7 @@ describe('parseServeArgs', () => {
     const c = parseServeArgs([], {});
     assert.equal(c.port, 9443);
     assert.equal(c.opsPort, 8081);
-    assert.equal(c.host, '0.0.0.0');
+    assert.equal(c.host, undefined, 'every address: dual-stack :: where the host has IPv6, else 0.0.0.0');
     assert.deepEqual(c.tls, { mode: 'generated', dir: 'certs' });
     assert.deepEqual(c.cluster, { mode: 'none' });
     assert.equal(c.handoff, undefined);

@@ -2,7 +2,7 @@
 import assert from 'node:assert/strict';
 import { mkdtemp, readFile, rm } from 'node:fs/promises';
 import { request } from 'node:https';
-import { tmpdir } from 'node:os';
+import { networkInterfaces, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, describe, it } from 'node:test';
 import { parseServeArgs } from '../../src/config/serve.ts';
@@ -11,6 +11,8 @@ import { createMetrics } from '../../src/observability/metrics.ts';
 import { startServe } from '../../src/process/serve.ts';
 import type { Validator } from '../../src/admission/types.ts';
 import { VALIDATE, captureLogs, fakeValidator, review } from '../webhooks/fixtures.ts';
+
+const hasIpv6 = Object.values(networkInterfaces()).some((addresses) => addresses?.some((a) => a.family === 'IPv6'));
 
 async function tempDir(): Promise<string> {
   const dir = await mkdtemp(join(tmpdir(), 'tjw-serve-'));
@@ -65,6 +67,20 @@ describe('serve', () => {
     assert.match(metrics, /trainjob_webhook_requests_total\{webhook="validate",operation="CREATE",decision="allowed"\} 1/);
     assert.match(metrics, /trainjob_webhook_handoff_hints_total/);
     assert.match(metrics, /trainjob_webhook_cert_reloads_total/);
+  });
+
+  it('listens on every address by default (dual-stack): both ports answer over IPv6 ::1 and IPv4 127.0.0.1', { skip: hasIpv6 ? false : 'this host has no IPv6 address' }, async () => {
+    const dir = await tempDir();
+    const everyAddress: ServeConfig = { ...parseServeArgs(['--port', '0', '--ops-port', '0'], {}), tls: { mode: 'generated', dir } };
+    const handle = await startServe(everyAddress, { validator: fakeValidator(), logger: captureLogs().logger, metrics: createMetrics() });
+    after(() => handle.close());
+    const ca = await readFile(join(dir, 'ca.crt'));
+    const [admissionPort, opsPort] = [new URL(handle.admissionUrl).port, new URL(handle.opsUrl).port];
+    for (const address of ['[::1]', '127.0.0.1']) {
+      const res = await httpsPost(`https://${address}:${admissionPort}${VALIDATE}`, review('CREATE', { uid: `via-${address}` }), ca);
+      assert.equal(res.json.response.uid, `via-${address}`, `admission port over ${address}`);
+      assert.equal((await fetch(`http://${address}:${opsPort}/healthz`)).status, 200, `ops port over ${address}`);
+    }
   });
 
   it('close() drains an in-flight request, then stops both ports', async () => {
