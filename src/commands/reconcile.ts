@@ -21,6 +21,11 @@ export async function reconcileCommand(args: string[], io: CommandIo): Promise<n
     }
     throw err;
   }
+  return runReconcile(config);
+}
+
+/** Runs the reconciler with a parsed config until a signal stops it; resolves to the exit code. */
+export async function runReconcile(config: ReconcileConfig): Promise<number> {
   const logger = createLogger(config.logLevel);
   const kc = loadKubeConfig(config.cluster);
   if (!kc) throw new Error('no cluster access'); // parseReconcileArgs guarantees one

@@ -9,6 +9,9 @@ import { stringifyJsonLossless } from '../json/lossless.ts';
 import { loadEmbeddedPolicy, loadPolicyFromFile } from '../rules/crd-policy.ts';
 import { buildPolicy } from '../rules/policy.ts';
 
+/** Every flag of `review`, each one in REVIEW_USAGE (a test keeps them equal). */
+export const REVIEW_FLAGS = { old: { type: 'string' }, new: { type: 'string' }, crd: { type: 'string' }, 'table-only': { type: 'boolean' } } as const;
+
 export const REVIEW_USAGE = `Usage: trainjob-webhook review [--old FILE] --new FILE [--crd FILE | --table-only]
 
   --new FILE     the TrainJob as submitted (YAML or JSON)
@@ -27,7 +30,7 @@ export interface CommandIo {
 export async function reviewCommand(args: string[], io: CommandIo): Promise<number> {
   let values: { old?: string; new?: string; crd?: string; 'table-only'?: boolean };
   try {
-    ({ values } = parseArgs({ args, strict: true, allowPositionals: false, options: { old: { type: 'string' }, new: { type: 'string' }, crd: { type: 'string' }, 'table-only': { type: 'boolean' } } }));
+    ({ values } = parseArgs({ args, strict: true, allowPositionals: false, options: REVIEW_FLAGS }));
   } catch (err) {
     io.err(`review: ${(err as Error).message}\n\n${REVIEW_USAGE}`);
     return 2;

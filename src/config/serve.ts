@@ -108,6 +108,27 @@ account is used unless --kubeconfig or --offline is given.`;
 
 export { ConfigError };
 
+/** Every flag of `serve`, each one in SERVE_USAGE (a test keeps them equal). */
+export const SERVE_FLAGS = {
+  port: { type: 'string' },
+  'ops-port': { type: 'string' },
+  host: { type: 'string' },
+  'cert-dir': { type: 'string' },
+  crd: { type: 'string' },
+  'table-only': { type: 'boolean' },
+  kubeconfig: { type: 'string' },
+  offline: { type: 'boolean' },
+  handoff: { type: 'string' },
+  'log-level': { type: 'string' },
+  'cert-rotation': { type: 'boolean' },
+  'cert-secret': { type: 'string' },
+  'cert-namespace': { type: 'string' },
+  'service-name': { type: 'string' },
+  'service-dns': { type: 'string' },
+  'validating-webhook-config': { type: 'string' },
+  'mutating-webhook-config': { type: 'string' },
+} as const;
+
 type Env = Readonly<Record<string, string | undefined>>;
 
 export function parseServeArgs(args: readonly string[], env: Env = process.env): ServeConfig {
@@ -117,25 +138,7 @@ export function parseServeArgs(args: readonly string[], env: Env = process.env):
       args: [...args],
       strict: true,
       allowPositionals: false,
-      options: {
-        port: { type: 'string' },
-        'ops-port': { type: 'string' },
-        host: { type: 'string' },
-        'cert-dir': { type: 'string' },
-        crd: { type: 'string' },
-        'table-only': { type: 'boolean' },
-        kubeconfig: { type: 'string' },
-        offline: { type: 'boolean' },
-        handoff: { type: 'string' },
-        'log-level': { type: 'string' },
-        'cert-rotation': { type: 'boolean' },
-        'cert-secret': { type: 'string' },
-        'cert-namespace': { type: 'string' },
-        'service-name': { type: 'string' },
-        'service-dns': { type: 'string' },
-        'validating-webhook-config': { type: 'string' },
-        'mutating-webhook-config': { type: 'string' },
-      },
+      options: SERVE_FLAGS,
     }));
   } catch (err) {
     throw new ConfigError((err as Error).message);

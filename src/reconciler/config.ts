@@ -12,7 +12,10 @@ import type { Mode } from './decision.ts';
 export { ConfigError };
 
 export const MODES = ['companion', 'standalone'] as const;
-/** Test only: the process SIGKILLs itself right after this rebuild step (crash-consistency tests). */
+/**
+ * Test only: the process SIGKILLs itself right after this rebuild step (crash-consistency tests).
+ * No flag sets it: the test entry test/reconciler/support/run-reconciler.ts puts it in the config.
+ */
 export const CRASH_POINTS = ['release-pvcs', 'delete-jobset'] as const;
 export type CrashPoint = (typeof CRASH_POINTS)[number];
 
@@ -41,6 +44,7 @@ export interface ReconcileConfig {
   /** Every TrainJob is looked at again this often, whatever the watches said. */
   resyncMs: number;
   shutdownTimeoutMs: number;
+  /** Test only (see CRASH_POINTS). */
   crashAfter?: CrashPoint;
 }
 
@@ -76,6 +80,20 @@ export const RECONCILE_USAGE = `Usage: trainjob-webhook reconcile [flags]
 
 Replicas elect a leader through the Lease; only the leader acts, the others keep their caches warm.`;
 
+/** Every flag of `reconcile`, each one in RECONCILE_USAGE (a test keeps them equal). */
+export const RECONCILE_FLAGS = {
+  kubeconfig: { type: 'string' },
+  mode: { type: 'string' },
+  'handoff-port': { type: 'string' },
+  'ops-port': { type: 'string' },
+  'ops-host': { type: 'string' },
+  'field-manager': { type: 'string' },
+  workers: { type: 'string' },
+  'lease-namespace': { type: 'string' },
+  'no-leader-election': { type: 'boolean' },
+  'log-level': { type: 'string' },
+} as const;
+
 type Env = Readonly<Record<string, string | undefined>>;
 const SA_NAMESPACE_FILE = '/var/run/secrets/kubernetes.io/serviceaccount/namespace';
 
@@ -95,19 +113,7 @@ export function parseReconcileArgs(args: readonly string[], sources: ConfigSourc
       args: [...args],
       strict: true,
       allowPositionals: false,
-      options: {
-        kubeconfig: { type: 'string' },
-        mode: { type: 'string' },
-        'handoff-port': { type: 'string' },
-        'ops-port': { type: 'string' },
-        'ops-host': { type: 'string' },
-        'field-manager': { type: 'string' },
-        workers: { type: 'string' },
-        'lease-namespace': { type: 'string' },
-        'no-leader-election': { type: 'boolean' },
-        'log-level': { type: 'string' },
-        'crash-after': { type: 'string' },
-      },
+      options: RECONCILE_FLAGS,
     }));
   } catch (err) {
     throw new ConfigError((err as Error).message);
@@ -137,7 +143,6 @@ export function parseReconcileArgs(args: readonly string[], sources: ConfigSourc
     leaderElection: values['no-leader-election'] ? undefined : leaderElection(values['lease-namespace'], inCluster && !kubeconfig, sources),
     resyncMs: RECONCILE_DEFAULTS.resyncMs,
     shutdownTimeoutMs: RECONCILE_DEFAULTS.shutdownTimeoutMs,
-    crashAfter: values['crash-after'] === undefined ? undefined : oneOf('--crash-after', values['crash-after'], CRASH_POINTS, 'release-pvcs'),
   };
 }
 

@@ -40,17 +40,16 @@ export interface SidecarOptions {
 
 const node = process.execPath;
 
-/** The CLI routes `reconcile` once src/cli.ts has it; until then the command module runs directly. */
-function entrypoint(): string[] {
-  const cli = readFileSync(path.join(projectRoot, 'src/cli.ts'), 'utf8');
-  return cli.includes('reconcileCommand') ? [path.join(projectRoot, 'bin/trainjob-webhook.js'), 'reconcile'] : [path.join(projectRoot, 'test/reconciler/support/run-reconciler.ts')];
+/** The shipped CLI, or the test entry when the arguments ask for a test-only crash point. */
+function entrypoint(extraArgs: readonly string[]): string[] {
+  return extraArgs.includes('--crash-after') ? [path.join(projectRoot, 'test/reconciler/support/run-reconciler.ts')] : [path.join(projectRoot, 'bin/trainjob-webhook.js'), 'reconcile'];
 }
 
 export async function startSidecar(cp: ControlPlane, opts: SidecarOptions): Promise<Sidecar> {
   const [freeHandoff, opsPort] = await freePorts(2);
   const handoffPort = opts.handoffPort ?? freeHandoff;
   const args = [
-    ...entrypoint(),
+    ...entrypoint(opts.extraArgs ?? []),
     '--kubeconfig', opts.kubeconfig,
     '--mode', opts.mode,
     '--handoff-port', String(handoffPort),
