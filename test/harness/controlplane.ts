@@ -83,9 +83,10 @@ export interface ControlPlane {
   /**
    * Stops kube-apiserver (SIGTERM, or SIGKILL for a crash) and starts it again with the same
    * flags on the same port, etcd and certificates; resolves once /readyz answers 200. Clients keep
-   * their kubeconfigs; `processes.apiServer` is the new process afterwards.
+   * their kubeconfigs; `processes.apiServer` is the new process afterwards. `addArgs` are added
+   * to its flags from this start on (kept by later restarts).
    */
-  restartApiServer(opts?: { signal?: 'SIGTERM' | 'SIGKILL' }): Promise<void>;
+  restartApiServer(opts?: { signal?: 'SIGTERM' | 'SIGKILL'; addArgs?: string[] }): Promise<void>;
   stop(): Promise<void>;
 }
 
@@ -237,8 +238,9 @@ export async function startControlPlane(opts: ControlPlaneOptions = {}): Promise
       async tempDir(name) {
         return mkdtemp(path.join(dir, `${name}-`));
       },
-      async restartApiServer({ signal = 'SIGTERM' } = {}) {
+      async restartApiServer({ signal = 'SIGTERM', addArgs = [] } = {}) {
         if (stopped) throw new Error('control plane stopped: cannot restart kube-apiserver');
+        apiServerCommand.push(...addArgs);
         const previous = cp.processes.apiServer;
         if (signal === 'SIGKILL') previous.kill('SIGKILL');
         await previous.stop();
