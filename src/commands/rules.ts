@@ -1,5 +1,5 @@
-// `trainjob-webhook rules [--format text|crd-patch|vap] [--crd FILE]`: the rule table, or the
-// enforcers generated from it.
+// `trainjob-webhook rules [--format text|crd-patch|crd-restore|vap|drift] [--crd FILE]`: the rule
+// table, the enforcers generated from it, or the drift check of a CRD against the patch.
 import { parseArgs } from 'node:util';
 import { stringify } from 'yaml';
 import { renderTable } from '../rules/render.ts';
@@ -7,21 +7,27 @@ import { crdPatchOps, crdRestoreOps } from '../rules/generate/crd-patch.ts';
 import { vapManifests } from '../rules/generate/vap.ts';
 import { TABLE_SCHEMA } from '../rules/table-schema.ts';
 import { InputError, readObjectFile } from '../io/read-object.ts';
+import { CrdLoadError, loadEmbeddedPolicy, schemaChecksFor, uncoveredTrainerFieldsOf } from '../rules/crd-policy.ts';
+import { hasBlanketTrainerRule } from '../rules/generate/trainer-fields.ts';
 import type { CommandIo } from './review.ts';
 
 /** Every flag of `rules`, each one in RULES_USAGE (a test keeps them equal). */
 export const RULES_FLAGS = { format: { type: 'string' }, crd: { type: 'string' } } as const;
 
-export const RULES_USAGE = `Usage: trainjob-webhook rules [--format text|crd-patch|crd-restore|vap] [--crd FILE]
+export const RULES_USAGE = `Usage: trainjob-webhook rules [--format text|crd-patch|crd-restore|vap|drift] [--crd FILE]
 
   --format text       the rule table (default)
   --format crd-patch  a kustomize JSON6902 patch for the upstream TrainJob CRD: removes the blanket
                       spec.trainer rule and adds the table's rules at spec
   --format crd-restore  the JSON6902 patch that undoes crd-patch (upstream's blanket rule back)
   --format vap        a ValidatingAdmissionPolicy and binding enforcing the table with no webhook
+  --format drift      with --crd: the spec.trainer fields of that CRD no CRD rule covers (a field a
+                      later Trainer added, not named by the patch): for a patched CRD its own rules,
+                      for an upstream one the shipped patch (generated for Trainer v2.3.0).
+                      Exit 0 none, 1 some (listed), 2 bad input
   --crd FILE          the TrainJob CRD to generate for (covers every spec.trainer field it declares)`;
 
-const FORMATS = ['text', 'crd-patch', 'crd-restore', 'vap'] as const;
+const FORMATS = ['text', 'crd-patch', 'crd-restore', 'vap', 'drift'] as const;
 
 function crdSchemaOf(crd: Record<string, unknown>): unknown {
   const versions = (crd.spec as { versions?: { schema?: { openAPIV3Schema?: unknown } }[] } | undefined)?.versions;
@@ -43,19 +49,47 @@ export async function rulesCommand(args: string[], io: CommandIo): Promise<numbe
     io.err(`rules: --format must be one of ${FORMATS.join(', ')}, got "${format}"`);
     return 2;
   }
-  let crdSchema: unknown;
+  let crd: Record<string, unknown> | undefined;
   try {
-    crdSchema = values.crd ? crdSchemaOf(await readObjectFile(values.crd)) : undefined;
+    crd = values.crd ? await readObjectFile(values.crd) : undefined;
+    if (format === 'drift') return await reportDrift(crd, values.crd, io);
   } catch (err) {
-    if (err instanceof InputError) {
+    if (err instanceof InputError || err instanceof CrdLoadError) {
       io.err(`rules: ${err.message}`);
       return 2;
     }
     throw err;
   }
+  const crdSchema = crd ? crdSchemaOf(crd) : undefined;
   if (format === 'text') io.out(renderTable());
   if (format === 'crd-patch') io.out(HEADER + stringify(crdPatchOps(crdSchema), { lineWidth: 0 }));
   if (format === 'crd-restore') io.out(HEADER + stringify(crdRestoreOps(crdSchema), { lineWidth: 0 }));
   if (format === 'vap') io.out(HEADER + vapManifests(TABLE_SCHEMA, crdSchema).map((m) => stringify(m, { lineWidth: 0 })).join('---\n'));
   return 0;
+}
+
+/** `--format drift`: exit 0 when every spec.trainer field of the CRD is covered, 1 when some are not. */
+async function reportDrift(crd: unknown, file: string | undefined, io: CommandIo): Promise<number> {
+  if (crd === undefined || file === undefined) throw new InputError('--format drift needs --crd FILE: the TrainJob CRD to check');
+  let checks;
+  try {
+    checks = schemaChecksFor(crd);
+  } catch (err) {
+    throw new CrdLoadError(`${file}: ${(err as Error).message}`);
+  }
+  const patched = !hasBlanketTrainerRule(checks.rules);
+  // An upstream CRD still has the blanket rule (it covers everything): the question is then what
+  // the shipped patch, which the embedded CRD carries, would leave out once applied.
+  const coverage = patched ? checks.rules : ((await loadEmbeddedPolicy()).crd?.checks.rules ?? []);
+  const uncovered = uncoveredTrainerFieldsOf(checks, coverage);
+  const against = patched ? 'its own rules (a patched CRD)' : "the shipped CRD patch (manifests/crd-patch, generated for Trainer v2.3.0; this CRD still has upstream's blanket rule)";
+  if (uncovered.length === 0) {
+    io.out(`${file}: every spec.trainer field is covered by ${against}`);
+    return 0;
+  }
+  io.out(
+    `${file}: spec.trainer fields not covered by ${against}: ${uncovered.join(', ')}\n` +
+      `${patched ? 'The API server lets them change' : 'With that patch applied, the API server would let them change'}; the webhook still refuses it. Generate the patch for this CRD: trainjob-webhook rules --crd ${file} --format crd-patch`,
+  );
+  return 1;
 }

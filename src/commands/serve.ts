@@ -9,7 +9,7 @@ import { createValidator } from '../admission/validator.ts';
 import { loadKubeConfig, describeError } from '../cluster/client.ts';
 import { jobSetReader } from '../cluster/jobsets.ts';
 import { followCrd, readCrd, TRAINJOB_CRD } from '../cluster/crd-follower.ts';
-import { EMBEDDED_CRD_SOURCE, loadEmbeddedPolicy, loadPolicyFromFile, policyFromCrd } from '../rules/crd-policy.ts';
+import { EMBEDDED_CRD_SOURCE, loadEmbeddedPolicy, loadPolicyFromFile, policyFromCrd, uncoveredTrainerFieldsOf } from '../rules/crd-policy.ts';
 import { buildPolicy, type Policy } from '../rules/policy.ts';
 import type { CommandIo } from './review.ts';
 import { InputError } from '../io/read-object.ts';
@@ -43,12 +43,23 @@ interface PolicySource {
 
 /**
  * Publishes what the policy now in force checks: whether a CRD is in force at all (0: the rule
- * table alone), whether it still has upstream's blanket spec.trainer rule, and the CRD rules this
- * engine could not compile (left out; the API server still runs them), each logged.
+ * table alone), whether it still has upstream's blanket spec.trainer rule, its spec.trainer
+ * fields no CRD rule covers (the drift check), and the CRD rules this engine could not compile
+ * (left out; the API server still runs them), each logged.
  */
-function reportPolicy(policy: Policy, metrics: WebhookMetrics, logger: Logger): void {
+function reportPolicy(policy: Policy, metrics: WebhookMetrics, logger: Logger, source: string): void {
   metrics.crdInForce.set(policy.crd ? 1 : 0);
   if (policy.crd) metrics.crdBlanketTrainerRule.set(policy.crd.blanketTrainerRule ? 1 : 0);
+  if (policy.crd) {
+    const uncovered = uncoveredTrainerFieldsOf(policy.crd.checks);
+    metrics.trainerFieldsUncovered.set(uncovered.length);
+    if (uncovered.length > 0) {
+      logger.warn(
+        { crd: source, fields: uncovered.map((f) => `spec.trainer.${f}`) },
+        `spec.trainer fields the TrainJob CRD's rules do not cover (a later Trainer added them; the applied CRD patch does not name them): the API server lets them change, this webhook still refuses; generate the patch for this CRD (trainjob-webhook rules --crd <that CRD> --format crd-patch) and apply it`,
+      );
+    }
+  }
   const uncompilable = policy.crd?.uncompilable ?? [];
   metrics.crdRulesUncompilable.set(uncompilable.filter((u) => u.part === 'rule').length);
   for (const u of uncompilable) {
@@ -75,7 +86,7 @@ async function clusterPolicy(kc: KubeConfig, logger: Logger, metrics: WebhookMet
       policy = policyFromCrd(crd);
       adopted = true;
       adoptedVersion = rv;
-      reportPolicy(policy, metrics, logger);
+      reportPolicy(policy, metrics, logger, TRAINJOB_CRD);
       logger.info({ crd: TRAINJOB_CRD, resourceVersion: rv, blanketTrainerRule: policy.crd?.blanketTrainerRule, crdRules: policy.crd?.rules.length }, why);
       if (policy.crd?.blanketTrainerRule) {
         logger.warn({ crd: TRAINJOB_CRD }, 'the TrainJob CRD has the blanket spec.trainer rule again (a Trainer upgrade?): the API server refuses every numNodes change before this webhook runs; re-apply the CRD patch');
@@ -92,7 +103,7 @@ async function clusterPolicy(kc: KubeConfig, logger: Logger, metrics: WebhookMet
   }
   if (!adopted) {
     source = `the API server (${TRAINJOB_CRD}), not yet usable: the rule table alone runs until it is`;
-    reportPolicy(policy, metrics, logger);
+    reportPolicy(policy, metrics, logger, TRAINJOB_CRD);
   }
   const stop = followCrd(kc, {
     onChange: (crd) => adopt(crd, adopted ? 'TrainJob CRD changed' : 'TrainJob CRD adopted from the watch'),
@@ -103,7 +114,7 @@ async function clusterPolicy(kc: KubeConfig, logger: Logger, metrics: WebhookMet
 
 async function policySource(config: ServeConfig, kc: KubeConfig | undefined, logger: Logger, metrics: WebhookMetrics): Promise<PolicySource> {
   const fixed = (policy: Policy, source: string): PolicySource => {
-    reportPolicy(policy, metrics, logger);
+    reportPolicy(policy, metrics, logger, source);
     return { get: () => policy, source, stop: () => {} };
   };
   switch (config.crd.mode) {

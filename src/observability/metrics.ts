@@ -26,6 +26,12 @@ export interface WebhookMetrics {
   /** 1 while a TrainJob CRD's schema and rules are checked, 0 while only the rule table runs (e.g. the cluster's CRD could not be read yet). */
   crdInForce: Gauge;
   /**
+   * spec.trainer fields of the CRD in force that none of its rules cover (a field a later Trainer
+   * added, not named by the applied CRD patch): the API server lets them change, this webhook
+   * still refuses. Absent without a CRD.
+   */
+  trainerFieldsUncovered: Gauge;
+  /**
    * controller-runtime's webhook series (pkg/webhook/internal/metrics), so dashboards made for
    * Go webhooks work: every HTTP request to an admission path, `webhook` the path, `code` the
    * HTTP status (an in-band denial is a 200; our own series above say allowed/denied/error).
@@ -85,6 +91,11 @@ export function createMetrics(options: MetricsOptions = {}): WebhookMetrics {
     crdRulesUncompilable: new Gauge({
       name: 'trainjob_webhook_crd_rules_uncompilable',
       help: 'Rules of the TrainJob CRD read from the API server that this webhook cannot compile and skips (the API server still enforces them).',
+      registers,
+    }),
+    trainerFieldsUncovered: new Gauge({
+      name: 'trainjob_webhook_trainer_fields_uncovered',
+      help: "spec.trainer fields of the TrainJob CRD in force that its rules do not cover (added by a later Trainer, not named by the applied CRD patch): the API server lets them change, the webhook still refuses. The webhook's log names them.",
       registers,
     }),
     crdInForce: new Gauge({

@@ -5,6 +5,7 @@ import fastJsonPatch, { type Operation } from 'fast-json-patch';
 import { CEL_SKIPPED_ERROR, compileCrdSchema, hasBlockingErrors } from '../crd/index.ts';
 import { readObjectFile } from '../io/read-object.ts';
 import { buildPolicy, type Policy, type SchemaChecks } from './policy.ts';
+import { uncoveredTrainerFields, type LocatedRule } from './generate/trainer-fields.ts';
 
 /**
  * The embedded default: Trainer v2.3.0's TrainJob CRD (upstream/crds/trainer-v2.3.0/) with this
@@ -72,4 +73,13 @@ export function applyCrdPatch(crd: unknown, ops: unknown): unknown {
     const op = e.operation === undefined ? '' : ` (${JSON.stringify(e.operation).slice(0, 200)})`;
     throw new CrdLoadError(`the CRD patch does not apply: ${e.message.split('\n')[0]}${op}`);
   }
+}
+
+/**
+ * The drift check on a compiled CRD: its spec.trainer fields that no rule among `coverage` (by
+ * default its own rules) covers at the API server (see generate/trainer-fields.ts).
+ */
+export function uncoveredTrainerFieldsOf(checks: Pick<SchemaChecks, 'root' | 'rules'>, coverage: readonly LocatedRule[] = checks.rules): string[] {
+  const trainer = checks.root.properties?.get('spec')?.properties?.get('trainer');
+  return uncoveredTrainerFields([...(trainer?.properties?.keys() ?? [])], coverage);
 }

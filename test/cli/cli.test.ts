@@ -1,12 +1,15 @@
 // The CLI's contract: exit codes (0 allowed, 1 denied, 2 bad input), output, and clear errors for
 // malformed and hostile files.
-import { describe, it, before } from 'node:test';
+import { after, describe, it, before } from 'node:test';
 import assert from 'node:assert/strict';
-import { mkdtemp, writeFile } from 'node:fs/promises';
+import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
+import fastJsonPatch, { type Operation } from 'fast-json-patch';
+import { parse } from 'yaml';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { main } from '../../src/cli.ts';
+import { crdPatchOps } from '../../src/rules/generate/crd-patch.ts';
 import { REVIEW_FLAGS, REVIEW_USAGE } from '../../src/commands/review.ts';
 import { RULES_FLAGS, RULES_USAGE } from '../../src/commands/rules.ts';
 import { SERVE_FLAGS, SERVE_USAGE } from '../../src/config/serve.ts';
@@ -147,6 +150,38 @@ describe('trainjob-webhook rules', () => {
     assert.equal(r.code, 0);
     assert.match(r.out, /trainer-numNodes-while-suspended/);
     assert.match(r.out, /while suspended before or after the update/);
+  });
+  it('--format drift: the spec.trainer fields a CRD leaves uncovered, against its own rules (patched) or the shipped patch (upstream); exit 1 when some', async () => {
+    const crdDir = await mkdtemp(path.join(tmpdir(), 'tjw-cli-drift-'));
+    after(() => rm(crdDir, { recursive: true, force: true }));
+    const v230 = path.join(root, 'upstream/crds/trainer-v2.3.0/trainer.kubeflow.org_trainjobs.yaml');
+    const upstream = parse(await readFile(v230, 'utf8'));
+    const shipped = crdPatchOps(upstream.spec.versions[0].schema.openAPIV3Schema) as Operation[];
+    const later = structuredClone(upstream);
+    later.spec.versions[0].schema.openAPIV3Schema.properties.spec.properties.trainer.properties.priorityClassName = { type: 'string' };
+    const laterFile = path.join(crdDir, 'later.json');
+    const laterPatchedFile = path.join(crdDir, 'later-patched.json');
+    await writeFile(laterFile, JSON.stringify(later));
+    await writeFile(laterPatchedFile, JSON.stringify(fastJsonPatch.applyPatch(structuredClone(later), shipped, true, false).newDocument));
+
+    for (const [file, against] of [[laterFile, /the shipped CRD patch/], [laterPatchedFile, /its own rules/]] as const) {
+      const r = await run('rules', '--format', 'drift', '--crd', file);
+      assert.equal(r.code, 1, r.err);
+      assert.match(r.out, against);
+      assert.match(r.out, /not covered by .*: priorityClassName\n/);
+      assert.match(r.out, /--format crd-patch/);
+    }
+    for (const file of [v230, crd]) {
+      const r = await run('rules', '--format', 'drift', '--crd', file);
+      assert.equal(r.code, 0, r.out + r.err);
+      assert.match(r.out, /every spec.trainer field is covered/);
+    }
+    const missing = await run('rules', '--format', 'drift');
+    assert.equal(missing.code, 2);
+    assert.match(missing.err, /--format drift needs --crd FILE/);
+    const notACrd = await run('rules', '--format', 'drift', '--crd', path.join(root, 'package.json'));
+    assert.equal(notACrd.code, 2);
+    assert.doesNotMatch(notACrd.err, /\n\s+at /);
   });
   it('refuses an unknown format', async () => {
     const r = await run('rules', '--format', 'xml');
