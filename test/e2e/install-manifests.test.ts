@@ -61,7 +61,9 @@ describe('install: the kustomize overlays against the real API server', { skip: 
       'Deployment/trainjob-webhook',
       'PodDisruptionBudget/trainjob-webhook',
       'Role/trainjob-webhook-cert',
+      'Role/trainjob-webhook-reconciler-lease',
       'RoleBinding/trainjob-webhook-cert',
+      'RoleBinding/trainjob-webhook-reconciler-lease',
       'Secret/trainjob-webhook-cert',
       'Service/trainjob-webhook',
       'ServiceAccount/trainjob-webhook',
@@ -164,7 +166,7 @@ describe('install: the kustomize overlays against the real API server', { skip: 
     );
     const docs = await install(await renderOverlay(cp, overlay));
     assert.deepEqual(byKind(docs, 'Secret'), [], 'cert-manager makes the Secret');
-    assert.deepEqual(byKind(docs, 'Role'), [], 'no rights on Secrets');
+    assert.deepEqual(byKind(docs, 'Role', 'trainjob-webhook-cert'), [], 'no rights on Secrets');
     const cert = JSON.parse((await cp.kubectl(['get', 'certificates.cert-manager.io', 'trainjob-webhook-cert', '-n', ns, '-o', 'json'])).stdout) as Obj;
     assert.deepEqual(cert.spec.dnsNames, [`trainjob-webhook.${ns}.svc`, `trainjob-webhook.${ns}.svc.cluster.local`]);
     assert.equal(cert.spec.secretName, 'trainjob-webhook-cert');

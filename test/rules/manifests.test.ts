@@ -4,6 +4,7 @@ import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
 import path from 'node:path';
+import { parse } from 'yaml';
 import { generatedFiles, projectRoot } from '../../hack/generate.ts';
 
 describe('generated files are up to date (regenerate with `npm run generate`)', async () => {
@@ -16,4 +17,20 @@ describe('generated files are up to date (regenerate with `npm run generate`)', 
       assert.equal(readFileSync(path.join(projectRoot, file), 'utf8'), content, `${file} is stale: run npm run generate`);
     });
   }
+});
+
+// The VAP mode's CRD patch lifts upstream's blanket rule and adds none of the table's rules (the
+// policy carries them): it is the generated patch's first two ops, and its undo the restore's last.
+describe('the VAP mode\'s lift of the blanket rule stays the generated patch\'s', () => {
+  const ops = (file: string) => parse(readFileSync(path.join(projectRoot, file), 'utf8')) as { op: string; path: string }[];
+  it('trainjob-crd-lift.yaml is the test and remove of the blanket rule in crd-patch', () => {
+    const patch = ops('manifests/crd-patch/trainjob-crd-patch.yaml');
+    assert.deepEqual(ops('manifests/vap/trainjob-crd-lift.yaml'), patch.slice(0, 2));
+    assert.deepEqual(patch.slice(0, 2).map((o) => o.op), ['test', 'remove']);
+  });
+  it('trainjob-crd-lift-restore.yaml is the add of the blanket rule in crd-restore', () => {
+    const restore = ops('manifests/crd-patch/trainjob-crd-restore.yaml');
+    assert.deepEqual(ops('manifests/vap/trainjob-crd-lift-restore.yaml'), restore.slice(-1));
+    assert.match(JSON.stringify(restore.at(-1)), /self == oldSelf/);
+  });
 });

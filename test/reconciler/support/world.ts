@@ -11,6 +11,7 @@ import { BatchV1Api, CoreV1Api, CustomObjectsApi, type V1PersistentVolumeClaim, 
 import { parse, stringify } from 'yaml';
 import {
   freePorts,
+  kueueCrds,
   projectRoot,
   startControlPlane,
   startUpstreamControllers,
@@ -28,7 +29,7 @@ import type { JobSet, TrainJob } from '../../../src/reconciler/objects.ts';
 
 export const JOBSET = { group: 'jobset.x-k8s.io', version: 'v1alpha2', plural: 'jobsets' } as const;
 export const REPORT = 'trainjob-webhook.kubeflow.org/jobset-rebuild';
-/** The reconciler runs as the ServiceAccount of manifests/rbac/rbac.yaml, with exactly that RBAC. */
+/** The reconciler runs as the ServiceAccount of manifests/rbac (the default layout's account), with exactly that RBAC. */
 export const RECONCILER_SA = { namespace: 'kubeflow-system', name: 'trainjob-webhook' };
 
 export interface World {
@@ -46,6 +47,8 @@ export interface World {
 export interface WorldOptions {
   trainer: boolean;
   webhook: boolean;
+  /** Kueue's manager (its CRDs, the TrainJob integration only) beside Trainer and JobSet (default false). */
+  kueue?: boolean;
 }
 
 /** Upstream torchtune runtime with its workspace policy changed (name suffix, retentionPolicy, template spec). */
@@ -63,16 +66,18 @@ export async function startWorld(opts: WorldOptions): Promise<World> {
   const upstream = upstreamTrainJobCrd();
   const crdFile = path.join(scratch, 'trainjobs-patched.yaml');
   await writeFile(crdFile, stringify(patchedCrd(upstream, crdPatchOps(upstream.spec.versions[0].schema.openAPIV3Schema))));
-  const cp = await startControlPlane({ crds: [upstreamCrds.jobsets, crdFile, upstreamCrds.trainingRuntimes, upstreamCrds.clusterTrainingRuntimes] });
+  const kueue = opts.kueue ? await kueueCrds() : [];
+  const cp = await startControlPlane({ crds: [upstreamCrds.jobsets, crdFile, upstreamCrds.trainingRuntimes, upstreamCrds.clusterTrainingRuntimes, ...kueue] });
   await rm(scratch, { recursive: true, force: true });
   try {
-    const controllers = await startUpstreamControllers(cp, { trainer: opts.trainer });
+    const controllers = await startUpstreamControllers(cp, { trainer: opts.trainer, kueue: opts.kueue });
     for (const f of ['torch_distributed.yaml', 'deepspeed_distributed.yaml', 'torchtune_llama3_2_1B.yaml']) await cp.applyYaml(path.join(upstreamDir, 'runtimes', f));
     await cp.applyYaml(torchtuneVariant('delete', 'Delete'));
     await cp.applyYaml(torchtuneVariant('retain', 'Retain', { volumeMode: 'Filesystem' }));
 
     await cp.kubectl(['create', 'namespace', RECONCILER_SA.namespace]);
-    await cp.applyYaml(path.join(projectRoot, 'manifests/rbac/rbac.yaml'));
+    // The default layout's account: the webhook's roles and the reconciler's (manifests/rbac).
+    await cp.applyYaml((await cp.kubectl(['kustomize', path.join(projectRoot, 'manifests/rbac')])).stdout);
     const reconcilerKubeconfig = await cp.makeUserKubeconfig(`system:serviceaccount:${RECONCILER_SA.namespace}:${RECONCILER_SA.name}`, ['system:serviceaccounts', `system:serviceaccounts:${RECONCILER_SA.namespace}`]);
 
     const [handoffPort] = await freePorts(1);
