@@ -11,7 +11,6 @@ import { BatchV1Api, CoreV1Api, CustomObjectsApi, type V1PersistentVolumeClaim, 
 import { parse, stringify } from 'yaml';
 import {
   freePorts,
-  kueueCrds,
   projectRoot,
   startControlPlane,
   startUpstreamControllers,
@@ -47,8 +46,6 @@ export interface World {
 export interface WorldOptions {
   trainer: boolean;
   webhook: boolean;
-  /** Kueue's manager (its CRDs, the TrainJob integration only) beside Trainer and JobSet (default false). */
-  kueue?: boolean;
 }
 
 /** Upstream torchtune runtime with its workspace policy changed (name suffix, retentionPolicy, template spec). */
@@ -66,11 +63,10 @@ export async function startWorld(opts: WorldOptions): Promise<World> {
   const upstream = upstreamTrainJobCrd();
   const crdFile = path.join(scratch, 'trainjobs-patched.yaml');
   await writeFile(crdFile, stringify(patchedCrd(upstream, crdPatchOps(upstream.spec.versions[0].schema.openAPIV3Schema))));
-  const kueue = opts.kueue ? await kueueCrds() : [];
-  const cp = await startControlPlane({ crds: [upstreamCrds.jobsets, crdFile, upstreamCrds.trainingRuntimes, upstreamCrds.clusterTrainingRuntimes, ...kueue] });
+  const cp = await startControlPlane({ crds: [upstreamCrds.jobsets, crdFile, upstreamCrds.trainingRuntimes, upstreamCrds.clusterTrainingRuntimes] });
   await rm(scratch, { recursive: true, force: true });
   try {
-    const controllers = await startUpstreamControllers(cp, { trainer: opts.trainer, kueue: opts.kueue });
+    const controllers = await startUpstreamControllers(cp, { trainer: opts.trainer });
     for (const f of ['torch_distributed.yaml', 'deepspeed_distributed.yaml', 'torchtune_llama3_2_1B.yaml']) await cp.applyYaml(path.join(upstreamDir, 'runtimes', f));
     await cp.applyYaml(torchtuneVariant('delete', 'Delete'));
     await cp.applyYaml(torchtuneVariant('retain', 'Retain', { volumeMode: 'Filesystem' }));
