@@ -21,14 +21,14 @@ const pod = (type: string, rv: number, phase: string, opts: { terminating?: bool
   },
 });
 
-const cases: Array<{ name: string; versions: StoredVersion[]; early: string[][]; deletions: number }> = [
-  { name: 'pod gone before the delete', versions: [jobSet('ADDED', 1), pod('ADDED', 2, 'Running'), pod('DELETED', 5, 'Failed'), jobSet('MODIFIED', 6, true)], early: [], deletions: 1 },
+const cases: Array<{ name: string; versions: StoredVersion[]; early: string[][]; deletions: number; podsSeen?: number }> = [
+  { name: 'pod gone before the delete', versions: [jobSet('ADDED', 1), pod('ADDED', 2, 'Running'), pod('DELETED', 5, 'Failed'), jobSet('MODIFIED', 6, true)], early: [], deletions: 1, podsSeen: 1 },
   { name: 'pod Failed (not deleting) at the delete', versions: [jobSet('LISTED', 1), pod('LISTED', 2, 'Running'), pod('MODIFIED', 4, 'Failed'), jobSet('MODIFIED', 6, true)], early: [], deletions: 1 },
   { name: 'pod Running at the delete', versions: [jobSet('ADDED', 1), pod('ADDED', 2, 'Running'), jobSet('MODIFIED', 6, true), pod('MODIFIED', 7, 'Failed')], early: [['p(Running)']], deletions: 1 },
   { name: 'pod Terminating at the delete', versions: [jobSet('ADDED', 1), pod('ADDED', 2, 'Running'), pod('MODIFIED', 3, 'Running', { terminating: true }), jobSet('MODIFIED', 6, true)], early: [['p(Running, Terminating)']], deletions: 1 },
   { name: 'pod Pending at the delete', versions: [jobSet('ADDED', 1), pod('ADDED', 2, 'Pending'), jobSet('DELETED', 6)], early: [['p(Pending)']], deletions: 1 },
   { name: 'deleted without a foreground mark (DELETED only)', versions: [jobSet('ADDED', 1), pod('ADDED', 2, 'Succeeded'), jobSet('DELETED', 6)], early: [], deletions: 1 },
-  { name: 'a pod of another JobSet running', versions: [jobSet('ADDED', 1), pod('ADDED', 2, 'Running', { jobSetUid: 'js-2' }), jobSet('MODIFIED', 6, true)], early: [], deletions: 1 },
+  { name: 'a pod of another JobSet running', versions: [jobSet('ADDED', 1), pod('ADDED', 2, 'Running', { jobSetUid: 'js-2' }), jobSet('MODIFIED', 6, true)], early: [], deletions: 1, podsSeen: 0 },
   { name: 'order of arrival does not matter, revisions do', versions: [jobSet('MODIFIED', 6, true), pod('MODIFIED', 7, 'Failed'), jobSet('ADDED', 1), pod('ADDED', 2, 'Running')], early: [['p(Running)']], deletions: 1 },
   { name: 'never deleted', versions: [jobSet('ADDED', 1), pod('ADDED', 2, 'Running')], early: [], deletions: 0 },
 ];
@@ -39,6 +39,7 @@ describe('checkDeletions', () => {
       const { deletions, early } = checkDeletions(c.versions);
       assert.deepEqual(early.map((e) => e.running), c.early);
       assert.equal(deletions.length, c.deletions);
+      if (c.podsSeen !== undefined) assert.equal(deletions[0].podsSeen, c.podsSeen);
     });
   }
 });

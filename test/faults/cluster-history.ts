@@ -143,7 +143,9 @@ export interface DeletionRecord {
   jobSet: string;
   uid: string;
   deletedAt: number;
-  /** Pods of it stored at that revision, by state. */
+  /** Pods of it the history holds any version of before that revision (gone ones included). */
+  podsSeen: number;
+  /** Of those, the ones still stored then, all terminal. */
   podsTerminal: number;
 }
 
@@ -175,7 +177,7 @@ export function checkDeletions(versions: readonly StoredVersion[]): { deletions:
     const stored = [...pods.values()].filter((p) => p.type !== 'DELETED');
     const running = stored.filter((p) => !TERMINAL.has(p.object.status?.phase ?? '')).map((p) => `${p.object.metadata?.name}(${p.object.status?.phase ?? 'no phase'}${p.object.metadata?.deletionTimestamp ? ', Terminating' : ''})`);
     const name = v.object.metadata?.name ?? '?';
-    deletions.push({ jobSet: name, uid, deletedAt, podsTerminal: stored.length - running.length });
+    deletions.push({ jobSet: name, uid, deletedAt, podsSeen: pods.size, podsTerminal: stored.length - running.length });
     if (running.length) early.push({ jobSet: name, uid, deletedAt, running });
   }
   return { deletions, early };
