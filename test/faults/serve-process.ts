@@ -80,6 +80,8 @@ export interface Failed {
   code: string;
   message: string;
   reused: boolean;
+  /** Whether the connection had completed its TLS handshake (the server process had accepted it). */
+  handshaken: boolean;
 }
 
 export interface ClientOptions {
@@ -99,6 +101,7 @@ export function admissionClient(opts: ClientOptions) {
     new Promise((resolve) => {
       const body = JSON.stringify(review(operation, { uid }));
       let reused = false;
+      let handshaken = false;
       const req = request(
         { host: '127.0.0.1', port: opts.port, path: VALIDATE, method: 'POST', agent, headers: { 'content-type': 'application/json', 'content-length': Buffer.byteLength(body) }, timeout: 30_000 },
         (res) => {
@@ -114,15 +117,18 @@ export function admissionClient(opts: ClientOptions) {
             }
             resolve({ ok: true, status: res.statusCode ?? 0, uid: answeredUid, reused });
           });
-          res.on('error', (err: NodeJS.ErrnoException) => resolve({ ok: false, code: err.code ?? 'ERR', message: err.message, reused }));
+          res.on('error', (err: NodeJS.ErrnoException) => resolve({ ok: false, code: err.code ?? 'ERR', message: err.message, reused, handshaken: true }));
         },
       );
       req.on('socket', (socket) => {
         reused = used.has(socket);
         used.add(socket);
+        // A reused connection finished its handshake long ago; a new one says when it does.
+        handshaken = reused;
+        if (!handshaken) socket.once('secureConnect', () => (handshaken = true));
       });
       req.on('timeout', () => req.destroy(Object.assign(new Error('no answer in 30 s'), { code: 'TIMEOUT' })));
-      req.on('error', (err: NodeJS.ErrnoException) => resolve({ ok: false, code: err.code ?? 'ERR', message: err.message, reused }));
+      req.on('error', (err: NodeJS.ErrnoException) => resolve({ ok: false, code: err.code ?? 'ERR', message: err.message, reused, handshaken }));
       req.end(body);
     });
   return { send, close: () => agent.destroy() };
