@@ -8,6 +8,10 @@
 // each JobSet is rebuilt with the new count, and the last one's pods run. The time from each
 // scaling write to the new JobSet's creation (seen by a watch) is printed per layout.
 //
+// The default overlay's objects, its replicas one per node and its PodDisruptionBudget are checked
+// here too (install-manifests.test.ts checks the other overlays' objects, the matchConditions, and
+// cert-manager's overlay, which needs no running process).
+//
 // The rights: the API server's audit log (level Metadata, this namespace's ServiceAccounts) records
 // every request the processes made; each must have been allowed by a rule the manifests bind to
 // the account, and every right granted must have been used or be listed below with why the flow
@@ -93,12 +97,22 @@ describe('install layouts and modes with the installed accounts\' own rights, in
     // The configurations as rendered, but by URL at the serve process (no caBundle: the rotation injects it).
     await cp.applyYaml(toYaml([...docs.filter((d) => !configs.includes(d)), ...pointAtLoopback(configs, webhookPort)]));
     const deployments = byKind(docs, 'Deployment');
-    // The pods land on KWOK nodes and run there (as far as KWOK's kubelets go).
+    // The pods land on KWOK nodes and run there (as far as KWOK's kubelets go): spread one per
+    // node where the Deployment requires it, each Deployment's budget allowing one disruption.
     for (const d of deployments) {
-      await waitFor(`${d.metadata.name}: ${d.spec.replicas} pods running on nodes`, async () => {
-        const out = JSON.parse((await cp.kubectl(['get', 'pods', '-n', NS, '-l', `app.kubernetes.io/name=${d.spec.selector.matchLabels['app.kubernetes.io/name']}`, '-o', 'json'])).stdout) as { items: Obj[] };
-        const running = out.items.filter((p) => p.status?.phase === 'Running' && p.spec.nodeName && !p.metadata.deletionTimestamp);
-        return running.length === d.spec.replicas || undefined;
+      const app = d.spec.selector.matchLabels['app.kubernetes.io/name'];
+      const running = await waitFor(`${d.metadata.name}: ${d.spec.replicas} pods running on nodes`, async () => {
+        const out = JSON.parse((await cp.kubectl(['get', 'pods', '-n', NS, '-l', `app.kubernetes.io/name=${app}`, '-o', 'json'])).stdout) as { items: Obj[] };
+        const items = out.items.filter((p) => p.status?.phase === 'Running' && p.spec.nodeName && !p.metadata.deletionTimestamp);
+        return items.length === d.spec.replicas ? items : undefined;
+      });
+      const oneper = (d.spec.template.spec.topologySpreadConstraints ?? []).some((c: Obj) => c.topologyKey === 'kubernetes.io/hostname' && c.whenUnsatisfiable === 'DoNotSchedule');
+      if (oneper) assert.equal(new Set(running.map((p) => p.spec.nodeName)).size, running.length, `${d.metadata.name}: one pod per node`);
+      const [pdb] = docs.filter((x) => x.kind === 'PodDisruptionBudget' && x.spec.selector.matchLabels['app.kubernetes.io/name'] === app);
+      assert.ok(pdb, `${d.metadata.name} has a PodDisruptionBudget`);
+      await waitFor(`${pdb.metadata.name}: the budget counts every pod and allows one disruption`, async () => {
+        const status = (JSON.parse((await cp.kubectl(['get', 'pdb', pdb.metadata.name, '-n', NS, '-o', 'json'])).stdout) as Obj).status;
+        return status?.currentHealthy === d.spec.replicas && status?.disruptionsAllowed === 1;
       });
     }
     const accounts = [...new Set(deployments.map((d) => d.spec.template.spec.serviceAccountName as string))];
@@ -231,6 +245,24 @@ describe('install layouts and modes with the installed accounts\' own rights, in
 
     it('the default layout: one pod, the webhook and the reconciler sidecar, one account; the pod\'s readiness is the webhook\'s alone; the scale flow passes with its rights', async (t) => {
       const layout = await install('');
+      assert.deepEqual(layout.docs.map((d) => `${d.kind}/${d.metadata.name}`).sort(), [
+        'ClusterRole/trainjob-webhook',
+        'ClusterRole/trainjob-webhook-cert',
+        'ClusterRole/trainjob-webhook-reconciler',
+        'ClusterRoleBinding/trainjob-webhook',
+        'ClusterRoleBinding/trainjob-webhook-cert',
+        'ClusterRoleBinding/trainjob-webhook-reconciler',
+        'Deployment/trainjob-webhook',
+        'PodDisruptionBudget/trainjob-webhook',
+        'Role/trainjob-webhook-cert',
+        'Role/trainjob-webhook-reconciler-lease',
+        'RoleBinding/trainjob-webhook-cert',
+        'RoleBinding/trainjob-webhook-reconciler-lease',
+        'Secret/trainjob-webhook-cert',
+        'Service/trainjob-webhook',
+        'ServiceAccount/trainjob-webhook',
+        'ValidatingWebhookConfiguration/trainjob-webhook-validating',
+      ]);
       const [deployment] = byKind(layout.docs, 'Deployment');
       const [webhook, sidecar] = deployment.spec.template.spec.containers;
       assert.deepEqual([webhook.name, sidecar.name], ['webhook', 'reconciler']);

@@ -1,12 +1,13 @@
-// Issue 9: every kustomize overlay rendered with `kubectl kustomize` and applied server-side to
-// the real API server (KWOK nodes, scheduler): the default (in-process rotation), the mutating
-// one, cert-manager's (with cert-manager's CRDs, vendored in upstream/ from the root module of
-// github.com/cert-manager/cert-manager on the Go module proxy: its controller does not build from
-// it, so no CA is injected here; what is checked is that the API server takes every object and
-// the injection annotations it would act on), and a user's overlay in another namespace. Also
-// against the real API server: the matchConditions' CEL (writes to an object being deleted and
-// UPDATEs that leave spec unchanged never reach the webhook, other writes do), the rotation's
-// rights (resourceNames only), and the replicas spread over nodes with a PodDisruptionBudget.
+// Issue 9: kustomize overlays rendered with `kubectl kustomize` and applied server-side to the
+// real API server: the mutating one, cert-manager's (with cert-manager's CRDs, vendored in
+// upstream/ from the root module of github.com/cert-manager/cert-manager on the Go module proxy:
+// its controller does not build from it, so no CA is injected here; what is checked is that the
+// API server takes every object and the injection annotations it would act on), and a user's
+// overlay in another namespace. Also against the real API server: the matchConditions' CEL
+// (writes to an object being deleted and UPDATEs that leave spec unchanged never reach the
+// webhook, other writes do). The default overlay, separate-reconciler and vap, with their
+// processes running under the installed accounts, their rights, replicas per node and budgets,
+// are install-layouts.test.ts's.
 import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
 import path from 'node:path';
@@ -47,60 +48,6 @@ describe('install: the kustomize overlays against the real API server', { skip: 
   });
   after(async () => {
     await cp?.stop();
-  });
-
-  it('the default overlay: rotation (empty Secret, rights on named objects only), no mutating webhook, 2 replicas spread over nodes, a PodDisruptionBudget', async () => {
-    const docs = await install(await renderOverlay(cp, manifestsDir));
-    assert.deepEqual(kinds(docs), [
-      'ClusterRole/trainjob-webhook',
-      'ClusterRole/trainjob-webhook-cert',
-      'ClusterRole/trainjob-webhook-reconciler',
-      'ClusterRoleBinding/trainjob-webhook',
-      'ClusterRoleBinding/trainjob-webhook-cert',
-      'ClusterRoleBinding/trainjob-webhook-reconciler',
-      'Deployment/trainjob-webhook',
-      'PodDisruptionBudget/trainjob-webhook',
-      'Role/trainjob-webhook-cert',
-      'Role/trainjob-webhook-reconciler-lease',
-      'RoleBinding/trainjob-webhook-cert',
-      'RoleBinding/trainjob-webhook-reconciler-lease',
-      'Secret/trainjob-webhook-cert',
-      'Service/trainjob-webhook',
-      'ServiceAccount/trainjob-webhook',
-      'ValidatingWebhookConfiguration/trainjob-webhook-validating',
-    ]);
-    const args: string[] = byKind(docs, 'Deployment')[0].spec.template.spec.containers[0].args;
-    assert.ok(args.includes('--cert-rotation') && args.includes('--cert-dir'), args.join(' '));
-
-    const as = ['--as', `system:serviceaccount:${NS}:trainjob-webhook`];
-    const can = async (...a: string[]) => (await cp.kubectl(['auth', 'can-i', ...a, ...as], { check: false })).stdout.trim();
-    assert.equal(await can('update', 'secret/trainjob-webhook-cert', '-n', NS), 'yes');
-    assert.equal(await can('watch', 'secret/trainjob-webhook-cert', '-n', NS), 'yes');
-    assert.equal(await can('get', 'secret/another', '-n', NS), 'no');
-    assert.equal(await can('create', 'secrets', '-n', NS), 'no');
-    assert.equal(await can('list', 'secrets', '-n', NS), 'no', 'no listing of every Secret');
-    assert.equal(await can('update', 'validatingwebhookconfiguration/trainjob-webhook-validating'), 'yes');
-    assert.equal(await can('update', 'mutatingwebhookconfiguration/trainjob-webhook-mutating'), 'yes');
-    assert.equal(await can('update', 'validatingwebhookconfiguration/someone-elses'), 'no');
-    assert.equal(await can('delete', 'validatingwebhookconfiguration/trainjob-webhook-validating'), 'no');
-
-    // KWOK plays the kubelets: both replicas run, on different nodes; the budget allows one down.
-    const pods = await waitFor('two webhook pods running', async () => {
-      const out = JSON.parse((await cp.kubectl(['get', 'pods', '-n', NS, '-l', 'app.kubernetes.io/name=trainjob-webhook', '-o', 'json'])).stdout) as { items: Obj[] };
-      const running = out.items.filter((p) => p.status?.phase === 'Running');
-      return running.length === 2 ? running : undefined;
-    });
-    assert.notEqual(pods[0].spec.nodeName, pods[1].spec.nodeName, 'spread over nodes');
-    const pdb = await waitFor('the budget counts both', async () => {
-      const p = JSON.parse((await cp.kubectl(['get', 'pdb', 'trainjob-webhook', '-n', NS, '-o', 'json'])).stdout) as Obj;
-      return p.status?.currentHealthy === 2 ? p : undefined;
-    });
-    assert.equal(pdb.status.disruptionsAllowed, 1);
-    // Installed, the webhook (no endpoint answers here) blocks TrainJob writes; uninstalled, nothing does.
-    const tj = trainJobs(cp.kubeConfig);
-    await waitFor('the installed webhook in force', async () => !(await tj.create(trainJobObject('blocked', NS), 'All')).allowed);
-    await uninstall(docs);
-    await waitFor('TrainJob writes go through after uninstall', async () => (await tj.create(trainJobObject('after-uninstall', NS), 'All')).allowed);
   });
 
   it('matchConditions (CEL checked by the real API server): a webhook that cannot answer blocks CREATE and spec changes, never label, annotation or finalizer changes, nor writes to an object being deleted', async () => {
@@ -195,6 +142,27 @@ describe('install: the kustomize overlays against the real API server', { skip: 
     const as = ['--as', 'system:serviceaccount:team-a:trainjob-webhook'];
     assert.equal((await cp.kubectl(['auth', 'can-i', 'update', 'secret/trainjob-webhook-cert', '-n', 'team-a', ...as], { check: false })).stdout.trim(), 'yes');
     await uninstall(docs);
+  });
+
+  it('the separate-reconciler and vap overlays in another namespace: each account\'s bindings and its Lease Role follow; the policy objects stay cluster-scoped', async () => {
+    await cp.kubectl(['create', 'namespace', 'team-b']);
+    for (const name of ['separate-reconciler', 'vap']) {
+      const overlay = await userOverlay(cp, `${name}-namespaced`, `apiVersion: kustomize.config.k8s.io/v1beta1\nkind: Kustomization\nnamespace: team-b\nresources:\n  - MANIFESTS/overlays/${name}\n`);
+      const docs = await install(await renderOverlay(cp, overlay));
+      for (const b of [...byKind(docs, 'RoleBinding'), ...byKind(docs, 'ClusterRoleBinding')]) assert.equal(b.subjects[0].namespace, 'team-b', `${b.kind}/${b.metadata.name}`);
+      const reconciler = ['--as', 'system:serviceaccount:team-b:trainjob-webhook-reconciler'];
+      const can = async (...a: string[]) => (await cp.kubectl(['auth', 'can-i', ...a, ...reconciler], { check: false })).stdout.trim();
+      assert.equal(await can('update', 'lease/trainjob-webhook-reconciler', '-n', 'team-b'), 'yes', `${name}: the reconciler renews its Lease`);
+      assert.equal(await can('delete', 'jobsets.jobset.x-k8s.io', '-n', 'ml'), 'yes', `${name}: the reconciler deletes stale JobSets`);
+      if (name === 'separate-reconciler') {
+        const webhook = ['--as', 'system:serviceaccount:team-b:trainjob-webhook'];
+        assert.equal((await cp.kubectl(['auth', 'can-i', 'delete', 'jobsets.jobset.x-k8s.io', '-n', 'ml', ...webhook], { check: false })).stdout.trim(), 'no', 'the webhook\'s account has no rebuild rights');
+      } else {
+        // kustomize gives the cluster-scoped policy objects the namespace; the API server drops it.
+        await cp.kubectl(['get', 'validatingadmissionpolicy', 'trainjob-webhook.trainer.kubeflow.org']);
+      }
+      await uninstall(docs);
+    }
   });
 });
 
