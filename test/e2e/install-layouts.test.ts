@@ -192,7 +192,7 @@ describe('install layouts and modes with the installed accounts\' own rights, in
     const last = COUNTS.at(-1)!;
     await objects.patchNamespacedCustomObject({ ...TRAINJOB, namespace: ns, name, body: { spec: { suspend: false } } }, mergePatch);
     await p.waitJobSetRunning(ns, name, last, 'node', 120_000);
-    t.diagnostic(`${layout.overlay}: scaling write -> new JobSet seen: ${layout.rebuildMs.map((ms) => `${ms} ms`).join(', ')} (median ${median(layout.rebuildMs)} ms); ${last} node pods run after resume`);
+    t.diagnostic(`${layout.overlay || 'manifests/ (default)'}: scaling write -> new JobSet seen: ${layout.rebuildMs.map((ms) => `${ms} ms`).join(', ')} (median ${median(layout.rebuildMs)} ms); ${last} node pods run after resume`);
   }
 
   /** (a) every request of the account allowed by the manifests' rules, (b) every right used or listed, (c) can-i --list shows exactly them. */
@@ -212,7 +212,7 @@ describe('install layouts and modes with the installed accounts\' own rights, in
     assert.deepEqual(canI.rights, [...new Set(rights.map(showAsCanI))].sort(), `${account}: kubectl auth can-i --list`);
     const verbs = (q: Right | { verb: string; resource: string; group: string }) => `${q.verb} ${q.resource}${q.group ? `.${q.group}` : ''}`;
     t.diagnostic(
-      `${layout.overlay}, ${account}: ${requests.length} requests, all allowed by its rules (${[...new Set(requests.map(verbs))].sort().join('; ')}); ` +
+      `${layout.overlay || 'manifests/ (default)'}, ${account}: ${requests.length} requests, all allowed by its rules (${[...new Set(requests.map(verbs))].sort().join('; ')}); ` +
         `granted and not used by the flow: ${unused.length ? unused.map((r) => `${showAsCanI(r)} (${UNUSED_BY_THE_FLOW[showAsCanI(r)]})`).join('; ') : 'none'}`,
     );
   }
