@@ -2,7 +2,7 @@
 // anything that is not exactly one object: missing file, too large, bad syntax, several documents.
 // JSON integers beyond 2^53 stay exact (BigInt); so do YAML ones.
 import { readFile, stat } from 'node:fs/promises';
-import { parseAllDocuments } from 'yaml';
+import { parseAllDocuments, type SchemaOptions } from 'yaml';
 import { parseJsonLossless } from '../json/lossless.ts';
 
 /** Larger than any object the API server stores (etcd's 1.5 MiB default, 3 MiB at most). */
@@ -11,6 +11,8 @@ export const MAX_INPUT_BYTES = 16 * 1024 * 1024;
 export class InputError extends Error {}
 
 function toSafeNumbers(value: unknown): unknown {
+  // `!!binary`: go-yaml v2 decodes it into a string of its bytes (JSON then writes it as UTF-8).
+  if (value instanceof Uint8Array) return Buffer.from(value).toString('utf8');
   if (typeof value === 'bigint') return value >= BigInt(Number.MIN_SAFE_INTEGER) && value <= BigInt(Number.MAX_SAFE_INTEGER) ? Number(value) : value;
   if (Array.isArray(value)) return value.map(toSafeNumbers);
   if (value !== null && typeof value === 'object') {
@@ -20,6 +22,16 @@ function toSafeNumbers(value: unknown): unknown {
   }
   return value;
 }
+
+/**
+ * kubectl's YAML (sigs.k8s.io/yaml on go-yaml v2) is YAML 1.1 with two exceptions: a value that
+ * looks like a timestamp stays the string written (`2024-01-01`), and base-60 numbers (`1:30`) are
+ * not numbers (go-yaml v2 resolve.go: "purposefully unsupported"). The 1.1 schema of `yaml` has both.
+ */
+function asKubectlReads(tags: Tags): Tags {
+  return tags.filter((t) => typeof t === 'string' || (t.tag !== 'tag:yaml.org,2002:timestamp' && !('format' in t && t.format === 'TIME')));
+}
+type Tags = Extract<NonNullable<SchemaOptions['customTags']>, unknown[]>;
 
 /** Parses text as JSON (when it looks like JSON) or YAML; exactly one document. */
 export function parseObjectText(text: string, name: string): unknown {
@@ -32,7 +44,7 @@ export function parseObjectText(text: string, name: string): unknown {
     }
   }
   // YAML 1.1, as kubectl reads it: `yes`, `on`, `y` are booleans there.
-  const docs = parseAllDocuments(text, { version: '1.1', intAsBigInt: true, uniqueKeys: true });
+  const docs = parseAllDocuments(text, { version: '1.1', intAsBigInt: true, uniqueKeys: true, customTags: asKubectlReads });
   if (!Array.isArray(docs)) throw new InputError(`${name}: empty document`);
   const real = docs.filter((d) => d.contents !== null);
   if (real.length !== 1) throw new InputError(`${name}: expected exactly one YAML document, found ${real.length}`);
