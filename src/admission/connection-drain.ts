@@ -5,6 +5,12 @@
 // `Connection: close`, so the connection ends after the response), and one still idle after the
 // grace period is closed cleanly (TLS close_notify and FIN), which a client's connection pool
 // notices before it reuses the connection.
+// What is not yet a request is not waited for: a connection still in its TLS handshake, or a
+// request whose body is still arriving, `incompleteGraceMs` into the drain, is cut. The API
+// server handshakes and sends a review at once; only a slow or stuck client is still at it, and
+// Node's own timeouts for those (120 s handshake, 32 s request) would hold close() past the
+// process's shutdown timeout.
+import type { IncomingMessage } from 'node:http';
 import type { Server } from 'node:https';
 import type { Socket } from 'node:net';
 
@@ -13,15 +19,22 @@ export interface DrainTiming {
   idleGraceMs: number;
   /** After closing our side, how long the client has to close its side before the socket is destroyed. */
   lingerMs: number;
+  /** How long into the drain a handshake or a request body may still be arriving (default 5 s). */
+  incompleteGraceMs?: number;
 }
 
-export const DEFAULT_DRAIN_TIMING: DrainTiming = { idleGraceMs: 1_000, lingerMs: 1_000 };
+export const DEFAULT_DRAIN_TIMING: DrainTiming = { idleGraceMs: 1_000, lingerMs: 1_000, incompleteGraceMs: 5_000 };
 
 interface Connection {
   /** Requests received and not yet answered. */
   active: number;
+  /** Those requests, to tell one still receiving its body. */
+  requests: Set<IncomingMessage>;
   timer?: NodeJS.Timeout;
 }
+
+/** A TCP connection and its TLS socket name the same peer address and port. */
+const peer = (socket: Socket) => `${socket.remoteAddress}|${socket.remotePort}`;
 
 export interface ConnectionDrain {
   readonly draining: boolean;
@@ -31,7 +44,22 @@ export interface ConnectionDrain {
 
 export function trackConnections(server: Server, timing: DrainTiming = DEFAULT_DRAIN_TIMING): ConnectionDrain {
   const connections = new Map<Socket, Connection>();
+  /** TCP connections whose TLS handshake has not completed, by peer. */
+  const handshaking = new Map<string, Socket>();
   let draining = false;
+
+  const cutIncomplete = (): void => {
+    for (const raw of handshaking.values()) raw.destroy();
+    for (const [socket, conn] of connections) if ([...conn.requests].some((req) => !req.complete)) socket.destroy();
+  };
+
+  server.on('connection', (raw: Socket) => {
+    const key = peer(raw);
+    handshaking.set(key, raw);
+    raw.once('close', () => {
+      if (handshaking.get(key) === raw) handshaking.delete(key);
+    });
+  });
 
   const closeWhenIdle = (socket: Socket, conn: Connection): void => {
     clearTimeout(conn.timer);
@@ -43,7 +71,8 @@ export function trackConnections(server: Server, timing: DrainTiming = DEFAULT_D
   };
 
   server.on('secureConnection', (socket: Socket) => {
-    const conn: Connection = { active: 0 };
+    handshaking.delete(peer(socket));
+    const conn: Connection = { active: 0, requests: new Set() };
     connections.set(socket, conn);
     socket.once('close', () => {
       clearTimeout(conn.timer);
@@ -56,9 +85,11 @@ export function trackConnections(server: Server, timing: DrainTiming = DEFAULT_D
     const conn = connections.get(req.socket);
     if (conn === undefined) return;
     conn.active++;
+    conn.requests.add(req);
     clearTimeout(conn.timer);
     res.once('close', () => {
       conn.active--;
+      conn.requests.delete(req);
       if (draining && conn.active === 0) closeWhenIdle(req.socket, conn);
     });
   });
@@ -73,6 +104,7 @@ export function trackConnections(server: Server, timing: DrainTiming = DEFAULT_D
       // server.close() would destroy the idle sockets now: they are closed above instead.
       server.closeIdleConnections = () => {};
       for (const [socket, conn] of connections) if (conn.active === 0) closeWhenIdle(socket, conn);
+      setTimeout(cutIncomplete, timing.incompleteGraceMs ?? DEFAULT_DRAIN_TIMING.incompleteGraceMs).unref();
     },
   };
 }
