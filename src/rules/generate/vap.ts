@@ -2,9 +2,15 @@
 // webhook. A VAP sees plain JSON without the schema, so lists keyed by name (env, claims,
 // runtimePatches) compare by key here, not in order; and each message names its field, since a
 // VAP denial reports only the first failed message and no field path.
+//
+// Plain JSON also lets one expression iterate spec.trainer's keys, which a CRD rule on a typed
+// object cannot: the API server compiles a policy's expressions with `object`/`oldObject` as dyn
+// (k8s.io/apiserver pkg/admission/plugin/cel/compile.go) and binds them to the unstructured maps.
+// So a field a later Trainer adds, unknown to the CRD this policy was generated for, is still
+// immutable here (compared with plain ==: its schema, and so any keyed list in it, is unknown).
 import type { CelSchema } from '../../cel/values.ts';
 import { immutableTrainerField } from '../cel-snippets.ts';
-import { RULES, type RuleRow } from '../table.ts';
+import { NAMED_TRAINER_FIELDS, RULES, type RuleRow } from '../table.ts';
 import { unnamedTrainerProperties } from './trainer-fields.ts';
 
 export const VAP_NAME = 'trainjob-webhook.trainer.kubeflow.org';
@@ -54,7 +60,43 @@ export function toVapRule(rule: string, scope: string, schema: CelSchema | undef
 interface VapValidation {
   expression: string;
   message: string;
+  /** Replaces `message` when it evaluates to a string (the API server falls back to `message` otherwise). */
+  messageExpression?: string;
   reason: string;
+}
+
+interface VapVariable {
+  name: string;
+  expression: string;
+}
+
+/** The policy variable listing the spec.trainer keys this policy has no row for that an update adds, removes or changes. */
+export const CHANGED_UNKNOWN_TRAINER_FIELDS = 'changedUnknownTrainerFields';
+
+const celString = (s: string): string => `'${s.replace(/\\/g, '\\\\').replace(/'/g, "\\'")}'`;
+
+/**
+ * CEL for CHANGED_UNKNOWN_TRAINER_FIELDS: every key of new or old spec.trainer not in `known` that
+ * is not present on both sides with equal values. Such a key's schema is unknown, so `==`.
+ */
+export function changedUnknownTrainerFields(known: readonly string[]): string {
+  const isKnown = `k in [${known.map(celString).join(', ')}]`;
+  const [now, before] = ['object.spec.trainer', 'oldObject.spec.trainer'];
+  const changedInNew = `${now}.filter(k, !(${isKnown}) && !(has(${before}) && k in ${before} && ${now}[k] == ${before}[k]))`;
+  const removedFromOld = `${before}.filter(k, !(${isKnown}) && !(has(${now}) && k in ${now}))`;
+  return `(has(${now}) ? ${changedInNew} : []) + (has(${before}) ? ${removedFromOld} : [])`;
+}
+
+/** The iterating validation: the first (smallest) changed key named, as the other messages name their field. */
+function unknownTrainerFieldsValidation(row: RuleRow, reason: string): VapValidation {
+  const changed = `variables.${CHANGED_UNKNOWN_TRAINER_FIELDS}`;
+  return {
+    expression: `size(${changed}) == 0`,
+    message: `${row.field}: ${row.message}`,
+    // No list sort in every supported API server's CEL: the smallest key, with `<=` alone.
+    messageExpression: `'spec.trainer.' + ${changed}.filter(a, ${changed}.all(b, a <= b))[0] + ${celString(`: ${row.message}`)}`,
+    reason,
+  };
 }
 
 /** Upstream transition rules run only where the old value is present, and only when the new one is. */
@@ -63,6 +105,13 @@ const mirrorsUpstreamTransitionRule = (row: RuleRow): boolean => row.allowed ===
 function transitionGuard(row: RuleRow): string {
   const path = row.scope;
   return `!has(object.${path}) || !has(oldObject.${path}) || object.${path} == oldObject.${path}`;
+}
+
+/** The spec.trainer fields with a validation of their own: the table's, and the other ones `crdSchema` declares. */
+const trainerFieldsWithRows = (crdSchema: unknown): string[] => [...NAMED_TRAINER_FIELDS, ...unnamedTrainerProperties(crdSchema)].sort();
+
+export function vapVariables(crdSchema?: unknown): VapVariable[] {
+  return [{ name: CHANGED_UNKNOWN_TRAINER_FIELDS, expression: changedUnknownTrainerFields(trainerFieldsWithRows(crdSchema)) }];
 }
 
 export function vapValidations(schema: CelSchema, crdSchema?: unknown): VapValidation[] {
@@ -75,6 +124,7 @@ export function vapValidations(schema: CelSchema, crdSchema?: unknown): VapValid
       for (const name of unnamedTrainerProperties(crdSchema)) {
         out.push({ expression: toVapRule(immutableTrainerField(name), 'spec', schema), message: `spec.trainer.${name}: ${row.message}`, reason: reason(row) });
       }
+      out.push(unknownTrainerFieldsValidation(row, reason(row)));
       continue;
     }
     const expression = mirrorsUpstreamTransitionRule(row) ? transitionGuard(row) : toVapRule(row.rule, row.scope, schema);
@@ -93,6 +143,7 @@ export function vapManifests(schema: CelSchema, crdSchema?: unknown): unknown[] 
       matchConstraints: {
         resourceRules: [{ apiGroups: ['trainer.kubeflow.org'], apiVersions: ['v1alpha1'], operations: ['UPDATE'], resources: ['trainjobs'] }],
       },
+      variables: vapVariables(crdSchema),
       validations: vapValidations(schema, crdSchema),
     },
   };
