@@ -6,8 +6,10 @@ import {
   goAvailable,
   locateControlPlaneBinaries,
   locateControllerBinaries,
+  locateKueueBinaries,
   type ControlPlaneBinaries,
   type ControllerBinaries,
+  type KueueBinaries,
   type Lookup,
 } from './binaries.ts';
 
@@ -35,8 +37,15 @@ export function upstreamControllersAvailability(env: NodeJS.ProcessEnv = process
   return decide(locateControllerBinaries(env), 'upstream Trainer and JobSet controllers', 'run `hack/build-binaries.sh controllers` (needs Go)', env);
 }
 
+/** Kueue's manager, built by `hack/build-binaries.sh kueue`; needed only by the suites that queue jobs. */
+export function kueueAvailability(env: NodeJS.ProcessEnv = process.env): Availability {
+  return decide(locateKueueBinaries(env), 'Kueue', 'run `hack/build-binaries.sh kueue` (needs Go), or set TEST_ASSET_KUEUE', env);
+}
+
 // Runs the build script with its progress on stderr (stdout belongs to the test reporter).
-async function runBuild(component: 'controlplane' | 'controllers'): Promise<void> {
+type Component = 'controlplane' | 'controllers' | 'kueue';
+
+async function runBuild(component: Component): Promise<void> {
   process.stderr.write(`[harness] building missing ${component} binaries with ${buildScript} (cold: many minutes)\n`);
   const child = spawn('bash', [buildScript, component], { stdio: ['ignore', 2, 2] });
   const code = await new Promise<number | null>((resolve, reject) => {
@@ -46,7 +55,7 @@ async function runBuild(component: 'controlplane' | 'controllers'): Promise<void
   if (code !== 0) throw new Error(`${buildScript} ${component} failed with exit code ${code}`);
 }
 
-async function ensure<T>(locate: () => Lookup<T>, component: 'controlplane' | 'controllers', availability: Availability): Promise<T> {
+async function ensure<T>(locate: () => Lookup<T>, component: Component, availability: Availability): Promise<T> {
   if (!availability.available) throw new Error(availability.reason);
   let lookup = locate();
   if (!lookup.found && availability.needsBuild) {
@@ -64,4 +73,8 @@ export function ensureControlPlaneBinaries(env: NodeJS.ProcessEnv = process.env)
 
 export function ensureControllerBinaries(env: NodeJS.ProcessEnv = process.env): Promise<ControllerBinaries> {
   return ensure(() => locateControllerBinaries(env), 'controllers', upstreamControllersAvailability(env));
+}
+
+export function ensureKueueBinaries(env: NodeJS.ProcessEnv = process.env): Promise<KueueBinaries> {
+  return ensure(() => locateKueueBinaries(env), 'kueue', kueueAvailability(env));
 }

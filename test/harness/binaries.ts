@@ -17,6 +17,7 @@ export interface Versions {
   trainer: string;
   jobset: string;
   kwok: string;
+  kueue: string;
 }
 
 export interface ControlPlaneBinaries {
@@ -36,6 +37,11 @@ export interface ControllerBinaries {
   manifestsDir: string;
 }
 
+/** Kueue's manager (its CRDs and webhook manifests are vendored in upstream/kueue-<version>/). */
+export interface KueueBinaries {
+  kueue: string;
+}
+
 export type Lookup<T> = { found: true; paths: T } | { found: false; missing: string[]; searched: string[] };
 
 export function readVersions(file = path.join(projectRoot, 'hack/versions.env')): Versions {
@@ -48,7 +54,7 @@ export function readVersions(file = path.join(projectRoot, 'hack/versions.env'))
     if (!vars[k]) throw new Error(`${file}: ${k} is not set`);
     return vars[k];
   };
-  return { k8s: need('K8S_VERSION'), etcd: need('ETCD_VERSION'), trainer: need('TRAINER_VERSION'), jobset: need('JOBSET_VERSION'), kwok: need('KWOK_VERSION') };
+  return { k8s: need('K8S_VERSION'), etcd: need('ETCD_VERSION'), trainer: need('TRAINER_VERSION'), jobset: need('JOBSET_VERSION'), kwok: need('KWOK_VERSION'), kueue: need('KUEUE_VERSION') };
 }
 
 export function binCacheDir(env: NodeJS.ProcessEnv = process.env): string {
@@ -63,6 +69,7 @@ export function cacheDirs(versions = readVersions(), env: NodeJS.ProcessEnv = pr
     etcd: path.join(root, `etcd-${versions.etcd}`),
     controllers: path.join(root, `controllers-trainer-${versions.trainer}-jobset-${versions.jobset}`),
     kwok: path.join(root, `kwok-${versions.kwok}`),
+    kueue: path.join(root, `kueue-${versions.kueue}`),
   };
 }
 
@@ -135,6 +142,10 @@ export function locateControllerBinaries(env: NodeJS.ProcessEnv = process.env): 
     return { found: false, missing: ['upstream webhook manifests'], searched: [manifestsDir] };
   }
   return { found: true, paths: { ...found.paths, manifestsDir } };
+}
+
+export function locateKueueBinaries(env: NodeJS.ProcessEnv = process.env): Lookup<KueueBinaries> {
+  return lookup({ kueue: { env: 'TEST_ASSET_KUEUE', candidates: [path.join(cacheDirs(readVersions(), env).kueue, 'kueue')] } }, env);
 }
 
 /** True when a `go` command is on PATH, so the build script can make missing binaries. */

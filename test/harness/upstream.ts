@@ -1,18 +1,22 @@
 // The real upstream controllers beside the control plane, out of cluster: JobSet's manager
-// (v0.12.0) and Kubeflow Trainer's (v2.3.0). Each gets its own serving certificate and ports
-// (both default to 9443 for webhooks and 8081 for probes), no metrics server, no leader
-// election, no certificate management of its own, and its webhooks registered through
-// `clientConfig.url` + `caBundle` from the upstream manifests kept by hack/build-binaries.sh.
-import { mkdir, writeFile } from 'node:fs/promises';
+// (v0.12.0), Kubeflow Trainer's (v2.3.0) and, on request, Kueue's (v0.17.0). Each gets its own
+// serving certificate and ports (all default to 9443 for webhooks and 8081 for probes), no
+// metrics server, no leader election, no certificate management of its own, and its webhooks
+// registered through `clientConfig.url` + `caBundle` from the upstream manifests (kept by
+// hack/build-binaries.sh for JobSet and Trainer, vendored in upstream/ for Kueue).
+import { readFileSync } from 'node:fs';
+import { mkdir, readdir, writeFile } from 'node:fs/promises';
 import path from 'node:path';
-import { stringify } from 'yaml';
-import { upstreamDir, type ControllerBinaries } from './binaries.ts';
-import { ensureControllerBinaries } from './availability.ts';
+import { parseAllDocuments, stringify } from 'yaml';
+import { readVersions, upstreamDir, type ControllerBinaries, type KueueBinaries } from './binaries.ts';
+import { ensureControllerBinaries, ensureKueueBinaries } from './availability.ts';
 import type { ControlPlane } from './controlplane.ts';
 import { writeKeyPair } from './pki.ts';
 import type { TrackedProcess } from './process.ts';
 import { freePorts, httpGet, waitFor } from './wait.ts';
 import { loadKustomizedWebhooks, pointWebhooksAt } from './webhooks.ts';
+
+type Obj = Record<string, any>;
 
 export interface UpstreamController {
   process: TrackedProcess;
@@ -27,6 +31,7 @@ export interface UpstreamController {
 export interface UpstreamControllers {
   jobset: UpstreamController;
   trainer?: UpstreamController;
+  kueue?: UpstreamController;
   stop(): Promise<void>;
 }
 
@@ -39,14 +44,43 @@ export const upstreamCrds = {
 };
 export const allUpstreamCrds = Object.values(upstreamCrds);
 
-async function register(cp: ControlPlane, manifestsDir: string, port: number, caPem: string, namePrefix: string) {
-  const docs = loadKustomizedWebhooks(manifestsDir);
+/** Kueue's folder in upstream/ (SOURCES.md), named by hack/versions.env's KUEUE_VERSION. */
+export const kueueUpstreamDir = path.join(upstreamDir, `kueue-${readVersions().kueue}`);
+
+/** All of Kueue's CRDs: its manager watches most of its kinds whatever is configured. Pass to startControlPlane. */
+export async function kueueCrds(): Promise<string[]> {
+  const dir = path.join(kueueUpstreamDir, 'crds');
+  return (await readdir(dir)).filter((f) => f.endsWith('.yaml')).sort().map((f) => path.join(dir, f));
+}
+
+/** The identity Kueue's manager runs as (system:masters), so that its writes can be told apart in admission logs. */
+export const KUEUE_USER = 'system:serviceaccount:kueue-system:kueue-controller-manager';
+/** Kueue's namespace (its Configuration's default `namespace`). */
+export const KUEUE_NAMESPACE = 'kueue-system';
+/** The only integration the world enables (pkg/controller/jobs/trainjob: FrameworkName). */
+export const KUEUE_TRAINJOB_FRAMEWORK = 'trainer.kubeflow.org/trainjob';
+
+/**
+ * Kueue's webhook configurations, keeping only the webhooks its manager serves here: those for its
+ * own kinds and for TrainJobs. The manifest lists every integration's webhook (pods, Jobs, ...)
+ * with failurePolicy Fail; registering those would route every pod create to Kueue.
+ */
+export function kueueWebhookDocs(manifest = path.join(kueueUpstreamDir, 'webhook/manifests.yaml')): Obj[] {
+  const served = (w: Obj) => (w.rules as Obj[]).every((r) => (r.apiGroups as string[]).every((g) => g === 'kueue.x-k8s.io' || g === 'trainer.kubeflow.org'));
+  return parseAllDocuments(readFileSync(manifest, 'utf8'))
+    .map((d) => d.toJSON() as Obj | null)
+    .filter((d): d is Obj => !!d?.kind)
+    .map((d) => ({ ...d, webhooks: (d.webhooks as Obj[]).filter(served) }));
+}
+
+async function register(cp: ControlPlane, manifestsDir: string | Obj[], port: number, caPem: string, namePrefix: string) {
+  const docs = typeof manifestsDir === 'string' ? loadKustomizedWebhooks(manifestsDir) : manifestsDir;
   await cp.applyYaml(pointWebhooksAt(docs, port, caPem, namePrefix));
   const names = (kind: string) => docs.filter((d) => d.kind === kind).map((d) => `${namePrefix}${d.metadata.name}`);
   return { validating: names('ValidatingWebhookConfiguration'), mutating: names('MutatingWebhookConfiguration') };
 }
 
-async function finish(cp: ControlPlane, name: string, proc: TrackedProcess, webhookPort: number, probePort: number, manifestsDir: string, caPem: string, namePrefix: string): Promise<UpstreamController> {
+async function finish(cp: ControlPlane, name: string, proc: TrackedProcess, webhookPort: number, probePort: number, manifestsDir: string | Obj[], caPem: string, namePrefix: string): Promise<UpstreamController> {
   // Ready means certificates loaded and the webhook server listening (both managers gate
   // /readyz on it), so registering the webhooks now cannot make API calls fail.
   await waitFor(`${name} /readyz`, async () => (await httpGet(`http://127.0.0.1:${probePort}/readyz`)).status === 200, { timeoutMs: 60_000, process: proc });
@@ -114,19 +148,84 @@ export async function startTrainerController(cp: ControlPlane, bins: ControllerB
   return finish(cp, 'trainer-controller-manager', proc, webhookPort, probePort, path.join(bins.manifestsDir, 'trainer'), cert.caPem, '');
 }
 
+// Kueue v0.17.0 reads its metrics certificate from a fixed path whenever its internal certificate
+// management is off (cmd/kueue/main.go: metricsCertPath "/etc/kueue/metrics/certs", read at once
+// by controller-runtime's certwatcher.New, which fails the start when the files are absent), even
+// with the metrics server disabled. Rather than write to the host's /etc, the manager runs in a
+// mount namespace of its own where an overlay on /etc adds that one folder (the rest of /etc is
+// seen as it is). `unshare` (util-linux) does it; without root it also maps the user to root in a
+// user namespace of its own. The namespace, and the overlay with it, end with the process.
+const KUEUE_ETC_OVERLAY = `set -e
+mount -t tmpfs tmpfs "$TJW_OVERLAY"
+mkdir -p "$TJW_OVERLAY/upper/kueue/metrics/certs" "$TJW_OVERLAY/work"
+cp "$TJW_METRICS_CERTS/tls.crt" "$TJW_METRICS_CERTS/tls.key" "$TJW_OVERLAY/upper/kueue/metrics/certs/"
+mount -t overlay overlay -o "lowerdir=/etc,upperdir=$TJW_OVERLAY/upper,workdir=$TJW_OVERLAY/work" /etc
+exec "$@"`;
+
 /**
- * Starts JobSet's manager and then (unless `trainer: false`) Trainer's; Trainer applies
- * JobSets, which JobSet's webhooks must then admit. The upstream CRDs must be installed
- * (pass `allUpstreamCrds` to startControlPlane).
+ * Kueue's manager with only the TrainJob integration, as `KUEUE_USER`. Its CRDs (`kueueCrds()`)
+ * must be installed, and Trainer's and JobSet's CRDs (its TrainJob integration owns JobSets).
  */
-export async function startUpstreamControllers(cp: ControlPlane, opts: { trainer?: boolean; binaries?: ControllerBinaries } = {}): Promise<UpstreamControllers> {
+export async function startKueueController(cp: ControlPlane, bins: KueueBinaries): Promise<UpstreamController> {
+  const [webhookPort, probePort] = await freePorts(2);
+  const dir = await cp.tempDir('kueue');
+  const cert = await cp.issueServingCert('kueue-webhook');
+  const overlay = path.join(dir, 'etc-overlay');
+  await mkdir(overlay);
+  await cp.kubectl(['create', 'namespace', KUEUE_NAMESPACE], { check: false });
+  const identity = await cp.makeUserKubeconfig(KUEUE_USER, ['system:masters']);
+  const config = path.join(dir, 'config.yaml');
+  await writeFile(
+    config,
+    stringify({
+      apiVersion: 'config.kueue.x-k8s.io/v1beta2',
+      kind: 'Configuration',
+      namespace: KUEUE_NAMESPACE,
+      webhook: { port: webhookPort, host: '127.0.0.1', certDir: cert.dir },
+      health: { healthProbeBindAddress: `127.0.0.1:${probePort}` },
+      metrics: { bindAddress: '0' },
+      leaderElection: { leaderElect: false },
+      internalCertManagement: { enable: false },
+      integrations: { frameworks: [KUEUE_TRAINJOB_FRAMEWORK] },
+      // On by default (beta): an aggregated API server of its own on a fixed port, not needed here.
+      featureGates: { VisibilityOnDemand: false },
+    }),
+  );
+  const rootless = process.getuid?.() !== 0;
+  const unshare = ['--mount', '--propagation', 'private', ...(rootless ? ['--map-root-user'] : []), '--', 'sh', '-c', KUEUE_ETC_OVERLAY, 'kueue', bins.kueue, `--config=${config}`, '--zap-devel=false'];
+  const proc = cp.startProcess('kueue-controller-manager', 'unshare', unshare, {
+    cwd: dir,
+    env: cp.childEnv({ KUBECONFIG: identity.path, TJW_OVERLAY: overlay, TJW_METRICS_CERTS: cert.dir }),
+  });
+  return finish(cp, 'kueue-controller-manager', proc, webhookPort, probePort, kueueWebhookDocs(), cert.caPem, 'kueue-');
+}
+
+export interface UpstreamControllersOptions {
+  /** Trainer's manager (default true). */
+  trainer?: boolean;
+  /** Kueue's manager, started last (default false). */
+  kueue?: boolean;
+  binaries?: ControllerBinaries;
+  kueueBinaries?: KueueBinaries;
+}
+
+/**
+ * Starts JobSet's manager and then (unless `trainer: false`) Trainer's, then (with `kueue: true`)
+ * Kueue's; Trainer applies JobSets, which JobSet's webhooks must then admit. The upstream CRDs
+ * must be installed (pass `allUpstreamCrds`, and `kueueCrds()` for Kueue, to startControlPlane).
+ */
+export async function startUpstreamControllers(cp: ControlPlane, opts: UpstreamControllersOptions = {}): Promise<UpstreamControllers> {
   const bins = opts.binaries ?? (await ensureControllerBinaries());
+  const kueueBins = opts.kueue ? (opts.kueueBinaries ?? (await ensureKueueBinaries())) : undefined;
   const jobset = await startJobSetController(cp, bins);
   const trainer = opts.trainer === false ? undefined : await startTrainerController(cp, bins);
+  const kueue = kueueBins ? await startKueueController(cp, kueueBins) : undefined;
   return {
     jobset,
     trainer,
+    kueue,
     async stop() {
+      await kueue?.stop();
       await trainer?.stop();
       await jobset.stop();
     },

@@ -3,7 +3,7 @@
 // runtimes plus two variants of the torchtune workspace policy, the project's own RBAC for the
 // reconciler's identity, and (optionally) the real webhook handing hints on to the sidecar.
 import assert from 'node:assert/strict';
-import { mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import { readFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
@@ -11,6 +11,7 @@ import { BatchV1Api, CoreV1Api, CustomObjectsApi, type V1PersistentVolumeClaim, 
 import { parse, stringify } from 'yaml';
 import {
   freePorts,
+  kueueCrds,
   projectRoot,
   startControlPlane,
   startUpstreamControllers,
@@ -46,6 +47,8 @@ export interface World {
 export interface WorldOptions {
   trainer: boolean;
   webhook: boolean;
+  /** Kueue's manager (its CRDs, the TrainJob integration only) beside Trainer and JobSet (default false). */
+  kueue?: boolean;
 }
 
 /** Upstream torchtune runtime with its workspace policy changed (name suffix, retentionPolicy, template spec). */
@@ -63,10 +66,13 @@ export async function startWorld(opts: WorldOptions): Promise<World> {
   const upstream = upstreamTrainJobCrd();
   const crdFile = path.join(scratch, 'trainjobs-patched.yaml');
   await writeFile(crdFile, stringify(patchedCrd(upstream, crdPatchOps(upstream.spec.versions[0].schema.openAPIV3Schema))));
-  const cp = await startControlPlane({ crds: [upstreamCrds.jobsets, crdFile, upstreamCrds.trainingRuntimes, upstreamCrds.clusterTrainingRuntimes] });
+  // Kueue's eleven CRDs as one file: one apply and one wait instead of eleven of each.
+  const kueueFile = path.join(scratch, 'kueue-crds.yaml');
+  if (opts.kueue) await writeFile(kueueFile, (await Promise.all((await kueueCrds()).map((f) => readFile(f, 'utf8')))).join('---\n'));
+  const cp = await startControlPlane({ crds: [upstreamCrds.jobsets, crdFile, upstreamCrds.trainingRuntimes, upstreamCrds.clusterTrainingRuntimes, ...(opts.kueue ? [kueueFile] : [])] });
   await rm(scratch, { recursive: true, force: true });
   try {
-    const controllers = await startUpstreamControllers(cp, { trainer: opts.trainer });
+    const controllers = await startUpstreamControllers(cp, { trainer: opts.trainer, kueue: opts.kueue });
     for (const f of ['torch_distributed.yaml', 'deepspeed_distributed.yaml', 'torchtune_llama3_2_1B.yaml']) await cp.applyYaml(path.join(upstreamDir, 'runtimes', f));
     await cp.applyYaml(torchtuneVariant('delete', 'Delete'));
     await cp.applyYaml(torchtuneVariant('retain', 'Retain', { volumeMode: 'Filesystem' }));
