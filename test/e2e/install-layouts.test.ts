@@ -3,8 +3,8 @@
 // (the default, separate-reconciler, vap) is rendered with `kubectl kustomize` and server-side
 // applied; its Deployments' pods land on KWOK nodes, and the containers of one pod per Deployment
 // (`serve`, `reconcile`) run as processes with the rendered containers' args, environment and
-// mounts and their ServiceAccounts' tokens (TokenRequest); the webhook configurations call `serve` by URL on 127.0.0.1 (no Service
-// endpoints on loopback). Then a TrainJob runs, is suspended, scaled several times and resumed:
+// mounts and their ServiceAccounts' tokens (TokenRequest); the webhook configurations call `serve`
+// by URL on 127.0.0.1 (no Service endpoints on loopback). Then a TrainJob runs, is suspended, scaled several times and resumed:
 // each JobSet is rebuilt with the new count, and the last one's pods run. The time from each
 // scaling write to the new JobSet's creation (seen by a watch) is printed per layout.
 //
