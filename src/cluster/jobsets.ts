@@ -43,7 +43,11 @@ export function jobSetReader(kc: KubeConfig, { timeoutMs = JOBSET_READ_TIMEOUT_M
       timer = setTimeout(() => resolve({ kind: 'failed', error: `reading its Jobs timed out after ${timeoutMs} ms` }), timeoutMs);
     });
     const read = api
-      .listNamespacedJob({ namespace, labelSelector: `${JOBSET_NAME_LABEL}=${name}` }, abortAfter(timeoutMs))
+      // resourceVersion 0: served from the API server's watch cache as it is. A consistent LIST (no
+      // resourceVersion) first waits for the cache to reach etcd's revision, and after a write to any
+      // other resource (the TrainJob update being admitted is one) that takes a progress
+      // notification, about 100 ms. A warning may be that stale; the sidecar reads live before it deletes.
+      .listNamespacedJob({ namespace, labelSelector: `${JOBSET_NAME_LABEL}=${name}`, resourceVersion: '0' }, abortAfter(timeoutMs))
       .then((list): JobSetRead => ({ kind: 'read', jobs: list.items }))
       .catch((err: unknown): JobSetRead => ({ kind: 'failed', error: `reading its Jobs failed: ${describeError(err)}` }));
     try {

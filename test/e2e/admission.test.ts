@@ -215,6 +215,23 @@ describe('admission against the real API server', { skip: availability.available
         );
       });
 
+      it('the Jobs read behind the warning comes from the watch cache as it is (resourceVersion 0): no consistent read, which waits ~100 ms for the cache after any write', async () => {
+        // kube-apiserver counts every consistent LIST it serves from its watch cache, by resource.
+        const consistentJobReads = async () =>
+          (await cp.kubectl(['get', '--raw', '/metrics'])).stdout
+            .split('\n')
+            .filter((l) => l.startsWith('apiserver_watch_cache_consistent_read_total{') && l.includes('group="batch"') && l.includes('resource="jobs"'))
+            .reduce((sum, l) => sum + Number(l.split(' ').pop()), 0);
+        const before = await consistentJobReads();
+        const changes = 4;
+        for (let i = 0; i < changes; i++) {
+          const out = await patchTrainJob(ns, 'guarded', { spec: { suspend: true, trainer: { numNodes: 2 + i } } }, true);
+          assert.ok(out.warnings.some((w) => w.startsWith(`JobSet ${ns}/guarded still has 2 pods`)), out.warnings.join('\n'));
+        }
+        // Fewer than one per admitted change (the world's own controllers list from their informers).
+        assert.ok((await consistentJobReads()) - before < changes, `consistent LISTs of Jobs: ${before} -> ${await consistentJobReads()}`);
+      });
+
       it('a webhook that may not list Jobs admits it all the same, with a warning (fail open)', async () => {
         // A second webhook whose identity may read the CRD but not Jobs, registered for one namespace.
         const user = await cp.makeUserKubeconfig('tjw-no-jobs');
