@@ -65,7 +65,11 @@ const EVERYONE = new Set(['create selfsubjectaccessreviews.authorization.k8s.io'
  * non-resource URLs listed apart. Rights read back have no namespace of their own: `namespace`.
  */
 export async function canIList(cp: ControlPlane, namespace: string, serviceAccount: string): Promise<{ rights: string[]; nonResource: string[] }> {
-  const out = (await cp.kubectl(['auth', 'can-i', '--list', '--no-headers', '-n', namespace, '--as', `system:serviceaccount:${namespace}:${serviceAccount}`])).stdout;
+  return parseCanIList((await cp.kubectl(['auth', 'can-i', '--list', '--no-headers', '-n', namespace, '--as', `system:serviceaccount:${namespace}:${serviceAccount}`])).stdout);
+}
+
+/** `kubectl auth can-i --list --no-headers` output as rights (`verb resource[.group][/sub][names]`), without everyone's. Pure. */
+export function parseCanIList(out: string): { rights: string[]; nonResource: string[] } {
   const rights: string[] = [];
   const nonResource: string[] = [];
   for (const line of out.split('\n').filter((l) => l.trim())) {
