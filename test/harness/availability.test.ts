@@ -4,8 +4,8 @@ import { chmodSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:f
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { after, describe, it } from 'node:test';
-import { controlPlaneAvailability } from './availability.ts';
-import { cacheDirs, locateControlPlaneBinaries, readVersions } from './binaries.ts';
+import { controlPlaneAvailability, kueueAvailability } from './availability.ts';
+import { cacheDirs, locateControlPlaneBinaries, locateKueueBinaries, readVersions } from './binaries.ts';
 
 const root = mkdtempSync(path.join(tmpdir(), 'tjw-availability-'));
 after(() => rmSync(root, { recursive: true, force: true }));
@@ -80,5 +80,28 @@ describe('skip rules', () => {
     fakeBinary(goDir, 'go');
     assert.deepEqual(controlPlaneAvailability({ ...empty, PATH: goDir }), { available: true, needsBuild: true });
     assert.equal(controlPlaneAvailability({ ...empty, PATH: goDir, TJW_NO_BUILD: '1' }).available, false);
+  });
+});
+
+describe('Kueue (only the suites that queue jobs need it)', () => {
+  const empty = { ...base, TJW_BIN_CACHE: path.join(root, 'no-kueue') };
+
+  it('is found in its own cache folder, keyed by KUEUE_VERSION, or at TEST_ASSET_KUEUE', () => {
+    const cache = path.join(root, 'kueue-cache');
+    const dir = cacheDirs(readVersions(), { ...base, TJW_BIN_CACHE: cache }).kueue;
+    assert.equal(path.basename(dir), `kueue-${readVersions().kueue}`);
+    const cached = fakeBinary(dir, 'kueue');
+    assert.deepEqual(locateKueueBinaries({ ...base, TJW_BIN_CACHE: cache }), { found: true, paths: { kueue: cached } });
+    const explicit = fakeBinary(path.join(root, 'explicit'), 'my-kueue');
+    assert.deepEqual(locateKueueBinaries({ ...empty, TEST_ASSET_KUEUE: explicit }), { found: true, paths: { kueue: explicit } });
+  });
+
+  it('absent: skips saying how to build it, fails under CI=true, builds when Go is on PATH', () => {
+    const a = kueueAvailability(empty);
+    assert.ok(!a.available && /Kueue not available \(missing kueue;/.test(a.reason) && /hack\/build-binaries\.sh kueue/.test(a.reason), JSON.stringify(a));
+    assert.throws(() => kueueAvailability({ ...empty, CI: 'true' }), /CI=true: the end-to-end suites must run, but Kueue not available/);
+    const goDir = path.join(root, 'gobin-kueue');
+    fakeBinary(goDir, 'go');
+    assert.deepEqual(kueueAvailability({ ...empty, PATH: goDir }), { available: true, needsBuild: true });
   });
 });
