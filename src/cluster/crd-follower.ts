@@ -4,8 +4,9 @@
 // one stays in force.
 import { CustomObjectsApi, Watch, type KubeConfig } from '@kubernetes/client-node';
 import { describeError } from './client.ts';
+import { TRAINJOB_CRD } from '../webhooks/envelope.ts';
 
-export const TRAINJOB_CRD = 'trainjobs.trainer.kubeflow.org';
+export { TRAINJOB_CRD };
 
 export interface CrdFollowerEvents {
   onChange(crd: unknown): void;

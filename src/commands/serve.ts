@@ -6,24 +6,38 @@ import { createMetrics, type WebhookMetrics } from '../observability/metrics.ts'
 import { installProcessHandlers } from '../process/signals.ts';
 import { startServe } from '../process/serve.ts';
 import { createValidator } from '../admission/validator.ts';
-import { loadKubeConfig, describeError } from '../cluster/client.ts';
-import { jobSetReader } from '../cluster/jobsets.ts';
-import { followCrd, readCrd, TRAINJOB_CRD } from '../cluster/crd-follower.ts';
+import { TRAINJOB_CRD } from '../webhooks/envelope.ts';
 import { EMBEDDED_CRD_SOURCE, loadEmbeddedPolicy, loadPolicyFromFile, policyFromCrd, uncoveredTrainerFieldsOf } from '../rules/crd-policy.ts';
 import { buildPolicy, type Policy } from '../rules/policy.ts';
 import type { CommandIo } from './review.ts';
 import { InputError } from '../io/read-object.ts';
 import type { KubeConfig } from '@kubernetes/client-node';
-import { ROTATION_DEFAULTS, startCertRotation, type CertRotation } from '../certs/rotator.ts';
-import { kubernetesCertStore } from '../certs/store.ts';
+import type { CertRotation } from '../certs/rotator.ts';
+
+/**
+ * What reads the cluster. @kubernetes/client-node costs ~0.6 s and ~80 MiB of RSS at import, so
+ * these load only when cluster access is configured (bench/PROFILE.md, start-up).
+ */
+async function loadClusterModules() {
+  const [client, jobsets, follower, rotator, store] = await Promise.all([
+    import('../cluster/client.ts'),
+    import('../cluster/jobsets.ts'),
+    import('../cluster/crd-follower.ts'),
+    import('../certs/rotator.ts'),
+    import('../certs/store.ts'),
+  ]);
+  return { ...client, ...jobsets, ...follower, ...rotator, ...store };
+}
+type ClusterModules = Awaited<ReturnType<typeof loadClusterModules>>;
 
 /**
  * --cert-rotation: the Secret settled and its files written into the cert dir before the server
  * reads them; afterwards the server's reloader picks up each renewal from those files.
  */
-async function startRotation(config: ServeConfig, kc: KubeConfig | undefined, logger: Logger): Promise<CertRotation | undefined> {
+async function startRotation(config: ServeConfig, kc: KubeConfig | undefined, cluster: ClusterModules | undefined, logger: Logger): Promise<CertRotation | undefined> {
   const r = config.certRotation;
-  if (!r || !kc) return undefined;
+  if (!r || !kc || !cluster) return undefined;
+  const { kubernetesCertStore, startCertRotation, ROTATION_DEFAULTS } = cluster;
   const webhookConfigs = [
     { kind: 'validating' as const, name: r.validatingWebhookConfig },
     { kind: 'mutating' as const, name: r.mutatingWebhookConfig },
@@ -71,7 +85,8 @@ function reportPolicy(policy: Policy, metrics: WebhookMetrics, logger: Logger, s
   }
 }
 
-async function clusterPolicy(kc: KubeConfig, logger: Logger, metrics: WebhookMetrics): Promise<PolicySource> {
+async function clusterPolicy(kc: KubeConfig, cluster: ClusterModules, logger: Logger, metrics: WebhookMetrics): Promise<PolicySource> {
+  const { readCrd, followCrd, describeError } = cluster;
   let policy = buildPolicy();
   let source = `the API server (${TRAINJOB_CRD})`;
   let adopted = false;
@@ -112,7 +127,7 @@ async function clusterPolicy(kc: KubeConfig, logger: Logger, metrics: WebhookMet
   return { get: () => policy, source, stop };
 }
 
-async function policySource(config: ServeConfig, kc: KubeConfig | undefined, logger: Logger, metrics: WebhookMetrics): Promise<PolicySource> {
+async function policySource(config: ServeConfig, kc: KubeConfig | undefined, cluster: ClusterModules | undefined, logger: Logger, metrics: WebhookMetrics): Promise<PolicySource> {
   const fixed = (policy: Policy, source: string): PolicySource => {
     reportPolicy(policy, metrics, logger, source);
     return { get: () => policy, source, stop: () => {} };
@@ -125,7 +140,7 @@ async function policySource(config: ServeConfig, kc: KubeConfig | undefined, log
     case 'table-only':
       return fixed(buildPolicy(), '--table-only');
     case 'cluster':
-      if (kc) return clusterPolicy(kc, logger, metrics);
+      if (kc && cluster) return clusterPolicy(kc, cluster, logger, metrics);
       return fixed(await loadEmbeddedPolicy(), EMBEDDED_CRD_SOURCE);
   }
 }
@@ -154,12 +169,13 @@ export async function serveCommand(args: string[], io: CommandIo): Promise<numbe
   let rotation: CertRotation | undefined;
   let handle: Awaited<ReturnType<typeof startServe>>;
   try {
-    const kc = loadKubeConfig(config.cluster);
-    rotation = await startRotation(config, kc, logger);
-    policies = await policySource(config, kc, logger, metrics);
+    const cluster = config.cluster.mode === 'none' ? undefined : await loadClusterModules();
+    const kc = cluster?.loadKubeConfig(config.cluster);
+    rotation = await startRotation(config, kc, cluster, logger);
+    policies = await policySource(config, kc, cluster, logger, metrics);
     const validator = createValidator({
       policy: policies.get,
-      readJobSet: kc ? jobSetReader(kc) : undefined,
+      readJobSet: kc && cluster ? cluster.jobSetReader(kc) : undefined,
       crdSource: policies.source,
     });
     handle = await startServe(config, { validator, logger, metrics });

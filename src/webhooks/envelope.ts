@@ -11,6 +11,8 @@ export type AdmissionVersion = (typeof ADMISSION_VERSIONS)[number];
 const OPERATIONS: readonly Operation[] = ['CREATE', 'UPDATE', 'DELETE', 'CONNECT'];
 export const TRAINJOB_GROUP = 'trainer.kubeflow.org';
 export const TRAINJOB_KIND = 'TrainJob';
+/** The TrainJob CRD's name. */
+export const TRAINJOB_CRD = `trainjobs.${TRAINJOB_GROUP}`;
 
 export interface GroupVersionKind {
   group: string;

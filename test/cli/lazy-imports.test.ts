@@ -1,0 +1,61 @@
+// @kubernetes/client-node costs ~0.6 s of start-up and ~80 MiB of RSS at import: `serve` without
+// cluster access and `review` must not load it (bench/PROFILE.md, start-up); `serve` with a
+// kubeconfig does.
+import { describe, it } from 'node:test';
+import assert from 'node:assert/strict';
+import { spawn } from 'node:child_process';
+import { mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+
+const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../..');
+const hook = path.join(root, 'test/cli/support/report-client-node.mjs');
+const bin = path.join(root, 'bin/trainjob-webhook.js');
+
+/** Runs the CLI until it prints `until` on stdout (or exits); returns what it wrote to stderr. */
+function run(args: string[], cwd: string, until?: RegExp): Promise<string> {
+  return new Promise((resolve, reject) => {
+    const child = spawn(process.execPath, ['--import', hook, bin, ...args], { cwd, stdio: ['ignore', 'pipe', 'pipe'], env: { ...process.env, KUBERNETES_SERVICE_HOST: '', KUBERNETES_SERVICE_PORT: '' } });
+    let err = '';
+    let out = '';
+    child.stderr.on('data', (d: Buffer) => (err += d.toString()));
+    child.stdout.on('data', (d: Buffer) => {
+      out += d.toString();
+      if (until?.test(out) || /CLIENT-NODE-LOADED/.test(err)) child.kill('SIGTERM');
+    });
+    child.stderr.on('data', () => {
+      if (/CLIENT-NODE-LOADED/.test(err)) child.kill('SIGTERM');
+    });
+    child.once('error', reject);
+    child.once('exit', () => resolve(err));
+  });
+}
+
+describe('the cluster client loads only with cluster access', () => {
+  it('serve offline, on its embedded CRD, answers without it', async () => {
+    const dir = await mkdtemp(path.join(tmpdir(), 'tjw-lazy-'));
+    try {
+      const err = await run(['serve', '--port', '0', '--ops-port', '0'], dir, /"msg":"serving"/);
+      assert.doesNotMatch(err, /CLIENT-NODE-LOADED/);
+    } finally {
+      await rm(dir, { recursive: true, force: true });
+    }
+  });
+  it('review does without it', async () => {
+    const objects = path.join(root, 'examples/objects');
+    const err = await run(['review', '--old', path.join(objects, 'suspended-1-node.yaml'), '--new', path.join(objects, 'suspended-2-nodes.yaml')], root);
+    assert.doesNotMatch(err, /CLIENT-NODE-LOADED/);
+  });
+  it('serve with a kubeconfig loads it (the hook sees it)', async () => {
+    const dir = await mkdtemp(path.join(tmpdir(), 'tjw-lazy-'));
+    try {
+      const kubeconfig = path.join(dir, 'kubeconfig');
+      await writeFile(kubeconfig, 'apiVersion: v1\nkind: Config\nclusters: [{name: c, cluster: {server: "https://127.0.0.1:1"}}]\ncontexts: [{name: c, context: {cluster: c, user: u}}]\ncurrent-context: c\nusers: [{name: u, user: {token: t}}]\n');
+      const err = await run(['serve', '--port', '0', '--ops-port', '0', '--kubeconfig', kubeconfig], dir, /"msg":"serving"/);
+      assert.match(err, /CLIENT-NODE-LOADED/);
+    } finally {
+      await rm(dir, { recursive: true, force: true });
+    }
+  });
+});
