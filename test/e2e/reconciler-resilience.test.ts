@@ -8,6 +8,7 @@ import { after, before, describe, it } from 'node:test';
 import { controlPlaneAvailability, upstreamControllersAvailability, waitFor } from '../harness/index.ts';
 import type { TrainJob } from '../../src/reconciler/objects.ts';
 import { startSidecar, type Sidecar } from '../reconciler/support/sidecar.ts';
+import { killRounds } from '../faults/kill-rounds.ts';
 import { api, envValue, parallelism, RECONCILER_SA, inNamespace, startWorld, torchTrainJob, torchtuneVariant, type World } from '../reconciler/support/world.ts';
 
 const controlPlane = controlPlaneAvailability();
@@ -109,6 +110,10 @@ describe('reconciler resilience: SIGKILL mid-rebuild, two sidecars', { skip }, (
     await d.proc.stop();
     await e.proc.stop();
   });
+
+  // The fault suite's short form, in this world (its long form: test/faults/reconciler-kills.test.ts).
+  it('fault suite: 3 SIGKILLs at named points of rebuilds (pods terminating, right after a delete, right after the suspend): one correct JobSet each round, no JobSet deleted while its pods ran, the claim kept', (t) =>
+    killRounds(t, w, { ns: 'faults', mode: 'companion', kills: 3, restarts: 0, seed: Number(process.env.FAULT_SEED) || Math.floor(Math.random() * 2 ** 31) }));
 
   it('standalone: killed with SIGKILL right after deleting the stale JobSet, restarted: it applies exactly one JobSet with the new count', async () => {
     // Standalone mode is for clusters without Trainer's controller: stop it first.

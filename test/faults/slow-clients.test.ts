@@ -74,7 +74,7 @@ describe('slow clients do not starve real requests', { timeout: LONG ? 600_000 :
     const slow: SlowConnection[] = [];
     after(() => slow.forEach((c) => c.stop()));
     for (const kind of ['no-handshake', 'slow-headers', 'slow-body'] as const) {
-      for (let i = 0; i < SLOW_PER_KIND; i++) slow.push(await slowConnection(serve.port, kind));
+      slow.push(...(await Promise.all(Array.from({ length: SLOW_PER_KIND }, () => slowConnection(serve.port, kind)))));
     }
 
     // Four keep-alive pools as the API server keeps them, and one that opens a connection per request.
