@@ -18,7 +18,7 @@ import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import autocannon from 'autocannon';
 import { generateSelfSigned } from '../src/tls/selfsigned.ts';
-import { benchBodies, type Body } from './lib/bodies.ts';
+import { agreementOnlyBodies, benchBodies, type Body } from './lib/bodies.ts';
 import { decisionOf, disagreements, formatDecision, type NamedDecision } from './lib/decisions.ts';
 import { loadTables, memoryTable, type LoadResult, type MemoryResult } from './lib/markdown.ts';
 import { pinCores } from './lib/pinning.ts';
@@ -155,7 +155,7 @@ async function main() {
     // The same decision everywhere, before any load (the bare endpoint decides nothing).
     const agreement: string[] = [];
     const problems: string[] = [];
-    for (const b of bodies) {
+    for (const b of [...bodies, ...agreementOnlyBodies(root)]) {
       const decisions: NamedDecision[] = [];
       for (const s of servers.slice(1)) decisions.push({ server: s.name, decision: decisionOf(await ask(s.url, b.json)) });
       problems.push(...disagreements(b.name, b.expected, decisions));
@@ -221,7 +221,7 @@ function markdown(r: { started: Date; load: number[]; pinning: string; peer: str
     `- ${r.pinning}`,
     `- ${r.peer}`,
     `- ${rounds} interleaved round(s) of ${seconds} s per server, body and connection count (after a 1 s warm-up of each); req/s is the mean of the rounds, p50/p99 over every response of both, from autocannon's per-response times`,
-    `- the same decision from every deciding server, checked before the load:`,
+    `- the same decision from every deciding server, checked before the load (the last ${agreementOnlyBodies(root).length} only checked, not loaded):`,
     ...r.agreement.map((l) => `  ${l}`),
     '',
     loadTables(r.results, r.baseline),

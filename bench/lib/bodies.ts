@@ -22,6 +22,16 @@ export function withLargeCommand(createReview: string, bytes: number): string {
   return JSON.stringify(review);
 }
 
+/** Checked for agreement before the load but not loaded: more of the table's decisions. */
+export function agreementOnlyBodies(root: string): Body[] {
+  const example = (f: string) => readFileSync(path.join(root, 'examples', f), 'utf8');
+  return [
+    { name: 'denied UPDATE (image change)', expected: 'denied', json: example('denied-image-change.json') },
+    { name: 'denied UPDATE (numNodes of a finished job)', expected: 'denied', json: example('denied-numnodes-finished.json') },
+    { name: 'allowed CREATE', expected: 'allowed', json: example('allowed-create.json') },
+  ];
+}
+
 export function benchBodies(root: string): Body[] {
   const example = (f: string) => readFileSync(path.join(root, 'examples', f), 'utf8');
   return [
