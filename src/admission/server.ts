@@ -13,6 +13,7 @@ import { instrumentWebhookPaths } from '../observability/webhook-http-metrics.ts
 import type { KeyPair } from '../tls/keypair.ts';
 import { servingTlsOptions } from '../tls/serving-options.ts';
 import { useLosslessJsonBodies } from '../webhooks/json-body.ts';
+import { boundBodiesInFlight, ByteBudget, MAX_SIZE_BODIES_IN_FLIGHT } from '../webhooks/body-budget.ts';
 import { MUTATE_PATH, registerMutateRoute } from '../webhooks/mutate.ts';
 import { VALIDATE_PATH, registerValidateRoute } from '../webhooks/validate.ts';
 
@@ -35,6 +36,8 @@ export const ADMISSION_TIMEOUTS = {
 export interface AdmissionServerConfig {
   tls: KeyPair;
   bodyLimit?: number;
+  /** Request body bytes held at once (webhooks/body-budget.ts); defaults to two maximum-size bodies. */
+  bodyBudget?: ByteBudget;
   /** How idle keep-alive connections are closed on shutdown (see connection-drain.ts). */
   drain?: DrainTiming;
 }
@@ -79,6 +82,7 @@ export async function buildAdmissionServer(config: AdmissionServerConfig, deps: 
   });
 
   useLosslessJsonBodies(app);
+  boundBodiesInFlight(app, config.bodyBudget ?? new ByteBudget(MAX_SIZE_BODIES_IN_FLIGHT * bodyLimit), bodyLimit);
   instrumentWebhookPaths(app, deps.metrics, [VALIDATE_PATH, MUTATE_PATH]);
   const edge = { logger: deps.logger, metrics: deps.metrics };
   registerValidateRoute(app, { ...edge, validator: deps.validator, handoff: deps.handoff ?? noHandoff });

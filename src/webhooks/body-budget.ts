@@ -1,0 +1,81 @@
+// A bound on the request bodies held in memory at once. A body is buffered whole before it is
+// parsed, and an UPDATE may carry 7 MiB; the decision itself is synchronous, so bodies read
+// concurrently only wait for their turn, and without a bound 100 slow senders of 7 MiB would
+// hold 700 MiB. Each request takes its Content-Length (a full body limit when it has none) from
+// a byte budget before its body is read, and gives it back when its response is done; a request
+// that does not fit waits (its socket is not read: TCP holds the rest) rather than failing.
+import type { FastifyInstance } from 'fastify';
+
+/**
+ * Two maximum-size bodies: one being decided while the next is read. More buys no throughput
+ * (one core decides one at a time) and costs ~7-14 MB of string each (bench/PROFILE.md, memory).
+ * Ordinary bodies (a few KB) pass by the thousand.
+ */
+export const MAX_SIZE_BODIES_IN_FLIGHT = 2;
+
+export class ByteBudget {
+  readonly capacity: number;
+  #used = 0;
+  #peak = 0;
+  readonly #waiting: Array<{ bytes: number; grant: () => void }> = [];
+
+  constructor(capacity: number) {
+    this.capacity = capacity;
+  }
+
+  get used(): number {
+    return this.#used;
+  }
+
+  /** The most bytes ever held at once. */
+  get peak(): number {
+    return this.#peak;
+  }
+
+  get waiting(): number {
+    return this.#waiting.length;
+  }
+
+  /** Resolves once `bytes` (at most the capacity) are taken; the returned function gives them back (once). */
+  async acquire(bytes: number): Promise<() => void> {
+    const n = Math.min(Math.max(bytes, 0), this.capacity);
+    if (this.#waiting.length === 0 && this.#used + n <= this.capacity) this.#take(n);
+    else await new Promise<void>((grant) => this.#waiting.push({ bytes: n, grant }));
+    let released = false;
+    return () => {
+      if (released) return;
+      released = true;
+      this.#used -= n;
+      this.#grantWaiting();
+    };
+  }
+
+  #take(n: number): void {
+    this.#used += n;
+    if (this.#used > this.#peak) this.#peak = this.#used;
+  }
+
+  /** First come, first served: a large body is not overtaken forever by small ones. */
+  #grantWaiting(): void {
+    while (this.#waiting.length > 0 && this.#used + this.#waiting[0].bytes <= this.capacity) {
+      const next = this.#waiting.shift()!;
+      this.#take(next.bytes);
+      next.grant();
+    }
+  }
+}
+
+/** Holds every request's body bytes in `budget` from before its body is read until its response is done. */
+export function boundBodiesInFlight(app: FastifyInstance, budget: ByteBudget, bodyLimit: number): void {
+  app.addHook('preParsing', async (request, reply, payload) => {
+    const length = Number(request.headers['content-length']);
+    // Refused before it is read (413): nothing to hold.
+    if (Number.isFinite(length) && length > bodyLimit) return payload;
+    if (Number.isFinite(length) && length === 0) return payload;
+    const release = await budget.acquire(Number.isFinite(length) ? length : bodyLimit);
+    // 'close' comes once the response is sent, or when the client goes away first.
+    if (reply.raw.writableFinished || reply.raw.destroyed) release();
+    else reply.raw.once('close', release);
+    return payload;
+  });
+}
