@@ -104,4 +104,14 @@ describe('Kueue (only the suites that queue jobs need it)', () => {
     fakeBinary(goDir, 'go');
     assert.deepEqual(kueueAvailability({ ...empty, PATH: goDir }), { available: true, needsBuild: true });
   });
+
+  it('found, but no mount namespace can be made here: skips saying why, fails under CI=true', () => {
+    const cache = path.join(root, 'kueue-cache-2');
+    fakeBinary(cacheDirs(readVersions(), { ...base, TJW_BIN_CACHE: cache }).kueue, 'kueue');
+    const noNamespace = () => 'unshare failed';
+    const a = kueueAvailability({ ...base, TJW_BIN_CACHE: cache }, noNamespace);
+    assert.deepEqual(a, { available: false, reason: 'Kueue cannot run here: unshare failed' });
+    assert.throws(() => kueueAvailability({ ...base, TJW_BIN_CACHE: cache, CI: 'true' }, noNamespace), /CI=true: .*Kueue cannot: unshare failed/);
+    assert.deepEqual(kueueAvailability({ ...base, TJW_BIN_CACHE: cache }, () => undefined), { available: true, needsBuild: false });
+  });
 });

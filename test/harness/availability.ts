@@ -1,6 +1,6 @@
 // Whether the end-to-end suites can run here, and making the binaries when Go can build them.
 // Under CI=true a missing control plane is an error (the suites must run there), never a skip.
-import { spawn } from 'node:child_process';
+import { spawn, spawnSync } from 'node:child_process';
 import {
   buildScript,
   goAvailable,
@@ -37,9 +37,26 @@ export function upstreamControllersAvailability(env: NodeJS.ProcessEnv = process
   return decide(locateControllerBinaries(env), 'upstream Trainer and JobSet controllers', 'run `hack/build-binaries.sh controllers` (needs Go)', env);
 }
 
+/** `unshare` flags for a private mount namespace (and, without root, a user namespace mapping us to root). */
+export function mountNamespaceFlags(): string[] {
+  return ['--mount', '--propagation', 'private', ...(process.getuid?.() !== 0 ? ['--map-root-user'] : [])];
+}
+
+// Kueue runs in a mount namespace of its own (upstream.ts says why); some sandboxes forbid one.
+function mountNamespaceProblem(): string | undefined {
+  const probe = spawnSync('unshare', [...mountNamespaceFlags(), 'true'], { stdio: 'ignore', timeout: 10_000 });
+  if (probe.error) return `\`unshare\` (util-linux) could not run: ${probe.error.message}`;
+  if (probe.status !== 0) return `\`unshare ${mountNamespaceFlags().join(' ')} true\` failed (exit ${probe.status}): this machine forbids the mount namespace Kueue's manager runs in`;
+  return undefined;
+}
+
 /** Kueue's manager, built by `hack/build-binaries.sh kueue`; needed only by the suites that queue jobs. */
-export function kueueAvailability(env: NodeJS.ProcessEnv = process.env): Availability {
-  return decide(locateKueueBinaries(env), 'Kueue', 'run `hack/build-binaries.sh kueue` (needs Go), or set TEST_ASSET_KUEUE', env);
+export function kueueAvailability(env: NodeJS.ProcessEnv = process.env, namespaceProblem = mountNamespaceProblem): Availability {
+  const binaries = decide(locateKueueBinaries(env), 'Kueue', 'run `hack/build-binaries.sh kueue` (needs Go), or set TEST_ASSET_KUEUE', env);
+  const problem = binaries.available ? namespaceProblem() : undefined;
+  if (!problem) return binaries;
+  if (env.CI === 'true') throw new Error(`CI=true: the end-to-end suites must run, but Kueue cannot: ${problem}`);
+  return { available: false, reason: `Kueue cannot run here: ${problem}` };
 }
 
 // Runs the build script with its progress on stderr (stdout belongs to the test reporter).

@@ -9,7 +9,7 @@ import { mkdir, readdir, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { parseAllDocuments, stringify } from 'yaml';
 import { readVersions, upstreamDir, type ControllerBinaries, type KueueBinaries } from './binaries.ts';
-import { ensureControllerBinaries, ensureKueueBinaries } from './availability.ts';
+import { ensureControllerBinaries, ensureKueueBinaries, mountNamespaceFlags } from './availability.ts';
 import type { ControlPlane } from './controlplane.ts';
 import { writeKeyPair } from './pki.ts';
 import type { TrackedProcess } from './process.ts';
@@ -191,8 +191,7 @@ export async function startKueueController(cp: ControlPlane, bins: KueueBinaries
       featureGates: { VisibilityOnDemand: false },
     }),
   );
-  const rootless = process.getuid?.() !== 0;
-  const unshare = ['--mount', '--propagation', 'private', ...(rootless ? ['--map-root-user'] : []), '--', 'sh', '-c', KUEUE_ETC_OVERLAY, 'kueue', bins.kueue, `--config=${config}`, '--zap-devel=false'];
+  const unshare = [...mountNamespaceFlags(), '--', 'sh', '-c', KUEUE_ETC_OVERLAY, 'kueue', bins.kueue, `--config=${config}`, '--zap-devel=false'];
   const proc = cp.startProcess('kueue-controller-manager', 'unshare', unshare, {
     cwd: dir,
     env: cp.childEnv({ KUBECONFIG: identity.path, TJW_OVERLAY: overlay, TJW_METRICS_CERTS: cert.dir }),
