@@ -412,8 +412,15 @@ function validateValue(s: SchemaNode, data: unknown, path: string, corr: Correla
   return result;
 }
 
-/** A property or item validator: a ratcheting one when the value correlates with an old value. */
+/**
+ * A property or item validator: a ratcheting one when the value correlates with an old value.
+ * A correlated value equal to its old value reports no error whatever it holds (ratchet() keeps
+ * none), so it is not validated at all: most of an update is unchanged, and validating it was
+ * the schema side's main cost (bench/PROFILE.md). Only `errors` leaves this module, and a
+ * correlated result's matchCount is never read (anyOf/oneOf branches validate uncorrelated).
+ */
 function validateChild(s: SchemaNode, data: unknown, path: string, corr: Correlation | null): Result {
+  if (corr !== null && corr.deepEqual()) return new Result();
   const result = validateValue(s, data, path, corr);
   return corr === null ? result : ratchet(result, corr);
 }
