@@ -108,6 +108,16 @@ export function parseLocation(schema: SchemaNode, location: string): LocationSte
   return node ? steps : undefined;
 }
 
+/** Locations parsed once per compiled schema: every rule's location is looked up on every request. */
+const parsedLocations = new WeakMap<SchemaNode, Map<string, readonly LocationStep[] | undefined>>();
+
+function parsedLocation(schema: SchemaNode, location: string): readonly LocationStep[] | undefined {
+  let bySchema = parsedLocations.get(schema);
+  if (bySchema === undefined) parsedLocations.set(schema, (bySchema = new Map()));
+  if (!bySchema.has(location)) bySchema.set(location, parseLocation(schema, location));
+  return bySchema.get(location);
+}
+
 export interface LocatedValue {
   /** Kubernetes field path, e.g. `spec.trainer.env[0]`, `spec.trainer.resourcesPerNode.limits[cpu]` ('' is the root). */
   path: string;
@@ -121,7 +131,7 @@ export interface LocatedValue {
  * Null and absent values are skipped: the API server does not run rules on them.
  */
 export function valuesAt(schema: SchemaNode, obj: unknown, location: string | readonly LocationStep[]): LocatedValue[] {
-  const steps = typeof location === 'string' ? parseLocation(schema, location) : location;
+  const steps = typeof location === 'string' ? parsedLocation(schema, location) : location;
   if (steps === undefined) return [];
   let current: LocatedValue[] = obj === null || obj === undefined ? [] : [{ path: '', segments: [], value: obj, schema }];
   for (const step of steps) {
