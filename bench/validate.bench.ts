@@ -12,6 +12,7 @@
 // machine: `flock /tmp/tjw-e2e.lock npm run bench`.
 import { execFileSync, spawn, type ChildProcess } from 'node:child_process';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { request } from 'node:https';
 import { cpus, freemem, loadavg, tmpdir, totalmem } from 'node:os';
 import { createServer } from 'node:net';
 import path from 'node:path';
@@ -83,7 +84,6 @@ function goPeer(): { bin?: string; note: string } {
 
 /** One request, its AdmissionReview answer parsed. */
 async function ask(url: string, body: string): Promise<unknown> {
-  const { request } = await import('node:https');
   return new Promise((resolve, reject) => {
     const req = request(url + PATH, { method: 'POST', headers: { 'content-type': 'application/json' }, rejectUnauthorized: false }, (res) => {
       const chunks: Buffer[] = [];
