@@ -2,7 +2,7 @@
 // admitted, read the Jobs of the TrainJob's JobSet and say, as a warning, which of its pods the
 // rebuild still waits for. That read never refuses: it fails open, with a warning.
 import type { AdmissionInput, Decision, Validator } from './types.ts';
-import { decideCreate, decideUpdate } from '../rules/decide.ts';
+import { decideCreateYielding, decideUpdateYielding } from '../rules/decide.ts';
 import { jobSetPodsWarnings, type JobSetRead } from '../rules/jobset-pods.ts';
 import type { Policy } from '../rules/policy.ts';
 
@@ -22,9 +22,10 @@ export function createValidator({ policy: policyOrGetter, readJobSet, crdSource 
   return {
     async validate(input: AdmissionInput): Promise<Decision> {
       const policy = current();
-      if (input.operation === 'CREATE') return decideCreate(policy, input.object);
+      // A large object is decided in stages, letting other requests be answered in between.
+      if (input.operation === 'CREATE') return decideCreateYielding(policy, input.object);
       if (input.operation !== 'UPDATE') return { causes: [], warnings: [] };
-      const verdict = decideUpdate(policy, input.object, input.oldObject);
+      const verdict = await decideUpdateYielding(policy, input.object, input.oldObject);
       if (!verdict.numNodesChange) return verdict;
       const namespace = input.namespace ?? '';
       const name = input.name ?? '';
