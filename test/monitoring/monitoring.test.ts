@@ -191,6 +191,25 @@ describe('manifests/monitoring', () => {
     assert.ok(checked >= 10, `${checked} matchers checked`);
   });
 
+  it('the PodMonitor scrapes every pod that serves /metrics in each layout (default, separate-reconciler), on their port names', (t) => {
+    const bins = locateControlPlaneBinaries();
+    if (!bins.found) return t.skip(`no kubectl (${bins.missing.join(', ')}): hack/build-binaries.sh`);
+    type Doc = { kind: string; metadata: { name: string }; spec: any };
+    const render = (d: string) => parseAllDocuments(execFileSync(bins.paths.kubectl, ['kustomize', d], { encoding: 'utf8' })).map((x) => x.toJS() as Doc);
+    const monitor = render(dir).find((o) => o.kind === 'PodMonitor')!;
+    const endpoints = new Set<string>(monitor.spec.podMetricsEndpoints.map((e: { port: string }) => e.port));
+    const selects = (labels: Record<string, string>) =>
+      Object.entries(monitor.spec.selector.matchLabels ?? {}).every(([k, v]) => labels[k] === v) &&
+      (monitor.spec.selector.matchExpressions ?? []).every((e: { key: string; operator: string; values: string[] }) => e.operator === 'In' && e.values.includes(labels[e.key]));
+    for (const layout of [path.join(projectRoot, 'manifests'), path.join(projectRoot, 'manifests/overlays/separate-reconciler')]) {
+      for (const d of render(layout).filter((o) => o.kind === 'Deployment')) {
+        const ports: string[] = d.spec.template.spec.containers.flatMap((c: { ports?: { name: string }[] }) => (c.ports ?? []).map((p) => p.name)).filter((n: string) => n !== 'webhook');
+        assert.ok(selects(d.spec.template.metadata.labels), `${path.relative(projectRoot, layout)}: Deployment/${d.metadata.name}'s pods selected`);
+        for (const port of ports) assert.ok(endpoints.has(port), `${path.relative(projectRoot, layout)}: Deployment/${d.metadata.name} port ${port} scraped`);
+      }
+    }
+  });
+
   it('renders with kustomize: the PodMonitor, the rule, and the dashboard ConfigMap for the Grafana sidecar', (t) => {
     const bins = locateControlPlaneBinaries();
     if (!bins.found) return t.skip(`no kubectl (${bins.missing.join(', ')}): hack/build-binaries.sh`);
