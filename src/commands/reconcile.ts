@@ -1,10 +1,10 @@
 // `trainjob-webhook reconcile`: the reconciler sidecar. Flags parsed once; runs until a signal
-// stops it (draining in-flight reconciles and releasing its Lease; exit 0) or leadership is lost
-// (exit 1, so that the container restarts as a fresh candidate).
+// stops it (draining in-flight reconciles and releasing its Lease; exit 0). A lost Lease does not
+// end it: it stops acting and campaigns again (a sidecar that exits makes the webhook's pod NotReady).
 import { loadKubeConfig } from '../cluster/client.ts';
 import { createLogger } from '../observability/logger.ts';
 import { ConfigError, parseReconcileArgs, RECONCILE_USAGE, type ReconcileConfig } from '../reconciler/config.ts';
-import { flushLogsSync, startReconciler } from '../reconciler/run.ts';
+import { startReconciler } from '../reconciler/run.ts';
 import { installProcessHandlers } from '../process/signals.ts';
 import type { CommandIo } from './review.ts';
 
@@ -29,15 +29,7 @@ export async function runReconcile(config: ReconcileConfig): Promise<number> {
   const logger = createLogger(config.logLevel);
   const kc = loadKubeConfig(config.cluster);
   if (!kc) throw new Error('no cluster access'); // parseReconcileArgs guarantees one
-  const handle = await startReconciler(config, {
-    kc,
-    logger,
-    onFatal: (reason) => {
-      logger.fatal({ reason }, 'reconciler stopping');
-      flushLogsSync(logger);
-      process.exit(1);
-    },
-  });
+  const handle = await startReconciler(config, { kc, logger });
   // Runs until a signal closes it; then resolves 0, so the process ends with a clean exit code.
   return new Promise<number>((resolve) => {
     installProcessHandlers({ close: () => handle.close().then(() => resolve(0)) }, { logger, timeoutMs: config.shutdownTimeoutMs });

@@ -67,7 +67,7 @@ export function recordOf(lease: LeaseObject): string {
 }
 
 export interface LeaderElector {
-  /** Runs until stopped; calls onStartedLeading once the Lease is held and onStoppedLeading if it is lost. */
+  /** Runs until stopped; calls onStartedLeading each time the Lease is acquired and onStoppedLeading each time it is lost (then campaigns again). */
   run(callbacks: { onStartedLeading(): void; onStoppedLeading(): void }): void;
   /** True while the Lease is held and was renewed within the renew deadline. */
   isLeader(): boolean;
@@ -125,10 +125,12 @@ export function createLeaderElector(kc: KubeConfig, config: LeaderElectionConfig
           log.warn({ error: describeError(err) }, 'leader election: Lease read or write failed');
         }
         if (leading && (lastRenewMs === undefined || now() - lastRenewMs > config.renewDeadlineMs)) {
+          // Stop acting at once and campaign again, in this process: an exit would restart the
+          // container, and a sidecar that is not running makes the webhook's pod NotReady.
+          // In-flight work writes only while isLeader() holds, and deletes carry preconditions.
           leading = false;
-          log.error('leader election: could not renew the Lease within the renew deadline; stopping');
+          log.error('leader election: could not renew the Lease within the renew deadline; stopped acting, campaigning again');
           callbacks.onStoppedLeading();
-          return;
         }
         if (!stopped) timer = setTimeout(() => (current = loop()), config.retryPeriodMs);
       };

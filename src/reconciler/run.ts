@@ -32,14 +32,12 @@ export interface ReconcilerHandle {
 export interface ReconcilerDeps {
   kc: KubeConfig;
   logger: Logger;
-  /** Leadership was lost: the process must stop acting at once (the command exits). */
-  onFatal(reason: string): void;
   metrics?: ReconcilerMetrics;
 }
 
 /**
- * pino writes asynchronously: before the process ends abruptly (exit on a lost Lease, the test
- * crash point), write out what was logged so far.
+ * pino writes asynchronously: before the process ends abruptly (the test crash point), write out
+ * what was logged so far.
  */
 export function flushLogsSync(logger: Logger): void {
   const stream = (logger as unknown as Record<symbol, { flushSync?: () => void } | undefined>)[pino.symbols.streamSym];
@@ -154,7 +152,6 @@ export async function startReconciler(config: ReconcileConfig, deps: ReconcilerD
         metrics.leader.set(0);
         lease.stopped();
         queue.pause();
-        deps.onFatal('lost the leader-election Lease');
       },
     });
   } else {

@@ -7,6 +7,7 @@ import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import { controlPlaneAvailability, upstreamControllersAvailability, waitFor } from '../harness/index.ts';
 import type { TrainJob } from '../../src/reconciler/objects.ts';
+import { microTime } from '../../src/reconciler/lease.ts';
 import { startSidecar, type Sidecar } from '../reconciler/support/sidecar.ts';
 import { killRounds } from '../faults/kill-rounds.ts';
 import { api, envValue, parallelism, RECONCILER_SA, inNamespace, startWorld, torchTrainJob, torchtuneVariant, type World } from '../reconciler/support/world.ts';
@@ -98,6 +99,46 @@ describe('reconciler resilience: SIGKILL mid-rebuild, two sidecars', { skip }, (
     await settledOn('p1', 3);
     assert.equal(deletions(follower, 'p1'), 1);
     await follower.proc.stop();
+  });
+
+  it('a leader whose Lease is taken (another holder keeps renewing it past the renew deadline) stops acting and stays up (a sidecar that exits makes the webhook pod NotReady); once the Lease is free again it leads and rebuilds', async () => {
+    const LEASE_NAME = 'trainjob-webhook-reconciler';
+    const leases = { group: 'coordination.k8s.io', version: 'v1', plural: 'leases', namespace: RECONCILER_SA.namespace, name: LEASE_NAME };
+    type Lease = { metadata: Record<string, unknown>; spec: Record<string, unknown> };
+    const lease = () => a.objects.getNamespacedCustomObject(leases) as Promise<Lease>;
+    const write = async (holderIdentity: string, leaseDurationSeconds: number) => {
+      const l = await lease();
+      await a.objects.replaceNamespacedCustomObject({ ...leases, body: { ...l, spec: { ...l.spec, holderIdentity, leaseDurationSeconds, renewTime: microTime(Date.now()) } } });
+    };
+    const s = await sidecarOf('robbed', 'companion');
+    await waitFor('it leads', async () => (await s.metric('trainjob_reconciler_leader')) === 1, { timeoutMs: TAKEOVER_MS });
+    // Another holder renews every second: the sidecar's renewals see a live foreign holder and wait.
+    let stealing = true;
+    const thief = (async () => {
+      while (stealing) {
+        await write('thief', 15).catch(() => undefined);
+        await new Promise((r) => setTimeout(r, 1_000));
+      }
+    })();
+    try {
+      await waitFor('it stops acting', async () => (await s.metric('trainjob_reconciler_leader')) === 0, { timeoutMs: TAKEOVER_MS });
+      assert.ok(s.logLines().some((l) => /stopped acting, campaigning again/.test(String(l.msg))));
+      await create(torchTrainJob('r1', ns));
+      const old = await a.waitJobSet(ns, 'r1', 'built', (j) => parallelism(j) === 1);
+      await patch('r1', { spec: { trainer: { numNodes: 2 } } });
+      await new Promise((r) => setTimeout(r, 3_000));
+      assert.equal((await a.getJobSet(ns, 'r1'))?.metadata.uid, old.metadata.uid, 'no rebuild while another holds the Lease');
+      assert.equal(s.proc.exitStatus, undefined, 'still running (it exited on the old code)');
+    } finally {
+      stealing = false;
+      await thief;
+    }
+    await write('', 1); // released, as a stopping leader releases it
+    await waitFor('it leads again', async () => (await s.metric('trainjob_reconciler_leader')) === 1, { timeoutMs: TAKEOVER_MS });
+    await settledOn('r1', 2);
+    assert.equal(deletions(s, 'r1'), 1);
+    assert.equal(s.proc.exitStatus, undefined);
+    await s.proc.stop();
   });
 
   it('without the Lease (--no-leader-election), two sidecars still converge: the delete preconditions (uid, resourceVersion) never let one delete the JobSet re-created after the other\'s delete', async () => {
