@@ -217,35 +217,17 @@ function toInteger(value: unknown): unknown {
   return value;
 }
 
-/**
- * A map whose container fields convert when a rule first reads them (then stay converted): rules
- * read a few fields of large objects (the table reads spec.trainer's fields and spec.suspend; a
- * CRD rule at the root reads spec and status), and converting whole objects up front was most of
- * their cost. The CEL library reads maps through own enumerable keys, so accessors serve it.
- */
 function toObject(value: Record<string, unknown>, schema: CelSchema, pool: InternPool, skip?: string): Record<string, unknown> {
   const out = newMap();
   const additional = typeof schema.additionalProperties === 'object' ? schema.additionalProperties : undefined;
-  for (const k of Object.keys(value)) {
+  for (const [k, v] of Object.entries(value)) {
     if (k === skip) {
       out[k] = null; // keeps the key's place; the caller fills it in
       continue;
     }
-    const v = value[k];
     const propSchema = schema.properties?.[k] ?? additional;
-    if (v === null || typeof v !== 'object') {
-      out[k] = propSchema ? toCelValue(v, propSchema, pool) : toDyn(v);
-      continue;
-    }
-    Object.defineProperty(out, k, {
-      enumerable: true,
-      configurable: true,
-      get() {
-        const converted = propSchema ? toCelValue(v, propSchema, pool) : toDyn(v);
-        Object.defineProperty(out, k, { value: converted, enumerable: true, configurable: true, writable: true });
-        return converted;
-      },
-    });
+    if (propSchema) out[k] = toCelValue(v, propSchema, pool);
+    else out[k] = toDyn(v);
   }
   return out;
 }
