@@ -34,6 +34,14 @@ describe('buildJobSet matches what Trainer v2.3.0 built', () => {
     const t = trainJob('ttpub', { trainer: { numNodes: 1 } }, 'torchtune-llama3.2-1b');
     assert.deepEqual(subsetDiff(built(t, upstreamRuntime('torchtune')), trainerJobSet('ttpub')), []);
   });
+
+  it('volumeClaimPolicies exactly as stored (JobSet\'s CREATE-only defaults: retentionPolicy Delete, status {}), so a later apply does not change this immutable list', () => {
+    const t = trainJob('ttpub', { trainer: { numNodes: 1 } }, 'torchtune-llama3.2-1b');
+    assert.deepEqual(built(t, upstreamRuntime('torchtune')).spec?.volumeClaimPolicies, trainerJobSet('ttpub').spec?.volumeClaimPolicies);
+    const retain = structuredClone(upstreamRuntime('torchtune'));
+    (retain.spec.template!.spec!.volumeClaimPolicies![0] as Record<string, unknown>).retentionPolicy = { whenDeleted: 'Retain' };
+    assert.deepEqual(built(t, retain).spec?.volumeClaimPolicies?.[0]?.retentionPolicy, { whenDeleted: 'Retain' });
+  });
 });
 
 describe('buildJobSet', () => {

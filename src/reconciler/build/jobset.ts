@@ -74,9 +74,27 @@ export function buildJobSet(trainJob: TrainJob, runtime: Runtime): BuildResult {
       ...(Object.keys(merged.annotations).length ? { annotations: merged.annotations } : {}),
       ownerReferences: [{ apiVersion: TRAINJOB_API_VERSION, kind: 'TrainJob', name, uid: trainJob.metadata.uid ?? '', controller: true, blockOwnerDeletion: true }],
     },
-    spec: { ...merged.spec, replicatedJobs, suspend: trainJob.spec?.suspend ?? false },
+    spec: { ...merged.spec, ...volumeClaimPoliciesAsStored(merged.spec.volumeClaimPolicies), replicatedJobs, suspend: trainJob.spec?.suspend ?? false },
   };
   return { ok: true, jobSet, numNodes };
+}
+
+/**
+ * volumeClaimPolicies as JobSet v0.12.0 stores them: its defaulting webhook, which runs on CREATE
+ * only, sets `retentionPolicy.whenDeleted: Delete` where none is given and writes each claim
+ * template back from Go, where the empty status is `status: {}` (jobset_webhook.go:151-157). The
+ * list is atomic and immutable (`self == oldSelf`), so an apply without those defaults changes it
+ * and is refused ("Value is immutable") on every later apply to the JobSet it created.
+ */
+function volumeClaimPoliciesAsStored(policies: Obj[] | undefined): { volumeClaimPolicies?: Obj[] } {
+  if (!Array.isArray(policies)) return {};
+  return {
+    volumeClaimPolicies: policies.map((policy) => ({
+      ...policy,
+      retentionPolicy: policy.retentionPolicy ?? { whenDeleted: 'Delete' },
+      ...(Array.isArray(policy.templates) ? { templates: policy.templates.map((t: Obj) => ('status' in t ? t : { ...t, status: {} })) } : {}),
+    })),
+  };
 }
 
 function isTrainer(rJob: ReplicatedJob): boolean {
