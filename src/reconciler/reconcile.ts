@@ -165,6 +165,7 @@ async function execute(o: Observation, steps: Step[], deps: ReconcileDeps, log: 
           await cluster.patchPvc(namespace, step.patch);
         } catch (err) {
           if (statusCode(err) !== 403) throw err;
+          write(); // the report is a write of its own: the Lease may have been lost during the patch
           return blockRebuild(o, steps, deps, `PVC ${step.patch.name} cannot be released from the JobSet (${describeError(err)}); grant the reconciler patch on persistentvolumeclaims, or keep the TrainJob suspended at its old numNodes`);
         }
         released = true;

@@ -135,6 +135,17 @@ describe('reconcileKey', () => {
     assert.deepEqual(writes(calls), []);
   });
 
+  it('leadership lost while a PVC patch is refused (403): the Blocked report is not written either', async () => {
+    // The Lease is lost between the check before the PVC patch and the 403 coming back: the
+    // Blocked report would be a second write made without a check (an SSA of the report that may
+    // overwrite what the new leader wrote meanwhile).
+    const js = trainerJobSet('ttpub');
+    const { cluster, calls } = fakeCluster({ trainJob: trainJob('ttpub', { trainer: { numNodes: 2 } }), jobSet: js, runtime: 'torchtune', pvcs: [pvc('initializer-ttpub', { ownerReferences: [jobSetOwner(js)] })] }, { 'patch-pvc:initializer-ttpub': 403 });
+    const mayWrite = () => !calls.includes('patch-pvc:initializer-ttpub');
+    await assert.rejects(reconcileKey('ns/ttpub', deps(cluster, { mayWrite })), NotLeaderError);
+    assert.deepEqual(writes(calls), ['patch-pvc:initializer-ttpub']);
+  });
+
   it('the test crash point fires right after the delete', async () => {
     const { cluster, calls } = fakeCluster({ trainJob: torch1(2), jobSet: trainerJobSet('torch1') });
     let crashedAfter: string | undefined;
