@@ -217,6 +217,13 @@ function toInteger(value: unknown): unknown {
   return value;
 }
 
+/**
+ * A map whose list fields convert when a rule first reads them (then stay converted): a rule
+ * reads a few fields, and a long list it never reads (60,000 env entries beside the numNodes a
+ * table row reads) cost most of a decision to convert and intern. Only lists get accessors:
+ * giving every converted map its own accessors made V8 keep ~146 MiB of heap (bench/PROFILE.md).
+ * The CEL library reads maps through own enumerable keys, so accessors serve it.
+ */
 function toObject(value: Record<string, unknown>, schema: CelSchema, pool: InternPool, skip?: string): Record<string, unknown> {
   const out = newMap();
   const additional = typeof schema.additionalProperties === 'object' ? schema.additionalProperties : undefined;
@@ -226,11 +233,25 @@ function toObject(value: Record<string, unknown>, schema: CelSchema, pool: Inter
       continue;
     }
     const propSchema = schema.properties?.[k] ?? additional;
-    if (propSchema) out[k] = toCelValue(v, propSchema, pool);
-    else out[k] = toDyn(v);
+    if (!Array.isArray(v) || v.length < LAZY_LIST_LENGTH) {
+      out[k] = propSchema ? toCelValue(v, propSchema, pool) : toDyn(v);
+      continue;
+    }
+    Object.defineProperty(out, k, {
+      enumerable: true,
+      configurable: true,
+      get() {
+        const converted = propSchema ? toCelValue(v, propSchema, pool) : toDyn(v);
+        Object.defineProperty(out, k, { value: converted, enumerable: true, configurable: true, writable: true });
+        return converted;
+      },
+    });
   }
   return out;
 }
+
+/** Lists this long convert on first read; shorter ones at once (an accessor costs more than they do). */
+const LAZY_LIST_LENGTH = 64;
 
 /** Converts one JSON value under its schema (undefined schema: dynamic typing). */
 export function toCelValue(value: unknown, schema: CelSchema | undefined, pool: InternPool): unknown {

@@ -137,3 +137,29 @@ describe('the fast path gives exactly the errors CEL gives', () => {
     fc.assert(fc.property(updateArb, (u) => decideBothWays(policy, u)), { numRuns: 700 });
   });
 });
+
+describe('long lists (converted when first read) compare as CEL compares them', () => {
+  const env = (n: number) => Array.from({ length: n }, (_, i) => ({ name: `V${i}`, value: String(i) }));
+  const cases: [string, (o: Record<string, any>) => void, string[]][] = [
+    ['200 env entries reordered (list-type map: no change)', (o) => o.spec.trainer.env.reverse(), []],
+    ['one of 200 env entries changed', (o) => (o.spec.trainer.env[150].value = 'x'), ['spec.trainer.env trainer-env-immutable']],
+    ['200 args reordered (atomic list)', (o) => o.spec.trainer.args.reverse(), ['spec.trainer.args trainer-args-immutable']],
+    ['200 args unchanged, numNodes changed while suspended', (o) => (o.spec.trainer.numNodes = 3), []],
+  ];
+  for (const policy of [buildPolicy(), policyFromCrd(trainJobCrdV230Object())]) {
+    for (const [name, change, want] of cases) {
+      it(`${policy.crd ? 'CRD' : 'table'}: ${name}`, () => {
+        const oldObj: Record<string, any> = structuredClone(trainJob());
+        oldObj.spec.trainer.env = env(200);
+        oldObj.spec.trainer.args = env(200).map((e) => e.name);
+        const obj = structuredClone(oldObj);
+        change(obj);
+        const correlation = policy.crd ? policy.crd.checks.correlate(obj, oldObj) : correlate(policy.tableRoot, obj, oldObj);
+        for (const fastPath of [true, false]) {
+          const errors = runTable(policy.table, new RuleRun(true), policy.tableRoot, obj, correlation, { fastPath });
+          assert.deepEqual(errors.map((e) => `${e.field} ${e.origin}`), want, `fastPath ${fastPath}`);
+        }
+      });
+    }
+  }
+});
