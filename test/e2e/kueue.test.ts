@@ -23,6 +23,8 @@
 //   Workload); a user scales a queued job by suspending and changing numNodes in one update, and
 //   Kueue resumes it once the new count is admitted. Step 8: a job resumed without an admitted
 //   Workload is suspended again.
+// - Kueue's own TrainJob writes are whole-object UPDATEs of TrainJobs decoded with Trainer v2.2.0's
+//   types (go.mod): fields Trainer v2.3.0 added are lost (the last test).
 import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
 import { after, before, describe, it } from 'node:test';
@@ -217,5 +219,37 @@ describe('Kueue queues a TrainJob beside Trainer, JobSet, the webhook and the si
     assert.deepEqual(byKueue.filter((l) => l.decision !== 'allowed').map((l) => JSON.stringify(l)), []);
     const refusals = readFileSync(w.upstream.kueue!.process.logFile, 'utf8').split('\n').filter((l) => /trainjob-webhook/.test(l) && /denied the request/.test(l));
     assert.deepEqual(refusals, []);
+  });
+
+  // An upstream version skew, not a rule of ours (it fails once Kueue is built against Trainer
+  // v2.3.0's API, and then says so). Kueue v0.17.0
+  // decodes TrainJobs with Trainer v2.2.0's types and writes them back whole (RunWithPodSetsInfo's
+  // client.Update), so fields Trainer v2.3.0 added are dropped, in any manager's runtime patch:
+  // PodSpecPatch.terminationGracePeriodSeconds here. The CRD's `self == oldSelf` on it is a
+  // transition rule (skipped when the new value is absent) and our table allows runtimePatches
+  // changes while suspended, so the write is admitted; Trainer's apply of the changed pod template
+  // is then refused by JobSet's webhook, and the resumed TrainJob's JobSet stays suspended.
+  it('version skew: a v2.3.0-only field of a user\'s runtime patch is dropped by Kueue\'s write; Trainer\'s apply is refused and the resumed job\'s JobSet stays suspended', async () => {
+    const skew = 'skew';
+    const userPatch = { manager: 'example.com/user', trainingRuntimeSpec: { template: { spec: { replicatedJobs: [{ name: 'node', template: { spec: { template: { spec: { terminationGracePeriodSeconds: 45 } } } } }] } } } };
+    await create({
+      apiVersion: 'trainer.kubeflow.org/v1alpha1',
+      kind: 'TrainJob',
+      metadata: { name: skew, namespace: ns, labels: { [QUEUE_LABEL]: 'queue' } },
+      // No resource requests: it fits in the queue that the other job fills.
+      spec: { runtimeRef: { name: 'torch-distributed' }, trainer: { numNodes: 1 }, runtimePatches: [userPatch] },
+    });
+    const built = await a.waitJobSet(ns, skew, 'built', () => true);
+    assert.equal(built.spec?.replicatedJobs?.[0]?.template?.spec?.template?.spec?.terminationGracePeriodSeconds, 45);
+    const resumed = await waitFor('resumed by Kueue', async () => {
+      const t = (await w.tj.get(ns, skew)) as TrainJob;
+      return t.spec?.suspend === false ? t : undefined;
+    });
+    const mine = ((resumed.spec?.runtimePatches ?? []) as Obj[]).find((x) => x.manager === 'example.com/user');
+    assert.deepEqual(mine?.trainingRuntimeSpec?.template?.spec?.replicatedJobs?.[0]?.template?.spec?.template?.spec, {}, 'dropped by Kueue\'s write');
+    const refused = await waitFor('Trainer\'s refused apply', async () => (await a.events(ns, skew)).find((e) => e.reason === 'TrainJobResourcesCreationFailed' && /vjobset\.kb\.io/.test(e.message ?? '')));
+    assert.match(refused.message ?? '', /spec\.replicatedJobs/);
+    const js = await a.getJobSet(ns, skew);
+    assert.deepEqual([js?.metadata.uid, js?.spec?.suspend], [built.metadata.uid, true]);
   });
 });
