@@ -6,6 +6,8 @@ import { readFileSync } from 'node:fs';
 import path from 'node:path';
 import { parse } from 'yaml';
 import { generatedFiles, projectRoot } from '../../hack/generate.ts';
+import { SERVE_DEFAULTS } from '../../src/config/serve.ts';
+import { RECONCILE_DEFAULTS } from '../../src/reconciler/config.ts';
 
 describe('generated files are up to date (regenerate with `npm run generate`)', async () => {
   const files = await generatedFiles();
@@ -33,4 +35,28 @@ describe('the VAP mode\'s lift of the blanket rule stays the generated patch\'s'
     assert.deepEqual(ops('manifests/vap/trainjob-crd-lift-restore.yaml'), restore.slice(-1));
     assert.match(JSON.stringify(restore.at(-1)), /self == oldSelf/);
   });
+});
+
+// The kubelet's grace period starts with the preStop hook, so a container's preStop sleep and its
+// process's shutdown timeout must both fit in it; otherwise the kubelet's SIGKILL lands before
+// (or as) the process gives up on its own drain.
+describe('each pod\'s termination grace period covers its containers\' preStop sleep and shutdown timeout', () => {
+  const shutdownMs: Record<string, number> = { serve: SERVE_DEFAULTS.shutdownTimeoutMs, reconcile: RECONCILE_DEFAULTS.shutdownTimeoutMs };
+  type Container = { name: string; args: string[]; lifecycle?: { preStop?: { sleep?: { seconds: number } } } };
+  type Doc = { kind?: string; metadata?: { name?: string }; spec?: { template?: { spec?: { terminationGracePeriodSeconds?: number; containers: Container[] } } } };
+  for (const file of ['manifests/deploy/deployment.yaml', 'manifests/components/separate-reconciler/reconciler.yaml']) {
+    const docs = readFileSync(path.join(projectRoot, file), 'utf8').split(/^---$/m).map((d) => parse(d) as Doc).filter((d) => d?.kind === 'Deployment');
+    for (const d of docs) {
+      it(`${file}: ${d.metadata?.name}`, () => {
+        const pod = d.spec!.template!.spec!;
+        const graceMs = (pod.terminationGracePeriodSeconds ?? 30) * 1000; // 30 s: the API server's default
+        for (const c of pod.containers) {
+          const preStopMs = (c.lifecycle?.preStop?.sleep?.seconds ?? 0) * 1000;
+          const command = c.args[0]!;
+          assert.ok(command in shutdownMs, `${c.name}: unknown command ${command}`);
+          assert.ok(preStopMs + shutdownMs[command]! < graceMs, `${c.name}: preStop ${preStopMs} ms + shutdown timeout ${shutdownMs[command]} ms must end before the grace period's ${graceMs} ms`);
+        }
+      });
+    }
+  }
 });
