@@ -168,8 +168,11 @@ async function main() {
     // server measured once per round for each body and connection count.
     for (const s of servers) for (const b of bodies) await load(s.url, b.json, 16, 1);
     const samples = new Map<string, { rps: number[]; latencies: number[] }>();
+    // RSS right after each body's loads (the last round's reading), so the 1 MiB bodies do not hide the others.
+    const rssAfter = new Map<string, Map<string, number>>(servers.map((s) => [s.name, new Map()]));
     for (let round = 1; round <= rounds; round++) {
       for (const b of bodies) {
+        for (const s of servers) rssAfter.get(s.name)!.set(b.short, NaN);
         for (const c of connectionCounts) {
           for (const s of servers) {
             const r = await load(s.url, b.json, c, seconds);
@@ -181,9 +184,14 @@ async function main() {
             process.stderr.write(`round ${round}/${rounds} ${b.name}, ${c} conn, ${s.name}: ${r.rps.toFixed(0)} req/s\n`);
           }
         }
+        for (const s of servers) rssAfter.get(s.name)!.set(b.short, processMemory(s.child.pid!).rss);
       }
     }
-    const memory: MemoryResult[] = servers.map((s) => ({ server: s.name, ...processMemory(s.child.pid!) }));
+    const memory: MemoryResult[] = servers.map((s) => ({
+      server: s.name,
+      rssAfter: bodies.map((b) => ({ body: b.short, rss: rssAfter.get(s.name)!.get(b.short)! })),
+      peak: processMemory(s.child.pid!).peak,
+    }));
     const results: LoadResult[] = [];
     for (const b of bodies) {
       for (const c of connectionCounts) {
@@ -225,7 +233,7 @@ function markdown(r: { started: Date; load: number[]; pinning: string; peer: str
     ...r.agreement.map((l) => `  ${l}`),
     '',
     loadTables(r.results, r.baseline),
-    `**Resident memory** (/proc/PID/status VmRSS after the last load, VmHWM the peak):`,
+    `**Resident memory** (/proc/PID/status: VmRSS right after each body's loads at ${connectionCounts.join('/')} connections, last round; VmHWM the peak over the run):`,
     '',
     memoryTable(r.memory, r.baseline),
     '',

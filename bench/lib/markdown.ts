@@ -60,16 +60,27 @@ export function loadTables(results: readonly LoadResult[], baseline: string): st
 
 export interface MemoryResult {
   server: string;
-  /** VmRSS after the last load, bytes. */
-  rss: number;
+  /** VmRSS (bytes) read right after the loads of each body, in the order bodies were loaded. */
+  rssAfter: { body: string; rss: number }[];
   /** VmHWM, the peak resident set over the run, bytes. */
   peak: number;
 }
 
+/** One row per server: its RSS after each body's loads and its peak, each with the ratio to the baseline's. */
 export function memoryTable(results: readonly MemoryResult[], baseline: string): string {
   const base = results.find((r) => r.server === baseline);
+  const bodies = results[0]?.rssAfter.map((a) => a.body) ?? [];
+  const header = ['server', ...bodies.flatMap((b) => [`RSS after ${b}, MiB`, 'ratio']), 'peak RSS MiB', 'ratio'];
   return table(
-    ['server', 'RSS after load MiB', 'ratio', 'peak RSS MiB', 'ratio'],
-    results.map((r) => [r.server, mib(r.rss), ratio(r.rss, base?.rss ?? NaN), mib(r.peak), ratio(r.peak, base?.peak ?? NaN)]),
+    header,
+    results.map((r) => [
+      r.server,
+      ...bodies.flatMap((b, i) => {
+        const rss = r.rssAfter[i]?.rss ?? NaN;
+        return [mib(rss), ratio(rss, base?.rssAfter[i]?.rss ?? NaN)];
+      }),
+      mib(r.peak),
+      ratio(r.peak, base?.peak ?? NaN),
+    ]),
   );
 }

@@ -97,9 +97,16 @@ describe('formatting', () => {
     assert.match(md, /\| hook \| 800 \| x0.80 \| 0.600 \| x1.20 \| 3.000 \| x1.50 \|/);
     assert.match(md, /\| hook \| 1000 \| x0.50 \| 8.000 \| x2.00 \| 16.0 \| x2.00 \|/);
   });
-  it('memory table', () => {
-    const md = memoryTable([{ server: 'bare', rss: 100 * MIB, peak: 200 * MIB }, { server: 'go', rss: 50 * MIB, peak: 50 * MIB }], 'bare');
-    assert.match(md, /\| go \| 50.0 \| x0.50 \| 50.0 \| x0.25 \|/);
+  it('memory table: RSS after each body and the peak, with ratios to the baseline', () => {
+    const md = memoryTable(
+      [
+        { server: 'bare', rssAfter: [{ body: 'small', rss: 100 * MIB }, { body: 'big', rss: 300 * MIB }], peak: 400 * MIB },
+        { server: 'go', rssAfter: [{ body: 'small', rss: 50 * MIB }, { body: 'big', rss: 150 * MIB }], peak: 100 * MIB },
+      ],
+      'bare',
+    );
+    assert.match(md, /^\| server \| RSS after small, MiB \| ratio \| RSS after big, MiB \| ratio \| peak RSS MiB \| ratio \|$/m);
+    assert.match(md, /\| go \| 50.0 \| x0.50 \| 150.0 \| x0.50 \| 100.0 \| x0.25 \|/);
   });
 });
 
