@@ -117,7 +117,15 @@ describe('install: the kustomize overlays against the real API server', { skip: 
     const cert = JSON.parse((await cp.kubectl(['get', 'certificates.cert-manager.io', 'trainjob-webhook-cert', '-n', ns, '-o', 'json'])).stdout) as Obj;
     assert.deepEqual(cert.spec.dnsNames, [`trainjob-webhook.${ns}.svc`, `trainjob-webhook.${ns}.svc.cluster.local`]);
     assert.equal(cert.spec.secretName, 'trainjob-webhook-cert');
-    assert.deepEqual(cert.spec.issuerRef, { kind: 'Issuer', name: 'trainjob-webhook-selfsigned' });
+    // Signed by a CA of its own, not self-signed: a self-signed certificate is its own ca.crt, so
+    // each renewal would change the injected caBundle before the pods serve the new certificate.
+    assert.deepEqual(cert.spec.issuerRef, { kind: 'Issuer', name: 'trainjob-webhook-ca' });
+    const caIssuer = JSON.parse((await cp.kubectl(['get', 'issuers.cert-manager.io', 'trainjob-webhook-ca', '-n', ns, '-o', 'json'])).stdout) as Obj;
+    assert.deepEqual(caIssuer.spec, { ca: { secretName: 'trainjob-webhook-ca' } });
+    const ca = JSON.parse((await cp.kubectl(['get', 'certificates.cert-manager.io', 'trainjob-webhook-ca', '-n', ns, '-o', 'json'])).stdout) as Obj;
+    assert.equal(ca.spec.isCA, true);
+    assert.equal(ca.spec.secretName, 'trainjob-webhook-ca');
+    assert.deepEqual(ca.spec.issuerRef, { kind: 'Issuer', name: 'trainjob-webhook-selfsigned' });
     await cp.kubectl(['get', 'issuers.cert-manager.io', 'trainjob-webhook-selfsigned', '-n', ns]);
     for (const kind of ['validatingwebhookconfiguration', 'mutatingwebhookconfiguration']) {
       const name = kind.startsWith('validating') ? 'trainjob-webhook-validating' : 'trainjob-webhook-mutating';
