@@ -164,15 +164,16 @@ async function main() {
     if (problems.length > 0) throw new Error(`the servers do not decide alike:\n  ${problems.join('\n  ')}`);
     process.stderr.write(`decisions agree:\n${agreement.join('\n')}\n`);
 
-    // Warm-up (JIT, TLS session caches, the Go peer's heap), then interleaved rounds: every
-    // server measured once per round for each body and connection count.
-    for (const s of servers) for (const b of bodies) await load(s.url, b.json, 16, 1);
+    // Interleaved rounds: every server measured once per round for each body and connection
+    // count; the first round warms each server up on a body (JIT, TLS sessions, the Go peer's
+    // heap) right before that body's loads.
     const samples = new Map<string, { rps: number[]; latencies: number[] }>();
-    // RSS right after each body's loads (the last round's reading), so the 1 MiB bodies do not hide the others.
+    // RSS right after each body's loads in the first round, before any larger body was sent (the
+    // bodies go smallest first), so the 1 MiB CREATE does not hide what the small ones cost.
     const rssAfter = new Map<string, Map<string, number>>(servers.map((s) => [s.name, new Map()]));
     for (let round = 1; round <= rounds; round++) {
       for (const b of bodies) {
-        for (const s of servers) rssAfter.get(s.name)!.set(b.short, NaN);
+        if (round === 1) for (const s of servers) await load(s.url, b.json, 16, 1);
         for (const c of connectionCounts) {
           for (const s of servers) {
             const r = await load(s.url, b.json, c, seconds);
@@ -184,7 +185,7 @@ async function main() {
             process.stderr.write(`round ${round}/${rounds} ${b.name}, ${c} conn, ${s.name}: ${r.rps.toFixed(0)} req/s\n`);
           }
         }
-        for (const s of servers) rssAfter.get(s.name)!.set(b.short, processMemory(s.child.pid!).rss);
+        if (round === 1) for (const s of servers) rssAfter.get(s.name)!.set(b.short, processMemory(s.child.pid!).rss);
       }
     }
     const memory: MemoryResult[] = servers.map((s) => ({
@@ -228,12 +229,12 @@ function markdown(r: { started: Date; load: number[]; pinning: string; peer: str
     `- machine: ${cpus().length} cores (${cpu}), ${(totalmem() / 2 ** 30).toFixed(1)} GiB memory (${(freemem() / 2 ** 30).toFixed(1)} GiB free at the end); load average ${r.load[0].toFixed(2)} at the start, ${r.load[1].toFixed(2)} at the end (other work on the machine shows there)`,
     `- ${r.pinning}`,
     `- ${r.peer}`,
-    `- ${rounds} interleaved round(s) of ${seconds} s per server, body and connection count (after a 1 s warm-up of each); req/s is the mean of the rounds, p50/p99 over every response of both, from autocannon's per-response times`,
+    `- ${rounds} interleaved round(s) of ${seconds} s per server, body and connection count (the first after a 1 s warm-up of each server on each body); req/s is the mean of the rounds, p50/p99 over every response of both, from autocannon's per-response times`,
     `- the same decision from every deciding server, checked before the load (the last ${agreementOnlyBodies(root).length} only checked, not loaded):`,
     ...r.agreement.map((l) => `  ${l}`),
     '',
     loadTables(r.results, r.baseline),
-    `**Resident memory** (/proc/PID/status: VmRSS right after each body's loads at ${connectionCounts.join('/')} connections, last round; VmHWM the peak over the run):`,
+    `**Resident memory** (/proc/PID/status: VmRSS right after each body's loads at ${connectionCounts.join('/')} connections in the first round, bodies in this order; VmHWM the peak over the run):`,
     '',
     memoryTable(r.memory, r.baseline),
     '',
