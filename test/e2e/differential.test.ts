@@ -5,20 +5,23 @@
 // first failed message, which names its field). At least 200 generated cases plus edge cases,
 // against Trainer v2.3.0's CRD (the release the patch targets, with no numNodes minimum, so
 // negative counts reach the enforcers), some of them on finished jobs (conditions written
-// through the status subresource before the update, as Trainer writes them).
+// through the status subresource before the update, as Trainer writes them). And, on the same
+// control plane, the drift gap: a spec.trainer field added after v2.3.0, which the shipped CRD
+// patch does not name, under the CRD rules, the shipped VAP and serve reading the live CRD.
 import assert from 'node:assert/strict';
+import { readFileSync } from 'node:fs';
 import { writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import { CustomObjectsApi } from '@kubernetes/client-node';
 import fc from 'fast-check';
-import { stringify } from 'yaml';
-import { controlPlaneAvailability, startControlPlane, upstreamCrds, waitFor, type ControlPlane } from '../harness/index.ts';
+import { parse, stringify } from 'yaml';
+import { controlPlaneAvailability, projectRoot, startControlPlane, upstreamCrds, waitFor, type ControlPlane } from '../harness/index.ts';
 import { crdPatchOps } from '../../src/rules/generate/crd-patch.ts';
 import { vapManifests, VAP_NAME } from '../../src/rules/generate/vap.ts';
 import { TABLE_SCHEMA } from '../../src/rules/table-schema.ts';
 import { registerWebhook, startWebhook, unregisterWebhook } from './support/webhook.ts';
-import { patchedCrd, TRAINJOB, trainJobs, upstreamTrainJobCrd, type Obj, type Outcome } from './support/trainjobs.ts';
+import { patchedCrd, TRAINJOB, trainJobs, upstreamTrainJobCrd, type Obj, type Outcome, type Refusal } from './support/trainjobs.ts';
 
 const availability = controlPlaneAvailability();
 
@@ -205,6 +208,76 @@ describe('one table, three enforcers (differential, real API server)', { skip: a
     assert.deepEqual(disagreements, []);
     assert.ok(denied > 20 && cases.length - denied > 20, 'the cases exercise both answers');
     assert.ok(onFinished > 20 && negative > 20, 'the cases exercise finished jobs and negative counts');
+  });
+
+  // The drift gap (issue 9): a later Trainer adds a spec.trainer field. The CRD patch shipped for
+  // v2.3.0 names each field it keeps immutable (a CRD rule cannot iterate a typed object), so the
+  // API server alone lets the new field change; the shipped VAP iterates spec.trainer's keys and
+  // refuses it, and serve, reading the live CRD, names the field (warning, gauge) and refuses it.
+  it('a spec.trainer field added after v2.3.0: CRD rules admit its change, the shipped VAP and the webhook refuse it, serve reports it', async () => {
+    const ns = 'drift';
+    const field = 'priorityClassName';
+    const withNewField = structuredClone(upstream);
+    withNewField.spec.versions[0].schema.openAPIV3Schema.properties.spec.properties.trainer.properties[field] = { type: 'string' };
+    const shippedOps = (file: string) => parse(readFileSync(path.join(projectRoot, file), 'utf8')) as unknown[];
+    const tj = trainJobs(cp.kubeConfig);
+    const job = { apiVersion: 'trainer.kubeflow.org/v1alpha1', kind: 'TrainJob', metadata: { name: 'drift', namespace: ns }, spec: { runtimeRef: { name: 'torch-distributed' }, suspend: true, trainer: { image: 'img:1', numNodes: 1, [field]: 'low' } } };
+    const setField = (value: string) => (o: Obj) => (o.spec.trainer[field] = value);
+    const refusedImageChange = async (): Promise<Refusal | false> => {
+      const out = await tj.update(ns, job.metadata.name, (o) => (o.spec.trainer.image = 'img:2'), 'All');
+      return !out.allowed && out.refusal;
+    };
+
+    // The CRD with the field, patched with the shipped patch: the field is kept, the generated rules in force.
+    await applyCrd(patchedCrd(withNewField, shippedOps('manifests/crd-patch/trainjob-crd-patch.yaml')));
+    await cp.kubectl(['create', 'namespace', ns]);
+    await waitFor('the new field kept (not pruned)', async () => {
+      const out = await tj.create(job, 'All');
+      return out.allowed && out.object.spec.trainer[field] === 'low';
+    });
+    assert.equal((await tj.create(job)).allowed, true);
+    await waitFor('the generated CRD rules in force', async () => (await refusedImageChange()) && true);
+    const byCrdRules = await tj.update(ns, job.metadata.name, setField('high'));
+    assert.equal(byCrdRules.allowed, true, `the CRD rules alone admit a change to ${field} (the gap): ${JSON.stringify(byCrdRules)}`);
+    assert.equal((await tj.get(ns, job.metadata.name)).spec.trainer[field], 'high');
+
+    // serve with the live CRD: the warning names the field, the gauge is 1, and the webhook refuses the change.
+    const wh = await startWebhook(cp, { name: 'webhook-drift' });
+    try {
+      const warning = await waitFor('the drift warning', () => wh.logLines().find((l) => Array.isArray(l.fields) && l.fields.includes(`spec.trainer.${field}`)));
+      assert.equal(warning.level, 'warn', JSON.stringify(warning));
+      assert.deepEqual(warning.fields, [`spec.trainer.${field}`]);
+      assert.equal(await wh.counter('trainjob_webhook_trainer_fields_uncovered'), 1);
+      await registerWebhook(cp, wh);
+      const validated = () => wh.counter('trainjob_webhook_requests_total', /validate/);
+      // A dry-run CREATE (an UPDATE that leaves spec alone is not sent: matchConditions).
+      await waitFor('the webhook called', async () => {
+        await tj.create({ ...job, metadata: { name: 'drift-probe', namespace: ns } }, 'All');
+        return (await validated()) > 0;
+      });
+      const byWebhook = await tj.update(ns, job.metadata.name, setField('higher'));
+      assert.equal(byWebhook.allowed, false, 'the webhook refuses the change');
+      if (!byWebhook.allowed) {
+        assert.match(byWebhook.refusal.message, /admission webhook/);
+        assert.deepEqual(byWebhook.refusal.causes.map((c) => [c.field, c.message]), [[`spec.trainer.${field}`, 'Invalid value: "higher": field is immutable']]);
+      }
+    } finally {
+      await unregisterWebhook(cp);
+      await wh.proc.stop();
+    }
+
+    // VAP mode as shipped: the CRD with only the blanket rule lifted, and the policy.
+    await applyCrd(patchedCrd(withNewField, shippedOps('manifests/vap/trainjob-crd-lift.yaml')));
+    await cp.applyYaml(path.join(projectRoot, 'manifests/vap/trainjob-vap.yaml'));
+    await waitFor('the shipped VAP in force', async () => {
+      const refusal = await refusedImageChange();
+      return refusal && refusal.message.includes('ValidatingAdmissionPolicy');
+    });
+    const byVap = await tj.update(ns, job.metadata.name, setField('higher'));
+    await cp.kubectl(['delete', 'validatingadmissionpolicybinding,validatingadmissionpolicy', VAP_NAME]);
+    assert.equal(byVap.allowed, false, `the shipped VAP refuses a change to ${field}`);
+    if (!byVap.allowed) assert.match(byVap.refusal.message, new RegExp(`ValidatingAdmissionPolicy '${VAP_NAME}' .*denied request: spec\\.trainer\\.${field}: field is immutable`));
+    assert.equal((await tj.get(ns, job.metadata.name)).spec.trainer[field], 'high');
   });
 
   /** A known-bad update (image change): 'denied' once the enforcer under test is in force. */
