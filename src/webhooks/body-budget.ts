@@ -4,6 +4,7 @@
 // hold 700 MiB. Each request takes its Content-Length (a full body limit when it has none) from
 // a byte budget before its body is read, and gives it back when its response is done; a request
 // that does not fit waits (its socket is not read: TCP holds the rest) rather than failing.
+import type { ServerResponse } from 'node:http';
 import type { FastifyInstance } from 'fastify';
 
 /**
@@ -38,16 +39,35 @@ export class ByteBudget {
 
   /** Resolves once `bytes` (at most the capacity) are taken; the returned function gives them back (once). */
   async acquire(bytes: number): Promise<() => void> {
-    const n = Math.min(Math.max(bytes, 0), this.capacity);
-    if (this.#waiting.length === 0 && this.#used + n <= this.capacity) this.#take(n);
-    else await new Promise<void>((grant) => this.#waiting.push({ bytes: n, grant }));
+    const n = this.#clamp(bytes);
+    if (!this.tryTake(n)) await new Promise<void>((grant) => this.#waiting.push({ bytes: n, grant }));
     let released = false;
     return () => {
       if (released) return;
       released = true;
-      this.#used -= n;
-      this.#grantWaiting();
+      this.give(n);
     };
+  }
+
+  /**
+   * Takes `bytes` (at most the capacity) at once when they fit and nobody waits, without a
+   * promise (the common case at the HTTP edge); false when the caller must wait in `acquire`.
+   */
+  tryTake(bytes: number): boolean {
+    const n = this.#clamp(bytes);
+    if (this.#waiting.length > 0 || this.#used + n > this.capacity) return false;
+    this.#take(n);
+    return true;
+  }
+
+  /** Gives back bytes taken by `tryTake` (clamped the same way); the caller gives each take back once. */
+  give(bytes: number): void {
+    this.#used -= this.#clamp(bytes);
+    this.#grantWaiting();
+  }
+
+  #clamp(bytes: number): number {
+    return Math.min(Math.max(bytes, 0), this.capacity);
   }
 
   #take(n: number): void {
@@ -65,17 +85,41 @@ export class ByteBudget {
   }
 }
 
+/** The bytes a response holds in the budget, given back by one shared listener (no closure per request). */
+const heldBytes = Symbol('heldBytes');
+type HoldingResponse = ServerResponse & { [heldBytes]?: number };
+
 /** Holds every request's body bytes in `budget` from before its body is read until its response is done. */
 export function boundBodiesInFlight(app: FastifyInstance, budget: ByteBudget, bodyLimit: number): void {
-  app.addHook('preParsing', async (request, reply, payload) => {
+  function giveBack(this: HoldingResponse): void {
+    const bytes = this[heldBytes];
+    if (bytes === undefined) return;
+    this[heldBytes] = undefined;
+    budget.give(bytes);
+  }
+  const hold = (res: HoldingResponse, bytes: number): void => {
+    // 'close' comes once the response is sent, or when the client goes away first.
+    if (res.writableFinished || res.destroyed) return budget.give(bytes);
+    res[heldBytes] = bytes;
+    res.once('close', giveBack);
+  };
+  // A callback-style hook: a body that fits is taken synchronously, with no promise per request.
+  app.addHook('preParsing', (request, reply, payload, done) => {
     const length = Number(request.headers['content-length']);
     // Refused before it is read (413): nothing to hold.
-    if (Number.isFinite(length) && length > bodyLimit) return payload;
-    if (Number.isFinite(length) && length === 0) return payload;
-    const release = await budget.acquire(Number.isFinite(length) ? length : bodyLimit);
-    // 'close' comes once the response is sent, or when the client goes away first.
-    if (reply.raw.writableFinished || reply.raw.destroyed) release();
-    else reply.raw.once('close', release);
-    return payload;
+    if (Number.isFinite(length) && (length > bodyLimit || length === 0)) return done(null, payload);
+    const bytes = Number.isFinite(length) ? length : bodyLimit;
+    if (budget.tryTake(bytes)) {
+      hold(reply.raw, bytes);
+      return done(null, payload);
+    }
+    budget.acquire(bytes).then(
+      (release) => {
+        if (reply.raw.writableFinished || reply.raw.destroyed) release();
+        else reply.raw.once('close', release);
+        done(null, payload);
+      },
+      (err: Error) => done(err),
+    );
   });
 }
