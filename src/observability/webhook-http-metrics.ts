@@ -2,9 +2,10 @@
 // InFlight around each webhook handler) as Fastify hooks: every HTTP request to one of the given
 // admission paths is counted by status code, timed, and counted in flight, whatever its outcome
 // (an in-band answer, a 400, a 413, a 500).
-import type { FastifyInstance, FastifyRequest } from 'fastify';
+import type { FastifyInstance, FastifyRequest, onRequestAbortHookHandler, onRequestHookHandler, onResponseHookHandler, RouteOptions } from 'fastify';
 import type { WebhookMetrics } from './metrics.ts';
 
+/** Call before the routes are added: the hooks are attached to the routes of `paths` only. */
 export function instrumentWebhookPaths(app: FastifyInstance, metrics: WebhookMetrics, paths: readonly string[]): void {
   const cr = metrics.controllerRuntime;
   const known = new Set(paths);
@@ -14,31 +15,44 @@ export function instrumentWebhookPaths(app: FastifyInstance, metrics: WebhookMet
     cr.requests.inc({ webhook, code: '500' }, 0);
     cr.inFlight.set({ webhook }, 0);
   }
-  const started = new WeakMap<FastifyRequest, { webhook: string; at: number }>();
-  const finish = (request: FastifyRequest) => {
-    const entry = started.get(request);
-    if (!entry) return undefined;
-    started.delete(request);
-    cr.inFlight.dec({ webhook: entry.webhook });
-    return entry;
-  };
+  // When each request started (performance.now()); present while it is in flight.
+  const started = new WeakMap<FastifyRequest, number>();
 
-  app.addHook('onRequest', async (request) => {
-    // The matched route's path (not the raw URL with a query string); undefined for a 404.
-    const webhook = request.routeOptions.url;
-    if (webhook === undefined || !known.has(webhook)) return;
-    started.set(request, { webhook, at: performance.now() });
-    cr.inFlight.inc({ webhook });
-  });
-  app.addHook('onResponse', async (request, reply) => {
-    const entry = finish(request);
-    if (!entry) return;
-    cr.requests.inc({ webhook: entry.webhook, code: String(reply.statusCode) });
-    cr.latency.observe({ webhook: entry.webhook }, (performance.now() - entry.at) / 1000);
-  });
-  // A client that goes away before the answer leaves the in-flight count too (promhttp's deferred
-  // decrement); it is not counted by code, as no status was written.
-  app.addHook('onRequestAbort', async (request) => {
-    finish(request);
+  // Route-level hooks, made once per route with the webhook's labels: nothing runs for other
+  // URLs (404s), and no request asks which route it matched. Callback-style: no promise per hook.
+  app.addHook('onRoute', (route: RouteOptions) => {
+    if (!known.has(route.url)) return;
+    const webhook = { webhook: route.url };
+    const finish = (request: FastifyRequest): number | undefined => {
+      const at = started.get(request);
+      if (at === undefined) return undefined;
+      started.delete(request);
+      cr.inFlight.dec(webhook);
+      return at;
+    };
+    const onRequest: onRequestHookHandler = (request, _reply, done) => {
+      started.set(request, performance.now());
+      cr.inFlight.inc(webhook);
+      done();
+    };
+    const onResponse: onResponseHookHandler = (request, reply, done) => {
+      const at = finish(request);
+      if (at !== undefined) {
+        cr.requests.inc({ webhook: route.url, code: String(reply.statusCode) });
+        cr.latency.observe(webhook, (performance.now() - at) / 1000);
+      }
+      done();
+    };
+    // A client that goes away before the answer leaves the in-flight count too (promhttp's
+    // deferred decrement); it is not counted by code, as no status was written.
+    const onRequestAbort: onRequestAbortHookHandler = (request, done) => {
+      finish(request);
+      done();
+    };
+    route.onRequest = [...asList(route.onRequest), onRequest];
+    route.onResponse = [...asList(route.onResponse), onResponse];
+    route.onRequestAbort = [...asList(route.onRequestAbort), onRequestAbort];
   });
 }
+
+const asList = <T>(hooks: T | T[] | undefined): T[] => (hooks === undefined ? [] : Array.isArray(hooks) ? hooks : [hooks]);

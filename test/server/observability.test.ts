@@ -1,4 +1,5 @@
 import assert from 'node:assert/strict';
+import { request as httpsRequest } from 'node:https';
 import { describe, it } from 'node:test';
 import { logAdmission } from '../../src/observability/logger.ts';
 import { installProcessHandlers } from '../../src/process/signals.ts';
@@ -56,6 +57,34 @@ async function seriesOf(metrics: WebhookMetrics, name: string): Promise<Record<s
 }
 
 describe("controller-runtime's webhook series", () => {
+  it('a request whose client goes away while sending its body leaves the in-flight count, uncounted by code', async () => {
+    const { app, metrics } = await testServer();
+    const url = await app.listen({ host: '127.0.0.1', port: 0 });
+    const inFlight = async () => (await seriesOf(metrics, 'controller_runtime_webhook_requests_in_flight'))[`webhook=${VALIDATE}`];
+    // Bounded waits for what the server notices over the network.
+    const until = async (done: () => Promise<boolean>) => {
+      for (let i = 0; i < 400 && !(await done()); i++) await new Promise((r) => setTimeout(r, 5));
+    };
+    try {
+      const req = httpsRequest(`${url}${VALIDATE}`, { method: 'POST', rejectUnauthorized: false, headers: { 'content-type': 'application/json', 'content-length': 1000 } });
+      req.on('error', () => {});
+      req.write('{"kind":');
+      await until(async () => (await inFlight()) === 1);
+      assert.equal(await inFlight(), 1);
+      req.destroy();
+      await until(async () => (await inFlight()) === 0);
+      assert.equal(await inFlight(), 0);
+      assert.deepEqual(await seriesOf(metrics, 'controller_runtime_webhook_requests_total'), {
+        [`webhook=${VALIDATE},code=200`]: 0,
+        [`webhook=${VALIDATE},code=500`]: 0,
+        [`webhook=${MUTATE},code=200`]: 0,
+        [`webhook=${MUTATE},code=500`]: 0,
+      });
+    } finally {
+      await app.close();
+    }
+  });
+
   it('count every request to an admission path by path and HTTP status, time it, and leave nothing in flight', async () => {
     const { app, metrics } = await testServer({ bodyLimit: 4096 });
     // Before any request: 200 and 500 exist at 0 for both paths, as controller-runtime makes them.
