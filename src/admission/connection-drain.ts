@@ -10,7 +10,7 @@
 // server handshakes and sends a review at once; only a slow or stuck client is still at it, and
 // Node's own timeouts for those (120 s handshake, 32 s request) would hold close() past the
 // process's shutdown timeout.
-import type { IncomingMessage } from 'node:http';
+import type { ServerResponse } from 'node:http';
 import type { Server } from 'node:https';
 import type { Socket } from 'node:net';
 
@@ -26,17 +26,23 @@ export interface DrainTiming {
 export const DEFAULT_DRAIN_TIMING: DrainTiming = { idleGraceMs: 1_000, lingerMs: 1_000, incompleteGraceMs: 5_000 };
 
 interface Connection {
+  socket: Socket;
   /** Requests received and not yet answered. */
   active: number;
-  /** Those requests, to tell one still receiving its body. */
-  requests: Set<IncomingMessage>;
+  /** Their responses, to mark them `Connection: close` and to tell a request still receiving its body. */
+  responses: Set<ServerResponse>;
   timer?: NodeJS.Timeout;
 }
+
+/** The connection a response belongs to, read by one shared 'close' listener (no closure per request). */
+const connectionOf = Symbol('connection');
+type TrackedResponse = ServerResponse & { [connectionOf]?: Connection };
 
 /** A TCP connection and its TLS socket name the same peer address and port. */
 const peer = (socket: Socket) => `${socket.remoteAddress}|${socket.remotePort}`;
 
 export interface ConnectionDrain {
+  /** True once draining: every answer from then on, and every one still in flight, closes its connection. */
   readonly draining: boolean;
   /** Starts draining; call before server.close(), which then only stops accepting. */
   start(): void;
@@ -50,7 +56,7 @@ export function trackConnections(server: Server, timing: DrainTiming = DEFAULT_D
 
   const cutIncomplete = (): void => {
     for (const raw of handshaking.values()) raw.destroy();
-    for (const [socket, conn] of connections) if ([...conn.requests].some((req) => !req.complete)) socket.destroy();
+    for (const [socket, conn] of connections) if ([...conn.responses].some((res) => !res.req.complete)) socket.destroy();
   };
 
   server.on('connection', (raw: Socket) => {
@@ -72,7 +78,7 @@ export function trackConnections(server: Server, timing: DrainTiming = DEFAULT_D
 
   server.on('secureConnection', (socket: Socket) => {
     handshaking.delete(peer(socket));
-    const conn: Connection = { active: 0, requests: new Set() };
+    const conn: Connection = { socket, active: 0, responses: new Set() };
     connections.set(socket, conn);
     socket.once('close', () => {
       clearTimeout(conn.timer);
@@ -81,17 +87,24 @@ export function trackConnections(server: Server, timing: DrainTiming = DEFAULT_D
     if (draining) closeWhenIdle(socket, conn);
   });
 
-  server.on('request', (req, res) => {
+  function responseClosed(this: TrackedResponse): void {
+    const conn = this[connectionOf];
+    if (conn === undefined) return;
+    this[connectionOf] = undefined;
+    conn.active--;
+    conn.responses.delete(this);
+    if (draining && conn.active === 0) closeWhenIdle(conn.socket, conn);
+  }
+
+  server.on('request', (req, res: TrackedResponse) => {
     const conn = connections.get(req.socket);
     if (conn === undefined) return;
     conn.active++;
-    conn.requests.add(req);
+    conn.responses.add(res);
     clearTimeout(conn.timer);
-    res.once('close', () => {
-      conn.active--;
-      conn.requests.delete(req);
-      if (draining && conn.active === 0) closeWhenIdle(req.socket, conn);
-    });
+    if (draining && !res.headersSent) res.setHeader('connection', 'close');
+    res[connectionOf] = conn;
+    res.once('close', responseClosed);
   });
 
   return {
@@ -103,7 +116,11 @@ export function trackConnections(server: Server, timing: DrainTiming = DEFAULT_D
       draining = true;
       // server.close() would destroy the idle sockets now: they are closed above instead.
       server.closeIdleConnections = () => {};
-      for (const [socket, conn] of connections) if (conn.active === 0) closeWhenIdle(socket, conn);
+      for (const [socket, conn] of connections) {
+        if (conn.active === 0) closeWhenIdle(socket, conn);
+        // Answers already in flight close their connection too (Node then ends it after the response).
+        for (const res of conn.responses) if (!res.headersSent) res.setHeader('connection', 'close');
+      }
       setTimeout(cutIncomplete, timing.incompleteGraceMs ?? DEFAULT_DRAIN_TIMING.incompleteGraceMs).unref();
     },
   };

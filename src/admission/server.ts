@@ -70,15 +70,11 @@ export async function buildAdmissionServer(config: AdmissionServerConfig, deps: 
   app.server.headersTimeout = ADMISSION_TIMEOUTS.requestTimeout;
 
   // On close: idle connections get a grace period, then a clean close; answers close their
-  // connection (Fastify marks those received while closing; this marks those already in flight),
-  // since the API server keeps idle connections for 90 s and would hold the shutdown open.
+  // connection (the drain marks those in flight and those received while closing), since the
+  // API server keeps idle connections for 90 s and would hold the shutdown open.
   const drain = trackConnections(app.server as unknown as HttpsServer, config.drain);
   app.addHook('preClose', async () => {
     drain.start();
-  });
-  app.addHook('onSend', async (_req, reply, payload) => {
-    if (drain.draining) reply.header('connection', 'close');
-    return payload;
   });
 
   useLosslessJsonBodies(app);
