@@ -8,6 +8,7 @@ import type { DrainTiming } from './connection-drain.ts';
 import { noHandoff } from '../handoff/sender.ts';
 import type { HandoffSender } from '../handoff/sender.ts';
 import type { Logger } from '../observability/logger.ts';
+import { LazyRequestLogger } from '../observability/request-logger.ts';
 import type { WebhookMetrics } from '../observability/metrics.ts';
 import { instrumentWebhookPaths } from '../observability/webhook-http-metrics.ts';
 import type { KeyPair } from '../tls/keypair.ts';
@@ -58,6 +59,8 @@ export async function buildAdmissionServer(config: AdmissionServerConfig, deps: 
     loggerInstance: deps.logger.child({ server: 'admission' }) as FastifyBaseLogger,
     // One line per admission request is logged by the routes themselves, with the uid as reqId.
     logController: new LogController({ disableRequestLogging: true, requestIdLogLabel: 'httpReqId' }),
+    // request.log serves only refusals and failures: its child logger is made when first used.
+    childLoggerFactory: (logger, bindings, options) => new LazyRequestLogger(logger as Logger, bindings, options) as unknown as FastifyBaseLogger,
     bodyLimit,
     ...ADMISSION_TIMEOUTS,
     // While closing, requests on open connections are still answered (with Connection: close):
