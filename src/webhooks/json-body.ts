@@ -19,7 +19,7 @@ export class BodyParseError extends Error {
 
 export function useLosslessJsonBodies(app: FastifyInstance): void {
   app.removeAllContentTypeParsers();
-  app.addContentTypeParser('*', { parseAs: 'string' }, (_req, body, done) => {
+  const parse = (_req: unknown, body: string | Buffer, done: (err: Error | null, body?: unknown) => void): void => {
     const text = body as string;
     if (text.trim() === '') return done(null, undefined);
     try {
@@ -27,5 +27,9 @@ export function useLosslessJsonBodies(app: FastifyInstance): void {
     } catch (err) {
       done(new BodyParseError(`request body is not valid JSON: ${(err as Error).message}`), undefined);
     }
-  });
+  };
+  // The same parser twice: Fastify caches the parser it finds for a named type, but looks for
+  // the catch-all again (parsing the Content-Type header) on every request.
+  app.addContentTypeParser('application/json', { parseAs: 'string' }, parse);
+  app.addContentTypeParser('*', { parseAs: 'string' }, parse);
 }
