@@ -31,10 +31,11 @@ async function loadClusterModules() {
 type ClusterModules = Awaited<ReturnType<typeof loadClusterModules>>;
 
 /**
- * --cert-rotation: the Secret settled and its files written into the cert dir before the server
- * reads them; afterwards the server's reloader picks up each renewal from those files.
+ * --cert-rotation: started here; its `ready` settles once the Secret is settled and its files are
+ * in the cert dir (the admission server waits for it, the ops port does not); afterwards the
+ * server's reloader picks up each renewal from those files.
  */
-async function startRotation(config: ServeConfig, kc: KubeConfig | undefined, cluster: ClusterModules | undefined, logger: Logger): Promise<CertRotation | undefined> {
+function startRotation(config: ServeConfig, kc: KubeConfig | undefined, cluster: ClusterModules | undefined, logger: Logger): CertRotation | undefined {
   const r = config.certRotation;
   if (!r || !kc || !cluster) return undefined;
   const { kubernetesCertStore, startCertRotation, ROTATION_DEFAULTS } = cluster;
@@ -45,7 +46,6 @@ async function startRotation(config: ServeConfig, kc: KubeConfig | undefined, cl
   const store = kubernetesCertStore(kc, { namespace: r.namespace, name: r.secretName }, webhookConfigs);
   const rotation = startCertRotation({ ...ROTATION_DEFAULTS, hosts: r.hosts, webhookConfigs, certDir: config.tls.dir }, store, logger.child({ component: 'cert-rotation' }));
   logger.info({ secret: `${r.namespace}/${r.secretName}`, hosts: r.hosts, dir: config.tls.dir }, 'certificate rotation started; waiting for the serving certificate');
-  await rotation.ready;
   return rotation;
 }
 
@@ -171,14 +171,14 @@ export async function serveCommand(args: string[], io: CommandIo): Promise<numbe
   try {
     const cluster = config.cluster.mode === 'none' ? undefined : await loadClusterModules();
     const kc = cluster?.loadKubeConfig(config.cluster);
-    rotation = await startRotation(config, kc, cluster, logger);
+    rotation = startRotation(config, kc, cluster, logger);
     policies = await policySource(config, kc, cluster, logger, metrics);
     const validator = createValidator({
       policy: policies.get,
       readJobSet: kc && cluster ? cluster.jobSetReader(kc) : undefined,
       crdSource: policies.source,
     });
-    handle = await startServe(config, { validator, logger, metrics });
+    handle = await startServe(config, { validator, logger, metrics, certificateReady: rotation?.ready });
   } catch (err) {
     policies?.stop();
     rotation?.stop();

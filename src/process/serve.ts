@@ -6,7 +6,7 @@ import type { Validator } from '../admission/types.ts';
 import { buildAdmissionServer } from '../admission/server.ts';
 import type { DrainTiming } from '../admission/connection-drain.ts';
 import type { ServeConfig } from '../config/serve.ts';
-import { createHandoffSender, noHandoff } from '../handoff/sender.ts';
+import { createHandoffSender, noHandoff, type HandoffSender } from '../handoff/sender.ts';
 import { listenOn } from './listen.ts';
 import type { Logger } from '../observability/logger.ts';
 import { createMetrics } from '../observability/metrics.ts';
@@ -26,6 +26,12 @@ export interface ServeDeps {
   metrics?: WebhookMetrics;
   /** How idle keep-alive connections are closed on shutdown; defaults to DEFAULT_DRAIN_TIMING. */
   drain?: DrainTiming;
+  /**
+   * Settles once the serving certificate is in --cert-dir (--cert-rotation). Until then the ops
+   * port already answers (/healthz 200, /readyz 503 "waiting for the serving certificate"), so a
+   * slow API server or a missing right never fails the liveness probe into CrashLoopBackOff.
+   */
+  certificateReady?: Promise<void>;
 }
 
 export interface ServeHandle {
@@ -43,21 +49,24 @@ export interface ServeHandle {
 export async function startServe(config: ServeConfig, deps: ServeDeps): Promise<ServeHandle> {
   const { logger } = deps;
   const metrics = deps.metrics ?? createMetrics({ defaultMetrics: true });
-  const pair = await loadServingCert(config, logger);
 
-  const handoff = config.handoff
-    ? createHandoffSender({ url: config.handoff.url, timeoutMs: config.handoff.timeoutMs, logger, metrics })
-    : noHandoff;
-  let state: 'starting' | 'serving' | 'closing' = 'starting';
-  const readiness: Readiness = {
-    notReadyReason: () => (state === 'serving' ? undefined : state === 'starting' ? 'admission server is starting' : 'shutting down'),
-  };
-
-  const admission = await buildAdmissionServer({ tls: pair, drain: deps.drain }, { validator: deps.validator, logger, metrics, handoff });
+  let state: 'certificate' | 'starting' | 'serving' | 'closing' = deps.certificateReady ? 'certificate' : 'starting';
+  const reasons = { certificate: 'waiting for the serving certificate', starting: 'admission server is starting', closing: 'shutting down' } as const;
+  const readiness: Readiness = { notReadyReason: () => (state === 'serving' ? undefined : reasons[state]) };
   const ops = await buildOpsServer({ metrics, logger, readiness });
   const opsUrl = await listenOps(ops, config, logger);
+
+  const handoff: HandoffSender = config.handoff
+    ? createHandoffSender({ url: config.handoff.url, timeoutMs: config.handoff.timeoutMs, logger, metrics })
+    : noHandoff;
+  let admission: FastifyInstance;
   let admissionUrl: string;
+  let pair: KeyPair;
   try {
+    await deps.certificateReady;
+    state = 'starting';
+    pair = await loadServingCert(config, logger);
+    admission = await buildAdmissionServer({ tls: pair, drain: deps.drain }, { validator: deps.validator, logger, metrics, handoff });
     admissionUrl = await listenOn(admission, config.host, config.port);
   } catch (err) {
     await ops.close();

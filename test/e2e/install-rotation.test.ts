@@ -12,6 +12,7 @@ import { createPrivateKey, webcrypto, X509Certificate } from 'node:crypto';
 import * as x509 from '@peculiar/x509';
 import { readFileSync } from 'node:fs';
 import path from 'node:path';
+import net from 'node:net';
 import tls from 'node:tls';
 import { after, before, describe, it } from 'node:test';
 import { AdmissionregistrationV1Api, CoreV1Api, type V1Secret } from '@kubernetes/client-node';
@@ -290,6 +291,25 @@ describe('install: in-process certificate rotation (default overlay) against the
     // (The first fill of the empty Secret is a new CA too: only rotations of an expiring one count.)
     const rotations = [...one.log(), ...two.log()].filter((l) => l.msg === 'CA and serving certificate written to the Secret' && /^the CA expires/.test(String(l.reason)));
     assert.equal(rotations.length, 1, 'one replica rotated the CA; the other adopted');
+  });
+
+  it('a Secret it may not read (the rights name another): the ops port answers at once (/healthz 200, /readyz 503 waiting for the certificate), the admission port stays closed, and SIGTERM ends it', async () => {
+    const [port, opsPort] = [await freePort(), await freePort()];
+    const dir = path.join(await cp.tempDir('replica-denied'), 'certs');
+    const args = [bin, ...renderedArgs({ '--port': String(port), '--ops-port': String(opsPort), '--cert-dir': dir, '--handoff': undefined }), '--host', '127.0.0.1', '--kubeconfig', saKubeconfig, '--cert-secret', 'not-granted'];
+    const proc = cp.startProcess('replica-denied', process.execPath, args, { env: cp.childEnv(renderedEnv), cwd: projectRoot });
+    // The old code opened no port until the certificate was in place: a liveness probe failed.
+    await waitFor('the health port answers', async () => (await httpGet(`http://127.0.0.1:${opsPort}/healthz`).catch(() => ({ status: 0 }))).status === 200, { process: proc, timeoutMs: 30_000 });
+    const ready = await httpGet(`http://127.0.0.1:${opsPort}/readyz`);
+    assert.equal(ready.status, 503);
+    assert.match(ready.body, /waiting for the serving certificate/);
+    const connect = await new Promise<string>((resolve) => {
+      const socket = net.connect(port, '127.0.0.1', () => (socket.destroy(), resolve('connected')));
+      socket.once('error', (e: NodeJS.ErrnoException) => resolve(e.code ?? e.message));
+    });
+    assert.equal(connect, 'ECONNREFUSED', 'no admission port without a certificate');
+    assert.equal(proc.exitStatus, undefined, 'still running, retrying');
+    await proc.stop();
   });
 
   it('where it may create Secrets, a missing Secret is created', async () => {
