@@ -8,34 +8,16 @@ import assert from 'node:assert/strict';
 import { connect as tcpConnect, type Socket } from 'node:net';
 import { after, describe, it } from 'node:test';
 import { connect as tlsConnect } from 'node:tls';
-import { buildAdmissionServer } from '../../src/admission/server.ts';
-import { createMetrics } from '../../src/observability/metrics.ts';
-import { captureLogs, fakeValidator, review, testCert, VALIDATE } from '../webhooks/fixtures.ts';
+import { review, VALIDATE } from '../webhooks/fixtures.ts';
 import { RawClient } from '../server/raw-client.ts';
+import { gatedValidator, listening } from '../server/listening.ts';
 
 const closedBy = (socket: Socket) => new Promise<void>((resolve) => (socket.destroyed ? resolve() : socket.once('close', () => resolve())));
 
 describe('shutdown with slow clients', { timeout: 30_000 }, () => {
   it('a connection still in its TLS handshake and a request still receiving its body are cut after the grace; the request in flight is answered; close() completes', async () => {
-    let release!: () => void;
-    let entered!: () => void;
-    const inHandler = new Promise<void>((r) => (entered = r));
-    const gate = new Promise<void>((r) => (release = r));
-    const app = await buildAdmissionServer(
-      { tls: await testCert(), drain: { idleGraceMs: 100, lingerMs: 100, incompleteGraceMs: 300 } },
-      {
-        validator: fakeValidator(async () => {
-          entered();
-          await gate;
-          return { causes: [], warnings: [] };
-        }),
-        logger: captureLogs().logger,
-        metrics: createMetrics(),
-      },
-    );
-    await app.listen({ host: '127.0.0.1', port: 0 });
-    after(() => app.close());
-    const port = (app.server.address() as { port: number }).port;
+    const { validator, inHandler, release } = gatedValidator();
+    const { app, port } = await listening({ idleGraceMs: 100, lingerMs: 100, incompleteGraceMs: 300 }, validator);
 
     const noHandshake = tcpConnect({ host: '127.0.0.1', port });
     await new Promise((r) => noHandshake.once('connect', r));

@@ -3,19 +3,10 @@
 // while draining with `Connection: close`, and the process must end within its timeout.
 import assert from 'node:assert/strict';
 import { after, describe, it } from 'node:test';
-import type { FastifyInstance } from 'fastify';
-import { buildAdmissionServer } from '../../src/admission/server.ts';
 import { installProcessHandlers } from '../../src/process/signals.ts';
-import { createMetrics } from '../../src/observability/metrics.ts';
-import { captureLogs, fakeValidator, review, testCert } from '../webhooks/fixtures.ts';
+import { captureLogs, review } from '../webhooks/fixtures.ts';
 import { RawClient } from './raw-client.ts';
-
-async function listening(drain = { idleGraceMs: 200, lingerMs: 200 }): Promise<{ app: FastifyInstance; port: number }> {
-  const app = await buildAdmissionServer({ tls: await testCert(), drain }, { validator: fakeValidator(), logger: captureLogs().logger, metrics: createMetrics() });
-  await app.listen({ host: '127.0.0.1', port: 0 });
-  after(() => app.close());
-  return { app, port: (app.server.address() as { port: number }).port };
-}
+import { gatedValidator, listening } from './listening.ts';
 
 describe('shutdown drain', () => {
   it('a request written on an idle keep-alive connection as the shutdown starts is answered, with Connection: close', async () => {
@@ -51,24 +42,8 @@ describe('shutdown drain', () => {
   });
 
   it('an in-flight request finishes (Connection: close); no new connection is accepted once closing', async () => {
-    let release!: () => void;
-    let entered!: () => void;
-    const inHandler = new Promise<void>((r) => (entered = r));
-    const gate = new Promise<void>((r) => (release = r));
-    const app = await buildAdmissionServer(
-      { tls: await testCert(), drain: { idleGraceMs: 200, lingerMs: 200 } },
-      {
-        validator: fakeValidator(async () => {
-          entered();
-          await gate;
-          return { causes: [], warnings: [] };
-        }),
-        logger: captureLogs().logger,
-        metrics: createMetrics(),
-      },
-    );
-    await app.listen({ host: '127.0.0.1', port: 0 });
-    const port = (app.server.address() as { port: number }).port;
+    const { validator, inHandler, release } = gatedValidator();
+    const { app, port } = await listening({ idleGraceMs: 200, lingerMs: 200 }, validator);
     const client = new RawClient(port);
     await client.ready();
     client.send(review('UPDATE', { uid: 'slow' }));
