@@ -1,0 +1,126 @@
+// Memory and start-up of the default `serve` (offline, embedded CRD), as the issue states them:
+// start-up to ready, idle RSS, RSS after 60 s of load and its flatness over a longer run (sampled
+// every 10 s), and the peak. The server is the real CLI, pinned to core 0; the load (autocannon,
+// the allowed 6 KB UPDATE) runs in this process on core 1.
+//   flock /tmp/tjw-e2e.lock npm run bench:rss
+//   env: ENTRY        ts (bin/trainjob-webhook.js, the sources, default) or js (dist/, `npm run build`)
+//        NODE_FLAGS   extra node flags for the server (e.g. "--max-semi-space-size=4")
+//        SERVE_FLAGS  extra serve flags (e.g. "--table-only")
+//        SECONDS      load duration (default 300; 0: start-up and idle RSS only)
+//        CONNECTIONS  (default 16); STARTS  start-ups measured before the load (default 5)
+//        BODY         a request file (default examples/allowed-numnodes-suspended.json)
+import { spawn } from 'node:child_process';
+import { mkdtemp, readFile, rm } from 'node:fs/promises';
+import { loadavg, tmpdir } from 'node:os';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+import autocannon from 'autocannon';
+import { pinCores } from './lib/pinning.ts';
+import { processMemory } from './lib/proc.ts';
+
+const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
+const entry = process.env.ENTRY ?? 'ts';
+const bin = entry === 'js' ? path.join(root, 'dist/bin/trainjob-webhook.js') : path.join(root, 'bin/trainjob-webhook.js');
+const nodeFlags = (process.env.NODE_FLAGS ?? '').split(' ').filter(Boolean);
+const serveFlags = (process.env.SERVE_FLAGS ?? '').split(' ').filter(Boolean);
+const seconds = Number(process.env.SECONDS ?? 300);
+const connections = Number(process.env.CONNECTIONS ?? 16);
+const starts = Number(process.env.STARTS ?? 5);
+const body = await readFile(process.env.BODY ?? path.join(root, 'examples/allowed-numnodes-suspended.json'), 'utf8');
+const SAMPLE_MS = 10_000;
+const ROUTE = '/validate-trainer-kubeflow-org-v1alpha1-trainjob';
+const MiB = 1024 * 1024;
+
+const pinning = pinCores();
+
+interface Server {
+  pid: number;
+  admission: string;
+  startMs: number;
+  stop(): Promise<void>;
+}
+
+/** Spawns `serve` in `dir` (its self-signed certificate goes to dir/certs) and waits for its "serving" line (the admission port listens, /readyz is 200). */
+async function startServer(dir: string): Promise<Server> {
+  const started = performance.now();
+  const args = [...pinning.serverPrefix, process.execPath, ...nodeFlags, bin, 'serve', '--port', '0', '--ops-port', '0', ...serveFlags];
+  const child = spawn(args[0], args.slice(1), { cwd: dir, stdio: ['ignore', 'pipe', 'inherit'], env: { ...process.env, KUBERNETES_SERVICE_HOST: '' } });
+  let out = '';
+  const admission = await new Promise<string>((resolve, reject) => {
+    child.stdout.on('data', (d: Buffer) => {
+      out += d.toString();
+      for (const line of out.split('\n')) {
+        if (!line.includes('"msg":"serving"')) continue;
+        resolve((JSON.parse(line) as { admission: string }).admission);
+      }
+    });
+    child.once('exit', (code) => reject(new Error(`serve exited with ${code} before serving:\n${out}`)));
+  });
+  const startMs = performance.now() - started;
+  child.stdout.removeAllListeners('data');
+  child.stdout.resume();
+  const stop = () =>
+    new Promise<void>((resolve) => {
+      if (child.exitCode !== null) return resolve();
+      child.once('exit', () => resolve());
+      child.kill('SIGTERM');
+    });
+  return { pid: child.pid!, admission, startMs, stop };
+}
+
+const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+const mib = (bytes: number) => (bytes / MiB).toFixed(0);
+const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)];
+
+const workDir = await mkdtemp(path.join(tmpdir(), 'tjw-rss-'));
+const lines: string[] = [];
+const print = (s = '') => lines.push(s);
+try {
+  print(`- date: ${new Date().toISOString()}; Node ${process.version}; entry ${entry} (${path.relative(root, bin)}); node flags: ${nodeFlags.join(' ') || 'none'}; serve flags: ${serveFlags.join(' ') || 'none (offline, embedded CRD)'}`);
+  print(`- ${pinning.note}; load average ${loadavg()[0].toFixed(2)} at the start`);
+  // The first start generates the self-signed certificate; the rest reuse it, as a restart does.
+  const startMs: number[] = [];
+  const idle: number[] = [];
+  for (let i = 0; i <= starts; i++) {
+    const s = await startServer(workDir);
+    await sleep(2_000);
+    if (i > 0) {
+      startMs.push(s.startMs);
+      idle.push(processMemory(s.pid).rss);
+    }
+    await s.stop();
+  }
+  if (starts > 0) {
+    print(`- start-up to serving (certificate reused), ${starts} starts: median ${median(startMs).toFixed(0)} ms (${startMs.map((m) => m.toFixed(0)).join(', ')})`);
+    print(`- idle RSS 2 s after serving: median ${mib(median(idle))} MiB (${idle.map(mib).join(', ')})`);
+  }
+  if (seconds > 0) {
+    const s = await startServer(workDir);
+    try {
+      await sleep(2_000);
+      const samples: { t: number; rss: number }[] = [{ t: 0, rss: processMemory(s.pid).rss }];
+      const began = performance.now();
+      const timer = setInterval(() => samples.push({ t: Math.round((performance.now() - began) / 1000), rss: processMemory(s.pid).rss }), SAMPLE_MS);
+      const r = await autocannon({ url: s.admission + ROUTE, method: 'POST', headers: { 'content-type': 'application/json' }, body, connections, duration: seconds, tlsOptions: { rejectUnauthorized: false } } as autocannon.Options);
+      clearInterval(timer);
+      const end = processMemory(s.pid);
+      samples.push({ t: Math.round((performance.now() - began) / 1000), rss: end.rss });
+      if (r.non2xx > 0 || r.errors > 0) print(`- **${r.non2xx} non-2xx answers and ${r.errors} errors**`);
+      const after60 = samples.find((x) => x.t >= 60);
+      const steady = samples.filter((x) => x.t >= 60);
+      const lo = Math.min(...steady.map((x) => x.rss));
+      const hi = Math.max(...steady.map((x) => x.rss));
+      print(`- load: ${connections} connections for ${seconds} s, ${r.requests.average.toFixed(0)} req/s, p50 ${r.latency.p50} ms, p99 ${r.latency.p99} ms; load average ${loadavg()[0].toFixed(2)} at the end`);
+      print(`- RSS idle ${mib(samples[0].rss)} MiB; after 60 s of load **${after60 ? mib(after60.rss) : '-'} MiB**; from 60 s to the end ${mib(lo)}–${mib(hi)} MiB (spread ${steady.length > 1 ? (((hi - lo) / lo) * 100).toFixed(1) : '-'} %); peak (VmHWM) ${mib(end.peak)} MiB`);
+      print();
+      print('| s | ' + samples.map((x) => x.t).join(' | ') + ' |');
+      print('| --- | ' + samples.map(() => '---:').join(' | ') + ' |');
+      print('| RSS MiB | ' + samples.map((x) => mib(x.rss)).join(' | ') + ' |');
+    } finally {
+      await s.stop();
+    }
+  }
+} finally {
+  await rm(workDir, { recursive: true, force: true });
+}
+process.stdout.write(lines.join('\n') + '\n');
