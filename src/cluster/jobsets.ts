@@ -1,10 +1,12 @@
 // Reads what the webhook reports about a TrainJob's JobSet (same namespace and name) when it admits
-// a numNodes change: the JobSet's child Jobs, whose status counts their pods. One LIST by label,
-// bounded in time well below the webhook's timeoutSeconds (10 in manifests/webhook), so a slow API
-// server still gets an answer in-band, never a webhook timeout.
-import { BatchV1Api, Observable, type KubeConfig, type RequestContext, type ResponseContext } from '@kubernetes/client-node';
+// a numNodes change: the JobSet's child Jobs, whose status counts their pods. One GET of the Jobs
+// by label over a bounded keep-alive pool (api-get.ts), bounded in time well below the webhook's
+// timeoutSeconds (10 in manifests/webhook), so a slow API server still gets an answer in-band,
+// never a webhook timeout; and bounded in size, so a hostile or huge answer costs at most that.
+import { STATUS_CODES } from 'node:http';
+import type { KubeConfig } from '@kubernetes/client-node';
 import type { JobSetRead } from '../rules/jobset-pods.ts';
-import { describeError } from './client.ts';
+import { apiGetter, reachableDirectly, type ApiGet } from './api-get.ts';
 
 export const JOBSET = { group: 'jobset.x-k8s.io', version: 'v1alpha2', plural: 'jobsets' } as const;
 
@@ -14,46 +16,86 @@ const JOBSET_NAME_LABEL = 'jobset.sigs.k8s.io/jobset-name';
 /** Well below the webhook's timeoutSeconds (10): the answer, with a warning, still goes out in time. */
 export const JOBSET_READ_TIMEOUT_MS = 2_000;
 
+/**
+ * A JobList this large is not read (the warning says so). A Job of a JobSet is 4-8 KB of JSON, so
+ * this is over a thousand Jobs; with at most MAX_API_SOCKETS reads in flight it bounds the memory.
+ */
+export const JOBS_READ_MAX_BYTES = 8 * 1024 * 1024;
+
 export interface JobSetReaderOptions {
   timeoutMs?: number;
+  maxBytes?: number;
 }
 
-/** Client-node middleware (its object API takes Observable middleware) that aborts the request after `ms`. */
-function abortAfter(ms: number) {
-  return {
-    middleware: [
-      {
-        pre: (ctx: RequestContext) => {
-          ctx.setSignal(AbortSignal.timeout(ms));
-          return new Observable(Promise.resolve(ctx));
-        },
-        post: (res: ResponseContext) => new Observable(Promise.resolve(res)),
-      },
-    ],
-    middlewareMergeStrategy: 'append' as const,
-  };
+/** What jobset-pods.ts judges: each Job's name and pod counts, nothing else of the list kept. */
+function jobsOf(list: unknown): unknown[] | undefined {
+  const items = (list as { items?: unknown } | null)?.items;
+  if (!Array.isArray(items)) return undefined;
+  return items.map((job: { metadata?: { name?: unknown }; status?: { active?: unknown; terminating?: unknown } } | null) => ({
+    metadata: { name: job?.metadata?.name },
+    status: { active: job?.status?.active, terminating: job?.status?.terminating },
+  }));
 }
 
-export function jobSetReader(kc: KubeConfig, { timeoutMs = JOBSET_READ_TIMEOUT_MS }: JobSetReaderOptions = {}): (namespace: string, name: string) => Promise<JobSetRead> {
-  const api = kc.makeApiClient(BatchV1Api);
+/** `HTTP 403: jobs.batch is forbidden`: the Status message when the body is one, else the start of the body. */
+function describeStatus(status: number, body: Buffer): string {
+  let message = '';
+  const text = body.subarray(0, 64 * 1024).toString('utf8');
+  try {
+    const m = (JSON.parse(text) as { message?: unknown } | null)?.message;
+    if (typeof m === 'string') message = m;
+  } catch {
+    message = text.trim();
+  }
+  return `HTTP ${status}: ${(message || STATUS_CODES[status] || 'no message').split('\n')[0].slice(0, 300)}`;
+}
+
+async function readJobs(get: ApiGet, path: string, signal: AbortSignal, maxBytes: number): Promise<JobSetRead> {
+  const res = await get(path, { signal, maxBytes });
+  if (res.status !== 200) return { kind: 'failed', error: `reading its Jobs failed: ${describeStatus(res.status, res.body)}` };
+  let list: unknown;
+  try {
+    list = JSON.parse(res.body.toString('utf8'));
+  } catch {
+    return { kind: 'failed', error: `reading its Jobs failed: the API server's answer is not JSON (${res.body.length} bytes)` };
+  }
+  const jobs = jobsOf(list);
+  if (!jobs) return { kind: 'failed', error: `reading its Jobs failed: the API server's answer is not a list of Jobs` };
+  return { kind: 'read', jobs };
+}
+
+export function jobSetReader(kc: KubeConfig, { timeoutMs = JOBSET_READ_TIMEOUT_MS, maxBytes = JOBS_READ_MAX_BYTES }: JobSetReaderOptions = {}): (namespace: string, name: string) => Promise<JobSetRead> {
+  const get = reachableDirectly(kc) ? apiGetter(kc) : undefined;
   return async (namespace, name) => {
+    // resourceVersion 0: served from the API server's watch cache as it is. A consistent LIST (no
+    // resourceVersion) first waits for the cache to reach etcd's revision, and after a write to any
+    // other resource (the TrainJob update being admitted is one) that takes a progress
+    // notification, about 100 ms. A warning may be that stale; the sidecar reads live before it deletes.
+    const query = new URLSearchParams({ labelSelector: `${JOBSET_NAME_LABEL}=${name}`, resourceVersion: '0' });
+    const path = `/apis/batch/v1/namespaces/${encodeURIComponent(namespace)}/jobs?${query}`;
+    const deadline = new AbortController();
     let timer: NodeJS.Timeout | undefined;
-    // The abort covers the HTTP exchange; the race also covers what comes before it (credentials).
+    // The abort ends the HTTP exchange; the race also covers what comes before it (credentials,
+    // which an exec plugin may take long to give).
     const timedOut = new Promise<JobSetRead>((resolve) => {
-      timer = setTimeout(() => resolve({ kind: 'failed', error: `reading its Jobs timed out after ${timeoutMs} ms` }), timeoutMs);
+      timer = setTimeout(() => {
+        deadline.abort();
+        resolve({ kind: 'failed', error: `reading its Jobs timed out after ${timeoutMs} ms` });
+      }, timeoutMs);
     });
-    const read = api
-      // resourceVersion 0: served from the API server's watch cache as it is. A consistent LIST (no
-      // resourceVersion) first waits for the cache to reach etcd's revision, and after a write to any
-      // other resource (the TrainJob update being admitted is one) that takes a progress
-      // notification, about 100 ms. A warning may be that stale; the sidecar reads live before it deletes.
-      .listNamespacedJob({ namespace, labelSelector: `${JOBSET_NAME_LABEL}=${name}`, resourceVersion: '0' }, abortAfter(timeoutMs))
-      .then((list): JobSetRead => ({ kind: 'read', jobs: list.items }))
-      .catch((err: unknown): JobSetRead => ({ kind: 'failed', error: `reading its Jobs failed: ${describeError(err)}` }));
+    const read = (get ? readJobs(get, path, deadline.signal, maxBytes) : readThroughProxy(kc, namespace, name, deadline.signal)).catch(
+      (err: unknown): JobSetRead => ({ kind: 'failed', error: `reading its Jobs failed: ${(err instanceof Error ? err.message : String(err)).split('\n')[0].slice(0, 300)}` }),
+    );
     try {
       return await Promise.race([read, timedOut]);
     } finally {
       clearTimeout(timer);
     }
   };
+}
+
+/** A kubeconfig with proxy-url: client-node's call, which speaks HTTP and SOCKS proxies. */
+async function readThroughProxy(kc: KubeConfig, namespace: string, name: string, signal: AbortSignal): Promise<JobSetRead> {
+  const { readJobsWithClientNode } = await import('./jobs-client-node.ts');
+  return readJobsWithClientNode(kc, { namespace, labelSelector: `${JOBSET_NAME_LABEL}=${name}`, signal });
 }
