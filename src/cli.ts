@@ -1,10 +1,9 @@
 // trainjob-webhook: one binary, one subcommand per job.
-// A command's module loads only when it runs: `reconcile` (and `serve` with cluster access) bring
-// @kubernetes/client-node, ~0.6 s and ~80 MiB, which `serve` offline and `review` do without.
+// A command's module loads only when it runs (its usage text too): `reconcile` (and `serve` with
+// cluster access) bring @kubernetes/client-node, ~0.6 s and ~80 MiB, which `serve` offline and
+// `review` do without; `rules` brings `yaml`, which `serve` does without.
 import type { CommandIo } from './commands/review.ts';
 import { SERVE_USAGE } from './config/serve.ts';
-import { REVIEW_USAGE } from './commands/review.ts';
-import { RULES_USAGE } from './commands/rules.ts';
 
 const USAGE = `Usage: trainjob-webhook <command> [flags]
 
@@ -20,8 +19,8 @@ type Command = (args: string[], io: CommandIo) => Promise<number>;
 
 const COMMANDS: Record<string, { run: Command; usage: () => Promise<string> }> = {
   serve: { run: async (args, io) => (await import('./commands/serve.ts')).serveCommand(args, io), usage: async () => SERVE_USAGE },
-  review: { run: async (args, io) => (await import('./commands/review.ts')).reviewCommand(args, io), usage: async () => REVIEW_USAGE },
-  rules: { run: async (args, io) => (await import('./commands/rules.ts')).rulesCommand(args, io), usage: async () => RULES_USAGE },
+  review: { run: async (args, io) => (await import('./commands/review.ts')).reviewCommand(args, io), usage: async () => (await import('./commands/review.ts')).REVIEW_USAGE },
+  rules: { run: async (args, io) => (await import('./commands/rules.ts')).rulesCommand(args, io), usage: async () => (await import('./commands/rules.ts')).RULES_USAGE },
   // The reconciler's flags module reaches the cluster client through its constants.
   reconcile: { run: async (args, io) => (await import('./commands/reconcile.ts')).reconcileCommand(args, io), usage: async () => (await import('./reconciler/config.ts')).RECONCILE_USAGE },
 };

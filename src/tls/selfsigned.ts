@@ -4,7 +4,6 @@
 import { X509Certificate } from 'node:crypto';
 import { mkdir, rename, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
-import { createSelfSignedServing } from '../certs/authority.ts';
 import { CA_FILE, CERT_FILE, KEY_FILE, readKeyPair } from './keypair.ts';
 import type { KeyPair } from './keypair.ts';
 
@@ -49,6 +48,9 @@ export async function ensureSelfSignedCert(dir: string, options: SelfSignedOptio
 
 export async function generateSelfSigned(options: SelfSignedOptions = {}): Promise<KeyPair> {
   const now = options.now ?? new Date();
+  // @peculiar/x509 (~15 MiB, ~0.15 s at import) loads only when a certificate is generated, not
+  // on a restart that reuses one.
+  const { createSelfSignedServing } = await import('../certs/authority.ts');
   const pair = await createSelfSignedServing({
     commonName: 'trainjob-webhook',
     hosts: [...(options.dnsNames ?? DEFAULTS.dnsNames), ...(options.ipAddresses ?? DEFAULTS.ipAddresses)],

@@ -1,6 +1,7 @@
 // @kubernetes/client-node costs ~0.6 s of start-up and ~80 MiB of RSS at import: `serve` without
 // cluster access and `review` must not load it (bench/PROFILE.md, start-up); `serve` with a
-// kubeconfig does.
+// kubeconfig does. `yaml` and `@peculiar/x509` (~20 MiB and ~0.15 s together) load only for YAML
+// input and to generate a certificate.
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { spawn } from 'node:child_process';
@@ -31,6 +32,36 @@ function run(args: string[], cwd: string, until?: RegExp): Promise<string> {
     child.once('exit', () => resolve(err));
   });
 }
+
+describe('yaml and @peculiar/x509 load only when needed', () => {
+  it('serve offline loads x509 to generate its certificate, then neither on a restart that reuses it; never yaml', async () => {
+    const dir = await mkdtemp(path.join(tmpdir(), 'tjw-lazy-'));
+    try {
+      const first = await run(['serve', '--port', '0', '--ops-port', '0'], dir, /"msg":"serving"/);
+      assert.match(first, /X509-LOADED/);
+      assert.doesNotMatch(first, /YAML-LOADED/);
+      const restart = await run(['serve', '--port', '0', '--ops-port', '0'], dir, /"msg":"serving"/);
+      assert.doesNotMatch(restart, /X509-LOADED|YAML-LOADED/);
+    } finally {
+      await rm(dir, { recursive: true, force: true });
+    }
+  });
+  it('review loads yaml for YAML files and not for JSON ones', async () => {
+    const dir = await mkdtemp(path.join(tmpdir(), 'tjw-lazy-'));
+    try {
+      const objects = path.join(root, 'examples/objects');
+      const yamlRun = await run(['review', '--old', path.join(objects, 'suspended-1-node.yaml'), '--new', path.join(objects, 'suspended-2-nodes.yaml')], root);
+      assert.match(yamlRun, /YAML-LOADED/);
+      const { readFile } = await import('node:fs/promises');
+      const { parse } = await import('yaml');
+      for (const f of ['suspended-1-node', 'suspended-2-nodes']) await writeFile(path.join(dir, `${f}.json`), JSON.stringify(parse(await readFile(path.join(objects, `${f}.yaml`), 'utf8'))));
+      const jsonRun = await run(['review', '--old', path.join(dir, 'suspended-1-node.json'), '--new', path.join(dir, 'suspended-2-nodes.json')], root);
+      assert.doesNotMatch(jsonRun, /YAML-LOADED|X509-LOADED/);
+    } finally {
+      await rm(dir, { recursive: true, force: true });
+    }
+  });
+});
 
 describe('the cluster client loads only with cluster access', () => {
   it('serve offline, on its embedded CRD, answers without it', async () => {

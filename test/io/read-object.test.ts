@@ -23,15 +23,15 @@ const cases: Array<[string, string, unknown]> = [
 
 describe('YAML files are read as kubectl reads them', () => {
   for (const [what, yaml, expected] of cases) {
-    it(what, () => {
-      assert.deepEqual((parseObjectText(`v: ${yaml}\n`, 'f.yaml') as { v: unknown }).v, expected);
+    it(what, async () => {
+      assert.deepEqual(((await parseObjectText(`v: ${yaml}\n`, 'f.yaml')) as { v: unknown }).v, expected);
     });
   }
-  it('a date inside an object the CLI reviews is not lost', () => {
-    const obj = parseObjectText('metadata:\n  annotations:\n    since: 2024-01-01\n', 'f.yaml') as { metadata: { annotations: Record<string, unknown> } };
+  it('a date inside an object the CLI reviews is not lost', async () => {
+    const obj = (await parseObjectText('metadata:\n  annotations:\n    since: 2024-01-01\n', 'f.yaml')) as { metadata: { annotations: Record<string, unknown> } };
     assert.deepEqual(obj.metadata.annotations, { since: '2024-01-01' });
   });
-  it('several documents are refused with a clear error', () => {
-    assert.throws(() => parseObjectText('a: 1\n---\nb: 2\n', 'f.yaml'), (e: unknown) => e instanceof InputError && /exactly one YAML document, found 2/.test(e.message));
+  it('several documents are refused with a clear error', async () => {
+    await assert.rejects(parseObjectText('a: 1\n---\nb: 2\n', 'f.yaml'), (e: unknown) => e instanceof InputError && /exactly one YAML document, found 2/.test(e.message));
   });
 });
