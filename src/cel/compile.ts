@@ -7,6 +7,7 @@
 import type { Environment } from '@marcbachmann/cel-js';
 import { charge, CostMeter, withMeter } from './cost.ts';
 import { checkRe2Pattern, re2Matches } from './re2.ts';
+import { readsOf, type Reads } from './reads.ts';
 
 export class CelCompileError extends Error {}
 
@@ -102,6 +103,9 @@ export interface CompiledRule {
   readonly source: string;
   /** True for transition rules: they run only on UPDATE, where an old value exists. */
   readonly usesOldSelf: boolean;
+  /** What the rule reads of `self` and `oldSelf` (src/cel/reads.ts): a request converts only that. */
+  readonly selfReads: Reads;
+  readonly oldSelfReads: Reads;
   evaluate(vars: Record<string, unknown>, meter: CostMeter): unknown;
 }
 
@@ -120,6 +124,8 @@ export function compileRule(env: Environment, source: string): CompiledRule {
   return {
     source,
     usesOldSelf: usesVariable(ast, 'oldSelf'),
+    selfReads: readsOf(ast, 'self'),
+    oldSelfReads: readsOf(ast, 'oldSelf'),
     evaluate: (vars, meter) => withMeter(meter, () => program(vars)),
   };
 }

@@ -6,8 +6,8 @@ import { Optional } from '@marcbachmann/cel-js';
 import type { CompiledRule } from './compile.ts';
 import { CostLimitError, CostMeter, PER_CALL_COST_LIMIT, PER_OBJECT_COST_BUDGET } from './cost.ts';
 import type { Located } from './locate.ts';
-import { isObject } from '../json/object.ts';
-import { InternPool, toCelRoot, toCelValue, type CelSchema } from './values.ts';
+import { InternPool, toCelValue, toCelView, type CelSchema } from './values.ts';
+import { WHOLE } from './reads.ts';
 
 export interface RuleToRun {
   compiled: CompiledRule;
@@ -32,11 +32,14 @@ export class RuleRun {
   readonly isUpdate: boolean;
   #budget = new CostMeter(PER_OBJECT_COST_BUDGET);
   #exhausted = false;
+  /** Off: every rule sees both objects converted whole (the tests compare the two). */
+  readonly #views: boolean;
   /** Conversions are shared by every rule that looks at the same value (many rows look at spec). */
   #converted = new WeakMap<object, Map<CelSchema | undefined, unknown>>();
 
-  constructor(isUpdate: boolean) {
+  constructor(isUpdate: boolean, options: { views?: boolean } = {}) {
     this.isUpdate = isUpdate;
+    this.#views = options.views ?? true;
   }
 
   get exhausted(): boolean {
@@ -49,9 +52,11 @@ export class RuleRun {
     const { compiled } = rule;
     if (compiled.usesOldSelf && !hasOld && !rule.optionalOldSelf) return { kind: 'skipped' };
 
-    // At the root the API server shows CEL only metadata.name and metadata.generateName.
-    const self = at.path === '' && isObject(at.value) ? this.#convertRoot(at.value, at.schema) : this.convert(at.value, at.schema);
-    const old = hasOld ? this.convert(at.oldValue, at.schema) : undefined;
+    // Only what the rule reads is converted (src/cel/reads.ts); at the root, CEL sees
+    // metadata.name and metadata.generateName alone, of both objects (model.WithTypeAndObjectMeta).
+    const isRoot = at.path === '';
+    const self = toCelView(at.value, at.schema, this.#views ? compiled.selfReads : WHOLE, this.pool, isRoot);
+    const old = hasOld && compiled.usesOldSelf ? toCelView(at.oldValue, at.schema, this.#views ? compiled.oldSelfReads : WHOLE, this.pool, isRoot) : undefined;
     const oldSelf = rule.optionalOldSelf ? (old === undefined ? Optional.none() : Optional.of(old)) : old;
     const meter = new CostMeter(PER_CALL_COST_LIMIT);
     try {
@@ -70,14 +75,6 @@ export class RuleRun {
     } finally {
       this.#charge(meter.used);
     }
-  }
-
-  #roots = new WeakMap<object, unknown>();
-
-  /** The root as CEL sees it (restricted metadata), converted once per request. */
-  #convertRoot(value: Record<string, unknown>, schema: CelSchema): unknown {
-    if (!this.#roots.has(value)) this.#roots.set(value, toCelRoot(value, schema, this.pool));
-    return this.#roots.get(value);
   }
 
   /** The CEL value of a JSON value under its schema, converted once per request. */

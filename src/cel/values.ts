@@ -3,6 +3,8 @@
 // list-type set and map lists become Sets, so that equality ignores their order; elements are
 // interned by content, so old and new values share identical elements. Conversion recurses only
 // along the schema (finite); values outside it are converted iteratively, at any depth.
+// toCelView converts only what a rule reads (src/cel/reads.ts).
+import { WHOLE, type Reads } from './reads.ts';
 
 /** The structural-schema keywords typing depends on (a subset of JSONSchemaProps). */
 export interface CelSchema {
@@ -29,6 +31,16 @@ export class InternPool {
   readonly #byKey = new Map<string, unknown>();
   readonly #keys = new Map<object, string>();
   readonly #converted = new Map<object, Map<CelSchema | undefined, unknown>>();
+  readonly #views = new Map<object, Map<Reads, unknown>>();
+
+  /** A view (toCelView) of a value for one shape of reads, made once per request. */
+  view(value: object, reads: Reads, make: () => unknown): unknown {
+    let byReads = this.#views.get(value);
+    if (byReads === undefined) this.#views.set(value, (byReads = new Map()));
+    let view = byReads.get(reads);
+    if (view === undefined && !byReads.has(reads)) byReads.set(reads, (view = make()));
+    return view;
+  }
 
   intern(value: unknown): unknown {
     if (value === null || typeof value !== 'object') return value;
@@ -301,10 +313,52 @@ export function toCelRoot(obj: Record<string, unknown>, schema: CelSchema, pool:
   if (!meta || typeof meta !== 'object' || Array.isArray(meta)) return toObject(obj, schema, pool);
   // metadata (labels, annotations, managedFields...) is not converted: CEL sees two strings of it.
   const out = toObject(obj, schema, pool, 'metadata');
-  const m = meta as Record<string, unknown>;
+  out.metadata = visibleMetadata(meta as Record<string, unknown>);
+  return out;
+}
+
+function visibleMetadata(m: Record<string, unknown>): Record<string, unknown> {
   const visible = newMap();
   if (typeof m.name === 'string') visible.name = m.name;
   if (typeof m.generateName === 'string') visible.generateName = m.generateName;
-  out.metadata = visible;
-  return out;
+  return visible;
+}
+
+/** A schema whose value toObject converts (a typed object): only there can a view select fields. */
+function isObjectSchema(schema: CelSchema | undefined): schema is CelSchema {
+  return schema?.type === 'object' && !schema['x-kubernetes-int-or-string'];
+}
+
+/**
+ * The part of a value a rule reads (src/cel/reads.ts), as toCelValue would convert it: along each
+ * chain of selections, a map of the selected fields that exist (in the value's key order), and at
+ * each chain's end the field converted whole. Where the value is not a typed object (a list, a
+ * scalar, a value of the wrong type, an untyped value), it is converted whole: a view differs from
+ * the whole value only in keys no selection names. `root`: the object at the root of a CRD, whose
+ * metadata CEL sees as name and generateName alone (toCelRoot).
+ */
+export function toCelView(value: unknown, schema: CelSchema | undefined, reads: Reads, pool: InternPool, root = false): unknown {
+  if (value === null || typeof value !== 'object') return toCelValue(value, schema, pool);
+  if (reads === WHOLE || Array.isArray(value) || !isObjectSchema(schema)) {
+    if (!root || Array.isArray(value)) return toCelValue(value, schema, pool);
+    return pool.view(value, WHOLE, () => toCelRoot(value as Record<string, unknown>, schema ?? {}, pool));
+  }
+  return pool.view(value, reads, () => {
+    const obj = value as Record<string, unknown>;
+    const out = newMap();
+    const additional = typeof schema.additionalProperties === 'object' ? schema.additionalProperties : undefined;
+    const meta = obj.metadata;
+    const restrictMeta = root && meta !== null && typeof meta === 'object' && !Array.isArray(meta);
+    for (const k of Object.keys(obj)) {
+      const below = reads.get(k);
+      if (below === undefined) continue;
+      if (restrictMeta && k === 'metadata') {
+        out[k] = visibleMetadata(meta as Record<string, unknown>);
+        continue;
+      }
+      const propSchema = schema.properties?.[k] ?? additional;
+      out[k] = propSchema ? toCelView(obj[k], propSchema, below, pool) : toDyn(obj[k]);
+    }
+    return out;
+  });
 }
