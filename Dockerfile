@@ -1,10 +1,11 @@
 # trainjob-webhook: the webhook and the reconciler sidecar share one image (different args).
-# Node 24 runs the TypeScript sources directly (type stripping), so there is no build step.
+# The image runs JavaScript compiled from the TypeScript sources (`npm run build`, tsconfig.build.json):
+# Node then loads no type stripper, which saves ~17 MiB of RSS and start-up time (bench/RESULTS.md).
 # The Node version is the one the project runs and tests with (package.json's devDependency
 # "node"); bump both together. Pin by digest in your own build if your policy asks for it
 # (docker buildx imagetools inspect node:24.21.0-slim).
-# test/image/runtime-stage.test.ts reproduces both stages without a Docker engine: keep to
-# WORKDIR, COPY, RUN (deps stage), ENV, USER, ENTRYPOINT and CMD.
+# test/image/runtime-stage.test.ts reproduces the stages without a Docker engine: keep to
+# WORKDIR, COPY, RUN (deps and build stages), ENV, USER, ENTRYPOINT and CMD.
 FROM node:24.21.0-slim AS deps
 WORKDIR /app
 COPY package.json package-lock.json ./
@@ -16,13 +17,23 @@ RUN npm ci --omit=dev --ignore-scripts --no-audit --no-fund \
     && find node_modules -type f \( -name '*.d.ts' -o -name '*.d.mts' -o -name '*.d.cts' -o -name '*.map' \) -delete \
     && rm -rf node_modules/@types node_modules/*/node_modules/@types node_modules/bare-*
 
+# The compiler and the types it checks against (dev dependencies; without scripts, so the "node"
+# dev dependency does not download a second Node). `npm run build` writes dist/bin and dist/src.
+FROM node:24.21.0-slim AS build
+WORKDIR /app
+COPY package.json package-lock.json tsconfig.json tsconfig.build.json ./
+RUN npm ci --ignore-scripts --no-audit --no-fund
+COPY bin ./bin
+COPY src ./src
+RUN npm run build
+
 FROM node:24.21.0-slim
 WORKDIR /app
 ENV NODE_ENV=production
 COPY --from=deps /app/node_modules ./node_modules
 COPY package.json ./
-COPY bin ./bin
-COPY src ./src
+COPY --from=build /app/dist/bin ./bin
+COPY --from=build /app/dist/src ./src
 USER 65532:65532
 EXPOSE 9443 8081
 ENTRYPOINT ["node", "bin/trainjob-webhook.js"]

@@ -1,7 +1,9 @@
-// The image without a Docker engine: both Dockerfile stages reproduced in empty folders (the deps
-// stage's RUN run as written: a production install from the lockfile, then its pruning), the
-// runtime stage's COPYs as written, then `serve` started as the Dockerfile's non-root user from
-// the read-only folder: /readyz answers, and one review is decided by the shipped rules.
+// The image without a Docker engine: every Dockerfile stage reproduced in empty folders (the deps
+// stage's RUN run as written: a production install from the lockfile, then its pruning; the build
+// stage's: a full install and `npm run build`, the sources compiled to JavaScript), the runtime
+// stage's COPYs as written, then `serve` started as the Dockerfile's non-root user from the
+// read-only folder, running JavaScript only: /readyz answers, and one review is decided by the
+// shipped rules.
 // What differs from a real image, said plainly: the base image's `node` is this project's Node
 // (the same version, checked below), the container's args are adapted as a pod's would be
 // (ports 0, loopback, a certificate folder of the test's, --offline), and npm may use its cache.
@@ -152,9 +154,14 @@ describe('the image, reproduced without a Docker engine', { timeout: 300_000 }, 
     execFileSync('chmod', ['-R', 'a+rX', certDir]);
     const asImageUser = (argv: string[]) => ['--reuid', String(uid), '--regid', String(gid), '--clear-groups', '--', ...argv];
 
+    // Compiled: JavaScript and the embedded CRD, no TypeScript left for Node to strip.
+    const shipped = [...filesUnder(path.join(runtime.workdir, 'src')), ...filesUnder(path.join(runtime.workdir, 'bin'))];
+    assert.deepEqual(shipped.filter((f) => !f.endsWith('.js') && f !== path.join('embedded', 'trainjob-crd.json')), [], 'only .js files and the embedded CRD in src/ and bin/');
+    assert.deepEqual(filesUnder(path.join(runtime.workdir, 'bin')), ['trainjob-webhook.js']);
     // Every module of src loads as the image user from the pruned tree (the reconciler's too,
     // which `serve` alone would not load).
-    const sources = filesUnder(path.join(runtime.workdir, 'src')).filter((f) => f.endsWith('.ts'));
+    const sources = filesUnder(path.join(runtime.workdir, 'src')).filter((f) => f.endsWith('.js'));
+    assert.ok(sources.length > 50, `${sources.length} compiled modules`);
     // And the process really is the image user, unable to write there.
     const importAll = [
       `for (const f of ${JSON.stringify(sources)}) await import('./src/' + f);`,
@@ -170,7 +177,8 @@ describe('the image, reproduced without a Docker engine', { timeout: 300_000 }, 
     assert.equal(program, 'node');
     const cmd = runtime.cmd.map((a) => (a === '/certs' ? certDir : a));
     assert.equal(cmd[0], 'serve');
-    const argv = [process.execPath, ...entryArgs, ...cmd, '--port', '0', '--ops-port', '0', '--host', '127.0.0.1', '--offline'];
+    // Type stripping off: a TypeScript module left anywhere on serve's path would fail to load.
+    const argv = [process.execPath, '--no-experimental-strip-types', ...entryArgs, ...cmd, '--port', '0', '--ops-port', '0', '--host', '127.0.0.1', '--offline'];
     const child = spawn('/usr/bin/setpriv', asImageUser(argv), { cwd: runtime.workdir, env: { PATH: '/usr/bin:/bin', ...runtime.env }, stdio: ['ignore', 'pipe', 'pipe'] });
     after(() => child.kill('SIGKILL'));
     let stderr = '';
