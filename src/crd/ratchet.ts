@@ -117,6 +117,14 @@ export class Correlation {
   }
 
   #computeEqual(): boolean {
+    // The same answer without a Correlation per node (most of an update is unchanged, and
+    // building a correlated tree to compare it was most of the schema side's cost); the walk
+    // below is the reference, kept for the tests (test/crd/ratchet.test.ts compares the two).
+    if (this.schema !== undefined && !correlationTreeEquality) return correlatedEqual(this.schema, this.value, this.oldValue);
+    return this.#treeEqual();
+  }
+
+  #treeEqual(): boolean {
     const nv = this.value ?? null;
     const ov = this.oldValue ?? null;
     if (nv === null && ov === null) return true;
@@ -143,6 +151,56 @@ export class Correlation {
     }
     return semanticEqual(ov, nv);
   }
+}
+
+/** Tests only: compare through the tree of Correlations, as before correlatedEqual. */
+let correlationTreeEquality = false;
+export function useCorrelationTreeEquality(on: boolean): void {
+  correlationTreeEquality = on;
+}
+
+/**
+ * Correlation.deepEqual of a new value and its correlated old value under `schema`
+ * (CorrelatedObject.CachedDeepEqual), without building Correlations: object fields correlate by
+ * name where the schema knows them (a field it does not know makes the objects unequal), map-list
+ * items by key (an item without a key or without an old item makes the lists unequal), and other
+ * lists compare as a whole. Recursion follows the schema, whose depth is finite; below it,
+ * semanticEqual (iterative).
+ */
+function correlatedEqual(schema: SchemaNode, value: unknown, oldValue: unknown): boolean {
+  const nv = value ?? null;
+  const ov = oldValue ?? null;
+  if (nv === null && ov === null) return true;
+  if (nv === null || ov === null) return false;
+  const newIsArray = Array.isArray(nv);
+  if (newIsArray !== Array.isArray(ov) || isObject(nv) !== isObject(ov)) return false;
+  if (newIsArray) {
+    const list = nv as unknown[];
+    const oldList = ov as unknown[];
+    if (list.length !== oldList.length) return false;
+    if (list.length === 0) return true;
+    if (schema.listType !== 'map') return semanticEqual(oldList, list);
+    const items = schema.items;
+    if (items === undefined) return false;
+    const old = new MapList(schema, oldList);
+    for (const item of list) {
+      const oldItem = old.get(item);
+      if (oldItem === undefined || !correlatedEqual(items, item, oldItem)) return false;
+    }
+    return true;
+  }
+  if (isObject(nv)) {
+    const o = ov as JsonObject;
+    const keys = ownKeys(nv);
+    if (keys.length !== ownKeys(o).length) return false;
+    for (const k of keys) {
+      if (!hasOwn(o, k)) return false;
+      const child = schema.properties?.get(k) ?? schema.additionalProperties;
+      if (child === undefined || !correlatedEqual(child, nv[k], o[k])) return false;
+    }
+    return true;
+  }
+  return semanticEqual(ov, nv);
 }
 
 /** The correlation of a whole object, for one UPDATE. */
