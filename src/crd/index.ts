@@ -63,6 +63,8 @@ export interface CompiledCrdSchema {
   prepareForCreate(obj: unknown): unknown;
   /** rest.BeforeUpdate + PrepareForUpdate: uid/timestamps/generation carried over from the old object, status kept from it, generation bumped when anything but metadata changed. */
   prepareForUpdate(newObj: unknown, oldObj: unknown): unknown;
+  /** The same on an object decode() returned (a private copy): prepared in place, sharing the old object's status; neither may change afterwards. */
+  prepareDecodedForUpdate(decoded: unknown, oldObj: unknown): unknown;
   /** CREATE (after prepareForCreate): type meta, ObjectMeta, schema, embedded resources' metadata, list types (not CEL). */
   validate(obj: unknown): FieldError[];
   /** UPDATE (after prepareForUpdate): type meta, ObjectMeta update rules, schema with ratcheting (errors in unchanged values drop out), embedded resources' metadata, list types (skipped when the old object already broke them). */
@@ -148,12 +150,14 @@ export function compileCrdSchema(crdObject: unknown, options: CompileOptions = {
     return out;
   };
 
-  const prepareForUpdate = (newObj: unknown, oldObj: unknown): unknown => {
-    const out = deepClone(newObj);
+  // `own`: newObj is the caller's private copy (decode made it) and nothing changes either object
+  // later, so it is prepared in place and shares the old status instead of copying both.
+  const prepareForUpdate = (newObj: unknown, oldObj: unknown, own = false): unknown => {
+    const out = own ? newObj : deepClone(newObj);
     if (!isObject(out) || !isObject(oldObj)) return out;
     carryOverMetadata(out, oldObj);
     if (info.statusSubresource) {
-      if (Object.hasOwn(oldObj, 'status')) setOwn(out, 'status', deepClone(oldObj.status));
+      if (Object.hasOwn(oldObj, 'status')) setOwn(out, 'status', own ? oldObj.status : deepClone(oldObj.status));
       else delete out.status;
     }
     if (!semanticEqual(withoutMetadata(out), withoutMetadata(oldObj))) {
@@ -197,7 +201,8 @@ export function compileCrdSchema(crdObject: unknown, options: CompileOptions = {
       return { object: pruned.object, warnings: pruned.pruned.map((p) => `unknown field "${p}"`) };
     },
     prepareForCreate,
-    prepareForUpdate,
+    prepareForUpdate: (newObj, oldObj) => prepareForUpdate(newObj, oldObj),
+    prepareDecodedForUpdate: (decoded, oldObj) => prepareForUpdate(decoded, oldObj, true),
     validate: (obj) => validatePrepared(prepareForCreate(obj)),
     validateUpdate: (obj, oldObj) => validateUpdatePrepared(prepareForUpdate(obj, oldObj), oldObj),
     validatePrepared,

@@ -29,7 +29,8 @@ export function schemaChecksFor(crd: unknown): SchemaChecks {
     root: compiled.root,
     rules: compiled.rules,
     decode: (obj) => compiled.decode(obj),
-    prepare: (obj, oldObj) => (oldObj === undefined ? compiled.prepareForCreate(obj) : compiled.prepareForUpdate(obj, oldObj)),
+    // decide passes what decode returned: an update is prepared in place.
+    prepare: (obj, oldObj) => (oldObj === undefined ? compiled.prepareForCreate(obj) : compiled.prepareDecodedForUpdate(obj, oldObj)),
     correlate: (obj, oldObj) => compiled.correlate(obj, oldObj),
     celBlockedBy: (errors) => (hasBlockingErrors(errors) ? CEL_SKIPPED_ERROR : undefined),
     validate: (obj) => compiled.validatePrepared(obj),
