@@ -13,6 +13,8 @@ import { NAMED_TRAINER_FIELDS, RULES, type RuleRow } from './table.ts';
 export interface CompiledRow {
   row: RuleRow;
   compiled: CompiledRule;
+  /** The row's one field below its scope, found once (every row but the per-unnamed-field one). */
+  target?: Target;
 }
 
 export class RuleTableError extends Error {}
@@ -20,7 +22,7 @@ export class RuleTableError extends Error {}
 export function compileTable(env: Environment, rows: readonly RuleRow[] = RULES): CompiledRow[] {
   return rows.map((row) => {
     try {
-      return { row, compiled: compileRule(env, row.rule) };
+      return { row, compiled: compileRule(env, row.rule), target: row.perUnnamedTrainerField ? undefined : fieldTarget(row) };
     } catch (err) {
       if (err instanceof CelCompileError) throw new RuleTableError(`rule ${row.id}: ${err.message}`);
       throw err;
@@ -28,9 +30,11 @@ export function compileTable(env: Environment, rows: readonly RuleRow[] = RULES)
   });
 }
 
+const NAMED = new Set<string>(NAMED_TRAINER_FIELDS);
+
 /** spec.trainer fields present before or after that the table does not name. */
 function unnamedTrainerFields(at: Located): string[] {
-  const named = new Set<string>(NAMED_TRAINER_FIELDS);
+  const named = NAMED;
   const keys = new Set<string>();
   for (const spec of [at.value, at.oldValue]) {
     const trainer = isObject(spec) ? spec.trainer : undefined;
@@ -116,10 +120,15 @@ interface Target {
   steps: string[];
 }
 
-function targetsOf(row: RuleRow, at: Located): Target[] {
-  if (row.perUnnamedTrainerField) return unnamedTrainerFields(at).map((key) => ({ bindings: { key }, relative: `.trainer.${key}`, steps: ['trainer', key] }));
+function fieldTarget(row: RuleRow): Target {
   const relative = row.field.slice(row.scope.length);
-  return [{ bindings: undefined, relative, steps: relative.split('.').filter(Boolean) }];
+  return { bindings: undefined, relative, steps: relative.split('.').filter(Boolean) };
+}
+
+function targetsOf({ row, target }: CompiledRow, at: Located): readonly Target[] {
+  if (target !== undefined) return [target];
+  if (row.perUnnamedTrainerField) return unnamedTrainerFields(at).map((key) => ({ bindings: { key }, relative: `.trainer.${key}`, steps: ['trainer', key] }));
+  return [fieldTarget(row)];
 }
 
 /**
@@ -132,12 +141,13 @@ export function runTable(rows: readonly CompiledRow[], run: RuleRun, root: Schem
   const errors: FieldError[] = [];
   // Most rows share their scope (spec): find its values once.
   const located = new Map<string, Located[]>();
-  for (const { row, compiled } of rows) {
+  for (const compiledRow of rows) {
+    const { row, compiled } = compiledRow;
     let ats = located.get(row.scope);
     if (ats === undefined) located.set(row.scope, (ats = locate(root, row.scope, obj, correlation)));
     for (const at of ats) {
       const hasOld = at.oldValue !== undefined && at.oldValue !== null;
-      for (const { bindings, relative, steps } of targetsOf(row, at)) {
+      for (const { bindings, relative, steps } of targetsOf(compiledRow, at)) {
         if (fastPath && hasOld && fieldUnchanged(at.value, at.oldValue, steps) === true) continue;
         const outcome = run.evaluate({ compiled, bindings }, at);
         const field = at.path + relative;
