@@ -5,32 +5,29 @@
 # "node"); bump both together. Pin by digest in your own build if your policy asks for it
 # (docker buildx imagetools inspect node:24.21.0-slim).
 # test/image/runtime-stage.test.ts reproduces the stages without a Docker engine: keep to
-# WORKDIR, COPY, RUN (deps and build stages), ENV, USER, ENTRYPOINT and CMD.
-FROM node:24.21.0-slim AS deps
-WORKDIR /app
-COPY package.json package-lock.json ./
-# Production dependencies only, without install scripts (none of them has one). Then what Node
-# never loads: type declarations and source maps, the type-only @types packages, and the bare-*
-# packages (tar-fs and its kin load them only under the Bare runtime, through "bare" export
-# conditions; in Node they resolve to node:fs and node:path).
-RUN npm ci --omit=dev --ignore-scripts --no-audit --no-fund \
-    && find node_modules -type f \( -name '*.d.ts' -o -name '*.d.mts' -o -name '*.d.cts' -o -name '*.map' \) -delete \
-    && rm -rf node_modules/@types node_modules/*/node_modules/@types node_modules/bare-*
-
-# The compiler and the types it checks against (dev dependencies; without scripts, so the "node"
-# dev dependency does not download a second Node). `npm run build` writes dist/bin and dist/src.
+# WORKDIR, COPY, RUN (build stage), ENV, USER, ENTRYPOINT and CMD.
 FROM node:24.21.0-slim AS build
 WORKDIR /app
 COPY package.json package-lock.json tsconfig.json tsconfig.build.json ./
+# Every dependency from the lockfile, the compiler included, without install scripts (none of the
+# production ones has one; so the "node" dev dependency does not download a second Node).
 RUN npm ci --ignore-scripts --no-audit --no-fund
 COPY bin ./bin
 COPY src ./src
-RUN npm run build
+# Compile (dist/bin, dist/src), then keep the production dependencies only, without what Node
+# never loads: type declarations and source maps, the type-only @types packages, and the bare-*
+# packages (tar-fs and its kin load them only under the Bare runtime, through "bare" export
+# conditions; in Node they resolve to node:fs and node:path).
+RUN npm run build \
+    && npm prune --omit=dev --ignore-scripts --no-audit --no-fund \
+    && find node_modules -type f \( -name '*.d.ts' -o -name '*.d.mts' -o -name '*.d.cts' -o -name '*.map' \) -delete \
+    && rm -rf node_modules/@types node_modules/*/node_modules/@types node_modules/bare-* \
+    && find node_modules -type d -empty -delete
 
 FROM node:24.21.0-slim
 WORKDIR /app
 ENV NODE_ENV=production
-COPY --from=deps /app/node_modules ./node_modules
+COPY --from=build /app/node_modules ./node_modules
 COPY package.json ./
 COPY --from=build /app/dist/bin ./bin
 COPY --from=build /app/dist/src ./src

@@ -9,12 +9,16 @@
 //        SECONDS      load duration (default 300; 0: start-up and idle RSS only)
 //        CONNECTIONS  (default 16); STARTS  start-ups measured before the load (default 5)
 //        BODY         a request file (default examples/allowed-numnodes-suspended.json)
+//        WORST        after the load, this many of the largest UPDATE the body limit admits sent at
+//                     once (default 8; the body budget holds 2 in flight): all answered, and the peak
 import { spawn } from 'node:child_process';
 import { mkdtemp, readFile, rm } from 'node:fs/promises';
 import { loadavg, tmpdir } from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import autocannon from 'autocannon';
+import { request } from 'node:https';
+import { ADMISSION_BODY_LIMIT } from '../src/admission/server.ts';
 import { pinCores } from './lib/pinning.ts';
 import { processMemory } from './lib/proc.ts';
 
@@ -26,6 +30,7 @@ const serveFlags = (process.env.SERVE_FLAGS ?? '').split(' ').filter(Boolean);
 const seconds = Number(process.env.SECONDS ?? 300);
 const connections = Number(process.env.CONNECTIONS ?? 16);
 const starts = Number(process.env.STARTS ?? 5);
+const worst = Number(process.env.WORST ?? 8);
 const body = await readFile(process.env.BODY ?? path.join(root, 'examples/allowed-numnodes-suspended.json'), 'utf8');
 const SAMPLE_MS = 10_000;
 const ROUTE = '/validate-trainer-kubeflow-org-v1alpha1-trainjob';
@@ -66,6 +71,35 @@ async function startServer(dir: string): Promise<Server> {
       child.kill('SIGTERM');
     });
   return { pid: child.pid!, admission, startMs, stop };
+}
+
+/** An allowed UPDATE as large as the body limit admits: both sides carry the same long inline script. */
+function largestUpdate(allowedUpdate: string): string {
+  const review = JSON.parse(allowedUpdate);
+  const line = 'print("trainjob-webhook bench: one line of a long inline training script")\n';
+  const size = Buffer.byteLength(allowedUpdate);
+  const each = Math.floor((ADMISSION_BODY_LIMIT - size - 1024) / 2);
+  const script = line.repeat(Math.ceil(each / line.length)).slice(0, each);
+  review.request.object.spec.trainer.command = ['python', '-c', script];
+  review.request.oldObject.spec.trainer.command = ['python', '-c', script];
+  const json = JSON.stringify(review);
+  if (Buffer.byteLength(json) > ADMISSION_BODY_LIMIT) throw new Error('largestUpdate: over the body limit');
+  return json;
+}
+
+function post(url: string, body: string): Promise<{ status: number; allowed?: boolean }> {
+  return new Promise((resolve, reject) => {
+    const req = request(url, { method: 'POST', rejectUnauthorized: false, headers: { 'content-type': 'application/json' } }, (res) => {
+      const chunks: Buffer[] = [];
+      res.on('data', (c: Buffer) => chunks.push(c));
+      res.on('end', () => {
+        const text = Buffer.concat(chunks).toString();
+        resolve({ status: res.statusCode ?? 0, allowed: res.statusCode === 200 ? (JSON.parse(text) as { response?: { allowed?: boolean } }).response?.allowed : undefined });
+      });
+    });
+    req.on('error', reject);
+    req.end(body);
+  });
 }
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
@@ -116,6 +150,14 @@ try {
       print('| s | ' + samples.map((x) => x.t).join(' | ') + ' |');
       print('| --- | ' + samples.map(() => '---:').join(' | ') + ' |');
       print('| RSS MiB | ' + samples.map((x) => mib(x.rss)).join(' | ') + ' |');
+      print();
+      if (worst > 0) {
+        const big = largestUpdate(body);
+        const answers = await Promise.all(Array.from({ length: worst }, () => post(s.admission + ROUTE, big)));
+        const allowed = answers.filter((a) => a.status === 200 && a.allowed === true).length;
+        const m = processMemory(s.pid);
+        print(`- then ${worst} UPDATEs of ${(Buffer.byteLength(big) / MiB).toFixed(2)} MiB sent at once: ${allowed} of ${worst} answered allowed${allowed === worst ? '' : ` (**${answers.map((a) => a.status).join(', ')}**)`}; RSS after ${mib(m.rss)} MiB, peak (VmHWM) ${mib(m.peak)} MiB`);
+      }
     } finally {
       await s.stop();
     }

@@ -1,9 +1,8 @@
-// The image without a Docker engine: every Dockerfile stage reproduced in empty folders (the deps
-// stage's RUN run as written: a production install from the lockfile, then its pruning; the build
-// stage's: a full install and `npm run build`, the sources compiled to JavaScript), the runtime
-// stage's COPYs as written, then `serve` started as the Dockerfile's non-root user from the
-// read-only folder, running JavaScript only: /readyz answers, and one review is decided by the
-// shipped rules.
+// The image without a Docker engine: the Dockerfile's stages reproduced in empty folders (the build
+// stage's RUNs run as written: an install from the lockfile, `npm run build` compiling the sources
+// to JavaScript, then the production pruning), the runtime stage's COPYs as written, then `serve`
+// started as the Dockerfile's non-root user from the read-only folder, running JavaScript only
+// (type stripping off): /readyz answers, and one review is decided by the shipped rules.
 // What differs from a real image, said plainly: the base image's `node` is this project's Node
 // (the same version, checked below), the container's args are adapted as a pod's would be
 // (ports 0, loopback, a certificate folder of the test's, --offline), and npm may use its cache.
