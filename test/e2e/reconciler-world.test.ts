@@ -40,6 +40,32 @@ describe(`reconciler flows in the world where pods run (${mode} mode)`, { skip }
   const report = async (t: TestContext, flow: string, expectedEnd: string, name: string, since: number, generation: number | undefined, recreated?: JobSet) =>
     t.diagnostic(formatStepTimes(flow, expectedEnd, stepTimes(sidecar, key(name), since, generation, recreated)));
 
+  /**
+   * The lost-node flow's first half (companion mode): a TrainJob with 2 nodes, one of its pods on
+   * a node of its own that is then deleted; resolves once the pod GC has failed or removed that
+   * pod. `nodeDeleted` is called right after the delete, so before() can let the other flows run
+   * during the quarantine; until then no other flow runs, so no other pod lands on that node.
+   */
+  const loseANode = async (nodeDeleted: () => void) => {
+    await w.cp.world!.addNode({ name: 'lost' });
+    await create(torchTrainJob('lostnode', ns, { suspend: false, trainer: { numNodes: 2, image: 'ghcr.io/acme/train:1', command: ['torchrun', 'train.py'] } }));
+    const old = await a.waitJobSet(ns, 'lostnode', 'running', (j) => j.spec?.suspend === false);
+    const running = await p.waitJobSetRunning(ns, 'lostnode', 2, 'node');
+    // The scheduler spreads them; if none landed on `lost`, take the node of the first.
+    const victim = running.find((x) => x.spec?.nodeName === 'lost') ?? running[0];
+    const lostNode = victim.spec!.nodeName!;
+    await p.deleteNode(lostNode);
+    nodeDeleted();
+    const failedName = victim.metadata!.name!;
+    await waitFor('the pod on the lost node Failed or gone', async () => {
+      const all = await nodePods('lostnode', old.metadata.uid);
+      const x = all.find((q) => q.metadata?.name === failedName);
+      return !x || x.status?.phase === 'Failed';
+    }, { timeoutMs: 120_000 });
+    return { old, lostNode };
+  };
+  let lost: Promise<{ ok: true; old: JobSet; lostNode: string } | { ok: false; err: unknown }> | undefined;
+
   before(async () => {
     w = await startWorld({ trainer: companion, webhook: true });
     a = api(w.cp);
@@ -49,6 +75,12 @@ describe(`reconciler flows in the world where pods run (${mode} mode)`, { skip }
     // The runtime's dataset initializer runs as this account (Trainer's manifests make it).
     await w.cp.kubectl(['create', 'serviceaccount', 'kubeflow-trainer-cache-initializer', '-n', ns]);
     sidecar = await startSidecar(w.cp, { name: 'reconciler', mode, kubeconfig: w.reconcilerKubeconfig.path, leaseNamespace: RECONCILER_SA.namespace, handoffPort: w.handoffPort });
+    if (companion) {
+      let deleted!: () => void;
+      const nodeDeleted = new Promise<void>((r) => (deleted = r));
+      lost = loseANode(deleted).then((v) => ({ ok: true as const, ...v }), (err: unknown) => ({ ok: false as const, err }));
+      await Promise.race([nodeDeleted, lost]);
+    }
   });
   after(async () => {
     if (process.exitCode && w) process.stderr.write(w.cp.logTails(30));
@@ -163,34 +195,6 @@ describe(`reconciler flows in the world where pods run (${mode} mode)`, { skip }
     }
   });
 
-  // Once, in companion mode: the pod GC's quarantine costs 40 s.
-  if (companion) it('a Failed pod on a lost node: the pod GC fails it; suspended and scaled 2 -> 3, the job is rebuilt and runs 3 nodes on the nodes left', async (t) => {
-    const expected = 'the lost pod Failed (DeletionByPodGC) and gone; a new JobSet with 3 nodes; 3 pods run on the remaining nodes';
-    await w.cp.world!.addNode({ name: 'lost' });
-    await create(torchTrainJob('lostnode', ns, { suspend: false, trainer: { numNodes: 2, image: 'ghcr.io/acme/train:1', command: ['torchrun', 'train.py'] } }));
-    const old = await a.waitJobSet(ns, 'lostnode', 'running', (j) => j.spec?.suspend === false);
-    let running = await p.waitJobSetRunning(ns, 'lostnode', 2, 'node');
-    // The scheduler spreads them; if none landed on `lost`, take the node of the first.
-    const victim = running.find((x) => x.spec?.nodeName === 'lost') ?? running[0];
-    const lostNode = victim.spec!.nodeName!;
-    await p.deleteNode(lostNode);
-    const failedName = victim.metadata!.name!;
-    await waitFor('the pod on the lost node Failed or gone', async () => {
-      const all = await nodePods('lostnode', old.metadata.uid);
-      const x = all.find((q) => q.metadata?.name === failedName);
-      return !x || x.status?.phase === 'Failed';
-    }, { timeoutMs: 120_000 });
-    const since = Date.now();
-    await patch('lostnode', { spec: { suspend: true } });
-    await scale('lostnode', 3);
-    const gen = (await getTj('lostnode')).metadata.generation;
-    const js = await waitRebuilt('lostnode', old, 're-created with 3 nodes', (j) => parallelism(j) === 3);
-    await patch('lostnode', { spec: { suspend: false } });
-    running = await p.waitJobSetRunning(ns, 'lostnode', 3, 'node', 120_000);
-    assert.ok(running.every((x) => x.spec?.nodeName !== lostNode));
-    await report(t, `lost node ${lostNode}: suspend / scale 2->3 / resume`, expected, 'lostnode', since, gen, js);
-  });
-
   // Companion mode only: it is Trainer that marks them finished.
   if (companion) describe('finished TrainJobs (Trainer v2.3.0 never reconciles them again): the sidecar never deletes their JobSet', () => {
     /** The change is attempted; whether the webhook admits it is the webhook's decision (printed). */
@@ -272,6 +276,23 @@ describe(`reconciler flows in the world where pods run (${mode} mode)`, { skip }
       assert.ok(js.metadata.uid);
       t.diagnostic(formatStepTimes('Failed (DeadlineExceeded) TrainJob, numNodes 1->2', expected, times));
     });
+  });
+  // Once, in companion mode. Its node was lost at the end of before(): the pod GC's quarantine
+  // (40 s, then up to a 20 s check period) has run beside the flows above.
+  if (companion) it('a Failed pod on a lost node: the pod GC fails it; suspended and scaled 2 -> 3, the job is rebuilt and runs 3 nodes on the nodes left', async (t) => {
+    const expected = 'the lost pod Failed (DeletionByPodGC) and gone; a new JobSet with 3 nodes; 3 pods run on the remaining nodes';
+    const out = await lost;
+    if (!out?.ok) throw out?.err ?? new Error('the lost-node flow was not started');
+    const { old, lostNode } = out;
+    const since = Date.now();
+    await patch('lostnode', { spec: { suspend: true } });
+    await scale('lostnode', 3);
+    const gen = (await getTj('lostnode')).metadata.generation;
+    const js = await waitRebuilt('lostnode', old, 're-created with 3 nodes', (j) => parallelism(j) === 3);
+    await patch('lostnode', { spec: { suspend: false } });
+    const running = await p.waitJobSetRunning(ns, 'lostnode', 3, 'node', 120_000);
+    assert.ok(running.every((x) => x.spec?.nodeName !== lostNode));
+    await report(t, `lost node ${lostNode}: suspend / scale 2->3 / resume`, expected, 'lostnode', since, gen, js);
   });
 });
 }
