@@ -76,7 +76,8 @@ async function startServer(dir: string): Promise<Server> {
 /** An allowed UPDATE as large as the body limit admits: both sides carry the same long inline script. */
 function largestUpdate(allowedUpdate: string): string {
   const review = JSON.parse(allowedUpdate);
-  const line = 'print("trainjob-webhook bench: one line of a long inline training script")\n';
+  // Nothing JSON escapes, so the body's size is exact.
+  const line = 'x = 1 + 2  # trainjob-webhook bench: one statement of a long inline training script; ';
   const size = Buffer.byteLength(allowedUpdate);
   const each = Math.floor((ADMISSION_BODY_LIMIT - size - 1024) / 2);
   const script = line.repeat(Math.ceil(each / line.length)).slice(0, each);
@@ -107,8 +108,8 @@ const mib = (bytes: number) => (bytes / MiB).toFixed(0);
 const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)];
 
 const workDir = await mkdtemp(path.join(tmpdir(), 'tjw-rss-'));
-const lines: string[] = [];
-const print = (s = '') => lines.push(s);
+// Each line as it comes, so a run that fails late keeps what it measured.
+const print = (s = '') => process.stdout.write(`${s}\n`);
 try {
   print(`- date: ${new Date().toISOString()}; Node ${process.version}; entry ${entry} (${path.relative(root, bin)}); node flags: ${nodeFlags.join(' ') || 'none'}; serve flags: ${serveFlags.join(' ') || 'none (offline, embedded CRD)'}`);
   print(`- ${pinning.note}; load average ${loadavg()[0].toFixed(2)} at the start`);
@@ -165,4 +166,3 @@ try {
 } finally {
   await rm(workDir, { recursive: true, force: true });
 }
-process.stdout.write(lines.join('\n') + '\n');
