@@ -16,7 +16,14 @@ const controlPlane = controlPlaneAvailability();
 const controllers = upstreamControllersAvailability();
 const skip = !controlPlane.available ? controlPlane.reason : !controllers.available ? controllers.reason : false;
 
-/** Lease duration (15 s) plus a retry period and some slack. */
+/**
+ * The sidecars' leader-election timing here (ms: lease duration, renew deadline, retry period;
+ * the test entry's --lease-timing): the logic is client-go's whatever the durations, and a
+ * takeover then waits 6 s instead of the shipped 15 s (three takeovers and one renew deadline
+ * per run). The shipped 15 s / 10 s / 2 s are checked in test/reconciler/config.test.ts.
+ */
+const LEASE_TIMING = ['--lease-timing', '6000,4000,1000'];
+/** Generous bound on a takeover: the lease duration plus retry periods and much slack. */
 const TAKEOVER_MS = 30_000;
 
 describe('reconciler resilience: SIGKILL mid-rebuild, two sidecars', { skip }, () => {
@@ -25,7 +32,7 @@ describe('reconciler resilience: SIGKILL mid-rebuild, two sidecars', { skip }, (
   const ns = 'resilience';
   const { getTj, create, patch } = inNamespace(ns, () => w);
   const sidecarOf = (name: string, mode: 'companion' | 'standalone', extraArgs: string[] = [], waitReady = true) =>
-    startSidecar(w.cp, { name, mode, kubeconfig: w.reconcilerKubeconfig.path, leaseNamespace: RECONCILER_SA.namespace, extraArgs, waitReady });
+    startSidecar(w.cp, { name, mode, kubeconfig: w.reconcilerKubeconfig.path, leaseNamespace: RECONCILER_SA.namespace, extraArgs: [...LEASE_TIMING, ...extraArgs], waitReady });
   const deletions = (s: Sidecar, name: string) => s.logLines().filter((l) => /stale JobSet deleted/.test(String(l.msg)) && l.trainJob === `${ns}/${name}`).length;
   /** Exactly one JobSet of that name, and it stays the same one. */
   const settledOn = async (name: string, count: number) => {

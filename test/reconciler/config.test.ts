@@ -16,6 +16,8 @@ describe('parseReconcileArgs', () => {
     assert.equal(c.fieldManager, 'trainjob-webhook-reconciler');
     assert.equal(c.workers, 4);
     assert.deepEqual(c.leaderElection && { ns: c.leaderElection.namespace, name: c.leaderElection.name, id: c.leaderElection.identity }, { ns: 'kubeflow-system', name: 'trainjob-webhook-reconciler', id: 'pod-a_u1' });
+    // client-go's timing (the resilience e2e suite runs its sidecars with shorter ones).
+    assert.deepEqual(c.leaderElection && [c.leaderElection.leaseDurationMs, c.leaderElection.renewDeadlineMs, c.leaderElection.retryPeriodMs], [15_000, 10_000, 2_000]);
     assert.equal(c.crashAfter, undefined);
   });
 
