@@ -73,9 +73,9 @@ export async function startWorld(opts: WorldOptions): Promise<World> {
   await rm(scratch, { recursive: true, force: true });
   try {
     const controllers = await startUpstreamControllers(cp, { trainer: opts.trainer, kueue: opts.kueue });
-    for (const f of ['torch_distributed.yaml', 'deepspeed_distributed.yaml', 'torchtune_llama3_2_1B.yaml']) await cp.applyYaml(path.join(upstreamDir, 'runtimes', f));
-    await cp.applyYaml(torchtuneVariant('delete', 'Delete'));
-    await cp.applyYaml(torchtuneVariant('retain', 'Retain', { volumeMode: 'Filesystem' }));
+    // The runtimes in one apply (a kubectl run costs about half a second).
+    const runtimes = ['torch_distributed.yaml', 'deepspeed_distributed.yaml', 'torchtune_llama3_2_1B.yaml'].map((f) => readFileSync(path.join(upstreamDir, 'runtimes', f), 'utf8'));
+    await cp.applyYaml([...runtimes, torchtuneVariant('delete', 'Delete'), torchtuneVariant('retain', 'Retain', { volumeMode: 'Filesystem' })].join('\n---\n'));
 
     await cp.kubectl(['create', 'namespace', RECONCILER_SA.namespace]);
     // The default layout's account: the webhook's roles and the reconciler's (manifests/rbac).
