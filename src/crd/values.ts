@@ -46,7 +46,10 @@ export function setOwn(o: JsonObject, key: string, value: unknown): void {
 
 /** Keys with a defined value, in insertion order. */
 export function ownKeys(o: JsonObject): string[] {
-  return Object.keys(o).filter((k) => o[k] !== undefined);
+  const keys = Object.keys(o);
+  // Parsed JSON holds no undefined: copy only when there is one to leave out.
+  for (let i = 0; i < keys.length; i++) if (o[keys[i]] === undefined) return keys.filter((k) => o[k] !== undefined);
+  return keys;
 }
 
 /** The value as an exact int64 (only call for kind 'int'). */
