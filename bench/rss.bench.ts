@@ -41,6 +41,7 @@ const pinning = pinCores();
 interface Server {
   pid: number;
   admission: string;
+  ops: string;
   startMs: number;
   stop(): Promise<void>;
 }
@@ -51,12 +52,12 @@ async function startServer(dir: string): Promise<Server> {
   const args = [...pinning.serverPrefix, process.execPath, ...nodeFlags, bin, 'serve', '--port', '0', '--ops-port', '0', ...serveFlags];
   const child = spawn(args[0], args.slice(1), { cwd: dir, stdio: ['ignore', 'pipe', 'inherit'], env: { ...process.env, KUBERNETES_SERVICE_HOST: '' } });
   let out = '';
-  const admission = await new Promise<string>((resolve, reject) => {
+  const { admission, ops } = await new Promise<{ admission: string; ops: string }>((resolve, reject) => {
     child.stdout.on('data', (d: Buffer) => {
       out += d.toString();
       for (const line of out.split('\n')) {
         if (!line.includes('"msg":"serving"')) continue;
-        resolve((JSON.parse(line) as { admission: string }).admission);
+        resolve(JSON.parse(line) as { admission: string; ops: string });
       }
     });
     child.once('exit', (code) => reject(new Error(`serve exited with ${code} before serving:\n${out}`)));
@@ -70,7 +71,7 @@ async function startServer(dir: string): Promise<Server> {
       child.once('exit', () => resolve());
       child.kill('SIGTERM');
     });
-  return { pid: child.pid!, admission, startMs, stop };
+  return { pid: child.pid!, admission, ops, startMs, stop };
 }
 
 /** An allowed UPDATE as large as the body limit admits: both sides carry the same long inline script. */
@@ -103,6 +104,17 @@ function post(url: string, body: string): Promise<{ status: number; allowed?: bo
   });
 }
 
+/** What the process's RSS holds, from its own /metrics (prom-client's default process metrics): V8's heap by space, and the rest. */
+async function breakdown(ops: string): Promise<string> {
+  const text = await (await fetch(`${ops.replace('[::]', '127.0.0.1')}/metrics`)).text();
+  const value = (name: string, label = '') => {
+    const line = text.split('\n').find((l) => l.startsWith(name + (label ? `{${label}` : ' ')));
+    return line ? Number(line.split(' ').pop()) : NaN;
+  };
+  const spaces = ['new', 'old', 'code', 'large_object', 'trusted'].map((sp) => `${sp} ${mib(value('nodejs_heap_space_size_total_bytes', `space="${sp}"`))}`);
+  return `heap committed ${mib(value('nodejs_heap_size_total_bytes'))} MiB (by space: ${spaces.join(', ')}), heap used ${mib(value('nodejs_heap_size_used_bytes'))} MiB, external ${mib(value('nodejs_external_memory_bytes'))} MiB, RSS ${mib(value('process_resident_memory_bytes'))} MiB`;
+}
+
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 const mib = (bytes: number) => (bytes / MiB).toFixed(0);
 const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)];
@@ -119,6 +131,7 @@ try {
   for (let i = 0; i <= starts; i++) {
     const s = await startServer(workDir);
     await sleep(2_000);
+    if (i === starts) print(`- idle, last start: ${await breakdown(s.ops)}`);
     if (i > 0) {
       startMs.push(s.startMs);
       idle.push(processMemory(s.pid).rss);
@@ -145,6 +158,7 @@ try {
       const steady = samples.filter((x) => x.t >= 60);
       const lo = Math.min(...steady.map((x) => x.rss));
       const hi = Math.max(...steady.map((x) => x.rss));
+      print(`- right after the load: ${await breakdown(s.ops)}`);
       print(`- load: ${connections} connections for ${seconds} s, ${r.requests.average.toFixed(0)} req/s, p50 ${r.latency.p50} ms, p99 ${r.latency.p99} ms; load average ${loadavg()[0].toFixed(2)} at the end`);
       print(`- RSS idle ${mib(samples[0].rss)} MiB; after 60 s of load **${after60 ? mib(after60.rss) : '-'} MiB**; from 60 s to the end ${mib(lo)}–${mib(hi)} MiB (spread ${steady.length > 1 ? (((hi - lo) / lo) * 100).toFixed(1) : '-'} %); peak (VmHWM) ${mib(end.peak)} MiB`);
       print();
