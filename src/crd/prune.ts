@@ -10,32 +10,35 @@ import { isObject, type JsonObject } from '../json/object.ts';
 
 const META_FIELDS = new Set(['apiVersion', 'kind', 'metadata']);
 
-/** Collects unknown field paths the way UnknownFieldPathOptions builds them: `spec.a[0].b`. */
+/**
+ * Collects unknown field paths the way UnknownFieldPathOptions builds them: `spec.a[0].b`. The
+ * walk pushes and pops segments; a path's text is built only for an unknown field (rare).
+ */
 class PathRecorder {
   readonly paths: string[] = [];
-  #parent: string[] = [];
+  #segments: Array<string | number> = [];
 
   get depth(): number {
-    return this.#parent.length;
+    return this.#segments.length;
   }
   key(k: string): number {
-    const mark = this.#parent.length;
-    if (mark > 0) this.#parent.push('.');
-    this.#parent.push(k);
-    return mark;
+    return this.#segments.push(k) - 1;
   }
   index(i: number): number {
-    const mark = this.#parent.length;
-    this.#parent.push('[', String(i), ']');
-    return mark;
+    return this.#segments.push(i) - 1;
   }
   reset(mark: number): void {
-    this.#parent.length = mark;
+    if (mark === this.#segments.length - 1) this.#segments.pop();
+    else this.#segments.length = mark;
   }
   record(k: string): void {
-    const mark = this.key(k);
-    this.paths.push(this.#parent.join(''));
-    this.reset(mark);
+    let path = '';
+    const segments = this.#segments;
+    for (let i = 0; i < segments.length; i++) {
+      const seg = segments[i];
+      path += typeof seg === 'number' ? `[${seg}]` : i === 0 ? seg : `.${seg}`;
+    }
+    this.paths.push(segments.length === 0 ? k : `${path}.${k}`);
   }
 }
 
@@ -128,9 +131,18 @@ function skipPrune(x: unknown, s: SchemaNode, rec: PathRecorder): void {
  */
 export function pruneInPlace(x: unknown, schema: SchemaNode, isResourceRoot: boolean): string[] {
   const rec = new PathRecorder();
-  const s = isResourceRoot && !schema.embeddedResource ? { ...schema, embeddedResource: true } : schema;
-  pruneNode(x, s, rec);
+  pruneNode(x, isResourceRoot ? asResourceRoot(schema) : schema, rec);
   return rec.paths.sort();
+}
+
+const resourceRoots = new WeakMap<SchemaNode, SchemaNode>();
+
+/** The root schema read as an embedded resource's, made once per schema (not per object). */
+function asResourceRoot(schema: SchemaNode): SchemaNode {
+  if (schema.embeddedResource) return schema;
+  let root = resourceRoots.get(schema);
+  if (root === undefined) resourceRoots.set(schema, (root = { ...schema, embeddedResource: true }));
+  return root;
 }
 
 function nullPrunable(v: unknown, s: SchemaNode | undefined): boolean {
