@@ -106,13 +106,13 @@ export function runCrdRules(rules: CompiledCrdRule[], run: RuleRun, root: Schema
     const origin = `crd:${rule.location || '<root>'}#${rule.index}`;
     const errorName = (rule.message ?? '').trim() || rule.rule.trim();
     const type = rule.nodeSchema.type;
-    for (const at of locate(root, rule.location, obj, correlation)) {
+    for (const at of locate(root, rule.location, obj, correlation, rule.schema.raw as CelSchema)) {
       const path = at.path || ROOT_PATH;
       if (run.exhausted) {
         errors.push({ ...fieldError.invalid(path, type, BUDGET_EXHAUSTED), origin });
         return { errors, warnings };
       }
-      const outcome = run.evaluate({ compiled: compiledRule.compiled, optionalOldSelf: rule.optionalOldSelf, errorName }, { ...at, schema: rule.schema.raw as CelSchema });
+      const outcome = run.evaluate({ compiled: compiledRule.compiled, optionalOldSelf: rule.optionalOldSelf, errorName }, at);
       if (outcome.kind === 'error') {
         errors.push({ ...fieldError.invalid(path, type, outcome.detail), origin });
         if (outcome.stop) return { errors, warnings };
