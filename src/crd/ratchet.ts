@@ -71,11 +71,14 @@ export class Correlation {
   #children = new Map<PathSegment, Correlation | null>();
   #equal: boolean | undefined;
   #mapList: MapList | undefined;
+  /** Equality of the new containers already compared, shared by the whole correlation (see correlatedEqual). */
+  readonly #known: Map<object, boolean>;
 
-  constructor(value: unknown, oldValue: unknown, schema: SchemaNode | undefined) {
+  constructor(value: unknown, oldValue: unknown, schema: SchemaNode | undefined, known = new Map<object, boolean>()) {
     this.value = value;
     this.oldValue = oldValue;
     this.schema = schema;
+    this.#known = known;
   }
 
   key(field: string): Correlation | null {
@@ -85,7 +88,7 @@ export class Correlation {
     let child: Correlation | null = null;
     if (isObject(this.value) && isObject(this.oldValue) && hasOwn(this.value, field) && hasOwn(this.oldValue, field)) {
       const schema = this.schema.properties?.get(field) ?? this.schema.additionalProperties;
-      if (schema !== undefined) child = new Correlation(this.value[field], this.oldValue[field], schema);
+      if (schema !== undefined) child = new Correlation(this.value[field], this.oldValue[field], schema, this.#known);
     }
     this.#children.set(field, child);
     return child;
@@ -98,7 +101,7 @@ export class Correlation {
     let child: Correlation | null = null;
     if (Array.isArray(this.value) && i >= 0 && i < this.value.length) {
       const old = this.#oldItemFor(this.value[i]);
-      if (old !== undefined && this.schema.items !== undefined) child = new Correlation(this.value[i], old, this.schema.items);
+      if (old !== undefined && this.schema.items !== undefined) child = new Correlation(this.value[i], old, this.schema.items, this.#known);
     }
     this.#children.set(i, child);
     return child;
@@ -120,7 +123,7 @@ export class Correlation {
     // The same answer without a Correlation per node (most of an update is unchanged, and
     // building a correlated tree to compare it was most of the schema side's cost); the walk
     // below is the reference, kept for the tests (test/crd/ratchet.test.ts compares the two).
-    if (this.schema !== undefined && !correlationTreeEquality) return correlatedEqual(this.schema, this.value, this.oldValue);
+    if (this.schema !== undefined && !correlationTreeEquality) return correlatedEqual(this.schema, this.value, this.oldValue, this.#known);
     return this.#treeEqual();
   }
 
@@ -166,12 +169,24 @@ export function useCorrelationTreeEquality(on: boolean): void {
  * items by key (an item without a key or without an old item makes the lists unequal), and other
  * lists compare as a whole. Recursion follows the schema, whose depth is finite; below it,
  * semanticEqual (iterative).
+ *
+ * `known` remembers each new container's answer: ratcheting asks again at every level on the way
+ * to a change (the parent's comparison walks its children up to the change, then each child is
+ * asked on its own). A new container sits at one path of one object, so its correlated old value
+ * and schema are always the same and so is the answer.
  */
-function correlatedEqual(schema: SchemaNode, value: unknown, oldValue: unknown): boolean {
+function correlatedEqual(schema: SchemaNode, value: unknown, oldValue: unknown, known: Map<object, boolean>): boolean {
   const nv = value ?? null;
   const ov = oldValue ?? null;
   if (nv === null && ov === null) return true;
   if (nv === null || ov === null) return false;
+  if (typeof nv !== 'object') return correlatedEqualAt(schema, nv, ov, known);
+  let equal = known.get(nv);
+  if (equal === undefined) known.set(nv, (equal = correlatedEqualAt(schema, nv, ov, known)));
+  return equal;
+}
+
+function correlatedEqualAt(schema: SchemaNode, nv: unknown, ov: unknown, known: Map<object, boolean>): boolean {
   const newIsArray = Array.isArray(nv);
   if (newIsArray !== Array.isArray(ov) || isObject(nv) !== isObject(ov)) return false;
   if (newIsArray) {
@@ -185,7 +200,7 @@ function correlatedEqual(schema: SchemaNode, value: unknown, oldValue: unknown):
     const old = new MapList(schema, oldList);
     for (const item of list) {
       const oldItem = old.get(item);
-      if (oldItem === undefined || !correlatedEqual(items, item, oldItem)) return false;
+      if (oldItem === undefined || !correlatedEqual(items, item, oldItem, known)) return false;
     }
     return true;
   }
@@ -196,7 +211,7 @@ function correlatedEqual(schema: SchemaNode, value: unknown, oldValue: unknown):
     for (const k of keys) {
       if (!hasOwn(o, k)) return false;
       const child = schema.properties?.get(k) ?? schema.additionalProperties;
-      if (child === undefined || !correlatedEqual(child, nv[k], o[k])) return false;
+      if (child === undefined || !correlatedEqual(child, nv[k], o[k], known)) return false;
     }
     return true;
   }
