@@ -209,15 +209,15 @@ export interface UpstreamControllersOptions {
 }
 
 /**
- * Starts JobSet's manager and then (unless `trainer: false`) Trainer's, then (with `kueue: true`)
- * Kueue's; Trainer applies JobSets, which JobSet's webhooks must then admit. The upstream CRDs
+ * Starts JobSet's manager and (unless `trainer: false`) Trainer's side by side (each waits for its
+ * own readiness, then registers its webhooks; no TrainJob exists yet, so Trainer applies no JobSet
+ * before JobSet's webhooks are in place), then (with `kueue: true`) Kueue's. The upstream CRDs
  * must be installed (pass `allUpstreamCrds`, and `kueueCrds()` for Kueue, to startControlPlane).
  */
 export async function startUpstreamControllers(cp: ControlPlane, opts: UpstreamControllersOptions = {}): Promise<UpstreamControllers> {
   const bins = opts.binaries ?? (await ensureControllerBinaries());
   const kueueBins = opts.kueue ? (opts.kueueBinaries ?? (await ensureKueueBinaries())) : undefined;
-  const jobset = await startJobSetController(cp, bins);
-  const trainer = opts.trainer === false ? undefined : await startTrainerController(cp, bins);
+  const [jobset, trainer] = await Promise.all([startJobSetController(cp, bins), opts.trainer === false ? undefined : startTrainerController(cp, bins)]);
   const kueue = kueueBins ? await startKueueController(cp, kueueBins) : undefined;
   return {
     jobset,
