@@ -192,6 +192,9 @@ describe('one table, three enforcers (differential, real API server)', { skip: a
     await waitFor('VAP in force', async () => (await decideProbe('probe-c')) === 'denied', { timeoutMs: 60_000 });
     const byVap = await decideAll('diff-vap');
     await cp.kubectl(['delete', 'validatingadmissionpolicybinding,validatingadmissionpolicy', VAP_NAME]);
+    // The API server drops a deleted policy from force a moment later (its informer): the next
+    // test must not meet it (seen: the drift test's 'CRD rules alone' update refused by this VAP).
+    await waitFor('VAP out of force', async () => (await decideProbe('probe-c-gone')) === 'allowed', { timeoutMs: 60_000 });
 
     const disagreements: string[] = [];
     for (const c of cases) {
