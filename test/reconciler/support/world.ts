@@ -72,7 +72,12 @@ export async function startWorld(opts: WorldOptions): Promise<World> {
   const cp = await startControlPlane({ crds: [upstreamCrds.jobsets, crdFile, upstreamCrds.trainingRuntimes, upstreamCrds.clusterTrainingRuntimes, ...(opts.kueue ? [kueueFile] : [])] });
   await rm(scratch, { recursive: true, force: true });
   try {
-    const controllers = await startUpstreamControllers(cp, { trainer: opts.trainer, kueue: opts.kueue });
+    const [handoffPort] = await freePorts(1);
+    // serve starts beside the upstream managers (it needs only the CRD); registered further down.
+    const [controllers, webhook] = await Promise.all([
+      startUpstreamControllers(cp, { trainer: opts.trainer, kueue: opts.kueue }),
+      opts.webhook ? startWebhook(cp, { name: 'webhook', handoff: `http://127.0.0.1:${handoffPort}/hints` }) : undefined,
+    ]);
     // The runtimes in one apply (a kubectl run costs about half a second).
     const runtimes = ['torch_distributed.yaml', 'deepspeed_distributed.yaml', 'torchtune_llama3_2_1B.yaml'].map((f) => readFileSync(path.join(upstreamDir, 'runtimes', f), 'utf8'));
     await cp.applyYaml([...runtimes, torchtuneVariant('delete', 'Delete'), torchtuneVariant('retain', 'Retain', { volumeMode: 'Filesystem' })].join('\n---\n'));
@@ -82,12 +87,7 @@ export async function startWorld(opts: WorldOptions): Promise<World> {
     await cp.applyYaml((await cp.kubectl(['kustomize', path.join(projectRoot, 'manifests/rbac')])).stdout);
     const reconcilerKubeconfig = await cp.makeUserKubeconfig(`system:serviceaccount:${RECONCILER_SA.namespace}:${RECONCILER_SA.name}`, ['system:serviceaccounts', `system:serviceaccounts:${RECONCILER_SA.namespace}`]);
 
-    const [handoffPort] = await freePorts(1);
-    let webhook: WebhookProcess | undefined;
-    if (opts.webhook) {
-      webhook = await startWebhook(cp, { name: 'webhook', handoff: `http://127.0.0.1:${handoffPort}/hints` });
-      await registerWebhook(cp, webhook);
-    }
+    if (webhook) await registerWebhook(cp, webhook);
     return {
       cp,
       upstream: controllers,
