@@ -1,6 +1,7 @@
 // `trainjob-webhook reconcile`: the reconciler sidecar. Flags parsed once; runs until a signal
 // stops it (draining in-flight reconciles and releasing its Lease; exit 0). A lost Lease does not
 // end it: it stops acting and campaigns again (a sidecar that exits makes the webhook's pod NotReady).
+import type { KubeConfig } from '@kubernetes/client-node';
 import { loadKubeConfig } from '../cluster/client.ts';
 import { createLogger } from '../observability/logger.ts';
 import { ConfigError, parseReconcileArgs, RECONCILE_USAGE, type ReconcileConfig } from '../reconciler/config.ts';
@@ -21,14 +22,21 @@ export async function reconcileCommand(args: string[], io: CommandIo): Promise<n
     }
     throw err;
   }
-  return runReconcile(config);
+  let kc: KubeConfig | undefined;
+  try {
+    kc = loadKubeConfig(config.cluster);
+  } catch (err) {
+    // A missing or unusable kubeconfig (or service-account files) is the user's input: a message, not a stack.
+    io.err(`reconcile: cannot start: ${(err as Error).message.split('\n')[0]}`);
+    return 2;
+  }
+  if (!kc) throw new Error('no cluster access'); // parseReconcileArgs guarantees one
+  return runReconcile(config, kc);
 }
 
 /** Runs the reconciler with a parsed config until a signal stops it; resolves to the exit code. */
-export async function runReconcile(config: ReconcileConfig): Promise<number> {
+export async function runReconcile(config: ReconcileConfig, kc: KubeConfig): Promise<number> {
   const logger = createLogger(config.logLevel);
-  const kc = loadKubeConfig(config.cluster);
-  if (!kc) throw new Error('no cluster access'); // parseReconcileArgs guarantees one
   const handle = await startReconciler(config, { kc, logger });
   // Runs until a signal closes it; then resolves 0, so the process ends with a clean exit code.
   return new Promise<number>((resolve) => {

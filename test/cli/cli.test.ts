@@ -144,6 +144,22 @@ describe('trainjob-webhook serve: bad start-up input is a message and exit 2, no
   }
 });
 
+describe('trainjob-webhook reconcile: bad start-up input is a message and exit 2, not a stack', () => {
+  const cases: [string, () => Promise<string[]>, RegExp][] = [
+    ['a --kubeconfig file that does not exist', async () => ['--kubeconfig', path.join(tmpdir(), 'no-such-kubeconfig')], /^reconcile: cannot start: --kubeconfig .*no-such-kubeconfig: ENOENT/],
+    ['a --kubeconfig that names no cluster', async () => ['--kubeconfig', await file('empty-kubeconfig', 'garbage\n')], /^reconcile: cannot start: --kubeconfig .*: no current context with a cluster/],
+  ];
+  for (const [what, argv, message] of cases) {
+    it(what, async () => {
+      dir ??= await mkdtemp(path.join(tmpdir(), 'tjw-cli-'));
+      const r = await run('reconcile', ...(await argv()));
+      assert.equal(r.code, 2, r.out + r.err);
+      assert.match(r.err, message);
+      assert.doesNotMatch(r.err, /\n\s+at /);
+    });
+  }
+});
+
 describe('trainjob-webhook rules', () => {
   it('prints the table', async () => {
     const r = await run('rules');

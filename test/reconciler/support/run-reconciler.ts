@@ -5,6 +5,7 @@
 // the real command's. sidecar.ts starts this entry when one of them is given.
 import { ConfigError, CRASH_POINTS, parseReconcileArgs, RECONCILE_USAGE, type CrashPoint, type LeaderElectionConfig } from '../../../src/reconciler/config.ts';
 import { runReconcile } from '../../../src/commands/reconcile.ts';
+import { loadKubeConfig } from '../../../src/cluster/client.ts';
 
 /** Takes `--crash-after STEP` out of the arguments; the rest are the command's. */
 export function splitCrashPoint(argv: readonly string[]): { crashAfter?: CrashPoint; args: string[] } {
@@ -35,7 +36,7 @@ if (import.meta.main) {
     const { leaseTiming, args } = splitLeaseTiming(rest);
     const config = parseReconcileArgs(args);
     const leaderElection = config.leaderElection && leaseTiming ? { ...config.leaderElection, ...leaseTiming } : config.leaderElection;
-    process.exitCode = await runReconcile({ ...config, leaderElection, crashAfter });
+    process.exitCode = await runReconcile({ ...config, leaderElection, crashAfter }, loadKubeConfig(config.cluster)!);
   } catch (err) {
     if (!(err instanceof ConfigError)) throw err;
     process.stderr.write(`reconcile (test entry): ${err.message}\n\n${RECONCILE_USAGE}\n`);
