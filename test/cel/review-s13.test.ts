@@ -9,10 +9,11 @@
 // *schema* (model.WithTypeAndObjectMeta), not the value: unstructuredMap.Equal
 // (k8s.io/apiserver/pkg/cel/common/valuesunstructured.go) compares Size() of the whole metadata
 // map and DeepEquals every key the schema does not declare. Checked on kube-apiserver v1.35.8
-// with the embedded CRD plus this root rule: `kubectl label` (a=2) and a merge patch of
-// spec.trainer.numNodes (metadata untouched by the client; generation bumps) are both refused
-// with `<nil>: Invalid value: root metadata changed`. At 7e9cbc7 the webhook refused both too
-// (there oldSelf kept all its metadata); since e36c8a4 it admits both.
+// with the embedded CRD plus these root rules: `kubectl label` (a=2) and a merge patch of
+// spec.trainer.numNodes (metadata untouched by the client; generation bumps) are refused with
+// `<nil>: Invalid value: root metadata changed` (and `root object changed` for `self == oldSelf`);
+// `kubectl replace` of the unchanged object passes both. At 7e9cbc7 the webhook refused all
+// three (there oldSelf kept its whole metadata: never equal); since e36c8a4 it admits all three.
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
