@@ -1,5 +1,6 @@
 #!/usr/bin/env node
-// Bootstrap: checks the Node version (the sources are TypeScript that Node 24 runs directly),
+// Bootstrap: checks the Node version (from a checkout Node 24 runs the TypeScript sources directly;
+// the image runs them compiled by npm run build, with this import rewritten to .js),
 // then hands over to src/cli.ts. `npm start`/`npx` put the project's pinned Node 24 first on PATH.
 const major = Number(process.versions.node.split('.')[0]);
 if (major < 24) {

@@ -305,23 +305,42 @@ function convertContainer(value: object, schema: CelSchema | undefined, pool: In
 }
 
 /**
- * The root object as a rule at the root sees it: the API server exposes only `name` and
- * `generateName` of `metadata` to CEL.
+ * The root object read whole by a rule at the root. The API server narrows the root's metadata to
+ * `name` and `generateName` in the *schema* (model.WithTypeAndObjectMeta), so a rule can select no
+ * other field of it (refused when the rule compiles), but the *value* stays the whole map: size()
+ * and equality (unstructuredMap.Size/Equal in k8s.io/apiserver/pkg/cel/common) see every key, so
+ * `self == oldSelf` and `self.metadata == oldSelf.metadata` fail when a label or the generation
+ * changed. Metadata read whole is therefore converted whole, for self and oldSelf alike.
  */
 export function toCelRoot(obj: Record<string, unknown>, schema: CelSchema, pool: InternPool): Record<string, unknown> {
   const meta = obj.metadata;
   if (!meta || typeof meta !== 'object' || Array.isArray(meta)) return toObject(obj, schema, pool);
-  // metadata (labels, annotations, managedFields...) is not converted: CEL sees two strings of it.
   const out = toObject(obj, schema, pool, 'metadata');
-  out.metadata = visibleMetadata(meta as Record<string, unknown>);
+  out.metadata = wholeMetadata(meta as Record<string, unknown>);
   return out;
 }
 
+/** The root's metadata where a rule only selects its declared fields: name and generateName (strings: ObjectMeta is typed). */
 function visibleMetadata(m: Record<string, unknown>): Record<string, unknown> {
   const visible = newMap();
   if (typeof m.name === 'string') visible.name = m.name;
   if (typeof m.generateName === 'string') visible.generateName = m.generateName;
   return visible;
+}
+
+/** The root's metadata read whole: every key (for size() and equality), name and generateName as visibleMetadata has them. */
+function wholeMetadata(m: Record<string, unknown>): Record<string, unknown> {
+  const whole = toDyn(m) as Record<string, unknown>;
+  delete whole.name;
+  delete whole.generateName;
+  return Object.assign(whole, visibleMetadata(m));
+}
+
+/** A root rule's reads of metadata that CEL answers from the two declared fields alone. */
+function selectsDeclaredOnly(reads: Reads): boolean {
+  if (reads === WHOLE) return false;
+  for (const [k, below] of reads) if ((k !== 'name' && k !== 'generateName') || below !== WHOLE) return false;
+  return true;
 }
 
 /** A schema whose value toObject converts (a typed object): only there can a view select fields. */
@@ -335,7 +354,8 @@ function isObjectSchema(schema: CelSchema | undefined): schema is CelSchema {
  * each chain's end the field converted whole. Where the value is not a typed object (a list, a
  * scalar, a value of the wrong type, an untyped value), it is converted whole: a view differs from
  * the whole value only in keys no selection names. `root`: the object at the root of a CRD, whose
- * metadata CEL sees as name and generateName alone (toCelRoot).
+ * metadata's fields CEL can select are name and generateName alone, but which is the whole map
+ * where it is read whole (toCelRoot).
  */
 export function toCelView(value: unknown, schema: CelSchema | undefined, reads: Reads, pool: InternPool, root = false): unknown {
   if (value === null || typeof value !== 'object') return toCelValue(value, schema, pool);
@@ -353,7 +373,8 @@ export function toCelView(value: unknown, schema: CelSchema | undefined, reads: 
       const below = reads.get(k);
       if (below === undefined) continue;
       if (restrictMeta && k === 'metadata') {
-        out[k] = visibleMetadata(meta as Record<string, unknown>);
+        // A selection of another field is refused when the API server compiles the rule; here it sees the whole map.
+        out[k] = selectsDeclaredOnly(below) ? visibleMetadata(meta as Record<string, unknown>) : wholeMetadata(meta as Record<string, unknown>);
         continue;
       }
       const propSchema = schema.properties?.[k] ?? additional;

@@ -134,14 +134,20 @@ describe('a rule over its view answers as over the whole values', () => {
   });
 });
 
-describe('at the root, CEL sees metadata.name and generateName alone, of oldSelf too (model.WithTypeAndObjectMeta)', () => {
+describe('at the root, metadata is name and generateName to selections, the whole map to size() and equality (model.WithTypeAndObjectMeta narrows the schema, not the value)', () => {
   for (const views of [true, false]) {
     it(views ? 'with views' : 'converted whole', () => {
-      const compiled = compileRule(env, 'has(oldSelf.metadata.labels) || oldSelf.metadata.name == "a"');
-      const obj = { metadata: { name: 'a', labels: { x: 'y' } } };
-      const at = { path: '', value: obj, oldValue: { metadata: { name: 'b', labels: { x: 'y' } } }, schema: SCHEMA, ratchet: false };
-      // Before, oldSelf at the root kept all of metadata: has(oldSelf.metadata.labels) was true.
-      assert.deepEqual(new RuleRun(true, { views }).evaluate({ compiled }, at), { kind: 'failed' });
+      const at = (labels: string) => ({ path: '', value: { metadata: { name: 'a', labels: { x: labels } } }, oldValue: { metadata: { name: 'a', generation: 1, labels: { x: 'y' } } }, schema: SCHEMA, ratchet: false });
+      const run = (rule: string, labels: string) => new RuleRun(true, { views }).evaluate({ compiled: compileRule(env, rule) }, at(labels));
+      // A label changed: the whole maps differ (unstructuredMap.Equal); the declared fields do not.
+      assert.deepEqual(run('self.metadata == oldSelf.metadata', 'z'), { kind: 'failed' });
+      assert.deepEqual(run('self == oldSelf', 'z'), { kind: 'failed' });
+      assert.deepEqual(run('self.metadata.name == oldSelf.metadata.name', 'z'), { kind: 'passed' });
+      // size() counts every key of the map (unstructuredMap.Size): name, generation, labels.
+      assert.deepEqual(run('size(oldSelf.metadata) == 3', 'y'), { kind: 'passed' });
+      // A non-string name is not there for CEL, with views and without.
+      const badName = { path: '', value: { metadata: { name: 0 } }, oldValue: { metadata: { name: 0 } }, schema: SCHEMA, ratchet: false };
+      assert.equal(new RuleRun(true, { views }).evaluate({ compiled: compileRule(env, 'has(self.metadata.name)') }, badName).kind, 'failed');
     });
   }
 });

@@ -126,11 +126,15 @@ describe('compilation', () => {
 });
 
 describe('what a rule at the root sees', () => {
-  it('only metadata.name and metadata.generateName, as in the API server', async () => {
+  it('metadata.name and metadata.generateName to selections, the whole map to size(), as in the API server', async () => {
+    // The API server refuses a selection of any other metadata field when it compiles the rule
+    // (model.WithTypeAndObjectMeta narrows the schema); the value stays whole (unstructuredMap.Size).
     const { RuleRun } = await import('../../src/cel/run-rules.ts');
-    const run = new RuleRun(false);
-    const rule = { compiled: compileRule(env, 'has(self.metadata.name) && !has(self.metadata.labels)') };
     const obj = { metadata: { name: 'a', labels: { x: 'y' } }, spec: {} };
-    assert.deepEqual(run.evaluate(rule, { path: '', value: obj, oldValue: undefined, schema: { type: 'object', properties: { metadata: { type: 'object' } } }, ratchet: false }), { kind: 'passed' });
+    for (const views of [true, false]) {
+      const run = new RuleRun(false, { views });
+      const rule = { compiled: compileRule(env, "self.metadata.name == 'a' && !has(self.metadata.generateName) && size(self.metadata) == 2") };
+      assert.deepEqual(run.evaluate(rule, { path: '', value: obj, oldValue: undefined, schema: { type: 'object', properties: { metadata: { type: 'object' } } }, ratchet: false }), { kind: 'passed' });
+    }
   });
 });
