@@ -1,9 +1,8 @@
-// Review of the decision-path speed work (helper "review-perf", brief s13): findings that make the
-// webhook answer differently from the API server. Each failing case is marked todo until fixed;
-// details in /work/briefs/review-perf-findings.md.
+// A root rule that reads metadata whole answers as the API server does (a regression of e36c8a4
+// found in review; these cases failed on it).
 //
-// Finding 1 (e36c8a4, src/cel/values.ts toCelView/visibleMetadata): at the root, CEL's `self` and
-// `oldSelf` are now both built with metadata holding only name and generateName, so a root rule
+// e36c8a4 (src/cel/values.ts toCelView/visibleMetadata) built CEL's `self` and `oldSelf` at the root
+// both with metadata holding only name and generateName, so a root rule
 // comparing them whole (`self.metadata == oldSelf.metadata`, `self == oldSelf`) sees no change
 // when labels, generation or anything else in metadata changed. The API server restricts the
 // *schema* (model.WithTypeAndObjectMeta), not the value: unstructuredMap.Equal
@@ -13,7 +12,7 @@
 // spec.trainer.numNodes (metadata untouched by the client; generation bumps) are refused with
 // `<nil>: Invalid value: root metadata changed` (and `root object changed` for `self == oldSelf`);
 // `kubectl replace` of the unchanged object passes both. At 7e9cbc7 the webhook refused all
-// three (there oldSelf kept its whole metadata: never equal); since e36c8a4 it admits all three.
+// three (there oldSelf kept its whole metadata: never equal); at e36c8a4 it admitted all three.
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
@@ -33,7 +32,7 @@ const wholeRule = policyFromCrd(crdWithRootRule('self == oldSelf', 'root object 
 
 const causes = (policy: typeof metadataRule, obj: unknown, oldObj: unknown): string[] => decideUpdate(policy, obj, oldObj).causes.map(errorString);
 
-describe('review s13, finding 1: root metadata compared whole (API server: the whole metadata map)', () => {
+describe('root metadata compared whole (API server: the whole metadata map)', () => {
   it('a label added fails `self.metadata == oldSelf.metadata`, as kube-apiserver refuses it', () => {
     const old = trainJob();
     const relabeled = trainJob();
