@@ -14,7 +14,8 @@ import { runCrdRules } from '../../src/cel/crd-rules.ts';
 import type { CelSchema } from '../../src/cel/values.ts';
 import { runTable } from '../../src/rules/compiled-table.ts';
 import { loadEmbeddedPolicy } from '../../src/rules/crd-policy.ts';
-import { condition, trainJob } from '../rules/fixtures.ts';
+import { condition } from '../rules/fixtures.ts';
+import { trainJobVariants } from '../support/trainjob-variants.ts';
 
 const env = createCelEnvironment();
 
@@ -168,19 +169,7 @@ const FIELDS: Record<string, unknown[]> = {
   status: [undefined, { conditions: [condition('Complete', 'True', 'JobSetCompleted')] }, { conditions: [condition('Failed', 'True', 'JobSetFailed')] }, { trainerStatus: {} }],
 };
 
-function build(choice: Record<string, number>): Record<string, any> {
-  const o: Record<string, any> = structuredClone(trainJob());
-  for (const [path, values] of Object.entries(FIELDS)) {
-    const v = structuredClone(values[choice[path] % values.length]);
-    const steps = path.split('.');
-    let parent = o;
-    for (const s of steps.slice(0, -1)) parent = parent[s] ??= {};
-    if (v === undefined) delete parent[steps.at(-1)!];
-    else parent[steps.at(-1)!] = v;
-  }
-  return o;
-}
-const choiceArb = fc.record(Object.fromEntries(Object.keys(FIELDS).map((k) => [k, fc.nat(10)])) as Record<string, fc.Arbitrary<number>>);
+const { build, choiceArb } = trainJobVariants(FIELDS, 10);
 
 describe("the table and the embedded CRD's rules give the same errors and warnings with views", () => {
   it('400 random updates', async () => {

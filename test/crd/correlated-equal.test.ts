@@ -8,7 +8,7 @@ import fc from 'fast-check';
 import { correlate, type Correlation } from '../../src/crd/index.ts';
 import { useCorrelationTreeEquality } from '../../src/crd/ratchet.ts';
 import { trainJobCrd } from './fixtures.ts';
-import { trainJob } from '../rules/fixtures.ts';
+import { trainJobVariants } from '../support/trainjob-variants.ts';
 
 /** Every correlatable node's deepEqual, by path, walking the new value. */
 function equalities(corr: Correlation, path = '', out: Record<string, boolean> = {}): Record<string, boolean> {
@@ -56,19 +56,7 @@ const FIELDS: Record<string, unknown[]> = {
   status: [undefined, { conditions: [{ type: 'A', status: 'True' }] }, { conditions: [{ type: 'A', status: 'False' }, { type: 'A', status: 'True' }] }, null],
 };
 
-function build(choice: Record<string, number>): Record<string, any> {
-  const o: Record<string, any> = structuredClone(trainJob());
-  for (const [path, values] of Object.entries(FIELDS)) {
-    const v = structuredClone(values[choice[path] % values.length]);
-    const steps = path.split('.');
-    let parent = o;
-    for (const s of steps.slice(0, -1)) parent = parent[s] ??= {};
-    if (v === undefined) delete parent[steps.at(-1)!];
-    else parent[steps.at(-1)!] = v;
-  }
-  return o;
-}
-const choiceArb = fc.record(Object.fromEntries(Object.keys(FIELDS).map((k) => [k, fc.nat(12)])) as Record<string, fc.Arbitrary<number>>);
+const { build, choiceArb } = trainJobVariants(FIELDS, 12);
 
 describe('correlated equality without a tree of Correlations', () => {
   it('answers as the tree at every node, 1,000 random TrainJob pairs', () => {
