@@ -32,26 +32,23 @@ const wholeRule = policyFromCrd(crdWithRootRule('self == oldSelf', 'root object 
 
 const causes = (policy: typeof metadataRule, obj: unknown, oldObj: unknown): string[] => decideUpdate(policy, obj, oldObj).causes.map(errorString);
 
+const relabel = (o: ReturnType<typeof trainJob>) => void (o.metadata.labels = { a: '2' });
+const scale = (o: ReturnType<typeof trainJob>) => void (o.spec.trainer.numNodes = 2);
+
 describe('root metadata compared whole (API server: the whole metadata map)', () => {
-  it('a label added fails `self.metadata == oldSelf.metadata`, as kube-apiserver refuses it', () => {
-    const old = trainJob();
-    const relabeled = trainJob();
-    relabeled.metadata.labels = { a: '2' };
-    assert.ok(causes(metadataRule, relabeled, old).some((c) => c.includes('root metadata changed')), 'admitted: metadata compared as name/generateName only');
-  });
-  it('a spec change (generation bumped by the registry) fails `self.metadata == oldSelf.metadata`', () => {
-    const old = trainJob();
-    const scaled = trainJob();
-    scaled.spec.trainer.numNodes = 2;
-    assert.ok(causes(metadataRule, scaled, old).some((c) => c.includes('root metadata changed')), 'admitted: the generation bump is not seen');
-  });
-  it('a label added fails `self == oldSelf` at the root', () => {
-    const old = trainJob();
-    const relabeled = trainJob();
-    relabeled.metadata.labels = { a: '2' };
-    assert.ok(causes(wholeRule, relabeled, old).some((c) => c.includes('root object changed')), 'admitted: metadata compared as name/generateName only');
-  });
-  it('sanity (passes today): an update that changes nothing in metadata or spec passes both rules', () => {
+  const cases: [string, typeof metadataRule, string, (o: ReturnType<typeof trainJob>) => void, string][] = [
+    ['a label added fails `self.metadata == oldSelf.metadata`, as kube-apiserver refuses it', metadataRule, 'root metadata changed', relabel, 'admitted: metadata compared as name/generateName only'],
+    ['a spec change (generation bumped by the registry) fails `self.metadata == oldSelf.metadata`', metadataRule, 'root metadata changed', scale, 'admitted: the generation bump is not seen'],
+    ['a label added fails `self == oldSelf` at the root', wholeRule, 'root object changed', relabel, 'admitted: metadata compared as name/generateName only'],
+  ];
+  for (const [what, policy, message, change, why] of cases) {
+    it(what, () => {
+      const changed = trainJob();
+      change(changed);
+      assert.ok(causes(policy, changed, trainJob()).some((c) => c.includes(message)), why);
+    });
+  }
+  it('an update that changes nothing in metadata or spec passes both rules', () => {
     assert.deepEqual(causes(metadataRule, trainJob(), trainJob()), []);
     assert.deepEqual(causes(wholeRule, trainJob(), trainJob()), []);
   });

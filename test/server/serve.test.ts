@@ -11,6 +11,7 @@ import { createMetrics } from '../../src/observability/metrics.ts';
 import { startServe } from '../../src/process/serve.ts';
 import type { Validator } from '../../src/admission/types.ts';
 import { VALIDATE, captureLogs, fakeValidator, review } from '../webhooks/fixtures.ts';
+import { gatedValidator } from './listening.ts';
 
 const hasIpv6 = Object.values(networkInterfaces()).some((addresses) => addresses?.some((a) => a.family === 'IPv6'));
 
@@ -84,15 +85,7 @@ describe('serve', () => {
   });
 
   it('close() drains an in-flight request, then stops both ports', async () => {
-    let release!: () => void;
-    let entered!: () => void;
-    const inHandler = new Promise<void>((r) => (entered = r));
-    const gate = new Promise<void>((r) => (release = r));
-    const validator = fakeValidator(async () => {
-      entered();
-      await gate;
-      return { causes: [], warnings: [] };
-    });
+    const { validator, inHandler, release } = gatedValidator();
     const { handle, ca } = await start(validator);
     const inFlight = httpsPost(handle.admissionUrl + VALIDATE, review('UPDATE', { uid: 'slow' }), ca);
     await inHandler;
