@@ -106,5 +106,7 @@ export function jobSetReader(kc: KubeConfig, { timeoutMs = JOBSET_READ_TIMEOUT_M
 /** A kubeconfig with proxy-url: client-node's call, which speaks HTTP and SOCKS proxies. */
 async function readThroughProxy(kc: KubeConfig, namespace: string, name: string, signal: AbortSignal): Promise<JobSetRead> {
   const { readJobsWithClientNode } = await import('./jobs-client-node.ts');
-  return readJobsWithClientNode(kc, { namespace, labelSelector: `${JOBSET_NAME_LABEL}=${name}`, signal });
+  const read = await readJobsWithClientNode(kc, { namespace, labelSelector: `${JOBSET_NAME_LABEL}=${name}`, signal });
+  // The same Jobs kept as on the direct path: only those with pods, only their name and counts.
+  return read.kind === 'read' ? { kind: 'read', jobs: jobsOf({ items: read.jobs }) ?? [] } : read;
 }

@@ -12,7 +12,7 @@ import { shareConnections } from '../../src/cluster/client.ts';
 import { jobSetReader } from '../../src/cluster/jobsets.ts';
 
 const CAP = 16 * 1024;
-const job = (i: number) => ({ metadata: { name: `big-node-${i}`, annotations: { note: 'x'.repeat(1024) } }, status: { active: 1 } });
+const job = (i: number) => ({ metadata: { name: `big-node-${i}`, annotations: { note: 'x'.repeat(1024) } }, status: i % 2 ? { active: 1 } : {} });
 const LIST = JSON.stringify({ apiVersion: 'batch/v1', kind: 'JobList', metadata: {}, items: Array.from({ length: 64 }, (_, i) => job(i)) });
 
 async function listen(server: Server): Promise<number> {
@@ -68,5 +68,12 @@ describe('the Jobs read through proxy-url', () => {
     const viaProxy = await jobSetReader(kubeConfig(apiUrl, proxyUrl), { maxBytes: CAP })('ns', 'big');
     assert.ok(proxied > 0, 'the read went through the proxy');
     assert.equal(viaProxy.kind, 'failed', `through the proxy: a ${LIST.length}-byte answer over the ${CAP}-byte cap was ${viaProxy.kind === 'read' ? 'read in full' : viaProxy.kind}`);
+  });
+
+  it('through the proxy, the same Jobs are kept as directly: those with pods, their name and counts', async () => {
+    const direct = await jobSetReader(kubeConfig(apiUrl))('ns', 'big');
+    const viaProxy = await jobSetReader(kubeConfig(apiUrl, proxyUrl))('ns', 'big');
+    assert.equal(direct.kind, 'read');
+    assert.deepEqual(viaProxy, direct);
   });
 });
