@@ -3,12 +3,12 @@
 // in decide.ts and the cluster calls in cluster.ts.
 import type { KubeConfig } from '@kubernetes/client-node';
 import type { FastifyInstance } from 'fastify';
-import { pino } from 'pino';
 import type { Logger } from '../observability/logger.ts';
 import { buildOpsServer } from '../observability/ops-server.ts';
 import { listenOn } from '../process/listen.ts';
 import { describeError } from '../cluster/client.ts';
 import { countingKubeConfig } from './api-requests.ts';
+import { crashNow } from './crash-point.ts';
 import { createReconcilerCluster } from './cluster.ts';
 import type { ReconcileConfig } from './config.ts';
 import { buildHandoffServer } from './handoff-server.ts';
@@ -33,19 +33,6 @@ export interface ReconcilerDeps {
   kc: KubeConfig;
   logger: Logger;
   metrics?: ReconcilerMetrics;
-}
-
-/**
- * pino writes asynchronously: before the process ends abruptly (the test crash point), write out
- * what was logged so far.
- */
-export function flushLogsSync(logger: Logger): void {
-  const stream = (logger as unknown as Record<symbol, { flushSync?: () => void } | undefined>)[pino.symbols.streamSym];
-  try {
-    stream?.flushSync?.();
-  } catch {
-    // not ready or not a file stream: nothing to flush
-  }
 }
 
 function portOf(app: FastifyInstance): number {
@@ -78,12 +65,7 @@ export async function startReconciler(config: ReconcileConfig, deps: ReconcilerD
         metrics,
         mayWrite: elector ? () => elector.isLeader() : undefined,
         crashAfter: config.crashAfter,
-        crash: () =>
-          new Promise<void>(() => {
-            logger.warn({ crashAfter: config.crashAfter }, 'test crash point reached: SIGKILL');
-            flushLogsSync(logger);
-            process.kill(process.pid, 'SIGKILL');
-          }),
+        crash: () => crashNow(logger, String(config.crashAfter)),
       });
     },
     onRetry: (key, _err, attempt, delayMs) => logger.debug({ trainJob: key, attempt, delayMs }, 'retry scheduled'),
