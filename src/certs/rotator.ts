@@ -10,7 +10,7 @@ import { createCa, issueServingCert } from './authority.ts';
 import { hasServingFiles, writeServingFiles } from './files.ts';
 import { withCaBundle, type WebhookConfigRef } from './inject.ts';
 import { ConflictError, type CertStore } from './store.ts';
-import { describeError, statusCode } from '../cluster/client.ts';
+import { describeError, statusCode } from '../cluster/errors.ts';
 
 export interface RotationSettings {
   /** The names the serving certificate must carry (the Service's DNS name first). */

@@ -1,5 +1,7 @@
-// The cluster connection: from an explicit kubeconfig file or the in-cluster service account,
-// never picked up implicitly (no ~/.kube/config, no KUBECONFIG).
+// The cluster connection as a client-node KubeConfig: from an explicit kubeconfig file or the
+// in-cluster service account, never picked up implicitly (no ~/.kube/config, no KUBECONFIG). The
+// reconciler uses it (informers); `serve` reads its kubeconfig with kube-access.ts and comes here
+// only for a user it does not implement (exec, auth-provider: connect.ts).
 import { createHash } from 'node:crypto';
 import { KubeConfig } from '@kubernetes/client-node';
 import type { ClusterAccess } from '../config/serve.ts';
@@ -57,34 +59,5 @@ export function shareConnections(kc: KubeConfig): KubeConfig {
   return kc;
 }
 
-/** The HTTP status of a client-node ApiException, if the error is one. */
-export function statusCode(err: unknown): number | undefined {
-  const code = (err as { code?: unknown } | null)?.code;
-  return typeof code === 'number' ? code : undefined;
-}
-
-/** The call's result, or undefined when the object is not there (HTTP 404). */
-export async function orUndefinedIfNotFound<T>(call: Promise<T>): Promise<T | undefined> {
-  try {
-    return await call;
-  } catch (err) {
-    if (statusCode(err) === 404) return undefined;
-    throw err;
-  }
-}
-
-/** A short, single-line reason for a failed API call, without response bodies that may be large. */
-export function describeError(err: unknown): string {
-  const code = statusCode(err);
-  const body = (err as { body?: unknown } | null)?.body;
-  let reason = '';
-  if (typeof body === 'string') {
-    try {
-      reason = String((JSON.parse(body) as { message?: unknown }).message ?? '');
-    } catch {
-      reason = '';
-    }
-  }
-  const message = reason || (err instanceof Error ? err.message : String(err));
-  return (code ? `HTTP ${code}: ` : '') + message.split('\n')[0].slice(0, 300);
-}
+// The error helpers live in errors.ts (no client import); re-exported for the reconciler's imports.
+export { describeError, orUndefinedIfNotFound, statusCode } from './errors.ts';

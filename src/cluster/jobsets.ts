@@ -1,12 +1,11 @@
 // Reads what the webhook reports about a TrainJob's JobSet (same namespace and name) when it admits
 // a numNodes change: the JobSet's child Jobs, whose status counts their pods. One GET of the Jobs
-// by label over a bounded keep-alive pool (api-get.ts), bounded in time well below the webhook's
+// by label over a bounded keep-alive pool (api-request.ts), bounded in time well below the webhook's
 // timeoutSeconds (10 in manifests/webhook), so a slow API server still gets an answer in-band,
 // never a webhook timeout; and bounded in size, so a hostile or huge answer costs at most that.
 import { STATUS_CODES } from 'node:http';
-import type { KubeConfig } from '@kubernetes/client-node';
 import type { JobSetRead } from '../rules/jobset-pods.ts';
-import { apiGetter, reachableDirectly, type ApiGet } from './api-get.ts';
+import type { ApiClient } from './api-request.ts';
 
 export const JOBSET = { group: 'jobset.x-k8s.io', version: 'v1alpha2', plural: 'jobsets' } as const;
 
@@ -59,8 +58,8 @@ function describeStatus(status: number, body: Buffer): string {
   return `HTTP ${status}: ${(message || STATUS_CODES[status] || 'no message').split('\n')[0].slice(0, 300)}`;
 }
 
-async function readJobs(get: ApiGet, path: string, signal: AbortSignal, maxBytes: number): Promise<JobSetRead> {
-  const res = await get(path, { signal, maxBytes });
+async function readJobs(client: ApiClient, path: string, signal: AbortSignal, maxBytes: number): Promise<JobSetRead> {
+  const res = await client.request(path, { signal, maxBytes });
   if (res.status !== 200) return { kind: 'failed', error: `reading its Jobs failed: ${describeStatus(res.status, res.body)}` };
   let list: unknown;
   try {
@@ -73,8 +72,7 @@ async function readJobs(get: ApiGet, path: string, signal: AbortSignal, maxBytes
   return { kind: 'read', jobs };
 }
 
-export function jobSetReader(kc: KubeConfig, { timeoutMs = JOBSET_READ_TIMEOUT_MS, maxBytes = JOBS_READ_MAX_BYTES }: JobSetReaderOptions = {}): (namespace: string, name: string) => Promise<JobSetRead> {
-  const get = reachableDirectly(kc) ? apiGetter(kc) : undefined;
+export function jobSetReader(client: ApiClient, { timeoutMs = JOBSET_READ_TIMEOUT_MS, maxBytes = JOBS_READ_MAX_BYTES }: JobSetReaderOptions = {}): (namespace: string, name: string) => Promise<JobSetRead> {
   return async (namespace, name) => {
     // resourceVersion 0: served from the API server's watch cache as it is. A consistent LIST (no
     // resourceVersion) first waits for the cache to reach etcd's revision, and after a write to any
@@ -92,7 +90,7 @@ export function jobSetReader(kc: KubeConfig, { timeoutMs = JOBSET_READ_TIMEOUT_M
         resolve({ kind: 'failed', error: `reading its Jobs timed out after ${timeoutMs} ms` });
       }, timeoutMs);
     });
-    const read = (get ? readJobs(get, path, deadline.signal, maxBytes) : readThroughProxy(kc, namespace, name, deadline.signal)).catch(
+    const read = readJobs(client, path, deadline.signal, maxBytes).catch(
       (err: unknown): JobSetRead => ({ kind: 'failed', error: `reading its Jobs failed: ${(err instanceof Error ? err.message : String(err)).split('\n')[0].slice(0, 300)}` }),
     );
     try {
@@ -101,12 +99,4 @@ export function jobSetReader(kc: KubeConfig, { timeoutMs = JOBSET_READ_TIMEOUT_M
       clearTimeout(timer);
     }
   };
-}
-
-/** A kubeconfig with proxy-url: client-node's call, which speaks HTTP and SOCKS proxies. */
-async function readThroughProxy(kc: KubeConfig, namespace: string, name: string, signal: AbortSignal): Promise<JobSetRead> {
-  const { readJobsWithClientNode } = await import('./jobs-client-node.ts');
-  const read = await readJobsWithClientNode(kc, { namespace, labelSelector: `${JOBSET_NAME_LABEL}=${name}`, signal });
-  // The same Jobs kept as on the direct path: only those with pods, only their name and counts.
-  return read.kind === 'read' ? { kind: 'read', jobs: jobsOf({ items: read.jobs }) ?? [] } : read;
 }

@@ -11,22 +11,24 @@ import { EMBEDDED_CRD_SOURCE, loadEmbeddedPolicy, loadPolicyFromFile, policyFrom
 import { buildPolicy, type Policy } from '../rules/policy.ts';
 import type { CommandIo } from './review.ts';
 import { InputError } from '../io/read-object.ts';
-import type { KubeConfig } from '@kubernetes/client-node';
 import type { CertRotation } from '../certs/rotator.ts';
+import type { ApiClient } from '../cluster/api-request.ts';
 
 /**
- * What reads the cluster. @kubernetes/client-node costs ~0.6 s and ~80 MiB of RSS at import, so
- * these load only when cluster access is configured (bench/PROFILE.md, start-up).
+ * What reads the cluster, loaded only when cluster access is configured. None of it loads
+ * @kubernetes/client-node (~0.9 s and ~80 MiB at import): connect.ts does, for a kubeconfig user
+ * only client-node implements (exec, auth-provider).
  */
 async function loadClusterModules() {
-  const [client, jobsets, follower, rotator, store] = await Promise.all([
-    import('../cluster/client.ts'),
+  const [connect, errors, jobsets, follower, rotator, store] = await Promise.all([
+    import('../cluster/connect.ts'),
+    import('../cluster/errors.ts'),
     import('../cluster/jobsets.ts'),
     import('../cluster/crd-follower.ts'),
     import('../certs/rotator.ts'),
     import('../certs/store.ts'),
   ]);
-  return { ...client, ...jobsets, ...follower, ...rotator, ...store };
+  return { ...connect, ...errors, ...jobsets, ...follower, ...rotator, ...store };
 }
 type ClusterModules = Awaited<ReturnType<typeof loadClusterModules>>;
 
@@ -35,15 +37,15 @@ type ClusterModules = Awaited<ReturnType<typeof loadClusterModules>>;
  * in the cert dir (the admission server waits for it, the ops port does not); afterwards the
  * server's reloader picks up each renewal from those files.
  */
-function startRotation(config: ServeConfig, kc: KubeConfig | undefined, cluster: ClusterModules | undefined, logger: Logger): CertRotation | undefined {
+function startRotation(config: ServeConfig, api: ApiClient | undefined, cluster: ClusterModules | undefined, logger: Logger): CertRotation | undefined {
   const r = config.certRotation;
-  if (!r || !kc || !cluster) return undefined;
+  if (!r || !api || !cluster) return undefined;
   const { kubernetesCertStore, startCertRotation, ROTATION_DEFAULTS } = cluster;
   const webhookConfigs = [
     { kind: 'validating' as const, name: r.validatingWebhookConfig },
     { kind: 'mutating' as const, name: r.mutatingWebhookConfig },
   ];
-  const store = kubernetesCertStore(kc, { namespace: r.namespace, name: r.secretName }, webhookConfigs);
+  const store = kubernetesCertStore(api, { namespace: r.namespace, name: r.secretName }, webhookConfigs);
   const rotation = startCertRotation({ ...ROTATION_DEFAULTS, hosts: r.hosts, webhookConfigs, certDir: config.tls.dir }, store, logger.child({ component: 'cert-rotation' }));
   logger.info({ secret: `${r.namespace}/${r.secretName}`, hosts: r.hosts, dir: config.tls.dir }, 'certificate rotation started; waiting for the serving certificate');
   return rotation;
@@ -85,7 +87,7 @@ function reportPolicy(policy: Policy, metrics: WebhookMetrics, logger: Logger, s
   }
 }
 
-async function clusterPolicy(kc: KubeConfig, cluster: ClusterModules, logger: Logger, metrics: WebhookMetrics): Promise<PolicySource> {
+async function clusterPolicy(api: ApiClient, cluster: ClusterModules, logger: Logger, metrics: WebhookMetrics): Promise<PolicySource> {
   const { readCrd, followCrd, describeError } = cluster;
   let policy = buildPolicy();
   let source = `the API server (${TRAINJOB_CRD})`;
@@ -112,7 +114,7 @@ async function clusterPolicy(kc: KubeConfig, cluster: ClusterModules, logger: Lo
     }
   };
   try {
-    adopt(await readCrd(kc), 'TrainJob CRD read from the API server');
+    adopt(await readCrd(api), 'TrainJob CRD read from the API server');
   } catch (err) {
     logger.error({ crd: TRAINJOB_CRD, error: describeError(err) }, 'could not read the TrainJob CRD; the rule table alone runs until it can be read (retrying through the watch)');
   }
@@ -120,14 +122,14 @@ async function clusterPolicy(kc: KubeConfig, cluster: ClusterModules, logger: Lo
     source = `the API server (${TRAINJOB_CRD}), not yet usable: the rule table alone runs until it is`;
     reportPolicy(policy, metrics, logger, TRAINJOB_CRD);
   }
-  const stop = followCrd(kc, {
+  const stop = followCrd(api, {
     onChange: (crd) => adopt(crd, adopted ? 'TrainJob CRD changed' : 'TrainJob CRD adopted from the watch'),
     onError: (message) => logger.warn({ crd: TRAINJOB_CRD }, message),
   });
   return { get: () => policy, source, stop };
 }
 
-async function policySource(config: ServeConfig, kc: KubeConfig | undefined, cluster: ClusterModules | undefined, logger: Logger, metrics: WebhookMetrics): Promise<PolicySource> {
+async function policySource(config: ServeConfig, api: ApiClient | undefined, cluster: ClusterModules | undefined, logger: Logger, metrics: WebhookMetrics): Promise<PolicySource> {
   const fixed = (policy: Policy, source: string): PolicySource => {
     reportPolicy(policy, metrics, logger, source);
     return { get: () => policy, source, stop: () => {} };
@@ -140,7 +142,7 @@ async function policySource(config: ServeConfig, kc: KubeConfig | undefined, clu
     case 'table-only':
       return fixed(buildPolicy(), '--table-only');
     case 'cluster':
-      if (kc && cluster) return clusterPolicy(kc, cluster, logger, metrics);
+      if (api && cluster) return clusterPolicy(api, cluster, logger, metrics);
       return fixed(await loadEmbeddedPolicy(), EMBEDDED_CRD_SOURCE);
   }
 }
@@ -170,12 +172,14 @@ export async function serveCommand(args: string[], io: CommandIo): Promise<numbe
   let handle: Awaited<ReturnType<typeof startServe>>;
   try {
     const cluster = config.cluster.mode === 'none' ? undefined : await loadClusterModules();
-    const kc = cluster?.loadKubeConfig(config.cluster);
-    rotation = startRotation(config, kc, cluster, logger);
-    policies = await policySource(config, kc, cluster, logger, metrics);
+    const connection = await cluster?.connectCluster(config.cluster);
+    if (connection && connection.via !== 'direct') logger.info({ via: connection.via }, 'API server credentials through @kubernetes/client-node');
+    const api = connection?.client;
+    rotation = startRotation(config, api, cluster, logger);
+    policies = await policySource(config, api, cluster, logger, metrics);
     const validator = createValidator({
       policy: policies.get,
-      readJobSet: kc && cluster ? cluster.jobSetReader(kc) : undefined,
+      readJobSet: api && cluster ? cluster.jobSetReader(api) : undefined,
       crdSource: policies.source,
     });
     handle = await startServe(config, { validator, logger, metrics, certificateReady: rotation?.ready });

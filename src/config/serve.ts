@@ -17,8 +17,11 @@ export type TlsSource =
 export type ClusterAccess =
   | { mode: 'none' }
   | { mode: 'kubeconfig'; path: string }
-  /** Detected from KUBERNETES_SERVICE_HOST/PORT, which the kubelet sets in every pod. */
-  | { mode: 'in-cluster' };
+  /**
+   * Detected from KUBERNETES_SERVICE_HOST/PORT, which the kubelet sets in every pod; `serve` keeps
+   * them here (the reconciler's client-node reads them itself).
+   */
+  | { mode: 'in-cluster'; host?: string; port?: string };
 
 /**
  * Which TrainJob CRD's schema and rules are checked beside the table:
@@ -182,7 +185,7 @@ function crdSource(file: string | undefined, tableOnly: boolean, cluster: Cluste
 function clusterAccess(kubeconfig: string | undefined, offline: boolean, env: Env): ClusterAccess {
   if (kubeconfig) return { mode: 'kubeconfig', path: kubeconfig };
   if (offline) return { mode: 'none' };
-  if (env.KUBERNETES_SERVICE_HOST && env.KUBERNETES_SERVICE_PORT) return { mode: 'in-cluster' };
+  if (env.KUBERNETES_SERVICE_HOST && env.KUBERNETES_SERVICE_PORT) return { mode: 'in-cluster', host: env.KUBERNETES_SERVICE_HOST, port: env.KUBERNETES_SERVICE_PORT };
   return { mode: 'none' };
 }
 

@@ -1,5 +1,5 @@
 // Connections to the API server are reused and bounded. The Jobs read on the admission path has
-// its own keep-alive pool of at most MAX_API_SOCKETS connections (src/cluster/api-get.ts); the
+// its own keep-alive pool of at most MAX_API_SOCKETS connections (src/cluster/api-request.ts); the
 // other calls go through @kubernetes/client-node 2.0.1, which opens a new connection for every
 // call and never closes it unless shareConnections gives it one pool (a file-descriptor leak
 // under sustained scaling). A loopback server standing in for the API server counts the
@@ -10,7 +10,8 @@ import type { Socket } from 'node:net';
 import { after, before, describe, it } from 'node:test';
 import { BatchV1Api, KubeConfig } from '@kubernetes/client-node';
 import { shareConnections } from '../../src/cluster/client.ts';
-import { MAX_API_SOCKETS } from '../../src/cluster/api-get.ts';
+import { apiClient, MAX_API_SOCKETS } from '../../src/cluster/api-request.ts';
+import { kubeConfigConnection } from '../../src/cluster/kubeconfig-connection.ts';
 import { jobSetReader } from '../../src/cluster/jobsets.ts';
 
 describe('API server connections', () => {
@@ -48,14 +49,14 @@ describe('API server connections', () => {
   describe('the Jobs read (its own pool)', () => {
     it('1,000 reads one after another use one connection', async () => {
       opened = 0;
-      const read = jobSetReader(kubeConfig());
+      const read = jobSetReader(apiClient(kubeConfigConnection(kubeConfig())));
       for (let i = 0; i < 1000; i++) assert.equal((await read('ns', `js-${i}`)).kind, 'read');
       assert.equal(opened, 1, `${opened} connections opened`);
     });
 
     it(`1,000 reads 20 at a time open at most ${MAX_API_SOCKETS} connections`, async () => {
       opened = 0;
-      const read = jobSetReader(kubeConfig());
+      const read = jobSetReader(apiClient(kubeConfigConnection(kubeConfig())));
       const batch = (i: number) => Promise.all(Array.from({ length: 20 }, (_, j) => read('ns', `js-${i}-${j}`)));
       for (let i = 0; i < 50; i++) for (const r of await batch(i)) assert.equal(r.kind, 'read');
       assert.ok(opened <= MAX_API_SOCKETS, `${opened} connections opened`);

@@ -1,15 +1,17 @@
-// Review finding (helper "review-fp", fa48dae): a kubeconfig with proxy-url reads the Jobs through
-// client-node (src/cluster/jobs-client-node.ts), which no test reached, and which ignores the byte
-// cap that the direct GET enforces (jobSetReader's maxBytes, JOBS_READ_MAX_BYTES): the whole answer
-// is read and every Job kept whole. Here the same JobList, larger than the cap, is refused when read
-// directly and read in full through a plain HTTP proxy (a loopback server forwarding requests, as an
-// HTTP proxy does for an http:// API server).
+// Review finding (helper "review-fp", fa48dae): a kubeconfig with proxy-url read the Jobs through
+// client-node (src/cluster/jobs-client-node.ts, since removed), which ignored the byte cap that the
+// direct GET enforces (jobSetReader's maxBytes, JOBS_READ_MAX_BYTES): the whole answer was read and
+// every Job kept whole. The request layer (src/cluster/api-request.ts) now speaks proxy-url itself,
+// so the same JobList, larger than the cap, is refused directly and through a plain HTTP proxy (a
+// loopback server forwarding absolute-form requests, as an HTTP proxy does for an http:// API server).
 import assert from 'node:assert/strict';
 import { createServer, request, type Server } from 'node:http';
 import { after, before, describe, it } from 'node:test';
 import { KubeConfig } from '@kubernetes/client-node';
 import { shareConnections } from '../../src/cluster/client.ts';
 import { jobSetReader } from '../../src/cluster/jobsets.ts';
+import { apiClient, type ApiClient } from '../../src/cluster/api-request.ts';
+import { kubeConfigConnection } from '../../src/cluster/kubeconfig-connection.ts';
 
 const CAP = 16 * 1024;
 const job = (i: number) => ({ metadata: { name: `big-node-${i}`, annotations: { note: 'x'.repeat(1024) } }, status: i % 2 ? { active: 1 } : {} });
@@ -20,7 +22,7 @@ async function listen(server: Server): Promise<number> {
   return (server.address() as { port: number }).port;
 }
 
-function kubeConfig(server: string, proxyUrl?: string): KubeConfig {
+function kubeConfig(server: string, proxyUrl?: string): ApiClient {
   const kc = new KubeConfig();
   kc.loadFromOptions({
     clusters: [{ name: 'c', server, skipTLSVerify: true, ...(proxyUrl ? { proxyUrl } : {}) }],
@@ -28,7 +30,7 @@ function kubeConfig(server: string, proxyUrl?: string): KubeConfig {
     contexts: [{ name: 'x', cluster: 'c', user: 'u' }],
     currentContext: 'x',
   });
-  return shareConnections(kc);
+  return apiClient(kubeConfigConnection(shareConnections(kc)));
 }
 
 describe('the Jobs read through proxy-url', () => {
@@ -61,7 +63,7 @@ describe('the Jobs read through proxy-url', () => {
     }
   });
 
-  it('answers larger than the cap are refused, through the proxy as directly', { todo: 'review finding' }, async () => {
+  it('answers larger than the cap are refused, through the proxy as directly', async () => {
     assert.ok(LIST.length > CAP);
     const direct = await jobSetReader(kubeConfig(apiUrl), { maxBytes: CAP })('ns', 'big');
     assert.equal(direct.kind, 'failed', 'read directly: over the cap');

@@ -13,6 +13,8 @@ import { runInNewContext } from 'node:vm';
 import { it } from 'node:test';
 import { KubeConfig } from '@kubernetes/client-node';
 import { jobSetReader } from '../../src/cluster/jobsets.ts';
+import { apiClient } from '../../src/cluster/api-request.ts';
+import { kubeConfigConnection } from '../../src/cluster/kubeconfig-connection.ts';
 import { jobSetPodsWarnings } from '../../src/rules/jobset-pods.ts';
 
 setFlagsFromString('--expose-gc');
@@ -39,7 +41,7 @@ it('an answer under the byte cap keeps about that much memory, not one entry per
       contexts: [{ name: 'x', cluster: 'c', user: 'u' }],
       currentContext: 'x',
     });
-    const read = jobSetReader(kc, { maxBytes: CAP, timeoutMs: 60_000 });
+    const read = jobSetReader(apiClient(kubeConfigConnection(kc)), { maxBytes: CAP, timeoutMs: 60_000 });
     // One read first, so the pool, client-node's agent and the modules are in the baseline.
     assert.equal((await read('ns', 'warm-up')).kind, 'read');
     gc();

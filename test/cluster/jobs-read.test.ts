@@ -1,4 +1,4 @@
-// The Jobs read behind the numNodes warning (src/cluster/jobsets.ts over src/cluster/api-get.ts)
+// The Jobs read behind the numNodes warning (src/cluster/jobsets.ts over src/cluster/api-request.ts)
 // against loopback servers standing in for the API server: credentials and TLS from the
 // KubeConfig, and answers that are wrong, huge, slow or cut off, each a `failed` read with a clear
 // reason (the change is still admitted, with a warning), never a throw or a hang. What the real
@@ -12,6 +12,8 @@ import path from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import { KubeConfig } from '@kubernetes/client-node';
 import { jobSetReader } from '../../src/cluster/jobsets.ts';
+import { apiClient, type ApiClient } from '../../src/cluster/api-request.ts';
+import { kubeConfigConnection } from '../../src/cluster/kubeconfig-connection.ts';
 import { generateSelfSigned } from '../../src/tls/selfsigned.ts';
 
 type Handler = (req: IncomingMessage, res: ServerResponse) => void;
@@ -23,7 +25,8 @@ async function listen(server: Server): Promise<number> {
   return (server.address() as { port: number }).port;
 }
 
-function kubeConfig(server: string, user: Record<string, unknown>, cluster: Record<string, unknown> = { skipTLSVerify: true }): KubeConfig {
+/** A client over a client-node KubeConfig (the path of exec and auth-provider users); the direct path: direct-connection.test.ts. */
+function kubeConfig(server: string, user: Record<string, unknown>, cluster: Record<string, unknown> = { skipTLSVerify: true }): ApiClient {
   const kc = new KubeConfig();
   kc.loadFromOptions({
     clusters: [{ name: 'c', server, ...cluster }],
@@ -31,13 +34,13 @@ function kubeConfig(server: string, user: Record<string, unknown>, cluster: Reco
     contexts: [{ name: 'x', cluster: 'c', user: 'u' }],
     currentContext: 'x',
   });
-  return kc;
+  return apiClient(kubeConfigConnection(kc));
 }
 
 describe('the Jobs read: hostile and broken answers', () => {
   let server: Server;
   let handler: Handler = () => {};
-  let kc: KubeConfig;
+  let kc: ApiClient;
   const open = new Set<ServerResponse>();
 
   before(async () => {
@@ -151,7 +154,7 @@ describe('the Jobs read: hostile and broken answers', () => {
   });
 });
 
-describe('the Jobs read: TLS and credentials from the KubeConfig', () => {
+describe('the Jobs read: TLS and credentials from a client-node KubeConfig', () => {
   let dir: string;
   let server: Server;
   let port = 0;

@@ -5,7 +5,8 @@
 import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
-import { KubeConfig } from '@kubernetes/client-node';
+import { apiClient, type ApiClient } from '../../src/cluster/api-request.ts';
+import { directConnection } from '../../src/cluster/connection.ts';
 import { jobSetReader, JOBSET_READ_TIMEOUT_MS } from '../../src/cluster/jobsets.ts';
 
 type Handler = (req: IncomingMessage, res: ServerResponse) => void;
@@ -15,7 +16,7 @@ describe('JobSet read (Jobs by label, with its own timeout)', () => {
   let handler: Handler = () => {};
   const seen: string[] = [];
   const hanging = new Set<ServerResponse>();
-  let kc: KubeConfig;
+  let kc: ApiClient;
 
   before(async () => {
     server = createServer((req, res) => {
@@ -24,13 +25,7 @@ describe('JobSet read (Jobs by label, with its own timeout)', () => {
     });
     await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
     const { port } = server.address() as { port: number };
-    kc = new KubeConfig();
-    kc.loadFromOptions({
-      clusters: [{ name: 'c', server: `http://127.0.0.1:${port}`, skipTLSVerify: true }],
-      users: [{ name: 'u', token: 't' }],
-      contexts: [{ name: 'x', cluster: 'c', user: 'u' }],
-      currentContext: 'x',
-    });
+    kc = apiClient(directConnection({ server: `http://127.0.0.1:${port}`, insecureSkipTlsVerify: false }));
   });
   after(() => {
     for (const res of hanging) res.destroy();

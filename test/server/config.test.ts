@@ -48,7 +48,7 @@ describe('parseServeArgs', () => {
 
   it('in a pod: in-cluster config unless --kubeconfig or --offline; never a kubeconfig from the environment', () => {
     const pod = { KUBERNETES_SERVICE_HOST: '10.96.0.1', KUBERNETES_SERVICE_PORT: '443', KUBECONFIG: '/home/me/.kube/config' };
-    assert.deepEqual(parseServeArgs([], pod).cluster, { mode: 'in-cluster' });
+    assert.deepEqual(parseServeArgs([], pod).cluster, { mode: 'in-cluster', host: '10.96.0.1', port: '443' });
     assert.deepEqual(parseServeArgs(['--offline'], pod).cluster, { mode: 'none' });
     assert.deepEqual(parseServeArgs(['--kubeconfig', 'x'], pod).cluster, { mode: 'kubeconfig', path: 'x' });
     assert.deepEqual(parseServeArgs([], { KUBECONFIG: '/home/me/.kube/config' }).cluster, { mode: 'none' });

@@ -1,0 +1,37 @@
+// JSON reads and writes of API objects, as raw JSON (nothing renamed or dropped, unlike a typed
+// client: the CRD's x-kubernetes-validations, a webhook configuration's unknown fields). A non-2xx
+// answer is an ApiError (its status in `code`, its body in `body`), as client-node's ApiException
+// was, so callers keep statusCode/describeError/orUndefinedIfNotFound.
+import type { ApiClient } from './api-request.ts';
+import { ApiError } from './errors.ts';
+
+/** The largest object read or written here is a CRD (~0.5 MB of JSON); etcd caps objects at 1.5 MiB. */
+export const MAX_OBJECT_BYTES = 8 * 1024 * 1024;
+/** A call that has no answer by then fails (client-node had no limit; a hung call would stall a rotation). */
+export const API_CALL_TIMEOUT_MS = 30_000;
+/** How much of an error body is kept for its message. */
+const ERROR_BODY_CHARS = 64 * 1024;
+
+export interface JsonApi {
+  get(path: string): Promise<unknown>;
+  post(path: string, body: unknown): Promise<unknown>;
+  put(path: string, body: unknown): Promise<unknown>;
+}
+
+export function jsonApi(client: ApiClient, { timeoutMs = API_CALL_TIMEOUT_MS, maxBytes = MAX_OBJECT_BYTES } = {}): JsonApi {
+  const call = async (method: 'GET' | 'POST' | 'PUT', path: string, body?: unknown): Promise<unknown> => {
+    const res = await client.request(path, { method, body, signal: AbortSignal.timeout(timeoutMs), maxBytes });
+    const text = res.body.toString('utf8');
+    if (res.status < 200 || res.status > 299) throw new ApiError(res.status, text.slice(0, ERROR_BODY_CHARS), `${method} ${path}`);
+    try {
+      return JSON.parse(text);
+    } catch {
+      throw new Error(`${method} ${path}: the API server's answer is not JSON (${res.body.length} bytes)`);
+    }
+  };
+  return {
+    get: (path) => call('GET', path),
+    post: (path, body) => call('POST', path, body),
+    put: (path, body) => call('PUT', path, body),
+  };
+}

@@ -1,0 +1,210 @@
+// Requests to the API server over a bounded keep-alive pool: GET/POST/PUT with a byte cap on the
+// answer, and long-lived GETs (watches) on their own connections. Used by the Jobs read behind the
+// numNodes warning, which is on the admission path (a client-node call there cost ~6.4 ms against
+// ~1.8 ms for a plain keep-alive GET, bench/RESULTS.md), by the CRD follower and the certificate
+// store. Credentials and TLS come from the connection on every request (a token file that rotates,
+// a rotated certificate); a change of TLS material builds a new pool. A kubeconfig's proxy-url is
+// spoken here too, so the byte cap holds through a proxy.
+import http from 'node:http';
+import https from 'node:https';
+import type { ApiConnection, TlsMaterial } from './connection.ts';
+
+/** Connections kept to the API server, in use and idle: the requests in flight beyond it queue. */
+export const MAX_API_SOCKETS = 8;
+/** An idle connection is closed after this (client-go's idle timeout is 90 s). */
+const IDLE_SOCKET_MS = 30_000;
+
+export interface ApiResponse {
+  status: number;
+  body: Buffer;
+}
+
+export interface ApiRequestOptions {
+  method?: 'GET' | 'POST' | 'PUT';
+  /** Sent as JSON. */
+  body?: unknown;
+  /** Ends the exchange: the request is destroyed and the call fails. */
+  signal: AbortSignal;
+  /** A larger response body is abandoned (the connection destroyed) and the call fails. */
+  maxBytes: number;
+}
+
+/** The exchange itself failed (no complete answer): too large, cut off, refused. */
+export class ApiTransportError extends Error {}
+
+export interface ApiClient {
+  readonly server: URL;
+  request(path: string, options: ApiRequestOptions): Promise<ApiResponse>;
+  /**
+   * A long-lived GET (a watch): the response once its headers arrived, its body streaming until
+   * the server ends it or `signal` aborts. Watches have their own connections, so they never hold
+   * the sockets the admission path's reads need.
+   */
+  stream(path: string, signal: AbortSignal): Promise<http.IncomingMessage>;
+}
+
+interface Pool {
+  tls: TlsMaterial;
+  /** Bounded, kept alive: the requests. */
+  agent: http.Agent;
+  /** One connection per watch. */
+  streams: http.Agent;
+  inFlight: number;
+  retired: boolean;
+}
+
+const sameBuffer = (a: Buffer | undefined, b: Buffer | undefined) => (a === undefined || b === undefined ? a === b : a.equals(b));
+const sameTls = (a: TlsMaterial, b: TlsMaterial) =>
+  a.rejectUnauthorized === b.rejectUnauthorized && a.servername === b.servername && sameBuffer(a.ca, b.ca) && sameBuffer(a.cert, b.cert) && sameBuffer(a.key, b.key);
+
+type ProxyAgentFactory = typeof import('./proxy-agents.ts').proxyAgent;
+
+async function agentFor(server: URL, proxy: URL | undefined, tls: TlsMaterial, options: http.AgentOptions): Promise<http.Agent> {
+  const secure = server.protocol === 'https:';
+  if (proxy && (secure || proxy.protocol === 'socks5:')) {
+    const proxyAgent: ProxyAgentFactory = (await import('./proxy-agents.ts')).proxyAgent;
+    return proxyAgent(proxy, { ...options, ...(secure ? tls : {}) });
+  }
+  // An http:// server behind an HTTP(S) proxy: the connection is to the proxy.
+  if (proxy) return proxy.protocol === 'https:' ? new https.Agent(options) : new http.Agent(options);
+  return secure ? new https.Agent({ ...options, ...tls }) : new http.Agent(options);
+}
+
+/** Where a request goes and its extra headers: the server, or (absolute form) an HTTP proxy in front of an http:// server. */
+function target(url: URL, proxy: URL | undefined): { url: URL; path?: string; headers: Record<string, string> } {
+  if (!proxy || url.protocol === 'https:' || proxy.protocol === 'socks5:') return { url, headers: {} };
+  const headers: Record<string, string> = { host: url.host };
+  if (proxy.username || proxy.password) headers['proxy-authorization'] = `Basic ${Buffer.from(`${decodeURIComponent(proxy.username)}:${decodeURIComponent(proxy.password)}`).toString('base64')}`;
+  return { url: new URL(proxy.origin), path: url.href, headers };
+}
+
+export function apiClient(connection: ApiConnection): ApiClient {
+  const { server, proxyUrl } = connection;
+  let pool: Pool | undefined;
+
+  const poolFor = async (tls: TlsMaterial): Promise<Pool> => {
+    if (pool && sameTls(pool.tls, tls)) return pool;
+    const common = { keepAlive: true, timeout: IDLE_SOCKET_MS, scheduling: 'lifo' as const };
+    const [agent, streams] = await Promise.all([
+      agentFor(server, proxyUrl, tls, { ...common, maxSockets: MAX_API_SOCKETS, maxFreeSockets: MAX_API_SOCKETS }),
+      agentFor(server, proxyUrl, tls, { ...common, maxFreeSockets: 0 }),
+    ]);
+    // Another request may have built one meanwhile for the same material.
+    if (pool && sameTls(pool.tls, tls)) {
+      agent.destroy();
+      streams.destroy();
+      return pool;
+    }
+    if (pool) retire(pool);
+    pool = { tls, agent, streams, inFlight: 0, retired: false };
+    return pool;
+  };
+  // A replaced pool closes once the requests it carries are done.
+  const retire = (p: Pool) => {
+    p.retired = true;
+    if (p.inFlight === 0) destroy(p);
+  };
+  const destroy = (p: Pool) => {
+    p.agent.destroy();
+    p.streams.destroy();
+  };
+  const release = (p: Pool) => {
+    p.inFlight--;
+    if (p.retired && p.inFlight === 0) destroy(p);
+  };
+
+  const prepare = async (path: string, signal: AbortSignal) => {
+    const { tls, headers: credentials } = await connection.material();
+    signal.throwIfAborted();
+    const url = new URL(server.pathname.replace(/\/$/, '') + path, server);
+    const to = target(url, proxyUrl);
+    const headers = { accept: 'application/json', 'user-agent': 'trainjob-webhook', ...credentials, ...to.headers };
+    return { to, headers, pool: await poolFor(tls) };
+  };
+
+  return {
+    server,
+    async request(path, { method = 'GET', body, signal, maxBytes }) {
+      const { to, headers, pool: p } = await prepare(path, signal);
+      const payload = body === undefined ? undefined : Buffer.from(JSON.stringify(body));
+      if (payload) Object.assign(headers, { 'content-type': 'application/json', 'content-length': String(payload.length) });
+      p.inFlight++;
+      const once = () => exchange({ ...to, method, agent: p.agent, headers, payload, signal, maxBytes });
+      try {
+        try {
+          return await once();
+        } catch (err) {
+          // A kept-alive connection the server closed just as it was reused: Node's advice is to
+          // retry once (not a create, which may have happened).
+          if ((err as { reusedSocket?: boolean }).reusedSocket && (err as NodeJS.ErrnoException).code === 'ECONNRESET' && !signal.aborted && method !== 'POST') return await once();
+          throw err;
+        }
+      } finally {
+        release(p);
+      }
+    },
+    async stream(path, signal) {
+      const { to, headers, pool: p } = await prepare(path, signal);
+      p.inFlight++;
+      try {
+        const res = await new Promise<http.IncomingMessage>((resolve, reject) => {
+          const req = send(to.url, { method: 'GET', agent: p.streams, headers, signal, ...(to.path ? { path: to.path } : {}) }, resolve);
+          req.on('error', reject);
+          req.end();
+        });
+        res.once('close', () => release(p));
+        return res;
+      } catch (err) {
+        release(p);
+        throw err;
+      }
+    },
+  };
+}
+
+const send = (url: URL, options: http.RequestOptions, onResponse: (res: http.IncomingMessage) => void) =>
+  (url.protocol === 'https:' ? https.request : http.request)(url, options, onResponse);
+
+interface Exchange {
+  url: URL;
+  path?: string;
+  method: string;
+  agent: http.Agent;
+  headers: Record<string, string>;
+  payload?: Buffer;
+  signal: AbortSignal;
+  maxBytes: number;
+}
+
+function exchange({ url, path, method, agent, headers, payload, signal, maxBytes }: Exchange): Promise<ApiResponse> {
+  return new Promise((resolve, reject) => {
+    const request = send(url, { method, agent, headers, signal, ...(path ? { path } : {}) }, (res) => {
+      const declared = Number(res.headers['content-length']);
+      if (declared > maxBytes) {
+        res.destroy();
+        return reject(new ApiTransportError(`the response is ${declared} bytes, more than the ${maxBytes} read`));
+      }
+      const chunks: Buffer[] = [];
+      let size = 0;
+      res.on('data', (chunk: Buffer) => {
+        size += chunk.length;
+        if (size > maxBytes) {
+          res.destroy();
+          reject(new ApiTransportError(`the response is more than the ${maxBytes} bytes read`));
+          return;
+        }
+        chunks.push(chunk);
+      });
+      res.once('end', () => resolve({ status: res.statusCode ?? 0, body: Buffer.concat(chunks, size) }));
+      res.on('error', reject);
+      res.once('close', () => {
+        if (!res.complete) reject(new ApiTransportError('the connection closed before the whole response arrived'));
+      });
+    });
+    request.on('error', (err: Error & { reusedSocket?: boolean }) => {
+      err.reusedSocket = request.reusedSocket;
+      reject(err);
+    });
+    request.end(payload);
+  });
+}

@@ -1,0 +1,45 @@
+// `serve`'s connection to the API server from its ClusterAccess: the in-cluster service account
+// or a kubeconfig read by kube-access.ts, without @kubernetes/client-node; a kubeconfig user that
+// needs client-node (exec, auth-provider, impersonation) loads it, and its credentials come from
+// the KubeConfig as before (kubeconfig-connection.ts).
+import { createSecureContext } from 'node:tls';
+import type { ClusterAccess } from '../config/serve.ts';
+import { apiClient, type ApiClient } from './api-request.ts';
+import { directConnection, type ApiConnection } from './connection.ts';
+import { inClusterAccess, loadKubeconfigFile } from './kube-access.ts';
+
+export interface ClusterConnection {
+  client: ApiClient;
+  /** 'direct', or why client-node was loaded. */
+  via: string;
+}
+
+export async function connectCluster(access: ClusterAccess): Promise<ClusterConnection | undefined> {
+  switch (access.mode) {
+    case 'none':
+      return undefined;
+    case 'in-cluster':
+      if (!access.host || !access.port) throw new Error('in-cluster access without KUBERNETES_SERVICE_HOST and KUBERNETES_SERVICE_PORT');
+      return { client: apiClient(directConnection(inClusterAccess(access.host, access.port))), via: 'direct' };
+    case 'kubeconfig': {
+      const loaded = await loadKubeconfigFile(access.path);
+      if (loaded.kind === 'client-node') {
+        const [{ loadKubeConfig }, { kubeConfigConnection }] = await Promise.all([import('./client.ts'), import('./kubeconfig-connection.ts')]);
+        return { client: apiClient(kubeConfigConnection(loadKubeConfig(access)!)), via: `client-node (${loaded.why})` };
+      }
+      const connection = directConnection(loaded.access);
+      await usableTls(connection, access.path);
+      return { client: apiClient(connection), via: 'direct' };
+    }
+  }
+}
+
+/** A CA, certificate or key that TLS cannot use is a start-up error, not a failure of every call. */
+async function usableTls(connection: ApiConnection, file: string): Promise<void> {
+  try {
+    const { tls } = await connection.material();
+    if (connection.server.protocol === 'https:') createSecureContext({ ca: tls.ca, cert: tls.cert, key: tls.key });
+  } catch (err) {
+    throw new Error(`--kubeconfig ${file}: the TLS material is not usable: ${(err as Error).message.split('\n')[0]}`);
+  }
+}

@@ -1,0 +1,48 @@
+// What a failed API call looks like to its callers, whichever client made it: client-node's
+// ApiException and this project's ApiError (api-json.ts) both carry the HTTP status in `code` and
+// the response body as text in `body`. No import of a client, so `serve` can use these without
+// loading @kubernetes/client-node.
+
+/** A non-2xx answer from the API server: its status and (the start of) its body. */
+export class ApiError extends Error {
+  override name = 'ApiError';
+  readonly code: number;
+  readonly body: string;
+  constructor(code: number, body: string, what: string) {
+    super(`${what}: HTTP ${code}`);
+    this.code = code;
+    this.body = body;
+  }
+}
+
+/** The HTTP status of a failed API call (client-node's ApiException or ApiError), if the error is one. */
+export function statusCode(err: unknown): number | undefined {
+  const code = (err as { code?: unknown } | null)?.code;
+  return typeof code === 'number' ? code : undefined;
+}
+
+/** The call's result, or undefined when the object is not there (HTTP 404). */
+export async function orUndefinedIfNotFound<T>(call: Promise<T>): Promise<T | undefined> {
+  try {
+    return await call;
+  } catch (err) {
+    if (statusCode(err) === 404) return undefined;
+    throw err;
+  }
+}
+
+/** A short, single-line reason for a failed API call, without response bodies that may be large. */
+export function describeError(err: unknown): string {
+  const code = statusCode(err);
+  const body = (err as { body?: unknown } | null)?.body;
+  let reason = '';
+  if (typeof body === 'string') {
+    try {
+      reason = String((JSON.parse(body) as { message?: unknown }).message ?? '');
+    } catch {
+      reason = '';
+    }
+  }
+  const message = reason || (err instanceof Error ? err.message : String(err));
+  return (code ? `HTTP ${code}: ` : '') + message.split('\n')[0].slice(0, 300);
+}

@@ -1,0 +1,201 @@
+// What `serve` needs to reach the API server, read from a kubeconfig file or the in-cluster
+// service account without @kubernetes/client-node (~0.9 s and ~80 MiB at import): the server,
+// its CA, the client certificate, a bearer token (or the file it rotates in), basic auth, the
+// TLS flags and a proxy. A user this does not implement (exec, auth-provider, impersonation, a
+// proxy scheme other than http/https/socks5) is handed to client-node instead ('client-node').
+//
+// Semantics follow client-go's loader (k8s.io/client-go/tools/clientcmd): only the current
+// context is looked at and validated; relative paths resolve against the kubeconfig's directory;
+// a *-data field and its file together, a client certificate without key, token and basic auth
+// together, a CA with insecure-skip-tls-verify, are errors; tokenFile (client-node also reads
+// token-file) is re-read as it rotates, and wins over token (client-go's transport reads the file).
+import { readFile, stat } from 'node:fs/promises';
+import { isIPv6 } from 'node:net';
+import path from 'node:path';
+
+/** Bytes given inline (base64 in the kubeconfig) or a file, read again as it rotates. */
+export type Source = { data: Buffer } | { file: string };
+
+export interface KubeAccess {
+  /** The API server's URL without a trailing slash; a path prefix (a proxying front end) is kept. */
+  server: string;
+  proxyUrl?: string;
+  ca?: Source;
+  cert?: Source;
+  key?: Source;
+  token?: string;
+  tokenFile?: string;
+  basic?: { username: string; password: string };
+  insecureSkipTlsVerify: boolean;
+  tlsServerName?: string;
+}
+
+export type LoadedAccess = { kind: 'direct'; access: KubeAccess } | { kind: 'client-node'; why: string };
+
+/** A kubeconfig is a few KB (a few hundred clusters with inline certificates stay under this). */
+export const MAX_KUBECONFIG_BYTES = 4 * 1024 * 1024;
+/** The kubelet's mount of the pod's service account. */
+export const SERVICE_ACCOUNT_DIR = '/var/run/secrets/kubernetes.io/serviceaccount';
+
+const PROXY_SCHEMES = ['http:', 'https:', 'socks5:'];
+/** User fields this reader implements; exec, auth-provider and impersonation go to client-node. */
+const CLIENT_NODE_USER_FIELDS = ['exec', 'auth-provider', 'as', 'as-uid', 'as-groups', 'as-user-extra'];
+
+type Obj = Record<string, unknown>;
+const isObj = (v: unknown): v is Obj => typeof v === 'object' && v !== null && !Array.isArray(v);
+
+/** The entry `name` of a kubeconfig list (clusters, users, contexts), its inner object, or undefined. */
+function entry(doc: Obj, list: string, inner: string, name: string): Obj | undefined {
+  const items = doc[list];
+  if (items === undefined || items === null) return undefined;
+  if (!Array.isArray(items)) throw new Error(`${list} must be a list`);
+  const found = items.find((e) => isObj(e) && e.name === name);
+  if (found === undefined) return undefined;
+  const body = (found as Obj)[inner];
+  if (body === undefined || body === null) return {};
+  if (!isObj(body)) throw new Error(`${list} entry "${name}": ${inner} must be a mapping`);
+  return body;
+}
+
+function stringField(o: Obj, field: string, where: string): string | undefined {
+  const v = o[field];
+  if (v === undefined || v === null || v === '') return undefined;
+  if (typeof v !== 'string') throw new Error(`${where}.${field} must be a string`);
+  return v;
+}
+
+function boolField(o: Obj, field: string, where: string): boolean {
+  const v = o[field];
+  if (v === undefined || v === null) return false;
+  if (typeof v !== 'boolean') throw new Error(`${where}.${field} must be true or false`);
+  return v;
+}
+
+function base64Field(o: Obj, field: string, where: string): Buffer | undefined {
+  const v = stringField(o, field, where);
+  if (v === undefined) return undefined;
+  const compact = v.replace(/\s+/g, '');
+  if (!/^[A-Za-z0-9+/]*={0,2}$/.test(compact) || compact.length % 4 === 1) throw new Error(`${where}.${field} is not base64`);
+  return Buffer.from(compact, 'base64');
+}
+
+/** Inline data or a file (relative to `dir`); both given is an error, as in client-go. */
+function sourceOf(o: Obj, fileField: string, dataField: string, where: string, dir: string): Source | undefined {
+  const file = stringField(o, fileField, where);
+  const data = base64Field(o, dataField, where);
+  if (file !== undefined && data !== undefined) throw new Error(`${where}: ${dataField} and ${fileField} are both specified`);
+  if (data !== undefined) return { data };
+  return file === undefined ? undefined : { file: path.resolve(dir, file) };
+}
+
+function serverOf(raw: string, where: string): string {
+  let url: URL;
+  try {
+    url = new URL(raw);
+  } catch {
+    throw new Error(`${where}.server "${raw.slice(0, 100)}" is not a URL`);
+  }
+  if (url.protocol !== 'https:' && url.protocol !== 'http:') throw new Error(`${where}.server must be an http(s) URL, got "${url.protocol}"`);
+  return raw.replace(/\/+$/, '');
+}
+
+/**
+ * The current context's cluster and user from a parsed kubeconfig (`doc`), files resolved
+ * against `dir`. Throws an Error whose message is one line: the reason.
+ */
+export function accessFromKubeconfig(doc: unknown, dir: string): LoadedAccess {
+  if (!isObj(doc)) throw new Error('not a kubeconfig (a mapping with clusters, users and contexts)');
+  const current = doc['current-context'];
+  if (current !== undefined && current !== null && typeof current !== 'string') throw new Error('current-context must be a string');
+  const context = current ? entry(doc, 'contexts', 'context', current) : undefined;
+  const clusterName = context?.cluster;
+  if (clusterName !== undefined && typeof clusterName !== 'string') throw new Error(`context "${current}": cluster must be a string`);
+  const cluster = clusterName ? entry(doc, 'clusters', 'cluster', clusterName) : undefined;
+  if (!cluster) throw new Error('no current context with a cluster');
+  const cw = `cluster "${clusterName}"`;
+  const rawServer = stringField(cluster, 'server', cw);
+  if (!rawServer) throw new Error(`no server found for ${cw}`);
+
+  const userName = context?.user;
+  if (userName !== undefined && typeof userName !== 'string') throw new Error(`context "${current}": user must be a string`);
+  const user = userName ? entry(doc, 'users', 'user', userName) : {};
+  if (!user) throw new Error(`user "${userName}" of context "${current}" not found`);
+  const uw = `user "${userName}"`;
+
+  const proxyUrl = stringField(cluster, 'proxy-url', cw);
+  if (proxyUrl !== undefined) {
+    let scheme: string;
+    try {
+      scheme = new URL(proxyUrl).protocol;
+    } catch {
+      throw new Error(`${cw}: proxy-url "${proxyUrl.slice(0, 100)}" is not a URL`);
+    }
+    if (!PROXY_SCHEMES.includes(scheme)) return { kind: 'client-node', why: `proxy-url scheme ${scheme}` };
+  }
+  const delegated = CLIENT_NODE_USER_FIELDS.find((f) => user[f] !== undefined && user[f] !== null);
+  if (delegated) return { kind: 'client-node', why: `${uw} has ${delegated}` };
+
+  const access: KubeAccess = { server: serverOf(rawServer, cw), insecureSkipTlsVerify: boolField(cluster, 'insecure-skip-tls-verify', cw) };
+  if (proxyUrl) access.proxyUrl = proxyUrl;
+  const ca = sourceOf(cluster, 'certificate-authority', 'certificate-authority-data', cw, dir);
+  if (ca && access.insecureSkipTlsVerify) throw new Error(`${cw}: a certificate authority and insecure-skip-tls-verify together are not allowed`);
+  if (ca) access.ca = ca;
+  const tlsServerName = stringField(cluster, 'tls-server-name', cw);
+  if (tlsServerName) access.tlsServerName = tlsServerName;
+
+  const cert = sourceOf(user, 'client-certificate', 'client-certificate-data', uw, dir);
+  const key = sourceOf(user, 'client-key', 'client-key-data', uw, dir);
+  if (cert && !key) throw new Error(`${uw}: client-key-data or client-key must be specified to use the client certificate`);
+  if (key && !cert) throw new Error(`${uw}: client-key without client-certificate`);
+  if (cert && key) Object.assign(access, { cert, key });
+
+  const token = stringField(user, 'token', uw);
+  const tokenFile = stringField(user, 'tokenFile', uw) ?? stringField(user, 'token-file', uw);
+  const username = stringField(user, 'username', uw);
+  const password = stringField(user, 'password', uw);
+  if ((token || tokenFile) && (username || password)) throw new Error(`${uw}: more than one authentication method (token and basic auth); only one is allowed`);
+  if (tokenFile) access.tokenFile = path.resolve(dir, tokenFile);
+  else if (token) access.token = token;
+  if (username || password) access.basic = { username: username ?? '', password: password ?? '' };
+  return { kind: 'direct', access };
+}
+
+/**
+ * The in-cluster service account (rest.InClusterConfig): the server from the service host and
+ * port the edge read from the environment, the mounted CA and token file (re-read as it rotates).
+ * Plain HTTP on ports 80, 8080 and 8001, as client-node's loadFromCluster.
+ */
+export function inClusterAccess(host: string, port: string, dir = SERVICE_ACCOUNT_DIR): KubeAccess {
+  const scheme = ['80', '8080', '8001'].includes(port) ? 'http' : 'https';
+  return {
+    server: `${scheme}://${isIPv6(host) ? `[${host}]` : host}:${port}`,
+    ca: { file: path.join(dir, 'ca.crt') },
+    tokenFile: path.join(dir, 'token'),
+    insecureSkipTlsVerify: false,
+  };
+}
+
+/** Every file the access names: read once at start, so a missing one is an error then, not at the first call. */
+export function filesOf(access: KubeAccess): string[] {
+  const files: string[] = [];
+  for (const s of [access.ca, access.cert, access.key]) if (s && 'file' in s) files.push(s.file);
+  if (access.tokenFile) files.push(access.tokenFile);
+  return files;
+}
+
+/** Reads and parses a kubeconfig file; errors are one line, `--kubeconfig PATH: reason`. */
+export async function loadKubeconfigFile(file: string): Promise<LoadedAccess> {
+  try {
+    const size = (await stat(file)).size;
+    if (size > MAX_KUBECONFIG_BYTES) throw new Error(`the file is ${size} bytes, more than the ${MAX_KUBECONFIG_BYTES} a kubeconfig may have`);
+    const text = await readFile(file, 'utf8');
+    // yaml costs ~20 MiB at import: only here, as for every YAML input.
+    const { parse } = await import('yaml');
+    // maxAliasCount refuses an alias bomb; JSON is YAML too.
+    const loaded = accessFromKubeconfig(parse(text, { maxAliasCount: 100 }), path.dirname(path.resolve(file)));
+    if (loaded.kind === 'direct') for (const f of filesOf(loaded.access)) await readFile(f);
+    return loaded;
+  } catch (err) {
+    throw new Error(`--kubeconfig ${file}: ${(err as Error).message.split('\n')[0]}`);
+  }
+}
