@@ -1,7 +1,7 @@
 // @kubernetes/client-node costs ~0.6 s of start-up and ~80 MiB of RSS at import: `serve` without
-// cluster access and `review` must not load it (bench/PROFILE.md, start-up); `serve` with a
-// kubeconfig does. `yaml` and `@peculiar/x509` (~20 MiB and ~0.15 s together) load only for YAML
-// input and to generate a certificate.
+// cluster access and `review` must not load it (bench/PROFILE.md, start-up), nor `serve` with a
+// kubeconfig whose user it implements; an exec user loads it. `yaml` and `@peculiar/x509` (~20 MiB
+// and ~0.15 s together) load only for YAML input and to generate a certificate.
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { spawn } from 'node:child_process';
@@ -14,7 +14,7 @@ const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../..')
 const hook = path.join(root, 'test/cli/support/report-client-node.mjs');
 const bin = path.join(root, 'bin/trainjob-webhook.js');
 
-/** Runs the CLI until it prints `until` on stdout (or exits); returns what it wrote to stderr. */
+/** Runs the CLI until it prints `until` on stdout (or exits); returns what it wrote to stderr, then to stdout. */
 function run(args: string[], cwd: string, until?: RegExp): Promise<string> {
   return new Promise((resolve, reject) => {
     const child = spawn(process.execPath, ['--import', hook, bin, ...args], { cwd, stdio: ['ignore', 'pipe', 'pipe'], env: { ...process.env, KUBERNETES_SERVICE_HOST: '', KUBERNETES_SERVICE_PORT: '' } });
@@ -29,7 +29,7 @@ function run(args: string[], cwd: string, until?: RegExp): Promise<string> {
       if (/CLIENT-NODE-LOADED/.test(err)) child.kill('SIGTERM');
     });
     child.once('error', reject);
-    child.once('exit', () => resolve(err));
+    child.once('exit', () => resolve(err + out));
   });
 }
 
@@ -62,13 +62,18 @@ describe('costly packages load only when needed', () => {
       await rm(dir, { recursive: true, force: true });
     }
   });
-  it('serve with a kubeconfig loads it (the hook sees it)', async () => {
+  it('serve with a kubeconfig: a token user never loads the cluster client (src/cluster/kube-access.ts); an exec user does (client-node runs the plugin)', async () => {
     const dir = await mkdtemp(path.join(tmpdir(), 'tjw-lazy-'));
     try {
-      const kubeconfig = path.join(dir, 'kubeconfig');
-      await writeFile(kubeconfig, 'apiVersion: v1\nkind: Config\nclusters: [{name: c, cluster: {server: "https://127.0.0.1:1"}}]\ncontexts: [{name: c, context: {cluster: c, user: u}}]\ncurrent-context: c\nusers: [{name: u, user: {token: t}}]\n');
-      const err = await run(['serve', '--port', '0', '--ops-port', '0', '--kubeconfig', kubeconfig], dir, /"msg":"serving"/);
-      assert.match(err, /CLIENT-NODE-LOADED/);
+      const kubeconfig = (user: string) => `apiVersion: v1\nkind: Config\nclusters: [{name: c, cluster: {server: "https://127.0.0.1:1"}}]\ncontexts: [{name: c, context: {cluster: c, user: u}}]\ncurrent-context: c\nusers: [{name: u, user: ${user}}]\n`;
+      await writeFile(path.join(dir, 'token'), kubeconfig('{token: t}'));
+      await writeFile(path.join(dir, 'exec'), kubeconfig('{exec: {apiVersion: client.authentication.k8s.io/v1, command: "false", interactiveMode: Never}}'));
+      const token = await run(['serve', '--port', '0', '--ops-port', '0', '--kubeconfig', path.join(dir, 'token')], dir, /"msg":"serving"/);
+      assert.match(token, /"msg":"serving"/);
+      assert.match(token, /YAML-LOADED/, 'the kubeconfig was read');
+      assert.doesNotMatch(token, /CLIENT-NODE-LOADED/);
+      const exec = await run(['serve', '--port', '0', '--ops-port', '0', '--kubeconfig', path.join(dir, 'exec')], dir, /"msg":"serving"/);
+      assert.match(exec, /CLIENT-NODE-LOADED/);
     } finally {
       await rm(dir, { recursive: true, force: true });
     }
