@@ -9,7 +9,7 @@
 // a *-data field and its file together, a client certificate without key, token and basic auth
 // together, a CA with insecure-skip-tls-verify, are errors; tokenFile (client-node also reads
 // token-file) is re-read as it rotates, and wins over token (client-go's transport reads the file).
-import { readFile, stat } from 'node:fs/promises';
+import { open, readFile } from 'node:fs/promises';
 import { isIPv6 } from 'node:net';
 import path from 'node:path';
 
@@ -104,6 +104,8 @@ function serverOf(raw: string, where: string): string {
  * against `dir`. Throws an Error whose message is one line: the reason.
  */
 export function accessFromKubeconfig(doc: unknown, dir: string): LoadedAccess {
+  // An empty file parses to null: like a file without current-context, it names no cluster.
+  if (doc === null || doc === undefined) throw new Error('no current context with a cluster');
   if (!isObj(doc)) throw new Error('not a kubeconfig (a mapping with clusters, users and contexts)');
   const current = doc['current-context'];
   if (current !== undefined && current !== null && typeof current !== 'string') throw new Error('current-context must be a string');
@@ -186,9 +188,7 @@ export function filesOf(access: KubeAccess): string[] {
 /** Reads and parses a kubeconfig file; errors are one line, `--kubeconfig PATH: reason`. */
 export async function loadKubeconfigFile(file: string): Promise<LoadedAccess> {
   try {
-    const size = (await stat(file)).size;
-    if (size > MAX_KUBECONFIG_BYTES) throw new Error(`the file is ${size} bytes, more than the ${MAX_KUBECONFIG_BYTES} a kubeconfig may have`);
-    const text = await readFile(file, 'utf8');
+    const text = await readBounded(file, MAX_KUBECONFIG_BYTES);
     // yaml costs ~20 MiB at import: only here, as for every YAML input.
     const { parse } = await import('yaml');
     // maxAliasCount refuses an alias bomb; JSON is YAML too.
@@ -197,5 +197,19 @@ export async function loadKubeconfigFile(file: string): Promise<LoadedAccess> {
     return loaded;
   } catch (err) {
     throw new Error(`--kubeconfig ${file}: ${(err as Error).message.split('\n')[0]}`);
+  }
+}
+
+/** The file's text, read no further than `max` bytes (a FIFO or a device has no size to check first). */
+async function readBounded(file: string, max: number): Promise<string> {
+  const handle = await open(file, 'r');
+  try {
+    const buf = Buffer.alloc(max + 1);
+    let size = 0;
+    for (let n = -1; n !== 0 && size <= max; size += n) n = (await handle.read(buf, size, max + 1 - size)).bytesRead;
+    if (size > max) throw new Error(`the file is more than the ${max} bytes a kubeconfig may have`);
+    return buf.toString('utf8', 0, size);
+  } finally {
+    await handle.close();
   }
 }
