@@ -38,7 +38,10 @@ export async function connectCluster(access: ClusterAccess): Promise<ClusterConn
 async function usableTls(connection: ApiConnection, file: string): Promise<void> {
   try {
     const { tls } = await connection.material();
-    if (connection.server.protocol === 'https:') createSecureContext({ ca: tls.ca, cert: tls.cert, key: tls.key });
+    if (connection.server.protocol !== 'https:') return;
+    // Node skips a CA without a PEM certificate silently: every call would then fail to verify.
+    if (tls.ca && !tls.ca.includes('-----BEGIN CERTIFICATE-----')) throw new Error('the certificate authority holds no PEM certificate');
+    createSecureContext({ ca: tls.ca, cert: tls.cert, key: tls.key });
   } catch (err) {
     throw new Error(`--kubeconfig ${file}: the TLS material is not usable: ${(err as Error).message.split('\n')[0]}`);
   }
