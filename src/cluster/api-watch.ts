@@ -115,10 +115,15 @@ export interface FollowHandlers extends WatchHandlers {
 export const FIRST_RETRY_MS = 1000;
 export const MAX_RETRY_MS = 60_000;
 
+export interface FollowOptions extends Omit<WatchOptions, 'signal'> {
+  firstRetryMs?: number;
+  maxRetryMs?: number;
+}
+
 /** Keeps a watch running: restarted after each end, with backoff that an event resets. Returns a stop function. */
-export function followWatch(client: ApiClient, path: string, query: Record<string, string>, handlers: FollowHandlers, options: Omit<WatchOptions, 'signal'> = {}): () => void {
+export function followWatch(client: ApiClient, path: string, query: Record<string, string>, handlers: FollowHandlers, { firstRetryMs = FIRST_RETRY_MS, maxRetryMs = MAX_RETRY_MS, ...options }: FollowOptions = {}): () => void {
   const stop = new AbortController();
-  let retryMs = FIRST_RETRY_MS;
+  let retryMs = firstRetryMs;
   const run = async () => {
     while (!stop.signal.aborted) {
       const reason = await watchOnce(
@@ -127,7 +132,7 @@ export function followWatch(client: ApiClient, path: string, query: Record<strin
         query,
         {
           onEvent: (e) => {
-            retryMs = FIRST_RETRY_MS;
+            retryMs = firstRetryMs;
             handlers.onEvent(e);
           },
           onMalformed: handlers.onMalformed,
@@ -137,7 +142,7 @@ export function followWatch(client: ApiClient, path: string, query: Record<strin
       if (stop.signal.aborted) return;
       handlers.onEnded(reason, retryMs);
       const delay = retryMs;
-      retryMs = Math.min(retryMs * 2, MAX_RETRY_MS);
+      retryMs = Math.min(retryMs * 2, maxRetryMs);
       await new Promise<void>((resolve) => {
         const done = () => {
           clearTimeout(timer);

@@ -35,7 +35,8 @@ describe('direct connection: TLS and credentials', () => {
   const seen: { authorization?: string; clientCn?: string }[] = [];
   const record = (req: IncomingMessage) => {
     const peer = (req.socket as TLSSocket).getPeerCertificate?.();
-    seen.push({ authorization: req.headers.authorization, clientCn: peer?.subject?.CN });
+    const cn = peer?.subject?.CN;
+    seen.push({ authorization: req.headers.authorization, clientCn: Array.isArray(cn) ? cn.join(',') : cn });
   };
 
   before(async () => {

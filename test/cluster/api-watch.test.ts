@@ -1,0 +1,165 @@
+// Watches over the request layer (src/cluster/api-watch.ts) against a loopback server standing in
+// for the API server: events split across writes, a malformed line (reported, skipped), a line over
+// the limit, an ERROR event, a 410 answer, a connection closed mid-stream and a normal end, each
+// ending the watch with its reason or none; followWatch restarts with backoff that an event resets.
+import assert from 'node:assert/strict';
+import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
+import { after, before, describe, it } from 'node:test';
+import { apiClient, type ApiClient } from '../../src/cluster/api-request.ts';
+import { followWatch, watchOnce, type WatchEvent } from '../../src/cluster/api-watch.ts';
+import { directConnection } from '../../src/cluster/connection.ts';
+
+type Handler = (req: IncomingMessage, res: ServerResponse) => void | Promise<void>;
+const tick = () => new Promise((resolve) => setImmediate(resolve));
+const line = (type: string, object: unknown) => `${JSON.stringify({ type, object })}\n`;
+const streaming = (res: ServerResponse) => res.writeHead(200, { 'content-type': 'application/json', 'transfer-encoding': 'chunked' });
+
+describe('watches', () => {
+  let server: Server;
+  let client: ApiClient;
+  let handlers: Handler[] = [];
+  const urls: string[] = [];
+
+  before(async () => {
+    server = createServer((req, res) => {
+      urls.push(req.url ?? '');
+      const h = handlers.shift();
+      if (h) void h(req, res);
+      else res.writeHead(500).end();
+    });
+    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+    client = apiClient(directConnection({ server: `http://127.0.0.1:${(server.address() as { port: number }).port}`, insecureSkipTlsVerify: false }));
+  });
+  after(() => {
+    server.closeAllConnections();
+    server.close();
+  });
+
+  const run = async (handler: Handler, maxLineBytes?: number) => {
+    handlers = [handler];
+    const events: WatchEvent[] = [];
+    const malformed: string[] = [];
+    const reason = await watchOnce(client, '/apis/x/v1/things', { fieldSelector: 'metadata.name=a' }, { onEvent: (e) => events.push(e), onMalformed: (m) => malformed.push(m) }, { signal: new AbortController().signal, maxLineBytes });
+    return { reason, events, malformed };
+  };
+
+  it('asks for a watch by name with a server-side timeout; events split across writes arrive whole, in order; a normal end has no reason', async () => {
+    const body = line('ADDED', { n: 1 }) + line('MODIFIED', { n: 2 }) + line('DELETED', { n: 3 });
+    const got = await run(async (_req, res) => {
+      streaming(res);
+      const cuts = [0, 5, 40, 41, body.length];
+      for (let i = 1; i < cuts.length; i++) {
+        res.write(body.slice(cuts[i - 1], cuts[i]));
+        await tick();
+      }
+      res.end();
+    });
+    assert.deepEqual(got, { reason: undefined, events: [{ type: 'ADDED', object: { n: 1 } }, { type: 'MODIFIED', object: { n: 2 } }, { type: 'DELETED', object: { n: 3 } }], malformed: [] });
+    const url = new URL(urls.at(-1)!, 'http://x');
+    assert.equal(url.pathname, '/apis/x/v1/things');
+    assert.equal(url.searchParams.get('watch'), 'true');
+    assert.equal(url.searchParams.get('fieldSelector'), 'metadata.name=a');
+    assert.ok(Number(url.searchParams.get('timeoutSeconds')) >= 300);
+  });
+
+  it('a line that is not JSON, or not an event, is reported and skipped; the watch goes on', async () => {
+    const got = await run((_req, res) => {
+      streaming(res);
+      res.end(`{"type":"ADDED","object":{"n":1}}\n{not json\n[1,2]\n${line('MODIFIED', { n: 2 })}`);
+    });
+    assert.deepEqual(got.events.map((e) => e.type), ['ADDED', 'MODIFIED']);
+    assert.deepEqual(got.malformed, ['a line that is not JSON (9 characters) skipped', 'a line that is not a watch event (no type) skipped']);
+    assert.equal(got.reason, undefined);
+  });
+
+  it('a line over the limit ends the watch with that reason (nothing more buffered)', async () => {
+    let closed = false;
+    const got = await run(async (_req, res) => {
+      res.on('close', () => (closed = true));
+      streaming(res);
+      res.write(line('ADDED', { n: 1 }));
+      // More than the limit, never a newline: the client must give up, not wait for one.
+      for (let i = 0; i < 64 && !closed; i++) {
+        res.write('x'.repeat(1024));
+        await tick();
+      }
+    }, 4096);
+    assert.equal(got.reason, 'an event longer than 4096 bytes');
+    assert.deepEqual(got.events.map((e) => e.type), ['ADDED']);
+  });
+
+  it('an ERROR event (410 Gone) ends the watch with its status and message', async () => {
+    const got = await run((_req, res) => {
+      streaming(res);
+      res.write(line('ADDED', { n: 1 }));
+      res.write(line('ERROR', { kind: 'Status', apiVersion: 'v1', status: 'Failure', message: 'too old resource version: 1 (2)', reason: 'Expired', code: 410 }));
+      res.write(line('MODIFIED', { n: 2 }));
+    });
+    assert.equal(got.reason, 'ERROR event: HTTP 410: too old resource version: 1 (2)');
+    assert.deepEqual(got.events.map((e) => e.type), ['ADDED'], 'nothing after the ERROR event');
+  });
+
+  it('a non-200 answer (410 Gone) ends it with the status and the Status message', async () => {
+    const got = await run((_req, res) => {
+      res.writeHead(410, { 'content-type': 'application/json' }).end(JSON.stringify({ kind: 'Status', message: 'the resourceVersion is too old', code: 410 }));
+    });
+    assert.deepEqual(got, { reason: 'HTTP 410: the resourceVersion is too old', events: [], malformed: [] });
+  });
+
+  it('a connection closed mid-stream ends it with that reason, after the events that arrived', async () => {
+    const got = await run(async (_req, res) => {
+      streaming(res);
+      res.write(line('ADDED', { n: 1 }) + '{"type":"MODI');
+      await tick();
+      res.socket?.destroy();
+    });
+    assert.deepEqual(got, { reason: 'the connection closed mid-stream', events: [{ type: 'ADDED', object: { n: 1 } }], malformed: [] });
+  });
+
+  it('nothing listening: the reason names the failure', async () => {
+    const closed = apiClient(directConnection({ server: 'http://127.0.0.1:1', insecureSkipTlsVerify: false }));
+    const reason = await watchOnce(closed, '/x', {}, { onEvent: () => {}, onMalformed: () => {} }, { signal: new AbortController().signal });
+    assert.match(reason ?? '', /ECONNREFUSED/);
+  });
+
+  it('followWatch restarts after each end, doubling the wait; an event resets it; stop ends it', async () => {
+    const status = (code: number) => (_req: IncomingMessage, res: ServerResponse) => void res.writeHead(code).end(JSON.stringify({ message: `no ${code}` }));
+    const ended: [string | undefined, number][] = [];
+    const events: string[] = [];
+    let stop = () => {};
+    const done = new Promise<void>((resolve) => {
+      handlers = [
+        status(500),
+        status(503),
+        (_req, res) => {
+          streaming(res);
+          res.end(line('ADDED', { n: 1 }));
+        },
+        status(410),
+        (_req, res) => {
+          streaming(res);
+          res.write(line('MODIFIED', { n: 2 }));
+          // Held open: stop() must end it.
+        },
+      ];
+      stop = followWatch(client, '/x', {}, {
+        onEvent: (e) => {
+          events.push(e.type);
+          if (e.type === 'MODIFIED') resolve();
+        },
+        onMalformed: () => {},
+        onEnded: (reason, retryMs) => void ended.push([reason, retryMs]),
+      }, { firstRetryMs: 1, maxRetryMs: 3 });
+    });
+    await done;
+    stop();
+    await tick();
+    assert.deepEqual(events, ['ADDED', 'MODIFIED']);
+    assert.deepEqual(ended, [
+      ['HTTP 500: no 500', 1],
+      ['HTTP 503: no 503', 2],
+      [undefined, 1],
+      ['HTTP 410: no 410', 2],
+    ]);
+  });
+});
