@@ -104,9 +104,8 @@ function serverOf(raw: string, where: string): string {
  * against `dir`. Throws an Error whose message is one line: the reason.
  */
 export function accessFromKubeconfig(doc: unknown, dir: string): LoadedAccess {
-  // An empty file parses to null: like a file without current-context, it names no cluster.
-  if (doc === null || doc === undefined) throw new Error('no current context with a cluster');
-  if (!isObj(doc)) throw new Error('not a kubeconfig (a mapping with clusters, users and contexts)');
+  // An empty file, a scalar or a list: like a file without current-context, it names no cluster.
+  if (!isObj(doc)) throw new Error('no current context with a cluster');
   const current = doc['current-context'];
   if (current !== undefined && current !== null && typeof current !== 'string') throw new Error('current-context must be a string');
   const context = current ? entry(doc, 'contexts', 'context', current) : undefined;
