@@ -6,19 +6,23 @@
 //   env: ENTRY        ts (bin/trainjob-webhook.js, the sources, default) or js (dist/, `npm run build`)
 //        NODE_FLAGS   extra node flags for the server (e.g. "--max-semi-space-size=4")
 //        SERVE_FLAGS  extra serve flags (e.g. "--table-only")
+//        CLUSTER      stub: serve with cluster access, --kubeconfig (CA data, token) at a loopback
+//                     HTTPS stand-in for the API server (in this process) that answers the CRD GET
+//                     with the embedded CRD, holds its watch open, and lists no Jobs
 //        SECONDS      load duration (default 300; 0: start-up and idle RSS only)
 //        CONNECTIONS  (default 16); STARTS  start-ups measured before the load (default 5)
 //        BODY         a request file (default examples/allowed-numnodes-suspended.json)
 //        WORST        after the load, this many of the largest UPDATE the body limit admits sent at
 //                     once (default 8; the body budget holds 2 in flight): all answered, and the peak
 import { spawn } from 'node:child_process';
-import { mkdtemp, readFile, rm } from 'node:fs/promises';
+import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import { loadavg, tmpdir } from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import autocannon from 'autocannon';
-import { request } from 'node:https';
+import { createServer as createHttpsServer, request } from 'node:https';
 import { ADMISSION_BODY_LIMIT } from '../src/admission/server.ts';
+import { generateSelfSigned } from '../src/tls/selfsigned.ts';
 import { pinCores } from './lib/pinning.ts';
 import { processMemory } from './lib/proc.ts';
 
@@ -31,6 +35,8 @@ const seconds = Number(process.env.SECONDS ?? 300);
 const connections = Number(process.env.CONNECTIONS ?? 16);
 const starts = Number(process.env.STARTS ?? 5);
 const worst = Number(process.env.WORST ?? 8);
+const cluster = process.env.CLUSTER ?? 'none';
+if (cluster !== 'none' && cluster !== 'stub') throw new Error(`CLUSTER must be stub (or unset), got ${cluster}`);
 const body = await readFile(process.env.BODY ?? path.join(root, 'examples/allowed-numnodes-suspended.json'), 'utf8');
 const SAMPLE_MS = 10_000;
 const ROUTE = '/validate-trainer-kubeflow-org-v1alpha1-trainjob';
@@ -49,7 +55,7 @@ interface Server {
 /** Spawns `serve` in `dir` (its self-signed certificate goes to dir/certs) and waits for its "serving" line (the admission port listens, /readyz is 200). */
 async function startServer(dir: string): Promise<Server> {
   const started = performance.now();
-  const args = [...pinning.serverPrefix, process.execPath, ...nodeFlags, bin, 'serve', '--port', '0', '--ops-port', '0', ...serveFlags];
+  const args = [...pinning.serverPrefix, process.execPath, ...nodeFlags, bin, 'serve', '--port', '0', '--ops-port', '0', ...clusterFlags, ...serveFlags];
   const child = spawn(args[0], args.slice(1), { cwd: dir, stdio: ['ignore', 'pipe', 'inherit'], env: { ...process.env, KUBERNETES_SERVICE_HOST: '' } });
   let out = '';
   const { admission, ops } = await new Promise<{ admission: string; ops: string }>((resolve, reject) => {
@@ -119,11 +125,56 @@ const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 const mib = (bytes: number) => (bytes / MiB).toFixed(0);
 const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)];
 
+/**
+ * A loopback HTTPS stand-in for the API server: the CRD (the embedded one) for the GET, its watch
+ * held open after one ADDED event, an empty JobList; and a kubeconfig that reaches it.
+ */
+async function startStubApiServer(dir: string): Promise<{ kubeconfig: string; close(): void }> {
+  const crd = JSON.parse(await readFile(path.join(root, 'src/embedded/trainjob-crd.json'), 'utf8'));
+  crd.metadata.resourceVersion = '1';
+  const crdJson = JSON.stringify(crd);
+  const pair = await generateSelfSigned({ ipAddresses: ['127.0.0.1'] });
+  const server = createHttpsServer({ cert: pair.cert, key: pair.key }, (req, res) => {
+    const url = new URL(req.url ?? '/', 'https://x');
+    if (url.pathname.startsWith('/apis/apiextensions.k8s.io/v1/customresourcedefinitions')) {
+      if (url.searchParams.get('watch') === 'true') {
+        res.writeHead(200, { 'content-type': 'application/json' });
+        res.write(`{"type":"ADDED","object":${crdJson}}\n`);
+        return;
+      }
+      return void res.writeHead(200, { 'content-type': 'application/json' }).end(crdJson);
+    }
+    if (url.pathname.endsWith('/jobs')) return void res.writeHead(200, { 'content-type': 'application/json' }).end('{"kind":"JobList","apiVersion":"batch/v1","metadata":{},"items":[]}');
+    res.writeHead(404, { 'content-type': 'application/json' }).end('{"kind":"Status","code":404,"message":"not in the stub"}');
+  });
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  const b64 = (b: Buffer | string) => Buffer.from(b).toString('base64');
+  const kubeconfig = path.join(dir, 'kubeconfig');
+  const config = {
+    apiVersion: 'v1',
+    kind: 'Config',
+    clusters: [{ name: 'stub', cluster: { server: `https://127.0.0.1:${(server.address() as { port: number }).port}`, 'certificate-authority-data': b64(pair.cert) } }],
+    users: [{ name: 'u', user: { token: 'bench' } }],
+    contexts: [{ name: 'stub', context: { cluster: 'stub', user: 'u' } }],
+    'current-context': 'stub',
+  };
+  await writeFile(kubeconfig, JSON.stringify(config));
+  return {
+    kubeconfig,
+    close: () => {
+      server.closeAllConnections();
+      server.close();
+    },
+  };
+}
+
 const workDir = await mkdtemp(path.join(tmpdir(), 'tjw-rss-'));
+const stub = cluster === 'stub' ? await startStubApiServer(workDir) : undefined;
+const clusterFlags = stub ? ['--kubeconfig', stub.kubeconfig] : [];
 // Each line as it comes, so a run that fails late keeps what it measured.
 const print = (s = '') => process.stdout.write(`${s}\n`);
 try {
-  print(`- date: ${new Date().toISOString()}; Node ${process.version}; entry ${entry} (${path.relative(root, bin)}); node flags: ${nodeFlags.join(' ') || 'none'}; serve flags: ${serveFlags.join(' ') || 'none (offline, embedded CRD)'}`);
+  print(`- date: ${new Date().toISOString()}; Node ${process.version}; entry ${entry} (${path.relative(root, bin)}); node flags: ${nodeFlags.join(' ') || 'none'}; serve flags: ${[...(stub ? ['--kubeconfig (loopback stub API server: CRD GET and watch)'] : []), ...serveFlags].join(' ') || 'none (offline, embedded CRD)'}`);
   print(`- ${pinning.note}; load average ${loadavg()[0].toFixed(2)} at the start`);
   // The first start generates the self-signed certificate; the rest reuse it, as a restart does.
   const startMs: number[] = [];
@@ -178,5 +229,6 @@ try {
     }
   }
 } finally {
+  stub?.close();
   await rm(workDir, { recursive: true, force: true });
 }

@@ -84,10 +84,10 @@ export function apiClient(connection: ApiConnection): ApiClient {
 
   const poolFor = async (tls: TlsMaterial): Promise<Pool> => {
     if (pool && sameTls(pool.tls, tls)) return pool;
-    const common = { keepAlive: true, timeout: IDLE_SOCKET_MS, scheduling: 'lifo' as const };
     const [agent, streams] = await Promise.all([
-      agentFor(server, proxyUrl, tls, { ...common, maxSockets: MAX_API_SOCKETS, maxFreeSockets: MAX_API_SOCKETS }),
-      agentFor(server, proxyUrl, tls, { ...common, maxFreeSockets: 0 }),
+      agentFor(server, proxyUrl, tls, { keepAlive: true, timeout: IDLE_SOCKET_MS, scheduling: 'lifo', maxSockets: MAX_API_SOCKETS, maxFreeSockets: MAX_API_SOCKETS }),
+      // No idle timeout (a quiet watch is not idle) and no connection kept after a watch ends.
+      agentFor(server, proxyUrl, tls, { keepAlive: true, maxFreeSockets: 0 }),
     ]);
     // Another request may have built one meanwhile for the same material.
     if (pool && sameTls(pool.tls, tls)) {
@@ -149,6 +149,8 @@ export function apiClient(connection: ApiConnection): ApiClient {
       try {
         const res = await new Promise<http.IncomingMessage>((resolve, reject) => {
           const req = send(to.url, { method: 'GET', agent: p.streams, headers, signal, ...(to.path ? { path: to.path } : {}) }, resolve);
+          // TCP keep-alive probes find a dead peer under a quiet watch (client-go's dialer: 30 s).
+          req.on('socket', (socket) => socket.setKeepAlive(true, 30_000));
           req.on('error', reject);
           req.end();
         });
