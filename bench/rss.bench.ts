@@ -150,15 +150,12 @@ async function startStubApiServer(dir: string): Promise<{ kubeconfig: string; cl
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
   const b64 = (b: Buffer | string) => Buffer.from(b).toString('base64');
   const kubeconfig = path.join(dir, 'kubeconfig');
-  const config = {
-    apiVersion: 'v1',
-    kind: 'Config',
-    clusters: [{ name: 'stub', cluster: { server: `https://127.0.0.1:${(server.address() as { port: number }).port}`, 'certificate-authority-data': b64(pair.cert) } }],
-    users: [{ name: 'u', user: { token: 'bench' } }],
-    contexts: [{ name: 'stub', context: { cluster: 'stub', user: 'u' } }],
-    'current-context': 'stub',
-  };
-  await writeFile(kubeconfig, JSON.stringify(config));
+  // YAML, as kubeconfigs are: reading it loads the yaml package, as it would in the pod.
+  const port = (server.address() as { port: number }).port;
+  await writeFile(
+    kubeconfig,
+    `apiVersion: v1\nkind: Config\nclusters:\n- name: stub\n  cluster:\n    server: https://127.0.0.1:${port}\n    certificate-authority-data: ${b64(pair.cert)}\nusers:\n- name: u\n  user:\n    token: bench\ncontexts:\n- name: stub\n  context: {cluster: stub, user: u}\ncurrent-context: stub\n`,
+  );
   return {
     kubeconfig,
     close: () => {
