@@ -15,9 +15,9 @@ const hook = path.join(root, 'test/cli/support/report-client-node.mjs');
 const bin = path.join(root, 'bin/trainjob-webhook.js');
 
 /** Runs the CLI until it prints `until` on stdout (or exits); returns what it wrote to stderr, then to stdout. */
-function run(args: string[], cwd: string, until?: RegExp): Promise<string> {
+function run(args: string[], cwd: string, until?: RegExp, env: Record<string, string> = {}): Promise<string> {
   return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, ['--import', hook, bin, ...args], { cwd, stdio: ['ignore', 'pipe', 'pipe'], env: { ...process.env, KUBERNETES_SERVICE_HOST: '', KUBERNETES_SERVICE_PORT: '' } });
+    const child = spawn(process.execPath, ['--import', hook, bin, ...args], { cwd, stdio: ['ignore', 'pipe', 'pipe'], env: { ...process.env, KUBERNETES_SERVICE_HOST: '', KUBERNETES_SERVICE_PORT: '', ...env } });
     let err = '';
     let out = '';
     child.stderr.on('data', (d: Buffer) => (err += d.toString()));
@@ -62,7 +62,7 @@ describe('costly packages load only when needed', () => {
       await rm(dir, { recursive: true, force: true });
     }
   });
-  it('serve with a kubeconfig: a token user never loads the cluster client (src/cluster/kube-access.ts); an exec user does (client-node runs the plugin)', async () => {
+  it('serve with cluster access: a kubeconfig with a token user and the in-cluster service account never load the cluster client (src/cluster/kube-access.ts); an exec user does (client-node runs the plugin)', async () => {
     const dir = await mkdtemp(path.join(tmpdir(), 'tjw-lazy-'));
     try {
       const kubeconfig = (user: string) => `apiVersion: v1\nkind: Config\nclusters: [{name: c, cluster: {server: "https://127.0.0.1:1"}}]\ncontexts: [{name: c, context: {cluster: c, user: u}}]\ncurrent-context: c\nusers: [{name: u, user: ${user}}]\n`;
@@ -74,6 +74,11 @@ describe('costly packages load only when needed', () => {
       assert.doesNotMatch(token, /CLIENT-NODE-LOADED/);
       const exec = await run(['serve', '--port', '0', '--ops-port', '0', '--kubeconfig', path.join(dir, 'exec')], dir, /"msg":"serving"/);
       assert.match(exec, /CLIENT-NODE-LOADED/);
+      // In a pod (no service account mounted here: the CRD read fails and the rule table runs).
+      const inCluster = await run(['serve', '--port', '0', '--ops-port', '0'], dir, /"msg":"serving"/, { KUBERNETES_SERVICE_HOST: '127.0.0.1', KUBERNETES_SERVICE_PORT: '1' });
+      assert.match(inCluster, /"msg":"serving"/);
+      assert.match(inCluster, /could not read the TrainJob CRD/, 'it tried the API server');
+      assert.doesNotMatch(inCluster, /CLIENT-NODE-LOADED|YAML-LOADED/);
     } finally {
       await rm(dir, { recursive: true, force: true });
     }
