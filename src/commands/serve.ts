@@ -20,27 +20,31 @@ import type { ApiClient } from '../cluster/api-request.ts';
  * only client-node implements (exec, auth-provider).
  */
 async function loadClusterModules() {
-  const [connect, errors, jobsets, follower, rotator, store] = await Promise.all([
+  const [connect, errors, jobsets, follower] = await Promise.all([
     import('../cluster/connect.ts'),
     import('../cluster/errors.ts'),
     import('../cluster/jobsets.ts'),
     import('../cluster/crd-follower.ts'),
-    import('../certs/rotator.ts'),
-    import('../certs/store.ts'),
   ]);
-  return { ...connect, ...errors, ...jobsets, ...follower, ...rotator, ...store };
+  return { ...connect, ...errors, ...jobsets, ...follower };
 }
 type ClusterModules = Awaited<ReturnType<typeof loadClusterModules>>;
+
+/** --cert-rotation's modules, only when it is on: they bring @peculiar/x509 (~15 MiB, ~0.15 s at import). */
+async function loadRotationModules() {
+  const [rotator, store] = await Promise.all([import('../certs/rotator.ts'), import('../certs/store.ts')]);
+  return { ...rotator, ...store };
+}
 
 /**
  * --cert-rotation: started here; its `ready` settles once the Secret is settled and its files are
  * in the cert dir (the admission server waits for it, the ops port does not); afterwards the
  * server's reloader picks up each renewal from those files.
  */
-function startRotation(config: ServeConfig, api: ApiClient | undefined, cluster: ClusterModules | undefined, logger: Logger): CertRotation | undefined {
+async function startRotation(config: ServeConfig, api: ApiClient | undefined, logger: Logger): Promise<CertRotation | undefined> {
   const r = config.certRotation;
-  if (!r || !api || !cluster) return undefined;
-  const { kubernetesCertStore, startCertRotation, ROTATION_DEFAULTS } = cluster;
+  if (!r || !api) return undefined;
+  const { kubernetesCertStore, startCertRotation, ROTATION_DEFAULTS } = await loadRotationModules();
   const webhookConfigs = [
     { kind: 'validating' as const, name: r.validatingWebhookConfig },
     { kind: 'mutating' as const, name: r.mutatingWebhookConfig },
@@ -175,7 +179,7 @@ export async function serveCommand(args: string[], io: CommandIo): Promise<numbe
     const connection = await cluster?.connectCluster(config.cluster);
     if (connection && connection.via !== 'direct') logger.info({ via: connection.via }, 'API server credentials through @kubernetes/client-node');
     const api = connection?.client;
-    rotation = startRotation(config, api, cluster, logger);
+    rotation = await startRotation(config, api, logger);
     policies = await policySource(config, api, cluster, logger, metrics);
     const validator = createValidator({
       policy: policies.get,

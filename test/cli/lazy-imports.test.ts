@@ -9,6 +9,7 @@ import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { ensureSelfSignedCert } from '../../src/tls/selfsigned.ts';
 
 const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../..');
 const hook = path.join(root, 'test/cli/support/report-client-node.mjs');
@@ -62,23 +63,25 @@ describe('costly packages load only when needed', () => {
       await rm(dir, { recursive: true, force: true });
     }
   });
-  it('serve with cluster access: a kubeconfig with a token user and the in-cluster service account never load the cluster client (src/cluster/kube-access.ts); an exec user does (client-node runs the plugin)', async () => {
+  it('serve with cluster access: a kubeconfig with a token user and the in-cluster service account load neither the cluster client (src/cluster/kube-access.ts) nor x509 (no --cert-rotation); an exec user loads client-node (it runs the plugin)', async () => {
     const dir = await mkdtemp(path.join(tmpdir(), 'tjw-lazy-'));
     try {
       const kubeconfig = (user: string) => `apiVersion: v1\nkind: Config\nclusters: [{name: c, cluster: {server: "https://127.0.0.1:1"}}]\ncontexts: [{name: c, context: {cluster: c, user: u}}]\ncurrent-context: c\nusers: [{name: u, user: ${user}}]\n`;
+      // The serving certificate exists already (as on a restart): generating one loads x509.
+      await ensureSelfSignedCert(path.join(dir, 'certs'));
       await writeFile(path.join(dir, 'token'), kubeconfig('{token: t}'));
       await writeFile(path.join(dir, 'exec'), kubeconfig('{exec: {apiVersion: client.authentication.k8s.io/v1, command: "false", interactiveMode: Never}}'));
       const token = await run(['serve', '--port', '0', '--ops-port', '0', '--kubeconfig', path.join(dir, 'token')], dir, /"msg":"serving"/);
       assert.match(token, /"msg":"serving"/);
       assert.match(token, /YAML-LOADED/, 'the kubeconfig was read');
-      assert.doesNotMatch(token, /CLIENT-NODE-LOADED/);
+      assert.doesNotMatch(token, /CLIENT-NODE-LOADED|X509-LOADED/, 'no cluster client; no x509 without --cert-rotation');
       const exec = await run(['serve', '--port', '0', '--ops-port', '0', '--kubeconfig', path.join(dir, 'exec')], dir, /"msg":"serving"/);
       assert.match(exec, /CLIENT-NODE-LOADED/);
       // In a pod (no service account mounted here: the CRD read fails and the rule table runs).
       const inCluster = await run(['serve', '--port', '0', '--ops-port', '0'], dir, /"msg":"serving"/, { KUBERNETES_SERVICE_HOST: '127.0.0.1', KUBERNETES_SERVICE_PORT: '1' });
       assert.match(inCluster, /"msg":"serving"/);
       assert.match(inCluster, /could not read the TrainJob CRD/, 'it tried the API server');
-      assert.doesNotMatch(inCluster, /CLIENT-NODE-LOADED|YAML-LOADED/);
+      assert.doesNotMatch(inCluster, /CLIENT-NODE-LOADED|YAML-LOADED|X509-LOADED/);
     } finally {
       await rm(dir, { recursive: true, force: true });
     }
