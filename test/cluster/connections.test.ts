@@ -1,8 +1,8 @@
-// Connections to the API server are reused and bounded. The Jobs read on the admission path has
-// its own keep-alive pool of at most MAX_API_SOCKETS connections (src/cluster/api-request.ts); the
-// other calls go through @kubernetes/client-node 2.0.1, which opens a new connection for every
-// call and never closes it unless shareConnections gives it one pool (a file-descriptor leak
-// under sustained scaling). A loopback server standing in for the API server counts the
+// Connections to the API server are reused and bounded. `serve`'s calls (the Jobs read on the
+// admission path among them) share a keep-alive pool of at most MAX_API_SOCKETS connections
+// (src/cluster/api-request.ts); the reconciler's go through @kubernetes/client-node 2.0.1, which
+// opens a new connection for every call and never closes it unless shareConnections gives it one
+// pool (a file-descriptor leak under sustained scaling). A loopback server standing in for the API server counts the
 // connections behind 1,000 reads.
 import assert from 'node:assert/strict';
 import { createServer, type Server } from 'node:http';
