@@ -1,7 +1,8 @@
 // trainjob-webhook: one binary, one subcommand per job.
-// A command's module loads only when it runs (its usage text too): `reconcile` (and `serve` with
-// cluster access) bring @kubernetes/client-node, ~0.6 s and ~80 MiB, which `serve` offline and
-// `review` do without; `rules` brings `yaml`, which `serve` does without.
+// A command's module loads only when it runs (its usage text too): `reconcile` (and `serve` with a
+// kubeconfig user only it implements: exec, auth-provider) bring @kubernetes/client-node, ~0.6 s
+// and ~80 MiB, which `serve` and `review` otherwise do without; `rules` brings `yaml`, which
+// `serve` does without (but for a kubeconfig).
 import type { CommandIo } from './commands/review.ts';
 import { SERVE_USAGE } from './config/serve.ts';
 
