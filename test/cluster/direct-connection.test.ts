@@ -16,11 +16,8 @@ import { connectCluster } from '../../src/cluster/connect.ts';
 import { directConnection, REREAD_MS } from '../../src/cluster/connection.ts';
 import type { KubeAccess } from '../../src/cluster/kube-access.ts';
 import { createCA, issueClientCert, issueServingCert, type CertificateAuthority, type KeyPairPem } from '../harness/pki.ts';
+import { listen } from './support/loopback.ts';
 
-async function listen(server: Server): Promise<number> {
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  return (server.address() as { port: number }).port;
-}
 
 const get = async (access: KubeAccess) => apiClient(directConnection(access)).request('/version', { signal: AbortSignal.timeout(10_000), maxBytes: 1024 });
 

@@ -5,22 +5,19 @@
 // so the same JobList, larger than the cap, is refused directly and through a plain HTTP proxy (a
 // loopback server forwarding absolute-form requests, as an HTTP proxy does for an http:// API server).
 import assert from 'node:assert/strict';
-import { createServer, request, type Server } from 'node:http';
+import { createServer, type Server } from 'node:http';
 import { after, before, describe, it } from 'node:test';
 import { KubeConfig } from '@kubernetes/client-node';
 import { shareConnections } from '../../src/cluster/client.ts';
 import { jobSetReader } from '../../src/cluster/jobsets.ts';
 import { apiClient, type ApiClient } from '../../src/cluster/api-request.ts';
 import { kubeConfigConnection } from '../../src/cluster/kubeconfig-connection.ts';
+import { forwardingProxy, listen } from './support/loopback.ts';
 
 const CAP = 16 * 1024;
 const job = (i: number) => ({ metadata: { name: `big-node-${i}`, annotations: { note: 'x'.repeat(1024) } }, status: i % 2 ? { active: 1 } : {} });
 const LIST = JSON.stringify({ apiVersion: 'batch/v1', kind: 'JobList', metadata: {}, items: Array.from({ length: 64 }, (_, i) => job(i)) });
 
-async function listen(server: Server): Promise<number> {
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  return (server.address() as { port: number }).port;
-}
 
 function kubeConfig(server: string, proxyUrl?: string): ApiClient {
   const kc = new KubeConfig();
@@ -44,16 +41,7 @@ describe('the Jobs read through proxy-url', () => {
     api = createServer((_req, res) => res.writeHead(200, { 'content-type': 'application/json' }).end(LIST));
     apiUrl = `http://127.0.0.1:${await listen(api)}`;
     // Absolute-form requests forwarded to their target.
-    proxy = createServer((req, res) => {
-      proxied++;
-      const target = new URL(req.url ?? '/');
-      const upstream = request({ host: target.hostname, port: target.port, path: target.pathname + target.search, method: req.method, headers: req.headers }, (r) => {
-        res.writeHead(r.statusCode ?? 502, r.headers);
-        r.pipe(res);
-      });
-      upstream.on('error', () => res.destroy());
-      req.pipe(upstream);
-    });
+    proxy = forwardingProxy(() => proxied++);
     proxyUrl = `http://127.0.0.1:${await listen(proxy)}`;
   });
   after(() => {

@@ -15,15 +15,12 @@ import { jobSetReader } from '../../src/cluster/jobsets.ts';
 import { apiClient, type ApiClient } from '../../src/cluster/api-request.ts';
 import { kubeConfigConnection } from '../../src/cluster/kubeconfig-connection.ts';
 import { generateSelfSigned } from '../../src/tls/selfsigned.ts';
+import { listen } from './support/loopback.ts';
 
 type Handler = (req: IncomingMessage, res: ServerResponse) => void;
 
 const JOB_LIST = JSON.stringify({ kind: 'JobList', apiVersion: 'batch/v1', metadata: { resourceVersion: '7' }, items: [{ metadata: { name: 'ml-node-0', labels: { a: 'b' } }, spec: { parallelism: 2 }, status: { active: 2, terminating: 1, ready: 2 } }] });
 
-async function listen(server: Server): Promise<number> {
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  return (server.address() as { port: number }).port;
-}
 
 /** A client over a client-node KubeConfig (the path of exec and auth-provider users); the direct path: direct-connection.test.ts. */
 function kubeConfig(server: string, user: Record<string, unknown>, cluster: Record<string, unknown> = { skipTLSVerify: true }): ApiClient {

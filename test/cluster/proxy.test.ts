@@ -3,7 +3,7 @@
 // (socks-proxy-agent), an http:// one through an HTTP proxy in absolute form with the proxy's
 // credentials; the server's CA still checked, the token sent, the byte cap held, a watch streamed.
 import assert from 'node:assert/strict';
-import { createServer as createHttpServer, request, type IncomingMessage, type Server } from 'node:http';
+import { createServer as createHttpServer, type IncomingMessage, type Server } from 'node:http';
 import { createServer as createHttpsServer } from 'node:https';
 import { connect, createServer as createNetServer, type Server as NetServer, type Socket } from 'node:net';
 import { after, before, describe, it } from 'node:test';
@@ -13,16 +13,13 @@ import { directConnection } from '../../src/cluster/connection.ts';
 import { jobSetReader } from '../../src/cluster/jobsets.ts';
 import type { KubeAccess } from '../../src/cluster/kube-access.ts';
 import { createCA, issueServingCert, type CertificateAuthority } from '../harness/pki.ts';
+import { forwardingProxy, listen } from './support/loopback.ts';
 
 const CAP = 16 * 1024;
 const job = (i: number) => ({ metadata: { name: `node-${i}`, annotations: { note: 'x'.repeat(1024) } }, status: { active: 1 } });
 const BIG = JSON.stringify({ kind: 'JobList', items: Array.from({ length: 64 }, (_, i) => job(i)) });
 const SMALL = JSON.stringify({ kind: 'JobList', items: [job(0)] });
 
-async function listen(server: Server | NetServer): Promise<number> {
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  return (server.address() as { port: number }).port;
-}
 
 /** The API server: a big list for the JobSet `big`, a small one otherwise; a watch sends one event and ends. */
 function answer(seen: string[]) {
@@ -75,16 +72,9 @@ describe('proxy-url on the direct path', () => {
     plainApi = createHttpServer(answer(seen));
     plainApiUrl = `http://127.0.0.1:${await listen(plainApi)}`;
     // An HTTP proxy: CONNECT tunnels, and absolute-form requests forwarded.
-    httpProxy = createHttpServer((req, res) => {
+    httpProxy = forwardingProxy((req) => {
       proxied.forward++;
       proxied.proxyAuth.push(req.headers['proxy-authorization'] ?? '');
-      const target = new URL(req.url ?? '/');
-      const upstream = request({ host: target.hostname, port: target.port, path: target.pathname + target.search, method: req.method, headers: req.headers }, (r) => {
-        res.writeHead(r.statusCode ?? 502, r.headers);
-        r.pipe(res);
-      });
-      upstream.on('error', () => res.destroy());
-      req.pipe(upstream);
     });
     httpProxy.on('connect', (req: IncomingMessage, client: Socket, head: Buffer) => {
       proxied.connect++;
