@@ -21,8 +21,15 @@
 //    or extra without a user (tools/clientcmd/validation.go validateAuthInfo: "requesting uid,
 //    groups or user-extra for ... without impersonating a user"); with client-node the groups alone
 //    are ignored and the calls run as the kubeconfig's own (often broader) identity.
+// 3. Credentials over plain HTTP: the direct path sends none to an http:// server, as client-go
+//    ("only try to read the auth information if we are secure", tools/clientcmd/client_config.go,
+//    rest.IsConfigTransportTLS); a delegated user's credentials (kubeconfig-connection.ts) go out
+//    whatever the scheme. With insecure-skip-tls-verify: true (client-node refuses http:// without
+//    it) a user with `as` and a token, or an exec plugin, sends its bearer token in clear. As
+//    before this change (client-node made the call), but the new direct path shows the rule.
 import assert from 'node:assert/strict';
 import { mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { createServer as createHttpServer } from 'node:http';
 import { createServer, type Server } from 'node:https';
 import { connect, createServer as createNetServer, type Server as NetServer, type Socket } from 'node:net';
 import { tmpdir } from 'node:os';
@@ -123,5 +130,23 @@ describe('review: kubeconfigs kube-access hands to client-node', () => {
   it('as-groups without as is refused at start (client-go: groups without impersonating a user), not run as the kubeconfig user', { todo: 'review finding' }, async () => {
     const file = await kubeconfig('groups-only', '', ', as-groups: [reviewers]');
     await assert.rejects(connectCluster({ mode: 'kubeconfig', path: file }), /impersonat/);
+  });
+
+  it('a delegated user (as + token) sends no credentials to an http:// server, as the direct path and client-go', { todo: 'review finding' }, async () => {
+    const authorizations: (string | undefined)[] = [];
+    const plain = createHttpServer((req, res) => {
+      authorizations.push(req.headers.authorization);
+      res.writeHead(200, { 'content-type': 'application/json' }).end('{}');
+    });
+    try {
+      const file = path.join(dir, 'plain');
+      await writeFile(file, `clusters: [{name: k, cluster: {server: "http://127.0.0.1:${await listen(plain)}", insecure-skip-tls-verify: true}}]\ncontexts: [{name: c, context: {cluster: k, user: u}}]\ncurrent-context: c\nusers: [{name: u, user: {token: secret, as: bob}}]\n`);
+      const connection = await connectCluster({ mode: 'kubeconfig', path: file });
+      assert.match(connection!.via, /client-node/);
+      await connection!.client.request('/version', { signal: AbortSignal.timeout(10_000), maxBytes: 1024 });
+      assert.deepEqual(authorizations, [undefined], 'no bearer token in clear');
+    } finally {
+      plain.close();
+    }
   });
 });
