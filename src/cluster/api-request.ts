@@ -86,8 +86,9 @@ export function apiClient(connection: ApiConnection): ApiClient {
     if (pool && sameTls(pool.tls, tls)) return pool;
     const [agent, streams] = await Promise.all([
       agentFor(server, proxyUrl, tls, { keepAlive: true, timeout: IDLE_SOCKET_MS, scheduling: 'lifo', maxSockets: MAX_API_SOCKETS, maxFreeSockets: MAX_API_SOCKETS }),
-      // No idle timeout (a quiet watch is not idle) and no connection kept after a watch ends.
-      agentFor(server, proxyUrl, tls, { keepAlive: true, maxFreeSockets: 0 }),
+      // No idle timeout (a quiet watch is not idle) and no connection kept after a watch ends:
+      // not keepAlive (maxFreeSockets 0 is read as the default, 256). TCP probes: stream() below.
+      agentFor(server, proxyUrl, tls, { keepAlive: false }),
     ]);
     // Another request may have built one meanwhile for the same material.
     if (pool && sameTls(pool.tls, tls)) {

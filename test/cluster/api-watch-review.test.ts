@@ -33,7 +33,7 @@ describe('review: a watch connection after its watch ended', () => {
     server.close();
   });
 
-  it('is not kept: the next watch opens its own connection ("no connection kept after a watch ends")', { todo: 'review finding' }, async () => {
+  it('is not kept: the next watch opens its own connection ("no connection kept after a watch ends")', async () => {
     const client = apiClient(directConnection({ server: url, insecureSkipTlsVerify: false }));
     const handlers = { onEvent: () => {}, onMalformed: () => {} };
     for (let i = 0; i < 2; i++) assert.equal(await watchOnce(client, '/api/v1/namespaces/ns/secrets', {}, handlers, { signal: new AbortController().signal }), undefined, 'ended by the server');
