@@ -1,8 +1,12 @@
 // An API server connection: where it is, and the TLS material and headers of the next request.
 // From a KubeAccess (kube-access.ts), files are re-read at most once a minute, as client-go's
 // cached token file source does, so the in-cluster token (rotated by the kubelet) and rotated
-// certificates are picked up; a re-read that fails keeps the last good value.
+// certificates are picked up. A re-read that fails keeps the last good value, as client-go does:
+// a token file read empty is refused (transport/token_source.go), and the client certificate and
+// key are read as a pair that TLS must accept (transport/cert_rotation.go), so a pair caught
+// between the writes of a rotation is never used.
 import { readFile } from 'node:fs/promises';
+import { createSecureContext } from 'node:tls';
 import type { KubeAccess, Source } from './kube-access.ts';
 
 export interface TlsMaterial {
@@ -30,25 +34,45 @@ export interface ApiConnection {
 /** client-go re-reads a token file at most once a minute; client-node's FileAuth too. */
 export const REREAD_MS = 60_000;
 
-/** A file's bytes, read again when older than REREAD_MS; the last good bytes when a re-read fails. */
-function cachedFile(file: string, now: () => number): () => Promise<Buffer> {
-  let last: { bytes: Buffer; at: number } | undefined;
+/** A value read from files, read again when older than REREAD_MS; the last good value when a re-read fails (or, at start, the error). */
+function cached<T>(read: () => Promise<T>, now: () => number): () => Promise<T> {
+  let last: { value: T; at: number } | undefined;
   return async () => {
-    if (last && now() - last.at < REREAD_MS) return last.bytes;
+    if (last && now() - last.at < REREAD_MS) return last.value;
     try {
-      last = { bytes: await readFile(file), at: now() };
+      last = { value: await read(), at: now() };
     } catch (err) {
       if (!last) throw err;
       last.at = now();
     }
-    return last.bytes;
+    return last.value;
   };
 }
 
-function reader(source: Source | undefined, now: () => number): (() => Promise<Buffer | undefined>) | undefined {
+const bytesOf = (source: Source) => ('data' in source ? Promise.resolve(source.data) : readFile(source.file));
+
+function reader(source: Source | undefined, now: () => number): (() => Promise<Buffer>) | undefined {
   if (!source) return undefined;
   if ('data' in source) return async () => source.data;
-  return cachedFile(source.file, now);
+  return cached(() => readFile(source.file), now);
+}
+
+/** The client certificate and key, read together; a pair TLS refuses ("key values mismatch") is an error. */
+function keyPair(cert: Source, key: Source, now: () => number): () => Promise<{ cert: Buffer; key: Buffer }> {
+  return cached(async () => {
+    const pair = { cert: await bytesOf(cert), key: await bytesOf(key) };
+    createSecureContext(pair);
+    return pair;
+  }, now);
+}
+
+/** The token in a file; read empty (a write caught half-way) is an error, as client-go's "read empty token from file". */
+function tokenIn(file: string, now: () => number): () => Promise<string> {
+  return cached(async () => {
+    const token = (await readFile(file)).toString('utf8').trim();
+    if (token === '') throw new Error(`read empty token from file ${file}`);
+    return token;
+  }, now);
 }
 
 export function directConnection(access: KubeAccess, now: () => number = Date.now): ApiConnection {
@@ -56,9 +80,8 @@ export function directConnection(access: KubeAccess, now: () => number = Date.no
   // client-go sends credentials only over TLS (rest.IsConfigTransportTLS).
   const secure = server.protocol === 'https:';
   const ca = reader(access.ca, now);
-  const cert = reader(access.cert, now);
-  const key = reader(access.key, now);
-  const tokenFile = access.tokenFile ? cachedFile(access.tokenFile, now) : undefined;
+  const pair = access.cert && access.key ? keyPair(access.cert, access.key, now) : undefined;
+  const tokenFile = access.tokenFile ? tokenIn(access.tokenFile, now) : undefined;
   const basic = access.basic ? `Basic ${Buffer.from(`${access.basic.username}:${access.basic.password}`).toString('base64')}` : undefined;
   return {
     server,
@@ -70,8 +93,8 @@ export function directConnection(access: KubeAccess, now: () => number = Date.no
       if (access.insecureSkipTlsVerify) tls.rejectUnauthorized = false;
       if (access.tlsServerName) tls.servername = access.tlsServerName;
       if (ca) tls.ca = await ca();
-      if (cert && key) [tls.cert, tls.key] = await Promise.all([cert(), key()]);
-      const token = tokenFile ? (await tokenFile()).toString('utf8').trim() : access.token;
+      if (pair) ({ cert: tls.cert, key: tls.key } = await pair());
+      const token = tokenFile ? await tokenFile() : access.token;
       if (token) headers.authorization = `Bearer ${token}`;
       else if (basic) headers.authorization = basic;
       return { tls, headers };

@@ -37,7 +37,7 @@ describe('review: files re-read as they rotate, and in-cluster access, against c
     await rm(dir, { recursive: true, force: true });
   });
 
-  it('a token file read empty keeps the last good token (client-go: "read empty token", the cached token kept)', { todo: 'review finding' }, async () => {
+  it('a token file read empty keeps the last good token (client-go: "read empty token", the cached token kept)', async () => {
     const tokenFile = path.join(dir, 'token');
     await writeFile(tokenFile, 'good-token\n');
     let clock = 0;
@@ -48,7 +48,7 @@ describe('review: files re-read as they rotate, and in-cluster access, against c
     assert.equal((await connection.material()).headers.authorization, 'Bearer good-token', 'no call goes out anonymous');
   });
 
-  it('a certificate re-read before its key is written keeps the last pair that loads (client-go: tls.LoadX509KeyPair, old pair kept)', { todo: 'review finding' }, async () => {
+  it('a certificate re-read before its key is written keeps the last pair that loads (client-go: tls.LoadX509KeyPair, old pair kept)', async () => {
     const [first, second] = [await issueClientCert(ca, 'first'), await issueClientCert(ca, 'second')];
     const cert = path.join(dir, 'client.crt');
     const key = path.join(dir, 'client.key');
