@@ -1,8 +1,8 @@
 // A watch on the API server (GET ...?watch=true): newline-delimited JSON events, each handed on
 // as it arrives. One watch ends when the server ends it (its timeoutSeconds), with an ERROR event
 // (410 Gone: the resourceVersion is too old, and the like), a non-200 answer, a line over the
-// limit or a broken connection; followWatch starts it again with backoff, as client-node's
-// Watch users did. A line that is not a JSON event is reported and skipped.
+// limit or a broken connection; followWatch starts it again with backoff, as client-go's
+// reflector does. A line that is not a JSON event is reported and skipped.
 import type { ApiClient } from './api-request.ts';
 import { ApiError, describeError } from './errors.ts';
 import { lineSplitter } from './watch-lines.ts';
@@ -114,32 +114,40 @@ export interface FollowHandlers extends WatchHandlers {
 
 export const FIRST_RETRY_MS = 1000;
 export const MAX_RETRY_MS = 60_000;
+/** The backoff starts over when this long passed since the last wait began (client-go's reflector: 2 min). */
+export const BACKOFF_RESET_MS = 120_000;
 
 export interface FollowOptions extends Omit<WatchOptions, 'signal'> {
   firstRetryMs?: number;
   maxRetryMs?: number;
+  backoffResetMs?: number;
+  /** Milliseconds, for the backoff reset. */
+  now?: () => number;
 }
 
-/** Keeps a watch running: restarted after each end, with backoff that an event resets. Returns a stop function. */
-export function followWatch(client: ApiClient, path: string, query: Record<string, string>, handlers: FollowHandlers, { firstRetryMs = FIRST_RETRY_MS, maxRetryMs = MAX_RETRY_MS, ...options }: FollowOptions = {}): () => void {
+/**
+ * Keeps a watch running: restarted after each end, with backoff that starts over only once
+ * BACKOFF_RESET_MS passed since the last wait began (the watch lived a while). Not on an event: a
+ * watch without resourceVersion begins with an ADDED of the object, so a proxy that cuts every
+ * stream at once would restart it (and warn) every second. Returns a stop function.
+ */
+export function followWatch(
+  client: ApiClient,
+  path: string,
+  query: Record<string, string>,
+  handlers: FollowHandlers,
+  { firstRetryMs = FIRST_RETRY_MS, maxRetryMs = MAX_RETRY_MS, backoffResetMs = BACKOFF_RESET_MS, now = () => performance.now(), ...options }: FollowOptions = {},
+): () => void {
   const stop = new AbortController();
   let retryMs = firstRetryMs;
+  let lastWaitAt: number | undefined;
   const run = async () => {
     while (!stop.signal.aborted) {
-      const reason = await watchOnce(
-        client,
-        path,
-        query,
-        {
-          onEvent: (e) => {
-            retryMs = firstRetryMs;
-            handlers.onEvent(e);
-          },
-          onMalformed: handlers.onMalformed,
-        },
-        { ...options, signal: stop.signal },
-      );
+      const reason = await watchOnce(client, path, query, handlers, { ...options, signal: stop.signal });
       if (stop.signal.aborted) return;
+      const at = now();
+      if (lastWaitAt !== undefined && at - lastWaitAt >= backoffResetMs) retryMs = firstRetryMs;
+      lastWaitAt = at;
       handlers.onEnded(reason, retryMs);
       const delay = retryMs;
       retryMs = Math.min(retryMs * 2, maxRetryMs);

@@ -1,12 +1,13 @@
 // Watches over the request layer (src/cluster/api-watch.ts) against a loopback server standing in
 // for the API server: events split across writes, a malformed line (reported, skipped), a line over
 // the limit, an ERROR event, a 410 answer, a connection closed mid-stream and a normal end, each
-// ending the watch with its reason or none; followWatch restarts with backoff that an event resets.
+// ending the watch with its reason or none; followWatch restarts with backoff that starts over only
+// once 2 min passed since the last wait began (client-go's reflector), not on an event.
 import assert from 'node:assert/strict';
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import { after, before, describe, it } from 'node:test';
 import { apiClient, type ApiClient } from '../../src/cluster/api-request.ts';
-import { followWatch, watchOnce, type WatchEvent } from '../../src/cluster/api-watch.ts';
+import { BACKOFF_RESET_MS, followWatch, watchOnce, type WatchEvent } from '../../src/cluster/api-watch.ts';
 import { directConnection } from '../../src/cluster/connection.ts';
 
 type Handler = (req: IncomingMessage, res: ServerResponse) => void | Promise<void>;
@@ -122,8 +123,14 @@ describe('watches', () => {
     assert.match(reason ?? '', /ECONNREFUSED/);
   });
 
-  it('followWatch restarts after each end, doubling the wait; an event resets it; stop ends it', async () => {
+  it('followWatch restarts after each end, doubling the wait; the wait starts over once 2 min passed since the last one began (not on an event); stop ends it', async () => {
     const status = (code: number) => (_req: IncomingMessage, res: ServerResponse) => void res.writeHead(code).end(JSON.stringify({ message: `no ${code}` }));
+    const addedThenEnd = (livesMs: number) => (_req: IncomingMessage, res: ServerResponse) => {
+      clock += livesMs;
+      streaming(res);
+      res.end(line('ADDED', { n: 1 }));
+    };
+    let clock = 0;
     const ended: [string | undefined, number][] = [];
     const events: string[] = [];
     let stop = () => {};
@@ -131,11 +138,10 @@ describe('watches', () => {
       handlers = [
         status(500),
         status(503),
-        (_req, res) => {
-          streaming(res);
-          res.end(line('ADDED', { n: 1 }));
-        },
+        addedThenEnd(0),
+        addedThenEnd(BACKOFF_RESET_MS),
         status(410),
+        addedThenEnd(BACKOFF_RESET_MS - 1),
         (_req, res) => {
           streaming(res);
           res.write(line('MODIFIED', { n: 2 }));
@@ -149,17 +155,41 @@ describe('watches', () => {
         },
         onMalformed: () => {},
         onEnded: (reason, retryMs) => void ended.push([reason, retryMs]),
-      }, { firstRetryMs: 1, maxRetryMs: 3 });
+      }, { firstRetryMs: 1, maxRetryMs: 8, now: () => clock });
     });
     await done;
     stop();
     await tick();
-    assert.deepEqual(events, ['ADDED', 'MODIFIED']);
+    assert.deepEqual(events, ['ADDED', 'ADDED', 'ADDED', 'MODIFIED']);
     assert.deepEqual(ended, [
       ['HTTP 500: no 500', 1],
       ['HTTP 503: no 503', 2],
-      [undefined, 1],
+      [undefined, 4], // an event does not start the backoff over
+      [undefined, 1], // 2 min since the last wait began
       ['HTTP 410: no 410', 2],
+      [undefined, 4], // a moment short of 2 min
     ]);
+  });
+
+  it('a proxy that ends every watch at once, after the ADDED a watch begins with: the wait grows to its bound, the watch is not restarted every second', async () => {
+    const ended: number[] = [];
+    await new Promise<void>((resolve) => {
+      handlers = Array.from({ length: 6 }, () => (_req: IncomingMessage, res: ServerResponse) => {
+        streaming(res);
+        res.end(line('ADDED', { n: 1 }));
+      });
+      const stop = followWatch(client, '/x', {}, {
+        onEvent: () => {},
+        onMalformed: () => {},
+        onEnded: (_reason, retryMs) => {
+          ended.push(retryMs);
+          if (ended.length === 6) {
+            stop();
+            resolve();
+          }
+        },
+      }, { firstRetryMs: 1, maxRetryMs: 8, now: () => 0 });
+    });
+    assert.deepEqual(ended, [1, 2, 4, 8, 8, 8]);
   });
 });
