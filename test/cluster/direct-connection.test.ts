@@ -1,7 +1,7 @@
 // The direct connection (src/cluster/connection.ts) against loopback HTTPS servers: the CA is
 // checked, the client certificate presented, tls-server-name used, insecure-skip-tls-verify
 // honoured, the bearer token or basic auth sent (over TLS only, as client-go), a token file
-// re-read at most once a minute (the in-cluster token rotates), and unusable TLS material refused
+// re-read at most once a minute (the in-cluster token rotates; empty, refused), and unusable TLS material refused
 // at start in one line (connect.ts).
 import assert from 'node:assert/strict';
 import { mkdtemp, rm, unlink, writeFile } from 'node:fs/promises';
@@ -113,6 +113,18 @@ describe('direct connection: TLS and credentials', () => {
     await unlink(tokenFile);
     now += REREAD_MS;
     assert.equal(await authorization(), 'Bearer second', 'the last good token when the file is gone');
+  });
+
+  it('a token file empty at start: calls fail naming it (client-go: "read empty token from file"), none goes out anonymous; once written it is used', async () => {
+    const tokenFile = path.join(dir, 'empty-token');
+    await writeFile(tokenFile, '\n');
+    const before = seen.length;
+    const api = apiClient(directConnection({ ...trusted(), tokenFile }, () => 0));
+    await assert.rejects(api.request('/version', { signal: AbortSignal.timeout(10_000), maxBytes: 1024 }), { message: `read empty token from file ${tokenFile}` });
+    assert.equal(seen.length, before, 'no request was sent');
+    await writeFile(tokenFile, 'late\n');
+    await api.request('/version', { signal: AbortSignal.timeout(10_000), maxBytes: 1024 });
+    assert.equal(seen.at(-1)?.authorization, 'Bearer late', 'without a good token yet, the file is read again at once');
   });
 
   it('TLS material that cannot be used (no CA certificate, a key that is not the certificate\'s) is a one-line start-up error', async () => {
