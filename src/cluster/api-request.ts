@@ -59,9 +59,12 @@ const sameTls = (a: TlsMaterial, b: TlsMaterial) =>
 
 type ProxyAgentFactory = typeof import('./proxy-agents.ts').proxyAgent;
 
+/** socks5, socks5h, socks4, socks4a: the SOCKS agent carries http:// requests too. */
+const isSocks = (proxy: URL) => proxy.protocol.startsWith('socks');
+
 async function agentFor(server: URL, proxy: URL | undefined, tls: TlsMaterial, options: http.AgentOptions): Promise<http.Agent> {
   const secure = server.protocol === 'https:';
-  if (proxy && (secure || proxy.protocol === 'socks5:')) {
+  if (proxy && (secure || isSocks(proxy))) {
     const proxyAgent: ProxyAgentFactory = (await import('./proxy-agents.ts')).proxyAgent;
     return proxyAgent(proxy, { ...options, ...(secure ? tls : {}) });
   }
@@ -72,13 +75,17 @@ async function agentFor(server: URL, proxy: URL | undefined, tls: TlsMaterial, o
 
 /** Where a request goes and its extra headers: the server, or (absolute form) an HTTP proxy in front of an http:// server. */
 function target(url: URL, proxy: URL | undefined): { url: URL; path?: string; headers: Record<string, string> } {
-  if (!proxy || url.protocol === 'https:' || proxy.protocol === 'socks5:') return { url, headers: {} };
+  if (!proxy || url.protocol === 'https:' || isSocks(proxy)) return { url, headers: {} };
   const headers: Record<string, string> = { host: url.host };
   if (proxy.username || proxy.password) headers['proxy-authorization'] = `Basic ${Buffer.from(`${decodeURIComponent(proxy.username)}:${decodeURIComponent(proxy.password)}`).toString('base64')}`;
   return { url: new URL(proxy.origin), path: url.href, headers };
 }
 
-export function apiClient(connection: ApiConnection): ApiClient {
+/**
+ * `headers` go with every request, over TLS or not (impersonation: client-go sets it outside the
+ * credentials, which go only over TLS).
+ */
+export function apiClient(connection: ApiConnection, options: { headers?: Record<string, string | string[]> } = {}): ApiClient {
   const { server, proxyUrl } = connection;
   let pool: Pool | undefined;
 
@@ -119,7 +126,7 @@ export function apiClient(connection: ApiConnection): ApiClient {
     signal.throwIfAborted();
     const url = new URL(server.pathname.replace(/\/$/, '') + path, server);
     const to = target(url, proxyUrl);
-    const headers = { accept: 'application/json', 'user-agent': 'trainjob-webhook', ...credentials, ...to.headers };
+    const headers: Record<string, string | string[]> = { accept: 'application/json', 'user-agent': 'trainjob-webhook', ...credentials, ...options.headers, ...to.headers };
     return { to, headers, pool: await poolFor(tls) };
   };
 
@@ -173,7 +180,7 @@ interface Exchange {
   path?: string;
   method: string;
   agent: http.Agent;
-  headers: Record<string, string>;
+  headers: Record<string, string | string[]>;
   payload?: Buffer;
   signal: AbortSignal;
   maxBytes: number;

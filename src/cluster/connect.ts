@@ -1,11 +1,12 @@
 // `serve`'s connection to the API server from its ClusterAccess: the in-cluster service account
 // or a kubeconfig read by kube-access.ts, without @kubernetes/client-node; a kubeconfig user that
-// needs client-node (exec, auth-provider, impersonation) loads it, and its credentials come from
-// the KubeConfig as before (kubeconfig-connection.ts).
+// needs client-node (exec, auth-provider) loads it, and its credentials come from the KubeConfig
+// as before (kubeconfig-connection.ts). Impersonation is sent here on both paths.
 import { createSecureContext } from 'node:tls';
 import type { ClusterAccess } from '../config/serve.ts';
 import { apiClient, type ApiClient } from './api-request.ts';
 import { directConnection, type ApiConnection } from './connection.ts';
+import { impersonationHeaders } from './impersonation.ts';
 import { inClusterAccess, loadKubeconfigFile } from './kube-access.ts';
 
 export interface ClusterConnection {
@@ -25,11 +26,11 @@ export async function connectCluster(access: ClusterAccess): Promise<ClusterConn
       const loaded = await loadKubeconfigFile(access.path);
       if (loaded.kind === 'client-node') {
         const [{ loadKubeConfig }, { kubeConfigConnection }] = await Promise.all([import('./client.ts'), import('./kubeconfig-connection.ts')]);
-        return { client: apiClient(kubeConfigConnection(loadKubeConfig(access)!)), via: `client-node (${loaded.why})` };
+        return { client: apiClient(kubeConfigConnection(loadKubeConfig(access)!), { headers: impersonationHeaders(loaded.impersonate) }), via: `client-node (${loaded.why})` };
       }
       const connection = directConnection(loaded.access);
       await usableTls(connection, access.path);
-      return { client: apiClient(connection), via: 'direct' };
+      return { client: apiClient(connection, { headers: impersonationHeaders(loaded.access.impersonate) }), via: 'direct' };
     }
   }
 }

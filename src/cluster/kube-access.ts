@@ -1,17 +1,19 @@
 // What `serve` needs to reach the API server, read from a kubeconfig file or the in-cluster
 // service account without @kubernetes/client-node (~0.9 s and ~80 MiB at import): the server,
 // its CA, the client certificate, a bearer token (or the file it rotates in), basic auth, the
-// TLS flags and a proxy. A user this does not implement (exec, auth-provider, impersonation, a
-// proxy scheme other than http/https/socks5) is handed to client-node instead ('client-node').
+// TLS flags, a proxy and impersonation. A user with an exec plugin or an auth-provider is handed
+// to client-node instead ('client-node').
 //
 // Semantics follow client-go's loader (k8s.io/client-go/tools/clientcmd): only the current
 // context is looked at and validated; relative paths resolve against the kubeconfig's directory;
 // a *-data field and its file together, a client certificate without key, token and basic auth
-// together, a CA with insecure-skip-tls-verify, are errors; tokenFile (client-node also reads
-// token-file) is re-read as it rotates, and wins over token (client-go's transport reads the file).
+// together, a CA with insecure-skip-tls-verify, a name twice in a list, are errors; tokenFile
+// (client-node also reads token-file) is re-read as it rotates, and wins over token (client-go's
+// transport reads the file).
 import { open, readFile } from 'node:fs/promises';
 import { isIPv6 } from 'node:net';
 import path from 'node:path';
+import { impersonationOf, type Impersonation } from './impersonation.ts';
 
 /** Bytes given inline (base64 in the kubeconfig) or a file, read again as it rotates. */
 export type Source = { data: Buffer } | { file: string };
@@ -28,18 +30,21 @@ export interface KubeAccess {
   basic?: { username: string; password: string };
   insecureSkipTlsVerify: boolean;
   tlsServerName?: string;
+  impersonate?: Impersonation;
 }
 
-export type LoadedAccess = { kind: 'direct'; access: KubeAccess } | { kind: 'client-node'; why: string };
+/** Impersonation is sent by our request layer on both paths (client-node drops groups, uid and extra). */
+export type LoadedAccess = { kind: 'direct'; access: KubeAccess } | { kind: 'client-node'; why: string; impersonate?: Impersonation };
 
 /** A kubeconfig is a few KB (a few hundred clusters with inline certificates stay under this). */
 export const MAX_KUBECONFIG_BYTES = 4 * 1024 * 1024;
 /** The kubelet's mount of the pod's service account. */
 export const SERVICE_ACCOUNT_DIR = '/var/run/secrets/kubernetes.io/serviceaccount';
 
-const PROXY_SCHEMES = ['http:', 'https:', 'socks5:'];
-/** User fields this reader implements; exec, auth-provider and impersonation go to client-node. */
-const CLIENT_NODE_USER_FIELDS = ['exec', 'auth-provider', 'as', 'as-uid', 'as-groups', 'as-user-extra'];
+/** client-go's http, https and socks5, and the SOCKS schemes client-node also spoke (socks-proxy-agent). */
+export const PROXY_SCHEMES = ['http:', 'https:', 'socks5:', 'socks5h:', 'socks4:', 'socks4a:'];
+/** User fields this reader does not implement: such a user goes to client-node. */
+const CLIENT_NODE_USER_FIELDS = ['exec', 'auth-provider'];
 
 type Obj = Record<string, unknown>;
 const isObj = (v: unknown): v is Obj => typeof v === 'object' && v !== null && !Array.isArray(v);
@@ -99,6 +104,20 @@ function serverOf(raw: string, where: string): string {
   return raw.replace(/\/+$/, '');
 }
 
+/** client-go's conversion refuses a name given twice in a list, whichever entry the context uses. */
+function refuseDuplicateNames(doc: Obj): void {
+  for (const list of ['clusters', 'users', 'contexts']) {
+    const items = doc[list];
+    if (!Array.isArray(items)) continue;
+    const names = new Set<unknown>();
+    for (const e of items) {
+      if (!isObj(e)) continue;
+      if (names.has(e.name)) throw new Error(`duplicate name "${String(e.name).slice(0, 100)}" in list ${list}`);
+      names.add(e.name);
+    }
+  }
+}
+
 /**
  * The current context's cluster and user from a parsed kubeconfig (`doc`), files resolved
  * against `dir`. Throws an Error whose message is one line: the reason.
@@ -106,6 +125,7 @@ function serverOf(raw: string, where: string): string {
 export function accessFromKubeconfig(doc: unknown, dir: string): LoadedAccess {
   // An empty file, a scalar or a list: like a file without current-context, it names no cluster.
   if (!isObj(doc)) throw new Error('no current context with a cluster');
+  refuseDuplicateNames(doc);
   const current = doc['current-context'];
   if (current !== undefined && current !== null && typeof current !== 'string') throw new Error('current-context must be a string');
   const context = current ? entry(doc, 'contexts', 'context', current) : undefined;
@@ -131,10 +151,11 @@ export function accessFromKubeconfig(doc: unknown, dir: string): LoadedAccess {
     } catch {
       throw new Error(`${cw}: proxy-url "${proxyUrl.slice(0, 100)}" is not a URL`);
     }
-    if (!PROXY_SCHEMES.includes(scheme)) return { kind: 'client-node', why: `proxy-url scheme ${scheme}` };
+    if (!PROXY_SCHEMES.includes(scheme)) throw new Error(`${cw}: proxy-url scheme "${scheme.slice(0, 20)}" is not supported: ${PROXY_SCHEMES.map((p) => p.slice(0, -1)).join(', ')}`);
   }
+  const impersonate = impersonationOf(user, uw);
   const delegated = CLIENT_NODE_USER_FIELDS.find((f) => user[f] !== undefined && user[f] !== null);
-  if (delegated) return { kind: 'client-node', why: `${uw} has ${delegated}` };
+  if (delegated) return { kind: 'client-node', why: `${uw} has ${delegated}`, ...(impersonate ? { impersonate } : {}) };
 
   const access: KubeAccess = { server: serverOf(rawServer, cw), insecureSkipTlsVerify: boolField(cluster, 'insecure-skip-tls-verify', cw) };
   if (proxyUrl) access.proxyUrl = proxyUrl;
@@ -158,18 +179,19 @@ export function accessFromKubeconfig(doc: unknown, dir: string): LoadedAccess {
   if (tokenFile) access.tokenFile = path.resolve(dir, tokenFile);
   else if (token) access.token = token;
   if (username || password) access.basic = { username: username ?? '', password: password ?? '' };
+  if (impersonate) access.impersonate = impersonate;
   return { kind: 'direct', access };
 }
 
 /**
  * The in-cluster service account (rest.InClusterConfig): the server from the service host and
  * port the edge read from the environment, the mounted CA and token file (re-read as it rotates).
- * Plain HTTP on ports 80, 8080 and 8001, as client-node's loadFromCluster.
+ * Always HTTPS, whatever the port, as client-go (client-node used plain HTTP on 80, 8080 and 8001,
+ * where no token may go).
  */
 export function inClusterAccess(host: string, port: string, dir = SERVICE_ACCOUNT_DIR): KubeAccess {
-  const scheme = ['80', '8080', '8001'].includes(port) ? 'http' : 'https';
   return {
-    server: `${scheme}://${isIPv6(host) ? `[${host}]` : host}:${port}`,
+    server: `https://${isIPv6(host) ? `[${host}]` : host}:${port}`,
     ca: { file: path.join(dir, 'ca.crt') },
     tokenFile: path.join(dir, 'token'),
     insecureSkipTlsVerify: false,

@@ -1,7 +1,7 @@
 // An ApiConnection over a client-node KubeConfig, for what kube-access.ts does not implement (an
-// exec plugin, an auth-provider, impersonation): credentials come from kc.applyToHTTPSOptions on
-// every request, as client-node's own calls get them, so a rotated token or certificate and an
-// exec plugin's token are picked up. Only a type is imported: the caller has loaded client-node.
+// exec plugin, an auth-provider): credentials come from kc.applyToHTTPSOptions on every request,
+// as client-node's own calls get them, so a rotated token or certificate and an exec plugin's
+// token are picked up. Only a type is imported: the caller has loaded client-node.
 import type https from 'node:https';
 import type { KubeConfig } from '@kubernetes/client-node';
 import type { ApiConnection, TlsMaterial } from './connection.ts';
@@ -11,10 +11,14 @@ const asBuffer = (v: unknown): Buffer | undefined => (v === undefined || v === n
 export function kubeConfigConnection(kc: KubeConfig): ApiConnection {
   const cluster = kc.getCurrentCluster();
   if (!cluster) throw new Error('no current context with a cluster');
+  const server = new URL(cluster.server);
   return {
-    server: new URL(cluster.server),
+    server,
     ...(cluster.proxyUrl ? { proxyUrl: new URL(cluster.proxyUrl) } : {}),
     async material() {
+      // No credentials over plain HTTP, as the direct path and client-go (clientcmd reads the
+      // user's auth only for a TLS transport); client-node would send them in clear.
+      if (server.protocol !== 'https:') return { tls: {}, headers: {} };
       const opts: https.RequestOptions = {};
       await kc.applyToHTTPSOptions(opts);
       const headers: Record<string, string> = {};

@@ -1,13 +1,70 @@
-// The agents behind a kubeconfig's proxy-url, as client-node builds them: hpagent's
-// HttpsProxyAgent (a CONNECT tunnel) for an https:// server behind an HTTP(S) proxy, and
-// socks-proxy-agent for socks5://. An http:// server behind an HTTP(S) proxy needs no special
-// agent: the request goes to the proxy in absolute form (api-request.ts), as Go's net/http does.
-// Loaded only when a kubeconfig names a proxy.
-import type http from 'node:http';
-import { HttpsProxyAgent } from 'hpagent';
+// The agents behind a kubeconfig's proxy-url: a CONNECT tunnel through an HTTP(S) proxy for an
+// https:// server (as Go's net/http and client-node's hpagent build it), and socks-proxy-agent for
+// the SOCKS schemes (socks5, socks5h, socks4, socks4a). An http:// server behind an HTTP(S) proxy
+// needs no special agent: the request goes to the proxy in absolute form (api-request.ts), as Go's
+// net/http does. Loaded only when a kubeconfig names a proxy.
+import http from 'node:http';
+import https from 'node:https';
+import { isIPv6, type Socket } from 'node:net';
+import type { Duplex } from 'node:stream';
 import { SocksProxyAgent } from 'socks-proxy-agent';
 
 export function proxyAgent(proxy: URL, options: http.AgentOptions & Record<string, unknown>): http.Agent {
-  if (proxy.protocol === 'socks5:') return new SocksProxyAgent(proxy, options);
-  return new HttpsProxyAgent({ ...options, proxy });
+  if (proxy.protocol.startsWith('socks')) return new SocksProxyAgent(proxy, options);
+  return new ConnectTunnelAgent(proxy, options);
+}
+
+/** `host:port` as an authority: an IPv6 literal in brackets (RFC 3986 §3.2.2), as Go sends it. */
+export function authority(host: string, port: number | string): string {
+  return `${isIPv6(host) ? `[${host}]` : host}:${port}`;
+}
+
+/**
+ * TLS to the API server inside a CONNECT tunnel through an HTTP(S) proxy. hpagent 1.2.0 wrote the
+ * CONNECT target as `host:port` with an IPv6 host unbracketed, which a proxy refuses.
+ */
+class ConnectTunnelAgent extends https.Agent {
+  readonly #proxy: URL;
+
+  constructor(proxy: URL, options: https.AgentOptions) {
+    super(options);
+    this.#proxy = proxy;
+  }
+
+  override createConnection(options: https.RequestOptions & { host: string; port: number; timeout?: number }, callback: (err: Error | null, socket?: Duplex) => void): undefined {
+    const proxy = this.#proxy;
+    const target = authority(options.host, options.port);
+    const headers: Record<string, string> = { host: target };
+    if (proxy.username || proxy.password) headers['proxy-authorization'] = `Basic ${Buffer.from(`${decodeURIComponent(proxy.username)}:${decodeURIComponent(proxy.password)}`).toString('base64')}`;
+    const proxyHost = proxy.hostname.replace(/^\[(.*)\]$/, '$1');
+    const secure = proxy.protocol === 'https:';
+    const connect = (secure ? https : http).request({
+      method: 'CONNECT',
+      host: proxyHost,
+      port: proxy.port || (secure ? 443 : 80),
+      path: target,
+      setHost: false,
+      headers,
+      agent: false,
+      timeout: options.timeout ?? 0,
+      ...(secure && !isIPv6(proxyHost) ? { servername: proxyHost } : {}),
+    });
+    connect.once('connect', (response, socket: Socket) => {
+      connect.removeAllListeners();
+      if (response.statusCode !== 200) {
+        socket.destroy();
+        return callback(new Error(`the proxy answered CONNECT ${target} with HTTP ${response.statusCode}`));
+      }
+      // https.Agent hands `socket` to tls.connect: TLS to the API server over the tunnel.
+      callback(null, super.createConnection({ ...options, socket } as https.RequestOptions) as Duplex);
+    });
+    connect.once('timeout', () => connect.destroy(new Error('the proxy did not answer CONNECT in time')));
+    connect.once('error', (err) => {
+      connect.removeAllListeners();
+      connect.on('error', () => {});
+      callback(err);
+    });
+    connect.end();
+    return undefined;
+  }
 }

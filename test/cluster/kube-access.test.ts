@@ -45,6 +45,14 @@ describe('kubeconfig to connection material', () => {
     ['insecure-skip-tls-verify and tls-server-name', config({ 'insecure-skip-tls-verify': true, 'tls-server-name': 'kubernetes.default' }), { server: 'https://10.0.0.1:6443', insecureSkipTlsVerify: true, tlsServerName: 'kubernetes.default' }],
     ['proxy-url http and a server path prefix, trailing slash dropped', config({ server: 'https://rancher.example/k8s/clusters/c-1/', 'proxy-url': 'http://proxy:3128' }), { server: 'https://rancher.example/k8s/clusters/c-1', proxyUrl: 'http://proxy:3128', insecureSkipTlsVerify: false }],
     ['proxy-url socks5', config({ 'proxy-url': 'socks5://proxy:1080' }), { server: 'https://10.0.0.1:6443', proxyUrl: 'socks5://proxy:1080', insecureSkipTlsVerify: false }],
+    ['proxy-url socks5h (client-node spoke it; socks-proxy-agent does)', config({ 'proxy-url': 'socks5h://proxy:1080' }), { server: 'https://10.0.0.1:6443', proxyUrl: 'socks5h://proxy:1080', insecureSkipTlsVerify: false }],
+    ['proxy-url socks4a', config({ 'proxy-url': 'socks4a://proxy:1080' }), { server: 'https://10.0.0.1:6443', proxyUrl: 'socks4a://proxy:1080', insecureSkipTlsVerify: false }],
+    ['impersonation: as alone', config({}, { token: 't', as: 'bob' }), { server: 'https://10.0.0.1:6443', token: 't', impersonate: { user: 'bob', groups: [], extra: [] }, insecureSkipTlsVerify: false }],
+    [
+      'impersonation: as, as-uid, as-groups, as-user-extra',
+      config({}, { token: 't', as: 'bob', 'as-uid': '42', 'as-groups': ['a', 'b'], 'as-user-extra': { scopes: ['x', 'y'], 'example.com/team': ['z'] } }),
+      { server: 'https://10.0.0.1:6443', token: 't', impersonate: { user: 'bob', uid: '42', groups: ['a', 'b'], extra: [['scopes', ['x', 'y']], ['example.com/team', ['z']]] }, insecureSkipTlsVerify: false },
+    ],
     ['a context without a user: no credentials', JSON.stringify({ clusters: [{ name: 'k', cluster: { server: 'http://127.0.0.1:8080' } }], contexts: [{ name: 'c', context: { cluster: 'k' } }], 'current-context': 'c' }), { server: 'http://127.0.0.1:8080', insecureSkipTlsVerify: false }],
     ['YAML with anchors and other contexts that are broken', 'clusters:\n- name: k\n  cluster: &k {server: "https://a:1"}\n- name: other\n  cluster: {server: 42}\ncontexts:\n- {name: c, context: {cluster: k, user: u}}\n- {name: d, context: {cluster: nope}}\ncurrent-context: c\nusers:\n- {name: u, user: {token: x}}\n', { server: 'https://a:1', token: 'x', insecureSkipTlsVerify: false }],
   ];
@@ -55,8 +63,6 @@ describe('kubeconfig to connection material', () => {
   const delegated: [string, string, RegExp][] = [
     ['exec', config({}, { exec: { apiVersion: 'client.authentication.k8s.io/v1', command: 'aws' } }), /has exec/],
     ['auth-provider', config({}, { 'auth-provider': { name: 'oidc', config: {} } }), /has auth-provider/],
-    ['impersonation', config({}, { token: 't', as: 'someone' }), /has as/],
-    ['a socks4 proxy', config({ 'proxy-url': 'socks4://proxy:1080' }), /socks4:/],
   ];
   for (const [name, text, why] of delegated) {
     it(`hands ${name} to client-node`, async () => {
@@ -90,6 +96,13 @@ describe('kubeconfig to connection material', () => {
     ['a token and basic auth together', config({}, { token: 't', username: 'a', password: 'b' }), /more than one authentication method/],
     ['a CA with insecure-skip-tls-verify', config({ 'certificate-authority-data': b64('CA'), 'insecure-skip-tls-verify': true }), /insecure-skip-tls-verify together are not allowed$/],
     ['a proxy-url that is not a URL', config({ 'proxy-url': 'not a url' }), /proxy-url "not a url" is not a URL$/],
+    ['a proxy-url scheme no client speaks', config({ 'proxy-url': 'ftp://proxy:21' }), /proxy-url scheme "ftp:" is not supported: http, https, socks5, socks5h, socks4, socks4a$/],
+    ['as-groups without as (clientcmd validateAuthInfo)', config({}, { token: 't', 'as-groups': ['admins'] }), /requesting uid, groups or user-extra for user "u" without impersonating a user$/],
+    ['as-uid without as', config({}, { token: 't', 'as-uid': '1' }), /without impersonating a user$/],
+    ['as-groups that is not a list', config({}, { token: 't', as: 'bob', 'as-groups': 'admins' }), /as-groups must be a list of strings$/],
+    ['an impersonated user with a newline (not a header value)', config({}, { token: 't', as: 'bob\nX-Evil: 1' }), /\.as holds a control character$/],
+    ['a cluster named twice (client-go: duplicate name in list)', JSON.stringify({ ...JSON.parse(config({})), clusters: [{ name: 'k', cluster: { server: 'https://a:1' } }, { name: 'k', cluster: { server: 'https://b:1' } }] }), /duplicate name "k" in list clusters$/],
+    ['a user named twice, even one not used', JSON.stringify({ ...JSON.parse(config({})), users: [{ name: 'u', user: {} }, { name: 'v', user: {} }, { name: 'v', user: {} }] }), /duplicate name "v" in list users$/],
   ];
   for (const [name, text, message] of refused) {
     it(`refuses ${name} in one line`, async () => {
@@ -114,8 +127,8 @@ describe('in-cluster access', () => {
   it('the service host and port, the mounted CA and token file', () => {
     assert.deepEqual(inClusterAccess('10.96.0.1', '443', '/sa'), { server: 'https://10.96.0.1:443', ca: { file: '/sa/ca.crt' }, tokenFile: '/sa/token', insecureSkipTlsVerify: false });
   });
-  it('an IPv6 host in brackets; plain HTTP on 80, 8080 and 8001 (as client-node)', () => {
+  it('an IPv6 host in brackets; HTTPS on every port, as rest.InClusterConfig (client-node used plain HTTP on 80, 8080 and 8001)', () => {
     assert.equal(inClusterAccess('fd00::1', '443').server, 'https://[fd00::1]:443');
-    assert.equal(inClusterAccess('10.96.0.1', '8080').server, 'http://10.96.0.1:8080');
+    for (const port of ['80', '8080', '8001']) assert.equal(inClusterAccess('10.96.0.1', port).server, `https://10.96.0.1:${port}`);
   });
 });

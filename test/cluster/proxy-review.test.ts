@@ -61,7 +61,7 @@ describe('review: an IPv6 API server behind an HTTP proxy', () => {
     }
   });
 
-  it('the CONNECT names the server as [::1]:PORT and the call goes through', { todo: 'review finding' }, async (t) => {
+  it('the CONNECT names the server as [::1]:PORT and the call goes through', async (t) => {
     if (!ipv6) return t.skip('no IPv6 loopback here');
     const client = apiClient(directConnection({ server: `https://[::1]:${apiPort}`, proxyUrl, ca: { data: Buffer.from(ca.certPem) }, insecureSkipTlsVerify: false }));
     const res = await client.request('/version', { signal: AbortSignal.timeout(10_000), maxBytes: 1024 }).catch((err: Error) => err);
