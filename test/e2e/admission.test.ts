@@ -4,18 +4,21 @@
 // an upgrade from Trainer v2.3.0's CRD (ratcheting); issue 8: negative counts and finished jobs
 // against Trainer v2.3.0's CRD with the patch.
 import assert from 'node:assert/strict';
-import { writeFile } from 'node:fs/promises';
+import { chmod, readFile, writeFile } from 'node:fs/promises';
 import { createServer, type Server } from 'node:http';
 import path from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import { BatchV1Api, CustomObjectsApi } from '@kubernetes/client-node';
-import { stringify } from 'yaml';
+import { parse, stringify } from 'yaml';
 import { controlPlaneAvailability, pods, startControlPlane, upstreamCrds, waitFor, type ControlPlane } from '../harness/index.ts';
 import { crdPatchOps } from '../../src/rules/generate/crd-patch.ts';
 import { registerWebhook, startWebhook, type WebhookProcess } from './support/webhook.ts';
 import { createValidator } from '../../src/admission/validator.ts';
 import { loadPolicyFromFile } from '../../src/rules/crd-policy.ts';
 import { denialStatus } from '../../src/webhooks/status.ts';
+import { connectCluster } from '../../src/cluster/connect.ts';
+import { readCrd } from '../../src/cluster/crd-follower.ts';
+import { describeError } from '../../src/cluster/errors.ts';
 import { patchedCrd, trainJobObject, trainJobs, upstreamTrainJobCrd, type Obj } from './support/trainjobs.ts';
 
 const availability = controlPlaneAvailability();
@@ -384,6 +387,62 @@ subjects: [{ kind: User, name: tjw-no-jobs, apiGroup: rbac.authorization.k8s.io 
     }
     assert.equal((await tj.update(ns, 'crashed', (o) => (o.spec.trainer.numNodes = 2))).allowed, true, 'Failed otherwise: Trainer reconciles it again');
     await applyCrd(patched);
+  });
+
+  // serve's --kubeconfig with a user that impersonates: the API server authorizes the impersonated
+  // identity, user and groups (the admin's client certificate may read anything). In-process
+  // connectCluster + readCrd, serve's own start-up read, on both paths (direct, and client-node
+  // for an exec user).
+  describe('10. serve --kubeconfig with as/as-groups reads the CRD as the impersonated identity', () => {
+    const sa = `system:serviceaccount:${ns}:no-crd-rights`;
+    let admin: Obj;
+    const kubeconfigAs = async (name: string, user: Obj) => {
+      const doc = structuredClone(admin) as { users: { user: Obj }[] };
+      doc.users[0].user = user;
+      const file = path.join(await cp.tempDir('impersonation'), `${name}.kubeconfig`);
+      await writeFile(file, stringify(doc), { mode: 0o600 });
+      return file;
+    };
+    const readAs = async (file: string) => {
+      const connection = await connectCluster({ mode: 'kubeconfig', path: file });
+      try {
+        return { crd: (await readCrd(connection!.client)) as Obj, via: connection!.via };
+      } catch (err) {
+        return { error: describeError(err), via: connection!.via };
+      }
+    };
+    before(async () => {
+      admin = parse(await readFile(cp.kubeconfigPath, 'utf8')) as Obj;
+      await cp.applyYaml(stringify({ apiVersion: 'v1', kind: 'ServiceAccount', metadata: { name: 'no-crd-rights', namespace: ns } }) + '---\n' +
+        stringify({ apiVersion: 'rbac.authorization.k8s.io/v1', kind: 'ClusterRole', metadata: { name: 'tjw-crd-reader' }, rules: [{ apiGroups: ['apiextensions.k8s.io'], resources: ['customresourcedefinitions'], verbs: ['get'] }] }) + '---\n' +
+        stringify({ apiVersion: 'rbac.authorization.k8s.io/v1', kind: 'ClusterRoleBinding', metadata: { name: 'tjw-crd-readers' }, roleRef: { apiGroup: 'rbac.authorization.k8s.io', kind: 'ClusterRole', name: 'tjw-crd-reader' }, subjects: [{ apiGroup: 'rbac.authorization.k8s.io', kind: 'Group', name: 'tjw-crd-readers' }] }));
+    });
+    it('the admin certificate with as: a ServiceAccount without the right is refused, the 403 naming it; with as-groups of a group RBAC lets read, the read succeeds', async () => {
+      const adminUser = (admin as { users: { user: Obj }[] }).users[0].user;
+      const asSa = await readAs(await kubeconfigAs('as-sa', { ...adminUser, as: sa }));
+      assert.equal(asSa.via, 'direct');
+      assert.equal(asSa.error, `HTTP 403: customresourcedefinitions.apiextensions.k8s.io "trainjobs.trainer.kubeflow.org" is forbidden: User "${sa}" cannot get resource "customresourcedefinitions" in API group "apiextensions.k8s.io" at the cluster scope`);
+      const withGroup = await readAs(await kubeconfigAs('as-sa-group', { ...adminUser, as: sa, 'as-groups': ['tjw-crd-readers'] }));
+      assert.equal(withGroup.error, undefined);
+      assert.equal((withGroup.crd?.metadata as Obj | undefined)?.name, 'trainjobs.trainer.kubeflow.org');
+    });
+    it('an exec user (client-node path) with as and as-groups: the same refusal and the same read', async () => {
+      const adminUser = (admin as { users: { user: Obj }[] }).users[0].user;
+      const dir = await cp.tempDir('exec-plugin');
+      const credential = path.join(dir, 'credential.json');
+      const pem = (field: string) => Buffer.from(adminUser[field] as string, 'base64').toString('utf8');
+      await writeFile(credential, JSON.stringify({ apiVersion: 'client.authentication.k8s.io/v1', kind: 'ExecCredential', status: { clientCertificateData: pem('client-certificate-data'), clientKeyData: pem('client-key-data') } }), { mode: 0o600 });
+      const plugin = path.join(dir, 'plugin.sh');
+      await writeFile(plugin, `#!/bin/sh\nexec cat '${credential}'\n`);
+      await chmod(plugin, 0o755);
+      const exec = { apiVersion: 'client.authentication.k8s.io/v1', command: plugin, interactiveMode: 'Never' };
+      const asSa = await readAs(await kubeconfigAs('exec-as-sa', { exec, as: sa }));
+      assert.match(asSa.via, /^client-node \(user "e2e-admin" has exec\)$/);
+      assert.match(asSa.error ?? '', new RegExp(`^HTTP 403: .* User "${sa}" cannot get resource "customresourcedefinitions"`));
+      const withGroup = await readAs(await kubeconfigAs('exec-as-sa-group', { exec, as: sa, 'as-groups': ['tjw-crd-readers'] }));
+      assert.equal(withGroup.error, undefined);
+      assert.equal((withGroup.crd?.metadata as Obj | undefined)?.name, 'trainjobs.trainer.kubeflow.org');
+    });
   });
 
   it('7. kubectl is within the API server\'s skew (built from the same module)', async () => {
