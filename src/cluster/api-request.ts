@@ -8,6 +8,7 @@
 import http from 'node:http';
 import https from 'node:https';
 import type { ApiConnection, TlsMaterial } from './connection.ts';
+import { Slots } from './slots.ts';
 
 /** Connections kept to the API server, in use and idle: the requests in flight beyond it queue. */
 export const MAX_API_SOCKETS = 8;
@@ -88,6 +89,8 @@ function target(url: URL, proxy: URL | undefined): { url: URL; path?: string; he
 export function apiClient(connection: ApiConnection, options: { headers?: Record<string, string | string[]> } = {}): ApiClient {
   const { server, proxyUrl } = connection;
   let pool: Pool | undefined;
+  // The requests in flight, whatever the agent: a proxy tunnel is counted by its agent only once up.
+  const slots = new Slots(MAX_API_SOCKETS);
 
   const poolFor = async (tls: TlsMaterial): Promise<Pool> => {
     if (pool && sameTls(pool.tls, tls)) return pool;
@@ -130,25 +133,34 @@ export function apiClient(connection: ApiConnection, options: { headers?: Record
     return { to, headers, pool: await poolFor(tls) };
   };
 
+  const requestInSlot = async (path: string, { method = 'GET', body, signal, maxBytes }: ApiRequestOptions): Promise<ApiResponse> => {
+    const { to, headers, pool: p } = await prepare(path, signal);
+    const payload = body === undefined ? undefined : Buffer.from(JSON.stringify(body));
+    if (payload) Object.assign(headers, { 'content-type': 'application/json', 'content-length': String(payload.length) });
+    p.inFlight++;
+    const once = () => exchange({ ...to, method, agent: p.agent, headers, payload, signal, maxBytes });
+    try {
+      try {
+        return await once();
+      } catch (err) {
+        // A kept-alive connection the server closed just as it was reused: Node's advice is to
+        // retry once (not a create, which may have happened).
+        if ((err as { reusedSocket?: boolean }).reusedSocket && (err as NodeJS.ErrnoException).code === 'ECONNRESET' && !signal.aborted && method !== 'POST') return await once();
+        throw err;
+      }
+    } finally {
+      release(p);
+    }
+  };
+
   return {
     server,
-    async request(path, { method = 'GET', body, signal, maxBytes }) {
-      const { to, headers, pool: p } = await prepare(path, signal);
-      const payload = body === undefined ? undefined : Buffer.from(JSON.stringify(body));
-      if (payload) Object.assign(headers, { 'content-type': 'application/json', 'content-length': String(payload.length) });
-      p.inFlight++;
-      const once = () => exchange({ ...to, method, agent: p.agent, headers, payload, signal, maxBytes });
+    async request(path, options) {
+      await slots.acquire(options.signal);
       try {
-        try {
-          return await once();
-        } catch (err) {
-          // A kept-alive connection the server closed just as it was reused: Node's advice is to
-          // retry once (not a create, which may have happened).
-          if ((err as { reusedSocket?: boolean }).reusedSocket && (err as NodeJS.ErrnoException).code === 'ECONNRESET' && !signal.aborted && method !== 'POST') return await once();
-          throw err;
-        }
+        return await requestInSlot(path, options);
       } finally {
-        release(p);
+        slots.release();
       }
     },
     async stream(path, signal) {

@@ -5,7 +5,7 @@
 import { createSecureContext } from 'node:tls';
 import type { ClusterAccess } from '../config/serve.ts';
 import { apiClient, type ApiClient } from './api-request.ts';
-import { directConnection, type ApiConnection } from './connection.ts';
+import { checkCertificateAuthority, directConnection, type ApiConnection } from './connection.ts';
 import { impersonationHeaders } from './impersonation.ts';
 import { inClusterAccess, loadKubeconfigFile } from './kube-access.ts';
 
@@ -41,7 +41,7 @@ async function usableTls(connection: ApiConnection, file: string): Promise<void>
     const { tls } = await connection.material();
     if (connection.server.protocol !== 'https:') return;
     // Node skips a CA without a PEM certificate silently: every call would then fail to verify.
-    if (tls.ca && !tls.ca.includes('-----BEGIN CERTIFICATE-----')) throw new Error('the certificate authority holds no PEM certificate');
+    if (tls.ca) checkCertificateAuthority(tls.ca);
     createSecureContext({ ca: tls.ca, cert: tls.cert, key: tls.key });
   } catch (err) {
     throw new Error(`--kubeconfig ${file}: the TLS material is not usable: ${(err as Error).message.split('\n')[0]}`);

@@ -4,7 +4,9 @@
 // certificates are picked up. A re-read that fails keeps the last good value, as client-go does:
 // a token file read empty is refused (transport/token_source.go), and the client certificate and
 // key are read as a pair that TLS must accept (transport/cert_rotation.go), so a pair caught
-// between the writes of a rotation is never used.
+// between the writes of a rotation is never used. The CA (client-go reads it once) must hold whole
+// certificates, so a CA file caught half written never becomes the trust.
+import { X509Certificate } from 'node:crypto';
 import { readFile } from 'node:fs/promises';
 import { createSecureContext } from 'node:tls';
 import type { KubeAccess, Source } from './kube-access.ts';
@@ -51,10 +53,25 @@ function cached<T>(read: () => Promise<T>, now: () => number): () => Promise<T> 
 
 const bytesOf = (source: Source) => ('data' in source ? Promise.resolve(source.data) : readFile(source.file));
 
-function reader(source: Source | undefined, now: () => number): (() => Promise<Buffer>) | undefined {
-  if (!source) return undefined;
+const BEGIN = '-----BEGIN CERTIFICATE-----';
+
+/** A CA bundle TLS can trust: at least one PEM certificate, every one whole (Node skips a torn block silently). */
+export function checkCertificateAuthority(ca: Buffer): void {
+  const text = ca.toString('latin1');
+  const blocks = text.match(/-----BEGIN CERTIFICATE-----[\s\S]*?-----END CERTIFICATE-----/g) ?? [];
+  if (blocks.length === 0) throw new Error('the certificate authority holds no PEM certificate');
+  if (blocks.length !== text.split(BEGIN).length - 1) throw new Error('the certificate authority holds a certificate cut short');
+  for (const block of blocks) new X509Certificate(block);
+}
+
+/** The CA, re-read as it rotates; a read that is not a whole bundle keeps the last good one. */
+function trustIn(source: Source, now: () => number): () => Promise<Buffer> {
   if ('data' in source) return async () => source.data;
-  return cached(() => readFile(source.file), now);
+  return cached(async () => {
+    const ca = await readFile(source.file);
+    checkCertificateAuthority(ca);
+    return ca;
+  }, now);
 }
 
 /** The client certificate and key, read together; a pair TLS refuses ("key values mismatch") is an error. */
@@ -79,7 +96,7 @@ export function directConnection(access: KubeAccess, now: () => number = Date.no
   const server = new URL(access.server);
   // client-go sends credentials only over TLS (rest.IsConfigTransportTLS).
   const secure = server.protocol === 'https:';
-  const ca = reader(access.ca, now);
+  const ca = access.ca ? trustIn(access.ca, now) : undefined;
   const pair = access.cert && access.key ? keyPair(access.cert, access.key, now) : undefined;
   const tokenFile = access.tokenFile ? tokenIn(access.tokenFile, now) : undefined;
   const basic = access.basic ? `Basic ${Buffer.from(`${access.basic.username}:${access.basic.password}`).toString('base64')}` : undefined;

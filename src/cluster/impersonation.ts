@@ -55,16 +55,23 @@ export function headerKeyEscape(key: string): string {
   return out;
 }
 
+/**
+ * A header value as its UTF-8 bytes, as Go sends a string: Node writes a header string one byte
+ * per character (Latin-1), so "josé" would leave as another name and a character past U+00FF
+ * would throw on every request.
+ */
+const utf8Bytes = (v: string) => Buffer.from(v, 'utf8').toString('latin1');
+
 /** The request headers for `imp` (a header with several values is sent once per value). */
 export function impersonationHeaders(imp: Impersonation | undefined): Record<string, string | string[]> {
   if (!imp) return {};
-  const headers: Record<string, string | string[]> = { 'impersonate-user': imp.user };
-  if (imp.uid !== undefined) headers['impersonate-uid'] = imp.uid;
-  if (imp.groups.length > 0) headers['impersonate-group'] = imp.groups;
+  const headers: Record<string, string | string[]> = { 'impersonate-user': utf8Bytes(imp.user) };
+  if (imp.uid !== undefined) headers['impersonate-uid'] = utf8Bytes(imp.uid);
+  if (imp.groups.length > 0) headers['impersonate-group'] = imp.groups.map(utf8Bytes);
   for (const [k, vs] of imp.extra) {
     if (vs.length === 0) continue;
     const name = `impersonate-extra-${headerKeyEscape(k)}`;
-    headers[name] = [...((headers[name] as string[] | undefined) ?? []), ...vs];
+    headers[name] = [...((headers[name] as string[] | undefined) ?? []), ...vs.map(utf8Bytes)];
   }
   return headers;
 }

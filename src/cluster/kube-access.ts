@@ -151,6 +151,14 @@ export function accessFromKubeconfig(doc: unknown, dir: string): LoadedAccess {
     } catch {
       throw new Error(`${cw}: proxy-url "${proxyUrl.slice(0, 100)}" is not a URL`);
     }
+    // Go's url.Parse refuses a bad escape; here it would fail every call ("URI malformed").
+    const { username, password } = new URL(proxyUrl);
+    try {
+      decodeURIComponent(username);
+      decodeURIComponent(password);
+    } catch {
+      throw new Error(`${cw}: proxy-url has an invalid URL escape in its credentials`);
+    }
     if (!PROXY_SCHEMES.includes(scheme)) throw new Error(`${cw}: proxy-url scheme "${scheme.slice(0, 20)}" is not supported: ${PROXY_SCHEMES.map((p) => p.slice(0, -1)).join(', ')}`);
   }
   const impersonate = impersonationOf(user, uw);

@@ -5,13 +5,26 @@
 // net/http does. Loaded only when a kubeconfig names a proxy.
 import http from 'node:http';
 import https from 'node:https';
-import { isIPv6, type Socket } from 'node:net';
+import { isIP, isIPv6, type Socket } from 'node:net';
 import type { Duplex } from 'node:stream';
 import { SocksProxyAgent } from 'socks-proxy-agent';
 
 export function proxyAgent(proxy: URL, options: http.AgentOptions & Record<string, unknown>): http.Agent {
-  if (proxy.protocol.startsWith('socks')) return new SocksProxyAgent(proxy, options);
+  if (proxy.protocol.startsWith('socks')) return new SocksProxyAgent(remoteNames(proxy), options);
   return new ConnectTunnelAgent(proxy, options);
+}
+
+/**
+ * Go's SOCKS5 dialer hands the host name to the proxy ("socks5 is treated the same as socks5h"):
+ * kubectl through `ssh -D` reaches a name only the far side resolves. socks-proxy-agent resolves
+ * socks5:// names locally, so it is given socks5h://. socks4:// stays local (SOCKS4 carries only
+ * an address; socks4a:// is its remote form).
+ */
+function remoteNames(proxy: URL): URL {
+  if (proxy.protocol !== 'socks5:') return proxy;
+  const remote = new URL(proxy.href);
+  remote.protocol = 'socks5h:';
+  return remote;
 }
 
 /** `host:port` as an authority: an IPv6 literal in brackets (RFC 3986 §3.2.2), as Go sends it. */
@@ -47,7 +60,8 @@ class ConnectTunnelAgent extends https.Agent {
       headers,
       agent: false,
       timeout: options.timeout ?? 0,
-      ...(secure && !isIPv6(proxyHost) ? { servername: proxyHost } : {}),
+      // An IP is no TLS server name (RFC 6066; Node warns, DEP0123).
+      ...(secure && !isIP(proxyHost) ? { servername: proxyHost } : {}),
     });
     connect.once('connect', (response, socket: Socket) => {
       connect.removeAllListeners();

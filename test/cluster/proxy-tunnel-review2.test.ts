@@ -73,7 +73,7 @@ describe('review 2: the CONNECT tunnel agent', () => {
     }
   });
 
-  it(`12 concurrent reads through an HTTP proxy open at most ${MAX_API_SOCKETS} tunnels (as direct and through SOCKS)`, { todo: 'review finding' }, async () => {
+  it(`12 concurrent reads through an HTTP proxy open at most ${MAX_API_SOCKETS} tunnels (as direct and through SOCKS)`, async () => {
     const client = apiClient(directConnection({ server: apiUrl, proxyUrl, ca: { data: Buffer.from(ca.certPem) }, insecureSkipTlsVerify: false }));
     connects = 0;
     tlsSessions = 0;
@@ -101,7 +101,7 @@ describe('review 2: a proxy-url with a bad percent escape in its credentials', (
   });
 
   for (const server of ['https://127.0.0.1:6443', 'http://127.0.0.1:8080']) {
-    it(`is refused at load in one line naming proxy-url (client-go: invalid URL escape), not "URI malformed" on every call (${server.split(':')[0]} server)`, { todo: 'review finding' }, async () => {
+    it(`is refused at load in one line naming proxy-url (client-go: invalid URL escape), not "URI malformed" on every call (${server.split(':')[0]} server)`, async () => {
       const file = path.join(dir, `${server.split(':')[0]}.kubeconfig`);
       await writeFile(file, `clusters: [{name: k, cluster: {server: "${server}", proxy-url: "http://user:p%zz@127.0.0.1:3128", insecure-skip-tls-verify: true}}]\ncontexts: [{name: c, context: {cluster: k, user: u}}]\ncurrent-context: c\nusers: [{name: u, user: {token: t}}]\n`);
       await assert.rejects(connectCluster({ mode: 'kubeconfig', path: file }), { message: /^--kubeconfig \S+: .*proxy-url[^\n]*$/ });
@@ -124,7 +124,7 @@ describe('review 2: an https:// proxy named by an IPv4 address', () => {
     proxy.close();
   });
 
-  it('the CONNECT over TLS sends no IP as servername: no DEP0123 warning on stderr', { todo: 'review finding' }, async () => {
+  it('the CONNECT over TLS sends no IP as servername: no DEP0123 warning on stderr', async () => {
     const warnings: string[] = [];
     const onWarning = (w: Error & { code?: string }) => warnings.push(`${w.code}: ${w.message}`);
     process.on('warning', onWarning);

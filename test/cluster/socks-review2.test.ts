@@ -67,7 +67,7 @@ describe('review 2: a socks5:// proxy-url and a server name only the proxy can r
       maxBytes: 1024,
     });
 
-  it('socks5://: the name goes to the proxy and the call succeeds, as with client-go ("socks5 is treated the same as socks5h")', { todo: 'review finding' }, async () => {
+  it('socks5://: the name goes to the proxy and the call succeeds, as with client-go ("socks5 is treated the same as socks5h")', async () => {
     asked.length = 0;
     assert.equal((await call('socks5')).status, 200);
     assert.deepEqual(asked, [FAR_NAME]);
