@@ -9,9 +9,9 @@ import { isIP, isIPv6, type Socket } from 'node:net';
 import type { Duplex } from 'node:stream';
 import { SocksProxyAgent } from 'socks-proxy-agent';
 
-export function proxyAgent(proxy: URL, options: http.AgentOptions & Record<string, unknown>): http.Agent {
+export function proxyAgent(proxy: URL, options: http.AgentOptions & Record<string, unknown>, connectTimeoutMs = CONNECT_TIMEOUT_MS): http.Agent {
   if (proxy.protocol.startsWith('socks')) return new SocksProxyAgent(remoteNames(proxy), options);
-  return new ConnectTunnelAgent(proxy, options);
+  return new ConnectTunnelAgent(proxy, options, connectTimeoutMs);
 }
 
 /**
@@ -27,6 +27,9 @@ function remoteNames(proxy: URL): URL {
   return remote;
 }
 
+/** A proxy that never answers CONNECT fails the request after this (a watch's agent has no idle timeout). */
+const CONNECT_TIMEOUT_MS = 30_000;
+
 /** `host:port` as an authority: an IPv6 literal in brackets (RFC 3986 §3.2.2), as Go sends it. */
 export function authority(host: string, port: number | string): string {
   return `${isIPv6(host) ? `[${host}]` : host}:${port}`;
@@ -38,10 +41,12 @@ export function authority(host: string, port: number | string): string {
  */
 class ConnectTunnelAgent extends https.Agent {
   readonly #proxy: URL;
+  readonly #connectTimeoutMs: number;
 
-  constructor(proxy: URL, options: https.AgentOptions) {
+  constructor(proxy: URL, options: https.AgentOptions, connectTimeoutMs: number) {
     super(options);
     this.#proxy = proxy;
+    this.#connectTimeoutMs = connectTimeoutMs;
   }
 
   override createConnection(options: https.RequestOptions & { host: string; port: number; timeout?: number }, callback: (err: Error | null, socket?: Duplex) => void): undefined {
@@ -59,7 +64,7 @@ class ConnectTunnelAgent extends https.Agent {
       setHost: false,
       headers,
       agent: false,
-      timeout: options.timeout ?? 0,
+      timeout: options.timeout || this.#connectTimeoutMs,
       // An IP is no TLS server name (RFC 6066; Node warns, DEP0123).
       ...(secure && !isIP(proxyHost) ? { servername: proxyHost } : {}),
     });
