@@ -5,7 +5,7 @@
 import { createSecureContext } from 'node:tls';
 import type { ClusterAccess } from '../config/serve.ts';
 import { apiClient, type ApiClient } from './api-request.ts';
-import { checkCertificateAuthority, directConnection, type ApiConnection } from './connection.ts';
+import { directConnection, type ApiConnection } from './connection.ts';
 import { impersonationHeaders } from './impersonation.ts';
 import { inClusterAccess, loadKubeconfigFile } from './kube-access.ts';
 
@@ -40,8 +40,6 @@ async function usableTls(connection: ApiConnection, file: string): Promise<void>
   try {
     const { tls } = await connection.material();
     if (connection.server.protocol !== 'https:') return;
-    // Node skips a CA without a PEM certificate silently: every call would then fail to verify.
-    if (tls.ca) checkCertificateAuthority(tls.ca);
     createSecureContext({ ca: tls.ca, cert: tls.cert, key: tls.key });
   } catch (err) {
     throw new Error(`--kubeconfig ${file}: the TLS material is not usable: ${(err as Error).message.split('\n')[0]}`);

@@ -53,24 +53,42 @@ function cached<T>(read: () => Promise<T>, now: () => number): () => Promise<T> 
 
 const bytesOf = (source: Source) => ('data' in source ? Promise.resolve(source.data) : readFile(source.file));
 
-const BEGIN = '-----BEGIN CERTIFICATE-----';
+const PEM_CERTIFICATE = /-----BEGIN CERTIFICATE-----\r?\n([\s\S]*?)-----END CERTIFICATE-----/g;
 
-/** A CA bundle TLS can trust: at least one PEM certificate, every one whole (Node skips a torn block silently). */
-export function checkCertificateAuthority(ca: Buffer): void {
-  const text = ca.toString('latin1');
-  const blocks = text.match(/-----BEGIN CERTIFICATE-----[\s\S]*?-----END CERTIFICATE-----/g) ?? [];
-  if (blocks.length === 0) throw new Error('the certificate authority holds no PEM certificate');
-  if (blocks.length !== text.split(BEGIN).length - 1) throw new Error('the certificate authority holds a certificate cut short');
-  for (const block of blocks) new X509Certificate(block);
+/**
+ * The certificates a CA bundle holds, as Go's CertPool.AppendCertsFromPEM takes them: the
+ * CERTIFICATE blocks without headers that parse, the others skipped; none is an error ("failed
+ * to append certificates" in client-go). TLS gets only these (Node would choke on a bad block).
+ */
+export function trustedCertificates(ca: Buffer): Buffer {
+  const good: string[] = [];
+  for (const [block, body] of ca.toString('latin1').matchAll(PEM_CERTIFICATE)) {
+    if (body.includes(':')) continue; // a block with headers (Proc-Type: ...), which Go skips
+    try {
+      new X509Certificate(block);
+      good.push(block);
+    } catch {
+      // not a certificate: skipped, as Go does
+    }
+  }
+  if (good.length === 0) throw new Error('the certificate authority holds no PEM certificate');
+  return Buffer.from(`${good.join('\n')}\n`, 'latin1');
 }
 
-/** The CA, re-read as it rotates; a read that is not a whole bundle keeps the last good one. */
+/**
+ * The CA, re-read as it rotates. A re-read with a block cut short (a file caught half written)
+ * keeps the last good CA: client-go reads it once, so it never trusts a torn one.
+ */
 function trustIn(source: Source, now: () => number): () => Promise<Buffer> {
-  if ('data' in source) return async () => source.data;
+  if ('data' in source) {
+    let certificates: Buffer | undefined;
+    return async () => (certificates ??= trustedCertificates(source.data));
+  }
   return cached(async () => {
     const ca = await readFile(source.file);
-    checkCertificateAuthority(ca);
-    return ca;
+    const text = ca.toString('latin1');
+    if (text.split('-----BEGIN CERTIFICATE-----').length !== text.split('-----END CERTIFICATE-----').length) throw new Error(`the certificate authority ${source.file} holds a certificate cut short`);
+    return trustedCertificates(ca);
   }, now);
 }
 
