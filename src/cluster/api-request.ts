@@ -8,6 +8,7 @@
 import http from 'node:http';
 import https from 'node:https';
 import type { ApiConnection, TlsMaterial } from './connection.ts';
+import { proxyAuthorization } from './proxy-credentials.ts';
 import { Slots } from './slots.ts';
 
 /** Connections kept to the API server, in use and idle: the requests in flight beyond it queue. */
@@ -78,7 +79,8 @@ async function agentFor(server: URL, proxy: URL | undefined, tls: TlsMaterial, o
 function target(url: URL, proxy: URL | undefined): { url: URL; path?: string; headers: Record<string, string> } {
   if (!proxy || url.protocol === 'https:' || isSocks(proxy)) return { url, headers: {} };
   const headers: Record<string, string> = { host: url.host };
-  if (proxy.username || proxy.password) headers['proxy-authorization'] = `Basic ${Buffer.from(`${decodeURIComponent(proxy.username)}:${decodeURIComponent(proxy.password)}`).toString('base64')}`;
+  const authorization = proxyAuthorization(proxy);
+  if (authorization) headers['proxy-authorization'] = authorization;
   return { url: new URL(proxy.origin), path: url.href, headers };
 }
 

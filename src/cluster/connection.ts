@@ -53,7 +53,9 @@ function cached<T>(read: () => Promise<T>, now: () => number): () => Promise<T> 
 
 const bytesOf = (source: Source) => ('data' in source ? Promise.resolve(source.data) : readFile(source.file));
 
-const PEM_CERTIFICATE = /-----BEGIN CERTIFICATE-----\r?\n([\s\S]*?)-----END CERTIFICATE-----/g;
+// Go's pem.Decode: spaces and tabs may end the BEGIN line; a torn block before a whole one leaves
+// the whole one (the body holds no other BEGIN).
+const PEM_CERTIFICATE = /-----BEGIN CERTIFICATE-----[ \t]*\r?\n((?:(?!-----BEGIN )[\s\S])*?)-----END CERTIFICATE-----/g;
 
 /**
  * The certificates a CA bundle holds, as Go's CertPool.AppendCertsFromPEM takes them: the

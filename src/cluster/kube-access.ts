@@ -14,6 +14,7 @@ import { open, readFile } from 'node:fs/promises';
 import { isIPv6 } from 'node:net';
 import path from 'node:path';
 import { impersonationOf, type Impersonation } from './impersonation.ts';
+import { proxyCredentialsProblem } from './proxy-credentials.ts';
 
 /** Bytes given inline (base64 in the kubeconfig) or a file, read again as it rotates. */
 export type Source = { data: Buffer } | { file: string };
@@ -151,14 +152,9 @@ export function accessFromKubeconfig(doc: unknown, dir: string): LoadedAccess {
     } catch {
       throw new Error(`${cw}: proxy-url "${proxyUrl.slice(0, 100)}" is not a URL`);
     }
-    // Go's url.Parse refuses a bad escape; here it would fail every call ("URI malformed").
-    const { username, password } = new URL(proxyUrl);
-    try {
-      decodeURIComponent(username);
-      decodeURIComponent(password);
-    } catch {
-      throw new Error(`${cw}: proxy-url has an invalid URL escape in its credentials`);
-    }
+    // Go's url.Parse refuses a bad escape; here it would fail every call.
+    const problem = proxyCredentialsProblem(new URL(proxyUrl));
+    if (problem) throw new Error(`${cw}: ${problem}`);
     if (!PROXY_SCHEMES.includes(scheme)) throw new Error(`${cw}: proxy-url scheme "${scheme.slice(0, 20)}" is not supported: ${PROXY_SCHEMES.map((p) => p.slice(0, -1)).join(', ')}`);
   }
   const impersonate = impersonationOf(user, uw);

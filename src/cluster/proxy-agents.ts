@@ -8,6 +8,7 @@ import https from 'node:https';
 import { isIP, isIPv6, type Socket } from 'node:net';
 import type { Duplex } from 'node:stream';
 import { SocksProxyAgent } from 'socks-proxy-agent';
+import { proxyAuthorization } from './proxy-credentials.ts';
 
 export function proxyAgent(proxy: URL, options: http.AgentOptions & Record<string, unknown>, connectTimeoutMs = CONNECT_TIMEOUT_MS): http.Agent {
   if (proxy.protocol.startsWith('socks')) return new SocksProxyAgent(remoteNames(proxy), options);
@@ -53,7 +54,8 @@ class ConnectTunnelAgent extends https.Agent {
     const proxy = this.#proxy;
     const target = authority(options.host, options.port);
     const headers: Record<string, string> = { host: target };
-    if (proxy.username || proxy.password) headers['proxy-authorization'] = `Basic ${Buffer.from(`${decodeURIComponent(proxy.username)}:${decodeURIComponent(proxy.password)}`).toString('base64')}`;
+    const authorization = proxyAuthorization(proxy);
+    if (authorization) headers['proxy-authorization'] = authorization;
     const proxyHost = proxy.hostname.replace(/^\[(.*)\]$/, '$1');
     const secure = proxy.protocol === 'https:';
     const connect = (secure ? https : http).request({

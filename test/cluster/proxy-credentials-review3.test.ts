@@ -51,7 +51,7 @@ describe('review 3: proxy-url credentials with an escape that is not UTF-8', () 
   ];
   for (const [name, userinfo, raw] of cases) {
     for (const server of ['https://127.0.0.1:6443', 'http://127.0.0.1:8080']) {
-      it(`${name} (${userinfo}) loads as client-go loads it and its bytes go in Proxy-Authorization (${server.split(':')[0]} server)`, { todo: 'review finding' }, async () => {
+      it(`${name} (${userinfo}) loads as client-go loads it and its bytes go in Proxy-Authorization (${server.split(':')[0]} server)`, async () => {
         const file = path.join(dir, `${server.split(':')[0]}-${userinfo.replace(/\W/g, '')}.kubeconfig`);
         const tls = server.startsWith('https') ? ', insecure-skip-tls-verify: true' : '';
         await writeFile(file, `clusters: [{name: k, cluster: {server: "${server}", proxy-url: "http://${userinfo}@127.0.0.1:${proxyPort}"${tls}}}]\ncontexts: [{name: c, context: {cluster: k, user: u}}]\ncurrent-context: c\nusers: [{name: u, user: {token: t}}]\n`);

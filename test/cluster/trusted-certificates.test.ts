@@ -25,6 +25,8 @@ describe('trustedCertificates', () => {
     ['a block that does not parse among good ones (skipped, as Go)', () => `${a}\n${bad}\n${b}\n`, ['CN=ca-a', 'CN=ca-b']],
     ['a block with headers (skipped, as Go)', () => `${withHeaders()}\n${b}\n`, ['CN=ca-b']],
     ['another PEM type beside a certificate', () => `-----BEGIN X509 CRL-----\nAAAA\n-----END X509 CRL-----\n${a}\n`, ['CN=ca-a']],
+    ['a BEGIN line ending in spaces and a tab (pem.Decode trims them)', () => a.replace('-----BEGIN CERTIFICATE-----\n', '-----BEGIN CERTIFICATE-----  \t\n'), ['CN=ca-a']],
+    ['a block cut short before a whole one (the whole one kept, as pem.Decode)', () => `${a.slice(0, a.length / 2)}\n${b}\n`, ['CN=ca-b']],
   ];
   for (const [name, bundle, expected] of cases) {
     it(`keeps ${name}`, () => assert.deepEqual(subjects(trustedCertificates(Buffer.from(bundle()))).map((s) => s.trim()), expected));
