@@ -18,13 +18,13 @@
 // control below), as client-go refuses it ("unable to load root certificates").
 import assert from 'node:assert/strict';
 import { mkdtemp, rm, writeFile } from 'node:fs/promises';
-import { createServer, type Server } from 'node:https';
+import type { Server } from 'node:https';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import { connectCluster } from '../../src/cluster/connect.ts';
-import { createCA, issueServingCert, type CertificateAuthority } from '../harness/pki.ts';
-import { listen } from './support/loopback.ts';
+import type { CertificateAuthority } from '../harness/pki.ts';
+import { tlsApiServer } from './support/loopback.ts';
 
 /** A CERTIFICATE block whose body is no certificate (3 zero bytes): x509.ParseCertificate fails, Go skips it. */
 const GARBLED = '-----BEGIN CERTIFICATE-----\nAAAA\n-----END CERTIFICATE-----\n';
@@ -37,10 +37,7 @@ describe('review 3: a CA bundle with one certificate that does not parse among g
 
   before(async () => {
     dir = await mkdtemp(path.join(tmpdir(), 'tjw-review3-ca-'));
-    ca = await createCA();
-    const serving = await issueServingCert(ca, 'apiserver');
-    server = createServer({ cert: serving.certPem, key: serving.keyPem }, (_req, res) => res.writeHead(200, { 'content-type': 'application/json' }).end('{}'));
-    url = `https://127.0.0.1:${await listen(server)}`;
+    ({ ca, server, url } = await tlsApiServer());
   });
   after(async () => {
     server.closeAllConnections();

@@ -8,14 +8,14 @@
 // the pair and the token do.
 import assert from 'node:assert/strict';
 import { mkdtemp, rm, writeFile } from 'node:fs/promises';
-import { createServer, type Server } from 'node:https';
+import type { Server } from 'node:https';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import { apiClient } from '../../src/cluster/api-request.ts';
 import { directConnection, REREAD_MS } from '../../src/cluster/connection.ts';
-import { createCA, issueServingCert, type CertificateAuthority } from '../harness/pki.ts';
-import { listen } from './support/loopback.ts';
+import { createCA, type CertificateAuthority } from '../harness/pki.ts';
+import { tlsApiServer } from './support/loopback.ts';
 
 describe('review 2: a CA file re-read while it is being written', () => {
   let dir = '';
@@ -25,10 +25,7 @@ describe('review 2: a CA file re-read while it is being written', () => {
 
   before(async () => {
     dir = await mkdtemp(path.join(tmpdir(), 'tjw-review2-ca-'));
-    ca = await createCA();
-    const serving = await issueServingCert(ca, 'apiserver');
-    server = createServer({ cert: serving.certPem, key: serving.keyPem }, (_req, res) => res.writeHead(200, { 'content-type': 'application/json' }).end('{}'));
-    url = `https://127.0.0.1:${await listen(server)}`;
+    ({ ca, server, url } = await tlsApiServer());
   });
   after(async () => {
     server.closeAllConnections();

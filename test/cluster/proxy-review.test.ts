@@ -8,12 +8,12 @@
 import assert from 'node:assert/strict';
 import { createServer as createHttpServer, type IncomingMessage, type Server } from 'node:http';
 import { createServer as createHttpsServer } from 'node:https';
-import { connect, type Socket } from 'node:net';
+import type { Socket } from 'node:net';
 import { after, before, describe, it } from 'node:test';
 import { apiClient } from '../../src/cluster/api-request.ts';
 import { directConnection } from '../../src/cluster/connection.ts';
 import { createCA, issueServingCert, type CertificateAuthority } from '../harness/pki.ts';
-import { listen } from './support/loopback.ts';
+import { listen, tunnel } from './support/loopback.ts';
 
 describe('review: an IPv6 API server behind an HTTP proxy', () => {
   let ca: CertificateAuthority;
@@ -44,13 +44,7 @@ describe('review: an IPv6 API server behind an HTTP proxy', () => {
       } catch {
         return void client.end('HTTP/1.1 400 Bad Request\r\n\r\n');
       }
-      const upstream = connect(Number(target.port), target.hostname.replace(/^\[|\]$/g, ''), () => {
-        client.write('HTTP/1.1 200 Connection Established\r\n\r\n');
-        upstream.write(head);
-        client.pipe(upstream).pipe(client);
-      });
-      upstream.on('error', () => client.destroy());
-      client.on('error', () => upstream.destroy());
+      tunnel(client, head, target.hostname.replace(/^\[|\]$/g, ''), Number(target.port));
     });
     proxyUrl = `http://127.0.0.1:${await listen(proxy)}`;
   });

@@ -27,7 +27,7 @@ import assert from 'node:assert/strict';
 import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { createServer as createHttpServer, type IncomingMessage, type Server } from 'node:http';
 import { createServer as createHttpsServer, type Server as HttpsServer } from 'node:https';
-import { connect, type Socket } from 'node:net';
+import type { Socket } from 'node:net';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { after, before, describe, it } from 'node:test';
@@ -35,7 +35,7 @@ import { apiClient, MAX_API_SOCKETS } from '../../src/cluster/api-request.ts';
 import { connectCluster } from '../../src/cluster/connect.ts';
 import { directConnection } from '../../src/cluster/connection.ts';
 import { createCA, issueServingCert, type CertificateAuthority } from '../harness/pki.ts';
-import { listen } from './support/loopback.ts';
+import { listen, tunnel } from './support/loopback.ts';
 
 describe('review 2: the CONNECT tunnel agent', () => {
   let ca: CertificateAuthority;
@@ -56,13 +56,7 @@ describe('review 2: the CONNECT tunnel agent', () => {
     proxy.on('connect', (req: IncomingMessage, client: Socket, head: Buffer) => {
       connects++;
       const [host, port] = (req.url ?? '').split(':');
-      const upstream = connect(Number(port), host, () => {
-        client.write('HTTP/1.1 200 Connection Established\r\n\r\n');
-        upstream.write(head);
-        client.pipe(upstream).pipe(client);
-      });
-      upstream.on('error', () => client.destroy());
-      client.on('error', () => upstream.destroy());
+      tunnel(client, head, host, Number(port));
     });
     proxyUrl = `http://127.0.0.1:${await listen(proxy)}`;
   });

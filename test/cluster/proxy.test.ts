@@ -13,7 +13,7 @@ import { directConnection } from '../../src/cluster/connection.ts';
 import { jobSetReader } from '../../src/cluster/jobsets.ts';
 import type { KubeAccess } from '../../src/cluster/kube-access.ts';
 import { createCA, issueServingCert, type CertificateAuthority } from '../harness/pki.ts';
-import { forwardingProxy, listen } from './support/loopback.ts';
+import { forwardingProxy, listen, tunnel } from './support/loopback.ts';
 
 const CAP = 16 * 1024;
 const job = (i: number) => ({ metadata: { name: `node-${i}`, annotations: { note: 'x'.repeat(1024) } }, status: { active: 1 } });
@@ -79,13 +79,7 @@ describe('proxy-url on the direct path', () => {
     httpProxy.on('connect', (req: IncomingMessage, client: Socket, head: Buffer) => {
       proxied.connect++;
       const [host, port] = (req.url ?? '').split(':');
-      const upstream = connect(Number(port), host, () => {
-        client.write('HTTP/1.1 200 Connection Established\r\n\r\n');
-        upstream.write(head);
-        client.pipe(upstream).pipe(client);
-      });
-      upstream.on('error', () => client.destroy());
-      client.on('error', () => upstream.destroy());
+      tunnel(client, head, host, Number(port));
     });
     httpProxyUrl = `http://127.0.0.1:${await listen(httpProxy)}`;
     socks = socks5(() => proxied.socks++);
