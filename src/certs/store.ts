@@ -3,7 +3,7 @@
 // name each object (resourceNames) and nothing else is readable.
 import type { ApiClient } from '../cluster/api-request.ts';
 import { jsonApi } from '../cluster/api-json.ts';
-import { followWatch } from '../cluster/api-watch.ts';
+import { followWatch, reportingTo } from '../cluster/api-watch.ts';
 import { describeError, orUndefinedIfNotFound, statusCode } from '../cluster/errors.ts';
 import type { CertMaterial } from './assess.ts';
 import { WEBHOOK_CONFIG_PLURALS, type WebhookConfigRef } from './inject.ts';
@@ -114,16 +114,5 @@ export function kubernetesCertStore(client: ApiClient, secret: SecretRef, webhoo
 
 /** A watch on one object by name, re-established with backoff when it ends. */
 function watchByName(client: ApiClient, path: string, name: string, onChange: () => void, onError: (message: string) => void): () => void {
-  return followWatch(
-    client,
-    path,
-    { fieldSelector: `metadata.name=${name}` },
-    {
-      onEvent: () => onChange(),
-      onMalformed: (reason) => onError(`watch on ${path} ${name}: ${reason}`),
-      onEnded: (reason, retryMs) => {
-        if (reason) onError(`watch on ${path} ${name} ended: ${reason}; retrying in ${retryMs} ms`);
-      },
-    },
-  );
+  return followWatch(client, path, { fieldSelector: `metadata.name=${name}` }, { onEvent: () => onChange(), ...reportingTo(`${path} ${name}`, onError) });
 }

@@ -75,13 +75,22 @@ async function agentFor(server: URL, proxy: URL | undefined, tls: TlsMaterial, o
   return secure ? new https.Agent({ ...options, ...tls }) : new http.Agent(options);
 }
 
-/** Where a request goes and its extra headers: the server, or (absolute form) an HTTP proxy in front of an http:// server. */
-function target(url: URL, proxy: URL | undefined): { url: URL; path?: string; headers: Record<string, string> } {
-  if (!proxy || url.protocol === 'https:' || isSocks(proxy)) return { url, headers: {} };
-  const headers: Record<string, string> = { host: url.host };
+interface Target {
+  url: URL;
+  path?: string;
+  headers: Record<string, string>;
+}
+
+/**
+ * Where a request for `url` goes, decided once per client: to the server (directly or through a
+ * tunnel), or, for an http:// server behind an HTTP(S) proxy, to the proxy in absolute form.
+ */
+function router(server: URL, proxy: URL | undefined): (url: URL) => Target {
+  if (!proxy || server.protocol === 'https:' || isSocks(proxy)) return (url) => ({ url, headers: {} });
+  const proxyOrigin = new URL(proxy.origin);
   const authorization = proxyAuthorization(proxy);
-  if (authorization) headers['proxy-authorization'] = authorization;
-  return { url: new URL(proxy.origin), path: url.href, headers };
+  const headers: Record<string, string> = { host: server.host, ...(authorization ? { 'proxy-authorization': authorization } : {}) };
+  return (url) => ({ url: proxyOrigin, path: url.href, headers });
 }
 
 /**
@@ -90,6 +99,7 @@ function target(url: URL, proxy: URL | undefined): { url: URL; path?: string; he
  */
 export function apiClient(connection: ApiConnection, options: { headers?: Record<string, string | string[]> } = {}): ApiClient {
   const { server, proxyUrl } = connection;
+  const target = router(server, proxyUrl);
   let pool: Pool | undefined;
   // The requests in flight, whatever the agent: a proxy tunnel is counted by its agent only once up.
   const slots = new Slots(MAX_API_SOCKETS);
@@ -130,7 +140,7 @@ export function apiClient(connection: ApiConnection, options: { headers?: Record
     const { tls, headers: credentials } = await connection.material();
     signal.throwIfAborted();
     const url = new URL(server.pathname.replace(/\/$/, '') + path, server);
-    const to = target(url, proxyUrl);
+    const to = target(url);
     const headers: Record<string, string | string[]> = { accept: 'application/json', 'user-agent': 'trainjob-webhook', ...credentials, ...options.headers, ...to.headers };
     return { to, headers, pool: await poolFor(tls) };
   };

@@ -4,7 +4,7 @@
 // limit or a broken connection; followWatch starts it again with backoff, as client-go's
 // reflector does. A line that is not a JSON event is reported and skipped.
 import type { ApiClient } from './api-request.ts';
-import { ApiError, describeError } from './errors.ts';
+import { ApiError, describeError, describeStatus } from './errors.ts';
 import { lineSplitter } from './watch-lines.ts';
 
 export interface WatchEvent {
@@ -62,7 +62,7 @@ export async function watchOnce(client: ApiClient, path: string, query: Record<s
         const type = (event as { type?: unknown } | null)?.type;
         if (typeof type !== 'string') return handlers.onMalformed('a line that is not a watch event (no type) skipped');
         const object = (event as { object?: unknown }).object;
-        if (type === 'ERROR') return end(`ERROR event: ${describeError(statusError(object))}`);
+        if (type === 'ERROR') return end(`ERROR event: ${describeWatchError(object)}`);
         handlers.onEvent({ type, object });
       });
       res.on('data', (chunk: Buffer) => {
@@ -84,10 +84,9 @@ export async function watchOnce(client: ApiClient, path: string, query: Record<s
 }
 
 /** An ERROR event's object is a Status: its code and message. */
-function statusError(object: unknown): Error {
+function describeWatchError(object: unknown): string {
   const status = object as { code?: unknown; message?: unknown } | null;
-  const message = typeof status?.message === 'string' ? status.message : 'no message';
-  return typeof status?.code === 'number' ? new ApiError(status.code, JSON.stringify({ message }), 'watch') : new Error(message);
+  return describeStatus(typeof status?.code === 'number' ? status.code : undefined, (typeof status?.message === 'string' && status.message) || 'no message');
 }
 
 async function readSome(res: AsyncIterable<Buffer> & { destroy(): void }, max: number): Promise<string> {
@@ -110,6 +109,16 @@ async function readSome(res: AsyncIterable<Buffer> & { destroy(): void }, max: n
 export interface FollowHandlers extends WatchHandlers {
   /** A watch ended for `reason` (undefined: the server ended it); the next starts in `retryMs`. */
   onEnded(reason: string | undefined, retryMs: number): void;
+}
+
+/** A follower's trouble as one-line messages naming what is watched: a skipped line, an end and the retry. */
+export function reportingTo(what: string, onError: (message: string) => void): Pick<FollowHandlers, 'onMalformed' | 'onEnded'> {
+  return {
+    onMalformed: (reason) => onError(`watch on ${what}: ${reason}`),
+    onEnded: (reason, retryMs) => {
+      if (reason) onError(`watch on ${what} ended: ${reason}; retrying in ${retryMs} ms`);
+    },
+  };
 }
 
 export const FIRST_RETRY_MS = 1000;

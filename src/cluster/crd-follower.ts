@@ -4,7 +4,7 @@
 // one stays in force.
 import type { ApiClient } from './api-request.ts';
 import { jsonApi } from './api-json.ts';
-import { followWatch } from './api-watch.ts';
+import { followWatch, reportingTo } from './api-watch.ts';
 import { TRAINJOB_CRD } from '../webhooks/envelope.ts';
 
 export { TRAINJOB_CRD };
@@ -39,10 +39,7 @@ export function followCrd(client: ApiClient, events: CrdFollowerEvents, name = T
         if (type === 'ADDED' || type === 'MODIFIED') changed(object);
         if (type === 'DELETED') events.onError(`CRD ${name} was deleted; the last known version stays in force`);
       },
-      onMalformed: (reason) => events.onError(`watch on CRD ${name}: ${reason}`),
-      onEnded: (reason, retryMs) => {
-        if (reason) events.onError(`watch on CRD ${name} ended: ${reason}; retrying in ${retryMs} ms`);
-      },
+      ...reportingTo(`CRD ${name}`, (message) => events.onError(message)),
     },
   );
 }

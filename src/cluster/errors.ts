@@ -31,18 +31,27 @@ export async function orUndefinedIfNotFound<T>(call: Promise<T>): Promise<T | un
   }
 }
 
+/**
+ * The `message` of a Status object, the API server's reason for a refusal: '' when the body is JSON
+ * without a string message, undefined when it is not JSON.
+ */
+export function statusMessage(body: string): string | undefined {
+  try {
+    const message = (JSON.parse(body) as { message?: unknown } | null)?.message;
+    return typeof message === 'string' ? message : '';
+  } catch {
+    return undefined;
+  }
+}
+
+/** `HTTP 410: <message>`, one line, at most 300 characters of the message. */
+export function describeStatus(code: number | undefined, message: string): string {
+  return (code ? `HTTP ${code}: ` : '') + message.split('\n')[0].slice(0, 300);
+}
+
 /** A short, single-line reason for a failed API call, without response bodies that may be large. */
 export function describeError(err: unknown): string {
-  const code = statusCode(err);
   const body = (err as { body?: unknown } | null)?.body;
-  let reason = '';
-  if (typeof body === 'string') {
-    try {
-      reason = String((JSON.parse(body) as { message?: unknown }).message ?? '');
-    } catch {
-      reason = '';
-    }
-  }
-  const message = reason || (err instanceof Error ? err.message : String(err));
-  return (code ? `HTTP ${code}: ` : '') + message.split('\n')[0].slice(0, 300);
+  const reason = typeof body === 'string' ? statusMessage(body) : '';
+  return describeStatus(statusCode(err), reason || (err instanceof Error ? err.message : String(err)));
 }

@@ -6,6 +6,7 @@
 import { STATUS_CODES } from 'node:http';
 import type { JobSetRead } from '../rules/jobset-pods.ts';
 import type { ApiClient } from './api-request.ts';
+import { describeStatus, statusMessage } from './errors.ts';
 
 export const JOBSET = { group: 'jobset.x-k8s.io', version: 'v1alpha2', plural: 'jobsets' } as const;
 
@@ -46,21 +47,15 @@ function jobsOf(list: unknown): unknown[] | undefined {
 }
 
 /** `HTTP 403: jobs.batch is forbidden`: the Status message when the body is one, else the start of the body. */
-function describeStatus(status: number, body: Buffer): string {
-  let message = '';
+function describeAnswer(status: number, body: Buffer): string {
   const text = body.subarray(0, 64 * 1024).toString('utf8');
-  try {
-    const m = (JSON.parse(text) as { message?: unknown } | null)?.message;
-    if (typeof m === 'string') message = m;
-  } catch {
-    message = text.trim();
-  }
-  return `HTTP ${status}: ${(message || STATUS_CODES[status] || 'no message').split('\n')[0].slice(0, 300)}`;
+  const message = statusMessage(text) ?? text.trim();
+  return describeStatus(status, message || STATUS_CODES[status] || 'no message');
 }
 
 async function readJobs(client: ApiClient, path: string, signal: AbortSignal, maxBytes: number): Promise<JobSetRead> {
   const res = await client.request(path, { signal, maxBytes });
-  if (res.status !== 200) return { kind: 'failed', error: `reading its Jobs failed: ${describeStatus(res.status, res.body)}` };
+  if (res.status !== 200) return { kind: 'failed', error: `reading its Jobs failed: ${describeAnswer(res.status, res.body)}` };
   let list: unknown;
   try {
     list = JSON.parse(res.body.toString('utf8'));

@@ -146,14 +146,15 @@ export function accessFromKubeconfig(doc: unknown, dir: string): LoadedAccess {
 
   const proxyUrl = stringField(cluster, 'proxy-url', cw);
   if (proxyUrl !== undefined) {
-    let scheme: string;
+    let proxy: URL;
     try {
-      scheme = new URL(proxyUrl).protocol;
+      proxy = new URL(proxyUrl);
     } catch {
       throw new Error(`${cw}: proxy-url "${proxyUrl.slice(0, 100)}" is not a URL`);
     }
+    const scheme = proxy.protocol;
     // Go's url.Parse refuses a bad escape; here it would fail every call.
-    const problem = proxyCredentialsProblem(new URL(proxyUrl));
+    const problem = proxyCredentialsProblem(proxy);
     if (problem) throw new Error(`${cw}: ${problem}`);
     if (!PROXY_SCHEMES.includes(scheme)) throw new Error(`${cw}: proxy-url scheme "${scheme.slice(0, 20)}" is not supported: ${PROXY_SCHEMES.map((p) => p.slice(0, -1)).join(', ')}`);
   }
@@ -187,6 +188,11 @@ export function accessFromKubeconfig(doc: unknown, dir: string): LoadedAccess {
   return { kind: 'direct', access };
 }
 
+/** `host:port` as an authority: an IPv6 literal in brackets (RFC 3986 §3.2.2), as Go writes it. */
+export function authority(host: string, port: number | string): string {
+  return `${isIPv6(host) ? `[${host}]` : host}:${port}`;
+}
+
 /**
  * The in-cluster service account (rest.InClusterConfig): the server from the service host and
  * port the edge read from the environment, the mounted CA and token file (re-read as it rotates).
@@ -195,7 +201,7 @@ export function accessFromKubeconfig(doc: unknown, dir: string): LoadedAccess {
  */
 export function inClusterAccess(host: string, port: string, dir = SERVICE_ACCOUNT_DIR): KubeAccess {
   return {
-    server: `https://${isIPv6(host) ? `[${host}]` : host}:${port}`,
+    server: `https://${authority(host, port)}`,
     ca: { file: path.join(dir, 'ca.crt') },
     tokenFile: path.join(dir, 'token'),
     insecureSkipTlsVerify: false,

@@ -5,9 +5,10 @@
 // net/http does. Loaded only when a kubeconfig names a proxy.
 import http from 'node:http';
 import https from 'node:https';
-import { isIP, isIPv6, type Socket } from 'node:net';
+import { isIP, type Socket } from 'node:net';
 import type { Duplex } from 'node:stream';
 import { SocksProxyAgent } from 'socks-proxy-agent';
+import { authority } from './kube-access.ts';
 import { proxyAuthorization } from './proxy-credentials.ts';
 
 export function proxyAgent(proxy: URL, options: http.AgentOptions & Record<string, unknown>, connectTimeoutMs = CONNECT_TIMEOUT_MS): http.Agent {
@@ -31,45 +32,37 @@ function remoteNames(proxy: URL): URL {
 /** A proxy that never answers CONNECT fails the request after this (a watch's agent has no idle timeout). */
 const CONNECT_TIMEOUT_MS = 30_000;
 
-/** `host:port` as an authority: an IPv6 literal in brackets (RFC 3986 §3.2.2), as Go sends it. */
-export function authority(host: string, port: number | string): string {
-  return `${isIPv6(host) ? `[${host}]` : host}:${port}`;
-}
-
 /**
  * TLS to the API server inside a CONNECT tunnel through an HTTP(S) proxy. hpagent 1.2.0 wrote the
  * CONNECT target as `host:port` with an IPv6 host unbracketed, which a proxy refuses.
  */
 class ConnectTunnelAgent extends https.Agent {
-  readonly #proxy: URL;
-  readonly #connectTimeoutMs: number;
+  /** The CONNECT request's options but its target: the proxy's, the same for every tunnel. */
+  readonly #toProxy: https.RequestOptions;
+  readonly #secureProxy: boolean;
+  readonly #authorization: string | undefined;
 
   constructor(proxy: URL, options: https.AgentOptions, connectTimeoutMs: number) {
     super(options);
-    this.#proxy = proxy;
-    this.#connectTimeoutMs = connectTimeoutMs;
+    const host = proxy.hostname.replace(/^\[(.*)\]$/, '$1');
+    this.#secureProxy = proxy.protocol === 'https:';
+    this.#authorization = proxyAuthorization(proxy);
+    this.#toProxy = {
+      method: 'CONNECT',
+      host,
+      port: proxy.port || (this.#secureProxy ? 443 : 80),
+      setHost: false,
+      agent: false,
+      timeout: connectTimeoutMs,
+      // An IP is no TLS server name (RFC 6066; Node warns, DEP0123).
+      ...(this.#secureProxy && !isIP(host) ? { servername: host } : {}),
+    };
   }
 
   override createConnection(options: https.RequestOptions & { host: string; port: number; timeout?: number }, callback: (err: Error | null, socket?: Duplex) => void): undefined {
-    const proxy = this.#proxy;
     const target = authority(options.host, options.port);
-    const headers: Record<string, string> = { host: target };
-    const authorization = proxyAuthorization(proxy);
-    if (authorization) headers['proxy-authorization'] = authorization;
-    const proxyHost = proxy.hostname.replace(/^\[(.*)\]$/, '$1');
-    const secure = proxy.protocol === 'https:';
-    const connect = (secure ? https : http).request({
-      method: 'CONNECT',
-      host: proxyHost,
-      port: proxy.port || (secure ? 443 : 80),
-      path: target,
-      setHost: false,
-      headers,
-      agent: false,
-      timeout: options.timeout || this.#connectTimeoutMs,
-      // An IP is no TLS server name (RFC 6066; Node warns, DEP0123).
-      ...(secure && !isIP(proxyHost) ? { servername: proxyHost } : {}),
-    });
+    const headers: Record<string, string> = { host: target, ...(this.#authorization ? { 'proxy-authorization': this.#authorization } : {}) };
+    const connect = (this.#secureProxy ? https : http).request({ ...this.#toProxy, path: target, headers, ...(options.timeout ? { timeout: options.timeout } : {}) });
     connect.once('connect', (response, socket: Socket) => {
       connect.removeAllListeners();
       if (response.statusCode !== 200) {
