@@ -5,7 +5,7 @@ import { readFileSync } from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { parseJsonLossless } from '../src/json/lossless.ts';
-import { admissionInput, parseAdmissionReview } from '../src/webhooks/envelope.ts';
+import { admissionInput, parseAdmissionReview } from '../src/webhook/envelope.ts';
 import { decideCreate, decideUpdate } from '../src/rules/decide.ts';
 import { buildPolicy, type Policy } from '../src/rules/policy.ts';
 import { loadEmbeddedPolicy, loadPolicyFromFile } from '../src/rules/crd-policy.ts';

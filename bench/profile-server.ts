@@ -6,9 +6,9 @@
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import Fastify from 'fastify';
-import { generateSelfSigned } from '../src/tls/selfsigned.ts';
-import { buildAdmissionServer } from '../src/admission/server.ts';
-import { createValidator } from '../src/admission/validator.ts';
+import { generateSelfSigned } from '../src/certs/selfsigned.ts';
+import { buildAdmissionServer } from '../src/webhook/server.ts';
+import { createValidator } from '../src/rules/validator.ts';
 import { createLogger } from '../src/observability/logger.ts';
 import { createMetrics } from '../src/observability/metrics.ts';
 import { loadEmbeddedPolicy, loadPolicyFromFile } from '../src/rules/crd-policy.ts';

@@ -21,8 +21,8 @@ import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import autocannon from 'autocannon';
 import { createServer as createHttpsServer, request } from 'node:https';
-import { ADMISSION_BODY_LIMIT } from '../src/admission/server.ts';
-import { generateSelfSigned } from '../src/tls/selfsigned.ts';
+import { ADMISSION_BODY_LIMIT } from '../src/webhook/server.ts';
+import { generateSelfSigned } from '../src/certs/selfsigned.ts';
 import { pinCores } from './lib/pinning.ts';
 import { processMemory } from './lib/proc.ts';
 

@@ -8,8 +8,8 @@
 // `serve` uses offline) or with a CRD file. Prints its URL once listening.
 import { readFileSync } from 'node:fs';
 import Fastify from 'fastify';
-import { buildAdmissionServer, ADMISSION_BODY_LIMIT } from '../src/admission/server.ts';
-import { createValidator } from '../src/admission/validator.ts';
+import { buildAdmissionServer, ADMISSION_BODY_LIMIT } from '../src/webhook/server.ts';
+import { createValidator } from '../src/rules/validator.ts';
 import { createLogger } from '../src/observability/logger.ts';
 import { createMetrics } from '../src/observability/metrics.ts';
 import { loadEmbeddedPolicy, loadPolicyFromFile } from '../src/rules/crd-policy.ts';

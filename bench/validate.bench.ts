@@ -18,7 +18,7 @@ import { createServer } from 'node:net';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import autocannon from 'autocannon';
-import { generateSelfSigned } from '../src/tls/selfsigned.ts';
+import { generateSelfSigned } from '../src/certs/selfsigned.ts';
 import { agreementOnlyBodies, benchBodies, type Body } from './lib/bodies.ts';
 import { decisionOf, disagreements, formatDecision, type NamedDecision } from './lib/decisions.ts';
 import { loadTables, memoryTable, type LoadResult, type MemoryResult } from './lib/markdown.ts';

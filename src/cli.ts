@@ -4,7 +4,7 @@
 // and ~80 MiB, which `serve` and `review` otherwise do without; `rules` brings `yaml`, which
 // `serve` does without (but for a kubeconfig).
 import type { CommandIo } from './commands/review.ts';
-import { SERVE_USAGE } from './config/serve.ts';
+import { SERVE_USAGE } from './webhook/config.ts';
 
 const USAGE = `Usage: trainjob-webhook <command> [flags]
 

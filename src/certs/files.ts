@@ -3,7 +3,7 @@
 // change together and the reloader (which watches the folder) never reads a half-written pair.
 import { access, mkdir, readFile, readlink, rename, rm, symlink, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
-import { CA_FILE, CERT_FILE, KEY_FILE } from '../tls/keypair.ts';
+import { CA_FILE, CERT_FILE, KEY_FILE } from './keypair.ts';
 
 export interface ServingFiles {
   caCrt: string;

@@ -3,7 +3,7 @@
 // needs client-node (exec, auth-provider) loads it, and its credentials come from the KubeConfig
 // as before (kubeconfig-connection.ts). Impersonation is sent here on both paths.
 import { createSecureContext } from 'node:tls';
-import type { ClusterAccess } from '../config/serve.ts';
+import type { ClusterAccess } from '../webhook/config.ts';
 import { apiClient, type ApiClient } from './api-request.ts';
 import { directConnection, type ApiConnection } from './connection.ts';
 import { impersonationHeaders } from './impersonation.ts';
@@ -25,7 +25,7 @@ export async function connectCluster(access: ClusterAccess): Promise<ClusterConn
     case 'kubeconfig': {
       const loaded = await loadKubeconfigFile(access.path);
       if (loaded.kind === 'client-node') {
-        const [{ loadKubeConfig }, { kubeConfigConnection }] = await Promise.all([import('./client.ts'), import('./kubeconfig-connection.ts')]);
+        const [{ loadKubeConfig }, { kubeConfigConnection }] = await Promise.all([import('./client-node.ts'), import('./kubeconfig-connection.ts')]);
         return { client: apiClient(kubeConfigConnection(loadKubeConfig(access)!), { headers: impersonationHeaders(loaded.impersonate) }), via: `client-node (${loaded.why})` };
       }
       const connection = directConnection(loaded.access);

@@ -2,7 +2,7 @@
 // stops it (draining in-flight reconciles and releasing its Lease; exit 0). A lost Lease does not
 // end it: it stops acting and campaigns again (a sidecar that exits makes the webhook's pod NotReady).
 import type { KubeConfig } from '@kubernetes/client-node';
-import { loadKubeConfig } from '../cluster/client.ts';
+import { loadKubeConfig } from '../cluster/client-node.ts';
 import { createLogger } from '../observability/logger.ts';
 import { ConfigError, parseReconcileArgs, RECONCILE_USAGE, type ReconcileConfig } from '../reconciler/config.ts';
 import { startReconciler } from '../reconciler/run.ts';

@@ -1,9 +1,9 @@
 // `trainjob-webhook review --old FILE --new FILE [--crd FILE]`: decides one change offline and
 // prints the answer the validating webhook would give. Exit 0 allowed, 1 denied, 2 bad input.
 import { parseArgs } from 'node:util';
-import { createValidator } from '../admission/validator.ts';
-import { answer } from '../webhooks/envelope.ts';
-import { denialStatus } from '../webhooks/status.ts';
+import { createValidator } from '../rules/validator.ts';
+import { answer } from '../webhook/envelope.ts';
+import { denialStatus } from '../webhook/status.ts';
 import { InputError, readObjectFile } from '../io/read-object.ts';
 import { stringifyJsonLossless } from '../json/lossless.ts';
 import { loadEmbeddedPolicy, loadPolicyFromFile } from '../rules/crd-policy.ts';

@@ -1,12 +1,12 @@
 // `trainjob-webhook serve`: flags parsed once, the policy built (CRD from --crd, from the API
 // server and followed, or the table alone), then the HTTPS admission server and the ops server.
-import { parseServeArgs, ConfigError, SERVE_USAGE, type ServeConfig } from '../config/serve.ts';
+import { parseServeArgs, ConfigError, SERVE_USAGE, type ServeConfig } from '../webhook/config.ts';
 import { createLogger, type Logger } from '../observability/logger.ts';
 import { createMetrics, type WebhookMetrics } from '../observability/metrics.ts';
 import { installProcessHandlers } from '../process/signals.ts';
-import { startServe } from '../process/serve.ts';
-import { createValidator } from '../admission/validator.ts';
-import { TRAINJOB_CRD } from '../webhooks/envelope.ts';
+import { startServe } from '../webhook/run.ts';
+import { createValidator } from '../rules/validator.ts';
+import { TRAINJOB_CRD } from '../webhook/envelope.ts';
 import { EMBEDDED_CRD_SOURCE, loadEmbeddedPolicy, loadPolicyFromFile, policyFromCrd, uncoveredTrainerFieldsOf } from '../rules/crd-policy.ts';
 import { buildPolicy, type Policy } from '../rules/policy.ts';
 import type { CommandIo } from './review.ts';
@@ -23,8 +23,8 @@ async function loadClusterModules() {
   const [connect, errors, jobsets, follower] = await Promise.all([
     import('../cluster/connect.ts'),
     import('../cluster/errors.ts'),
-    import('../cluster/jobsets.ts'),
-    import('../cluster/crd-follower.ts'),
+    import('../webhook/jobset-read.ts'),
+    import('../webhook/crd-follower.ts'),
   ]);
   return { ...connect, ...errors, ...jobsets, ...follower };
 }

@@ -4,13 +4,13 @@
 // uid/resourceVersion preconditions.
 import { BatchV1Api, CoreV1Api, CustomObjectsApi, PatchStrategy, setHeaderOptions, type CoreV1Event, type KubeConfig } from '@kubernetes/client-node';
 import { parse } from 'yaml';
-import { orUndefinedIfNotFound, statusCode } from '../cluster/client.ts';
-import { CLUSTER_TRAINING_RUNTIME, COMPONENT, JOBSET, JOBSET_NAME_LABEL, RETAINED_FOR_LABEL, RUNTIME_SNAPSHOT_KEY, RUNTIME_SNAPSHOT_SUFFIX, TRAINING_RUNTIME, TRAINJOB } from './constants.ts';
-import type { RecreateCheck, RuntimeRead } from './decision.ts';
-import { controllerOf, type Condition, type Job, type JobSet, type PersistentVolumeClaim, type Pod, type RuntimeSpec, type TrainJob } from './objects.ts';
-import type { PvcPatch } from './pvc-plan.ts';
-import { reportApplyConfiguration, type EventSpec, type RebuildReport } from './report.ts';
-import { statusApplyConfiguration } from './status.ts';
+import { orUndefinedIfNotFound, statusCode } from '../cluster/client-node.ts';
+import { CLUSTER_TRAINING_RUNTIME, COMPONENT, JOBSET, JOBSET_NAME_LABEL, RETAINED_FOR_LABEL, RUNTIME_SNAPSHOT_KEY, RUNTIME_SNAPSHOT_SUFFIX, TRAINING_RUNTIME, TRAINJOB } from '../api/names.ts';
+import type { RecreateCheck, RuntimeRead } from '../rebuild/decision.ts';
+import { controllerOf, type Condition, type Job, type JobSet, type PersistentVolumeClaim, type Pod, type RuntimeSpec, type TrainJob } from '../api/objects.ts';
+import type { PvcPatch } from '../rebuild/pvc-plan.ts';
+import { reportApplyConfiguration, type EventSpec, type RebuildReport } from '../rebuild/report.ts';
+import { statusApplyConfiguration } from '../rebuild/status.ts';
 
 export interface ReconcilerCluster {
   getTrainJob(namespace: string, name: string): Promise<TrainJob | undefined>;

@@ -4,10 +4,10 @@ import { randomUUID } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import { hostname } from 'node:os';
 import { parseArgs } from 'node:util';
-import { LOG_LEVELS, type ClusterAccess, type LogLevel } from '../config/serve.ts';
-import { ConfigError, nonEmptyFlag as nonEmpty, oneOfFlag as oneOf, portFlag as port } from '../config/flags.ts';
-import { COMPONENT, DEFAULT_FIELD_MANAGER } from './constants.ts';
-import type { Mode } from './decision.ts';
+import { LOG_LEVELS, type ClusterAccess, type LogLevel } from '../webhook/config.ts';
+import { ConfigError, nonEmptyFlag as nonEmpty, oneOfFlag as oneOf, portFlag as port } from '../process/flags.ts';
+import { COMPONENT, DEFAULT_FIELD_MANAGER } from '../api/names.ts';
+import type { Mode } from '../rebuild/decision.ts';
 
 export { ConfigError };
 

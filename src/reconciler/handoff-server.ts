@@ -4,7 +4,7 @@
 import Fastify, { LogController } from 'fastify';
 import type { FastifyBaseLogger, FastifyInstance } from 'fastify';
 import type { Logger } from '../observability/logger.ts';
-import { parseHint, type Hint } from './hint.ts';
+import { parseHint, type Hint } from '../handoff/hint.ts';
 import type { ReconcilerMetrics } from './metrics.ts';
 
 export const HINTS_PATH = '/hints';

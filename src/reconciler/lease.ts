@@ -4,10 +4,10 @@
 // between replicas does not matter); a holder that cannot renew within the renew deadline stops
 // acting before anyone else may start. With two sidecars, one acts and the other waits.
 import { CustomObjectsApi, type KubeConfig } from '@kubernetes/client-node';
-import { describeError, statusCode } from '../cluster/client.ts';
+import { describeError, statusCode } from '../cluster/client-node.ts';
 import type { Logger } from '../observability/logger.ts';
 import type { LeaderElectionConfig } from './config.ts';
-import { LEASE } from './constants.ts';
+import { LEASE } from '../api/names.ts';
 
 export interface LeaseSpec {
   holderIdentity?: string;

@@ -15,19 +15,19 @@
 // TrainJob, JobSet and runtime snapshot, 3 PVC LISTs, 1 LIST each of Jobs and pods, 5 writes), 10
 // now (1 GET each of the TrainJob and snapshot, 1 LIST each of Jobs, pods and PVCs, the same 5
 // writes: 2 report applies, the delete, 2 Events). A reconcile that finds nothing to do costs none.
-import { describeError, statusCode } from '../cluster/client.ts';
+import { describeError, statusCode } from '../cluster/client-node.ts';
 import type { Logger } from '../observability/logger.ts';
 import type { ReconcilerCluster } from './cluster.ts';
 import type { CrashPoint } from './config.ts';
-import { decide, RETRY } from './decide.ts';
-import type { Decision, Mode, Need, Observation, Step } from './decision.ts';
+import { decide, RETRY } from '../rebuild/decide.ts';
+import type { Decision, Mode, Need, Observation, Step } from '../rebuild/decision.ts';
 import type { ReconcilerMetrics } from './metrics.ts';
 import type { RuntimeMemo } from './runtime-memo.ts';
 import type { WaitMemo } from './wait-memo.ts';
 import type { ClusterCache } from './watches.ts';
-import { splitKey } from './objects.ts';
+import { splitKey } from '../api/objects.ts';
 import type { HandlerResult } from './queue.ts';
-import { eventFor, previousReport, type RebuildReport } from './report.ts';
+import { eventFor, previousReport, type RebuildReport } from '../rebuild/report.ts';
 
 export interface ReconcileDeps {
   mode: Mode;

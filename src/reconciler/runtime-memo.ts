@@ -6,7 +6,7 @@
 // from a snapshot is remembered (a runtime read without one may still change), keyed by the
 // TrainJob's key and checked against its uid; the rebuild's live read before a delete reads it
 // again (reconcile.ts), so a hand-edited snapshot never decides a delete.
-import type { RuntimeRead } from './decision.ts';
+import type { RuntimeRead } from '../rebuild/decision.ts';
 
 export class RuntimeMemo {
   readonly #byKey = new Map<string, { uid: string; read: RuntimeRead }>();

@@ -149,7 +149,7 @@ const shown = (v: unknown): string => (v !== null && typeof v === 'object' ? (Ar
 const nodes = (n: unknown): string => (n === undefined ? "the runtime's default number of nodes" : `${shown(n)} node${semanticEqual(n, 1) ? '' : 's'}`);
 
 /**
- * What the reconciler sidecar does with an admitted change (src/reconciler/decide.ts): it deletes
+ * What the reconciler sidecar does with an admitted change (src/rebuild/decide.ts): it deletes
  * the stale JobSet once the JobSet is suspended (by Trainer, or by the sidecar itself when the
  * TrainJob was suspended in this very update) and nothing of it runs (every child Job suspended
  * or finished with no active or terminating pod, no pod left but finished ones not being deleted); Trainer (or the sidecar in standalone mode)

@@ -1,7 +1,7 @@
-// serve's certificate rotation flags (src/config/serve.ts), table-driven.
+// serve's certificate rotation flags (src/webhook/config.ts), table-driven.
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
-import { ConfigError, parseServeArgs } from '../../src/config/serve.ts';
+import { ConfigError, parseServeArgs } from '../../src/webhook/config.ts';
 
 const kube = ['--kubeconfig', '/k'];
 

@@ -7,7 +7,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { writeServingFiles } from '../../src/certs/files.ts';
 import { createCa, issueServingCert } from '../../src/certs/authority.ts';
-import { readKeyPair } from '../../src/tls/keypair.ts';
+import { readKeyPair } from '../../src/certs/keypair.ts';
 
 const dir = mkdtempSync(join(tmpdir(), 'tjw-certfiles-'));
 after(() => rmSync(dir, { recursive: true, force: true }));

@@ -12,7 +12,7 @@ import { main } from '../../src/cli.ts';
 import { crdPatchOps } from '../../src/rules/generate/crd-patch.ts';
 import { REVIEW_FLAGS, REVIEW_USAGE } from '../../src/commands/review.ts';
 import { RULES_FLAGS, RULES_USAGE } from '../../src/commands/rules.ts';
-import { SERVE_FLAGS, SERVE_USAGE } from '../../src/config/serve.ts';
+import { SERVE_FLAGS, SERVE_USAGE } from '../../src/webhook/config.ts';
 import { RECONCILE_FLAGS, RECONCILE_USAGE } from '../../src/reconciler/config.ts';
 
 const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../..');

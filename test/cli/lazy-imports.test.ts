@@ -9,7 +9,7 @@ import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { ensureSelfSignedCert } from '../../src/tls/selfsigned.ts';
+import { ensureSelfSignedCert } from '../../src/certs/selfsigned.ts';
 
 const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../..');
 const hook = path.join(root, 'test/cli/support/report-client-node.mjs');

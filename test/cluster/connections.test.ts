@@ -9,10 +9,10 @@ import { createServer, type Server } from 'node:http';
 import type { Socket } from 'node:net';
 import { after, before, describe, it } from 'node:test';
 import { BatchV1Api, KubeConfig } from '@kubernetes/client-node';
-import { shareConnections } from '../../src/cluster/client.ts';
+import { shareConnections } from '../../src/cluster/client-node.ts';
 import { apiClient, MAX_API_SOCKETS } from '../../src/cluster/api-request.ts';
 import { kubeConfigConnection } from '../../src/cluster/kubeconfig-connection.ts';
-import { jobSetReader } from '../../src/cluster/jobsets.ts';
+import { jobSetReader } from '../../src/webhook/jobset-read.ts';
 
 describe('API server connections', () => {
   let server: Server;

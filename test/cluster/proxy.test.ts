@@ -10,7 +10,7 @@ import { after, before, describe, it } from 'node:test';
 import { apiClient } from '../../src/cluster/api-request.ts';
 import { watchOnce, type WatchEvent } from '../../src/cluster/api-watch.ts';
 import { directConnection } from '../../src/cluster/connection.ts';
-import { jobSetReader } from '../../src/cluster/jobsets.ts';
+import { jobSetReader } from '../../src/webhook/jobset-read.ts';
 import type { KubeAccess } from '../../src/cluster/kube-access.ts';
 import { createCA, issueServingCert, type CertificateAuthority } from '../harness/pki.ts';
 import { forwardingProxy, listen, tunnel } from './support/loopback.ts';

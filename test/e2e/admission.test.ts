@@ -13,11 +13,11 @@ import { parse, stringify } from 'yaml';
 import { controlPlaneAvailability, pods, startControlPlane, upstreamCrds, waitFor, type ControlPlane } from '../harness/index.ts';
 import { crdPatchOps } from '../../src/rules/generate/crd-patch.ts';
 import { registerWebhook, startWebhook, type WebhookProcess } from './support/webhook.ts';
-import { createValidator } from '../../src/admission/validator.ts';
+import { createValidator } from '../../src/rules/validator.ts';
 import { loadPolicyFromFile } from '../../src/rules/crd-policy.ts';
-import { denialStatus } from '../../src/webhooks/status.ts';
+import { denialStatus } from '../../src/webhook/status.ts';
 import { connectCluster } from '../../src/cluster/connect.ts';
-import { readCrd } from '../../src/cluster/crd-follower.ts';
+import { readCrd } from '../../src/webhook/crd-follower.ts';
 import { describeError } from '../../src/cluster/errors.ts';
 import { patchedCrd, trainJobObject, trainJobs, upstreamTrainJobCrd, type Obj } from './support/trainjobs.ts';
 

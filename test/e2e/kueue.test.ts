@@ -38,7 +38,7 @@ import {
   upstreamControllersAvailability,
   waitFor,
 } from '../harness/index.ts';
-import type { JobSet, TrainJob } from '../../src/reconciler/objects.ts';
+import type { JobSet, TrainJob } from '../../src/api/objects.ts';
 import { startSidecar, type Sidecar } from '../reconciler/support/sidecar.ts';
 import { api, envValue, inNamespace, parallelism, RECONCILER_SA, startWorld, type World } from '../reconciler/support/world.ts';
 

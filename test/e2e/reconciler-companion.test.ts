@@ -9,9 +9,9 @@ import { after, before, describe, it } from 'node:test';
 import { parse } from 'yaml';
 import { readFileSync } from 'node:fs';
 import { controlPlaneAvailability, isRunningReady, upstreamControllersAvailability, upstreamDir, waitFor } from '../harness/index.ts';
-import { buildJobSet } from '../../src/reconciler/build/jobset.ts';
-import type { TrainJob } from '../../src/reconciler/objects.ts';
-import { subsetDiff } from '../reconciler/fixtures.ts';
+import { buildJobSet } from '../../src/rebuild/trainer-jobset/jobset.ts';
+import type { TrainJob } from '../../src/api/objects.ts';
+import { subsetDiff } from '../rebuild/fixtures.ts';
 import { startSidecar, type Sidecar } from '../reconciler/support/sidecar.ts';
 import { api, envValue, parallelism, RECONCILER_SA, rJob, inNamespace, startWorld, torchTrainJob, type World } from '../reconciler/support/world.ts';
 

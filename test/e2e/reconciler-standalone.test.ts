@@ -5,7 +5,7 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import { controlPlaneAvailability, isRunningReady, upstreamControllersAvailability, waitFor } from '../harness/index.ts';
-import type { Condition, TrainJob } from '../../src/reconciler/objects.ts';
+import type { Condition, TrainJob } from '../../src/api/objects.ts';
 import { startSidecar, type Sidecar } from '../reconciler/support/sidecar.ts';
 import { api, envValue, parallelism, RECONCILER_SA, rJob, inNamespace, startWorld, torchTrainJob, type World } from '../reconciler/support/world.ts';
 

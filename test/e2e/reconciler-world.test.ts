@@ -7,7 +7,7 @@ import assert from 'node:assert/strict';
 import path from 'node:path';
 import { after, before, describe, it, type TestContext } from 'node:test';
 import { controlPlaneAvailability, isTerminating, pods, upstreamControllersAvailability, upstreamDir, waitFor } from '../harness/index.ts';
-import type { JobSet, TrainJob } from '../../src/reconciler/objects.ts';
+import type { JobSet, TrainJob } from '../../src/api/objects.ts';
 import { startSidecar, type Sidecar } from '../reconciler/support/sidecar.ts';
 import { api, envValue, parallelism, RECONCILER_SA, inNamespace, startWorld, torchTrainJob, type World } from '../reconciler/support/world.ts';
 import { formatStepTimes, stepTimes, watchNoEarlyDelete } from './support/flows.ts';

@@ -3,7 +3,7 @@
 // webhook must answer anything up to that depth in-band, and refuse deeper text with a 400.
 import assert from 'node:assert/strict';
 import { before, describe, it } from 'node:test';
-import { review, trainJob } from '../webhooks/fixtures.ts';
+import { review, trainJob } from '../webhook/fixtures.ts';
 import { assertWellFormedAnswer, crdServer } from './support.ts';
 
 type Server = Awaited<ReturnType<typeof crdServer>>;

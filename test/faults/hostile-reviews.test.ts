@@ -8,7 +8,7 @@ import { before, describe, it } from 'node:test';
 import { setFlagsFromString } from 'node:v8';
 import { runInNewContext } from 'node:vm';
 import fc from 'fast-check';
-import { review, trainJob } from '../webhooks/fixtures.ts';
+import { review, trainJob } from '../webhook/fixtures.ts';
 import { assertWellFormedAnswer, crdServer, faultCases } from './support.ts';
 
 const CASES = faultCases(150);

@@ -13,7 +13,7 @@
 import assert from 'node:assert/strict';
 import type { TestContext } from 'node:test';
 import { pods, waitFor } from '../harness/index.ts';
-import type { JobSet, TrainJob } from '../../src/reconciler/objects.ts';
+import type { JobSet, TrainJob } from '../../src/api/objects.ts';
 import { startSidecar, type LogLine, type Sidecar } from '../reconciler/support/sidecar.ts';
 import { api, envValue, inNamespace, parallelism, RECONCILER_SA, torchTrainJob, torchtuneVariant, type World } from '../reconciler/support/world.ts';
 import { checkDeletions, HISTORY_APISERVER_ARGS, recordHistory } from './cluster-history.ts';

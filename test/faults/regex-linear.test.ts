@@ -10,7 +10,7 @@ import { before, describe, it } from 'node:test';
 import fc from 'fast-check';
 import { parseAllDocuments } from 'yaml';
 import { re2Matches } from '../../src/cel/re2.ts';
-import { review, trainJob } from '../webhooks/fixtures.ts';
+import { review, trainJob } from '../webhook/fixtures.ts';
 import { assertWellFormedAnswer, crdServer, longForm, UPSTREAM_TRAINJOB_CRD } from './support.ts';
 
 const CRD_DIR = path.dirname(UPSTREAM_TRAINJOB_CRD);

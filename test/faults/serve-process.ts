@@ -6,7 +6,7 @@ import { Agent, request } from 'node:https';
 import path from 'node:path';
 import { createInterface } from 'node:readline';
 import { fileURLToPath } from 'node:url';
-import { review } from '../webhooks/fixtures.ts';
+import { review } from '../webhook/fixtures.ts';
 import { VALIDATE } from './support.ts';
 
 const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../..');

@@ -8,9 +8,9 @@ import assert from 'node:assert/strict';
 import { connect as tcpConnect, type Socket } from 'node:net';
 import { after, describe, it } from 'node:test';
 import { connect as tlsConnect } from 'node:tls';
-import { review, VALIDATE } from '../webhooks/fixtures.ts';
-import { RawClient } from '../server/raw-client.ts';
-import { gatedValidator, listening } from '../server/listening.ts';
+import { review, VALIDATE } from '../webhook/fixtures.ts';
+import { RawClient } from '../webhook/raw-client.ts';
+import { gatedValidator, listening } from '../webhook/listening.ts';
 
 const closedBy = (socket: Socket) => new Promise<void>((resolve) => (socket.destroyed ? resolve() : socket.once('close', () => resolve())));
 

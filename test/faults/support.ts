@@ -6,11 +6,11 @@ import { fileURLToPath } from 'node:url';
 import { loadPolicyFromFile } from '../../src/rules/crd-policy.ts';
 import { createLogger } from '../../src/observability/logger.ts';
 import { createMetrics } from '../../src/observability/metrics.ts';
-import { buildAdmissionServer } from '../../src/admission/server.ts';
-import { createValidator } from '../../src/admission/validator.ts';
-import { MUTATE, VALIDATE, testCert } from '../webhooks/fixtures.ts';
+import { buildAdmissionServer } from '../../src/webhook/server.ts';
+import { createValidator } from '../../src/rules/validator.ts';
+import { MUTATE, VALIDATE, testCert } from '../webhook/fixtures.ts';
 
-export { MUTATE, VALIDATE } from '../webhooks/fixtures.ts';
+export { MUTATE, VALIDATE } from '../webhook/fixtures.ts';
 
 const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../..');
 export const UPSTREAM_TRAINJOB_CRD = path.join(root, 'upstream/crds/trainer.kubeflow.org_trainjobs.yaml');

@@ -2,7 +2,7 @@
 // with push(...list) threw RangeError past ~100,000 (an in-band internal error).
 import assert from 'node:assert/strict';
 import { before, describe, it } from 'node:test';
-import { review, trainJob } from '../webhooks/fixtures.ts';
+import { review, trainJob } from '../webhook/fixtures.ts';
 import { assertWellFormedAnswer, crdServer } from './support.ts';
 
 const N = 150_000;

@@ -14,9 +14,9 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { createInterface } from 'node:readline';
 import { after, describe, it } from 'node:test';
-import { ensureSelfSignedCert } from '../../src/tls/selfsigned.ts';
+import { ensureSelfSignedCert } from '../../src/certs/selfsigned.ts';
 import { projectRoot } from '../harness/binaries.ts';
-import { review, trainJob } from '../webhooks/fixtures.ts';
+import { review, trainJob } from '../webhook/fixtures.ts';
 import { includedInContext, parseDockerfile, type Stage } from './dockerfile.ts';
 
 const VALIDATE = '/validate-trainer-kubeflow-org-v1alpha1-trainjob';

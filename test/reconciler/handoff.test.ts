@@ -4,10 +4,10 @@ import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import type { FastifyInstance } from 'fastify';
 import { buildHandoffServer, isLoopback } from '../../src/reconciler/handoff-server.ts';
-import { awaitPersisted, hintSatisfied, parseHint, type Hint } from '../../src/reconciler/hint.ts';
+import { awaitPersisted, hintSatisfied, parseHint, type Hint } from '../../src/handoff/hint.ts';
 import { createReconcilerMetrics } from '../../src/reconciler/metrics.ts';
 import { createLogger } from '../../src/observability/logger.ts';
-import type { TrainJob } from '../../src/reconciler/objects.ts';
+import type { TrainJob } from '../../src/api/objects.ts';
 
 const hint: Hint = { namespace: 'team-a', name: 'llama-ft', uid: '6f1c0c1e-0000-4000-8000-000000000001', generation: 3 };
 const stored = (uid: string, generation: number): TrainJob => ({ metadata: { name: 'llama-ft', namespace: 'team-a', uid, generation } });

@@ -3,14 +3,14 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import type { ReconcilerCluster } from '../../src/reconciler/cluster.ts';
-import type { Mode, RecreateCheck } from '../../src/reconciler/decision.ts';
+import type { Mode, RecreateCheck } from '../../src/rebuild/decision.ts';
 import { createReconcilerMetrics } from '../../src/reconciler/metrics.ts';
-import type { JobSet, PersistentVolumeClaim, TrainJob } from '../../src/reconciler/objects.ts';
+import type { JobSet, PersistentVolumeClaim, TrainJob } from '../../src/api/objects.ts';
 import { reconcileKey, NotLeaderError } from '../../src/reconciler/reconcile.ts';
 import { createLogger } from '../../src/observability/logger.ts';
 import { RuntimeMemo } from '../../src/reconciler/runtime-memo.ts';
 import type { ClusterCache } from '../../src/reconciler/watches.ts';
-import { job, jobSetOwner, pvc, torch1, trainJob, trainerJobSet, upstreamRuntime } from './fixtures.ts';
+import { job, jobSetOwner, pvc, torch1, trainJob, trainerJobSet, upstreamRuntime } from '../rebuild/fixtures.ts';
 
 class ApiError extends Error {
   code: number;

@@ -84,14 +84,14 @@ describe('the repository stands alone', () => {
     const leaks: [string, string][] = [
       ['test/crd/fixtures.ts', "export const upstreamCrdPath = (...parts) => path.resolve(projectRoot, '../elsewhere/upstream/crds', ...parts);"],
       ['test/harness/binaries.ts', "export const upstreamDir = path.resolve(projectRoot, '../elsewhere/upstream');"],
-      ['test/reconciler/fixtures.ts', "const upstream = path.resolve(here, '../../../elsewhere/upstream');"],
+      ['test/rebuild/fixtures.ts', "const upstream = path.resolve(here, '../../../elsewhere/upstream');"],
       ['package.json', '"generate": "node x --crd ../elsewhere/upstream/crds/a.yaml"'],
       ['src/x.ts', "const dir = path.join(root, '..', 'elsewhere');"],
       ['src/x.ts', "readFileSync('/work/elsewhere/crds/a.yaml')"],
     ];
     for (const [file, line] of leaks) assert.equal(escapes(file, line).length, 1, `${file}: ${line}`);
     const fine: [string, string][] = [
-      ['test/reconciler/fixtures.ts', "const upstream = path.resolve(here, '../../upstream');"],
+      ['test/rebuild/fixtures.ts', "const upstream = path.resolve(here, '../../upstream');"],
       ['bin/trainjob-webhook.js', "const { main } = await import('../src/cli.ts');"],
       ['manifests/crd-patch/kustomization.yaml', '  - ../../upstream/crds/trainer-v2.3.0'],
       ['.ci/run', 'cd "$(dirname "$0")/.."'],

@@ -8,7 +8,7 @@ import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import v8 from 'node:v8';
 import { parseJsonLossless } from '../../src/json/lossless.ts';
-import { admissionInput, parseAdmissionReview } from '../../src/webhooks/envelope.ts';
+import { admissionInput, parseAdmissionReview } from '../../src/webhook/envelope.ts';
 import { decideUpdate } from '../../src/rules/decide.ts';
 import { buildPolicy } from '../../src/rules/policy.ts';
 

@@ -6,7 +6,7 @@ import { readFileSync } from 'node:fs';
 import path from 'node:path';
 import { parse } from 'yaml';
 import { generatedFiles, projectRoot } from '../../hack/generate.ts';
-import { SERVE_DEFAULTS } from '../../src/config/serve.ts';
+import { SERVE_DEFAULTS } from '../../src/webhook/config.ts';
 import { RECONCILE_DEFAULTS } from '../../src/reconciler/config.ts';
 
 describe('generated files are up to date (regenerate with `npm run generate`)', async () => {

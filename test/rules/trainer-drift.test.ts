@@ -4,7 +4,7 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import fastJsonPatch, { type Operation } from 'fast-json-patch';
-import { createValidator } from '../../src/admission/validator.ts';
+import { createValidator } from '../../src/rules/validator.ts';
 import { policyFromCrd, schemaChecksFor, uncoveredTrainerFieldsOf } from '../../src/rules/crd-policy.ts';
 import { crdPatchOps } from '../../src/rules/generate/crd-patch.ts';
 import { uncoveredTrainerFields, type LocatedRule } from '../../src/rules/generate/trainer-fields.ts';

@@ -3,7 +3,7 @@
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { buildPolicy } from '../../src/rules/policy.ts';
-import { createValidator, type JobSetReader } from '../../src/admission/validator.ts';
+import { createValidator, type JobSetReader } from '../../src/rules/validator.ts';
 import type { JobSetRead } from '../../src/rules/jobset-pods.ts';
 import { finished, trainJob, variant } from './fixtures.ts';
 

@@ -4,7 +4,7 @@
 import type { CoreV1Api } from '@kubernetes/client-node';
 import { STAGE_DELAYS } from '../../harness/index.ts';
 import type { Sidecar, LogLine } from '../../reconciler/support/sidecar.ts';
-import type { JobSet } from '../../../src/reconciler/objects.ts';
+import type { JobSet } from '../../../src/api/objects.ts';
 
 export interface StepTimes {
   /** ms from the test's change to the sidecar's first reconcile of that generation. */

@@ -5,7 +5,7 @@
 // the real command's. sidecar.ts starts this entry when one of them is given.
 import { ConfigError, CRASH_POINTS, parseReconcileArgs, RECONCILE_USAGE, type CrashPoint, type LeaderElectionConfig } from '../../../src/reconciler/config.ts';
 import { runReconcile } from '../../../src/commands/reconcile.ts';
-import { loadKubeConfig } from '../../../src/cluster/client.ts';
+import { loadKubeConfig } from '../../../src/cluster/client-node.ts';
 
 /** Takes `--crash-after STEP` out of the arguments; the rest are the command's. */
 export function splitCrashPoint(argv: readonly string[]): { crashAfter?: CrashPoint; args: string[] } {

@@ -25,7 +25,7 @@ import {
 import { crdPatchOps } from '../../../src/rules/generate/crd-patch.ts';
 import { patchedCrd, trainJobs, upstreamTrainJobCrd } from '../../e2e/support/trainjobs.ts';
 import { registerWebhook, startWebhook, type WebhookProcess } from '../../e2e/support/webhook.ts';
-import type { JobSet, TrainJob } from '../../../src/reconciler/objects.ts';
+import type { JobSet, TrainJob } from '../../../src/api/objects.ts';
 
 export const JOBSET = { group: 'jobset.x-k8s.io', version: 'v1alpha2', plural: 'jobsets' } as const;
 export const REPORT = 'trainjob-webhook.kubeflow.org/jobset-rebuild';

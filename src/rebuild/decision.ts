@@ -1,0 +1,67 @@
+// The vocabulary between the pure decision (decide.ts) and the I/O edge (reconcile.ts): what was
+// observed, what more to read, and the ordered steps to take.
+import type { Condition, Job, JobSet, PersistentVolumeClaim, Pod, Runtime, TrainJob } from '../api/objects.ts';
+import type { PvcPatch } from './pvc-plan.ts';
+import type { EventSpec, RebuildReport } from './report.ts';
+
+export type Mode = 'companion' | 'standalone';
+
+/** `snapshot`: read from Trainer's runtime snapshot ConfigMap of this TrainJob (see runtime-memo.ts). */
+export type RuntimeRead = { found: true; runtime: Runtime; snapshot?: boolean } | { found: false; reason: string };
+
+/**
+ * Would the API server (JobSet's webhook included) admit the JobSet's re-creation while its
+ * workspace PVCs exist? Asked with a server-side dry-run create of the same JobSet: an
+ * AlreadyExists answer means admission passed. JobSet v0.12.0's webhook refuses when a
+ * volumeClaimPolicies claim exists unless whenDeleted is Retain and the specs are equal.
+ */
+export type RecreateCheck = { admitted: true } | { admitted: false; reason: string };
+
+export interface Observation {
+  mode: Mode;
+  trainJob: TrainJob;
+  /** Absent: the TrainJob has no JobSet (of that name). */
+  jobSet: JobSet | undefined;
+  /** Read on demand (see Need). */
+  runtime?: RuntimeRead;
+  /**
+   * The JobSet's Jobs as the watch holds them: a Job that still runs there means waiting without a
+   * request. Never enough to delete on (pods are not watched, and a cache may lag).
+   */
+  cachedJobs?: Job[];
+  /** The JobSet's Jobs and pods read live, right before a delete. */
+  children?: { jobs: Job[]; pods: Pod[] };
+  /** Every PVC of the namespace: a JobSet may own any of them. */
+  pvcs?: PersistentVolumeClaim[];
+  /** The PVCs retained for this TrainJob during an earlier rebuild. */
+  retained?: PersistentVolumeClaim[];
+  recreate?: RecreateCheck;
+  /** RFC 3339, for condition transition times. */
+  now: string;
+}
+
+export type Need = 'runtime' | 'cached-jobs' | 'children' | 'pvcs' | 'retained' | 'recreate';
+
+export type Step =
+  | { kind: 'release-pvc'; patch: PvcPatch }
+  | { kind: 'hand-back-pvc'; patch: PvcPatch }
+  | { kind: 'delete-jobset'; name: string; uid: string; resourceVersion: string }
+  /**
+   * Companion mode: set only the stale JobSet's `spec.suspend` to true (uid and resourceVersion
+   * tested), because Trainer's whole-JobSet apply of the suspend is refused (kubeflow/trainer#3008).
+   * Not an apply of the JobSet: nothing else of it is written.
+   */
+  | { kind: 'suspend-jobset'; name: string; uid: string; resourceVersion: string }
+  | { kind: 'apply-jobset'; jobSet: JobSet }
+  | { kind: 'apply-status'; conditions: Condition[] }
+  /** Apply the report annotation (undefined removes it). */
+  | { kind: 'report'; report: RebuildReport | undefined }
+  | { kind: 'event'; event: EventSpec };
+
+/** What a reconcile ended in, for metrics and logs. */
+export type Outcome = 'current' | 'no-jobset' | 'finished' | 'applied' | 'waiting' | 'suspended' | 'blocked' | 'deleted' | 'rebuilt' | 'unsupported';
+
+export type Decision =
+  | { kind: 'need'; what: Need }
+  | { kind: 'skip'; reason: string }
+  | { kind: 'act'; outcome: Outcome; steps: Step[]; requeueAfterMs?: number; detail?: string };

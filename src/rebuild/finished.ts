@@ -1,0 +1,32 @@
+// Will the TrainJob never be reconciled again? Then a deleted JobSet would never come back, so the
+// reconciler never deletes (nor builds) one for it. Pure.
+//
+// Trainer v2.3.0 (github.com/kubeflow/trainer/v2@v2.3.0/pkg/controller/trainjob_controller.go):
+// `Reconcile` first drops a Failed condition unless its reason is DeadlineExceeded
+// (`removeFailedCondition`, :246-252), then builds and applies the JobSet only when
+// `!IsTrainJobFinished` (:107; pkg/util/trainjob/trainjob.go:32: Complete or Failed is True). So a
+// Complete TrainJob, and one Failed with DeadlineExceeded (whose JobSet Trainer deleted itself,
+// `reconcileDeadline`, :174-180), are never built again; any other Failed one is (its condition
+// is dropped, the JobSet re-applied, and the status taken from the new JobSet). A JobSet whose
+// `Completed` condition is True makes its TrainJob Complete on Trainer's next pass (the jobset
+// plugin's `Status`, pkg/runtime/framework/plugins/jobset/jobset.go:450-453), so it counts too.
+// Standalone mode follows the same rule, as it stands in for Trainer's controller.
+import { type JobSet, type TrainJob } from '../api/objects.ts';
+import { isObject } from '../json/object.ts';
+
+/** Trainer v2.3.0's reason on the Failed condition of a TrainJob past its activeDeadlineSeconds. */
+export const DEADLINE_EXCEEDED = 'DeadlineExceeded';
+
+function trueCondition(status: unknown, type: string): Record<string, unknown> | undefined {
+  const conditions: unknown = isObject(status) ? status.conditions : undefined;
+  if (!Array.isArray(conditions)) return undefined;
+  return conditions.find((c): c is Record<string, unknown> => isObject(c) && c.type === type && c.status === 'True');
+}
+
+/** Why the TrainJob will never be reconciled again, or undefined when it will. */
+export function neverReconciledAgain(trainJob: TrainJob, jobSet: JobSet | undefined): string | undefined {
+  if (trueCondition(trainJob.status, 'Complete')) return 'the TrainJob is Complete';
+  if (trueCondition(trainJob.status, 'Failed')?.reason === DEADLINE_EXCEEDED) return `the TrainJob failed with ${DEADLINE_EXCEEDED}`;
+  if (jobSet && trueCondition(jobSet.status, 'Completed')) return `its JobSet ${jobSet.metadata.name} is Completed (the TrainJob is Complete from it)`;
+  return undefined;
+}

@@ -1,0 +1,80 @@
+// Where a TrainJob's node count lands in the JobSet Trainer builds, per ML policy (Trainer v2.3.0's
+// Torch, PlainML and MPI plugins). Pure.
+import { ANCESTOR_LABEL, ANCESTOR_TRAINER, NODE, PET } from '../api/names.ts';
+import { intOf, runtimeLabel, type ReplicatedJob, type Runtime, type TrainJob } from '../api/objects.ts';
+import { malformedRuntime, malformedTrainJob } from './wellformed.ts';
+
+export type MlPolicy =
+  | { kind: 'torch' }
+  /** No policy source: Trainer's PlainML plugin. */
+  | { kind: 'plain' }
+  | { kind: 'mpi'; runLauncherAsNode: boolean }
+  /** A policy this reconciler does not know how to judge (flux, jax, xgboost, ...): left alone. */
+  | { kind: 'unknown'; name: string };
+
+export function mlPolicyOf(runtime: Runtime): MlPolicy {
+  const policy = runtime.spec.mlPolicy ?? {};
+  const sources = Object.keys(policy).filter((k) => k !== 'numNodes' && policy[k] !== undefined && policy[k] !== null);
+  if (sources.length === 0) return { kind: 'plain' };
+  if (sources.length > 1) return { kind: 'unknown', name: sources.sort().join('+') };
+  const [source] = sources;
+  if (source === 'torch') return { kind: 'torch' };
+  if (source === 'mpi') return { kind: 'mpi', runLauncherAsNode: policy.mpi?.runLauncherAsNode === true };
+  return { kind: 'unknown', name: source };
+}
+
+/** spec.trainer.numNodes, else the runtime's mlPolicy.numNodes, else 1. */
+export function effectiveNumNodes(trainJob: TrainJob, runtime: Runtime): number {
+  return intOf(trainJob.spec?.trainer?.numNodes) ?? intOf(runtime.spec.mlPolicy?.numNodes) ?? 1;
+}
+
+/** What the node count fixes in the JobSet: one replicated job's parallelism/completions, maybe an env. */
+export interface NodeShape {
+  policy: MlPolicy;
+  numNodes: number;
+  /** How the replicated job is found in a JobSet. */
+  replicatedJob: { by: 'ancestor-label'; value: typeof ANCESTOR_TRAINER } | { by: 'name'; value: string };
+  /** parallelism = completions = count. */
+  count: number;
+  /** Torch: PET_NNODES on the `node` container, compared when present (torchtune's entrypoint has none). */
+  env?: { container: string; name: string; value: string };
+}
+
+export type ShapeResult = { known: true; shape: NodeShape } | { known: false; reason: string };
+
+/**
+ * The node-count-bearing parts Trainer would build for this TrainJob. MPI puts the count on the
+ * `node` job (numNodes - 1, at least 1, when the launcher runs as a node) and only when the
+ * TrainJob sets numNodes; otherwise the runtime's own `node` parallelism stays. A malformed
+ * TrainJob or runtime (see wellformed.ts) is not judged.
+ */
+export function expectedNodeShape(trainJob: TrainJob, runtime: Runtime): ShapeResult {
+  const malformed = malformedTrainJob(trainJob) ?? malformedRuntime(runtime);
+  if (malformed) return { known: false, reason: malformed };
+  const policy = mlPolicyOf(runtime);
+  const numNodes = effectiveNumNodes(trainJob, runtime);
+  const trainer = { by: 'ancestor-label', value: ANCESTOR_TRAINER } as const;
+  switch (policy.kind) {
+    case 'torch':
+      return { known: true, shape: { policy, numNodes, replicatedJob: trainer, count: numNodes, env: { container: NODE, name: PET.nnodes, value: String(numNodes) } } };
+    case 'plain':
+      return { known: true, shape: { policy, numNodes, replicatedJob: trainer, count: numNodes } };
+    case 'mpi': {
+      const requested = intOf(trainJob.spec?.trainer?.numNodes);
+      const runtimeNode = runtime.spec.template?.spec?.replicatedJobs?.find((r) => r.name === NODE);
+      const count = requested === undefined ? (intOf(runtimeNode?.template?.spec?.parallelism) ?? 1) : policy.runLauncherAsNode ? Math.max(requested - 1, 1) : requested;
+      return { known: true, shape: { policy, numNodes, replicatedJob: { by: 'name', value: NODE }, count } };
+    }
+    case 'unknown':
+      return { known: false, reason: `ML policy "${policy.name}" of ${runtimeLabel(runtime)} is not one this reconciler can judge (torch, mpi, or none)` };
+  }
+}
+
+export function findReplicatedJob(jobs: ReplicatedJob[] | undefined, shape: NodeShape): ReplicatedJob | undefined {
+  const { by, value } = shape.replicatedJob;
+  return (jobs ?? []).find((r) => (by === 'name' ? r.name === value : r.template?.metadata?.labels?.[ANCESTOR_LABEL] === value));
+}
+
+export function describeReplicatedJob(shape: NodeShape): string {
+  return shape.replicatedJob.by === 'name' ? `replicated job named "${shape.replicatedJob.value}"` : `replicated job labelled ${ANCESTOR_LABEL}=${ANCESTOR_TRAINER}`;
+}

@@ -1,0 +1,236 @@
+// `serve` flags, parsed once into a config object. This is the only place that reads the
+// environment: everything below receives what it needs from the ServeConfig.
+import { parseArgs } from 'node:util';
+import { ConfigError, nonEmptyFlag as nonEmpty, oneOfFlag, portFlag as parsePort } from '../process/flags.ts';
+
+export const LOG_LEVELS = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'] as const;
+export type LogLevel = (typeof LOG_LEVELS)[number];
+
+/** Where the serving certificate comes from. */
+export type TlsSource =
+  /** `--cert-dir` not given: a self-signed pair generated into `dir` on first start, reused after. */
+  | { mode: 'generated'; dir: string }
+  /** `--cert-dir DIR`: `tls.crt`/`tls.key` read from DIR (e.g. a mounted Secret) and reloaded on change. */
+  | { mode: 'files'; dir: string };
+
+/** How the checks that read the cluster (JobSet guard, CRD from the API server) get a client. */
+export type ClusterAccess =
+  | { mode: 'none' }
+  | { mode: 'kubeconfig'; path: string }
+  /**
+   * Detected from KUBERNETES_SERVICE_HOST/PORT, which the kubelet sets in every pod; `serve` keeps
+   * them here (the reconciler's client-node reads them itself).
+   */
+  | { mode: 'in-cluster'; host?: string; port?: string };
+
+/**
+ * Which TrainJob CRD's schema and rules are checked beside the table:
+ * a file (`--crd`), the API server's (with cluster access, followed), the embedded default
+ * (offline: Trainer v2.3.0's CRD with this project's patch), or none (`--table-only`).
+ */
+export type CrdSource = { mode: 'file'; path: string } | { mode: 'cluster' } | { mode: 'embedded' } | { mode: 'table-only' };
+
+export interface HandoffConfig {
+  url: URL;
+  timeoutMs: number;
+}
+
+/** In-process certificate rotation (`--cert-rotation`): see src/certs/. */
+export interface CertRotationConfig {
+  namespace: string;
+  secretName: string;
+  /** The serving certificate's names: `<service>.<namespace>.svc` first, then --service-dns. */
+  hosts: string[];
+  validatingWebhookConfig: string;
+  mutatingWebhookConfig: string;
+}
+
+export interface ServeConfig {
+  /** Both ports' address; undefined: every address, dual-stack where the host has IPv6 (src/process/listen.ts). */
+  host?: string;
+  port: number;
+  opsPort: number;
+  /** --ops-port given: a busy port is then an error; the default port, when busy, is skipped with a warning. */
+  opsPortExplicit?: boolean;
+  tls: TlsSource;
+  crd: CrdSource;
+  cluster: ClusterAccess;
+  handoff?: HandoffConfig;
+  /** Set with --cert-rotation: the certificate files in tls.dir are written from the Secret. */
+  certRotation?: CertRotationConfig;
+  logLevel: LogLevel;
+  /** How long SIGTERM waits for in-flight requests before the process exits anyway. */
+  shutdownTimeoutMs: number;
+}
+
+export const SERVE_DEFAULTS = {
+  port: 9443,
+  opsPort: 8081,
+  generatedCertDir: 'certs',
+  logLevel: 'info' as LogLevel,
+  handoffTimeoutMs: 2_000,
+  // Below the kubelet's default terminationGracePeriodSeconds (30 s).
+  shutdownTimeoutMs: 25_000,
+  certSecret: 'trainjob-webhook-cert',
+  serviceName: 'trainjob-webhook',
+  validatingWebhookConfig: 'trainjob-webhook-validating',
+  mutatingWebhookConfig: 'trainjob-webhook-mutating',
+};
+
+export const SERVE_USAGE = `Usage: trainjob-webhook serve [flags]
+
+  --port N            HTTPS admission port (default ${SERVE_DEFAULTS.port})
+  --ops-port N        plain-HTTP port for /healthz, /readyz, /metrics (default ${SERVE_DEFAULTS.opsPort})
+  --host ADDR         address to bind both ports to (default: every address, IPv6 and IPv4
+                      (::, dual-stack), or every IPv4 address (0.0.0.0) on a host without IPv6)
+  --cert-dir DIR      read tls.crt/tls.key from DIR and reload them on change
+                      (default: a self-signed certificate generated into ./${SERVE_DEFAULTS.generatedCertDir}/)
+  --crd FILE          TrainJob CRD (YAML or JSON) whose schema and rules are checked
+                      (default: the API server's with cluster access, else the embedded
+                      Trainer v2.3.0 CRD with this project's CRD patch)
+  --table-only        check the rule table alone: no CRD schema, defaults or CRD rules
+  --kubeconfig FILE   read the cluster with this kubeconfig (never picked up implicitly)
+  --offline           do not read the cluster even when running in a pod
+  --cert-rotation     keep a CA and serving certificate in a Secret, renew them before they
+                      expire, write them into --cert-dir and inject the CA into the webhook
+                      configurations' caBundle (like cert-controller); needs cluster access
+  --cert-secret NAME  the Secret for --cert-rotation (default ${SERVE_DEFAULTS.certSecret})
+  --cert-namespace NS its namespace and the Service's (default: $POD_NAMESPACE)
+  --service-name NAME the Service in front of the webhook: the certificate names
+                      NAME.NS.svc (default ${SERVE_DEFAULTS.serviceName})
+  --service-dns LIST  more DNS names or IP addresses for the certificate, comma-separated
+  --validating-webhook-config NAME, --mutating-webhook-config NAME
+                      the configurations whose caBundle is kept current (defaults
+                      ${SERVE_DEFAULTS.validatingWebhookConfig}, ${SERVE_DEFAULTS.mutatingWebhookConfig};
+                      one that does not exist is skipped until it does)
+  --handoff URL       POST a hint for each admitted, non-dry-run CREATE/UPDATE to URL (off by default)
+  --log-level LEVEL   ${LOG_LEVELS.join(', ')} (default ${SERVE_DEFAULTS.logLevel})
+
+In a pod (KUBERNETES_SERVICE_HOST and KUBERNETES_SERVICE_PORT set) the in-cluster service
+account is used unless --kubeconfig or --offline is given.`;
+
+export { ConfigError };
+
+/** Every flag of `serve`, each one in SERVE_USAGE (a test keeps them equal). */
+export const SERVE_FLAGS = {
+  port: { type: 'string' },
+  'ops-port': { type: 'string' },
+  host: { type: 'string' },
+  'cert-dir': { type: 'string' },
+  crd: { type: 'string' },
+  'table-only': { type: 'boolean' },
+  kubeconfig: { type: 'string' },
+  offline: { type: 'boolean' },
+  handoff: { type: 'string' },
+  'log-level': { type: 'string' },
+  'cert-rotation': { type: 'boolean' },
+  'cert-secret': { type: 'string' },
+  'cert-namespace': { type: 'string' },
+  'service-name': { type: 'string' },
+  'service-dns': { type: 'string' },
+  'validating-webhook-config': { type: 'string' },
+  'mutating-webhook-config': { type: 'string' },
+} as const;
+
+type Env = Readonly<Record<string, string | undefined>>;
+
+export function parseServeArgs(args: readonly string[], env: Env = process.env): ServeConfig {
+  let values;
+  try {
+    ({ values } = parseArgs({
+      args: [...args],
+      strict: true,
+      allowPositionals: false,
+      options: SERVE_FLAGS,
+    }));
+  } catch (err) {
+    throw new ConfigError((err as Error).message);
+  }
+
+  const port = parsePort('--port', values.port, SERVE_DEFAULTS.port);
+  const opsPort = parsePort('--ops-port', values['ops-port'], SERVE_DEFAULTS.opsPort);
+  if (port !== 0 && port === opsPort) {
+    throw new ConfigError(`--port and --ops-port must differ (both ${port}): health and metrics never share the admission port`);
+  }
+  const host = nonEmpty('--host', values.host);
+  const certDir = nonEmpty('--cert-dir', values['cert-dir']);
+  const kubeconfig = nonEmpty('--kubeconfig', values.kubeconfig);
+  if (kubeconfig && values.offline) throw new ConfigError('--kubeconfig and --offline contradict each other');
+  const crdFile = nonEmpty('--crd', values.crd);
+  if (crdFile && values['table-only']) throw new ConfigError('--crd and --table-only contradict each other');
+  const cluster = clusterAccess(kubeconfig, values.offline === true, env);
+  const certRotation = parseCertRotation(values, cluster, env);
+
+  return {
+    ...(host === undefined ? {} : { host }),
+    port,
+    opsPort,
+    opsPortExplicit: values['ops-port'] !== undefined,
+    tls: certDir || certRotation ? { mode: 'files', dir: certDir ?? SERVE_DEFAULTS.generatedCertDir } : { mode: 'generated', dir: SERVE_DEFAULTS.generatedCertDir },
+    crd: crdSource(crdFile, values['table-only'] === true, cluster),
+    cluster,
+    handoff: values.handoff === undefined ? undefined : { url: parseHandoffUrl(values.handoff), timeoutMs: SERVE_DEFAULTS.handoffTimeoutMs },
+    ...(certRotation ? { certRotation } : {}),
+    logLevel: parseLogLevel(values['log-level']),
+    shutdownTimeoutMs: SERVE_DEFAULTS.shutdownTimeoutMs,
+  };
+}
+
+function crdSource(file: string | undefined, tableOnly: boolean, cluster: ClusterAccess): CrdSource {
+  if (file) return { mode: 'file', path: file };
+  if (tableOnly) return { mode: 'table-only' };
+  return cluster.mode === 'none' ? { mode: 'embedded' } : { mode: 'cluster' };
+}
+
+function clusterAccess(kubeconfig: string | undefined, offline: boolean, env: Env): ClusterAccess {
+  if (kubeconfig) return { mode: 'kubeconfig', path: kubeconfig };
+  if (offline) return { mode: 'none' };
+  if (env.KUBERNETES_SERVICE_HOST && env.KUBERNETES_SERVICE_PORT) return { mode: 'in-cluster', host: env.KUBERNETES_SERVICE_HOST, port: env.KUBERNETES_SERVICE_PORT };
+  return { mode: 'none' };
+}
+
+function parseHandoffUrl(raw: string): URL {
+  let url: URL;
+  try {
+    url = new URL(raw);
+  } catch {
+    throw new ConfigError(`--handoff must be an http(s) URL such as http://127.0.0.1:8082/hints, got "${raw}"`);
+  }
+  if (url.protocol !== 'http:' && url.protocol !== 'https:') {
+    throw new ConfigError(`--handoff must be an http(s) URL, got protocol "${url.protocol}"`);
+  }
+  return url;
+}
+
+function parseLogLevel(raw: string | undefined): LogLevel {
+  return oneOfFlag('--log-level', raw, LOG_LEVELS, SERVE_DEFAULTS.logLevel);
+}
+
+const ROTATION_ONLY = ['cert-secret', 'cert-namespace', 'service-name', 'service-dns', 'validating-webhook-config', 'mutating-webhook-config'] as const;
+const DNS_NAME = /^(?=.{1,253}$)[a-z0-9]([-a-z0-9]{0,61}[a-z0-9])?(\.[a-z0-9]([-a-z0-9]{0,61}[a-z0-9])?)*$/;
+const IP_ADDRESS = /^(\d{1,3}(\.\d{1,3}){3}|[0-9a-f:]*:[0-9a-f:.]*)$/i;
+
+function parseCertRotation(values: Record<string, string | boolean | undefined>, cluster: ClusterAccess, env: Env): CertRotationConfig | undefined {
+  if (values['cert-rotation'] !== true) {
+    const stray = ROTATION_ONLY.find((f) => values[f] !== undefined);
+    if (stray) throw new ConfigError(`--${stray} needs --cert-rotation`);
+    return undefined;
+  }
+  if (cluster.mode === 'none') throw new ConfigError('--cert-rotation needs cluster access (in a pod, or --kubeconfig): the certificates live in a Secret');
+  const flag = (name: (typeof ROTATION_ONLY)[number]) => nonEmpty(`--${name}`, values[name] as string | undefined);
+  const namespace = flag('cert-namespace') ?? (env.POD_NAMESPACE?.trim() || undefined);
+  if (!namespace) throw new ConfigError('--cert-rotation needs the namespace: --cert-namespace or $POD_NAMESPACE (the downward API)');
+  const serviceName = flag('service-name') ?? SERVE_DEFAULTS.serviceName;
+  const extra = (flag('service-dns') ?? '').split(',').map((h) => h.trim().toLowerCase()).filter((h) => h !== '');
+  for (const h of extra) {
+    if (!DNS_NAME.test(h) && !IP_ADDRESS.test(h)) throw new ConfigError(`--service-dns: "${h}" is neither a DNS name nor an IP address`);
+  }
+  const hosts = [`${serviceName}.${namespace}.svc`, ...extra];
+  return {
+    namespace,
+    secretName: flag('cert-secret') ?? SERVE_DEFAULTS.certSecret,
+    hosts: [...new Set(hosts)],
+    validatingWebhookConfig: flag('validating-webhook-config') ?? SERVE_DEFAULTS.validatingWebhookConfig,
+    mutatingWebhookConfig: flag('mutating-webhook-config') ?? SERVE_DEFAULTS.mutatingWebhookConfig,
+  };
+}

@@ -1,0 +1,50 @@
+// The validating webhook: CREATE and UPDATE go to the Validator (every violated rule becomes a
+// cause of the denial); DELETE and CONNECT are allowed without asking it. An admitted, non-dry-run
+// CREATE/UPDATE is handed on to the reconciler as a hint, fire-and-forget.
+import type { FastifyInstance } from 'fastify';
+import type { Validator } from '../rules/contract.ts';
+import type { HandoffHint, HandoffSender } from './handoff-sender.ts';
+import { isObject } from '../json/object.ts';
+import { admissionInput } from './envelope.ts';
+import type { AdmissionReviewRequest } from './envelope.ts';
+import { admissionRoute } from './route.ts';
+import type { EdgeDeps, Outcome } from './route.ts';
+import { denialStatus } from './status.ts';
+
+export const VALIDATE_PATH = '/validate-trainer-kubeflow-org-v1alpha1-trainjob';
+
+export interface ValidateDeps extends EdgeDeps {
+  validator: Validator;
+  handoff: HandoffSender;
+}
+
+export function registerValidateRoute(app: FastifyInstance, deps: ValidateDeps): void {
+  admissionRoute(app, VALIDATE_PATH, 'validate', (req) => validate(req, deps), deps);
+}
+
+async function validate(req: AdmissionReviewRequest, deps: ValidateDeps): Promise<Outcome> {
+  if (req.operation !== 'CREATE' && req.operation !== 'UPDATE') return { parts: { allowed: true } };
+
+  const decision = await deps.validator.validate(admissionInput(req));
+  if (decision.causes.length > 0) {
+    return {
+      parts: { allowed: false, status: denialStatus(req.name, decision.causes), warnings: decision.warnings },
+      rules: [...new Set(decision.causes.map((c) => c.origin ?? c.field))],
+    };
+  }
+  // A dry run is decided exactly the same, but nothing is handed on (sideEffects: NoneOnDryRun).
+  if (!req.dryRun) deps.handoff.send(hintFor(req));
+  return { parts: { allowed: true, warnings: decision.warnings } };
+}
+
+/** The stored identity of the TrainJob (uid and generation are set before validating admission). */
+function hintFor(req: AdmissionReviewRequest): HandoffHint {
+  const meta = isObject(req.object?.metadata) ? req.object.metadata : {};
+  const generation = meta.generation;
+  return {
+    namespace: req.namespace ?? '',
+    name: req.name,
+    uid: typeof meta.uid === 'string' ? meta.uid : '',
+    generation: typeof generation === 'number' || typeof generation === 'bigint' ? generation : null,
+  };
+}
