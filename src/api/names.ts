@@ -1,18 +1,25 @@
-// Names the reconciler shares with upstream (Trainer v2.3.0, JobSet v0.12.0) and the few it adds.
-export { JOBSET } from '../webhook/jobset-read.ts';
+// The names this project shares with upstream (Trainer v2.3.0, JobSet v0.12.0: groups, kinds,
+// the CRD, labels, annotations) and the few it adds, as JobSet keeps pkg/constants. Both
+// processes use them; nothing here imports anything.
 
-export const TRAINJOB = { group: 'trainer.kubeflow.org', version: 'v1alpha1', plural: 'trainjobs' } as const;
-export const TRAINJOB_API_VERSION = 'trainer.kubeflow.org/v1alpha1';
-export const JOBSET_API_VERSION = 'jobset.x-k8s.io/v1alpha2';
-export const TRAINING_RUNTIME = { group: 'trainer.kubeflow.org', version: 'v1alpha1', plural: 'trainingruntimes' } as const;
-export const CLUSTER_TRAINING_RUNTIME = { group: 'trainer.kubeflow.org', version: 'v1alpha1', plural: 'clustertrainingruntimes' } as const;
-export const LEASE = { group: 'coordination.k8s.io', version: 'v1', plural: 'leases' } as const;
+export const TRAINJOB_GROUP = 'trainer.kubeflow.org';
+export const TRAINJOB_VERSION = 'v1alpha1';
+export const TRAINJOB_KIND = 'TrainJob';
+export const TRAINJOB_API_VERSION = `${TRAINJOB_GROUP}/${TRAINJOB_VERSION}`;
+/** The TrainJob CRD's name. */
+export const TRAINJOB_CRD = `trainjobs.${TRAINJOB_GROUP}`;
+export const TRAINJOB = { group: TRAINJOB_GROUP, version: TRAINJOB_VERSION, plural: 'trainjobs' } as const;
+export const TRAINING_RUNTIME = { group: TRAINJOB_GROUP, version: TRAINJOB_VERSION, plural: 'trainingruntimes' } as const;
+export const CLUSTER_TRAINING_RUNTIME = { group: TRAINJOB_GROUP, version: TRAINJOB_VERSION, plural: 'clustertrainingruntimes' } as const;
+
+export const JOBSET = { group: 'jobset.x-k8s.io', version: 'v1alpha2', plural: 'jobsets' } as const;
+export const JOBSET_API_VERSION = `${JOBSET.group}/${JOBSET.version}`;
 
 /** spec.managedBy of TrainJobs that Kubeflow Trainer's controller reconciles (absent = this). */
-export const TRAINER_MANAGED_BY = 'trainer.kubeflow.org/trainjob-controller';
+export const TRAINER_MANAGED_BY = `${TRAINJOB_GROUP}/trainjob-controller`;
 
 /** Trainer's label on the replicated job that runs the trainer (torch/plain: `node`; MPI: `launcher`). */
-export const ANCESTOR_LABEL = 'trainer.kubeflow.org/trainjob-ancestor-step';
+export const ANCESTOR_LABEL = `${TRAINJOB_GROUP}/trainjob-ancestor-step`;
 export const ANCESTOR_TRAINER = 'trainer';
 export const NODE = 'node';
 
@@ -40,7 +47,3 @@ const PREFIX = 'trainjob-webhook.kubeflow.org';
 export const REPORT_ANNOTATION = `${PREFIX}/jobset-rebuild`;
 export const RETAINED_FOR_LABEL = `${PREFIX}/retained-for`;
 export const RELEASED_FROM_ANNOTATION = `${PREFIX}/released-from-jobset`;
-
-export const DEFAULT_FIELD_MANAGER = 'trainjob-webhook-reconciler';
-/** The component name on Events and the name of the leader-election Lease. */
-export const COMPONENT = 'trainjob-webhook-reconciler';

@@ -4,7 +4,7 @@
 // only for a user it does not implement (exec, auth-provider: connect.ts).
 import { createHash } from 'node:crypto';
 import { KubeConfig } from '@kubernetes/client-node';
-import type { ClusterAccess } from '../webhook/config.ts';
+import type { ClusterAccess } from './kube-access.ts';
 
 export function loadKubeConfig(access: ClusterAccess): KubeConfig | undefined {
   if (access.mode === 'none') return undefined;

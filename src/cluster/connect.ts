@@ -3,11 +3,10 @@
 // needs client-node (exec, auth-provider) loads it, and its credentials come from the KubeConfig
 // as before (kubeconfig-connection.ts). Impersonation is sent here on both paths.
 import { createSecureContext } from 'node:tls';
-import type { ClusterAccess } from '../webhook/config.ts';
 import { apiClient, type ApiClient } from './api-request.ts';
 import { directConnection, type ApiConnection } from './connection.ts';
 import { impersonationHeaders } from './impersonation.ts';
-import { inClusterAccess, loadKubeconfigFile } from './kube-access.ts';
+import { inClusterAccess, loadKubeconfigFile, type ClusterAccess } from './kube-access.ts';
 
 export interface ClusterConnection {
   client: ApiClient;

@@ -16,6 +16,16 @@ import path from 'node:path';
 import { impersonationOf, type Impersonation } from './impersonation.ts';
 import { proxyCredentialsProblem } from './proxy-credentials.ts';
 
+/** How a command reaches the API server: not at all, through an explicit kubeconfig file, or as the pod's service account. */
+export type ClusterAccess =
+  | { mode: 'none' }
+  | { mode: 'kubeconfig'; path: string }
+  /**
+   * Detected from KUBERNETES_SERVICE_HOST/PORT, which the kubelet sets in every pod; `serve` keeps
+   * them here (the reconciler's client-node reads them itself).
+   */
+  | { mode: 'in-cluster'; host?: string; port?: string };
+
 /** Bytes given inline (base64 in the kubeconfig) or a file, read again as it rotates. */
 export type Source = { data: Buffer } | { file: string };
 

@@ -6,7 +6,7 @@ import { createMetrics, type WebhookMetrics } from '../observability/metrics.ts'
 import { installProcessHandlers } from '../process/signals.ts';
 import { startServe } from '../webhook/run.ts';
 import { createValidator } from '../rules/validator.ts';
-import { TRAINJOB_CRD } from '../webhook/envelope.ts';
+import { TRAINJOB_CRD } from '../api/names.ts';
 import { EMBEDDED_CRD_SOURCE, loadEmbeddedPolicy, loadPolicyFromFile, policyFromCrd, uncoveredTrainerFieldsOf } from '../rules/crd-policy.ts';
 import { buildPolicy, type Policy } from '../rules/policy.ts';
 import type { CommandIo } from './review.ts';

@@ -2,7 +2,7 @@
 // TrainJob env values can carry secrets, so anything object-like is redacted as a backstop.
 import { pino } from 'pino';
 import type { DestinationStream, Logger } from 'pino';
-import type { LogLevel } from '../webhook/config.ts';
+import type { LogLevel } from './log-levels.ts';
 
 export type { Logger } from 'pino';
 

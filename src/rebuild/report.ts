@@ -3,7 +3,7 @@
 // stable facts (state, node counts, the replaced JobSet's uid, kept PVCs), no timestamps, so that
 // re-applying it is a no-op and the update its own write causes finds nothing to do. Never a
 // status condition in companion mode: Trainer v2.3.0 replaces status.conditions whole. Pure.
-import { REPORT_ANNOTATION } from '../api/names.ts';
+import { REPORT_ANNOTATION, TRAINJOB_API_VERSION, TRAINJOB_KIND } from '../api/names.ts';
 import type { TrainJob } from '../api/objects.ts';
 import { count, list, obj, oneOf, str } from './wellformed.ts';
 
@@ -76,8 +76,8 @@ export function sameReport(a: RebuildReport | undefined, b: RebuildReport | unde
  */
 export function reportApplyConfiguration(trainJob: TrainJob, report: RebuildReport | undefined): Record<string, unknown> {
   return {
-    apiVersion: trainJob.apiVersion ?? 'trainer.kubeflow.org/v1alpha1',
-    kind: 'TrainJob',
+    apiVersion: trainJob.apiVersion ?? TRAINJOB_API_VERSION,
+    kind: TRAINJOB_KIND,
     metadata: {
       name: trainJob.metadata.name,
       namespace: trainJob.metadata.namespace,

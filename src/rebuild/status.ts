@@ -2,6 +2,7 @@
 // condition the way Trainer writes it, and a condition that says why a JobSet cannot be built.
 // Applied with SSA on the status subresource; conditions are a map list keyed by type, so the
 // reconciler's field manager owns exactly the entries it applies. Pure.
+import { TRAINJOB_API_VERSION, TRAINJOB_KIND } from '../api/names.ts';
 import { type Condition, type TrainJob } from '../api/objects.ts';
 import { isObject } from '../json/object.ts';
 
@@ -46,8 +47,8 @@ export function unbuildableCondition(trainJob: TrainJob, message: string, now: s
 /** The SSA apply configuration for the status subresource. */
 export function statusApplyConfiguration(trainJob: TrainJob, conditions: Condition[]): Record<string, unknown> {
   return {
-    apiVersion: trainJob.apiVersion ?? 'trainer.kubeflow.org/v1alpha1',
-    kind: 'TrainJob',
+    apiVersion: trainJob.apiVersion ?? TRAINJOB_API_VERSION,
+    kind: TRAINJOB_KIND,
     metadata: { name: trainJob.metadata.name, namespace: trainJob.metadata.namespace },
     status: { conditions },
   };

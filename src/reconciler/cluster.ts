@@ -5,7 +5,8 @@
 import { BatchV1Api, CoreV1Api, CustomObjectsApi, PatchStrategy, setHeaderOptions, type CoreV1Event, type KubeConfig } from '@kubernetes/client-node';
 import { parse } from 'yaml';
 import { orUndefinedIfNotFound, statusCode } from '../cluster/client-node.ts';
-import { CLUSTER_TRAINING_RUNTIME, COMPONENT, JOBSET, JOBSET_NAME_LABEL, RETAINED_FOR_LABEL, RUNTIME_SNAPSHOT_KEY, RUNTIME_SNAPSHOT_SUFFIX, TRAINING_RUNTIME, TRAINJOB } from '../api/names.ts';
+import { CLUSTER_TRAINING_RUNTIME, JOBSET, JOBSET_NAME_LABEL, RETAINED_FOR_LABEL, RUNTIME_SNAPSHOT_KEY, RUNTIME_SNAPSHOT_SUFFIX, TRAINING_RUNTIME, TRAINJOB, TRAINJOB_API_VERSION, TRAINJOB_GROUP, TRAINJOB_KIND } from '../api/names.ts';
+import { COMPONENT } from './names.ts';
 import type { RecreateCheck, RuntimeRead } from '../rebuild/decision.ts';
 import { controllerOf, type Condition, type Job, type JobSet, type PersistentVolumeClaim, type Pod, type RuntimeSpec, type TrainJob } from '../api/objects.ts';
 import type { PvcPatch } from '../rebuild/pvc-plan.ts';
@@ -77,7 +78,7 @@ export function createReconcilerCluster(kc: KubeConfig, opts: ClusterOptions): R
     }
     const ref = trainJob.spec?.runtimeRef ?? {};
     const kind = ref.kind ?? 'ClusterTrainingRuntime';
-    if ((ref.apiGroup ?? 'trainer.kubeflow.org') !== 'trainer.kubeflow.org' || !ref.name) {
+    if ((ref.apiGroup ?? TRAINJOB_GROUP) !== TRAINJOB_GROUP || !ref.name) {
       return { found: false, reason: `spec.runtimeRef ${JSON.stringify(ref)} does not name a Trainer runtime` };
     }
     const runtime = (await orUndefinedIfNotFound(
@@ -172,7 +173,7 @@ export function createReconcilerCluster(kc: KubeConfig, opts: ClusterOptions): R
       const now = new Date();
       const body: CoreV1Event = {
         metadata: { generateName: `${name}.`, namespace },
-        involvedObject: { apiVersion: trainJob.apiVersion ?? 'trainer.kubeflow.org/v1alpha1', kind: 'TrainJob', name, namespace, uid: trainJob.metadata.uid, resourceVersion: trainJob.metadata.resourceVersion },
+        involvedObject: { apiVersion: trainJob.apiVersion ?? TRAINJOB_API_VERSION, kind: TRAINJOB_KIND, name, namespace, uid: trainJob.metadata.uid, resourceVersion: trainJob.metadata.resourceVersion },
         type: event.type,
         reason: event.reason,
         message: cap(event.message),

@@ -4,9 +4,10 @@ import { randomUUID } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import { hostname } from 'node:os';
 import { parseArgs } from 'node:util';
-import { LOG_LEVELS, type ClusterAccess, type LogLevel } from '../webhook/config.ts';
+import type { ClusterAccess } from '../cluster/kube-access.ts';
+import { LOG_LEVELS, type LogLevel } from '../observability/log-levels.ts';
 import { ConfigError, nonEmptyFlag as nonEmpty, oneOfFlag as oneOf, portFlag as port } from '../process/flags.ts';
-import { COMPONENT, DEFAULT_FIELD_MANAGER } from '../api/names.ts';
+import { COMPONENT, DEFAULT_FIELD_MANAGER } from './names.ts';
 import type { Mode } from '../rebuild/decision.ts';
 
 export { ConfigError };

@@ -7,7 +7,7 @@ import { CustomObjectsApi, type KubeConfig } from '@kubernetes/client-node';
 import { describeError, statusCode } from '../cluster/client-node.ts';
 import type { Logger } from '../observability/logger.ts';
 import type { LeaderElectionConfig } from './config.ts';
-import { LEASE } from '../api/names.ts';
+import { LEASE } from './names.ts';
 
 export interface LeaseSpec {
   holderIdentity?: string;

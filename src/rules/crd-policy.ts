@@ -2,6 +2,7 @@
 // schema checks (src/crd/) and its CEL rules, with the rule table.
 import { readFile } from 'node:fs/promises';
 import fastJsonPatch, { type Operation } from 'fast-json-patch';
+import { TRAINJOB_GROUP, TRAINJOB_KIND } from '../api/names.ts';
 import { CEL_SKIPPED_ERROR, compileCrdSchema, hasBlockingErrors } from '../crd/index.ts';
 import { readObjectFile } from '../io/read-object.ts';
 import { buildPolicy, type Policy, type SchemaChecks } from './policy.ts';
@@ -22,7 +23,7 @@ export class CrdLoadError extends Error {
 
 export function schemaChecksFor(crd: unknown): SchemaChecks {
   const compiled = compileCrdSchema(crd);
-  if (compiled.info.group !== 'trainer.kubeflow.org' || compiled.info.kind !== 'TrainJob') {
+  if (compiled.info.group !== TRAINJOB_GROUP || compiled.info.kind !== TRAINJOB_KIND) {
     throw new CrdLoadError(`expected the TrainJob CRD (trainer.kubeflow.org), got ${compiled.info.kind}.${compiled.info.group}`);
   }
   return {

@@ -2,9 +2,8 @@
 // environment: everything below receives what it needs from the ServeConfig.
 import { parseArgs } from 'node:util';
 import { ConfigError, nonEmptyFlag as nonEmpty, oneOfFlag, portFlag as parsePort } from '../process/flags.ts';
-
-export const LOG_LEVELS = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'] as const;
-export type LogLevel = (typeof LOG_LEVELS)[number];
+import type { ClusterAccess } from '../cluster/kube-access.ts';
+import { LOG_LEVELS, type LogLevel } from '../observability/log-levels.ts';
 
 /** Where the serving certificate comes from. */
 export type TlsSource =
@@ -12,16 +11,6 @@ export type TlsSource =
   | { mode: 'generated'; dir: string }
   /** `--cert-dir DIR`: `tls.crt`/`tls.key` read from DIR (e.g. a mounted Secret) and reloaded on change. */
   | { mode: 'files'; dir: string };
-
-/** How the checks that read the cluster (JobSet guard, CRD from the API server) get a client. */
-export type ClusterAccess =
-  | { mode: 'none' }
-  | { mode: 'kubeconfig'; path: string }
-  /**
-   * Detected from KUBERNETES_SERVICE_HOST/PORT, which the kubelet sets in every pod; `serve` keeps
-   * them here (the reconciler's client-node reads them itself).
-   */
-  | { mode: 'in-cluster'; host?: string; port?: string };
 
 /**
  * Which TrainJob CRD's schema and rules are checked beside the table:

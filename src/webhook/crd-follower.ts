@@ -5,7 +5,7 @@
 import type { ApiClient } from '../cluster/api-request.ts';
 import { jsonApi } from '../cluster/api-json.ts';
 import { followWatch, reportingTo } from '../cluster/api-watch.ts';
-import { TRAINJOB_CRD } from './envelope.ts';
+import { TRAINJOB_CRD } from '../api/names.ts';
 
 export { TRAINJOB_CRD };
 

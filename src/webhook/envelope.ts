@@ -1,6 +1,7 @@
 // The AdmissionReview envelope: what a request must look like to be decided, and the answer
 // built around a decision. A body that is not an AdmissionReview cannot be answered in-band (there
 // is no uid to echo), so it gets HTTP 400 with a message saying what was wrong.
+import { TRAINJOB_GROUP, TRAINJOB_KIND } from '../api/names.ts';
 import { isObject } from '../json/object.ts';
 import type { AdmissionInput, Operation } from '../rules/contract.ts';
 import type { Status } from './status.ts';
@@ -9,10 +10,6 @@ export const ADMISSION_VERSIONS = ['admission.k8s.io/v1', 'admission.k8s.io/v1be
 export type AdmissionVersion = (typeof ADMISSION_VERSIONS)[number];
 
 const OPERATIONS: readonly Operation[] = ['CREATE', 'UPDATE', 'DELETE', 'CONNECT'];
-export const TRAINJOB_GROUP = 'trainer.kubeflow.org';
-export const TRAINJOB_KIND = 'TrainJob';
-/** The TrainJob CRD's name. */
-export const TRAINJOB_CRD = `trainjobs.${TRAINJOB_GROUP}`;
 
 export interface GroupVersionKind {
   group: string;

@@ -3,7 +3,7 @@
 // and clients read a webhook denial exactly like a schema or CEL rejection.
 import { errorBody, errorString } from '../field/errors.ts';
 import type { FieldError } from '../field/errors.ts';
-import { TRAINJOB_GROUP, TRAINJOB_KIND } from './envelope.ts';
+import { TRAINJOB_GROUP, TRAINJOB_KIND } from '../api/names.ts';
 
 export interface StatusCause {
   /** field.ErrorType, e.g. `FieldValueInvalid` (metav1.StatusCause.Type is `reason` in JSON). */

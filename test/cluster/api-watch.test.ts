@@ -3,12 +3,21 @@
 // the limit, an ERROR event, a 410 answer, a connection closed mid-stream and a normal end, each
 // ending the watch with its reason or none; followWatch restarts with backoff that starts over only
 // once 2 min passed since the last wait began (client-go's reflector), not on an event.
+//
+// A watch's connection is not kept once the server ends the watch (src/cluster/api-request.ts):
+// that agent has no idle timeout (a quiet watch is not idle), so a kept connection would sit idle
+// through the backoff between watches (1 s to 60 s), and one a load balancer or the API server
+// closed meanwhile would fail the next watch at once (ECONNRESET on a reused socket: a warning and
+// a longer backoff). Node reads an agent's maxFreeSockets as `options.maxFreeSockets || 256`
+// (lib/_http_agent.js), so `keepAlive: true, maxFreeSockets: 0` would keep up to 256 of them: the
+// watches' agent does not keep alive.
 import assert from 'node:assert/strict';
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import { after, before, describe, it } from 'node:test';
 import { apiClient, type ApiClient } from '../../src/cluster/api-request.ts';
 import { BACKOFF_RESET_MS, followWatch, watchOnce, type WatchEvent } from '../../src/cluster/api-watch.ts';
 import { directConnection } from '../../src/cluster/connection.ts';
+import { listen } from './support/loopback.ts';
 
 type Handler = (req: IncomingMessage, res: ServerResponse) => void | Promise<void>;
 const tick = () => new Promise((resolve) => setImmediate(resolve));
@@ -17,6 +26,7 @@ const streaming = (res: ServerResponse) => res.writeHead(200, { 'content-type': 
 
 describe('watches', () => {
   let server: Server;
+  let url = '';
   let client: ApiClient;
   let handlers: Handler[] = [];
   const urls: string[] = [];
@@ -28,8 +38,8 @@ describe('watches', () => {
       if (h) void h(req, res);
       else res.writeHead(500).end();
     });
-    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-    client = apiClient(directConnection({ server: `http://127.0.0.1:${(server.address() as { port: number }).port}`, insecureSkipTlsVerify: false }));
+    url = `http://127.0.0.1:${await listen(server)}`;
+    client = apiClient(directConnection({ server: url, insecureSkipTlsVerify: false }));
   });
   after(() => {
     server.closeAllConnections();
@@ -115,6 +125,21 @@ describe('watches', () => {
       res.socket?.destroy();
     });
     assert.deepEqual(got, { reason: 'the connection closed mid-stream', events: [{ type: 'ADDED', object: { n: 1 } }], malformed: [] });
+  });
+
+  it('a watch connection the server ended is not kept: the next watch opens its own ("no connection kept after a watch ends")', async () => {
+    const peers: number[] = [];
+    // A watch the server ends (its timeoutSeconds): one event, then a complete response.
+    const endedByServer: Handler = (req, res) => {
+      peers.push(req.socket.remotePort ?? 0);
+      res.writeHead(200, { 'content-type': 'application/json' }).end(`${JSON.stringify({ type: 'ADDED', object: { metadata: { name: 'x' } } })}\n`);
+    };
+    handlers = [endedByServer, endedByServer];
+    const fresh = apiClient(directConnection({ server: url, insecureSkipTlsVerify: false }));
+    const ignore = { onEvent: () => {}, onMalformed: () => {} };
+    for (let i = 0; i < 2; i++) assert.equal(await watchOnce(fresh, '/api/v1/namespaces/ns/secrets', {}, ignore, { signal: new AbortController().signal }), undefined, 'ended by the server');
+    assert.equal(peers.length, 2);
+    assert.notEqual(peers[1], peers[0], 'the second watch came on the first one\'s connection: it was kept');
   });
 
   it('nothing listening: the reason names the failure', async () => {

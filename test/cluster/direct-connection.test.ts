@@ -3,20 +3,33 @@
 // honoured, the bearer token or basic auth sent (over TLS only, as client-go), a token file
 // re-read at most once a minute (the in-cluster token rotates; empty, refused), and unusable TLS material refused
 // at start in one line (connect.ts).
+//
+// Files re-read as they rotate keep their last good content, as client-go does:
+// - a token file read empty: client-go's fileTokenSource refuses it ("read empty token from file",
+//   transport/token_source.go) and its cachingTokenSource keeps the last good token, so no call
+//   goes out anonymous when an agent writes the file in place (truncate, then write);
+// - a client certificate and key are one pair: client-go reloads them together and keeps the last
+//   pair that loads (transport/cert_rotation.go: tls.LoadX509KeyPair, the old certificate kept on
+//   error), so a re-read between the writes of the certificate and of the key does not hand TLS a
+//   certificate with the other key ("key values mismatch");
+// - the certificate authority: client-go reads it once (transport/transport.go loadTLSFiles), so
+//   it never trusts a torn one; re-reading it is ours, and a CA file caught empty or half written
+//   (a rotation that is not an atomic rename, a copy in progress) leaves the last CA that held a
+//   certificate in use.
 import assert from 'node:assert/strict';
 import { mkdtemp, rm, unlink, writeFile } from 'node:fs/promises';
 import { createServer as createHttpServer, type IncomingMessage, type Server } from 'node:http';
-import { createServer as createHttpsServer } from 'node:https';
+import { createServer as createHttpsServer, type Server as HttpsServer } from 'node:https';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
-import type { TLSSocket } from 'node:tls';
+import { createSecureContext, type TLSSocket } from 'node:tls';
 import { after, before, describe, it } from 'node:test';
 import { apiClient } from '../../src/cluster/api-request.ts';
 import { connectCluster } from '../../src/cluster/connect.ts';
 import { directConnection, REREAD_MS } from '../../src/cluster/connection.ts';
 import type { KubeAccess } from '../../src/cluster/kube-access.ts';
 import { createCA, issueClientCert, issueServingCert, type CertificateAuthority, type KeyPairPem } from '../harness/pki.ts';
-import { listen } from './support/loopback.ts';
+import { listen, tlsApiServer } from './support/loopback.ts';
 
 
 const get = async (access: KubeAccess) => apiClient(directConnection(access)).request('/version', { signal: AbortSignal.timeout(10_000), maxBytes: 1024 });
@@ -138,5 +151,86 @@ describe('direct connection: TLS and credentials', () => {
 
   it('in-cluster access needs the service host and port from the edge', async () => {
     await assert.rejects(connectCluster({ mode: 'in-cluster' }), { message: /without KUBERNETES_SERVICE_HOST and KUBERNETES_SERVICE_PORT/ });
+  });
+});
+
+describe('direct connection: files re-read as they rotate', () => {
+  let dir = '';
+  let ca: CertificateAuthority;
+  let server: HttpsServer;
+  let url = '';
+
+  before(async () => {
+    dir = await mkdtemp(path.join(tmpdir(), 'tjw-direct-reread-'));
+    ({ ca, server, url } = await tlsApiServer());
+  });
+  after(async () => {
+    server.closeAllConnections();
+    server.close();
+    await rm(dir, { recursive: true, force: true });
+  });
+
+  it('a token file read empty keeps the last good token (client-go: "read empty token", the cached token kept)', async () => {
+    const tokenFile = path.join(dir, 'token');
+    await writeFile(tokenFile, 'good-token\n');
+    let clock = 0;
+    const connection = directConnection({ server: 'https://127.0.0.1:6443', tokenFile, insecureSkipTlsVerify: false }, () => clock);
+    assert.equal((await connection.material()).headers.authorization, 'Bearer good-token');
+    await writeFile(tokenFile, ''); // caught between the truncation and the write
+    clock += REREAD_MS + 1;
+    assert.equal((await connection.material()).headers.authorization, 'Bearer good-token', 'no call goes out anonymous');
+  });
+
+  it('a certificate re-read before its key is written keeps the last pair that loads (client-go: tls.LoadX509KeyPair, old pair kept)', async () => {
+    const [first, second] = [await issueClientCert(ca, 'first'), await issueClientCert(ca, 'second')];
+    const cert = path.join(dir, 'client.crt');
+    const key = path.join(dir, 'client.key');
+    await writeFile(cert, first.certPem);
+    await writeFile(key, first.keyPem);
+    let clock = 0;
+    const connection = directConnection({ server: 'https://127.0.0.1:6443', cert: { file: cert }, key: { file: key }, insecureSkipTlsVerify: false }, () => clock);
+    const usable = async () => {
+      const { tls } = await connection.material();
+      createSecureContext({ cert: tls.cert, key: tls.key }); // throws "key values mismatch" for a torn pair
+      return tls.cert!.toString();
+    };
+    assert.equal(await usable(), first.certPem);
+    await writeFile(cert, second.certPem); // the rotation wrote the certificate; the key comes next
+    clock += REREAD_MS + 1;
+    assert.equal(await usable(), first.certPem, 'the torn pair is not used; the last good one is');
+    await writeFile(key, second.keyPem);
+    clock += REREAD_MS + 1;
+    assert.equal(await usable(), second.certPem, 'the new pair once both files are written');
+  });
+
+  const torn: [string, (pem: string) => string][] = [
+    ['empty', () => ''],
+    ['half written', (pem) => pem.slice(0, Math.floor(pem.length / 2))],
+  ];
+  for (const [what, cut] of torn) {
+    it(`a CA file read ${what}: the last CA that held a certificate stays in use, calls keep verifying the server`, async () => {
+      const caFile = path.join(dir, `ca-${what.replace(' ', '-')}.crt`);
+      await writeFile(caFile, ca.certPem);
+      let now = 1_000_000;
+      const api = apiClient(directConnection({ server: url, ca: { file: caFile }, insecureSkipTlsVerify: false }, () => now));
+      const call = () => api.request('/version', { signal: AbortSignal.timeout(10_000), maxBytes: 1024 });
+      assert.equal((await call()).status, 200, 'with the CA as written');
+      await writeFile(caFile, cut(ca.certPem));
+      now += REREAD_MS;
+      assert.equal((await call()).status, 200, `after the CA file was re-read ${what}`);
+    });
+  }
+
+  it('a CA file rewritten whole is used from the next re-read (the control case)', async () => {
+    const other = await createCA('other');
+    const caFile = path.join(dir, 'ca-rotated.crt');
+    await writeFile(caFile, ca.certPem);
+    let now = 1_000_000;
+    const api = apiClient(directConnection({ server: url, ca: { file: caFile }, insecureSkipTlsVerify: false }, () => now));
+    const call = () => api.request('/version', { signal: AbortSignal.timeout(10_000), maxBytes: 1024 });
+    assert.equal((await call()).status, 200);
+    await writeFile(caFile, other.certPem);
+    now += REREAD_MS;
+    await assert.rejects(call(), 'a CA that did not sign the server, once re-read');
   });
 });

@@ -9,7 +9,7 @@ import { describe, it } from 'node:test';
 import { parseAllDocuments } from 'yaml';
 import { createMetrics } from '../../src/observability/metrics.ts';
 import { CONTROLLER_NAME, createReconcilerMetrics } from '../../src/reconciler/metrics.ts';
-import { COMPONENT } from '../../src/api/names.ts';
+import { COMPONENT } from '../../src/reconciler/names.ts';
 import { MUTATE_PATH } from '../../src/webhook/mutate.ts';
 import { VALIDATE_PATH } from '../../src/webhook/validate.ts';
 import { locateControlPlaneBinaries, projectRoot } from '../harness/binaries.ts';

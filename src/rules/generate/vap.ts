@@ -8,6 +8,7 @@
 // (k8s.io/apiserver pkg/admission/plugin/cel/compile.go) and binds them to the unstructured maps.
 // So a field a later Trainer adds, unknown to the CRD this policy was generated for, is still
 // immutable here (compared with plain ==: its schema, and so any keyed list in it, is unknown).
+import { TRAINJOB } from '../../api/names.ts';
 import type { CelSchema } from '../../cel/values.ts';
 import { immutableTrainerField } from '../cel-snippets.ts';
 import { NAMED_TRAINER_FIELDS, RULES, type RuleRow } from '../table.ts';
@@ -141,7 +142,7 @@ export function vapManifests(schema: CelSchema, crdSchema?: unknown): unknown[] 
     spec: {
       failurePolicy: 'Fail',
       matchConstraints: {
-        resourceRules: [{ apiGroups: ['trainer.kubeflow.org'], apiVersions: ['v1alpha1'], operations: ['UPDATE'], resources: ['trainjobs'] }],
+        resourceRules: [{ apiGroups: [TRAINJOB.group], apiVersions: [TRAINJOB.version], operations: ['UPDATE'], resources: [TRAINJOB.plural] }],
       },
       variables: vapVariables(crdSchema),
       validations: vapValidations(schema, crdSchema),
