@@ -1,6 +1,15 @@
 // Impersonation from a kubeconfig user, sent as client-go's impersonating round tripper sends it
-// (k8s.io/client-go/transport/round_trippers.go): the headers, the escaping of extra keys, and the
-// requests that carry them on the direct path, over TLS and plain HTTP alike.
+// (k8s.io/client-go/transport/round_trippers.go): the header names, the extra keys' escaping (UTF-8
+// bytes, '%'), their case (the API server lowercases them), and the requests that carry them on the
+// direct path, over TLS and plain HTTP alike (clientcmd sets Impersonate before its "only if we are
+// secure" block).
+//
+// A name outside ASCII leaves as its UTF-8 bytes, as client-go writes them (net/http accepts
+// obs-text) and the API server reads them back: user names and groups from OIDC and the like are
+// UTF-8. Node encodes a header value as Latin-1, so "josé" would leave as the byte 0xE9 (the API
+// server then impersonates "jos\xE9", another user, or none), and a character past U+00FF
+// ("ユーザー", "Zoë Łukasz") would make Node throw "Invalid character in header content" on every
+// request.
 import assert from 'node:assert/strict';
 import { createServer, type Server } from 'node:http';
 import { after, before, describe, it } from 'node:test';
@@ -8,6 +17,9 @@ import { apiClient } from '../../src/cluster/api-request.ts';
 import { directConnection } from '../../src/cluster/connection.ts';
 import { headerKeyEscape, impersonationHeaders, impersonationOf } from '../../src/cluster/impersonation.ts';
 import { listen } from './support/loopback.ts';
+
+/** A header as its bytes were sent, read as UTF-8 (Node's server reads header bytes as Latin-1). */
+const utf8 = (latin1: string | undefined) => (latin1 === undefined ? undefined : Buffer.from(latin1, 'latin1').toString('utf8'));
 
 describe('headerKeyEscape (client-go)', () => {
   const cases: [string, string][] = [
@@ -52,10 +64,10 @@ describe('impersonationOf and impersonationHeaders', () => {
 describe('impersonation on the wire (direct path)', () => {
   let server: Server;
   let url = '';
-  const seen: Record<string, string[]>[] = [];
+  const seen: Record<string, string[] | undefined>[] = [];
   before(async () => {
     server = createServer((req, res) => {
-      seen.push(req.headersDistinct as Record<string, string[]>);
+      seen.push(req.headersDistinct);
       res.writeHead(200, { 'content-type': 'application/json' }).end('{}');
     });
     url = `http://127.0.0.1:${await listen(server)}`;
@@ -73,5 +85,29 @@ describe('impersonation on the wire (direct path)', () => {
     assert.deepEqual(headers['impersonate-user'], ['bob']);
     assert.deepEqual(headers['impersonate-group'], ['a', 'b, c'], 'two header lines: a group may hold a comma');
     assert.equal(headers.authorization, undefined);
+  });
+
+  const cases: [string, string, string, string][] = [
+    ['Latin-1 (sent as one byte each, another name)', 'josé', 'équipe', 'réglage'],
+    ['past U+00FF (every call throws)', 'ユーザー', 'Łódź-team', '値'],
+  ];
+  for (const [what, user, group, extra] of cases) {
+    it(`a name outside ASCII, ${what}: user, group and extra value leave as their UTF-8 bytes, as client-go sends them`, async () => {
+      const imp = impersonationOf({ as: user, 'as-groups': [group], 'as-user-extra': { scopes: [extra] } }, 'user "u"');
+      const client = apiClient(directConnection({ server: url, insecureSkipTlsVerify: false }), { headers: impersonationHeaders(imp) });
+      const before = seen.length;
+      assert.equal((await client.request('/version', { signal: AbortSignal.timeout(10_000), maxBytes: 1024 })).status, 200);
+      assert.equal(seen.length, before + 1);
+      const headers = seen.at(-1)!;
+      assert.equal(utf8(headers['impersonate-user']?.[0]), user);
+      assert.equal(utf8(headers['impersonate-group']?.[0]), group);
+      assert.equal(utf8(headers['impersonate-extra-scopes']?.[0]), extra);
+    });
+  }
+
+  it('ASCII names go out unchanged (the control case)', async () => {
+    const client = apiClient(directConnection({ server: url, insecureSkipTlsVerify: false }), { headers: impersonationHeaders(impersonationOf({ as: 'jose', 'as-groups': ['team'] }, 'user "u"')) });
+    assert.equal((await client.request('/version', { signal: AbortSignal.timeout(10_000), maxBytes: 1024 })).status, 200);
+    assert.deepEqual([seen.at(-1)!['impersonate-user'], seen.at(-1)!['impersonate-group']], [['jose'], ['team']]);
   });
 });

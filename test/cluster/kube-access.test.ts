@@ -2,6 +2,14 @@
 // (src/cluster/kube-access.ts): each field form to the connection material, client-go's rules
 // (relative paths against the kubeconfig's directory, conflicting fields refused), users only
 // client-node implements handed to it, and bad or hostile files each a one-line error.
+//
+// A clusters, users or contexts list that names one entry twice is refused, as client-go v0.35.8
+// refuses it when it converts the lists to maps (tools/clientcmd/api/v1/conversion.go: `duplicate
+// name "u" in list`), so kubectl and every Go client fail on it: taking the first entry of that
+// name would run serve with credentials (or a server) no other client of the same file picks.
+// In a pod the API server is reached over https whatever the port, as rest.InClusterConfig
+// ("https://" + net.JoinHostPort(host, port), rest/config.go); client-node picked plain http on
+// ports 80, 8080 and 8001, where no credentials are sent, so every call would be anonymous.
 import assert from 'node:assert/strict';
 import { mkdtempSync } from 'node:fs';
 import { rm, writeFile } from 'node:fs/promises';
@@ -121,6 +129,23 @@ describe('kubeconfig to connection material', () => {
   it('refuses a file that is not there', async () => {
     await assert.rejects(loadKubeconfigFile(path.join(dir, 'absent')), { message: /^--kubeconfig \S+absent: ENOENT: no such file or directory, open '\S+absent'$/ });
   });
+
+  describe('a list naming an entry twice', () => {
+    const entries = {
+      clusters: [{ name: 'k', cluster: { server: 'https://10.0.0.1:6443' } }],
+      users: [{ name: 'u', user: { token: 'first' } }],
+      contexts: [{ name: 'c', context: { cluster: 'k', user: 'u' } }],
+    };
+    for (const [list, second] of [
+      ['users', { name: 'u', user: { token: 'second' } }],
+      ['clusters', { name: 'k', cluster: { server: 'https://10.0.0.2:6443' } }],
+      ['contexts', { name: 'c', context: { cluster: 'k', user: 'nobody' } }],
+    ] as const) {
+      it(`is refused in one line when ${list} names one twice (client-go: duplicate name in list)`, async () => {
+        await assert.rejects(load(JSON.stringify({ ...entries, [list]: [...entries[list], second], 'current-context': 'c' })), { message: /^--kubeconfig \S+: .*duplicate/ });
+      });
+    }
+  });
 });
 
 describe('in-cluster access', () => {
@@ -131,4 +156,9 @@ describe('in-cluster access', () => {
     assert.equal(inClusterAccess('fd00::1', '443').server, 'https://[fd00::1]:443');
     for (const port of ['80', '8080', '8001']) assert.equal(inClusterAccess('10.96.0.1', port).server, `https://10.96.0.1:${port}`);
   });
+  for (const port of ['80', '8080', '8001']) {
+    it(`in a pod whose KUBERNETES_SERVICE_PORT is ${port}, the API server is reached over https, as rest.InClusterConfig does`, () => {
+      assert.equal(inClusterAccess('10.96.0.1', port).server, `https://10.96.0.1:${port}`);
+    });
+  }
 });
