@@ -1,16 +1,18 @@
-// Hand-off hints from the webhook: `{namespace, name, uid, generation}` for an admitted change. A
-// hint is only a nudge. The webhook answers before the API server persists the change (and a
-// later admission step may still refuse it), so the reconciler waits a bounded time until the
-// stored TrainJob has that uid and at least that generation, then queues it; a hint for an object
-// that never was stored is dropped. It then acts on what is stored, never on the hint.
-import type { TrainJob } from '../api/objects.ts';
+// The hand-off hint, the one message between the two processes: `{namespace, name, uid,
+// generation}` of an admitted change, built by the webhook (webhook/handoff-sender.ts posts it)
+// and parsed by the reconciler (reconciler/handoff-server.ts). A hint is only a nudge: the
+// reconciler waits until the stored TrainJob matches it (reconciler/hint-wait.ts), then acts on
+// what is stored, never on the hint.
 
 export interface Hint {
   namespace: string;
   name: string;
   uid: string;
-  /** The generation the admitted object will be stored with; null when unknown. */
-  generation: number | null;
+  /**
+   * The generation the admitted object will be stored with; null when unknown. The webhook keeps a
+   * value past 2^53 exact (a bigint from the lossless parser); parseHint gives only safe numbers.
+   */
+  generation: number | bigint | null;
 }
 
 export type HintParse = { ok: true; hint: Hint } | { ok: false; error: string };
@@ -36,39 +38,16 @@ export function parseHint(body: unknown): HintParse {
   return { ok: true, hint: { namespace: namespace as string, name: name as string, uid: uid as string, generation: gen } };
 }
 
-/** The stored object is the one the hint names, at least as new as the admitted change. */
-export function hintSatisfied(hint: Hint, stored: TrainJob | undefined): boolean {
-  if (!stored || stored.metadata.uid !== hint.uid) return false;
-  return hint.generation === null || (stored.metadata.generation ?? 0) >= hint.generation;
-}
-
-export interface AwaitOptions {
-  timeoutMs: number;
-  /** First poll delay; doubles up to maxIntervalMs. */
-  intervalMs?: number;
-  maxIntervalMs?: number;
-  sleep?: (ms: number) => Promise<void>;
-  now?: () => number;
-}
-
 /**
- * Polls `read` (a GET of the TrainJob: undefined when not found) until the hint is satisfied or
- * the time is up. Read errors count as "not yet". Returns whether it was persisted in time.
+ * The hint for an admitted object: uid and generation as the API server set them before validating
+ * admission (a generation past 2^53 stays the bigint the lossless parser made, written exactly).
  */
-export async function awaitPersisted(hint: Hint, read: () => Promise<TrainJob | undefined>, opts: AwaitOptions): Promise<boolean> {
-  const sleep = opts.sleep ?? ((ms: number) => new Promise<void>((r) => setTimeout(r, ms)));
-  const now = opts.now ?? Date.now;
-  const deadline = now() + opts.timeoutMs;
-  let interval = opts.intervalMs ?? 100;
-  for (;;) {
-    try {
-      if (hintSatisfied(hint, await read())) return true;
-    } catch {
-      // not yet
-    }
-    const left = deadline - now();
-    if (left <= 0) return false;
-    await sleep(Math.min(interval, left));
-    interval = Math.min(interval * 2, opts.maxIntervalMs ?? 1_000);
-  }
+export function hintOf(namespace: string, name: string, metadata: Record<string, unknown>): Hint {
+  const { uid, generation } = metadata;
+  return {
+    namespace,
+    name,
+    uid: typeof uid === 'string' ? uid : '',
+    generation: typeof generation === 'number' || typeof generation === 'bigint' ? generation : null,
+  };
 }

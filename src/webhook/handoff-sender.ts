@@ -1,21 +1,14 @@
 // Hand-off hints to the reconciler sidecar: after an admitted, non-dry-run CREATE/UPDATE the
 // webhook tells the reconciler which TrainJob to look at. A hint is only a nudge (the reconciler
 // also watches TrainJobs), so it is fire-and-forget: it never delays or fails an admission answer.
+import type { Hint } from '../handoff/hint.ts';
 import { stringifyJsonLossless } from '../json/lossless.ts';
 import type { Logger } from '../observability/logger.ts';
 import type { WebhookMetrics } from '../observability/metrics.ts';
 
-export interface HandoffHint {
-  namespace: string;
-  name: string;
-  /** metadata.uid of the TrainJob (set by the API server before validating admission). */
-  uid: string;
-  generation: number | bigint | null;
-}
-
 export interface HandoffSender {
   /** Starts posting the hint and returns at once; failures are logged and counted, never thrown. */
-  send(hint: HandoffHint): void;
+  send(hint: Hint): void;
   /** Resolves when every hint started so far has finished (tests, graceful shutdown). */
   idle(): Promise<void>;
 }
@@ -34,7 +27,7 @@ export function createHandoffSender(options: HandoffSenderOptions): HandoffSende
   const inFlight = new Set<Promise<void>>();
   const log = options.logger.child({ handoff: options.url.href });
 
-  async function post(hint: HandoffHint): Promise<void> {
+  async function post(hint: Hint): Promise<void> {
     const started = performance.now();
     try {
       const res = await doFetch(options.url, {
@@ -70,7 +63,7 @@ export const noHandoff: HandoffSender = {
   async idle() {},
 };
 
-function hintFields(hint: HandoffHint) {
+function hintFields(hint: Hint) {
   return { namespace: hint.namespace, name: hint.name, uid: hint.uid, generation: hint.generation === null ? null : String(hint.generation) };
 }
 

@@ -3,7 +3,8 @@
 // CREATE/UPDATE is handed on to the reconciler as a hint, fire-and-forget.
 import type { FastifyInstance } from 'fastify';
 import type { Validator } from '../rules/contract.ts';
-import type { HandoffHint, HandoffSender } from './handoff-sender.ts';
+import { hintOf, type Hint } from '../handoff/hint.ts';
+import type { HandoffSender } from './handoff-sender.ts';
 import { isObject } from '../json/object.ts';
 import { admissionInput } from './envelope.ts';
 import type { AdmissionReviewRequest } from './envelope.ts';
@@ -38,13 +39,6 @@ async function validate(req: AdmissionReviewRequest, deps: ValidateDeps): Promis
 }
 
 /** The stored identity of the TrainJob (uid and generation are set before validating admission). */
-function hintFor(req: AdmissionReviewRequest): HandoffHint {
-  const meta = isObject(req.object?.metadata) ? req.object.metadata : {};
-  const generation = meta.generation;
-  return {
-    namespace: req.namespace ?? '',
-    name: req.name,
-    uid: typeof meta.uid === 'string' ? meta.uid : '',
-    generation: typeof generation === 'number' || typeof generation === 'bigint' ? generation : null,
-  };
+function hintFor(req: AdmissionReviewRequest): Hint {
+  return hintOf(req.namespace ?? '', req.name, isObject(req.object?.metadata) ? req.object.metadata : {});
 }

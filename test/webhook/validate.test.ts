@@ -1,15 +1,16 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { fieldError } from '../../src/field/errors.ts';
-import type { HandoffHint, HandoffSender } from '../../src/webhook/handoff-sender.ts';
+import type { Hint } from '../../src/handoff/hint.ts';
+import type { HandoffSender } from '../../src/webhook/handoff-sender.ts';
 import { counterTotal } from '../../src/observability/metrics.ts';
 import { VALIDATE, fakeValidator, post, review, testServer, trainJob } from './fixtures.ts';
 
 const imageChanged = fieldError.invalid('spec.trainer.image', 'ghcr.io/acme/train:2.0', 'field is immutable');
 imageChanged.origin = 'trainer.image';
 
-function recordingHandoff(): HandoffSender & { hints: HandoffHint[] } {
-  const hints: HandoffHint[] = [];
+function recordingHandoff(): HandoffSender & { hints: Hint[] } {
+  const hints: Hint[] = [];
   return { hints, send: (h) => void hints.push(h), idle: async () => {} };
 }
 
