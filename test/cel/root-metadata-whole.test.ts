@@ -1,18 +1,17 @@
-// A root rule that reads metadata whole answers as the API server does (a regression of e36c8a4
-// found in review; these cases failed on it).
+// A root rule that reads metadata whole answers as the API server does.
 //
-// e36c8a4 (src/cel/values.ts toCelView/visibleMetadata) built CEL's `self` and `oldSelf` at the root
-// both with metadata holding only name and generateName, so a root rule
-// comparing them whole (`self.metadata == oldSelf.metadata`, `self == oldSelf`) sees no change
-// when labels, generation or anything else in metadata changed. The API server restricts the
-// *schema* (model.WithTypeAndObjectMeta), not the value: unstructuredMap.Equal
+// The API server restricts the *schema* of metadata at the root (model.WithTypeAndObjectMeta:
+// name and generateName), not the value: unstructuredMap.Equal
 // (k8s.io/apiserver/pkg/cel/common/valuesunstructured.go) compares Size() of the whole metadata
-// map and DeepEquals every key the schema does not declare. Checked on kube-apiserver v1.35.8
-// with the embedded CRD plus these root rules: `kubectl label` (a=2) and a merge patch of
-// spec.trainer.numNodes (metadata untouched by the client; generation bumps) are refused with
-// `<nil>: Invalid value: root metadata changed` (and `root object changed` for `self == oldSelf`);
-// `kubectl replace` of the unchanged object passes both. At 7e9cbc7 the webhook refused all
-// three (there oldSelf kept its whole metadata: never equal); at e36c8a4 it admitted all three.
+// map and DeepEquals every key the schema does not declare. So a root rule comparing `self` and
+// `oldSelf` whole (`self.metadata == oldSelf.metadata`, `self == oldSelf`) sees a change when
+// labels, generation or anything else in metadata changed, and no change when nothing did: the
+// CEL views of both (src/cel/values.ts toCelView) carry the whole metadata, not only name and
+// generateName (then no change is ever seen), and the same on both sides (else they are never
+// equal). Checked on kube-apiserver v1.35.8 with the embedded CRD plus these root rules:
+// `kubectl label` (a=2) and a merge patch of spec.trainer.numNodes (metadata untouched by the
+// client; generation bumps) are refused with `<nil>: Invalid value: root metadata changed` (and
+// `root object changed` for `self == oldSelf`); `kubectl replace` of the unchanged object passes both.
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';

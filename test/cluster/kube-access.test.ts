@@ -8,7 +8,7 @@
 // name "u" in list`), so kubectl and every Go client fail on it: taking the first entry of that
 // name would run serve with credentials (or a server) no other client of the same file picks.
 // In a pod the API server is reached over https whatever the port, as rest.InClusterConfig
-// ("https://" + net.JoinHostPort(host, port), rest/config.go); client-node picked plain http on
+// ("https://" + net.JoinHostPort(host, port), rest/config.go); client-node picks plain http on
 // ports 80, 8080 and 8001, where no credentials are sent, so every call would be anonymous.
 import assert from 'node:assert/strict';
 import { mkdtempSync } from 'node:fs';
@@ -53,7 +53,7 @@ describe('kubeconfig to connection material', () => {
     ['insecure-skip-tls-verify and tls-server-name', config({ 'insecure-skip-tls-verify': true, 'tls-server-name': 'kubernetes.default' }), { server: 'https://10.0.0.1:6443', insecureSkipTlsVerify: true, tlsServerName: 'kubernetes.default' }],
     ['proxy-url http and a server path prefix, trailing slash dropped', config({ server: 'https://rancher.example/k8s/clusters/c-1/', 'proxy-url': 'http://proxy:3128' }), { server: 'https://rancher.example/k8s/clusters/c-1', proxyUrl: 'http://proxy:3128', insecureSkipTlsVerify: false }],
     ['proxy-url socks5', config({ 'proxy-url': 'socks5://proxy:1080' }), { server: 'https://10.0.0.1:6443', proxyUrl: 'socks5://proxy:1080', insecureSkipTlsVerify: false }],
-    ['proxy-url socks5h (client-node spoke it; socks-proxy-agent does)', config({ 'proxy-url': 'socks5h://proxy:1080' }), { server: 'https://10.0.0.1:6443', proxyUrl: 'socks5h://proxy:1080', insecureSkipTlsVerify: false }],
+    ['proxy-url socks5h (client-node speaks it, and so does socks-proxy-agent)', config({ 'proxy-url': 'socks5h://proxy:1080' }), { server: 'https://10.0.0.1:6443', proxyUrl: 'socks5h://proxy:1080', insecureSkipTlsVerify: false }],
     ['proxy-url socks4a', config({ 'proxy-url': 'socks4a://proxy:1080' }), { server: 'https://10.0.0.1:6443', proxyUrl: 'socks4a://proxy:1080', insecureSkipTlsVerify: false }],
     ['impersonation: as alone', config({}, { token: 't', as: 'bob' }), { server: 'https://10.0.0.1:6443', token: 't', impersonate: { user: 'bob', groups: [], extra: [] }, insecureSkipTlsVerify: false }],
     [
@@ -152,7 +152,7 @@ describe('in-cluster access', () => {
   it('the service host and port, the mounted CA and token file', () => {
     assert.deepEqual(inClusterAccess('10.96.0.1', '443', '/sa'), { server: 'https://10.96.0.1:443', ca: { file: '/sa/ca.crt' }, tokenFile: '/sa/token', insecureSkipTlsVerify: false });
   });
-  it('an IPv6 host in brackets; HTTPS on every port, as rest.InClusterConfig (client-node used plain HTTP on 80, 8080 and 8001)', () => {
+  it('an IPv6 host in brackets; HTTPS on every port, as rest.InClusterConfig (client-node uses plain HTTP on 80, 8080 and 8001)', () => {
     assert.equal(inClusterAccess('fd00::1', '443').server, 'https://[fd00::1]:443');
     for (const port of ['80', '8080', '8001']) assert.equal(inClusterAccess('10.96.0.1', port).server, `https://10.96.0.1:${port}`);
   });

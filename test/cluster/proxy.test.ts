@@ -122,7 +122,7 @@ describe('CONNECT tunnel', () => {
   // the requests in flight beyond it queued. Node's http.Agent counts a socket only once
   // createConnection has handed it over, and a tunnel is handed over only after the proxy's 200
   // (socks-proxy-agent, through agent-base 7's incrementSockets, counts a pending socket; hpagent
-  // 1.2.0 did not), so the agent's maxSockets alone would let every request arriving meanwhile open
+  // 1.2.0 does not), so the agent's maxSockets alone would let every request arriving meanwhile open
   // one more tunnel and one more TLS session to the API server: the requests in flight are bounded
   // by api-request.ts itself (slots.ts), whatever the agent. Reads one after another keep one
   // tunnel alive.
@@ -170,7 +170,7 @@ describe('CONNECT tunnel', () => {
 
   // The CONNECT target is an authority (RFC 9110 §3.2.3, RFC 3986 §3.2.2: an IPv6 literal is
   // bracketed), as Go's net/http sends req.URL.Host ("[::1]:PORT") and client-node 2.0.1's undici
-  // ProxyAgent sends it too. hpagent 1.2.0 wrote `${host}:${port}` with the host Node hands over
+  // ProxyAgent sends it too. hpagent 1.2.0 writes `${host}:${port}` with the host Node hands over
   // unbracketed ("::1:PORT"), which a proxy answers 400, failing every call to such a server
   // (server: https://[fd00::1]:6443 behind an HTTP proxy).
   describe('an IPv6 API server behind an HTTP proxy', () => {
@@ -216,7 +216,7 @@ describe('CONNECT tunnel', () => {
   // name (RFC 6066), Node prints DEP0123 ("Setting the TLS ServerName to an IP address is not
   // permitted by RFC 6066") to serve's stderr for one, and Go sends no SNI for an IP. So the check
   // is isIP (IPv4 and IPv6), not isIPv6. The proxy is verified with Node's roots
-  // (NODE_EXTRA_CA_CERTS), as hpagent did; Go would use the kubeconfig's TLS config for it.
+  // (NODE_EXTRA_CA_CERTS), as hpagent does; Go would use the kubeconfig's TLS config for it.
   describe('an https:// proxy named by an IPv4 address', () => {
     let proxy: HttpsServer;
     let proxyPort = 0;

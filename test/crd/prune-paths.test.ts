@@ -1,6 +1,6 @@
 // The unknown-field paths pruning reports (spec.a[0].b), built only when a field is unknown:
-// empty keys, map values, list items and lists of lists, as the path recorder wrote them before
-// (each expectation also held on the recorder that built every path).
+// empty keys, map values, list items and lists of lists, each the path a recorder that builds
+// every path eagerly writes (building them lazily must not change one).
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { compileCrdSchema } from '../../src/crd/index.ts';

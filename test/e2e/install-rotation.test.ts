@@ -298,7 +298,7 @@ describe('install: in-process certificate rotation (default overlay) against the
     const dir = path.join(await cp.tempDir('replica-denied'), 'certs');
     const args = [bin, ...renderedArgs({ '--port': String(port), '--ops-port': String(opsPort), '--cert-dir': dir, '--handoff': undefined }), '--host', '127.0.0.1', '--kubeconfig', saKubeconfig, '--cert-secret', 'not-granted'];
     const proc = cp.startProcess('replica-denied', process.execPath, args, { env: cp.childEnv(renderedEnv), cwd: projectRoot });
-    // The old code opened no port until the certificate was in place: a liveness probe failed.
+    // The ops port opens before the certificate is in place: a liveness probe must not fail while it waits.
     await waitFor('the health port answers', async () => (await httpGet(`http://127.0.0.1:${opsPort}/healthz`).catch(() => ({ status: 0 }))).status === 200, { process: proc, timeoutMs: 30_000 });
     const ready = await httpGet(`http://127.0.0.1:${opsPort}/readyz`);
     assert.equal(ready.status, 503);

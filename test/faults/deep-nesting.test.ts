@@ -26,7 +26,7 @@ describe('deeply nested envelope fields', () => {
   });
 
   for (const field of ['kind', 'apiVersion', 'operation']) {
-    it(`${field} nested 10,000 arrays deep: a 400 naming the type (was an HTTP 500)`, async () => {
+    it(`${field} nested 10,000 arrays deep: a 400 naming the type, not an HTTP 500`, async () => {
       const body = review('CREATE') as Record<string, any>;
       if (field === 'operation') body.request.operation = '__HOLE__';
       else body[field] = '__HOLE__';
@@ -43,7 +43,7 @@ describe('reviews nested as deep as the API server allows', () => {
     server = await crdServer();
   });
 
-  it('3,000 and 9,990 levels in request.options with a 16-digit run elsewhere are decided (was 400 "not valid JSON")', async () => {
+  it('3,000 and 9,990 levels in request.options with a 16-digit run elsewhere are decided, not refused as 400 "not valid JSON"', async () => {
     for (const levels of [3_000, 9_990]) {
       const body = review('CREATE', { object: trainJob({}, { annotations: { 'example.com/id': '1234567890123456' } }) }) as Record<string, any>;
       body.request.options = '__HOLE__';
@@ -127,8 +127,8 @@ describe('values the mutating webhook would copy into its patch', () => {
     server = await crdServer();
   });
 
-  // Found by the hostile-review property: an old runtimePatches time beyond int64 made the
-  // patch unserialisable (HTTP 500); a deep one overflowed JSON.stringify.
+  // An old runtimePatches time beyond int64 would make the patch unserialisable (HTTP 500), and a
+  // deep one would overflow JSON.stringify: such a time is not copied.
   for (const [what, time] of [['an integer beyond int64', '9223372036854775808'], ['an array 9,990 deep', arrays(9_990)], ['an object', '{"a":1}']]) {
     it(`an old time that is ${what} is not copied: an in-band answer without a patch for it`, async () => {
       const body = JSON.stringify(
@@ -151,8 +151,8 @@ describe('deep values a denial names', () => {
     server = await crdServer();
   });
 
-  // Found by the hostile-review property: a list-type map item nested 9,990 deep is a bad value
-  // the denial renders, and JSON.stringify overflowed rendering it (an in-band internal error).
+  // A list-type map item nested 9,990 deep is a bad value the denial renders; rendering it must
+  // not overflow (JSON.stringify would: an in-band internal error).
   it('spec.runtimePatches[0] nested 9,990 arrays deep is denied with the schema errors', async () => {
     const body = JSON.stringify(review('CREATE', { object: trainJob({ runtimePatches: '__HOLE__' }) })).replace(HOLE, arrays(9_990));
     const answer = await server.validate(body);
@@ -169,8 +169,8 @@ describe('deep values the decision names in a warning', () => {
     server = await crdServer();
   });
 
-  // Found by the hostile-review property: the numNodes-change warning wrote the old value with
-  // String(), which recursed through a deep array (an in-band internal error).
+  // The numNodes-change warning writes the old value; String() would recurse through a deep
+  // array (an in-band internal error).
   it('an old numNodes nested 9,990 arrays deep, changed to 4', async () => {
     const body = JSON.stringify(review('UPDATE', { object: trainJob({ trainer: { image: 'ghcr.io/acme/train:1.0', numNodes: 4 } }), oldObject: trainJob({ trainer: { image: 'ghcr.io/acme/train:1.0', numNodes: '__HOLE__' } }) })).replace(HOLE, arrays(9_990));
     assertWellFormedAnswer(await server.validate(body), 'validate');
@@ -183,11 +183,11 @@ describe('deep untyped values reaching a CEL rule', () => {
     server = await crdServer();
   });
 
-  // Found by the hostile-review property: an old spec.runtimeRef nested 9,990 arrays deep (the
-  // old object is not validated) reached `self == oldSelf`, and the CEL library's type check
-  // recursed through it: "Maximum call stack size exceeded evaluating rule". Deeper than 1,000
-  // levels, an untyped value is opaque to rules; the rule fails to evaluate, as in the API server
-  // (where a value of the wrong type is "invalid data").
+  // An old spec.runtimeRef nested 9,990 arrays deep (the old object is not validated) reaches
+  // `self == oldSelf`, and the CEL library's type check would recurse through it: "Maximum call
+  // stack size exceeded evaluating rule". Deeper than 1,000 levels, an untyped value is opaque to
+  // rules; the rule fails to evaluate, as in the API server (where a value of the wrong type is
+  // "invalid data").
   for (const field of ['runtimeRef', 'managedBy']) {
     it(`an old spec.${field} nested 9,990 arrays deep: the rule reports a value too deep`, async () => {
       const body = JSON.stringify(review('UPDATE', { object: trainJob(), oldObject: trainJob({ [field]: '__HOLE__' }) })).replace(HOLE, arrays(9_990));

@@ -1,9 +1,9 @@
 // Slow clients do not hold the shutdown open: a TCP connection that never starts its TLS
 // handshake, or a request whose body is still trickling in, is cut once the drain's grace for
 // incomplete work is over, while a real request in flight on another connection is still answered
-// and close() completes. Before, such a connection kept close() waiting until Node's own timeouts
-// (120 s handshake, 32 s request), far past `serve`'s 25 s shutdown timeout, which then exited 1
-// ("shutdown did not finish in time") on every rollout that met one.
+// and close() completes. Uncut, such a connection would keep close() waiting until Node's own
+// timeouts (120 s handshake, 32 s request), far past `serve`'s 25 s shutdown timeout, which would
+// then exit 1 ("shutdown did not finish in time") on every rollout that met one.
 import assert from 'node:assert/strict';
 import { connect as tcpConnect, type Socket } from 'node:net';
 import { after, describe, it } from 'node:test';

@@ -1,5 +1,5 @@
 // Long lists: one field error or unknown-field warning per item, 150,000 of them. Appending them
-// with push(...list) threw RangeError past ~100,000 (an in-band internal error).
+// with push(...list) would throw RangeError past ~100,000 arguments (an in-band internal error).
 import assert from 'node:assert/strict';
 import { before, describe, it } from 'node:test';
 import { review, trainJob } from '../webhook/fixtures.ts';

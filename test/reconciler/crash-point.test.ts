@@ -1,6 +1,6 @@
 // The test crash point (--crash-after): every line logged before the SIGKILL reaches the log file,
 // even when pino's write is still queued in libuv's thread pool (the resilience e2e counts the
-// "stale JobSet deleted" lines of a sidecar killed this way; CI once saw none).
+// "stale JobSet deleted" lines of a sidecar killed this way: a lost write leaves none to count).
 import assert from 'node:assert/strict';
 import { spawnSync } from 'node:child_process';
 import { mkdtempSync, openSync, closeSync, readFileSync, rmSync } from 'node:fs';

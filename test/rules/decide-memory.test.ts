@@ -1,6 +1,6 @@
-// Deciding the same kind of review many times must not grow the V8 heap it reserves: a version
-// that made converted CEL maps with per-object accessors left the heap at ~146 MiB (RSS ~330 MiB)
-// after 100,000 decisions, against ~46 MiB, though nothing stayed alive (bench/PROFILE.md).
+// Deciding the same kind of review many times must not grow the V8 heap it reserves: converted
+// CEL maps with per-object accessors leave the heap at ~146 MiB (RSS ~330 MiB) after 100,000
+// decisions, against ~46 MiB, though nothing stays alive (bench/PROFILE.md).
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';

@@ -310,7 +310,7 @@ describe('the Jobs read through proxy-url', () => {
 // Only the Jobs that have pods are kept, their name and pod counts: the warning uses no other
 // (podsOfJobs drops them), so an entry per list item would cost memory for nothing. A JobList of
 // tiny pod-less items under the cap (`0,` is two bytes) would otherwise keep ~50 times its size in
-// heap: 8 MiB made 4.2 M entries, ~500 MiB of heap and ~1.8 s of blocked event loop, beyond the
+// heap: 8 MiB would make 4.2 M entries, ~500 MiB of heap and ~1.8 s of blocked event loop, beyond the
 // deployment's 512Mi limit. Memory is compared after forced collections; nothing is timed.
 describe('the Jobs read: memory', () => {
   setFlagsFromString('--expose-gc');
