@@ -3,6 +3,7 @@
 // and clients read a webhook denial exactly like a schema or CEL rejection.
 import { errorBody, errorString } from '../field/errors.ts';
 import type { FieldError } from '../field/errors.ts';
+import { goQuote } from '../field/gofmt.ts';
 import { TRAINJOB_GROUP, TRAINJOB_KIND } from '../api/names.ts';
 
 export interface StatusCause {
@@ -116,9 +117,4 @@ export function aggregate(messages: readonly string[]): string | undefined {
   if (unique.length === 0) return undefined;
   if (unique.length === 1) return unique[0];
   return `[${unique.join(', ')}]`;
-}
-
-/** Go's %q; JSON quoting matches it for the printable names Kubernetes allows. */
-export function goQuote(s: string): string {
-  return JSON.stringify(s);
 }

@@ -7,6 +7,7 @@
 // - `serve` with cluster access reads the live CRD at start (raw JSON: the typed client renames
 //   `x-kubernetes-validations`) and skips, with a warning and a metric, a rule it cannot compile.
 import assert from 'node:assert/strict';
+import { spawnSync } from 'node:child_process';
 import { readFile, writeFile } from 'node:fs/promises';
 import https from 'node:https';
 import path from 'node:path';
@@ -102,6 +103,27 @@ describe('the embedded default and the CRD patch from a clone', { skip: availabi
     assert.deepEqual(causes(ours.status.message), causes(server.refusal.message));
     assert.deepEqual(ours.status.details.causes.map((c: { field: string }) => c.field).sort(), server.refusal.causes.map((c) => c.field).sort());
     assert.match(await readFile(proc.logFile, 'utf8'), /embedded Trainer v2\.3\.0 TrainJob CRD/);
+  });
+
+  it("a name Kubernetes does not allow is quoted as the API server quotes it (Go's %q), in the message and in its cause", async () => {
+    // The API server refuses such a name before any webhook runs; a hand-made review (curl, the
+    // CLI) reaches ours with it, and both answers must then read the same.
+    const object = JSON.parse(await readFile(path.join(projectRoot, 'examples/denied-create-invalid.json'), 'utf8')).request.object as Obj;
+    object.metadata.name = 'Bad\u00e9\u0007name\t';
+    const server = await trainJobs(cp.kubeConfig).create(object);
+    assert.equal(server.allowed, false);
+    if (server.allowed) return;
+    assert.match(server.refusal.message, /^TrainJob\.trainer\.kubeflow\.org "Badé\\aname\\t" is invalid: /, 'Go quotes \\a and \\t');
+    // `review` prints the webhook's answer (the same code builds it; the embedded default CRD).
+    const file = path.join(await cp.tempDir('odd-name'), 'trainjob.json');
+    await writeFile(file, JSON.stringify(object));
+    const run = spawnSync(process.execPath, [path.join(projectRoot, 'bin/trainjob-webhook.js'), 'review', '--new', file], { encoding: 'utf8' });
+    assert.equal(run.status, 1, run.stderr);
+    const ours = JSON.parse(run.stdout).response;
+    assert.equal(ours.allowed, false);
+    assert.equal(ours.status.message.split(' is invalid: ')[0], server.refusal.message.split(' is invalid: ')[0]);
+    const nameCause = (causes: { field?: string; message?: string }[]) => causes.find((c) => c.field === 'metadata.name')?.message;
+    assert.equal(nameCause(ours.status.details.causes), nameCause(server.refusal.causes));
   });
 
   it('serve with cluster access reads the live CRD at start and skips a rule it cannot compile, saying so', async () => {

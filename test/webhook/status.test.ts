@@ -77,6 +77,12 @@ describe('denialStatus: messages and details like apierrors', () => {
     });
   });
 
+  it("the name is quoted with Go's %q, as the API server's NewInvalid and NewForbidden quote it (a hand-made review may name anything)", () => {
+    const odd = 'Bad\u00e9\u0007name\t\u0000';
+    assert.match(denialStatus(odd, [image]).message, /^TrainJob\.trainer\.kubeflow\.org "Badé\\aname\\t\\x00" is invalid: /);
+    assert.match(denialStatus(odd, [numNodes]).message, /^trainjobs\.trainer\.kubeflow\.org "Badé\\aname\\t\\x00" is forbidden: /);
+  });
+
   it('NewForbidden without a name', () => {
     assert.match(denialStatus('', [managedBy]).message, /^trainjobs\.trainer\.kubeflow\.org is forbidden: spec\.managedBy: Forbidden: field is immutable$/);
   });
