@@ -135,7 +135,7 @@ describe('reconciler resilience: SIGKILL mid-rebuild, two sidecars', { skip }, (
       await patch('r1', { spec: { trainer: { numNodes: 2 } } });
       await new Promise((r) => setTimeout(r, 3_000));
       assert.equal((await a.getJobSet(ns, 'r1'))?.metadata.uid, old.metadata.uid, 'no rebuild while another holds the Lease');
-      assert.equal(s.proc.exitStatus, undefined, 'still running (it exited on the old code)');
+      assert.equal(s.proc.exitStatus, undefined, 'still running: a lost Lease makes it campaign again, not exit');
     } finally {
       stealing = false;
       await thief;
