@@ -1,5 +1,6 @@
 // Pure: the caBundle of a webhook configuration. Every webhook of the configuration gets the
 // bundle (cert-controller does the same), whether it calls a Service or a URL.
+import { isObject } from '../json/object.ts';
 
 export type WebhookConfigKind = 'validating' | 'mutating';
 
@@ -15,7 +16,6 @@ export const WEBHOOK_CONFIG_PLURALS: Record<WebhookConfigKind, string> = {
 
 type Obj = Record<string, unknown>;
 
-const isObj = (v: unknown): v is Obj => typeof v === 'object' && v !== null && !Array.isArray(v);
 
 /**
  * The configuration with `bundlePem` as every webhook's caBundle, or undefined when every
@@ -23,12 +23,12 @@ const isObj = (v: unknown): v is Obj => typeof v === 'object' && v !== null && !
  * nothing to inject into.
  */
 export function withCaBundle(config: unknown, bundlePem: string): Obj | undefined {
-  if (!isObj(config) || !Array.isArray(config.webhooks)) return undefined;
+  if (!isObject(config) || !Array.isArray(config.webhooks)) return undefined;
   const caBundle = Buffer.from(bundlePem).toString('base64');
   let changed = false;
   const webhooks = config.webhooks.map((w: unknown) => {
-    if (!isObj(w)) return w;
-    const clientConfig = isObj(w.clientConfig) ? w.clientConfig : {};
+    if (!isObject(w)) return w;
+    const clientConfig = isObject(w.clientConfig) ? w.clientConfig : {};
     if (clientConfig.caBundle === caBundle) return w;
     changed = true;
     return { ...w, clientConfig: { ...clientConfig, caBundle } };

@@ -58,6 +58,3 @@ export function shareConnections(kc: KubeConfig): KubeConfig {
   };
   return kc;
 }
-
-// The error helpers live in errors.ts (no client import); re-exported for the reconciler's imports.
-export { describeError, orUndefinedIfNotFound, statusCode } from './errors.ts';

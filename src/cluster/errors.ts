@@ -32,16 +32,31 @@ export async function orUndefinedIfNotFound<T>(call: Promise<T>): Promise<T | un
 }
 
 /**
- * The `message` of a Status object, the API server's reason for a refusal: '' when the body is JSON
- * without a string message, undefined when it is not JSON.
+ * The `message` of a Status object, the API server's reason for a refusal, from a body as text
+ * or already parsed (client-node's ApiException may carry either): '' when it is JSON without a
+ * string message, undefined when it is not JSON.
  */
-export function statusMessage(body: string): string | undefined {
-  try {
-    const message = (JSON.parse(body) as { message?: unknown } | null)?.message;
-    return typeof message === 'string' ? message : '';
-  } catch {
-    return undefined;
+export function statusMessage(body: unknown): string | undefined {
+  let parsed = body;
+  if (typeof body === 'string') {
+    try {
+      parsed = JSON.parse(body);
+    } catch {
+      return undefined;
+    }
   }
+  if (parsed === null || typeof parsed !== 'object') return typeof body === 'string' ? '' : undefined;
+  const message = (parsed as { message?: unknown }).message;
+  return typeof message === 'string' ? message : '';
+}
+
+/**
+ * The whole message of a refusal (a webhook's may list several causes) on one line, at most 1500
+ * characters: the Status message of the error's body, else the error's own message.
+ */
+export function refusalMessage(err: unknown): string {
+  const message = statusMessage((err as { body?: unknown } | null)?.body) || (err instanceof Error ? err.message : String(err));
+  return message.replace(/\s+/g, ' ').slice(0, 1500);
 }
 
 /** `HTTP 410: <message>`, one line, at most 300 characters of the message. */

@@ -13,6 +13,7 @@
 import { open, readFile } from 'node:fs/promises';
 import { isIPv6 } from 'node:net';
 import path from 'node:path';
+import { isObject } from '../json/object.ts';
 import { impersonationOf, type Impersonation } from './impersonation.ts';
 import { proxyCredentialsProblem } from './proxy-credentials.ts';
 
@@ -58,18 +59,17 @@ export const PROXY_SCHEMES = ['http:', 'https:', 'socks5:', 'socks5h:', 'socks4:
 const CLIENT_NODE_USER_FIELDS = ['exec', 'auth-provider'];
 
 type Obj = Record<string, unknown>;
-const isObj = (v: unknown): v is Obj => typeof v === 'object' && v !== null && !Array.isArray(v);
 
 /** The entry `name` of a kubeconfig list (clusters, users, contexts), its inner object, or undefined. */
 function entry(doc: Obj, list: string, inner: string, name: string): Obj | undefined {
   const items = doc[list];
   if (items === undefined || items === null) return undefined;
   if (!Array.isArray(items)) throw new Error(`${list} must be a list`);
-  const found = items.find((e) => isObj(e) && e.name === name);
+  const found = items.find((e) => isObject(e) && e.name === name);
   if (found === undefined) return undefined;
   const body = (found as Obj)[inner];
   if (body === undefined || body === null) return {};
-  if (!isObj(body)) throw new Error(`${list} entry "${name}": ${inner} must be a mapping`);
+  if (!isObject(body)) throw new Error(`${list} entry "${name}": ${inner} must be a mapping`);
   return body;
 }
 
@@ -122,7 +122,7 @@ function refuseDuplicateNames(doc: Obj): void {
     if (!Array.isArray(items)) continue;
     const names = new Set<unknown>();
     for (const e of items) {
-      if (!isObj(e)) continue;
+      if (!isObject(e)) continue;
       if (names.has(e.name)) throw new Error(`duplicate name "${String(e.name).slice(0, 100)}" in list ${list}`);
       names.add(e.name);
     }
@@ -135,7 +135,7 @@ function refuseDuplicateNames(doc: Obj): void {
  */
 export function accessFromKubeconfig(doc: unknown, dir: string): LoadedAccess {
   // An empty file, a scalar or a list: like a file without current-context, it names no cluster.
-  if (!isObj(doc)) throw new Error('no current context with a cluster');
+  if (!isObject(doc)) throw new Error('no current context with a cluster');
   refuseDuplicateNames(doc);
   const current = doc['current-context'];
   if (current !== undefined && current !== null && typeof current !== 'string') throw new Error('current-context must be a string');

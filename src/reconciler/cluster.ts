@@ -4,7 +4,7 @@
 // uid/resourceVersion preconditions.
 import { BatchV1Api, CoreV1Api, CustomObjectsApi, PatchStrategy, setHeaderOptions, type CoreV1Event, type KubeConfig } from '@kubernetes/client-node';
 import { parse } from 'yaml';
-import { orUndefinedIfNotFound, statusCode } from '../cluster/client-node.ts';
+import { orUndefinedIfNotFound, refusalMessage, statusCode } from '../cluster/errors.ts';
 import { CLUSTER_TRAINING_RUNTIME, JOBSET, JOBSET_NAME_LABEL, RETAINED_FOR_LABEL, RUNTIME_SNAPSHOT_KEY, RUNTIME_SNAPSHOT_SUFFIX, TRAINING_RUNTIME, TRAINJOB, TRAINJOB_API_VERSION, TRAINJOB_GROUP, TRAINJOB_KIND } from '../api/names.ts';
 import { COMPONENT } from './names.ts';
 import type { RecreateCheck, RuntimeRead } from '../rebuild/decision.ts';
@@ -41,18 +41,6 @@ export interface ClusterOptions {
 const ssa = () => setHeaderOptions('Content-Type', PatchStrategy.ServerSideApply);
 const jsonPatch = () => setHeaderOptions('Content-Type', PatchStrategy.JsonPatch);
 
-/** The whole message of a refusal (a webhook's may list several causes), on one line. */
-function statusMessage(err: unknown): string {
-  const body = (err as { body?: unknown }).body;
-  let message = err instanceof Error ? err.message : String(err);
-  try {
-    const parsed = (typeof body === 'string' ? JSON.parse(body) : body) as { message?: unknown } | undefined;
-    if (typeof parsed?.message === 'string') message = parsed.message;
-  } catch {
-    // not a Status: keep the error's own message
-  }
-  return message.replace(/\s+/g, ' ').slice(0, 1500);
-}
 
 /** Event messages are capped like the API server's (1 KiB). */
 function cap(message: string): string {
@@ -147,7 +135,7 @@ export function createReconcilerCluster(kc: KubeConfig, opts: ClusterOptions): R
         const code = statusCode(err);
         // Admission runs before the existence check: AlreadyExists means it was admitted.
         if (code === 409) return { admitted: true };
-        if (code === 400 || code === 403 || code === 422) return { admitted: false, reason: statusMessage(err) };
+        if (code === 400 || code === 403 || code === 422) return { admitted: false, reason: refusalMessage(err) };
         throw err;
       }
     },

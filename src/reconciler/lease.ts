@@ -4,7 +4,7 @@
 // between replicas does not matter); a holder that cannot renew within the renew deadline stops
 // acting before anyone else may start. With two sidecars, one acts and the other waits.
 import { CustomObjectsApi, type KubeConfig } from '@kubernetes/client-node';
-import { describeError, statusCode } from '../cluster/client-node.ts';
+import { describeError, statusCode } from '../cluster/errors.ts';
 import type { Logger } from '../observability/logger.ts';
 import type { LeaderElectionConfig } from './config.ts';
 import { LEASE } from './names.ts';

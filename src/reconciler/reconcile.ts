@@ -15,7 +15,7 @@
 // TrainJob, JobSet and runtime snapshot, 3 PVC LISTs, 1 LIST each of Jobs and pods, 5 writes), 10
 // now (1 GET each of the TrainJob and snapshot, 1 LIST each of Jobs, pods and PVCs, the same 5
 // writes: 2 report applies, the delete, 2 Events). A reconcile that finds nothing to do costs none.
-import { describeError, statusCode } from '../cluster/client-node.ts';
+import { describeError, statusCode } from '../cluster/errors.ts';
 import type { Logger } from '../observability/logger.ts';
 import type { ReconcilerCluster } from './cluster.ts';
 import type { CrashPoint } from './config.ts';

@@ -6,7 +6,7 @@ import type { FastifyInstance } from 'fastify';
 import type { Logger } from '../observability/logger.ts';
 import { buildOpsServer } from '../observability/ops-server.ts';
 import { listenOn } from '../process/listen.ts';
-import { describeError } from '../cluster/client-node.ts';
+import { describeError } from '../cluster/errors.ts';
 import { countingKubeConfig } from './api-requests.ts';
 import { crashNow } from './crash-point.ts';
 import { createReconcilerCluster } from './cluster.ts';

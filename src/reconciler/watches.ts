@@ -3,7 +3,7 @@
 // which is when a waiting rebuild may proceed). Every event becomes a TrainJob key in the queue.
 // Their caches are what a reconcile reads first (ClusterCache): no request for what is watched.
 import { BatchV1Api, CustomObjectsApi, makeInformer, type Informer, type KubeConfig, type KubernetesListObject, type KubernetesObject, type ObjectCache } from '@kubernetes/client-node';
-import { describeError } from '../cluster/client-node.ts';
+import { describeError } from '../cluster/errors.ts';
 import type { Logger } from '../observability/logger.ts';
 import { JOBSET, JOBSET_NAME_LABEL, TRAINJOB } from '../api/names.ts';
 import { controllerOf, keyOf, type Job, type JobSet, type ObjectMeta, type TrainJob } from '../api/objects.ts';

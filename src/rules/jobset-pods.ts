@@ -6,6 +6,7 @@
 // a warning (fail open): the decision was already made by the rules, and the sidecar checks the
 // JobSet's Jobs and pods live before it deletes anything. Pure: it judges the read that the I/O
 // edge (src/webhook/jobset-read.ts) performed.
+import { isObject } from '../json/object.ts';
 
 /**
  * The JobSet's child Jobs (label `jobset.sigs.k8s.io/jobset-name`), as read from the API server.
@@ -27,15 +28,14 @@ const count = (v: unknown): number => {
   return typeof n === 'number' && Number.isSafeInteger(n) && n > 0 ? n : 0;
 };
 
-const isRecord = (v: unknown): v is Record<string, unknown> => typeof v === 'object' && v !== null && !Array.isArray(v);
 
 /** Jobs with pods that still run or terminate, tolerating any shape (a malformed Job counts nothing). */
 export function podsOfJobs(jobs: unknown): JobPods[] {
   if (!Array.isArray(jobs)) return [];
   return jobs.flatMap((job: unknown) => {
-    if (!isRecord(job)) return [];
-    const name = isRecord(job.metadata) && typeof job.metadata.name === 'string' ? job.metadata.name : '?';
-    const status = isRecord(job.status) ? job.status : {};
+    if (!isObject(job)) return [];
+    const name = isObject(job.metadata) && typeof job.metadata.name === 'string' ? job.metadata.name : '?';
+    const status = isObject(job.status) ? job.status : {};
     const pods = { job: name, active: count(status.active), terminating: count(status.terminating) };
     return pods.active + pods.terminating > 0 ? [pods] : [];
   });

@@ -5,6 +5,7 @@
 //   old time back; any other patch keeps the time it carries, or gets now when it has none.
 // Only `time` fields are touched. The one `remove`: a patch unchanged since an old version that
 // had no time loses a time the update tried to give it, as upstream's `patch.Time = old.Time` does.
+import { isObject } from '../json/object.ts';
 import type { Operation } from '../rules/contract.ts';
 
 export type TimePatchOp =
@@ -100,5 +101,5 @@ function isEmpty(v: unknown): boolean {
 }
 
 function asRecord(v: unknown): Record<string, unknown> | undefined {
-  return typeof v === 'object' && v !== null && !Array.isArray(v) ? (v as Record<string, unknown>) : undefined;
+  return isObject(v) ? v : undefined;
 }
