@@ -3,7 +3,7 @@
 // kubeconfig user only it implements: exec, auth-provider) bring @kubernetes/client-node, ~0.6 s
 // and ~80 MiB, which `serve` and `review` otherwise do without; `rules` brings `yaml`, which
 // `serve` does without (but for a kubeconfig).
-import type { CommandIo } from './commands/review.ts';
+import type { CommandIo } from './commands/io.ts';
 import { SERVE_USAGE } from './webhook/config.ts';
 
 const USAGE = `Usage: trainjob-webhook <command> [flags]

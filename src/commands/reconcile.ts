@@ -7,7 +7,7 @@ import { createLogger } from '../observability/logger.ts';
 import { ConfigError, parseReconcileArgs, RECONCILE_USAGE, type ReconcileConfig } from '../reconciler/config.ts';
 import { startReconciler } from '../reconciler/run.ts';
 import { installProcessHandlers } from '../process/signals.ts';
-import type { CommandIo } from './review.ts';
+import type { CommandIo } from './io.ts';
 
 export { RECONCILE_USAGE };
 

@@ -8,6 +8,7 @@ import { InputError, readObjectFile } from '../io/read-object.ts';
 import { stringifyJsonLossless } from '../json/lossless.ts';
 import { loadEmbeddedPolicy, loadPolicyFromFile } from '../rules/crd-policy.ts';
 import { buildPolicy } from '../rules/policy.ts';
+import type { CommandIo } from './io.ts';
 
 /** Every flag of `review`, each one in REVIEW_USAGE (a test keeps them equal). */
 export const REVIEW_FLAGS = { old: { type: 'string' }, new: { type: 'string' }, crd: { type: 'string' }, 'table-only': { type: 'boolean' } } as const;
@@ -21,11 +22,6 @@ export const REVIEW_USAGE = `Usage: trainjob-webhook review [--old FILE] --new F
   --table-only   check the rule table alone: no CRD schema, defaults or CRD rules
 
 Prints the AdmissionReview answer the webhook would give. Exit code 0 allowed, 1 denied, 2 bad input.`;
-
-export interface CommandIo {
-  out(text: string): void;
-  err(text: string): void;
-}
 
 export async function reviewCommand(args: string[], io: CommandIo): Promise<number> {
   let values: { old?: string; new?: string; crd?: string; 'table-only'?: boolean };

@@ -9,7 +9,7 @@ import { TABLE_SCHEMA } from '../rules/table-schema.ts';
 import { InputError, readObjectFile } from '../io/read-object.ts';
 import { CrdLoadError, loadEmbeddedPolicy, schemaChecksFor, uncoveredTrainerFieldsOf } from '../rules/crd-policy.ts';
 import { hasBlanketTrainerRule } from '../rules/generate/trainer-fields.ts';
-import type { CommandIo } from './review.ts';
+import type { CommandIo } from './io.ts';
 
 /** Every flag of `rules`, each one in RULES_USAGE (a test keeps them equal). */
 export const RULES_FLAGS = { format: { type: 'string' }, crd: { type: 'string' } } as const;

@@ -9,7 +9,7 @@ import { createValidator } from '../rules/validator.ts';
 import { TRAINJOB_CRD } from '../api/names.ts';
 import { EMBEDDED_CRD_SOURCE, loadEmbeddedPolicy, loadPolicyFromFile, policyFromCrd, uncoveredTrainerFieldsOf } from '../rules/crd-policy.ts';
 import { buildPolicy, type Policy } from '../rules/policy.ts';
-import type { CommandIo } from './review.ts';
+import type { CommandIo } from './io.ts';
 import { InputError } from '../io/read-object.ts';
 import type { CertRotation } from '../certs/rotator.ts';
 import type { ApiClient } from '../cluster/api-request.ts';
