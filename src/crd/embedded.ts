@@ -5,8 +5,7 @@
 import { appendAll } from './append.ts';
 import type { FieldError } from '../field/errors.ts';
 import { OMIT_VALUE } from '../field/errors.ts';
-import { dropUnknownMetadataFields } from './prune.ts';
-import { pathSegmentNameErrors, validateMetadataAt, dns1035LabelErrors } from './objectmeta.ts';
+import { dropUnknownMetadataFields, pathSegmentNameErrors, validateMetadataAt, dns1035LabelErrors } from './objectmeta.ts';
 import { childPath, indexPath, keyPath } from './paths.ts';
 import type { SchemaNode } from './schema.ts';
 import { ownKeys } from './values.ts';

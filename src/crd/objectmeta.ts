@@ -1,4 +1,5 @@
-// ObjectMeta validation of a custom resource (apimachinery pkg/api/validation/objectmeta.go, as
+// The ObjectMeta round trip of a custom resource's metadata (what strict decoding into
+// metav1.ObjectMeta drops), and ObjectMeta validation (apimachinery pkg/api/validation/objectmeta.go, as
 // the CRD registry calls it with NameIsDNSSubdomain), messages from pkg/api/validate/content
 // and pkg/util/validation. Checks that depend on what the API server itself fills in before a
 // webhook runs (a missing name or namespace, resourceVersion on update) are left out by default:
@@ -6,7 +7,7 @@
 import { appendAll } from './append.ts';
 import { OMIT_VALUE, type FieldError } from '../field/errors.ts';
 import { RE2JS } from 're2js';
-import { semanticEqual, toBigInt, kindOf } from './values.ts';
+import { semanticEqual, toBigInt, kindOf, ownKeys, setOwn } from './values.ts';
 import { isObject, type JsonObject } from '../json/object.ts';
 
 export interface ObjectMetaOptions {
@@ -257,4 +258,49 @@ export function validateObjectMetaUpdate(newObj: unknown, oldObj: unknown, optio
     ...ownerReferenceErrors(meta.ownerReferences, 'metadata'),
   );
   return errs;
+}
+
+// metav1.ObjectMeta's JSON fields, and those of the structs it nests (strict decoding reports
+// anything else as unknown and the ObjectMeta round trip drops it).
+const OBJECT_META_FIELDS = new Set([
+  'name', 'generateName', 'namespace', 'selfLink', 'uid', 'resourceVersion', 'generation', 'creationTimestamp',
+  'deletionTimestamp', 'deletionGracePeriodSeconds', 'labels', 'annotations', 'ownerReferences', 'finalizers', 'managedFields',
+]);
+const OWNER_REFERENCE_FIELDS = new Set(['apiVersion', 'kind', 'name', 'uid', 'controller', 'blockOwnerDeletion']);
+const MANAGED_FIELDS_ENTRY_FIELDS = new Set(['manager', 'operation', 'apiVersion', 'time', 'fieldsType', 'fieldsV1', 'subresource']);
+
+function dropUnknown(o: JsonObject, known: ReadonlySet<string>, prefix: string, out: string[]): void {
+  for (const k of ownKeys(o)) {
+    if (known.has(k)) continue;
+    out.push(`${prefix}.${k}`);
+    delete o[k];
+  }
+}
+
+/** What strict decoding into metav1.ObjectMeta reports as unknown (and the round trip drops). */
+export function dropUnknownMetadataFields(meta: JsonObject, prefix: string): string[] {
+  const out: string[] = [];
+  dropUnknown(meta, OBJECT_META_FIELDS, prefix, out);
+  const listFields: Array<[string, ReadonlySet<string>]> = [
+    ['ownerReferences', OWNER_REFERENCE_FIELDS],
+    ['managedFields', MANAGED_FIELDS_ENTRY_FIELDS],
+  ];
+  for (const [field, known] of listFields) {
+    const list = meta[field];
+    if (Array.isArray(list)) list.forEach((entry, i) => isObject(entry) && dropUnknown(entry, known, `${prefix}.${field}[${i}]`, out));
+  }
+  return out;
+}
+
+/**
+ * The ObjectMeta round trip of a resource's `metadata`: unknown fields are dropped and
+ * reported (`metadata.foo`), and a missing creationTimestamp comes back as null, as in the
+ * objects admission webhooks receive. Type errors inside metadata are left alone.
+ */
+export function coerceObjectMetaInPlace(obj: unknown): string[] {
+  if (!isObject(obj) || !isObject(obj.metadata)) return [];
+  const meta = obj.metadata;
+  const out = dropUnknownMetadataFields(meta, 'metadata');
+  if (!Object.hasOwn(meta, 'creationTimestamp') || meta.creationTimestamp === undefined) setOwn(meta, 'creationTimestamp', null);
+  return out;
 }

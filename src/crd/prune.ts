@@ -5,7 +5,8 @@
 import { appendAll } from './append.ts';
 import { coerceEmbeddedInPlace } from './embedded.ts';
 import type { SchemaNode } from './schema.ts';
-import { deepClone, ownKeys, setOwn } from './values.ts';
+import { coerceObjectMetaInPlace } from './objectmeta.ts';
+import { deepClone, ownKeys } from './values.ts';
 import { isObject, type JsonObject } from '../json/object.ts';
 
 const META_FIELDS = new Set(['apiVersion', 'kind', 'metadata']);
@@ -164,51 +165,6 @@ export function pruneNullsInPlace(x: unknown, s: SchemaNode | undefined): void {
   } else if (Array.isArray(x)) {
     for (const v of x) pruneNullsInPlace(v, s.items);
   }
-}
-
-// metav1.ObjectMeta's JSON fields, and those of the structs it nests (strict decoding reports
-// anything else as unknown and the ObjectMeta round trip drops it).
-const OBJECT_META_FIELDS = new Set([
-  'name', 'generateName', 'namespace', 'selfLink', 'uid', 'resourceVersion', 'generation', 'creationTimestamp',
-  'deletionTimestamp', 'deletionGracePeriodSeconds', 'labels', 'annotations', 'ownerReferences', 'finalizers', 'managedFields',
-]);
-const OWNER_REFERENCE_FIELDS = new Set(['apiVersion', 'kind', 'name', 'uid', 'controller', 'blockOwnerDeletion']);
-const MANAGED_FIELDS_ENTRY_FIELDS = new Set(['manager', 'operation', 'apiVersion', 'time', 'fieldsType', 'fieldsV1', 'subresource']);
-
-function dropUnknown(o: JsonObject, known: ReadonlySet<string>, prefix: string, out: string[]): void {
-  for (const k of ownKeys(o)) {
-    if (known.has(k)) continue;
-    out.push(`${prefix}.${k}`);
-    delete o[k];
-  }
-}
-
-/** What strict decoding into metav1.ObjectMeta reports as unknown (and the round trip drops). */
-export function dropUnknownMetadataFields(meta: JsonObject, prefix: string): string[] {
-  const out: string[] = [];
-  dropUnknown(meta, OBJECT_META_FIELDS, prefix, out);
-  const listFields: Array<[string, ReadonlySet<string>]> = [
-    ['ownerReferences', OWNER_REFERENCE_FIELDS],
-    ['managedFields', MANAGED_FIELDS_ENTRY_FIELDS],
-  ];
-  for (const [field, known] of listFields) {
-    const list = meta[field];
-    if (Array.isArray(list)) list.forEach((entry, i) => isObject(entry) && dropUnknown(entry, known, `${prefix}.${field}[${i}]`, out));
-  }
-  return out;
-}
-
-/**
- * The ObjectMeta round trip of a resource's `metadata`: unknown fields are dropped and
- * reported (`metadata.foo`), and a missing creationTimestamp comes back as null, as in the
- * objects admission webhooks receive. Type errors inside metadata are left alone.
- */
-export function coerceObjectMetaInPlace(obj: unknown): string[] {
-  if (!isObject(obj) || !isObject(obj.metadata)) return [];
-  const meta = obj.metadata;
-  const out = dropUnknownMetadataFields(meta, 'metadata');
-  if (!Object.hasOwn(meta, 'creationTimestamp') || meta.creationTimestamp === undefined) setOwn(meta, 'creationTimestamp', null);
-  return out;
 }
 
 export interface PruneResult {
