@@ -1,5 +1,5 @@
-// `serve` put together: certificates, the admission and ops servers, hand-off, certificate
-// reload, and a graceful shutdown.
+// `serve` put together: the cluster connection, certificate rotation, the policy in force, the
+// admission and ops servers, hand-off, certificate reload, and a graceful shutdown.
 import type { FastifyInstance } from 'fastify';
 import type { Server as TlsServer } from 'node:tls';
 import type { Validator } from '../rules/contract.ts';
@@ -18,6 +18,91 @@ import type { KeyPair } from '../certs/keypair.ts';
 import { watchCertificates } from '../certs/reloader.ts';
 import { replaceServingCertificate } from '../certs/serving-options.ts';
 import { ensureSelfSignedCert } from '../certs/selfsigned.ts';
+import type { CertRotation } from '../certs/rotator.ts';
+import type { ApiClient } from '../cluster/api-request.ts';
+import { createValidator } from '../rules/validator.ts';
+import { policySource, type PolicySource } from './policy-source.ts';
+
+/**
+ * What reads the cluster, loaded only when cluster access is configured. None of it loads
+ * @kubernetes/client-node (~0.9 s and ~80 MiB at import): connect.ts does, for a kubeconfig user
+ * only client-node implements (exec, auth-provider).
+ */
+async function loadClusterModules() {
+  const [connect, errors, jobsets, follower] = await Promise.all([
+    import('../cluster/connect.ts'),
+    import('../cluster/errors.ts'),
+    import('./jobset-read.ts'),
+    import('./crd-follower.ts'),
+  ]);
+  return { ...connect, ...errors, ...jobsets, ...follower };
+}
+
+/** --cert-rotation's modules, only when it is on: they bring @peculiar/x509 (~15 MiB, ~0.15 s at import). */
+async function loadRotationModules() {
+  const [rotator, store] = await Promise.all([import('../certs/rotator.ts'), import('../certs/store.ts')]);
+  return { ...rotator, ...store };
+}
+
+/**
+ * --cert-rotation: started here; its `ready` settles once the Secret is settled and its files are
+ * in the cert dir (the admission server waits for it, the ops port does not); afterwards the
+ * server's reloader picks up each renewal from those files.
+ */
+async function startRotation(config: ServeConfig, api: ApiClient | undefined, logger: Logger): Promise<CertRotation | undefined> {
+  const r = config.certRotation;
+  if (!r || !api) return undefined;
+  const { kubernetesCertStore, startCertRotation, ROTATION_DEFAULTS } = await loadRotationModules();
+  const webhookConfigs = [
+    { kind: 'validating' as const, name: r.validatingWebhookConfig },
+    { kind: 'mutating' as const, name: r.mutatingWebhookConfig },
+  ];
+  const store = kubernetesCertStore(api, { namespace: r.namespace, name: r.secretName }, webhookConfigs);
+  const rotation = startCertRotation({ ...ROTATION_DEFAULTS, hosts: r.hosts, webhookConfigs, certDir: config.tls.dir }, store, logger.child({ component: 'cert-rotation' }));
+  logger.info({ secret: `${r.namespace}/${r.secretName}`, hosts: r.hosts, dir: config.tls.dir }, 'certificate rotation started; waiting for the serving certificate');
+  return rotation;
+}
+
+/** A started `serve`: close() stops following the CRD and rotating, then drains and closes both servers. */
+export interface Webhook {
+  close(): Promise<void>;
+}
+
+/**
+ * `serve` as a whole, from its config: connects to the cluster when told to, starts certificate
+ * rotation, settles the policy in force, then the servers. Whatever started is stopped again when a
+ * later step fails.
+ */
+export async function startWebhook(config: ServeConfig, logger: Logger, metrics: WebhookMetrics): Promise<Webhook> {
+  let policies: PolicySource | undefined;
+  let rotation: CertRotation | undefined;
+  try {
+    const cluster = config.cluster.mode === 'none' ? undefined : await loadClusterModules();
+    const connection = await cluster?.connectCluster(config.cluster);
+    if (connection && connection.via !== 'direct') logger.info({ via: connection.via }, 'API server credentials through @kubernetes/client-node');
+    const api = connection?.client;
+    rotation = await startRotation(config, api, logger);
+    policies = await policySource(config, api, cluster, logger, metrics);
+    const validator = createValidator({
+      policy: policies.get,
+      readJobSet: api && cluster ? cluster.jobSetReader(api) : undefined,
+      crdSource: policies.source,
+    });
+    const handle = await startServe(config, { validator, logger, metrics, certificateReady: rotation?.ready });
+    const [following, rotating] = [policies, rotation];
+    return {
+      close: async () => {
+        following.stop();
+        rotating?.stop();
+        await handle.close();
+      },
+    };
+  } catch (err) {
+    policies?.stop();
+    rotation?.stop();
+    throw err;
+  }
+}
 
 export interface ServeDeps {
   validator: Validator;
