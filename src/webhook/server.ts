@@ -37,7 +37,7 @@ export const ADMISSION_TIMEOUTS = {
 export interface AdmissionServerConfig {
   tls: KeyPair;
   bodyLimit?: number;
-  /** Request body bytes held at once (webhooks/body-budget.ts); defaults to two maximum-size bodies. */
+  /** Request body bytes held at once (body-budget.ts); defaults to two maximum-size bodies. */
   bodyBudget?: ByteBudget;
   /** How idle keep-alive connections are closed on shutdown (see connection-drain.ts). */
   drain?: DrainTiming;
