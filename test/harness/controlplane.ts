@@ -11,7 +11,9 @@ import { trackDir, untrackDir } from './cleanup.ts';
 import { apiServerArgs, controllerManagerArgs, etcdArgs } from './flags.ts';
 import { writeKubeconfig } from './kubeconfig.ts';
 import { runKubectl, yamlSource, type KubectlOptions, type KubectlResult } from './kubectl.ts';
-import { createCA, createServiceAccountKeys, issueClientCert, issueServingCert, writeKeyPair, type ServingCertOptions } from './pki.ts';
+import { createCA, createServiceAccountKeys, issueClientCert, issueServingCert, writeKeyPair, type ServingCert, type ServingCertOptions } from './pki.ts';
+
+export type { ServingCert } from './pki.ts';
 import { startProcess, type StartProcessOptions, type TrackedProcess } from './process.ts';
 import { freePort, freePorts, httpGet, httpsGet, waitFor } from './wait.ts';
 import { startWorld, type World, type WorldOptions } from './world.ts';
@@ -38,15 +40,6 @@ export interface ControlPlaneOptions {
   startTimeoutMs?: number;
 }
 
-export interface ServingCert {
-  dir: string;
-  certFile: string;
-  keyFile: string;
-  certPem: string;
-  keyPem: string;
-  /** The CA that signed it: the caBundle of a webhook configuration. */
-  caPem: string;
-}
 
 export interface UserKubeconfig {
   path: string;

@@ -6,6 +6,17 @@ import { mkdir, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import * as x509 from '@peculiar/x509';
 
+/** A serving certificate written to a folder, and the CA that signed it. */
+export interface ServingCert {
+  dir: string;
+  certFile: string;
+  keyFile: string;
+  certPem: string;
+  keyPem: string;
+  /** The CA that signed it: the caBundle of a webhook configuration. */
+  caPem: string;
+}
+
 // Node's WebCrypto types live in node:crypto (the project compiles without the DOM lib).
 type CryptoKey = webcrypto.CryptoKey;
 type CryptoKeyPair = webcrypto.CryptoKeyPair;

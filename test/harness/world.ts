@@ -5,10 +5,21 @@
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import type { ControlPlaneBinaries } from './binaries.ts';
-import type { ControlPlane } from './controlplane.ts';
+import type { KubectlOptions, KubectlResult } from './kubectl.ts';
+import type { ServingCert } from './pki.ts';
 import { kwokArgs, schedulerArgs } from './flags.ts';
-import type { TrackedProcess } from './process.ts';
+import type { StartProcessOptions, TrackedProcess } from './process.ts';
 import { freePort, httpsGet, waitFor } from './wait.ts';
+
+/** What the world needs of the control plane it joins (controlplane.ts's ControlPlane). */
+export interface WorldHost {
+  kubeconfigPath: string;
+  kubectl(args: string[], opts?: KubectlOptions): Promise<KubectlResult>;
+  applyYaml(textOrFile: string, opts?: KubectlOptions): Promise<KubectlResult>;
+  issueServingCert(name: string): Promise<ServingCert>;
+  childEnv(extra?: NodeJS.ProcessEnv): NodeJS.ProcessEnv;
+  startProcess(name: string, cmd: string, args: string[], opts?: StartProcessOptions): TrackedProcess;
+}
 
 export const stagesFile = path.join(path.dirname(fileURLToPath(import.meta.url)), 'kwok/stages.yaml');
 
@@ -83,12 +94,12 @@ const storageClass = {
 
 // Ready, and without the not-ready taint the API server puts on every new node (node lifecycle
 // removes it once Ready), so the scheduler may use it at once.
-async function nodeReady(cp: ControlPlane, name: string): Promise<boolean> {
+async function nodeReady(cp: WorldHost, name: string): Promise<boolean> {
   const r = await cp.kubectl(['get', 'node', name, '-o', 'jsonpath={.status.conditions[?(@.type=="Ready")].status} {.spec.taints[*].key}'], { check: false });
   return r.code === 0 && r.stdout.startsWith('True') && !r.stdout.includes('node.kubernetes.io/not-ready');
 }
 
-export async function startWorld(cp: ControlPlane, binaries: ControlPlaneBinaries, opts: WorldOptions = {}, timeoutMs = 60_000): Promise<World> {
+export async function startWorld(cp: WorldHost, binaries: ControlPlaneBinaries, opts: WorldOptions = {}, timeoutMs = 60_000): Promise<World> {
   // kube-scheduler, as the admin (like kube-controller-manager here: no per-component RBAC).
   const port = await freePort();
   const cert = await cp.issueServingCert('kube-scheduler');
