@@ -12,7 +12,9 @@ import { loadEmbeddedPolicy, loadPolicyFromFile } from '../src/rules/crd-policy.
 
 const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
 const args = process.argv.slice(2);
-const bodyFile = args[0]?.endsWith('.json') ? args.shift()! : path.join(root, 'examples/allowed-numnodes-suspended.json');
+const bodyFile = args[0]?.endsWith('.json')
+  ? args.shift()!
+  : path.join(root, 'examples/allowed-numnodes-suspended.json');
 const kinds = args.length > 0 ? args : ['table', 'embedded', 'upstream'];
 const text = readFileSync(bodyFile, 'utf8');
 const ITER_MS = Number(process.env.ITER_MS ?? 2000);
@@ -48,7 +50,9 @@ for (const kind of kinds) {
   const policy = await policyFor(kind);
   const decide = () => {
     const input = admissionInput(parseAdmissionReview(parseJsonLossless(text, 10_002)));
-    return input.operation === 'CREATE' ? decideCreate(policy, input.object) : decideUpdate(policy, input.object, input.oldObject);
+    return input.operation === 'CREATE'
+      ? decideCreate(policy, input.object)
+      : decideUpdate(policy, input.object, input.oldObject);
   };
   const d = decide();
   console.log(`${kind}: ${d.causes.length} causes, ${d.warnings.length} warnings`);

@@ -29,21 +29,43 @@ function rssKiB(pid: number): { rss: number; hwm: number } {
 
 async function start(kind: string) {
   const started = performance.now();
-  const child = spawn('taskset', ['-c', '0', process.execPath, ...serverFlags, path.join(root, 'bench/profile-server.ts'), kind], { stdio: ['ignore', 'pipe', 'inherit'] });
+  const child = spawn(
+    'taskset',
+    ['-c', '0', process.execPath, ...serverFlags, path.join(root, 'bench/profile-server.ts'), kind],
+    { stdio: ['ignore', 'pipe', 'inherit'] },
+  );
   const url = await new Promise<string>((resolve, reject) => {
     child.stdout.once('data', (d: Buffer) => resolve(d.toString().trim()));
     child.once('exit', (code) => reject(new Error(`${kind} exited with ${code}`)));
   });
-  return { url, pid: child.pid!, startMs: performance.now() - started, stop: () => new Promise<void>((r) => { child.once('exit', () => r()); child.kill('SIGTERM'); }) };
+  return {
+    url,
+    pid: child.pid!,
+    startMs: performance.now() - started,
+    stop: () =>
+      new Promise<void>((r) => {
+        child.once('exit', () => r());
+        child.kill('SIGTERM');
+      }),
+  };
 }
 
 async function load(url: string, duration: number) {
-  const r = await autocannon({ url: url + PATH, method: 'POST', headers: { 'content-type': 'application/json' }, body, connections, duration, tlsOptions: { rejectUnauthorized: false } } as autocannon.Options);
+  const r = await autocannon({
+    url: url + PATH,
+    method: 'POST',
+    headers: { 'content-type': 'application/json' },
+    body,
+    connections,
+    duration,
+    tlsOptions: { rejectUnauthorized: false },
+  } as autocannon.Options);
   if (r.non2xx > 0 || r.errors > 0) throw new Error(`${r.non2xx} non-2xx answers and ${r.errors} errors`);
   return { rps: r.requests.average, p50: r.latency.p50, p99: r.latency.p99 };
 }
 
-const results: Record<string, { rps: number; p50: number; p99: number; rss: number; hwm: number; startMs: number }[]> = {};
+const results: Record<string, { rps: number; p50: number; p99: number; rss: number; hwm: number; startMs: number }[]> =
+  {};
 for (let round = 0; round < rounds; round++) {
   for (const kind of kinds) {
     const s = await start(kind);
@@ -58,9 +80,13 @@ for (let round = 0; round < rounds; round++) {
 }
 const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)];
 const bare = results.bare ? median(results.bare.map((r) => r.rps)) : undefined;
-console.log(`${path.basename(bodyFile)} (${body.length} B), ${connections} connections, ${seconds} s, ${rounds} round(s), medians:`);
+console.log(
+  `${path.basename(bodyFile)} (${body.length} B), ${connections} connections, ${seconds} s, ${rounds} round(s), medians:`,
+);
 for (const [kind, rs] of Object.entries(results)) {
   const rps = median(rs.map((r) => r.rps));
   const ratio = bare ? ` (x${(rps / bare).toFixed(2)})` : '';
-  console.log(`${kind.padEnd(10)} ${rps.toFixed(0).padStart(6)} req/s${ratio}  p50 ${median(rs.map((r) => r.p50))} ms  p99 ${median(rs.map((r) => r.p99))} ms  RSS ${(median(rs.map((r) => r.rss)) / 1024).toFixed(0)} MiB (peak ${(median(rs.map((r) => r.hwm)) / 1024).toFixed(0)})  up in ${median(rs.map((r) => r.startMs)).toFixed(0)} ms`);
+  console.log(
+    `${kind.padEnd(10)} ${rps.toFixed(0).padStart(6)} req/s${ratio}  p50 ${median(rs.map((r) => r.p50))} ms  p99 ${median(rs.map((r) => r.p99))} ms  RSS ${(median(rs.map((r) => r.rss)) / 1024).toFixed(0)} MiB (peak ${(median(rs.map((r) => r.hwm)) / 1024).toFixed(0)})  up in ${median(rs.map((r) => r.startMs)).toFixed(0)} ms`,
+  );
 }

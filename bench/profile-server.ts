@@ -38,7 +38,10 @@ async function build() {
     return app;
   }
   const validator = createValidator({ policy: await policyFor(kind) });
-  return buildAdmissionServer({ tls }, { validator, logger: createLogger(level), metrics: createMetrics({ defaultMetrics: true }) });
+  return buildAdmissionServer(
+    { tls },
+    { validator, logger: createLogger(level), metrics: createMetrics({ defaultMetrics: true }) },
+  );
 }
 
 const app = await build();

@@ -26,8 +26,10 @@ const selfUs = new Map<number, number>();
 profile.samples.forEach((id, i) => selfUs.set(id, (selfUs.get(id) ?? 0) + (profile.timeDeltas[i] ?? 0)));
 const totalUs = [...selfUs.values()].reduce((a, b) => a + b, 0);
 
-const short = (url: string) => url.replace(/^file:\/\/.*?\/(node_modules|src|bench)\//, '$1/').replace(/^node:/, 'node:');
-const label = (n: Node) => `${n.callFrame.functionName || '(anonymous)'} ${short(n.callFrame.url)}:${n.callFrame.lineNumber + 1}`;
+const short = (url: string) =>
+  url.replace(/^file:\/\/.*?\/(node_modules|src|bench)\//, '$1/').replace(/^node:/, 'node:');
+const label = (n: Node) =>
+  `${n.callFrame.functionName || '(anonymous)'} ${short(n.callFrame.url)}:${n.callFrame.lineNumber + 1}`;
 
 const selfByFn = new Map<string, number>();
 const selfByFile = new Map<string, number>();
@@ -35,7 +37,8 @@ const inclusiveByFn = new Map<string, number>();
 for (const [id, us] of selfUs) {
   const n = byId.get(id)!;
   selfByFn.set(label(n), (selfByFn.get(label(n)) ?? 0) + us);
-  const f = short(n.callFrame.url).replace(/^(node_modules\/(@[^/]+\/)?[^/]+).*/, '$1') || `(${n.callFrame.functionName})`;
+  const f =
+    short(n.callFrame.url).replace(/^(node_modules\/(@[^/]+\/)?[^/]+).*/, '$1') || `(${n.callFrame.functionName})`;
   selfByFile.set(f, (selfByFile.get(f) ?? 0) + us);
   // Inclusive: each distinct function on the sample's stack counts once.
   const seen = new Set<string>();
@@ -49,7 +52,8 @@ for (const [id, us] of selfUs) {
 
 const print = (title: string, m: Map<string, number>) => {
   console.log(`\n${title}`);
-  for (const [k, us] of [...m].sort((a, b) => b[1] - a[1]).slice(0, top)) console.log(`${((100 * us) / totalUs).toFixed(1).padStart(5)}%  ${k}`);
+  for (const [k, us] of [...m].sort((a, b) => b[1] - a[1]).slice(0, top))
+    console.log(`${((100 * us) / totalUs).toFixed(1).padStart(5)}%  ${k}`);
 };
 console.log(`${file}: ${(totalUs / 1e6).toFixed(2)} s sampled`);
 print('self time by file', selfByFile);

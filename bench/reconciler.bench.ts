@@ -16,7 +16,12 @@ import { spawnSync } from 'node:child_process';
 import { writeFile } from 'node:fs/promises';
 import { cpus, loadavg, totalmem } from 'node:os';
 import path from 'node:path';
-import { controlPlaneAvailability, projectRoot, upstreamControllersAvailability, waitFor } from '../test/harness/index.ts';
+import {
+  controlPlaneAvailability,
+  projectRoot,
+  upstreamControllersAvailability,
+  waitFor,
+} from '../test/harness/index.ts';
 import { startSidecar } from '../test/reconciler/support/sidecar.ts';
 import { api, JOBSET, RECONCILER_SA, startWorld, torchTrainJob } from '../test/reconciler/support/world.ts';
 import { mib, table } from './lib/markdown.ts';
@@ -32,8 +37,18 @@ async function rssWithTrainJobs(): Promise<{ rows: string[][]; jobSets: number; 
   try {
     const a = api(w.cp);
     await w.cp.kubectl(['create', 'namespace', NS]);
-    const sidecar = await startSidecar(w.cp, { name: 'reconciler', mode: 'companion', kubeconfig: w.reconcilerKubeconfig.path, leaseNamespace: RECONCILER_SA.namespace, handoffPort: w.handoffPort });
-    await waitFor('the sidecar leading', async () => ((await sidecar.metric('trainjob_reconciler_leader')) === 1 ? true : undefined), { timeoutMs: 60_000 });
+    const sidecar = await startSidecar(w.cp, {
+      name: 'reconciler',
+      mode: 'companion',
+      kubeconfig: w.reconcilerKubeconfig.path,
+      leaseNamespace: RECONCILER_SA.namespace,
+      handoffPort: w.handoffPort,
+    });
+    await waitFor(
+      'the sidecar leading',
+      async () => ((await sidecar.metric('trainjob_reconciler_leader')) === 1 ? true : undefined),
+      { timeoutMs: 60_000 },
+    );
     await new Promise((r) => setTimeout(r, 5_000));
     const idle = processMemory(sidecar.proc.pid);
 
@@ -48,19 +63,36 @@ async function rssWithTrainJobs(): Promise<{ rows: string[][]; jobSets: number; 
     };
     await Promise.all(Array.from({ length: CONCURRENCY }, createSome));
     const objects = a.objects;
-    const jobSets = await waitFor(`${count} JobSets built by Trainer`, async () => {
-      const n = ((await objects.listNamespacedCustomObject({ ...JOBSET, namespace: NS })) as { items: unknown[] }).items.length;
-      process.stderr.write(`  ${n}/${count} JobSets after ${((Date.now() - t0) / 1000).toFixed(0)} s\n`);
-      return n >= count ? n : undefined;
-    }, { timeoutMs: waitSeconds * 1000, intervalMs: 10_000 });
+    const jobSets = await waitFor(
+      `${count} JobSets built by Trainer`,
+      async () => {
+        const n = ((await objects.listNamespacedCustomObject({ ...JOBSET, namespace: NS })) as { items: unknown[] })
+          .items.length;
+        process.stderr.write(`  ${n}/${count} JobSets after ${((Date.now() - t0) / 1000).toFixed(0)} s\n`);
+        return n >= count ? n : undefined;
+      },
+      { timeoutMs: waitSeconds * 1000, intervalMs: 10_000 },
+    );
     const jobs = (await a.batch.listNamespacedJob({ namespace: NS })).items.length;
-    await waitFor('the sidecar queue empty', async () => ((await sidecar.metric('trainjob_reconciler_queue_depth')) === 0 ? true : undefined), { timeoutMs: 300_000, intervalMs: 2_000 });
+    await waitFor(
+      'the sidecar queue empty',
+      async () => ((await sidecar.metric('trainjob_reconciler_queue_depth')) === 0 ? true : undefined),
+      { timeoutMs: 300_000, intervalMs: 2_000 },
+    );
     const seconds = (Date.now() - t0) / 1000;
     await new Promise((r) => setTimeout(r, 10_000));
     const loaded = processMemory(sidecar.proc.pid);
     const reconciles = await sidecar.metric('trainjob_reconciler_reconciles_total');
     const row = (what: string, m: Memory) => [what, mib(m.rss), mib(m.peak)];
-    return { rows: [row('idle (leading, nothing to watch)', idle), row(`${count} TrainJobs, ${jobSets} JobSets, ${jobs} Jobs watched (${reconciles} reconciles done)`, loaded)], jobSets, jobs, seconds };
+    return {
+      rows: [
+        row('idle (leading, nothing to watch)', idle),
+        row(`${count} TrainJobs, ${jobSets} JobSets, ${jobs} Jobs watched (${reconciles} reconciles done)`, loaded),
+      ],
+      jobSets,
+      jobs,
+      seconds,
+    };
   } finally {
     await w.stop();
   }
@@ -68,14 +100,27 @@ async function rssWithTrainJobs(): Promise<{ rows: string[][]; jobSets: number; 
 
 /** Runs the rebuild-cost e2e's measuring case and returns the line it prints. */
 function rebuildCost(): string {
-  const r = spawnSync(process.execPath, ['--test', '--test-name-pattern', 'costs a handful of requests', path.join(projectRoot, 'test/e2e/reconciler-rebuild-cost.test.ts')], { encoding: 'utf8', cwd: projectRoot, maxBuffer: 64 * 1024 * 1024 });
+  const r = spawnSync(
+    process.execPath,
+    [
+      '--test',
+      '--test-name-pattern',
+      'costs a handful of requests',
+      path.join(projectRoot, 'test/e2e/reconciler-rebuild-cost.test.ts'),
+    ],
+    { encoding: 'utf8', cwd: projectRoot, maxBuffer: 64 * 1024 * 1024 },
+  );
   const lines = (r.stdout ?? '').split('\n').filter((l) => /# (one rebuild|\s+reconciles of the key)/.test(l));
-  if (r.status !== 0 || lines.length === 0) throw new Error(`test/e2e/reconciler-rebuild-cost.test.ts failed (exit ${r.status}):\n${(r.stdout ?? '').slice(-3000)}\n${(r.stderr ?? '').slice(-2000)}`);
+  if (r.status !== 0 || lines.length === 0)
+    throw new Error(
+      `test/e2e/reconciler-rebuild-cost.test.ts failed (exit ${r.status}):\n${(r.stdout ?? '').slice(-3000)}\n${(r.stderr ?? '').slice(-2000)}`,
+    );
   return lines.map((l) => l.replace(/^\s*#\s*/, '').trim()).join('; ');
 }
 
 async function main() {
-  for (const a of [controlPlaneAvailability(), upstreamControllersAvailability()]) if (!a.available) throw new Error(`cannot run: ${a.reason}`);
+  for (const a of [controlPlaneAvailability(), upstreamControllersAvailability()])
+    if (!a.available) throw new Error(`cannot run: ${a.reason}`);
   const started = new Date();
   const load = [loadavg()[0]];
   const rss = await rssWithTrainJobs();

@@ -28,7 +28,8 @@ import { processMemory } from './lib/proc.ts';
 
 const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
 const entry = process.env.ENTRY ?? 'ts';
-const bin = entry === 'js' ? path.join(root, 'dist/bin/trainjob-webhook.js') : path.join(root, 'bin/trainjob-webhook.js');
+const bin =
+  entry === 'js' ? path.join(root, 'dist/bin/trainjob-webhook.js') : path.join(root, 'bin/trainjob-webhook.js');
 const nodeFlags = (process.env.NODE_FLAGS ?? '').split(' ').filter(Boolean);
 const serveFlags = (process.env.SERVE_FLAGS ?? '').split(' ').filter(Boolean);
 const seconds = Number(process.env.SECONDS ?? 300);
@@ -55,8 +56,24 @@ interface Server {
 /** Spawns `serve` in `dir` (its self-signed certificate goes to dir/certs) and waits for its "serving" line (the admission port listens, /readyz is 200). */
 async function startServer(dir: string): Promise<Server> {
   const started = performance.now();
-  const args = [...pinning.serverPrefix, process.execPath, ...nodeFlags, bin, 'serve', '--port', '0', '--ops-port', '0', ...clusterFlags, ...serveFlags];
-  const child = spawn(args[0], args.slice(1), { cwd: dir, stdio: ['ignore', 'pipe', 'inherit'], env: { ...process.env, KUBERNETES_SERVICE_HOST: '' } });
+  const args = [
+    ...pinning.serverPrefix,
+    process.execPath,
+    ...nodeFlags,
+    bin,
+    'serve',
+    '--port',
+    '0',
+    '--ops-port',
+    '0',
+    ...clusterFlags,
+    ...serveFlags,
+  ];
+  const child = spawn(args[0], args.slice(1), {
+    cwd: dir,
+    stdio: ['ignore', 'pipe', 'inherit'],
+    env: { ...process.env, KUBERNETES_SERVICE_HOST: '' },
+  });
   let out = '';
   const { admission, ops } = await new Promise<{ admission: string; ops: string }>((resolve, reject) => {
     child.stdout.on('data', (d: Buffer) => {
@@ -97,14 +114,24 @@ function largestUpdate(allowedUpdate: string): string {
 
 function post(url: string, body: string): Promise<{ status: number; allowed?: boolean }> {
   return new Promise((resolve, reject) => {
-    const req = request(url, { method: 'POST', rejectUnauthorized: false, headers: { 'content-type': 'application/json' } }, (res) => {
-      const chunks: Buffer[] = [];
-      res.on('data', (c: Buffer) => chunks.push(c));
-      res.on('end', () => {
-        const text = Buffer.concat(chunks).toString();
-        resolve({ status: res.statusCode ?? 0, allowed: res.statusCode === 200 ? (JSON.parse(text) as { response?: { allowed?: boolean } }).response?.allowed : undefined });
-      });
-    });
+    const req = request(
+      url,
+      { method: 'POST', rejectUnauthorized: false, headers: { 'content-type': 'application/json' } },
+      (res) => {
+        const chunks: Buffer[] = [];
+        res.on('data', (c: Buffer) => chunks.push(c));
+        res.on('end', () => {
+          const text = Buffer.concat(chunks).toString();
+          resolve({
+            status: res.statusCode ?? 0,
+            allowed:
+              res.statusCode === 200
+                ? (JSON.parse(text) as { response?: { allowed?: boolean } }).response?.allowed
+                : undefined,
+          });
+        });
+      },
+    );
     req.on('error', reject);
     req.end(body);
   });
@@ -117,7 +144,9 @@ async function breakdown(ops: string): Promise<string> {
     const line = text.split('\n').find((l) => l.startsWith(name + (label ? `{${label}` : ' ')));
     return line ? Number(line.split(' ').pop()) : NaN;
   };
-  const spaces = ['new', 'old', 'code', 'large_object', 'trusted'].map((sp) => `${sp} ${mib(value('nodejs_heap_space_size_total_bytes', `space="${sp}"`))}`);
+  const spaces = ['new', 'old', 'code', 'large_object', 'trusted'].map(
+    (sp) => `${sp} ${mib(value('nodejs_heap_space_size_total_bytes', `space="${sp}"`))}`,
+  );
   return `heap committed ${mib(value('nodejs_heap_size_total_bytes'))} MiB (by space: ${spaces.join(', ')}), heap used ${mib(value('nodejs_heap_size_used_bytes'))} MiB, external ${mib(value('nodejs_external_memory_bytes'))} MiB, RSS ${mib(value('process_resident_memory_bytes'))} MiB`;
 }
 
@@ -144,8 +173,13 @@ async function startStubApiServer(dir: string): Promise<{ kubeconfig: string; cl
       }
       return void res.writeHead(200, { 'content-type': 'application/json' }).end(crdJson);
     }
-    if (url.pathname.endsWith('/jobs')) return void res.writeHead(200, { 'content-type': 'application/json' }).end('{"kind":"JobList","apiVersion":"batch/v1","metadata":{},"items":[]}');
-    res.writeHead(404, { 'content-type': 'application/json' }).end('{"kind":"Status","code":404,"message":"not in the stub"}');
+    if (url.pathname.endsWith('/jobs'))
+      return void res
+        .writeHead(200, { 'content-type': 'application/json' })
+        .end('{"kind":"JobList","apiVersion":"batch/v1","metadata":{},"items":[]}');
+    res
+      .writeHead(404, { 'content-type': 'application/json' })
+      .end('{"kind":"Status","code":404,"message":"not in the stub"}');
   });
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
   const b64 = (b: Buffer | string) => Buffer.from(b).toString('base64');
@@ -171,7 +205,9 @@ const clusterFlags = stub ? ['--kubeconfig', stub.kubeconfig] : [];
 // Each line as it comes, so a run that fails late keeps what it measured.
 const print = (s = '') => process.stdout.write(`${s}\n`);
 try {
-  print(`- date: ${new Date().toISOString()}; Node ${process.version}; entry ${entry} (${path.relative(root, bin)}); node flags: ${nodeFlags.join(' ') || 'none'}; serve flags: ${[...(stub ? ['--kubeconfig (loopback stub API server: CRD GET and watch)'] : []), ...serveFlags].join(' ') || 'none (offline, embedded CRD)'}`);
+  print(
+    `- date: ${new Date().toISOString()}; Node ${process.version}; entry ${entry} (${path.relative(root, bin)}); node flags: ${nodeFlags.join(' ') || 'none'}; serve flags: ${[...(stub ? ['--kubeconfig (loopback stub API server: CRD GET and watch)'] : []), ...serveFlags].join(' ') || 'none (offline, embedded CRD)'}`,
+  );
   print(`- ${pinning.note}; load average ${loadavg()[0].toFixed(2)} at the start`);
   // The first start generates the self-signed certificate; the rest reuse it, as a restart does.
   const startMs: number[] = [];
@@ -187,7 +223,9 @@ try {
     await s.stop();
   }
   if (starts > 0) {
-    print(`- start-up to serving (certificate reused), ${starts} starts: median ${median(startMs).toFixed(0)} ms (${startMs.map((m) => m.toFixed(0)).join(', ')})`);
+    print(
+      `- start-up to serving (certificate reused), ${starts} starts: median ${median(startMs).toFixed(0)} ms (${startMs.map((m) => m.toFixed(0)).join(', ')})`,
+    );
     print(`- idle RSS 2 s after serving: median ${mib(median(idle))} MiB (${idle.map(mib).join(', ')})`);
   }
   if (seconds > 0) {
@@ -196,8 +234,19 @@ try {
       await sleep(2_000);
       const samples: { t: number; rss: number }[] = [{ t: 0, rss: processMemory(s.pid).rss }];
       const began = performance.now();
-      const timer = setInterval(() => samples.push({ t: Math.round((performance.now() - began) / 1000), rss: processMemory(s.pid).rss }), SAMPLE_MS);
-      const r = await autocannon({ url: s.admission + ROUTE, method: 'POST', headers: { 'content-type': 'application/json' }, body, connections, duration: seconds, tlsOptions: { rejectUnauthorized: false } } as autocannon.Options);
+      const timer = setInterval(
+        () => samples.push({ t: Math.round((performance.now() - began) / 1000), rss: processMemory(s.pid).rss }),
+        SAMPLE_MS,
+      );
+      const r = await autocannon({
+        url: s.admission + ROUTE,
+        method: 'POST',
+        headers: { 'content-type': 'application/json' },
+        body,
+        connections,
+        duration: seconds,
+        tlsOptions: { rejectUnauthorized: false },
+      } as autocannon.Options);
       clearInterval(timer);
       const end = processMemory(s.pid);
       samples.push({ t: Math.round((performance.now() - began) / 1000), rss: end.rss });
@@ -207,8 +256,12 @@ try {
       const lo = Math.min(...steady.map((x) => x.rss));
       const hi = Math.max(...steady.map((x) => x.rss));
       print(`- right after the load: ${await breakdown(s.ops)}`);
-      print(`- load: ${connections} connections for ${seconds} s, ${r.requests.average.toFixed(0)} req/s, p50 ${r.latency.p50} ms, p99 ${r.latency.p99} ms; load average ${loadavg()[0].toFixed(2)} at the end`);
-      print(`- RSS idle ${mib(samples[0].rss)} MiB; after 60 s of load **${after60 ? mib(after60.rss) : '-'} MiB**; from 60 s to the end ${mib(lo)}–${mib(hi)} MiB (spread ${steady.length > 1 ? (((hi - lo) / lo) * 100).toFixed(1) : '-'} %); peak (VmHWM) ${mib(end.peak)} MiB`);
+      print(
+        `- load: ${connections} connections for ${seconds} s, ${r.requests.average.toFixed(0)} req/s, p50 ${r.latency.p50} ms, p99 ${r.latency.p99} ms; load average ${loadavg()[0].toFixed(2)} at the end`,
+      );
+      print(
+        `- RSS idle ${mib(samples[0].rss)} MiB; after 60 s of load **${after60 ? mib(after60.rss) : '-'} MiB**; from 60 s to the end ${mib(lo)}–${mib(hi)} MiB (spread ${steady.length > 1 ? (((hi - lo) / lo) * 100).toFixed(1) : '-'} %); peak (VmHWM) ${mib(end.peak)} MiB`,
+      );
       print();
       print('| s | ' + samples.map((x) => x.t).join(' | ') + ' |');
       print('| --- | ' + samples.map(() => '---:').join(' | ') + ' |');
@@ -219,7 +272,9 @@ try {
         const answers = await Promise.all(Array.from({ length: worst }, () => post(s.admission + ROUTE, big)));
         const allowed = answers.filter((a) => a.status === 200 && a.allowed === true).length;
         const m = processMemory(s.pid);
-        print(`- then ${worst} UPDATEs of ${(Buffer.byteLength(big) / MiB).toFixed(2)} MiB sent at once: ${allowed} of ${worst} answered allowed${allowed === worst ? '' : ` (**${answers.map((a) => a.status).join(', ')}**)`}; RSS after ${mib(m.rss)} MiB, peak (VmHWM) ${mib(m.peak)} MiB`);
+        print(
+          `- then ${worst} UPDATEs of ${(Buffer.byteLength(big) / MiB).toFixed(2)} MiB sent at once: ${allowed} of ${worst} answered allowed${allowed === worst ? '' : ` (**${answers.map((a) => a.status).join(', ')}**)`}; RSS after ${mib(m.rss)} MiB, peak (VmHWM) ${mib(m.peak)} MiB`,
+        );
       }
     } finally {
       await s.stop();

@@ -16,7 +16,12 @@ import { loadEmbeddedPolicy, loadPolicyFromFile } from '../src/rules/crd-policy.
 import { buildPolicy } from '../src/rules/policy.ts';
 
 const [kind, certFile, keyFile, crdFile] = process.argv.slice(2);
-if (!['bare', 'table', 'embedded', 'crd'].includes(kind ?? '') || !certFile || !keyFile || (kind === 'crd' && !crdFile)) {
+if (
+  !['bare', 'table', 'embedded', 'crd'].includes(kind ?? '') ||
+  !certFile ||
+  !keyFile ||
+  (kind === 'crd' && !crdFile)
+) {
   process.stderr.write('usage: node bench/server.ts bare|table|embedded|crd CERT KEY [CRD_FILE]\n');
   process.exit(2);
 }
@@ -32,7 +37,12 @@ function bare() {
 }
 
 async function webhook() {
-  const policy = kind === 'table' ? buildPolicy() : kind === 'embedded' ? await loadEmbeddedPolicy() : await loadPolicyFromFile(crdFile);
+  const policy =
+    kind === 'table'
+      ? buildPolicy()
+      : kind === 'embedded'
+        ? await loadEmbeddedPolicy()
+        : await loadPolicyFromFile(crdFile);
   const validator = createValidator({ policy });
   return buildAdmissionServer({ tls }, { validator, logger: createLogger('silent'), metrics: createMetrics() });
 }

@@ -34,7 +34,8 @@ function envList(name: string, fallback: number[]): number[] {
   const raw = process.env[name];
   if (!raw) return fallback;
   const values = raw.split(',').map((s) => Number(s.trim()));
-  if (values.some((v) => !Number.isInteger(v) || v < 1)) throw new Error(`${name} must be a comma-separated list of positive integers, got ${JSON.stringify(raw)}`);
+  if (values.some((v) => !Number.isInteger(v) || v < 1))
+    throw new Error(`${name} must be a comma-separated list of positive integers, got ${JSON.stringify(raw)}`);
   return values;
 }
 const seconds = envList('BENCH_SECONDS', [3])[0];
@@ -73,8 +74,14 @@ async function start(name: string, argv: string[], env: NodeJS.ProcessEnv = proc
 function goPeer(): { bin?: string; note: string } {
   if (process.env.BENCH_NO_PEER === '1') return { note: 'Go peer left out (BENCH_NO_PEER=1)' };
   try {
-    const out = execFileSync(path.join(root, 'hack/build-bench-peer.sh'), { encoding: 'utf8', stdio: ['ignore', 'pipe', 'inherit'] });
-    return { bin: out.trim().split('\n').at(-1), note: 'Go peer: bench/go-peer (controller-runtime v0.24.1 webhook server, Trainer v2.3.0 typed API), built by hack/build-bench-peer.sh' };
+    const out = execFileSync(path.join(root, 'hack/build-bench-peer.sh'), {
+      encoding: 'utf8',
+      stdio: ['ignore', 'pipe', 'inherit'],
+    });
+    return {
+      bin: out.trim().split('\n').at(-1),
+      note: 'Go peer: bench/go-peer (controller-runtime v0.24.1 webhook server, Trainer v2.3.0 typed API), built by hack/build-bench-peer.sh',
+    };
   } catch (err) {
     const code = (err as { status?: number }).status;
     if (code === 3) return { note: 'Go peer skipped: Go is not installed (hack/build-bench-peer.sh needs it)' };
@@ -85,37 +92,55 @@ function goPeer(): { bin?: string; note: string } {
 /** One request, its AdmissionReview answer parsed. */
 async function ask(url: string, body: string): Promise<unknown> {
   return new Promise((resolve, reject) => {
-    const req = request(url + PATH, { method: 'POST', headers: { 'content-type': 'application/json' }, rejectUnauthorized: false }, (res) => {
-      const chunks: Buffer[] = [];
-      res.on('data', (c: Buffer) => chunks.push(c));
-      res.on('end', () => {
-        const text = Buffer.concat(chunks).toString();
-        if (res.statusCode !== 200) return reject(new Error(`${url}: HTTP ${res.statusCode}: ${text.slice(0, 300)}`));
-        try {
-          resolve(JSON.parse(text));
-        } catch {
-          reject(new Error(`${url}: answer is not JSON: ${text.slice(0, 300)}`));
-        }
-      });
-    });
+    const req = request(
+      url + PATH,
+      { method: 'POST', headers: { 'content-type': 'application/json' }, rejectUnauthorized: false },
+      (res) => {
+        const chunks: Buffer[] = [];
+        res.on('data', (c: Buffer) => chunks.push(c));
+        res.on('end', () => {
+          const text = Buffer.concat(chunks).toString();
+          if (res.statusCode !== 200) return reject(new Error(`${url}: HTTP ${res.statusCode}: ${text.slice(0, 300)}`));
+          try {
+            resolve(JSON.parse(text));
+          } catch {
+            reject(new Error(`${url}: answer is not JSON: ${text.slice(0, 300)}`));
+          }
+        });
+      },
+    );
     req.on('error', reject);
     req.end(body);
   });
 }
 
 /** One load measurement; latencies recorded from autocannon's per-response times (fractional ms). */
-async function load(url: string, body: string, connections: number, duration: number): Promise<{ rps: number; latencies: number[] }> {
+async function load(
+  url: string,
+  body: string,
+  connections: number,
+  duration: number,
+): Promise<{ rps: number; latencies: number[] }> {
   const latencies: number[] = [];
   const r = await new Promise<autocannon.Result>((resolve, reject) => {
     const instance = autocannon(
-      { url: url + PATH, method: 'POST', headers: { 'content-type': 'application/json' }, body, connections, duration, tlsOptions: { rejectUnauthorized: false } } as autocannon.Options,
+      {
+        url: url + PATH,
+        method: 'POST',
+        headers: { 'content-type': 'application/json' },
+        body,
+        connections,
+        duration,
+        tlsOptions: { rejectUnauthorized: false },
+      } as autocannon.Options,
       (err, result) => (err ? reject(err) : resolve(result)),
     );
     instance.on('response', (_client, status, _bytes, ms) => {
       if (status === 200) latencies.push(ms);
     });
   });
-  if (r.non2xx > 0 || r.errors > 0 || r.timeouts > 0) throw new Error(`${url}: ${r.non2xx} non-2xx answers, ${r.errors} errors, ${r.timeouts} timeouts`);
+  if (r.non2xx > 0 || r.errors > 0 || r.timeouts > 0)
+    throw new Error(`${url}: ${r.non2xx} non-2xx answers, ${r.errors} errors, ${r.timeouts} timeouts`);
   return { rps: latencies.length / duration, latencies };
 }
 
@@ -148,7 +173,13 @@ async function main() {
     servers.push(await start('webhook, upstream CRD', [...node, 'crd', cert, key, path.join(root, UPSTREAM_CRD)]));
     if (peer.bin) {
       const port = await freePort();
-      servers.push(await start('Go peer (controller-runtime)', [...pinning.serverPrefix, peer.bin, '--port', String(port), '--cert', cert, '--key', key], { ...process.env, GOMAXPROCS: '1' }));
+      servers.push(
+        await start(
+          'Go peer (controller-runtime)',
+          [...pinning.serverPrefix, peer.bin, '--port', String(port), '--cert', cert, '--key', key],
+          { ...process.env, GOMAXPROCS: '1' },
+        ),
+      );
     }
     const baseline = servers[0].name;
 
@@ -157,7 +188,8 @@ async function main() {
     const problems: string[] = [];
     for (const b of [...bodies, ...agreementOnlyBodies(root)]) {
       const decisions: NamedDecision[] = [];
-      for (const s of servers.slice(1)) decisions.push({ server: s.name, decision: decisionOf(await ask(s.url, b.json)) });
+      for (const s of servers.slice(1))
+        decisions.push({ server: s.name, decision: decisionOf(await ask(s.url, b.json)) });
       problems.push(...disagreements(b.name, b.expected, decisions));
       agreement.push(`- ${b.name}: ${formatDecision(decisions[0].decision)} from all ${decisions.length}`);
     }
@@ -182,7 +214,9 @@ async function main() {
             acc.rps.push(r.rps);
             acc.latencies.push(...r.latencies);
             samples.set(key, acc);
-            process.stderr.write(`round ${round}/${rounds} ${b.name}, ${c} conn, ${s.name}: ${r.rps.toFixed(0)} req/s\n`);
+            process.stderr.write(
+              `round ${round}/${rounds} ${b.name}, ${c} conn, ${s.name}: ${r.rps.toFixed(0)} req/s\n`,
+            );
           }
         }
         if (round === 1) for (const s of servers) rssAfter.get(s.name)!.set(b.short, processMemory(s.child.pid!).rss);
@@ -198,11 +232,28 @@ async function main() {
       for (const c of connectionCounts) {
         for (const s of servers) {
           const acc = samples.get(`${s.name}\u0000${b.name}\u0000${c}`)!;
-          results.push({ server: s.name, body: b.name, connections: c, rps: mean(acc.rps), p50: percentile(acc.latencies, 50), p99: percentile(acc.latencies, 99) });
+          results.push({
+            server: s.name,
+            body: b.name,
+            connections: c,
+            rps: mean(acc.rps),
+            p50: percentile(acc.latencies, 50),
+            p99: percentile(acc.latencies, 99),
+          });
         }
       }
     }
-    const report = markdown({ started, load: [loadBefore, loadavg()[0]], pinning: pinning.note, peer: peer.note, agreement, bodies, results, memory, baseline });
+    const report = markdown({
+      started,
+      load: [loadBefore, loadavg()[0]],
+      pinning: pinning.note,
+      peer: peer.note,
+      agreement,
+      bodies,
+      results,
+      memory,
+      baseline,
+    });
     process.stdout.write(report);
     if (process.env.BENCH_OUT) writeFileSync(process.env.BENCH_OUT, report);
   } finally {
@@ -213,14 +264,26 @@ async function main() {
 function commit(): string {
   try {
     const sha = execFileSync('git', ['-C', root, 'rev-parse', '--short', 'HEAD'], { encoding: 'utf8' }).trim();
-    const dirty = execFileSync('git', ['-C', root, 'status', '--porcelain', '--', 'src', 'bench'], { encoding: 'utf8' }).trim();
+    const dirty = execFileSync('git', ['-C', root, 'status', '--porcelain', '--', 'src', 'bench'], {
+      encoding: 'utf8',
+    }).trim();
     return dirty ? `${sha} (with uncommitted changes under src/ or bench/)` : sha;
   } catch {
     return 'unknown';
   }
 }
 
-function markdown(r: { started: Date; load: number[]; pinning: string; peer: string; agreement: string[]; bodies: Body[]; results: LoadResult[]; memory: MemoryResult[]; baseline: string }): string {
+function markdown(r: {
+  started: Date;
+  load: number[];
+  pinning: string;
+  peer: string;
+  agreement: string[];
+  bodies: Body[];
+  results: LoadResult[];
+  memory: MemoryResult[];
+  baseline: string;
+}): string {
   const cpu = cpus()[0]?.model ?? 'unknown';
   return [
     `## Validating endpoint under load (\`npm run bench\`)`,

@@ -11,7 +11,10 @@ if (major < 24) {
   process.exit(2);
 }
 const { main } = await import('../src/cli.ts');
-const io = { out: (t) => process.stdout.write(t.endsWith('\n') ? t : `${t}\n`), err: (t) => process.stderr.write(t.endsWith('\n') ? t : `${t}\n`) };
+const io = {
+  out: (t) => process.stdout.write(t.endsWith('\n') ? t : `${t}\n`),
+  err: (t) => process.stderr.write(t.endsWith('\n') ? t : `${t}\n`),
+};
 try {
   const code = await main(process.argv.slice(2), io);
   process.exitCode = code;

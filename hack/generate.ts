@@ -19,7 +19,10 @@ export const TARGET_CRD = 'upstream/crds/trainer-v2.3.0/trainer.kubeflow.org_tra
 async function rulesOutput(format: string): Promise<string> {
   let out = '';
   let err = '';
-  const code = await rulesCommand(['--format', format, '--crd', path.join(projectRoot, TARGET_CRD)], { out: (t) => (out += t), err: (t) => (err += t) });
+  const code = await rulesCommand(['--format', format, '--crd', path.join(projectRoot, TARGET_CRD)], {
+    out: (t) => (out += t),
+    err: (t) => (err += t),
+  });
   if (code !== 0) throw new Error(`rules --format ${format} failed: ${err}`);
   return out;
 }
@@ -57,4 +60,5 @@ async function main(): Promise<number> {
   return stale > 0 ? 1 : 0;
 }
 
-if (process.argv[1] && path.resolve(process.argv[1]) === fileURLToPath(import.meta.url)) process.exitCode = await main();
+if (process.argv[1] && path.resolve(process.argv[1]) === fileURLToPath(import.meta.url))
+  process.exitCode = await main();

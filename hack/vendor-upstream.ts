@@ -56,7 +56,8 @@ export async function moduleDir(module: string, version: string, go = 'go'): Pro
     }));
   } catch (err) {
     const e = err as { code?: string; stdout?: string; message: string };
-    if (e.code === 'ENOENT') throw new Error(`\`${go}\` not found: the vendored files are refreshed from the Go module cache, which needs Go`);
+    if (e.code === 'ENOENT')
+      throw new Error(`\`${go}\` not found: the vendored files are refreshed from the Go module cache, which needs Go`);
     stdout = e.stdout ?? '';
     failure = e.message.split('\n')[0];
   }
@@ -66,7 +67,8 @@ export async function moduleDir(module: string, version: string, go = 'go'): Pro
   } catch {
     failure ||= `unreadable output: ${stdout.slice(0, 200)}`;
   }
-  if (!info.Dir) throw new Error(`go mod download ${module}@${version}: ${info.Error ?? failure ?? 'no folder reported'}`);
+  if (!info.Dir)
+    throw new Error(`go mod download ${module}@${version}: ${info.Error ?? failure ?? 'no folder reported'}`);
   return info.Dir;
 }
 
@@ -78,12 +80,17 @@ export async function staleFiles(root = upstreamRoot, go = 'go'): Promise<string
   const out: string[] = [];
   for (const f of modules) {
     const dir = await moduleDir(f.module, f.version, go);
-    const [ours, theirs] = await Promise.all([readFile(path.join(root, f.file)).catch(() => undefined), readFile(path.join(dir, f.source))]);
-    if (ours === undefined || !ours.equals(theirs)) out.push(`${f.file}: differs from ${f.module}@${f.version} ${f.source}`);
+    const [ours, theirs] = await Promise.all([
+      readFile(path.join(root, f.file)).catch(() => undefined),
+      readFile(path.join(dir, f.source)),
+    ]);
+    if (ours === undefined || !ours.equals(theirs))
+      out.push(`${f.file}: differs from ${f.module}@${f.version} ${f.source}`);
   }
   for (const f of pinned) {
     const ours = await readFile(path.join(root, f.file)).catch(() => undefined);
-    if (ours === undefined || sha256(ours) !== f.sha256) out.push(`${f.file}: its SHA-256 is not the one upstream/SOURCES.md pins`);
+    if (ours === undefined || sha256(ours) !== f.sha256)
+      out.push(`${f.file}: its SHA-256 is not the one upstream/SOURCES.md pins`);
   }
   return out;
 }

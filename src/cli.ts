@@ -19,11 +19,23 @@ Run "trainjob-webhook <command> --help" for the flags of a command.`;
 type Command = (args: string[], io: CommandIo) => Promise<number>;
 
 const COMMANDS: Record<string, { run: Command; usage: () => Promise<string> }> = {
-  serve: { run: async (args, io) => (await import('./commands/serve.ts')).serveCommand(args, io), usage: async () => SERVE_USAGE },
-  review: { run: async (args, io) => (await import('./commands/review.ts')).reviewCommand(args, io), usage: async () => (await import('./commands/review.ts')).REVIEW_USAGE },
-  rules: { run: async (args, io) => (await import('./commands/rules.ts')).rulesCommand(args, io), usage: async () => (await import('./commands/rules.ts')).RULES_USAGE },
+  serve: {
+    run: async (args, io) => (await import('./commands/serve.ts')).serveCommand(args, io),
+    usage: async () => SERVE_USAGE,
+  },
+  review: {
+    run: async (args, io) => (await import('./commands/review.ts')).reviewCommand(args, io),
+    usage: async () => (await import('./commands/review.ts')).REVIEW_USAGE,
+  },
+  rules: {
+    run: async (args, io) => (await import('./commands/rules.ts')).rulesCommand(args, io),
+    usage: async () => (await import('./commands/rules.ts')).RULES_USAGE,
+  },
   // The reconciler's flags module reaches the cluster client through its constants.
-  reconcile: { run: async (args, io) => (await import('./commands/reconcile.ts')).reconcileCommand(args, io), usage: async () => (await import('./reconciler/config.ts')).RECONCILE_USAGE },
+  reconcile: {
+    run: async (args, io) => (await import('./commands/reconcile.ts')).reconcileCommand(args, io),
+    usage: async () => (await import('./reconciler/config.ts')).RECONCILE_USAGE,
+  },
 };
 
 export async function main(argv: string[], io: CommandIo): Promise<number> {

@@ -28,8 +28,18 @@ export function withLargeCommand(createReview: string, bytes: number): string {
 export function agreementOnlyBodies(root: string): Body[] {
   const example = (f: string) => readFileSync(path.join(root, 'examples', f), 'utf8');
   return [
-    { name: 'denied UPDATE (image change)', short: 'image change', expected: 'denied', json: example('denied-image-change.json') },
-    { name: 'denied UPDATE (numNodes of a finished job)', short: 'finished job', expected: 'denied', json: example('denied-numnodes-finished.json') },
+    {
+      name: 'denied UPDATE (image change)',
+      short: 'image change',
+      expected: 'denied',
+      json: example('denied-image-change.json'),
+    },
+    {
+      name: 'denied UPDATE (numNodes of a finished job)',
+      short: 'finished job',
+      expected: 'denied',
+      json: example('denied-numnodes-finished.json'),
+    },
     { name: 'allowed CREATE', short: 'CREATE', expected: 'allowed', json: example('allowed-create.json') },
   ];
 }
@@ -37,8 +47,23 @@ export function agreementOnlyBodies(root: string): Body[] {
 export function benchBodies(root: string): Body[] {
   const example = (f: string) => readFileSync(path.join(root, 'examples', f), 'utf8');
   return [
-    { name: 'allowed UPDATE (numNodes 2 -> 4, suspended)', short: 'allowed UPDATE', expected: 'allowed', json: example('allowed-numnodes-suspended.json') },
-    { name: 'denied UPDATE (numNodes while running)', short: 'denied UPDATE', expected: 'denied', json: example('denied-numnodes-running.json') },
-    { name: 'CREATE with a 1 MiB command', short: '1 MiB CREATE', expected: 'allowed', json: withLargeCommand(example('allowed-create.json'), MIB) },
+    {
+      name: 'allowed UPDATE (numNodes 2 -> 4, suspended)',
+      short: 'allowed UPDATE',
+      expected: 'allowed',
+      json: example('allowed-numnodes-suspended.json'),
+    },
+    {
+      name: 'denied UPDATE (numNodes while running)',
+      short: 'denied UPDATE',
+      expected: 'denied',
+      json: example('denied-numnodes-running.json'),
+    },
+    {
+      name: 'CREATE with a 1 MiB command',
+      short: '1 MiB CREATE',
+      expected: 'allowed',
+      json: withLargeCommand(example('allowed-create.json'), MIB),
+    },
   ];
 }

@@ -31,7 +31,12 @@ export function formatDecision(d: Decision): string {
 }
 
 export function sameDecision(a: Decision, b: Decision): boolean {
-  return a.allowed === b.allowed && a.code === b.code && a.fields.length === b.fields.length && a.fields.every((f, i) => f === b.fields[i]);
+  return (
+    a.allowed === b.allowed &&
+    a.code === b.code &&
+    a.fields.length === b.fields.length &&
+    a.fields.every((f, i) => f === b.fields[i])
+  );
 }
 
 export interface NamedDecision {
@@ -43,16 +48,24 @@ export interface NamedDecision {
  * One line per server whose decision on a body differs from the reference's (the first entry),
  * plus one when the reference itself is not what the body is meant to show. Empty: all agree.
  */
-export function disagreements(body: string, expected: 'allowed' | 'denied', decisions: readonly NamedDecision[]): string[] {
+export function disagreements(
+  body: string,
+  expected: 'allowed' | 'denied',
+  decisions: readonly NamedDecision[],
+): string[] {
   const [reference, ...others] = decisions;
   if (!reference) return [];
   const out: string[] = [];
   if (reference.decision.allowed !== (expected === 'allowed')) {
-    out.push(`${body}: ${reference.server} answered ${formatDecision(reference.decision)}, the body is meant to be ${expected}`);
+    out.push(
+      `${body}: ${reference.server} answered ${formatDecision(reference.decision)}, the body is meant to be ${expected}`,
+    );
   }
   for (const o of others) {
     if (!sameDecision(o.decision, reference.decision)) {
-      out.push(`${body}: ${o.server} answered ${formatDecision(o.decision)}, ${reference.server} ${formatDecision(reference.decision)}`);
+      out.push(
+        `${body}: ${o.server} answered ${formatDecision(o.decision)}, ${reference.server} ${formatDecision(reference.decision)}`,
+      );
     }
   }
   return out;

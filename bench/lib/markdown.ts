@@ -50,7 +50,15 @@ export function loadTables(results: readonly LoadResult[], baseline: string): st
     out.push(
       table(
         ['server', 'req/s', 'ratio', 'p50 ms', 'ratio', 'p99 ms', 'ratio'],
-        rs.map((r) => [r.server, r.rps.toFixed(0), ratio(r.rps, base?.rps ?? NaN), ms(r.p50), ratio(r.p50, base?.p50 ?? NaN), ms(r.p99), ratio(r.p99, base?.p99 ?? NaN)]),
+        rs.map((r) => [
+          r.server,
+          r.rps.toFixed(0),
+          ratio(r.rps, base?.rps ?? NaN),
+          ms(r.p50),
+          ratio(r.p50, base?.p50 ?? NaN),
+          ms(r.p99),
+          ratio(r.p99, base?.p99 ?? NaN),
+        ]),
       ),
       '',
     );

@@ -21,5 +21,8 @@ export function pinCores(): Pinning {
   if (!taskset) return { serverPrefix: [], note: 'not pinned: taskset is not installed (util-linux)' };
   if (availableParallelism() < 2) return { serverPrefix: [], note: 'not pinned: one core only' };
   execFileSync('taskset', ['-a', '-c', '-p', '1', String(process.pid)], { stdio: 'ignore' });
-  return { serverPrefix: ['taskset', '-c', '0'], note: 'servers pinned to core 0 (`taskset -c 0`, the Go peer with GOMAXPROCS=1), the load generator (autocannon, this process) to core 1' };
+  return {
+    serverPrefix: ['taskset', '-c', '0'],
+    note: 'servers pinned to core 0 (`taskset -c 0`, the Go peer with GOMAXPROCS=1), the load generator (autocannon, this process) to core 1',
+  };
 }

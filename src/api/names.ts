@@ -9,8 +9,16 @@ export const TRAINJOB_API_VERSION = `${TRAINJOB_GROUP}/${TRAINJOB_VERSION}`;
 /** The TrainJob CRD's name. */
 export const TRAINJOB_CRD = `trainjobs.${TRAINJOB_GROUP}`;
 export const TRAINJOB = { group: TRAINJOB_GROUP, version: TRAINJOB_VERSION, plural: 'trainjobs' } as const;
-export const TRAINING_RUNTIME = { group: TRAINJOB_GROUP, version: TRAINJOB_VERSION, plural: 'trainingruntimes' } as const;
-export const CLUSTER_TRAINING_RUNTIME = { group: TRAINJOB_GROUP, version: TRAINJOB_VERSION, plural: 'clustertrainingruntimes' } as const;
+export const TRAINING_RUNTIME = {
+  group: TRAINJOB_GROUP,
+  version: TRAINJOB_VERSION,
+  plural: 'trainingruntimes',
+} as const;
+export const CLUSTER_TRAINING_RUNTIME = {
+  group: TRAINJOB_GROUP,
+  version: TRAINJOB_VERSION,
+  plural: 'clustertrainingruntimes',
+} as const;
 
 export const JOBSET = { group: 'jobset.x-k8s.io', version: 'v1alpha2', plural: 'jobsets' } as const;
 export const JOBSET_API_VERSION = `${JOBSET.group}/${JOBSET.version}`;

@@ -126,7 +126,10 @@ export interface RuntimeSpec {
     mpi?: { runLauncherAsNode?: boolean; numProcPerNode?: number; mpiImplementation?: string };
     [policy: string]: unknown;
   };
-  template?: { metadata?: { labels?: Record<string, string>; annotations?: Record<string, string> }; spec?: JobSetSpec };
+  template?: {
+    metadata?: { labels?: Record<string, string>; annotations?: Record<string, string> };
+    spec?: JobSetSpec;
+  };
   [key: string]: unknown;
 }
 
@@ -206,7 +209,9 @@ export function runtimeLabel(runtime: unknown): string {
 /** The controller owner reference of an object, if it has one (entries that are not objects are skipped). */
 export function controllerOf(meta: ObjectMeta | undefined): OwnerReference | undefined {
   const owners: unknown = meta?.ownerReferences;
-  return Array.isArray(owners) ? owners.find((o): o is OwnerReference => isObject(o) && o.controller === true) : undefined;
+  return Array.isArray(owners)
+    ? owners.find((o): o is OwnerReference => isObject(o) && o.controller === true)
+    : undefined;
 }
 
 /** A deletionTimestamp of any value other than absent or "" counts as deleting: the cautious reading. */

@@ -28,7 +28,9 @@ interface AstNode {
 }
 
 function isAstNode(v: unknown): v is AstNode {
-  return typeof v === 'object' && v !== null && 'op' in v && 'meta' in v && typeof (v as AstNode).evaluate === 'function';
+  return (
+    typeof v === 'object' && v !== null && 'op' in v && 'meta' in v && typeof (v as AstNode).evaluate === 'function'
+  );
 }
 
 /** Every AST node reachable from the root, through args, macro expansions and alternates. */
@@ -46,7 +48,8 @@ function collectNodes(root: unknown): AstNode[] {
       return;
     }
     if (Array.isArray(v)) v.forEach(visit);
-    else if (Object.getPrototypeOf(v) === Object.prototype || Object.getPrototypeOf(v) === null) Object.values(v).forEach(visit);
+    else if (Object.getPrototypeOf(v) === Object.prototype || Object.getPrototypeOf(v) === null)
+      Object.values(v).forEach(visit);
     else for (const key of Object.keys(v)) visit((v as Record<string, unknown>)[key]);
   };
   visit(root);

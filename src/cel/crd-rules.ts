@@ -29,7 +29,8 @@ export interface UncompilableRule {
   error: string;
 }
 
-const where = (r: CelRule): string => `${r.location || '<root>'}${r.branch ? ` ${r.branch}` : ''} x-kubernetes-validations[${r.index}]`;
+const where = (r: CelRule): string =>
+  `${r.location || '<root>'}${r.branch ? ` ${r.branch}` : ''} x-kubernetes-validations[${r.index}]`;
 
 function tryCompile(env: Environment, expression: string): CompiledRule | CelCompileError {
   try {
@@ -44,20 +45,35 @@ function tryCompile(env: Environment, expression: string): CompiledRule | CelCom
  * Compiles every rule it can and reports the rest, naming each by its location: never a reason
  * to drop the whole CRD (the API server still enforces, before any webhook, every rule it stored).
  */
-export function compileCrdRules(env: Environment, rules: readonly CelRule[]): { compiled: CompiledCrdRule[]; uncompilable: UncompilableRule[] } {
+export function compileCrdRules(
+  env: Environment,
+  rules: readonly CelRule[],
+): { compiled: CompiledCrdRule[]; uncompilable: UncompilableRule[] } {
   const compiled: CompiledCrdRule[] = [];
   const uncompilable: UncompilableRule[] = [];
   for (const r of rules) {
     const rule = tryCompile(env, r.rule);
     if (rule instanceof CelCompileError) {
-      uncompilable.push({ rule: r, part: 'rule', error: `CRD rule at ${where(r)} (${JSON.stringify(r.rule)}): ${rule.message}` });
+      uncompilable.push({
+        rule: r,
+        part: 'rule',
+        error: `CRD rule at ${where(r)} (${JSON.stringify(r.rule)}): ${rule.message}`,
+      });
       continue;
     }
     const message = r.messageExpression ? tryCompile(env, r.messageExpression) : undefined;
     if (message instanceof CelCompileError) {
-      uncompilable.push({ rule: r, part: 'messageExpression', error: `messageExpression of the CRD rule at ${where(r)} (${JSON.stringify(r.messageExpression)}): ${message.message}` });
+      uncompilable.push({
+        rule: r,
+        part: 'messageExpression',
+        error: `messageExpression of the CRD rule at ${where(r)} (${JSON.stringify(r.messageExpression)}): ${message.message}`,
+      });
     }
-    compiled.push({ rule: r, compiled: rule, compiledMessage: message instanceof CelCompileError ? undefined : message });
+    compiled.push({
+      rule: r,
+      compiled: rule,
+      compiledMessage: message instanceof CelCompileError ? undefined : message,
+    });
   }
   return { compiled, uncompilable };
 }
@@ -98,7 +114,13 @@ function reportedValue(value: unknown, type: string): unknown {
   return type === 'object' || type === 'array' ? OMIT_VALUE : value;
 }
 
-export function runCrdRules(rules: CompiledCrdRule[], run: RuleRun, root: SchemaNode, obj: unknown, correlation?: Correlation): CrdRuleResult {
+export function runCrdRules(
+  rules: CompiledCrdRule[],
+  run: RuleRun,
+  root: SchemaNode,
+  obj: unknown,
+  correlation?: Correlation,
+): CrdRuleResult {
   const errors: FieldError[] = [];
   const warnings: string[] = [];
   for (const compiledRule of rules) {
@@ -112,14 +134,23 @@ export function runCrdRules(rules: CompiledCrdRule[], run: RuleRun, root: Schema
         errors.push({ ...fieldError.invalid(path, type, BUDGET_EXHAUSTED), origin });
         return { errors, warnings };
       }
-      const outcome = run.evaluate({ compiled: compiledRule.compiled, optionalOldSelf: rule.optionalOldSelf, errorName }, at);
+      const outcome = run.evaluate(
+        { compiled: compiledRule.compiled, optionalOldSelf: rule.optionalOldSelf, errorName },
+        at,
+      );
       if (outcome.kind === 'error') {
         errors.push({ ...fieldError.invalid(path, type, outcome.detail), origin });
         if (outcome.stop) return { errors, warnings };
       }
       if (outcome.kind === 'failed' || outcome.kind === 'ratcheted') {
-        const message = messageFor(compiledRule, run, at) ?? (rule.message?.trim() || `failed rule: ${rule.rule.trim()}`);
-        const error = failure(rule, withFieldPath(at.path, rule.fieldPath) || ROOT_PATH, reportedValue(at.value, type), message);
+        const message =
+          messageFor(compiledRule, run, at) ?? (rule.message?.trim() || `failed rule: ${rule.rule.trim()}`);
+        const error = failure(
+          rule,
+          withFieldPath(at.path, rule.fieldPath) || ROOT_PATH,
+          reportedValue(at.value, type),
+          message,
+        );
         if (outcome.kind === 'failed') errors.push({ ...error, origin });
         else warnings.push(errorString(error));
       }

@@ -3,7 +3,14 @@
 // `spec.runtimePatches[*].manager`, with the old value it correlates with (transition rules'
 // oldSelf: through object fields, map keys and list-type=map items, never set or atomic list
 // items) and whether an error there is ratcheted.
-import { ratchetStateAt, shouldRatchet, valuesAt, type Correlation, type RatchetState, type SchemaNode } from '../crd/index.ts';
+import {
+  ratchetStateAt,
+  shouldRatchet,
+  valuesAt,
+  type Correlation,
+  type RatchetState,
+  type SchemaNode,
+} from '../crd/index.ts';
 import type { CelSchema } from './values.ts';
 
 export interface Located {
@@ -48,7 +55,13 @@ class LocatedUpdate implements Located {
  * Every value at `location` in `obj`; with a correlation (UPDATE), each with its old value.
  * `schema`: the one typing the values, when not the location's own (a rule in an allOf/anyOf branch).
  */
-export function locate(root: SchemaNode, location: string, obj: unknown, correlation?: Correlation, schemaOverride?: CelSchema): Located[] {
+export function locate(
+  root: SchemaNode,
+  location: string,
+  obj: unknown,
+  correlation?: Correlation,
+  schemaOverride?: CelSchema,
+): Located[] {
   return valuesAt(root, obj, location).map((v): Located => {
     const schema = schemaOverride ?? (v.schema.raw as CelSchema);
     if (!correlation) return { path: v.path, value: v.value, oldValue: undefined, schema, ratchet: false };

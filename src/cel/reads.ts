@@ -51,7 +51,8 @@ function parentsOf(root: unknown): Map<AstNode, AstNode[]> {
     seen.add(v);
     if (Array.isArray(v)) for (const x of v) visit(x, parent);
     // macroHasProps (set by has()'s type check) lists again the nodes of its argument's chain.
-    else for (const key of Object.keys(v)) if (key !== 'macroHasProps') visit((v as Record<string, unknown>)[key], parent);
+    else
+      for (const key of Object.keys(v)) if (key !== 'macroHasProps') visit((v as Record<string, unknown>)[key], parent);
   };
   visit(root, undefined);
   return parents;

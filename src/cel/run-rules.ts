@@ -56,7 +56,10 @@ export class RuleRun {
     // metadata.name and metadata.generateName alone, of both objects (model.WithTypeAndObjectMeta).
     const isRoot = at.path === '';
     const self = toCelView(at.value, at.schema, this.#views ? compiled.selfReads : WHOLE, this.pool, isRoot);
-    const old = hasOld && compiled.usesOldSelf ? toCelView(at.oldValue, at.schema, this.#views ? compiled.oldSelfReads : WHOLE, this.pool, isRoot) : undefined;
+    const old =
+      hasOld && compiled.usesOldSelf
+        ? toCelView(at.oldValue, at.schema, this.#views ? compiled.oldSelfReads : WHOLE, this.pool, isRoot)
+        : undefined;
     const oldSelf = rule.optionalOldSelf ? (old === undefined ? Optional.none() : Optional.of(old)) : old;
     const meter = new CostMeter(PER_CALL_COST_LIMIT);
     try {
@@ -66,10 +69,18 @@ export class RuleRun {
       return !compiled.usesOldSelf && at.ratchet ? { kind: 'ratcheted' } : { kind: 'failed' };
     } catch (err) {
       const name = rule.errorName ?? compiled.source;
-      if (err instanceof CostLimitError) return { kind: 'error', detail: `'${err.message}': no further validation rules will be run due to call cost exceeds limit for rule: ${name}`, stop: true };
+      if (err instanceof CostLimitError)
+        return {
+          kind: 'error',
+          detail: `'${err.message}': no further validation rules will be run due to call cost exceeds limit for rule: ${name}`,
+          stop: true,
+        };
       const msg = (err as Error).message?.split('\n')[0] ?? String(err);
       if (msg.startsWith('no such overload')) {
-        return { kind: 'error', detail: `'${msg}': call arguments did not match a supported operator, function or macro signature for rule: ${name}` };
+        return {
+          kind: 'error',
+          detail: `'${msg}': call arguments did not match a supported operator, function or macro signature for rule: ${name}`,
+        };
       }
       return { kind: 'error', detail: `${msg} evaluating rule: ${name}` };
     } finally {
@@ -96,4 +107,5 @@ export class RuleRun {
 }
 
 /** The API server's message when the per-object budget runs out. */
-export const BUDGET_EXHAUSTED = 'validation failed due to running out of cost budget, no further validation rules will be run';
+export const BUDGET_EXHAUSTED =
+  'validation failed due to running out of cost budget, no further validation rules will be run';

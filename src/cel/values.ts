@@ -236,7 +236,12 @@ function toInteger(value: unknown): unknown {
  * giving every converted map its own accessors made V8 keep ~146 MiB of heap (bench/PROFILE.md).
  * The CEL library reads maps through own enumerable keys, so accessors serve it.
  */
-function toObject(value: Record<string, unknown>, schema: CelSchema, pool: InternPool, skip?: string): Record<string, unknown> {
+function toObject(
+  value: Record<string, unknown>,
+  schema: CelSchema,
+  pool: InternPool,
+  skip?: string,
+): Record<string, unknown> {
   const out = newMap();
   const additional = typeof schema.additionalProperties === 'object' ? schema.additionalProperties : undefined;
   for (const [k, v] of Object.entries(value)) {
@@ -357,7 +362,13 @@ function isObjectSchema(schema: CelSchema | undefined): schema is CelSchema {
  * metadata's fields CEL can select are name and generateName alone, but which is the whole map
  * where it is read whole (toCelRoot).
  */
-export function toCelView(value: unknown, schema: CelSchema | undefined, reads: Reads, pool: InternPool, root = false): unknown {
+export function toCelView(
+  value: unknown,
+  schema: CelSchema | undefined,
+  reads: Reads,
+  pool: InternPool,
+  root = false,
+): unknown {
   if (value === null || typeof value !== 'object') return toCelValue(value, schema, pool);
   if (reads === WHOLE || Array.isArray(value) || !isObjectSchema(schema)) {
     if (!root || Array.isArray(value)) return toCelValue(value, schema, pool);
@@ -374,7 +385,9 @@ export function toCelView(value: unknown, schema: CelSchema | undefined, reads: 
       if (below === undefined) continue;
       if (restrictMeta && k === 'metadata') {
         // A selection of another field is refused when the API server compiles the rule; here it sees the whole map.
-        out[k] = selectsDeclaredOnly(below) ? visibleMetadata(meta as Record<string, unknown>) : wholeMetadata(meta as Record<string, unknown>);
+        out[k] = selectsDeclaredOnly(below)
+          ? visibleMetadata(meta as Record<string, unknown>)
+          : wholeMetadata(meta as Record<string, unknown>);
         continue;
       }
       const propSchema = schema.properties?.[k] ?? additional;

@@ -15,9 +15,7 @@ export interface CertMaterial {
 }
 
 export type Assessment =
-  | { action: 'keep' }
-  | { action: 'new-serving'; reason: string }
-  | { action: 'new-ca'; reason: string };
+  { action: 'keep' } | { action: 'new-serving'; reason: string } | { action: 'new-ca'; reason: string };
 
 export interface AssessOptions {
   hosts: readonly string[];
@@ -59,12 +57,19 @@ function checkCa(m: CertMaterial, at: Date): X509Certificate | string {
   } catch (err) {
     return `ca.key does not parse: ${(err as Error).message}`;
   }
-  if (new Date(ca.validTo) <= at) return `the CA expires on ${new Date(ca.validTo).toISOString()}, within the renewal window`;
+  if (new Date(ca.validTo) <= at)
+    return `the CA expires on ${new Date(ca.validTo).toISOString()}, within the renewal window`;
   return ca;
 }
 
 /** Why the serving certificate must be renewed, or undefined when it is good. */
-function checkServing(m: CertMaterial, ca: X509Certificate, hosts: readonly string[], now: Date, at: Date): string | undefined {
+function checkServing(
+  m: CertMaterial,
+  ca: X509Certificate,
+  hosts: readonly string[],
+  now: Date,
+  at: Date,
+): string | undefined {
   if (!m.tlsCrt || !m.tlsKey) return 'no serving certificate yet';
   let cert: X509Certificate;
   try {
@@ -78,10 +83,13 @@ function checkServing(m: CertMaterial, ca: X509Certificate, hosts: readonly stri
     return `tls.key does not parse: ${(err as Error).message}`;
   }
   if (!cert.checkIssued(ca) || !cert.verify(ca.publicKey)) return 'tls.crt is not signed by the CA';
-  const missing = hosts.filter((h) => (isIP(h) ? cert.checkIP(h) === undefined : cert.checkHost(h, { wildcards: false }) === undefined));
+  const missing = hosts.filter((h) =>
+    isIP(h) ? cert.checkIP(h) === undefined : cert.checkHost(h, { wildcards: false }) === undefined,
+  );
   if (missing.length > 0) return `tls.crt does not name ${missing.join(', ')}`;
   if (new Date(cert.validFrom) > now) return `tls.crt is not valid before ${new Date(cert.validFrom).toISOString()}`;
-  if (new Date(cert.validTo) <= at) return `tls.crt expires on ${new Date(cert.validTo).toISOString()}, within the renewal window`;
+  if (new Date(cert.validTo) <= at)
+    return `tls.crt expires on ${new Date(cert.validTo).toISOString()}, within the renewal window`;
   return undefined;
 }
 

@@ -40,7 +40,10 @@ export async function createCa(options: IssueOptions): Promise<PemPair> {
       signingAlgorithm: SIGNING_ALGORITHM,
       extensions: [
         new x509.BasicConstraintsExtension(true, 0, true),
-        new x509.KeyUsagesExtension(x509.KeyUsageFlags.keyCertSign | x509.KeyUsageFlags.cRLSign | x509.KeyUsageFlags.digitalSignature, true),
+        new x509.KeyUsagesExtension(
+          x509.KeyUsageFlags.keyCertSign | x509.KeyUsageFlags.cRLSign | x509.KeyUsageFlags.digitalSignature,
+          true,
+        ),
         await x509.SubjectKeyIdentifierExtension.create(keys.publicKey, false, crypto),
       ],
     },
@@ -83,7 +86,9 @@ export async function issueServingCert(ca: PemPair, hosts: readonly string[], op
  * A serving certificate that is its own CA (`serve`'s offline default: what curl pins and what a
  * caBundle can hold), for `hosts` (DNS names or IP addresses), backdated 5 minutes.
  */
-export async function createSelfSignedServing(options: IssueOptions & { commonName: string; hosts: readonly string[] }): Promise<PemPair> {
+export async function createSelfSignedServing(
+  options: IssueOptions & { commonName: string; hosts: readonly string[] },
+): Promise<PemPair> {
   const keys = await generateKeys();
   const cert = await x509.X509CertificateGenerator.createSelfSigned(
     {
@@ -106,7 +111,9 @@ export async function createSelfSignedServing(options: IssueOptions & { commonNa
 }
 
 function subjectAltNames(hosts: readonly string[]): x509.SubjectAlternativeNameExtension {
-  return new x509.SubjectAlternativeNameExtension(hosts.map((h) => (isIP(h) ? { type: 'ip' as const, value: h } : { type: 'dns' as const, value: h })));
+  return new x509.SubjectAlternativeNameExtension(
+    hosts.map((h) => (isIP(h) ? { type: 'ip' as const, value: h } : { type: 'dns' as const, value: h })),
+  );
 }
 
 async function generateKeys(): Promise<CryptoKeyPair> {

@@ -16,7 +16,6 @@ export const WEBHOOK_CONFIG_PLURALS: Record<WebhookConfigKind, string> = {
 
 type Obj = Record<string, unknown>;
 
-
 /**
  * The configuration with `bundlePem` as every webhook's caBundle, or undefined when every
  * webhook already has it (nothing to write). A configuration without a webhooks list has

@@ -40,5 +40,10 @@ export function checkKeyPair(pair: KeyPair): void {
 /** Fingerprint, names and validity of the leaf certificate, for logs. */
 export function summarizeCert(cert: Buffer | string): CertSummary {
   const x = new X509Certificate(cert);
-  return { fingerprint256: x.fingerprint256, subjectAltName: x.subjectAltName ?? '', validFrom: x.validFrom, validTo: x.validTo };
+  return {
+    fingerprint256: x.fingerprint256,
+    subjectAltName: x.subjectAltName ?? '',
+    validFrom: x.validFrom,
+    validTo: x.validTo,
+  };
 }

@@ -57,7 +57,10 @@ export function watchCertificates(options: CertReloaderOptions): CertReloader {
       options.apply(pair);
     } catch (err) {
       metrics.certReloads.inc({ result: 'failure' });
-      logger.error({ dir, error: (err as Error).message }, 'certificate reload failed; still serving the previous certificate');
+      logger.error(
+        { dir, error: (err as Error).message },
+        'certificate reload failed; still serving the previous certificate',
+      );
       return;
     }
     current = pair;
@@ -76,7 +79,9 @@ export function watchCertificates(options: CertReloaderOptions): CertReloader {
   let watcher: FSWatcher | undefined;
   try {
     watcher = watch(dir, { persistent: false }, schedule);
-    watcher.on('error', (err) => logger.warn({ dir, error: err.message }, 'certificate directory watch failed; polling only'));
+    watcher.on('error', (err) =>
+      logger.warn({ dir, error: err.message }, 'certificate directory watch failed; polling only'),
+    );
   } catch (err) {
     logger.warn({ dir, error: (err as Error).message }, 'cannot watch the certificate directory; polling only');
   }

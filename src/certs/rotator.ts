@@ -49,7 +49,12 @@ export interface SyncResult {
 
 const MAX_SECRET_ATTEMPTS = 5;
 
-export function startCertRotation(settings: RotationSettings, store: CertStore, logger: Logger, now: () => Date = () => new Date()): CertRotation {
+export function startCertRotation(
+  settings: RotationSettings,
+  store: CertStore,
+  logger: Logger,
+  now: () => Date = () => new Date(),
+): CertRotation {
   let stopped = false;
   let running: Promise<unknown> = Promise.resolve();
   let retryTimer: NodeJS.Timeout | undefined;
@@ -63,7 +68,11 @@ export function startCertRotation(settings: RotationSettings, store: CertStore, 
     let lostRace = false;
     for (let attempt = 1; attempt <= MAX_SECRET_ATTEMPTS; attempt++) {
       const stored = await store.readSecret();
-      const assessment = assessMaterial(stored?.material ?? {}, { hosts: settings.hosts, now: now(), lookaheadMs: settings.lookaheadMs });
+      const assessment = assessMaterial(stored?.material ?? {}, {
+        hosts: settings.hosts,
+        now: now(),
+        lookaheadMs: settings.lookaheadMs,
+      });
       if (assessment.action === 'keep') return { material: stored!.material, action: lostRace ? 'adopted' : 'kept' };
       const material = await renew(stored?.material ?? {}, assessment.action === 'new-ca');
       try {
@@ -72,15 +81,26 @@ export function startCertRotation(settings: RotationSettings, store: CertStore, 
       } catch (err) {
         if (err instanceof ConflictError) {
           // Another replica wrote first: read what it wrote and adopt it (never write over it).
-          logger.info({ reason: assessment.reason }, 'another replica updated the certificate Secret first; adopting its certificates');
+          logger.info(
+            { reason: assessment.reason },
+            'another replica updated the certificate Secret first; adopting its certificates',
+          );
           lostRace = true;
           continue;
         }
-        if (!stored && statusCode(err) === 403) throw new Error(`the certificate Secret does not exist and cannot be created (${describeError(err)}): apply the manifests' Secret or allow create`);
+        if (!stored && statusCode(err) === 403)
+          throw new Error(
+            `the certificate Secret does not exist and cannot be created (${describeError(err)}): apply the manifests' Secret or allow create`,
+          );
         throw err;
       }
       const action = !stored ? 'created' : assessment.action;
-      logger.info({ action, reason: assessment.reason }, action === 'new-serving' ? 'serving certificate renewed in the Secret' : 'CA and serving certificate written to the Secret');
+      logger.info(
+        { action, reason: assessment.reason },
+        action === 'new-serving'
+          ? 'serving certificate renewed in the Secret'
+          : 'CA and serving certificate written to the Secret',
+      );
       return { material, action };
     }
     throw new Error(`the certificate Secret changed under every one of ${MAX_SECRET_ATTEMPTS} attempts`);
@@ -91,10 +111,18 @@ export function startCertRotation(settings: RotationSettings, store: CertStore, 
     if (newCa) {
       const ca = await createCa({ now: at, validityMs: settings.caValidityMs });
       const serving = await issueServingCert(ca, settings.hosts, { now: at, validityMs: settings.servingValidityMs });
-      return { caCrt: bundleAfterCaRotation(ca.certPem, old.caCrt, at), caKey: ca.keyPem, tlsCrt: serving.certPem, tlsKey: serving.keyPem };
+      return {
+        caCrt: bundleAfterCaRotation(ca.certPem, old.caCrt, at),
+        caKey: ca.keyPem,
+        tlsCrt: serving.certPem,
+        tlsKey: serving.keyPem,
+      };
     }
     const signing = { certPem: splitPemBundle(old.caCrt!)[0], keyPem: old.caKey! };
-    const serving = await issueServingCert(signing, settings.hosts, { now: at, validityMs: settings.servingValidityMs });
+    const serving = await issueServingCert(signing, settings.hosts, {
+      now: at,
+      validityMs: settings.servingValidityMs,
+    });
     return { ...old, tlsCrt: serving.certPem, tlsKey: serving.keyPem };
   }
 
@@ -106,7 +134,11 @@ export function startCertRotation(settings: RotationSettings, store: CertStore, 
         const config = await store.readWebhookConfig(ref);
         if (config === undefined) {
           // Optional ones (the mutating webhook where Trainer's defaulter runs) may be absent.
-          if (!missingReported.has(key)) logger.info({ webhookConfiguration: key }, 'webhook configuration not found; its caBundle is set once it exists');
+          if (!missingReported.has(key))
+            logger.info(
+              { webhookConfiguration: key },
+              'webhook configuration not found; its caBundle is set once it exists',
+            );
           missingReported.add(key);
           break;
         }
@@ -141,7 +173,11 @@ export function startCertRotation(settings: RotationSettings, store: CertStore, 
     }
     let filesChanged = false;
     if (injectError === undefined || !(await hasServingFiles(settings.certDir))) {
-      filesChanged = await writeServingFiles(settings.certDir, { caCrt: material.caCrt!, tlsCrt: material.tlsCrt!, tlsKey: material.tlsKey! });
+      filesChanged = await writeServingFiles(settings.certDir, {
+        caCrt: material.caCrt!,
+        tlsCrt: material.tlsCrt!,
+        tlsKey: material.tlsKey!,
+      });
       if (filesChanged) logger.info({ dir: settings.certDir }, 'serving certificate files written');
       resolveReady();
     }

@@ -13,6 +13,9 @@ export function servingTlsOptions(pair: KeyPair): SecureContextOptions {
 }
 
 /** Serves `pair` to new connections from now on, with the same settings as the first context. */
-export function replaceServingCertificate(server: { setSecureContext(options: SecureContextOptions): void }, pair: KeyPair): void {
+export function replaceServingCertificate(
+  server: { setSecureContext(options: SecureContextOptions): void },
+  pair: KeyPair,
+): void {
   server.setSecureContext(servingTlsOptions(pair));
 }

@@ -47,7 +47,8 @@ interface Secret {
 
 function decode(secret: Secret): CertMaterial {
   const data = secret.data ?? {};
-  const get = (k: string) => (typeof data[k] === 'string' ? Buffer.from(data[k], 'base64').toString('utf8') : undefined);
+  const get = (k: string) =>
+    typeof data[k] === 'string' ? Buffer.from(data[k], 'base64').toString('utf8') : undefined;
   return { caCrt: get(KEYS.caCrt), caKey: get(KEYS.caKey), tlsCrt: get(KEYS.tlsCrt), tlsKey: get(KEYS.tlsKey) };
 }
 
@@ -69,11 +70,16 @@ async function orConflict<T>(call: Promise<T>): Promise<T> {
   }
 }
 
-export function kubernetesCertStore(client: ApiClient, secret: SecretRef, webhookConfigs: readonly WebhookConfigRef[]): CertStore {
+export function kubernetesCertStore(
+  client: ApiClient,
+  secret: SecretRef,
+  webhookConfigs: readonly WebhookConfigRef[],
+): CertStore {
   const api = jsonApi(client);
   const secrets = `/api/v1/namespaces/${encodeURIComponent(secret.namespace)}/secrets`;
   const secretPath = `${secrets}/${encodeURIComponent(secret.name)}`;
-  const configs = (ref: WebhookConfigRef) => `/apis/admissionregistration.k8s.io/v1/${WEBHOOK_CONFIG_PLURALS[ref.kind]}`;
+  const configs = (ref: WebhookConfigRef) =>
+    `/apis/admissionregistration.k8s.io/v1/${WEBHOOK_CONFIG_PLURALS[ref.kind]}`;
   let lastSecret: Secret | undefined;
 
   return {
@@ -87,7 +93,11 @@ export function kubernetesCertStore(client: ApiClient, secret: SecretRef, webhoo
         api.post(secrets, {
           apiVersion: 'v1',
           kind: 'Secret',
-          metadata: { name: secret.name, namespace: secret.namespace, labels: { 'app.kubernetes.io/name': 'trainjob-webhook' } },
+          metadata: {
+            name: secret.name,
+            namespace: secret.namespace,
+            labels: { 'app.kubernetes.io/name': 'trainjob-webhook' },
+          },
           type: 'Opaque',
           data: encode(material),
         }),
@@ -95,8 +105,16 @@ export function kubernetesCertStore(client: ApiClient, secret: SecretRef, webhoo
     },
     async replaceSecret(material, resourceVersion) {
       // Other keys and metadata of the Secret are kept: only the four certificate keys are ours.
-      const base: Secret = lastSecret ?? { apiVersion: 'v1', kind: 'Secret', metadata: { name: secret.name, namespace: secret.namespace } };
-      const body: Secret = { ...base, metadata: { ...base.metadata, resourceVersion }, data: encode(material, base.data ?? {}) };
+      const base: Secret = lastSecret ?? {
+        apiVersion: 'v1',
+        kind: 'Secret',
+        metadata: { name: secret.name, namespace: secret.namespace },
+      };
+      const body: Secret = {
+        ...base,
+        metadata: { ...base.metadata, resourceVersion },
+        data: encode(material, base.data ?? {}),
+      };
       await orConflict(api.put(secretPath, body));
     },
     async readWebhookConfig(ref) {
@@ -106,13 +124,27 @@ export function kubernetesCertStore(client: ApiClient, secret: SecretRef, webhoo
       await orConflict(api.put(`${configs(ref)}/${encodeURIComponent(ref.name)}`, config));
     },
     watch(onChange, onError) {
-      const stops = [watchByName(client, secrets, secret.name, onChange, onError), ...webhookConfigs.map((ref) => watchByName(client, configs(ref), ref.name, onChange, onError))];
+      const stops = [
+        watchByName(client, secrets, secret.name, onChange, onError),
+        ...webhookConfigs.map((ref) => watchByName(client, configs(ref), ref.name, onChange, onError)),
+      ];
       return () => stops.forEach((s) => s());
     },
   };
 }
 
 /** A watch on one object by name, re-established with backoff when it ends. */
-function watchByName(client: ApiClient, path: string, name: string, onChange: () => void, onError: (message: string) => void): () => void {
-  return followWatch(client, path, { fieldSelector: `metadata.name=${name}` }, { onEvent: () => onChange(), ...reportingTo(`${path} ${name}`, onError) });
+function watchByName(
+  client: ApiClient,
+  path: string,
+  name: string,
+  onChange: () => void,
+  onError: (message: string) => void,
+): () => void {
+  return followWatch(
+    client,
+    path,
+    { fieldSelector: `metadata.name=${name}` },
+    { onEvent: () => onChange(), ...reportingTo(`${path} ${name}`, onError) },
+  );
 }

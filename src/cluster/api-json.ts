@@ -18,11 +18,15 @@ export interface JsonApi {
   put(path: string, body: unknown): Promise<unknown>;
 }
 
-export function jsonApi(client: ApiClient, { timeoutMs = API_CALL_TIMEOUT_MS, maxBytes = MAX_OBJECT_BYTES } = {}): JsonApi {
+export function jsonApi(
+  client: ApiClient,
+  { timeoutMs = API_CALL_TIMEOUT_MS, maxBytes = MAX_OBJECT_BYTES } = {},
+): JsonApi {
   const call = async (method: 'GET' | 'POST' | 'PUT', path: string, body?: unknown): Promise<unknown> => {
     const res = await client.request(path, { method, body, signal: AbortSignal.timeout(timeoutMs), maxBytes });
     const text = res.body.toString('utf8');
-    if (res.status < 200 || res.status > 299) throw new ApiError(res.status, text.slice(0, ERROR_BODY_CHARS), `${method} ${path}`);
+    if (res.status < 200 || res.status > 299)
+      throw new ApiError(res.status, text.slice(0, ERROR_BODY_CHARS), `${method} ${path}`);
     try {
       return JSON.parse(text);
     } catch {

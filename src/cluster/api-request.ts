@@ -55,16 +55,26 @@ interface Pool {
   retired: boolean;
 }
 
-const sameBuffer = (a: Buffer | undefined, b: Buffer | undefined) => (a === undefined || b === undefined ? a === b : a.equals(b));
+const sameBuffer = (a: Buffer | undefined, b: Buffer | undefined) =>
+  a === undefined || b === undefined ? a === b : a.equals(b);
 const sameTls = (a: TlsMaterial, b: TlsMaterial) =>
-  a.rejectUnauthorized === b.rejectUnauthorized && a.servername === b.servername && sameBuffer(a.ca, b.ca) && sameBuffer(a.cert, b.cert) && sameBuffer(a.key, b.key);
+  a.rejectUnauthorized === b.rejectUnauthorized &&
+  a.servername === b.servername &&
+  sameBuffer(a.ca, b.ca) &&
+  sameBuffer(a.cert, b.cert) &&
+  sameBuffer(a.key, b.key);
 
 type ProxyAgentFactory = typeof import('./proxy-agents.ts').proxyAgent;
 
 /** socks5, socks5h, socks4, socks4a: the SOCKS agent carries http:// requests too. */
 const isSocks = (proxy: URL) => proxy.protocol.startsWith('socks');
 
-async function agentFor(server: URL, proxy: URL | undefined, tls: TlsMaterial, options: http.AgentOptions): Promise<http.Agent> {
+async function agentFor(
+  server: URL,
+  proxy: URL | undefined,
+  tls: TlsMaterial,
+  options: http.AgentOptions,
+): Promise<http.Agent> {
   const secure = server.protocol === 'https:';
   if (proxy && (secure || isSocks(proxy))) {
     const proxyAgent: ProxyAgentFactory = (await import('./proxy-agents.ts')).proxyAgent;
@@ -89,7 +99,10 @@ function router(server: URL, proxy: URL | undefined): (url: URL) => Target {
   if (!proxy || server.protocol === 'https:' || isSocks(proxy)) return (url) => ({ url, headers: {} });
   const proxyOrigin = new URL(proxy.origin);
   const authorization = proxyAuthorization(proxy);
-  const headers: Record<string, string> = { host: server.host, ...(authorization ? { 'proxy-authorization': authorization } : {}) };
+  const headers: Record<string, string> = {
+    host: server.host,
+    ...(authorization ? { 'proxy-authorization': authorization } : {}),
+  };
   return (url) => ({ url: proxyOrigin, path: url.href, headers });
 }
 
@@ -97,7 +110,10 @@ function router(server: URL, proxy: URL | undefined): (url: URL) => Target {
  * `headers` go with every request, over TLS or not (impersonation: client-go sets it outside the
  * credentials, which go only over TLS).
  */
-export function apiClient(connection: ApiConnection, options: { headers?: Record<string, string | string[]> } = {}): ApiClient {
+export function apiClient(
+  connection: ApiConnection,
+  options: { headers?: Record<string, string | string[]> } = {},
+): ApiClient {
   const { server, proxyUrl } = connection;
   const target = router(server, proxyUrl);
   let pool: Pool | undefined;
@@ -107,7 +123,13 @@ export function apiClient(connection: ApiConnection, options: { headers?: Record
   const poolFor = async (tls: TlsMaterial): Promise<Pool> => {
     if (pool && sameTls(pool.tls, tls)) return pool;
     const [agent, streams] = await Promise.all([
-      agentFor(server, proxyUrl, tls, { keepAlive: true, timeout: IDLE_SOCKET_MS, scheduling: 'lifo', maxSockets: MAX_API_SOCKETS, maxFreeSockets: MAX_API_SOCKETS }),
+      agentFor(server, proxyUrl, tls, {
+        keepAlive: true,
+        timeout: IDLE_SOCKET_MS,
+        scheduling: 'lifo',
+        maxSockets: MAX_API_SOCKETS,
+        maxFreeSockets: MAX_API_SOCKETS,
+      }),
       // No idle timeout (a quiet watch is not idle) and no connection kept after a watch ends:
       // not keepAlive (maxFreeSockets 0 is read as the default, 256). TCP probes: stream() below.
       agentFor(server, proxyUrl, tls, { keepAlive: false }),
@@ -141,14 +163,24 @@ export function apiClient(connection: ApiConnection, options: { headers?: Record
     signal.throwIfAborted();
     const url = new URL(server.pathname.replace(/\/$/, '') + path, server);
     const to = target(url);
-    const headers: Record<string, string | string[]> = { accept: 'application/json', 'user-agent': 'trainjob-webhook', ...credentials, ...options.headers, ...to.headers };
+    const headers: Record<string, string | string[]> = {
+      accept: 'application/json',
+      'user-agent': 'trainjob-webhook',
+      ...credentials,
+      ...options.headers,
+      ...to.headers,
+    };
     return { to, headers, pool: await poolFor(tls) };
   };
 
-  const requestInSlot = async (path: string, { method = 'GET', body, signal, maxBytes }: ApiRequestOptions): Promise<ApiResponse> => {
+  const requestInSlot = async (
+    path: string,
+    { method = 'GET', body, signal, maxBytes }: ApiRequestOptions,
+  ): Promise<ApiResponse> => {
     const { to, headers, pool: p } = await prepare(path, signal);
     const payload = body === undefined ? undefined : Buffer.from(JSON.stringify(body));
-    if (payload) Object.assign(headers, { 'content-type': 'application/json', 'content-length': String(payload.length) });
+    if (payload)
+      Object.assign(headers, { 'content-type': 'application/json', 'content-length': String(payload.length) });
     p.inFlight++;
     const once = () => exchange({ ...to, method, agent: p.agent, headers, payload, signal, maxBytes });
     try {
@@ -157,7 +189,13 @@ export function apiClient(connection: ApiConnection, options: { headers?: Record
       } catch (err) {
         // A kept-alive connection the server closed just as it was reused: Node's advice is to
         // retry once (not a create, which may have happened).
-        if ((err as { reusedSocket?: boolean }).reusedSocket && (err as NodeJS.ErrnoException).code === 'ECONNRESET' && !signal.aborted && method !== 'POST') return await once();
+        if (
+          (err as { reusedSocket?: boolean }).reusedSocket &&
+          (err as NodeJS.ErrnoException).code === 'ECONNRESET' &&
+          !signal.aborted &&
+          method !== 'POST'
+        )
+          return await once();
         throw err;
       }
     } finally {
@@ -180,7 +218,11 @@ export function apiClient(connection: ApiConnection, options: { headers?: Record
       p.inFlight++;
       try {
         const res = await new Promise<http.IncomingMessage>((resolve, reject) => {
-          const req = send(to.url, { method: 'GET', agent: p.streams, headers, signal, ...(to.path ? { path: to.path } : {}) }, resolve);
+          const req = send(
+            to.url,
+            { method: 'GET', agent: p.streams, headers, signal, ...(to.path ? { path: to.path } : {}) },
+            resolve,
+          );
           // TCP keep-alive probes find a dead peer under a quiet watch (client-go's dialer: 30 s).
           req.on('socket', (socket) => socket.setKeepAlive(true, 30_000));
           req.on('error', reject);

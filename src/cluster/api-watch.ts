@@ -31,7 +31,13 @@ export interface WatchOptions {
 }
 
 /** Runs one watch until it ends: undefined when the server ended it (or `signal` did), else the reason. */
-export async function watchOnce(client: ApiClient, path: string, query: Record<string, string>, handlers: WatchHandlers, options: WatchOptions): Promise<string | undefined> {
+export async function watchOnce(
+  client: ApiClient,
+  path: string,
+  query: Record<string, string>,
+  handlers: WatchHandlers,
+  options: WatchOptions,
+): Promise<string | undefined> {
   const timeoutSeconds = options.timeoutSeconds ?? 300 + Math.floor(Math.random() * 300);
   const params = new URLSearchParams({ ...query, watch: 'true', timeoutSeconds: String(timeoutSeconds) });
   const local = new AbortController();
@@ -66,12 +72,14 @@ export async function watchOnce(client: ApiClient, path: string, query: Record<s
         handlers.onEvent({ type, object });
       });
       res.on('data', (chunk: Buffer) => {
-        if (ended === undefined && !lines.push(chunk)) end(`an event longer than ${options.maxLineBytes ?? MAX_WATCH_LINE_BYTES} bytes`);
+        if (ended === undefined && !lines.push(chunk))
+          end(`an event longer than ${options.maxLineBytes ?? MAX_WATCH_LINE_BYTES} bytes`);
       });
       res.on('error', () => {});
       res.once('close', () => {
         if (ended === undefined && !res.complete && !local.signal.aborted) ended = 'the connection closed mid-stream';
-        if (ended === undefined && local.signal.aborted && !options.signal.aborted) ended = `no end from the server ${timeoutSeconds + 60} s after it was asked to end at ${timeoutSeconds} s`;
+        if (ended === undefined && local.signal.aborted && !options.signal.aborted)
+          ended = `no end from the server ${timeoutSeconds + 60} s after it was asked to end at ${timeoutSeconds} s`;
         resolve(ended);
       });
     });
@@ -86,7 +94,10 @@ export async function watchOnce(client: ApiClient, path: string, query: Record<s
 /** An ERROR event's object is a Status: its code and message. */
 function describeWatchError(object: unknown): string {
   const status = object as { code?: unknown; message?: unknown } | null;
-  return describeStatus(typeof status?.code === 'number' ? status.code : undefined, (typeof status?.message === 'string' && status.message) || 'no message');
+  return describeStatus(
+    typeof status?.code === 'number' ? status.code : undefined,
+    (typeof status?.message === 'string' && status.message) || 'no message',
+  );
 }
 
 async function readSome(res: AsyncIterable<Buffer> & { destroy(): void }, max: number): Promise<string> {
@@ -112,7 +123,10 @@ export interface FollowHandlers extends WatchHandlers {
 }
 
 /** A follower's trouble as one-line messages naming what is watched: a skipped line, an end and the retry. */
-export function reportingTo(what: string, onError: (message: string) => void): Pick<FollowHandlers, 'onMalformed' | 'onEnded'> {
+export function reportingTo(
+  what: string,
+  onError: (message: string) => void,
+): Pick<FollowHandlers, 'onMalformed' | 'onEnded'> {
   return {
     onMalformed: (reason) => onError(`watch on ${what}: ${reason}`),
     onEnded: (reason, retryMs) => {
@@ -145,7 +159,13 @@ export function followWatch(
   path: string,
   query: Record<string, string>,
   handlers: FollowHandlers,
-  { firstRetryMs = FIRST_RETRY_MS, maxRetryMs = MAX_RETRY_MS, backoffResetMs = BACKOFF_RESET_MS, now = () => performance.now(), ...options }: FollowOptions = {},
+  {
+    firstRetryMs = FIRST_RETRY_MS,
+    maxRetryMs = MAX_RETRY_MS,
+    backoffResetMs = BACKOFF_RESET_MS,
+    now = () => performance.now(),
+    ...options
+  }: FollowOptions = {},
 ): () => void {
   const stop = new AbortController();
   let retryMs = firstRetryMs;

@@ -19,17 +19,29 @@ export async function connectCluster(access: ClusterAccess): Promise<ClusterConn
     case 'none':
       return undefined;
     case 'in-cluster':
-      if (!access.host || !access.port) throw new Error('in-cluster access without KUBERNETES_SERVICE_HOST and KUBERNETES_SERVICE_PORT');
+      if (!access.host || !access.port)
+        throw new Error('in-cluster access without KUBERNETES_SERVICE_HOST and KUBERNETES_SERVICE_PORT');
       return { client: apiClient(directConnection(inClusterAccess(access.host, access.port))), via: 'direct' };
     case 'kubeconfig': {
       const loaded = await loadKubeconfigFile(access.path);
       if (loaded.kind === 'client-node') {
-        const [{ loadKubeConfig }, { kubeConfigConnection }] = await Promise.all([import('./client-node.ts'), import('./kubeconfig-connection.ts')]);
-        return { client: apiClient(kubeConfigConnection(loadKubeConfig(access)!), { headers: impersonationHeaders(loaded.impersonate) }), via: `client-node (${loaded.why})` };
+        const [{ loadKubeConfig }, { kubeConfigConnection }] = await Promise.all([
+          import('./client-node.ts'),
+          import('./kubeconfig-connection.ts'),
+        ]);
+        return {
+          client: apiClient(kubeConfigConnection(loadKubeConfig(access)!), {
+            headers: impersonationHeaders(loaded.impersonate),
+          }),
+          via: `client-node (${loaded.why})`,
+        };
       }
       const connection = directConnection(loaded.access);
       await usableTls(connection, access.path);
-      return { client: apiClient(connection, { headers: impersonationHeaders(loaded.access.impersonate) }), via: 'direct' };
+      return {
+        client: apiClient(connection, { headers: impersonationHeaders(loaded.access.impersonate) }),
+        via: 'direct',
+      };
     }
   }
 }

@@ -89,7 +89,8 @@ function trustIn(source: Source, now: () => number): () => Promise<Buffer> {
   return cached(async () => {
     const ca = await readFile(source.file);
     const text = ca.toString('latin1');
-    if (text.split('-----BEGIN CERTIFICATE-----').length !== text.split('-----END CERTIFICATE-----').length) throw new Error(`the certificate authority ${source.file} holds a certificate cut short`);
+    if (text.split('-----BEGIN CERTIFICATE-----').length !== text.split('-----END CERTIFICATE-----').length)
+      throw new Error(`the certificate authority ${source.file} holds a certificate cut short`);
     return trustedCertificates(ca);
   }, now);
 }
@@ -119,7 +120,9 @@ export function directConnection(access: KubeAccess, now: () => number = Date.no
   const ca = access.ca ? trustIn(access.ca, now) : undefined;
   const pair = access.cert && access.key ? keyPair(access.cert, access.key, now) : undefined;
   const tokenFile = access.tokenFile ? tokenIn(access.tokenFile, now) : undefined;
-  const basic = access.basic ? `Basic ${Buffer.from(`${access.basic.username}:${access.basic.password}`).toString('base64')}` : undefined;
+  const basic = access.basic
+    ? `Basic ${Buffer.from(`${access.basic.username}:${access.basic.password}`).toString('base64')}`
+    : undefined;
   return {
     server,
     ...(access.proxyUrl ? { proxyUrl: new URL(access.proxyUrl) } : {}),

@@ -55,7 +55,8 @@ export function statusMessage(body: unknown): string | undefined {
  * characters: the Status message of the error's body, else the error's own message.
  */
 export function refusalMessage(err: unknown): string {
-  const message = statusMessage((err as { body?: unknown } | null)?.body) || (err instanceof Error ? err.message : String(err));
+  const message =
+    statusMessage((err as { body?: unknown } | null)?.body) || (err instanceof Error ? err.message : String(err));
   return message.replace(/\s+/g, ' ').slice(0, 1500);
 }
 

@@ -29,14 +29,22 @@ function stringList(v: unknown, where: string): string[] {
 /** The user's impersonation, undefined when it has none; `uw` names the user in messages. */
 export function impersonationOf(user: Obj, uw: string): Impersonation | undefined {
   const as = user.as === undefined || user.as === null || user.as === '' ? undefined : headerValue(user.as, `${uw}.as`);
-  const uid = user['as-uid'] === undefined || user['as-uid'] === null || user['as-uid'] === '' ? undefined : headerValue(user['as-uid'], `${uw}.as-uid`);
+  const uid =
+    user['as-uid'] === undefined || user['as-uid'] === null || user['as-uid'] === ''
+      ? undefined
+      : headerValue(user['as-uid'], `${uw}.as-uid`);
   const groups = stringList(user['as-groups'], `${uw}.as-groups`);
   const rawExtra = user['as-user-extra'];
-  if (rawExtra !== undefined && rawExtra !== null && (typeof rawExtra !== 'object' || Array.isArray(rawExtra))) throw new Error(`${uw}.as-user-extra must be a mapping of lists`);
-  const extra = Object.entries((rawExtra ?? {}) as Obj).map(([k, vs]): [string, string[]] => [k, stringList(vs, `${uw}.as-user-extra.${k}`)]);
+  if (rawExtra !== undefined && rawExtra !== null && (typeof rawExtra !== 'object' || Array.isArray(rawExtra)))
+    throw new Error(`${uw}.as-user-extra must be a mapping of lists`);
+  const extra = Object.entries((rawExtra ?? {}) as Obj).map(([k, vs]): [string, string[]] => [
+    k,
+    stringList(vs, `${uw}.as-user-extra.${k}`),
+  ]);
   // clientcmd's validateAuthInfo: "requesting uid, groups or user-extra for X without impersonating a user".
   if (as === undefined) {
-    if (uid !== undefined || groups.length > 0 || extra.length > 0) throw new Error(`requesting uid, groups or user-extra for ${uw} without impersonating a user`);
+    if (uid !== undefined || groups.length > 0 || extra.length > 0)
+      throw new Error(`requesting uid, groups or user-extra for ${uw} without impersonating a user`);
     return undefined;
   }
   return { user: as, ...(uid !== undefined ? { uid } : {}), groups, extra };

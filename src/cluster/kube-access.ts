@@ -46,7 +46,8 @@ export interface KubeAccess {
 }
 
 /** Impersonation is sent by our request layer on both paths (client-node drops groups, uid and extra). */
-export type LoadedAccess = { kind: 'direct'; access: KubeAccess } | { kind: 'client-node'; why: string; impersonate?: Impersonation };
+export type LoadedAccess =
+  { kind: 'direct'; access: KubeAccess } | { kind: 'client-node'; why: string; impersonate?: Impersonation };
 
 /** A kubeconfig is a few KB (a few hundred clusters with inline certificates stay under this). */
 export const MAX_KUBECONFIG_BYTES = 4 * 1024 * 1024;
@@ -91,7 +92,8 @@ function base64Field(o: Obj, field: string, where: string): Buffer | undefined {
   const v = stringField(o, field, where);
   if (v === undefined) return undefined;
   const compact = v.replace(/\s+/g, '');
-  if (!/^[A-Za-z0-9+/]*={0,2}$/.test(compact) || compact.length % 4 === 1) throw new Error(`${where}.${field} is not base64`);
+  if (!/^[A-Za-z0-9+/]*={0,2}$/.test(compact) || compact.length % 4 === 1)
+    throw new Error(`${where}.${field} is not base64`);
   return Buffer.from(compact, 'base64');
 }
 
@@ -99,7 +101,8 @@ function base64Field(o: Obj, field: string, where: string): Buffer | undefined {
 function sourceOf(o: Obj, fileField: string, dataField: string, where: string, dir: string): Source | undefined {
   const file = stringField(o, fileField, where);
   const data = base64Field(o, dataField, where);
-  if (file !== undefined && data !== undefined) throw new Error(`${where}: ${dataField} and ${fileField} are both specified`);
+  if (file !== undefined && data !== undefined)
+    throw new Error(`${where}: ${dataField} and ${fileField} are both specified`);
   if (data !== undefined) return { data };
   return file === undefined ? undefined : { file: path.resolve(dir, file) };
 }
@@ -111,7 +114,8 @@ function serverOf(raw: string, where: string): string {
   } catch {
     throw new Error(`${where}.server "${raw.slice(0, 100)}" is not a URL`);
   }
-  if (url.protocol !== 'https:' && url.protocol !== 'http:') throw new Error(`${where}.server must be an http(s) URL, got "${url.protocol}"`);
+  if (url.protocol !== 'https:' && url.protocol !== 'http:')
+    throw new Error(`${where}.server must be an http(s) URL, got "${url.protocol}"`);
   return raw.replace(/\/+$/, '');
 }
 
@@ -138,10 +142,12 @@ export function accessFromKubeconfig(doc: unknown, dir: string): LoadedAccess {
   if (!isObject(doc)) throw new Error('no current context with a cluster');
   refuseDuplicateNames(doc);
   const current = doc['current-context'];
-  if (current !== undefined && current !== null && typeof current !== 'string') throw new Error('current-context must be a string');
+  if (current !== undefined && current !== null && typeof current !== 'string')
+    throw new Error('current-context must be a string');
   const context = current ? entry(doc, 'contexts', 'context', current) : undefined;
   const clusterName = context?.cluster;
-  if (clusterName !== undefined && typeof clusterName !== 'string') throw new Error(`context "${current}": cluster must be a string`);
+  if (clusterName !== undefined && typeof clusterName !== 'string')
+    throw new Error(`context "${current}": cluster must be a string`);
   const cluster = clusterName ? entry(doc, 'clusters', 'cluster', clusterName) : undefined;
   if (!cluster) throw new Error('no current context with a cluster');
   const cw = `cluster "${clusterName}"`;
@@ -149,7 +155,8 @@ export function accessFromKubeconfig(doc: unknown, dir: string): LoadedAccess {
   if (!rawServer) throw new Error(`no server found for ${cw}`);
 
   const userName = context?.user;
-  if (userName !== undefined && typeof userName !== 'string') throw new Error(`context "${current}": user must be a string`);
+  if (userName !== undefined && typeof userName !== 'string')
+    throw new Error(`context "${current}": user must be a string`);
   const user = userName ? entry(doc, 'users', 'user', userName) : {};
   if (!user) throw new Error(`user "${userName}" of context "${current}" not found`);
   const uw = `user "${userName}"`;
@@ -166,23 +173,31 @@ export function accessFromKubeconfig(doc: unknown, dir: string): LoadedAccess {
     // Go's url.Parse refuses a bad escape; here it would fail every call.
     const problem = proxyCredentialsProblem(proxy);
     if (problem) throw new Error(`${cw}: ${problem}`);
-    if (!PROXY_SCHEMES.includes(scheme)) throw new Error(`${cw}: proxy-url scheme "${scheme.slice(0, 20)}" is not supported: ${PROXY_SCHEMES.map((p) => p.slice(0, -1)).join(', ')}`);
+    if (!PROXY_SCHEMES.includes(scheme))
+      throw new Error(
+        `${cw}: proxy-url scheme "${scheme.slice(0, 20)}" is not supported: ${PROXY_SCHEMES.map((p) => p.slice(0, -1)).join(', ')}`,
+      );
   }
   const impersonate = impersonationOf(user, uw);
   const delegated = CLIENT_NODE_USER_FIELDS.find((f) => user[f] !== undefined && user[f] !== null);
   if (delegated) return { kind: 'client-node', why: `${uw} has ${delegated}`, ...(impersonate ? { impersonate } : {}) };
 
-  const access: KubeAccess = { server: serverOf(rawServer, cw), insecureSkipTlsVerify: boolField(cluster, 'insecure-skip-tls-verify', cw) };
+  const access: KubeAccess = {
+    server: serverOf(rawServer, cw),
+    insecureSkipTlsVerify: boolField(cluster, 'insecure-skip-tls-verify', cw),
+  };
   if (proxyUrl) access.proxyUrl = proxyUrl;
   const ca = sourceOf(cluster, 'certificate-authority', 'certificate-authority-data', cw, dir);
-  if (ca && access.insecureSkipTlsVerify) throw new Error(`${cw}: a certificate authority and insecure-skip-tls-verify together are not allowed`);
+  if (ca && access.insecureSkipTlsVerify)
+    throw new Error(`${cw}: a certificate authority and insecure-skip-tls-verify together are not allowed`);
   if (ca) access.ca = ca;
   const tlsServerName = stringField(cluster, 'tls-server-name', cw);
   if (tlsServerName) access.tlsServerName = tlsServerName;
 
   const cert = sourceOf(user, 'client-certificate', 'client-certificate-data', uw, dir);
   const key = sourceOf(user, 'client-key', 'client-key-data', uw, dir);
-  if (cert && !key) throw new Error(`${uw}: client-key-data or client-key must be specified to use the client certificate`);
+  if (cert && !key)
+    throw new Error(`${uw}: client-key-data or client-key must be specified to use the client certificate`);
   if (key && !cert) throw new Error(`${uw}: client-key without client-certificate`);
   if (cert && key) Object.assign(access, { cert, key });
 
@@ -190,7 +205,8 @@ export function accessFromKubeconfig(doc: unknown, dir: string): LoadedAccess {
   const tokenFile = stringField(user, 'tokenFile', uw) ?? stringField(user, 'token-file', uw);
   const username = stringField(user, 'username', uw);
   const password = stringField(user, 'password', uw);
-  if ((token || tokenFile) && (username || password)) throw new Error(`${uw}: more than one authentication method (token and basic auth); only one is allowed`);
+  if ((token || tokenFile) && (username || password))
+    throw new Error(`${uw}: more than one authentication method (token and basic auth); only one is allowed`);
   if (tokenFile) access.tokenFile = path.resolve(dir, tokenFile);
   else if (token) access.token = token;
   if (username || password) access.basic = { username: username ?? '', password: password ?? '' };

@@ -6,7 +6,8 @@ import type https from 'node:https';
 import type { KubeConfig } from '@kubernetes/client-node';
 import type { ApiConnection, TlsMaterial } from './connection.ts';
 
-const asBuffer = (v: unknown): Buffer | undefined => (v === undefined || v === null ? undefined : Buffer.isBuffer(v) ? v : Buffer.from(String(v)));
+const asBuffer = (v: unknown): Buffer | undefined =>
+  v === undefined || v === null ? undefined : Buffer.isBuffer(v) ? v : Buffer.from(String(v));
 
 export function kubeConfigConnection(kc: KubeConfig): ApiConnection {
   const cluster = kc.getCurrentCluster();
@@ -24,7 +25,13 @@ export function kubeConfigConnection(kc: KubeConfig): ApiConnection {
       const headers: Record<string, string> = {};
       for (const [k, v] of Object.entries(opts.headers ?? {})) headers[k.toLowerCase()] = String(v);
       if (opts.auth) headers.authorization = `Basic ${Buffer.from(opts.auth).toString('base64')}`;
-      const tls: TlsMaterial = { ca: asBuffer(opts.ca), cert: asBuffer(opts.cert), key: asBuffer(opts.key), rejectUnauthorized: opts.rejectUnauthorized, servername: opts.servername };
+      const tls: TlsMaterial = {
+        ca: asBuffer(opts.ca),
+        cert: asBuffer(opts.cert),
+        key: asBuffer(opts.key),
+        rejectUnauthorized: opts.rejectUnauthorized,
+        servername: opts.servername,
+      };
       for (const k of Object.keys(tls) as (keyof TlsMaterial)[]) if (tls[k] === undefined) delete tls[k];
       return { tls, headers };
     },

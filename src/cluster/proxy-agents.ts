@@ -11,7 +11,11 @@ import { SocksProxyAgent } from 'socks-proxy-agent';
 import { authority } from './kube-access.ts';
 import { proxyAuthorization } from './proxy-credentials.ts';
 
-export function proxyAgent(proxy: URL, options: http.AgentOptions & Record<string, unknown>, connectTimeoutMs = CONNECT_TIMEOUT_MS): http.Agent {
+export function proxyAgent(
+  proxy: URL,
+  options: http.AgentOptions & Record<string, unknown>,
+  connectTimeoutMs = CONNECT_TIMEOUT_MS,
+): http.Agent {
   if (proxy.protocol.startsWith('socks')) return new SocksProxyAgent(remoteNames(proxy), options);
   return new ConnectTunnelAgent(proxy, options, connectTimeoutMs);
 }
@@ -59,10 +63,21 @@ class ConnectTunnelAgent extends https.Agent {
     };
   }
 
-  override createConnection(options: https.RequestOptions & { host: string; port: number; timeout?: number }, callback: (err: Error | null, socket?: Duplex) => void): undefined {
+  override createConnection(
+    options: https.RequestOptions & { host: string; port: number; timeout?: number },
+    callback: (err: Error | null, socket?: Duplex) => void,
+  ): undefined {
     const target = authority(options.host, options.port);
-    const headers: Record<string, string> = { host: target, ...(this.#authorization ? { 'proxy-authorization': this.#authorization } : {}) };
-    const connect = (this.#secureProxy ? https : http).request({ ...this.#toProxy, path: target, headers, ...(options.timeout ? { timeout: options.timeout } : {}) });
+    const headers: Record<string, string> = {
+      host: target,
+      ...(this.#authorization ? { 'proxy-authorization': this.#authorization } : {}),
+    };
+    const connect = (this.#secureProxy ? https : http).request({
+      ...this.#toProxy,
+      path: target,
+      headers,
+      ...(options.timeout ? { timeout: options.timeout } : {}),
+    });
     connect.once('connect', (response, socket: Socket) => {
       connect.removeAllListeners();
       if (response.statusCode !== 200) {

@@ -4,7 +4,7 @@
 /** The bytes a URL component's percent escapes stand for; undefined for a bad escape ("%zz"). */
 export function percentDecodedBytes(component: string): Buffer | undefined {
   const bytes: Buffer[] = [];
-  for (let i = 0; i < component.length; ) {
+  for (let i = 0; i < component.length;) {
     if (component[i] === '%') {
       const hex = component.slice(i + 1, i + 3);
       if (!/^[0-9A-Fa-f]{2}$/.test(hex)) return undefined;

@@ -40,6 +40,9 @@ export async function runReconcile(config: ReconcileConfig, kc: KubeConfig): Pro
   const handle = await startReconciler(config, { kc, logger });
   // Runs until a signal closes it; then resolves 0, so the process ends with a clean exit code.
   return new Promise<number>((resolve) => {
-    installProcessHandlers({ close: () => handle.close().then(() => resolve(0)) }, { logger, timeoutMs: config.shutdownTimeoutMs });
+    installProcessHandlers(
+      { close: () => handle.close().then(() => resolve(0)) },
+      { logger, timeoutMs: config.shutdownTimeoutMs },
+    );
   });
 }

@@ -11,7 +11,12 @@ import { buildPolicy } from '../rules/policy.ts';
 import type { CommandIo } from './io.ts';
 
 /** Every flag of `review`, each one in REVIEW_USAGE (a test keeps them equal). */
-export const REVIEW_FLAGS = { old: { type: 'string' }, new: { type: 'string' }, crd: { type: 'string' }, 'table-only': { type: 'boolean' } } as const;
+export const REVIEW_FLAGS = {
+  old: { type: 'string' },
+  new: { type: 'string' },
+  crd: { type: 'string' },
+  'table-only': { type: 'boolean' },
+} as const;
 
 export const REVIEW_USAGE = `Usage: trainjob-webhook review [--old FILE] --new FILE [--crd FILE | --table-only]
 
@@ -40,9 +45,15 @@ export async function reviewCommand(args: string[], io: CommandIo): Promise<numb
     return 2;
   }
   try {
-    const policy = values.crd ? await loadPolicyFromFile(values.crd) : values['table-only'] ? buildPolicy() : await loadEmbeddedPolicy();
+    const policy = values.crd
+      ? await loadPolicyFromFile(values.crd)
+      : values['table-only']
+        ? buildPolicy()
+        : await loadEmbeddedPolicy();
     for (const u of policy.crd?.uncompilable ?? []) {
-      io.err(`review: warning: ${u.error}; ${u.part === 'rule' ? 'the rule is skipped here (the API server would still enforce it)' : 'the rule runs with its static message'}`);
+      io.err(
+        `review: warning: ${u.error}; ${u.part === 'rule' ? 'the rule is skipped here (the API server would still enforce it)' : 'the rule runs with its static message'}`,
+      );
     }
     const object = await readObjectFile(values.new);
     const oldObject = values.old ? await readObjectFile(values.old) : undefined;

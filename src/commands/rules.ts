@@ -64,13 +64,20 @@ export async function rulesCommand(args: string[], io: CommandIo): Promise<numbe
   if (format === 'text') io.out(renderTable());
   if (format === 'crd-patch') io.out(HEADER + stringify(crdPatchOps(crdSchema), { lineWidth: 0 }));
   if (format === 'crd-restore') io.out(HEADER + stringify(crdRestoreOps(crdSchema), { lineWidth: 0 }));
-  if (format === 'vap') io.out(HEADER + vapManifests(TABLE_SCHEMA, crdSchema).map((m) => stringify(m, { lineWidth: 0 })).join('---\n'));
+  if (format === 'vap')
+    io.out(
+      HEADER +
+        vapManifests(TABLE_SCHEMA, crdSchema)
+          .map((m) => stringify(m, { lineWidth: 0 }))
+          .join('---\n'),
+    );
   return 0;
 }
 
 /** `--format drift`: exit 0 when every spec.trainer field of the CRD is covered, 1 when some are not. */
 async function reportDrift(crd: unknown, file: string | undefined, io: CommandIo): Promise<number> {
-  if (crd === undefined || file === undefined) throw new InputError('--format drift needs --crd FILE: the TrainJob CRD to check');
+  if (crd === undefined || file === undefined)
+    throw new InputError('--format drift needs --crd FILE: the TrainJob CRD to check');
   let checks;
   try {
     checks = schemaChecksFor(crd);
@@ -82,7 +89,9 @@ async function reportDrift(crd: unknown, file: string | undefined, io: CommandIo
   // the shipped patch, which the embedded CRD carries, would leave out once applied.
   const coverage = patched ? checks.rules : ((await loadEmbeddedPolicy()).crd?.checks.rules ?? []);
   const uncovered = uncoveredTrainerFieldsOf(checks, coverage);
-  const against = patched ? 'its own rules (a patched CRD)' : "the shipped CRD patch (manifests/crd-patch, generated for Trainer v2.3.0; this CRD still has upstream's blanket rule)";
+  const against = patched
+    ? 'its own rules (a patched CRD)'
+    : "the shipped CRD patch (manifests/crd-patch, generated for Trainer v2.3.0; this CRD still has upstream's blanket rule)";
   if (uncovered.length === 0) {
     io.out(`${file}: every spec.trainer field is covered by ${against}`);
     return 0;

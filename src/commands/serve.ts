@@ -12,7 +12,14 @@ import type { CommandIo } from './io.ts';
 function isStartUpInputError(err: unknown): boolean {
   const code = (err as NodeJS.ErrnoException | null)?.code;
   const name = (err as Error | null)?.name;
-  return name === 'CrdLoadError' || err instanceof InputError || ['ENOENT', 'EACCES', 'EISDIR', 'ENOTDIR', 'EADDRINUSE', 'EADDRNOTAVAIL', 'ERR_OSSL_PEM_NO_START_LINE'].includes(code ?? '') || /^--[a-z-]+ /.test((err as Error | null)?.message ?? '');
+  return (
+    name === 'CrdLoadError' ||
+    err instanceof InputError ||
+    ['ENOENT', 'EACCES', 'EISDIR', 'ENOTDIR', 'EADDRINUSE', 'EADDRNOTAVAIL', 'ERR_OSSL_PEM_NO_START_LINE'].includes(
+      code ?? '',
+    ) ||
+    /^--[a-z-]+ /.test((err as Error | null)?.message ?? '')
+  );
 }
 
 export async function serveCommand(args: string[], io: CommandIo): Promise<number> {

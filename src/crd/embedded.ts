@@ -5,7 +5,12 @@
 import { appendAll } from './append.ts';
 import type { FieldError } from '../field/errors.ts';
 import { OMIT_VALUE } from '../field/errors.ts';
-import { dropUnknownMetadataFields, pathSegmentNameErrors, validateMetadataAt, dns1035LabelErrors } from './objectmeta.ts';
+import {
+  dropUnknownMetadataFields,
+  pathSegmentNameErrors,
+  validateMetadataAt,
+  dns1035LabelErrors,
+} from './objectmeta.ts';
 import { childPath, indexPath, keyPath } from './paths.ts';
 import type { SchemaNode } from './schema.ts';
 import { ownKeys } from './values.ts';
@@ -31,12 +36,18 @@ function walkEmbedded(x: unknown, s: SchemaNode | undefined, path: string, visit
 /** Drops unknown fields of embedded metadata (reported as `spec.template.metadata.foo`, sorted) and a zero creationTimestamp. */
 export function coerceEmbeddedInPlace(obj: unknown, root: SchemaNode): string[] {
   const out: string[] = [];
-  walkEmbedded(obj, root, '', (x, _s, path) => {
-    const meta = x.metadata;
-    if (!isObject(meta)) return;
-    appendAll(out, dropUnknownMetadataFields(meta, childPath(path, 'metadata')));
-    if (meta.creationTimestamp === null) delete meta.creationTimestamp;
-  }, true);
+  walkEmbedded(
+    obj,
+    root,
+    '',
+    (x, _s, path) => {
+      const meta = x.metadata;
+      if (!isObject(meta)) return;
+      appendAll(out, dropUnknownMetadataFields(meta, childPath(path, 'metadata')));
+      if (meta.creationTimestamp === null) delete meta.creationTimestamp;
+    },
+    true,
+  );
   return out.sort();
 }
 
@@ -51,33 +62,58 @@ export function validateEmbeddedResources(obj: unknown, root: SchemaNode): Field
   const invalid = (field: string, value: unknown, detail: string): void => {
     errs.push({ type: 'FieldValueInvalid', field, value, detail, origin: 'objectmeta' });
   };
-  walkEmbedded(obj, root, '', (x, _s, path) => {
-    if (!Object.hasOwn(x, 'apiVersion')) errs.push({ type: 'FieldValueRequired', field: childPath(path, 'apiVersion'), value: OMIT_VALUE, detail: '', origin: 'objectmeta' });
-    if (!Object.hasOwn(x, 'kind')) errs.push({ type: 'FieldValueRequired', field: childPath(path, 'kind'), value: OMIT_VALUE, detail: '', origin: 'objectmeta' });
-    for (const k of ownKeys(x)) {
-      const v = x[k];
-      if (k === 'apiVersion') {
-        const at = childPath(path, k);
-        if (typeof v !== 'string') invalid(at, v, 'must be a string');
-        else if (v === '') invalid(at, v, 'must not be empty');
-        else {
-          const err = groupVersionError(v);
-          if (err) invalid(at, v, err);
+  walkEmbedded(
+    obj,
+    root,
+    '',
+    (x, _s, path) => {
+      if (!Object.hasOwn(x, 'apiVersion'))
+        errs.push({
+          type: 'FieldValueRequired',
+          field: childPath(path, 'apiVersion'),
+          value: OMIT_VALUE,
+          detail: '',
+          origin: 'objectmeta',
+        });
+      if (!Object.hasOwn(x, 'kind'))
+        errs.push({
+          type: 'FieldValueRequired',
+          field: childPath(path, 'kind'),
+          value: OMIT_VALUE,
+          detail: '',
+          origin: 'objectmeta',
+        });
+      for (const k of ownKeys(x)) {
+        const v = x[k];
+        if (k === 'apiVersion') {
+          const at = childPath(path, k);
+          if (typeof v !== 'string') invalid(at, v, 'must be a string');
+          else if (v === '') invalid(at, v, 'must not be empty');
+          else {
+            const err = groupVersionError(v);
+            if (err) invalid(at, v, err);
+          }
+        } else if (k === 'kind') {
+          const at = childPath(path, k);
+          if (typeof v !== 'string') invalid(at, v, 'must be a string');
+          else if (v === '') invalid(at, v, 'must not be empty');
+          else {
+            const msgs = dns1035LabelErrors(v.toLowerCase());
+            if (msgs.length > 0) invalid(at, v, `may have mixed case, but should otherwise match: ${msgs.join(',')}`);
+          }
+        } else if (k === 'metadata' && isObject(v)) {
+          const meta = { ...v, name: typeof v.name === 'string' && v.name !== '' ? v.name : 'fakename' };
+          const namespace = typeof v.namespace === 'string' ? v.namespace : '';
+          appendAll(
+            errs,
+            validateMetadataAt(meta, childPath(path, 'metadata'), pathSegmentNameErrors, namespace.length > 0, {
+              namespaced: namespace.length > 0,
+            }),
+          );
         }
-      } else if (k === 'kind') {
-        const at = childPath(path, k);
-        if (typeof v !== 'string') invalid(at, v, 'must be a string');
-        else if (v === '') invalid(at, v, 'must not be empty');
-        else {
-          const msgs = dns1035LabelErrors(v.toLowerCase());
-          if (msgs.length > 0) invalid(at, v, `may have mixed case, but should otherwise match: ${msgs.join(',')}`);
-        }
-      } else if (k === 'metadata' && isObject(v)) {
-        const meta = { ...v, name: typeof v.name === 'string' && v.name !== '' ? v.name : 'fakename' };
-        const namespace = typeof v.namespace === 'string' ? v.namespace : '';
-        appendAll(errs, validateMetadataAt(meta, childPath(path, 'metadata'), pathSegmentNameErrors, namespace.length > 0, { namespaced: namespace.length > 0 }));
       }
-    }
-  }, true);
+    },
+    true,
+  );
   return errs;
 }

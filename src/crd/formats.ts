@@ -53,8 +53,23 @@ const CHECKS: ReadonlyMap<string, FormatCheck> = new Map<string, FormatCheck>([
 
 /** Supported by the API server, not checked here (accepted as any string). */
 export const KNOWN_GAPS: readonly string[] = [
-  'bsonobjectid', 'uri', 'email', 'hostname', 'ipv4', 'ipv6', 'cidr', 'mac', 'isbn', 'isbn10', 'isbn13',
-  'creditcard', 'ssn', 'hexcolor', 'rgbcolor', 'byte', 'duration',
+  'bsonobjectid',
+  'uri',
+  'email',
+  'hostname',
+  'ipv4',
+  'ipv6',
+  'cidr',
+  'mac',
+  'isbn',
+  'isbn10',
+  'isbn13',
+  'creditcard',
+  'ssn',
+  'hexcolor',
+  'rgbcolor',
+  'byte',
+  'duration',
 ];
 
 /** The check for a (non-stripped) schema format, or undefined when this table has none. */

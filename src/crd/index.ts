@@ -7,7 +7,12 @@ import type { FieldError } from '../field/errors.ts';
 import { applyDefaults, applyDefaultsInPlace } from './defaults.ts';
 import { loadCrd, type CrdInfo } from './load.ts';
 import { validateListTypes } from './listtype.ts';
-import { pathSegmentNameErrors, validateMetadataAt, validateObjectMeta, validateObjectMetaUpdate } from './objectmeta.ts';
+import {
+  pathSegmentNameErrors,
+  validateMetadataAt,
+  validateObjectMeta,
+  validateObjectMetaUpdate,
+} from './objectmeta.ts';
 import { validateEmbeddedResources } from './embedded.ts';
 import { prune, type PruneResult } from './prune.ts';
 import { correlate, type Correlation } from './ratchet.ts';
@@ -22,11 +27,33 @@ export { applyDefaults } from './defaults.ts';
 export { prune, type PruneResult } from './prune.ts';
 export { validateSchema, validateSchemaUpdate, type SchemaValidation } from './validate.ts';
 export { validateListTypes } from './listtype.ts';
-export { correlate, correlatedOld, ratchetStateAt, ratchetStep, ratchetRoot, shouldRatchet, semanticEqual, Correlation, type RatchetState } from './ratchet.ts';
-export { collectCelRules, valuesAt, parseLocation, type CelRule, type LocatedValue, type LocationStep } from './rules.ts';
+export {
+  correlate,
+  correlatedOld,
+  ratchetStateAt,
+  ratchetStep,
+  ratchetRoot,
+  shouldRatchet,
+  semanticEqual,
+  Correlation,
+  type RatchetState,
+} from './ratchet.ts';
+export {
+  collectCelRules,
+  valuesAt,
+  parseLocation,
+  type CelRule,
+  type LocatedValue,
+  type LocationStep,
+} from './rules.ts';
 export { compileSchema, type SchemaNode, type JSONSchemaProps, type ValidationRuleProps } from './schema.ts';
 export { parseFieldPath, type PathSegment } from './paths.ts';
-export { validateObjectMeta, validateObjectMetaUpdate, qualifiedNameErrors, type ObjectMetaOptions } from './objectmeta.ts';
+export {
+  validateObjectMeta,
+  validateObjectMetaUpdate,
+  qualifiedNameErrors,
+  type ObjectMetaOptions,
+} from './objectmeta.ts';
 
 /**
  * The error the API server adds instead of running CEL rules when schema validation found a
@@ -36,13 +63,22 @@ export const CEL_SKIPPED_ERROR: FieldError = {
   type: 'FieldValueInvalid',
   field: '<nil>',
   value: null,
-  detail: 'some validation rules were not checked because the object was invalid; correct the existing errors to complete validation',
+  detail:
+    'some validation rules were not checked because the object was invalid; correct the existing errors to complete validation',
   origin: 'schema',
 };
 
 /** Errors after which the API server does not run the CRD's CEL rules. */
 export function hasBlockingErrors(errors: readonly FieldError[]): boolean {
-  return errors.some((e) => ['FieldValueNotSupported', 'FieldValueRequired', 'FieldValueTooLong', 'FieldValueTooMany', 'FieldValueTypeInvalid'].includes(e.type));
+  return errors.some((e) =>
+    [
+      'FieldValueNotSupported',
+      'FieldValueRequired',
+      'FieldValueTooLong',
+      'FieldValueTooMany',
+      'FieldValueTypeInvalid',
+    ].includes(e.type),
+  );
 }
 
 export interface CompiledCrdSchema {
@@ -84,8 +120,22 @@ function typeMetaErrors(info: CrdInfo, obj: unknown): FieldError[] {
   const kind = typeof o.kind === 'string' ? o.kind : '';
   const apiVersion = typeof o.apiVersion === 'string' ? o.apiVersion : '';
   const errs: FieldError[] = [];
-  if (kind !== info.kind) errs.push({ type: 'FieldValueInvalid', field: 'kind', value: kind, detail: `must be ${info.kind}`, origin: 'schema' });
-  if (apiVersion !== info.apiVersion) errs.push({ type: 'FieldValueInvalid', field: 'apiVersion', value: apiVersion, detail: `must be ${info.apiVersion}`, origin: 'schema' });
+  if (kind !== info.kind)
+    errs.push({
+      type: 'FieldValueInvalid',
+      field: 'kind',
+      value: kind,
+      detail: `must be ${info.kind}`,
+      origin: 'schema',
+    });
+  if (apiVersion !== info.apiVersion)
+    errs.push({
+      type: 'FieldValueInvalid',
+      field: 'apiVersion',
+      value: apiVersion,
+      detail: `must be ${info.apiVersion}`,
+      origin: 'schema',
+    });
   return errs;
 }
 
@@ -111,7 +161,8 @@ function carryOverMetadata(out: JsonObject, old: JsonObject): void {
   if (!present(meta.uid) && present(oldMeta.uid)) setOwn(meta, 'uid', oldMeta.uid);
   if (present(oldMeta.creationTimestamp)) setOwn(meta, 'creationTimestamp', oldMeta.creationTimestamp);
   if (present(oldMeta.deletionTimestamp)) setOwn(meta, 'deletionTimestamp', oldMeta.deletionTimestamp);
-  if (!present(meta.deletionGracePeriodSeconds) && present(oldMeta.deletionGracePeriodSeconds)) setOwn(meta, 'deletionGracePeriodSeconds', oldMeta.deletionGracePeriodSeconds);
+  if (!present(meta.deletionGracePeriodSeconds) && present(oldMeta.deletionGracePeriodSeconds))
+    setOwn(meta, 'deletionGracePeriodSeconds', oldMeta.deletionGracePeriodSeconds);
 }
 
 function setGeneration(o: JsonObject, generation: number | bigint): void {
@@ -171,18 +222,27 @@ export function compileCrdSchema(crdObject: unknown, options: CompileOptions = {
   // resources and list types; CEL would come last.
   const validatePrepared = (obj: unknown): FieldError[] => {
     const typeErrors = typeMetaErrors(info, obj);
-    const validator = typeErrors.length > 0 ? typeErrors : [...validateObjectMeta(obj, metaOptions), ...validateSchema(root, obj)];
+    const validator =
+      typeErrors.length > 0 ? typeErrors : [...validateObjectMeta(obj, metaOptions), ...validateSchema(root, obj)];
     return [...validator, ...validateEmbeddedResources(obj, root), ...validateListTypes(root, obj)];
   };
 
   // rest.BeforeUpdate's common ObjectMeta checks (names as path segments), then strategy.ValidateUpdate,
   // which checks the ObjectMeta update rules again: the API server lists such errors more than once.
-  const validateUpdatePrepared = (newObj: unknown, oldObj: unknown, correlation = correlate(root, newObj, oldObj)): FieldError[] => {
+  const validateUpdatePrepared = (
+    newObj: unknown,
+    oldObj: unknown,
+    correlation = correlate(root, newObj, oldObj),
+  ): FieldError[] => {
     const newMeta = isObject(newObj) && isObject(newObj.metadata) ? newObj.metadata : {};
     const metaUpdate = validateObjectMetaUpdate(newObj, oldObj, metaOptions);
-    const common = [...validateMetadataAt(newMeta, 'metadata', pathSegmentNameErrors, info.namespaced, metaOptions), ...metaUpdate];
+    const common = [
+      ...validateMetadataAt(newMeta, 'metadata', pathSegmentNameErrors, info.namespaced, metaOptions),
+      ...metaUpdate,
+    ];
     const typeErrors = typeMetaErrors(info, newObj);
-    const validator = typeErrors.length > 0 ? typeErrors : [...metaUpdate, ...validateSchemaUpdate(root, newObj, correlation).errors];
+    const validator =
+      typeErrors.length > 0 ? typeErrors : [...metaUpdate, ...validateSchemaUpdate(root, newObj, correlation).errors];
     // List types are not ratcheted per element: all of them are skipped when the old object had any.
     const listErrors = validateListTypes(root, oldObj).length === 0 ? validateListTypes(root, newObj) : [];
     return [...common, ...validator, ...validateEmbeddedResources(newObj, root), ...listErrors];

@@ -41,16 +41,32 @@ function validateListMap(path: string, s: SchemaNode, list: unknown[]): FieldErr
   for (let i = 0; i < list.length; i++) {
     const x = list[i];
     if (x !== null && !isObject(x)) {
-      return [{ type: 'FieldValueInvalid', field: indexPath(path, i), value: x, detail: 'must be an object for an array of list-type map', origin: 'schema' }];
+      return [
+        {
+          type: 'FieldValueInvalid',
+          field: indexPath(path, i),
+          value: x,
+          detail: 'must be an object for an array of list-type map',
+          origin: 'schema',
+        },
+      ];
     }
   }
   if (list.length <= 1) return [];
   if (s.listMapKeys.length === 1) {
     const keyField = s.listMapKeys[0];
-    const keys = list.map((x) => (isObject(x) && Object.hasOwn(x, keyField) && x[keyField] !== undefined ? x[keyField] : UNSPECIFIED));
+    const keys = list.map((x) =>
+      isObject(x) && Object.hasOwn(x, keyField) && x[keyField] !== undefined ? x[keyField] : UNSPECIFIED,
+    );
     return nonUniqueIndices(keys).map((i) => {
       const value: JsonObject = {};
-      if (keys[i] !== UNSPECIFIED) Object.defineProperty(value, keyField, { value: keys[i], enumerable: true, writable: true, configurable: true });
+      if (keys[i] !== UNSPECIFIED)
+        Object.defineProperty(value, keyField, {
+          value: keys[i],
+          enumerable: true,
+          writable: true,
+          configurable: true,
+        });
       return duplicate(indexPath(path, i), value);
     });
   }
@@ -58,7 +74,8 @@ function validateListMap(path: string, s: SchemaNode, list: unknown[]): FieldErr
     const key: JsonObject = {};
     if (isObject(x)) {
       for (const k of s.listMapKeys) {
-        if (Object.hasOwn(x, k) && x[k] !== undefined) Object.defineProperty(key, k, { value: x[k], enumerable: true, writable: true, configurable: true });
+        if (Object.hasOwn(x, k) && x[k] !== undefined)
+          Object.defineProperty(key, k, { value: x[k], enumerable: true, writable: true, configurable: true });
       }
     }
     return key;

@@ -76,12 +76,16 @@ function readVersions(spec: JsonObject): VersionEntry[] {
 function pickVersion(versions: VersionEntry[], wanted: string | undefined): VersionEntry {
   if (wanted !== undefined) {
     const v = versions.find((x) => x.name === wanted);
-    if (!v) throw new CrdError(`the CRD has no version ${JSON.stringify(wanted)} (it has ${versions.map((x) => x.name).join(', ')})`);
+    if (!v)
+      throw new CrdError(
+        `the CRD has no version ${JSON.stringify(wanted)} (it has ${versions.map((x) => x.name).join(', ')})`,
+      );
     if (!v.served) throw new CrdError(`version ${JSON.stringify(wanted)} is not served`);
     return v;
   }
   const storage = versions.filter((x) => x.storage);
-  if (storage.length !== 1) throw new CrdError(`exactly one version must be the storage version, found ${storage.length}`);
+  if (storage.length !== 1)
+    throw new CrdError(`exactly one version must be the storage version, found ${storage.length}`);
   if (!storage[0].served) throw new CrdError(`the storage version ${JSON.stringify(storage[0].name)} is not served`);
   return storage[0];
 }
@@ -105,8 +109,10 @@ export function loadCrd(obj: unknown, options: { version?: string } = {}): CrdIn
   const kind = requireString(names, 'kind', 'spec.names');
   const plural = requireString(names, 'plural', 'spec.names');
   const scope = requireString(spec, 'scope', 'spec');
-  if (scope !== 'Namespaced' && scope !== 'Cluster') throw new CrdError(`spec.scope must be Namespaced or Cluster, got ${JSON.stringify(scope)}`);
-  if (spec.preserveUnknownFields === true) throw new CrdError('spec.preserveUnknownFields must be false in apiextensions.k8s.io/v1');
+  if (scope !== 'Namespaced' && scope !== 'Cluster')
+    throw new CrdError(`spec.scope must be Namespaced or Cluster, got ${JSON.stringify(scope)}`);
+  if (spec.preserveUnknownFields === true)
+    throw new CrdError('spec.preserveUnknownFields must be false in apiextensions.k8s.io/v1');
 
   const versions = readVersions(spec);
   const picked = pickVersion(versions, options.version);

@@ -47,9 +47,12 @@ const LABEL_KEY = '([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9]';
 const LABEL_VALUE = `(${LABEL_KEY})?`;
 const isLabelKeyFmt = re(LABEL_KEY);
 const isLabelValueFmt = re(LABEL_VALUE);
-const LABEL_KEY_MSG = "must consist of alphanumeric characters, '-', '_' or '.', and must start and end with an alphanumeric character";
-const SUBDOMAIN_MSG = "a lowercase RFC 1123 subdomain must consist of lower case alphanumeric characters, '-' or '.', and must start and end with an alphanumeric character";
-const LABEL_MSG = "a lowercase RFC 1123 label must consist of lower case alphanumeric characters or '-', and must start and end with an alphanumeric character";
+const LABEL_KEY_MSG =
+  "must consist of alphanumeric characters, '-', '_' or '.', and must start and end with an alphanumeric character";
+const SUBDOMAIN_MSG =
+  "a lowercase RFC 1123 subdomain must consist of lower case alphanumeric characters, '-' or '.', and must start and end with an alphanumeric character";
+const LABEL_MSG =
+  "a lowercase RFC 1123 label must consist of lower case alphanumeric characters or '-', and must start and end with an alphanumeric character";
 
 /** util/validation.IsDNS1123Subdomain ("characters"); content's variant says "bytes". */
 function dns1123Subdomain(value: string, unit: 'characters' | 'bytes'): string[] {
@@ -62,7 +65,10 @@ function dns1123Subdomain(value: string, unit: 'characters' | 'bytes'): string[]
 function dns1123Label(value: string): string[] {
   const errs: string[] = [];
   if (byteLength(value) > 63) errs.push('must be no more than 63 characters');
-  if (!isLabelFmt(value)) errs.push(isSubdomainFmt(value) ? 'must not contain dots' : regexError(LABEL_MSG, DNS1123_LABEL, 'my-name', '123-abc'));
+  if (!isLabelFmt(value))
+    errs.push(
+      isSubdomainFmt(value) ? 'must not contain dots' : regexError(LABEL_MSG, DNS1123_LABEL, 'my-name', '123-abc'),
+    );
   return errs;
 }
 
@@ -74,7 +80,14 @@ export function dns1035LabelErrors(value: string): string[] {
   const errs: string[] = [];
   if (byteLength(value) > 63) errs.push('must be no more than 63 characters');
   if (!isDns1035Fmt(value)) {
-    errs.push(regexError("a DNS-1035 label must consist of lower case alphanumeric characters or '-', start with an alphabetic character, and end with an alphanumeric character", DNS1035_LABEL, 'my-name', 'abc-123'));
+    errs.push(
+      regexError(
+        "a DNS-1035 label must consist of lower case alphanumeric characters or '-', start with an alphabetic character, and end with an alphanumeric character",
+        DNS1035_LABEL,
+        'my-name',
+        'abc-123',
+      ),
+    );
   }
   return errs;
 }
@@ -89,13 +102,20 @@ export function qualifiedNameErrors(value: string): string[] {
     const prefix = parts[0];
     name = parts[1];
     if (prefix.length === 0) errs.push('prefix part must be non-empty');
-    else appendAll(errs, dns1123Subdomain(prefix, 'bytes').map((m) => `prefix part ${m}`));
+    else
+      appendAll(
+        errs,
+        dns1123Subdomain(prefix, 'bytes').map((m) => `prefix part ${m}`),
+      );
   } else {
-    return [`a valid label key ${regexError(LABEL_KEY_MSG, LABEL_KEY, 'MyName', 'my.name', '123-abc')} with an optional DNS subdomain prefix and '/' (e.g. 'example.com/MyName')`];
+    return [
+      `a valid label key ${regexError(LABEL_KEY_MSG, LABEL_KEY, 'MyName', 'my.name', '123-abc')} with an optional DNS subdomain prefix and '/' (e.g. 'example.com/MyName')`,
+    ];
   }
   if (name.length === 0) errs.push('name part must be non-empty');
   else if (byteLength(name) > 63) errs.push('name part must be no more than 63 bytes');
-  if (!isLabelKeyFmt(name)) errs.push(`name part ${regexError(LABEL_KEY_MSG, LABEL_KEY, 'MyName', 'my.name', '123-abc')}`);
+  if (!isLabelKeyFmt(name))
+    errs.push(`name part ${regexError(LABEL_KEY_MSG, LABEL_KEY, 'MyName', 'my.name', '123-abc')}`);
   return errs;
 }
 
@@ -103,7 +123,15 @@ function labelValueErrors(value: string): string[] {
   const errs: string[] = [];
   if (byteLength(value) > 63) errs.push('must be no more than 63 bytes');
   if (!isLabelValueFmt(value)) {
-    errs.push(regexError("a valid label must be an empty string or consist of alphanumeric characters, '-', '_' or '.', and must start and end with an alphanumeric character", LABEL_VALUE, 'MyValue', 'my_value', '12345'));
+    errs.push(
+      regexError(
+        "a valid label must be an empty string or consist of alphanumeric characters, '-', '_' or '.', and must start and end with an alphanumeric character",
+        LABEL_VALUE,
+        'MyValue',
+        'my_value',
+        '12345',
+      ),
+    );
   }
   return errs;
 }
@@ -115,7 +143,8 @@ function nameErrors(name: string, prefix: boolean): string[] {
 }
 
 const str = (m: JsonObject, k: string): string => (typeof m[k] === 'string' ? (m[k] as string) : '');
-const stringMap = (v: unknown): Array<[string, string]> => (isObject(v) ? Object.entries(v).filter((e): e is [string, string] => typeof e[1] === 'string') : []);
+const stringMap = (v: unknown): Array<[string, string]> =>
+  isObject(v) ? Object.entries(v).filter((e): e is [string, string] => typeof e[1] === 'string') : [];
 
 function labelErrors(labels: unknown, base: string): FieldError[] {
   const errs: FieldError[] = [];
@@ -133,7 +162,14 @@ function annotationErrors(annotations: unknown, base: string): FieldError[] {
     for (const m of qualifiedNameErrors(k.toLowerCase())) errs.push(invalid(`${base}.annotations`, k, m));
     size += byteLength(k) + byteLength(v);
   }
-  if (size > 256 * 1024) errs.push({ type: 'FieldValueTooLong', field: `${base}.annotations`, value: OMIT_VALUE, detail: `may not be more than ${256 * 1024} bytes`, origin });
+  if (size > 256 * 1024)
+    errs.push({
+      type: 'FieldValueTooLong',
+      field: `${base}.annotations`,
+      value: OMIT_VALUE,
+      detail: `may not be more than ${256 * 1024} bytes`,
+      origin,
+    });
   return errs;
 }
 
@@ -146,15 +182,23 @@ function ownerReferenceErrors(refs: unknown, base: string): FieldError[] {
     const apiVersion = str(ref, 'apiVersion');
     const kind = str(ref, 'kind');
     const version = apiVersion.includes('/') ? apiVersion.slice(apiVersion.indexOf('/') + 1) : apiVersion;
-    if (version === '') errs.push(invalid(`${base}.ownerReferences.apiVersion`, apiVersion, 'version must not be empty'));
+    if (version === '')
+      errs.push(invalid(`${base}.ownerReferences.apiVersion`, apiVersion, 'version must not be empty'));
     if (kind === '') errs.push(invalid(`${base}.ownerReferences.kind`, kind, 'must not be empty'));
     if (str(ref, 'name') === '') errs.push(invalid(`${base}.ownerReferences.name`, '', 'must not be empty'));
     if (str(ref, 'uid') === '') errs.push(invalid(`${base}.ownerReferences.uid`, '', 'must not be empty'));
-    if (apiVersion === 'v1' && kind === 'Event') errs.push(invalid(`${base}.ownerReferences`, ref, '/v1, Kind=Event is disallowed from being an owner'));
+    if (apiVersion === 'v1' && kind === 'Event')
+      errs.push(invalid(`${base}.ownerReferences`, ref, '/v1, Kind=Event is disallowed from being an owner'));
     if (ref.controller === true) {
       const current = `${kind}/${str(ref, 'name')}`;
       if (firstController !== '') {
-        errs.push(invalid(`${base}.ownerReferences`, refs, `Only one reference can have Controller set to true. Found "true" in references for ${firstController} and ${current}`));
+        errs.push(
+          invalid(
+            `${base}.ownerReferences`,
+            refs,
+            `Only one reference can have Controller set to true. Found "true" in references for ${firstController} and ${current}`,
+          ),
+        );
       } else firstController = current;
     }
   }
@@ -193,23 +237,45 @@ export function pathSegmentNameErrors(name: string, prefix: boolean): string[] {
 type NameFn = (name: string, prefix: boolean) => string[];
 
 /** ValidateObjectMetaAccessor on a metadata object at `base`, with the resource's name rule. */
-export function validateMetadataAt(meta: JsonObject, base: string, nameFn: NameFn, requiresNamespace: boolean, options: { namespaced: boolean; requireServerFields?: boolean }): FieldError[] {
+export function validateMetadataAt(
+  meta: JsonObject,
+  base: string,
+  nameFn: NameFn,
+  requiresNamespace: boolean,
+  options: { namespaced: boolean; requireServerFields?: boolean },
+): FieldError[] {
   const errs: FieldError[] = [];
   const generateName = str(meta, 'generateName');
-  if (generateName !== '') for (const m of nameFn(generateName, true)) errs.push(invalid(`${base}.generateName`, generateName, m));
+  if (generateName !== '')
+    for (const m of nameFn(generateName, true)) errs.push(invalid(`${base}.generateName`, generateName, m));
   const name = str(meta, 'name');
   if (name === '') {
-    if (options.requireServerFields) errs.push({ type: 'FieldValueRequired', field: `${base}.name`, value: OMIT_VALUE, detail: 'name or generateName is required', origin });
+    if (options.requireServerFields)
+      errs.push({
+        type: 'FieldValueRequired',
+        field: `${base}.name`,
+        value: OMIT_VALUE,
+        detail: 'name or generateName is required',
+        origin,
+      });
   } else for (const m of nameFn(name, false)) errs.push(invalid(`${base}.name`, name, m));
   const namespace = str(meta, 'namespace');
   if (requiresNamespace) {
     if (namespace === '') {
-      if (options.requireServerFields) errs.push({ type: 'FieldValueRequired', field: `${base}.namespace`, value: OMIT_VALUE, detail: '', origin });
+      if (options.requireServerFields)
+        errs.push({ type: 'FieldValueRequired', field: `${base}.namespace`, value: OMIT_VALUE, detail: '', origin });
     } else for (const m of dns1123Label(namespace)) errs.push(invalid(`${base}.namespace`, namespace, m));
   } else if (namespace !== '') {
-    errs.push({ type: 'FieldValueForbidden', field: `${base}.namespace`, value: OMIT_VALUE, detail: 'not allowed on this type', origin });
+    errs.push({
+      type: 'FieldValueForbidden',
+      field: `${base}.namespace`,
+      value: OMIT_VALUE,
+      detail: 'not allowed on this type',
+      origin,
+    });
   }
-  if (generationOf(meta) < 0n) errs.push(invalid(`${base}.generation`, generationValue(meta), 'must be greater than or equal to 0'));
+  if (generationOf(meta) < 0n)
+    errs.push(invalid(`${base}.generation`, generationValue(meta), 'must be greater than or equal to 0'));
   appendAll(errs, labelErrors(meta.labels, base));
   appendAll(errs, annotationErrors(meta.annotations, base));
   appendAll(errs, ownerReferenceErrors(meta.ownerReferences, base));
@@ -233,7 +299,10 @@ export function validateObjectMetaUpdate(newObj: unknown, oldObj: unknown, optio
   const errs: FieldError[] = [];
   if (old.deletionTimestamp !== undefined && old.deletionTimestamp !== null) {
     const oldSet = new Set(Array.isArray(old.finalizers) ? old.finalizers : []);
-    const extra = [...new Set(Array.isArray(meta.finalizers) ? meta.finalizers : [])].filter((f) => !oldSet.has(f)).map(String).sort();
+    const extra = [...new Set(Array.isArray(meta.finalizers) ? meta.finalizers : [])]
+      .filter((f) => !oldSet.has(f))
+      .map(String)
+      .sort();
     if (extra.length > 0) {
       errs.push({
         type: 'FieldValueForbidden',
@@ -244,15 +313,21 @@ export function validateObjectMetaUpdate(newObj: unknown, oldObj: unknown, optio
       });
     }
   }
-  if (options.requireServerFields && str(meta, 'resourceVersion') === '') errs.push(invalid('metadata.resourceVersion', '', 'must be specified for an update'));
-  if (generationOf(meta) < generationOf(old)) errs.push(invalid('metadata.generation', generationValue(meta), 'must not be decremented'));
+  if (options.requireServerFields && str(meta, 'resourceVersion') === '')
+    errs.push(invalid('metadata.resourceVersion', '', 'must be specified for an update'));
+  if (generationOf(meta) < generationOf(old))
+    errs.push(invalid('metadata.generation', generationValue(meta), 'must not be decremented'));
   errs.push(
     ...immutable('metadata.name', str(meta, 'name'), str(old, 'name')),
     ...immutable('metadata.namespace', str(meta, 'namespace'), str(old, 'namespace')),
     ...immutable('metadata.uid', str(meta, 'uid'), str(old, 'uid')),
     ...immutable('metadata.creationTimestamp', meta.creationTimestamp, old.creationTimestamp),
     ...immutable('metadata.deletionTimestamp', meta.deletionTimestamp, old.deletionTimestamp),
-    ...immutable('metadata.deletionGracePeriodSeconds', meta.deletionGracePeriodSeconds, old.deletionGracePeriodSeconds),
+    ...immutable(
+      'metadata.deletionGracePeriodSeconds',
+      meta.deletionGracePeriodSeconds,
+      old.deletionGracePeriodSeconds,
+    ),
     ...labelErrors(meta.labels, 'metadata'),
     ...annotationErrors(meta.annotations, 'metadata'),
     ...ownerReferenceErrors(meta.ownerReferences, 'metadata'),
@@ -263,11 +338,32 @@ export function validateObjectMetaUpdate(newObj: unknown, oldObj: unknown, optio
 // metav1.ObjectMeta's JSON fields, and those of the structs it nests (strict decoding reports
 // anything else as unknown and the ObjectMeta round trip drops it).
 const OBJECT_META_FIELDS = new Set([
-  'name', 'generateName', 'namespace', 'selfLink', 'uid', 'resourceVersion', 'generation', 'creationTimestamp',
-  'deletionTimestamp', 'deletionGracePeriodSeconds', 'labels', 'annotations', 'ownerReferences', 'finalizers', 'managedFields',
+  'name',
+  'generateName',
+  'namespace',
+  'selfLink',
+  'uid',
+  'resourceVersion',
+  'generation',
+  'creationTimestamp',
+  'deletionTimestamp',
+  'deletionGracePeriodSeconds',
+  'labels',
+  'annotations',
+  'ownerReferences',
+  'finalizers',
+  'managedFields',
 ]);
 const OWNER_REFERENCE_FIELDS = new Set(['apiVersion', 'kind', 'name', 'uid', 'controller', 'blockOwnerDeletion']);
-const MANAGED_FIELDS_ENTRY_FIELDS = new Set(['manager', 'operation', 'apiVersion', 'time', 'fieldsType', 'fieldsV1', 'subresource']);
+const MANAGED_FIELDS_ENTRY_FIELDS = new Set([
+  'manager',
+  'operation',
+  'apiVersion',
+  'time',
+  'fieldsType',
+  'fieldsV1',
+  'subresource',
+]);
 
 function dropUnknown(o: JsonObject, known: ReadonlySet<string>, prefix: string, out: string[]): void {
   for (const k of ownKeys(o)) {
@@ -287,7 +383,8 @@ export function dropUnknownMetadataFields(meta: JsonObject, prefix: string): str
   ];
   for (const [field, known] of listFields) {
     const list = meta[field];
-    if (Array.isArray(list)) list.forEach((entry, i) => isObject(entry) && dropUnknown(entry, known, `${prefix}.${field}[${i}]`, out));
+    if (Array.isArray(list))
+      list.forEach((entry, i) => isObject(entry) && dropUnknown(entry, known, `${prefix}.${field}[${i}]`, out));
   }
   return out;
 }
@@ -301,6 +398,7 @@ export function coerceObjectMetaInPlace(obj: unknown): string[] {
   if (!isObject(obj) || !isObject(obj.metadata)) return [];
   const meta = obj.metadata;
   const out = dropUnknownMetadataFields(meta, 'metadata');
-  if (!Object.hasOwn(meta, 'creationTimestamp') || meta.creationTimestamp === undefined) setOwn(meta, 'creationTimestamp', null);
+  if (!Object.hasOwn(meta, 'creationTimestamp') || meta.creationTimestamp === undefined)
+    setOwn(meta, 'creationTimestamp', null);
   return out;
 }

@@ -179,7 +179,11 @@ export interface PruneResult {
  * trip, structural pruning (unless the CRD preserves unknown fields), null pruning, ObjectMeta
  * round trip of embedded resources.
  */
-export function prune(schema: SchemaNode, obj: unknown, options: { preserveUnknownFields?: boolean } = {}): PruneResult {
+export function prune(
+  schema: SchemaNode,
+  obj: unknown,
+  options: { preserveUnknownFields?: boolean } = {},
+): PruneResult {
   const object = deepClone(obj);
   const pruned = coerceObjectMetaInPlace(object);
   if (!options.preserveUnknownFields) {

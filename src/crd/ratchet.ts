@@ -18,7 +18,9 @@ function mapListKey(item: JsonObject, keys: readonly string[]): string | undefin
   const scalar = (v: unknown): string | undefined => {
     const kind = kindOf(v);
     // Only bool, int64, float64 and string are keys; Go keeps int64(1) and float64(1) apart.
-    return kind === 'boolean' || kind === 'int' || kind === 'float' || kind === 'string' ? `${kind}:${canonicalJson(v)}` : undefined;
+    return kind === 'boolean' || kind === 'int' || kind === 'float' || kind === 'string'
+      ? `${kind}:${canonicalJson(v)}`
+      : undefined;
   };
   if (keys.length === 1) {
     if (!hasOwn(item, keys[0])) return undefined;
@@ -101,7 +103,8 @@ export class Correlation {
     let child: Correlation | null = null;
     if (Array.isArray(this.value) && i >= 0 && i < this.value.length) {
       const old = this.#oldItemFor(this.value[i]);
-      if (old !== undefined && this.schema.items !== undefined) child = new Correlation(this.value[i], old, this.schema.items, this.#known);
+      if (old !== undefined && this.schema.items !== undefined)
+        child = new Correlation(this.value[i], old, this.schema.items, this.#known);
     }
     this.#children.set(i, child);
     return child;
@@ -123,7 +126,8 @@ export class Correlation {
     // The same answer without a Correlation per node (most of an update is unchanged, and
     // building a correlated tree to compare it was most of the schema side's cost); the walk
     // below is the reference, kept for the tests (test/crd/ratchet.test.ts compares the two).
-    if (this.schema !== undefined && !correlationTreeEquality) return correlatedEqual(this.schema, this.value, this.oldValue, this.#known);
+    if (this.schema !== undefined && !correlationTreeEquality)
+      return correlatedEqual(this.schema, this.value, this.oldValue, this.#known);
     return this.#treeEqual();
   }
 
@@ -241,8 +245,10 @@ export function ratchetRoot(root: Correlation): RatchetState {
 export function ratchetStep(state: RatchetState, segment: PathSegment): RatchetState {
   const { current } = state;
   if (current === null) return state;
-  if (state.nearest === null && (segment === 'apiVersion' || segment === 'kind')) return { current: null, nearest: null };
-  const next = typeof segment === 'number' && Array.isArray(current.value) ? current.index(segment) : current.key(String(segment));
+  if (state.nearest === null && (segment === 'apiVersion' || segment === 'kind'))
+    return { current: null, nearest: null };
+  const next =
+    typeof segment === 'number' && Array.isArray(current.value) ? current.index(segment) : current.key(String(segment));
   return { current: next, nearest: current };
 }
 
@@ -265,7 +271,10 @@ export function ratchetStateAt(root: Correlation, path: string | readonly PathSe
  * is none (absent on either side, or below a set/atomic list item). This is also what a CEL
  * transition rule sees as `oldSelf`.
  */
-export function correlatedOld(root: Correlation, path: string | readonly PathSegment[]): { correlated: true; oldValue: unknown } | { correlated: false } {
+export function correlatedOld(
+  root: Correlation,
+  path: string | readonly PathSegment[],
+): { correlated: true; oldValue: unknown } | { correlated: false } {
   const { current } = ratchetStateAt(root, path);
   return current === null ? { correlated: false } : { correlated: true, oldValue: current.oldValue };
 }

@@ -40,7 +40,14 @@ function locationString(steps: readonly LocationStep[]): string {
   return out;
 }
 
-function addRules(out: CelRule[], rules: readonly ValidationRuleProps[], steps: LocationStep[], schema: SchemaNode, nodeSchema: SchemaNode, branch?: string): void {
+function addRules(
+  out: CelRule[],
+  rules: readonly ValidationRuleProps[],
+  steps: LocationStep[],
+  schema: SchemaNode,
+  nodeSchema: SchemaNode,
+  branch?: string,
+): void {
   rules.forEach((r, index) => {
     out.push({
       location: locationString(steps),
@@ -73,7 +80,8 @@ function structuralAt(root: SchemaNode, steps: readonly LocationStep[]): SchemaN
   let node: SchemaNode | undefined = root;
   for (const step of steps) {
     if (!node) return undefined;
-    node = 'field' in step ? node.properties?.get(step.field) : 'items' in step ? node.items : node.additionalProperties;
+    node =
+      'field' in step ? node.properties?.get(step.field) : 'items' in step ? node.items : node.additionalProperties;
   }
   return node;
 }
@@ -89,7 +97,13 @@ export function collectCelRules(schema: SchemaNode): CelRule[] {
 export function parseLocation(schema: SchemaNode, location: string): LocationStep[] | undefined {
   const steps: LocationStep[] = [];
   let node: SchemaNode | undefined = schema;
-  const tokens = location === '' ? [] : location.replaceAll('[*]', '.[*]').split('.').filter((t) => t !== '');
+  const tokens =
+    location === ''
+      ? []
+      : location
+          .replaceAll('[*]', '.[*]')
+          .split('.')
+          .filter((t) => t !== '');
   for (const token of tokens) {
     if (!node) return undefined;
     if (token === '[*]') {
@@ -133,7 +147,8 @@ export interface LocatedValue {
 export function valuesAt(schema: SchemaNode, obj: unknown, location: string | readonly LocationStep[]): LocatedValue[] {
   const steps = typeof location === 'string' ? parsedLocation(schema, location) : location;
   if (steps === undefined) return [];
-  let current: LocatedValue[] = obj === null || obj === undefined ? [] : [{ path: '', segments: [], value: obj, schema }];
+  let current: LocatedValue[] =
+    obj === null || obj === undefined ? [] : [{ path: '', segments: [], value: obj, schema }];
   for (const step of steps) {
     const next: LocatedValue[] = [];
     for (const at of current) {
@@ -141,11 +156,19 @@ export function valuesAt(schema: SchemaNode, obj: unknown, location: string | re
       if ('field' in step) {
         const sub = at.schema.properties?.get(step.field);
         if (sub && isObject(v) && Object.hasOwn(v, step.field)) {
-          next.push({ path: childPath(at.path, step.field), segments: [...at.segments, step.field], value: v[step.field], schema: sub });
+          next.push({
+            path: childPath(at.path, step.field),
+            segments: [...at.segments, step.field],
+            value: v[step.field],
+            schema: sub,
+          });
         }
       } else if ('items' in step) {
         const sub = at.schema.items;
-        if (sub && Array.isArray(v)) v.forEach((item, i) => next.push({ path: indexPath(at.path, i), segments: [...at.segments, i], value: item, schema: sub }));
+        if (sub && Array.isArray(v))
+          v.forEach((item, i) =>
+            next.push({ path: indexPath(at.path, i), segments: [...at.segments, i], value: item, schema: sub }),
+          );
       } else {
         const sub = at.schema.additionalProperties;
         if (sub && isObject(v)) {

@@ -107,9 +107,32 @@ const MAX_SCHEMA_DEPTH = 512;
  * version 1.34), normalized like go-openapi does (dashes removed). Others are dropped.
  */
 export const SUPPORTED_FORMATS: ReadonlySet<string> = new Set([
-  'bsonobjectid', 'uri', 'email', 'hostname', 'ipv4', 'ipv6', 'cidr', 'mac', 'uuid', 'uuid3', 'uuid4', 'uuid5',
-  'isbn', 'isbn10', 'isbn13', 'creditcard', 'ssn', 'hexcolor', 'rgbcolor', 'byte', 'password', 'date', 'duration',
-  'datetime', 'k8sshortname', 'k8slongname',
+  'bsonobjectid',
+  'uri',
+  'email',
+  'hostname',
+  'ipv4',
+  'ipv6',
+  'cidr',
+  'mac',
+  'uuid',
+  'uuid3',
+  'uuid4',
+  'uuid5',
+  'isbn',
+  'isbn10',
+  'isbn13',
+  'creditcard',
+  'ssn',
+  'hexcolor',
+  'rgbcolor',
+  'byte',
+  'password',
+  'date',
+  'duration',
+  'datetime',
+  'k8sshortname',
+  'k8slongname',
 ]);
 
 export function normalizeFormat(format: string): string {
@@ -201,7 +224,8 @@ function compileNode(raw: unknown, location: string, ctx: Ctx): SchemaNode {
   const inner: Ctx = { depth: ctx.depth + 1 };
 
   const type = optString(raw, 'type', location) ?? '';
-  if (type !== '' && !TYPES.has(type)) fail(location, `type ${JSON.stringify(type)} is not one of ${[...TYPES].join(', ')}`);
+  if (type !== '' && !TYPES.has(type))
+    fail(location, `type ${JSON.stringify(type)} is not one of ${[...TYPES].join(', ')}`);
   const intOrString = optBool(raw, 'x-kubernetes-int-or-string', location);
 
   let properties: Map<string, SchemaNode> | undefined;
@@ -223,30 +247,40 @@ function compileNode(raw: unknown, location: string, ctx: Ctx): SchemaNode {
   let additionalPropertiesAllowed = true;
   const ap = raw.additionalProperties;
   if (typeof ap === 'boolean') additionalPropertiesAllowed = ap;
-  else if (ap !== undefined && ap !== null) additionalProperties = compileNode(ap, `${location}.additionalProperties`, inner);
+  else if (ap !== undefined && ap !== null)
+    additionalProperties = compileNode(ap, `${location}.additionalProperties`, inner);
 
   const listType = optString(raw, 'x-kubernetes-list-type', location) ?? '';
-  if (listType !== '' && !LIST_TYPES.has(listType)) fail(location, `x-kubernetes-list-type ${JSON.stringify(listType)} is not atomic, set or map`);
+  if (listType !== '' && !LIST_TYPES.has(listType))
+    fail(location, `x-kubernetes-list-type ${JSON.stringify(listType)} is not atomic, set or map`);
   const listMapKeys = stringList(raw, 'x-kubernetes-list-map-keys', location);
-  if (listType === 'map' && listMapKeys.length === 0) fail(location, 'x-kubernetes-list-type map needs x-kubernetes-list-map-keys');
+  if (listType === 'map' && listMapKeys.length === 0)
+    fail(location, 'x-kubernetes-list-type map needs x-kubernetes-list-map-keys');
   const mapType = optString(raw, 'x-kubernetes-map-type', location) ?? '';
-  if (mapType !== '' && !MAP_TYPES.has(mapType)) fail(location, `x-kubernetes-map-type ${JSON.stringify(mapType)} is not granular or atomic`);
+  if (mapType !== '' && !MAP_TYPES.has(mapType))
+    fail(location, `x-kubernetes-map-type ${JSON.stringify(mapType)} is not granular or atomic`);
 
   const rawFormat = optString(raw, 'format', location) ?? '';
   const patternSource = optString(raw, 'pattern', location);
   const enumValues = raw.enum;
-  if (enumValues !== undefined && enumValues !== null && !Array.isArray(enumValues)) fail(location, 'enum must be a list');
+  if (enumValues !== undefined && enumValues !== null && !Array.isArray(enumValues))
+    fail(location, 'enum must be a list');
   const not = raw.not === undefined || raw.not === null ? undefined : compileNode(raw.not, `${location}.not`, inner);
 
   const embeddedResource = optBool(raw, 'x-kubernetes-embedded-resource', location);
-  const children = [...(properties?.values() ?? []), items, additionalProperties].filter((c): c is SchemaNode => c !== undefined);
+  const children = [...(properties?.values() ?? []), items, additionalProperties].filter(
+    (c): c is SchemaNode => c !== undefined,
+  );
   return {
     raw: raw as JSONSchemaProps,
     location,
     type,
     types: intOrString ? ['integer', 'string'] : type ? [type] : [],
     nullable: optBool(raw, 'nullable', location),
-    default: Object.hasOwn(raw, 'default') && raw.default !== null && raw.default !== undefined ? { value: deepClone(raw.default) } : undefined,
+    default:
+      Object.hasOwn(raw, 'default') && raw.default !== null && raw.default !== undefined
+        ? { value: deepClone(raw.default) }
+        : undefined,
     properties,
     additionalProperties,
     hasAdditionalProperties: ap !== undefined && ap !== null,

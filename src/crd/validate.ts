@@ -99,7 +99,12 @@ function single(e: OpenApiError): Result {
 // Messages (kube-openapi pkg/validation/errors/schema.go), always with `in` = "body".
 
 function invalidType(name: string, typeName: string, value: string): OpenApiError {
-  return { code: 'invalidType', name, value, message: `${name} in ${IN} must be of type ${typeName}: ${goQuote(value)}` };
+  return {
+    code: 'invalidType',
+    name,
+    value,
+    message: `${name} in ${IN} must be of type ${typeName}: ${goQuote(value)}`,
+  };
 }
 
 function composite(message: string): OpenApiError {
@@ -163,7 +168,8 @@ function typeValidator(s: SchemaNode, data: unknown, kind: JsonKind, path: strin
   const result = new Result();
   result.inc();
   if (kind === 'null') {
-    if (s.types.length > 0 && !s.types.includes('null') && !s.nullable) return single(invalidType(path, s.types.join(','), 'null'));
+    if (s.types.length > 0 && !s.types.includes('null') && !s.nullable)
+      return single(invalidType(path, s.types.join(','), 'null'));
     return result;
   }
   const [schType, format] = schemaInfo(kind);
@@ -173,7 +179,11 @@ function typeValidator(s: SchemaNode, data: unknown, kind: JsonKind, path: strin
   const isLowerInt = s.format === 'int64' && format === 'int32';
   const isLowerFloat = s.format === 'float64' && format === 'float32';
   const stringOrSlice = kind === 'string' || kind === 'array';
-  if (!stringOrSlice && s.format !== '' && !(has(schType) || format === s.format || isFloatInt || isIntFloat || isLowerInt || isLowerFloat)) {
+  if (
+    !stringOrSlice &&
+    s.format !== '' &&
+    !(has(schType) || format === s.format || isFloatInt || isIntFloat || isLowerInt || isLowerFloat)
+  ) {
     return single(invalidType(path, s.format, format));
   }
   if (!(has('number') || has('integer')) && s.format !== '' && stringOrSlice) return result;
@@ -229,7 +239,9 @@ function schemaPropsValidator(s: SchemaNode, data: unknown, path: string): Resul
       main.merge(r);
     }
     if (validated !== s.allOf.length) {
-      main.add(composite(`${goQuote(path)} must validate all the schemas (allOf)${validated === 0 ? '. None validated' : ''}`));
+      main.add(
+        composite(`${goQuote(path)} must validate all the schemas (allOf)${validated === 0 ? '. None validated' : ''}`),
+      );
     }
   }
   if (s.not && validateValue(s.not, data, path, null).valid) {
@@ -248,13 +260,30 @@ function runeCount(s: string): number {
 /** Only the first failing string check is reported (maxLength, minLength, pattern). */
 function stringValidator(s: SchemaNode, data: string, path: string): Result | undefined {
   if (s.maxLength !== undefined && runeCount(data) > s.maxLength) {
-    return single({ code: 'tooLong', name: path, value: data, valid: s.maxLength, message: `${path} in ${IN} should be at most ${s.maxLength} chars long` });
+    return single({
+      code: 'tooLong',
+      name: path,
+      value: data,
+      valid: s.maxLength,
+      message: `${path} in ${IN} should be at most ${s.maxLength} chars long`,
+    });
   }
   if (s.minLength !== undefined && runeCount(data) < s.minLength) {
-    return single({ code: 'tooShort', name: path, value: data, valid: s.minLength, message: `${path} in ${IN} should be at least ${s.minLength} chars long` });
+    return single({
+      code: 'tooShort',
+      name: path,
+      value: data,
+      valid: s.minLength,
+      message: `${path} in ${IN} should be at least ${s.minLength} chars long`,
+    });
   }
   if (s.pattern !== undefined && !s.pattern.test(data)) {
-    return single({ code: 'pattern', name: path, value: data, message: `${path} in ${IN} should match '${s.pattern.source}'` });
+    return single({
+      code: 'pattern',
+      name: path,
+      value: data,
+      message: `${path} in ${IN} should match '${s.pattern.source}'`,
+    });
   }
   return undefined;
 }
@@ -272,14 +301,37 @@ function numberValidator(s: SchemaNode, data: unknown, kind: JsonKind, path: str
     if (isInt) {
       const factor = int64Of(s.multipleOf);
       const v = toBigInt(data);
-      if (factor <= 0n) res.add({ code: 'multipleOfMustBePositive', name: path, value: factor, message: `factor MultipleOf declared for ${path} must be positive: ${factor}` });
-      else if ((v / factor) * factor !== v) res.add({ code: 'multipleOf', name: path, value: data, message: `${path} in ${IN} should be a multiple of ${factor}` });
+      if (factor <= 0n)
+        res.add({
+          code: 'multipleOfMustBePositive',
+          name: path,
+          value: factor,
+          message: `factor MultipleOf declared for ${path} must be positive: ${factor}`,
+        });
+      else if ((v / factor) * factor !== v)
+        res.add({
+          code: 'multipleOf',
+          name: path,
+          value: data,
+          message: `${path} in ${IN} should be a multiple of ${factor}`,
+        });
     } else {
       const factor = s.multipleOf;
       const v = toFloat(data);
-      if (factor <= 0) res.add({ code: 'multipleOfMustBePositive', name: path, value: factor, message: `factor MultipleOf declared for ${path} must be positive: ${goFloat(factor)}` });
+      if (factor <= 0)
+        res.add({
+          code: 'multipleOfMustBePositive',
+          name: path,
+          value: factor,
+          message: `factor MultipleOf declared for ${path} must be positive: ${goFloat(factor)}`,
+        });
       else if (!isFloat64AJSONInteger(factor < 1 ? (1 / factor) * v : v / factor)) {
-        res.add({ code: 'multipleOf', name: path, value: data, message: `${path} in ${IN} should be a multiple of ${goFloat(factor)}` });
+        res.add({
+          code: 'multipleOf',
+          name: path,
+          value: data,
+          message: `${path} in ${IN} should be a multiple of ${goFloat(factor)}`,
+        });
       }
     }
   }
@@ -288,8 +340,19 @@ function numberValidator(s: SchemaNode, data: unknown, kind: JsonKind, path: str
     const v: number | bigint = isInt ? toBigInt(data) : toFloat(data);
     const fails = isMax ? (exclusive ? v >= lim : v > lim) : exclusive ? v <= lim : v < lim;
     if (!fails) return;
-    const relation = isMax ? (exclusive ? 'less than' : 'less than or equal to') : exclusive ? 'greater than' : 'greater than or equal to';
-    res.add({ code: isMax ? 'maximum' : 'minimum', name: path, value: data, message: `${path} in ${IN} should be ${relation} ${bound(lim)}` });
+    const relation = isMax
+      ? exclusive
+        ? 'less than'
+        : 'less than or equal to'
+      : exclusive
+        ? 'greater than'
+        : 'greater than or equal to';
+    res.add({
+      code: isMax ? 'maximum' : 'minimum',
+      name: path,
+      value: data,
+      message: `${path} in ${IN} should be ${relation} ${bound(lim)}`,
+    });
   };
   if (s.minimum !== undefined) compare(s.minimum, s.exclusiveMinimum, false);
   if (s.maximum !== undefined) compare(s.maximum, s.exclusiveMaximum, true);
@@ -300,14 +363,27 @@ function numberValidator(s: SchemaNode, data: unknown, kind: JsonKind, path: str
 function sliceValidator(s: SchemaNode, data: unknown[], path: string, corr: Correlation | null): Result {
   const result = new Result();
   if (s.items) {
-    for (let i = 0; i < data.length; i++) result.merge(validateChild(s.items, data[i], `${path}[${i}]`, corr?.index(i) ?? null));
+    for (let i = 0; i < data.length; i++)
+      result.merge(validateChild(s.items, data[i], `${path}[${i}]`, corr?.index(i) ?? null));
   }
   const size = data.length;
   if (s.minItems !== undefined && size < s.minItems) {
-    result.add({ code: 'minItems', name: path, value: size, valid: s.minItems, message: `${path} in ${IN} should have at least ${s.minItems} items` });
+    result.add({
+      code: 'minItems',
+      name: path,
+      value: size,
+      valid: s.minItems,
+      message: `${path} in ${IN} should have at least ${s.minItems} items`,
+    });
   }
   if (s.maxItems !== undefined && size > s.maxItems) {
-    result.add({ code: 'maxItems', name: path, value: size, valid: s.maxItems, message: `${path} in ${IN} should have at most ${s.maxItems} items` });
+    result.add({
+      code: 'maxItems',
+      name: path,
+      value: size,
+      valid: s.maxItems,
+      message: `${path} in ${IN} should have at most ${s.maxItems} items`,
+    });
   }
   if (s.uniqueItems && data.some((v, i) => data.slice(0, i).some((u) => semanticEqual(u, v)))) {
     result.add({ code: 'unique', name: path, message: `${path} in ${IN} shouldn't contain duplicates` });
@@ -348,21 +424,45 @@ function enumMatches(data: unknown, kind: JsonKind, enumValue: unknown): boolean
 function commonValidator(s: SchemaNode, data: unknown, kind: JsonKind, path: string): Result | undefined {
   if (!s.enum || s.enum.length === 0) return undefined;
   if (kind !== 'null' && s.enum.some((e) => enumMatches(data, kind, e))) return undefined;
-  return single({ code: 'enum', name: path, value: data, values: s.enum, message: `${path} in ${IN} should be one of ${JSON.stringify(s.enum)}` });
+  return single({
+    code: 'enum',
+    name: path,
+    value: data,
+    values: s.enum,
+    message: `${path} in ${IN} should be one of ${JSON.stringify(s.enum)}`,
+  });
 }
 
 function objectValidator(s: SchemaNode, data: JsonObject, path: string, corr: Correlation | null): Result {
   const res = new Result();
   const keys = ownKeys(data);
   if (s.minProperties !== undefined && keys.length < s.minProperties) {
-    res.add({ code: 'tooFewProperties', name: path, value: keys.length, valid: s.minProperties, message: `${path} in ${IN} should have at least ${s.minProperties} properties` });
+    res.add({
+      code: 'tooFewProperties',
+      name: path,
+      value: keys.length,
+      valid: s.minProperties,
+      message: `${path} in ${IN} should have at least ${s.minProperties} properties`,
+    });
   }
   if (s.maxProperties !== undefined && keys.length > s.maxProperties) {
-    res.add({ code: 'tooManyProperties', name: path, value: keys.length, valid: s.maxProperties, message: `${path} in ${IN} should have at most ${s.maxProperties} properties` });
+    res.add({
+      code: 'tooManyProperties',
+      name: path,
+      value: keys.length,
+      valid: s.maxProperties,
+      message: `${path} in ${IN} should have at most ${s.maxProperties} properties`,
+    });
   }
   if (s.hasAdditionalProperties && !s.additionalPropertiesAllowed) {
     for (const k of keys) {
-      if (!s.properties?.has(k)) res.add({ code: 'unallowedProperty', name: path, value: k, message: `${path}.${k} in ${IN} is a forbidden property` });
+      if (!s.properties?.has(k))
+        res.add({
+          code: 'unallowedProperty',
+          name: path,
+          value: k,
+          message: `${path}.${k} in ${IN} is a forbidden property`,
+        });
     }
   } else if (s.additionalProperties) {
     for (const k of keys) {
@@ -372,10 +472,13 @@ function objectValidator(s: SchemaNode, data: JsonObject, path: string, corr: Co
   }
   for (const [name, prop] of s.properties ?? []) {
     if (!Object.hasOwn(data, name) || data[name] === undefined) continue;
-    res.merge(validateChild(prop, data[name], path === '' ? name : `${path}.${name}`, childCorrelation(corr, path, name)));
+    res.merge(
+      validateChild(prop, data[name], path === '' ? name : `${path}.${name}`, childCorrelation(corr, path, name)),
+    );
   }
   for (const k of s.required) {
-    if (!Object.hasOwn(data, k) || data[k] === undefined) res.add({ code: 'required', name: `${path}.${k}`, message: `${path}.${k} in ${IN} is required` });
+    if (!Object.hasOwn(data, k) || data[k] === undefined)
+      res.add({ code: 'required', name: `${path}.${k}`, message: `${path}.${k} in ${IN} is required` });
   }
   return res;
 }
@@ -443,21 +546,44 @@ function plural(n: number, one: string, many: string): string {
 
 function toFieldError(e: OpenApiError): FieldError {
   const origin = 'schema';
-  if (e.code === 'composite') return { type: 'FieldValueInvalid', field: '<nil>', value: '', detail: e.message, origin };
+  if (e.code === 'composite')
+    return { type: 'FieldValueInvalid', field: '<nil>', value: '', detail: e.message, origin };
   const field = e.name !== undefined && e.name !== '' && e.name !== '.' ? e.name.replace(/^\./, '') : '<nil>';
   const value = e.value === undefined || e.value === null ? '' : e.value;
   switch (e.code) {
     case 'required':
       return { type: 'FieldValueRequired', field, value: OMIT_VALUE, detail: '', origin };
     case 'enum': {
-      const supported = (e.values ?? []).map((v) => goQuote(typeof v === 'string' ? v : JSON.stringify(v, (_k, x: unknown) => (typeof x === 'bigint' ? Number(x) : x))));
-      return { type: 'FieldValueNotSupported', field, value: e.value ?? null, detail: supported.length ? `supported values: ${supported.join(', ')}` : '', origin };
+      const supported = (e.values ?? []).map((v) =>
+        goQuote(
+          typeof v === 'string' ? v : JSON.stringify(v, (_k, x: unknown) => (typeof x === 'bigint' ? Number(x) : x)),
+        ),
+      );
+      return {
+        type: 'FieldValueNotSupported',
+        field,
+        value: e.value ?? null,
+        detail: supported.length ? `supported values: ${supported.join(', ')}` : '',
+        origin,
+      };
     }
     case 'tooLong':
-      return { type: 'FieldValueTooLong', field, value: OMIT_VALUE, detail: `may not be more than ${e.valid} ${plural(e.valid ?? 0, 'byte', 'bytes')}`, origin };
+      return {
+        type: 'FieldValueTooLong',
+        field,
+        value: OMIT_VALUE,
+        detail: `may not be more than ${e.valid} ${plural(e.valid ?? 0, 'byte', 'bytes')}`,
+        origin,
+      };
     case 'maxItems':
     case 'tooManyProperties':
-      return { type: 'FieldValueTooMany', field, value: e.value, detail: `must have at most ${e.valid} ${plural(e.valid ?? 0, 'item', 'items')}`, origin };
+      return {
+        type: 'FieldValueTooMany',
+        field,
+        value: e.value,
+        detail: `must have at most ${e.valid} ${plural(e.valid ?? 0, 'item', 'items')}`,
+        origin,
+      };
     case 'invalidType':
       return { type: 'FieldValueTypeInvalid', field, value, detail: e.message, origin };
     default:

@@ -40,7 +40,8 @@ export function hasOwn(o: JsonObject, key: string): boolean {
 
 /** Sets an own data property; a `__proto__` key is defined, so it cannot replace the prototype. */
 export function setOwn(o: JsonObject, key: string, value: unknown): void {
-  if (key === '__proto__') Object.defineProperty(o, key, { value, writable: true, enumerable: true, configurable: true });
+  if (key === '__proto__')
+    Object.defineProperty(o, key, { value, writable: true, enumerable: true, configurable: true });
   else o[key] = value;
 }
 

@@ -42,7 +42,12 @@ const TYPE_TEXT: Record<FieldErrorType, string> = {
 };
 
 /** Types whose message never shows the value (field.Error.ErrorBody). */
-const VALUELESS = new Set<FieldErrorType>(['FieldValueRequired', 'FieldValueForbidden', 'FieldValueTooLong', 'InternalError']);
+const VALUELESS = new Set<FieldErrorType>([
+  'FieldValueRequired',
+  'FieldValueForbidden',
+  'FieldValueTooLong',
+  'InternalError',
+]);
 
 /** Renders a value like Go's `%v`/`%q` does for the simple types the API server prints. */
 export function renderValue(value: unknown): string {
@@ -68,9 +73,24 @@ export function errorString(e: FieldError): string {
 }
 
 export const fieldError = {
-  invalid: (field: string, value: unknown, detail: string): FieldError => ({ type: 'FieldValueInvalid', field, value, detail }),
-  required: (field: string, detail = ''): FieldError => ({ type: 'FieldValueRequired', field, value: OMIT_VALUE, detail }),
-  forbidden: (field: string, detail: string): FieldError => ({ type: 'FieldValueForbidden', field, value: OMIT_VALUE, detail }),
+  invalid: (field: string, value: unknown, detail: string): FieldError => ({
+    type: 'FieldValueInvalid',
+    field,
+    value,
+    detail,
+  }),
+  required: (field: string, detail = ''): FieldError => ({
+    type: 'FieldValueRequired',
+    field,
+    value: OMIT_VALUE,
+    detail,
+  }),
+  forbidden: (field: string, detail: string): FieldError => ({
+    type: 'FieldValueForbidden',
+    field,
+    value: OMIT_VALUE,
+    detail,
+  }),
   notSupported: (field: string, value: unknown, supported: readonly unknown[]): FieldError => ({
     type: 'FieldValueNotSupported',
     field,
@@ -90,6 +110,16 @@ export const fieldError = {
     value: actual,
     detail: `must have at most ${max} ${max === 1 ? 'item' : 'items'}`,
   }),
-  typeInvalid: (field: string, value: unknown, detail: string): FieldError => ({ type: 'FieldValueTypeInvalid', field, value, detail }),
-  internal: (field: string, detail: string): FieldError => ({ type: 'InternalError', field, value: OMIT_VALUE, detail }),
+  typeInvalid: (field: string, value: unknown, detail: string): FieldError => ({
+    type: 'FieldValueTypeInvalid',
+    field,
+    value,
+    detail,
+  }),
+  internal: (field: string, detail: string): FieldError => ({
+    type: 'InternalError',
+    field,
+    value: OMIT_VALUE,
+    detail,
+  }),
 };

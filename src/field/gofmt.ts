@@ -37,7 +37,8 @@ export function goQuote(s: string): string {
         out += '\\v';
         continue;
     }
-    if (cp >= 0xd800 && cp <= 0xdfff) out += '\ufffd'; // Go's JSON decoder replaced lone surrogates
+    if (cp >= 0xd800 && cp <= 0xdfff)
+      out += '\ufffd'; // Go's JSON decoder replaced lone surrogates
     else if (PRINTABLE.test(ch)) out += ch;
     else if (cp < 0x80) out += `\\x${cp.toString(16).padStart(2, '0')}`;
     else if (cp < 0x10000) out += `\\u${cp.toString(16).padStart(4, '0')}`;

@@ -22,20 +22,27 @@ const DNS_SUBDOMAIN = /^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0
 const UID = /^[A-Za-z0-9][A-Za-z0-9-]{0,127}$/;
 
 export function parseHint(body: unknown): HintParse {
-  if (body === null || typeof body !== 'object' || Array.isArray(body)) return { ok: false, error: 'a hint is a JSON object {namespace, name, uid, generation}' };
+  if (body === null || typeof body !== 'object' || Array.isArray(body))
+    return { ok: false, error: 'a hint is a JSON object {namespace, name, uid, generation}' };
   const { namespace, name, uid, generation } = body as Record<string, unknown>;
   const errors: string[] = [];
-  if (typeof namespace !== 'string' || namespace.length > 63 || !DNS_LABEL.test(namespace)) errors.push('namespace must be a DNS label');
-  if (typeof name !== 'string' || name.length > 253 || !DNS_SUBDOMAIN.test(name)) errors.push('name must be a DNS subdomain');
+  if (typeof namespace !== 'string' || namespace.length > 63 || !DNS_LABEL.test(namespace))
+    errors.push('namespace must be a DNS label');
+  if (typeof name !== 'string' || name.length > 253 || !DNS_SUBDOMAIN.test(name))
+    errors.push('name must be a DNS subdomain');
   if (typeof uid !== 'string' || !UID.test(uid)) errors.push('uid must be an object uid');
   let gen: number | null = null;
   if (generation !== undefined && generation !== null) {
     const n = typeof generation === 'bigint' ? Number(generation) : generation;
-    if (typeof n !== 'number' || !Number.isSafeInteger(n) || n < 1) errors.push('generation must be a positive integer or null');
+    if (typeof n !== 'number' || !Number.isSafeInteger(n) || n < 1)
+      errors.push('generation must be a positive integer or null');
     else gen = n;
   }
   if (errors.length) return { ok: false, error: errors.join('; ') };
-  return { ok: true, hint: { namespace: namespace as string, name: name as string, uid: uid as string, generation: gen } };
+  return {
+    ok: true,
+    hint: { namespace: namespace as string, name: name as string, uid: uid as string, generation: gen },
+  };
 }
 
 /**

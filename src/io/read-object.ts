@@ -25,7 +25,10 @@ export async function parseObjectText(text: string, name: string): Promise<unkno
 }
 
 export function requireObject(value: unknown, name: string): Record<string, unknown> {
-  if (value === null || typeof value !== 'object' || Array.isArray(value)) throw new InputError(`${name}: expected a Kubernetes object (a mapping), got ${Array.isArray(value) ? 'a list' : value === null ? 'null' : typeof value}`);
+  if (value === null || typeof value !== 'object' || Array.isArray(value))
+    throw new InputError(
+      `${name}: expected a Kubernetes object (a mapping), got ${Array.isArray(value) ? 'a list' : value === null ? 'null' : typeof value}`,
+    );
   return value as Record<string, unknown>;
 }
 
@@ -39,7 +42,8 @@ export async function readObjectFile(path: string): Promise<Record<string, unkno
     if (err instanceof InputError) throw err;
     throw new InputError(`${path}: cannot read: ${(err as NodeJS.ErrnoException).code ?? (err as Error).message}`);
   }
-  if (size > MAX_INPUT_BYTES) throw new InputError(`${path}: ${size} bytes is more than the ${MAX_INPUT_BYTES} bytes accepted`);
+  if (size > MAX_INPUT_BYTES)
+    throw new InputError(`${path}: ${size} bytes is more than the ${MAX_INPUT_BYTES} bytes accepted`);
   const text = await readFile(path, 'utf8');
   return requireObject(await parseObjectText(text, path), path);
 }

@@ -77,7 +77,8 @@ function readKey(text: string, i: number): [string, number] {
 
 function setMember(o: Record<string, unknown>, key: string, value: unknown): void {
   // JSON.parse defines `__proto__` as an own property; assigning it would set the prototype.
-  if (key === '__proto__') Object.defineProperty(o, key, { value, writable: true, enumerable: true, configurable: true });
+  if (key === '__proto__')
+    Object.defineProperty(o, key, { value, writable: true, enumerable: true, configurable: true });
   else o[key] = value;
 }
 

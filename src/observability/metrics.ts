@@ -44,7 +44,9 @@ export interface WebhookMetrics {
 }
 
 /** prometheus.ExponentialBuckets(10e-9, 10, 12), as controller-runtime's webhook latency uses. */
-export const CONTROLLER_RUNTIME_LATENCY_BUCKETS = Array.from({ length: 12 }, (_, i) => Number((1e-8 * 10 ** i).toPrecision(1)));
+export const CONTROLLER_RUNTIME_LATENCY_BUCKETS = Array.from({ length: 12 }, (_, i) =>
+  Number((1e-8 * 10 ** i).toPrecision(1)),
+);
 
 export interface MetricsOptions {
   /** Process metrics (CPU, memory, event loop): on in `serve`, off in tests. */

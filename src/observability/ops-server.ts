@@ -39,7 +39,9 @@ export async function buildOpsServer(deps: OpsServerDeps): Promise<FastifyInstan
     return reply.type(deps.metrics.registry.contentType).send(text);
   });
   app.setNotFoundHandler((req, reply) => {
-    reply.code(404).send({ error: `${req.method} ${req.url} not found: this port serves /healthz, /readyz and /metrics` });
+    reply
+      .code(404)
+      .send({ error: `${req.method} ${req.url} not found: this port serves /healthz, /readyz and /metrics` });
   });
   app.setErrorHandler((err, req, reply) => {
     req.log.error({ err: { message: (err as Error).message } }, 'ops request failed');

@@ -2,7 +2,14 @@
 // InFlight around each webhook handler) as Fastify hooks: every HTTP request to one of the given
 // admission paths is counted by status code, timed, and counted in flight, whatever its outcome
 // (an in-band answer, a 400, a 413, a 500).
-import type { FastifyInstance, FastifyRequest, onRequestAbortHookHandler, onRequestHookHandler, onResponseHookHandler, RouteOptions } from 'fastify';
+import type {
+  FastifyInstance,
+  FastifyRequest,
+  onRequestAbortHookHandler,
+  onRequestHookHandler,
+  onResponseHookHandler,
+  RouteOptions,
+} from 'fastify';
 import type { WebhookMetrics } from './metrics.ts';
 
 /** Call before the routes are added: the hooks are attached to the routes of `paths` only. */
@@ -55,4 +62,5 @@ export function instrumentWebhookPaths(app: FastifyInstance, metrics: WebhookMet
   });
 }
 
-const asList = <T>(hooks: T | T[] | undefined): T[] => (hooks === undefined ? [] : Array.isArray(hooks) ? hooks : [hooks]);
+const asList = <T>(hooks: T | T[] | undefined): T[] =>
+  hooks === undefined ? [] : Array.isArray(hooks) ? hooks : [hooks];

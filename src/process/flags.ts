@@ -7,7 +7,8 @@ export class ConfigError extends Error {
 
 export function portFlag(flag: string, raw: string | undefined, fallback: number): number {
   if (raw === undefined) return fallback;
-  if (!/^\d+$/.test(raw) || Number(raw) > 65535) throw new ConfigError(`${flag} must be a port number (0-65535), got "${raw}"`);
+  if (!/^\d+$/.test(raw) || Number(raw) > 65535)
+    throw new ConfigError(`${flag} must be a port number (0-65535), got "${raw}"`);
   return Number(raw);
 }
 
@@ -17,7 +18,12 @@ export function nonEmptyFlag(flag: string, raw: string | undefined): string | un
   return raw;
 }
 
-export function oneOfFlag<T extends string>(flag: string, raw: string | undefined, allowed: readonly T[], fallback: T): T {
+export function oneOfFlag<T extends string>(
+  flag: string,
+  raw: string | undefined,
+  allowed: readonly T[],
+  fallback: T,
+): T {
   if (raw === undefined) return fallback;
   if ((allowed as readonly string[]).includes(raw)) return raw as T;
   throw new ConfigError(`${flag} must be one of ${allowed.join(', ')}, got "${raw}"`);

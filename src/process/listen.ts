@@ -18,7 +18,12 @@ export interface Listenable {
  * resolves to the address URL. Only a missing IPv6 moves on to the next candidate: a busy port
  * is an error on any of them.
  */
-export async function listenOn(server: Listenable, host: string | undefined, port: number, everyAddress: readonly string[] = EVERY_ADDRESS): Promise<string> {
+export async function listenOn(
+  server: Listenable,
+  host: string | undefined,
+  port: number,
+  everyAddress: readonly string[] = EVERY_ADDRESS,
+): Promise<string> {
   if (host !== undefined) return server.listen({ host, port });
   for (let i = 0; ; i++) {
     try {

@@ -46,7 +46,10 @@ export function installProcessHandlers(handle: Closable, options: ProcessHandler
       () => {
         clearTimeout(force);
         // Unref'd: a process with nothing left running ends on its own first.
-        setTimeout(() => exit(typeof process.exitCode === 'number' ? process.exitCode : 0), CLOSED_EXIT_DELAY_MS).unref();
+        setTimeout(
+          () => exit(typeof process.exitCode === 'number' ? process.exitCode : 0),
+          CLOSED_EXIT_DELAY_MS,
+        ).unref();
       },
       (err: unknown) => {
         logger.error({ error: (err as Error).message }, 'shutdown failed');

@@ -13,7 +13,13 @@ import { planPvcHandBack, planPvcRelease, workspaceClaims } from './pvc-plan.ts'
 import { eventFor, previousReport, sameReport, suspendEventFor, type RebuildReport } from './report.ts';
 import { canDeleteSafely } from './safety.ts';
 import { isJobSetStale, type NodeCounts } from './stale.ts';
-import { conditionsChanged, suspendedCondition, unbuildableCondition, UNBUILDABLE_CONDITION, type UnbuildableReason } from './status.ts';
+import {
+  conditionsChanged,
+  suspendedCondition,
+  unbuildableCondition,
+  UNBUILDABLE_CONDITION,
+  type UnbuildableReason,
+} from './status.ts';
 import { malformedMetadata } from './wellformed.ts';
 
 export const RETRY = {
@@ -37,27 +43,50 @@ export function decide(o: Observation): Decision {
   const unreadable = malformedMetadata('TrainJob', tj) ?? (js ? malformedMetadata('JobSet', js) : undefined);
   if (unreadable) return { kind: 'skip', reason: `${unreadable}: left alone` };
   const managedBy = tj.spec?.managedBy;
-  if (managedBy && managedBy !== TRAINER_MANAGED_BY) return { kind: 'skip', reason: `spec.managedBy is ${show(managedBy)}, not ${TRAINER_MANAGED_BY}` };
+  if (managedBy && managedBy !== TRAINER_MANAGED_BY)
+    return { kind: 'skip', reason: `spec.managedBy is ${show(managedBy)}, not ${TRAINER_MANAGED_BY}` };
   if (isDeleting(tj.metadata)) return { kind: 'skip', reason: 'the TrainJob is being deleted' };
   const prev = previousReport(tj);
   if (js && controllerOf(js.metadata)?.uid !== tj.metadata.uid) {
-    return act('unsupported', reportSteps(o, prev, { state: 'Unsupported', reason: `JobSet ${js.metadata.name} is not controlled by this TrainJob (uid ${tj.metadata.uid}): left alone` }));
+    return act(
+      'unsupported',
+      reportSteps(o, prev, {
+        state: 'Unsupported',
+        reason: `JobSet ${js.metadata.name} is not controlled by this TrainJob (uid ${tj.metadata.uid}): left alone`,
+      }),
+    );
   }
   const negative = negativeNumNodes(o);
-  if (negative) return act('unsupported', [...statusSteps(o, negative, 'InvalidNumNodes'), ...reportSteps(o, prev, { state: 'Unsupported', reason: negative })]);
+  if (negative)
+    return act('unsupported', [
+      ...statusSteps(o, negative, 'InvalidNumNodes'),
+      ...reportSteps(o, prev, { state: 'Unsupported', reason: negative }),
+    ]);
   const finished = neverReconciledAgain(tj, js);
   // Nothing to judge yet, so nothing to read: Trainer builds the JobSet (companion), or it goes.
   if (!js && o.mode === 'companion') return act(finished ? 'finished' : 'no-jobset', [], undefined, finished);
-  if (js && isDeleting(js.metadata)) return act('waiting', [], RETRY.whileDeletingMs, `JobSet ${js.metadata.name} is being deleted`);
+  if (js && isDeleting(js.metadata))
+    return act('waiting', [], RETRY.whileDeletingMs, `JobSet ${js.metadata.name} is being deleted`);
   if (!o.runtime) return { kind: 'need', what: 'runtime' };
   if (!o.runtime.found) {
-    return act('unsupported', [...statusSteps(o, o.runtime.reason), ...reportSteps(o, prev, { state: 'Unsupported', reason: o.runtime.reason })], RETRY.blockedMs);
+    return act(
+      'unsupported',
+      [
+        ...statusSteps(o, o.runtime.reason),
+        ...reportSteps(o, prev, { state: 'Unsupported', reason: o.runtime.reason }),
+      ],
+      RETRY.blockedMs,
+    );
   }
   const runtime = o.runtime.runtime;
   if (!js) return finished ? act('finished', [], undefined, finished) : create(o, runtime, prev);
 
   const verdict = isJobSetStale(tj, runtime, js);
-  if (verdict.verdict === 'unknown') return act('unsupported', [...statusSteps(o, verdict.reason), ...reportSteps(o, prev, { state: 'Unsupported', reason: verdict.reason })]);
+  if (verdict.verdict === 'unknown')
+    return act('unsupported', [
+      ...statusSteps(o, verdict.reason),
+      ...reportSteps(o, prev, { state: 'Unsupported', reason: verdict.reason }),
+    ]);
   if (verdict.verdict === 'current') return current(o, runtime, js, prev, finished);
   if (finished) return keptFinished(o, js, verdict.counts, prev, finished, verdict.differences);
   return stale(o, js, verdict.counts, prev, verdict.differences);
@@ -78,10 +107,25 @@ function negativeNumNodes(o: Observation): string | undefined {
  * Stale, but the TrainJob will never be reconciled again (finished.ts): Trainer would never
  * re-create a deleted JobSet, so it is kept, suspended or not, and the report says why.
  */
-function keptFinished(o: Observation, js: JobSet, counts: NodeCounts, prev: RebuildReport | undefined, finished: string, differences: string[]): Decision {
-  const builder = o.mode === 'companion' ? 'Trainer v2.3.0 never reconciles it again' : 'it is never built again (as Trainer v2.3.0 never reconciles it again)';
+function keptFinished(
+  o: Observation,
+  js: JobSet,
+  counts: NodeCounts,
+  prev: RebuildReport | undefined,
+  finished: string,
+  differences: string[],
+): Decision {
+  const builder =
+    o.mode === 'companion'
+      ? 'Trainer v2.3.0 never reconciles it again'
+      : 'it is never built again (as Trainer v2.3.0 never reconciles it again)';
   const reason = `${finished}: ${builder}, so a deleted JobSet would never come back; JobSet ${js.metadata.name} is kept with the old node count; to train with ${counts.numNodes} nodes, create a new TrainJob`;
-  return act('blocked', reportSteps(o, prev, { ...countsOf(counts), state: 'Blocked', reason }, differences.join('; ')), undefined, finished);
+  return act(
+    'blocked',
+    reportSteps(o, prev, { ...countsOf(counts), state: 'Blocked', reason }, differences.join('; ')),
+    undefined,
+    finished,
+  );
 }
 
 function act(outcome: Outcome, steps: Step[], requeueAfterMs?: number, detail?: string): Decision {
@@ -89,52 +133,111 @@ function act(outcome: Outcome, steps: Step[], requeueAfterMs?: number, detail?: 
 }
 
 function countsOf(c: NodeCounts): RebuildReport {
-  return { state: 'Waiting', numNodes: c.numNodes, replicatedJob: c.replicatedJob, parallelism: { from: c.from, to: c.to } };
+  return {
+    state: 'Waiting',
+    numNodes: c.numNodes,
+    replicatedJob: c.replicatedJob,
+    parallelism: { from: c.from, to: c.to },
+  };
 }
 
 /** The annotation and an Event, only when the report changes. */
-function reportSteps(o: Observation, prev: RebuildReport | undefined, next: RebuildReport | undefined, detail?: string): Step[] {
+function reportSteps(
+  o: Observation,
+  prev: RebuildReport | undefined,
+  next: RebuildReport | undefined,
+  detail?: string,
+): Step[] {
   if (sameReport(prev, next)) return [];
-  return [{ kind: 'report', report: next }, ...(next ? [{ kind: 'event', event: eventFor(next, detail) } as Step] : [])];
+  return [
+    { kind: 'report', report: next },
+    ...(next ? [{ kind: 'event', event: eventFor(next, detail) } as Step] : []),
+  ];
 }
 
-function stale(o: Observation, js: JobSet, counts: NodeCounts, prev: RebuildReport | undefined, differences: string[]): Decision {
+function stale(
+  o: Observation,
+  js: JobSet,
+  counts: NodeCounts,
+  prev: RebuildReport | undefined,
+  differences: string[],
+): Decision {
   const base = countsOf(counts);
   if (js.spec?.suspend !== true) {
     // Suspended and scaled in one update: no apply can suspend the JobSet (its replicatedJobs are
     // immutable), in either mode, so the sidecar suspends it alone.
     if (o.trainJob.spec?.suspend === true) return suspendStale(o, js, base, prev, differences);
-    return act('waiting', reportSteps(o, prev, { ...base, reason: 'the JobSet runs with the old node count; suspend the TrainJob to rebuild it' }, differences.join('; ')));
+    return act(
+      'waiting',
+      reportSteps(
+        o,
+        prev,
+        { ...base, reason: 'the JobSet runs with the old node count; suspend the TrainJob to rebuild it' },
+        differences.join('; '),
+      ),
+    );
   }
   // The watch's Jobs first: one that still runs there means waiting, with no request (its status
   // moves when its last pod goes, which queues the key again). Only then the live read the delete
   // rests on: the Jobs and every pod of the JobSet.
   if (!o.children && !o.cachedJobs) return { kind: 'need', what: 'cached-jobs' };
-  const safety = o.children ? canDeleteSafely(js, o.children.jobs, o.children.pods) : canDeleteSafely(js, o.cachedJobs ?? [], []);
+  const safety = o.children
+    ? canDeleteSafely(js, o.children.jobs, o.children.pods)
+    : canDeleteSafely(js, o.cachedJobs ?? [], []);
   if (!safety.safe) {
     const detail = safety.reasons.join('; ');
-    return act('waiting', reportSteps(o, prev, { ...base, reason: 'something of the JobSet still runs; the rebuild waits until nothing does' }, detail), RETRY.whileRunningMs, detail);
+    return act(
+      'waiting',
+      reportSteps(
+        o,
+        prev,
+        { ...base, reason: 'something of the JobSet still runs; the rebuild waits until nothing does' },
+        detail,
+      ),
+      RETRY.whileRunningMs,
+      detail,
+    );
   }
   if (!o.children) return { kind: 'need', what: 'children' };
   if (!o.pvcs) return { kind: 'need', what: 'pvcs' };
   const plan = planPvcRelease(o.trainJob, js, o.pvcs);
   if (!plan.ok) {
-    return act('blocked', reportSteps(o, prev, { ...base, state: 'Blocked', reason: `${plan.reason}; ${plan.advice}` }), RETRY.blockedMs, plan.reason);
+    return act(
+      'blocked',
+      reportSteps(o, prev, { ...base, state: 'Blocked', reason: `${plan.reason}; ${plan.advice}` }),
+      RETRY.blockedMs,
+      plan.reason,
+    );
   }
   const claims = workspaceClaims(js, o.pvcs);
   if (claims.length) {
     // The claims survive the delete; would the JobSet be admitted again beside them?
     if (!o.recreate) return { kind: 'need', what: 'recreate' };
     if (!o.recreate.admitted) {
-      return act('blocked', reportSteps(o, prev, { ...base, state: 'Blocked', reason: notRecreatable(js, claims, o.recreate.reason) }), RETRY.blockedMs, o.recreate.reason);
+      return act(
+        'blocked',
+        reportSteps(o, prev, { ...base, state: 'Blocked', reason: notRecreatable(js, claims, o.recreate.reason) }),
+        RETRY.blockedMs,
+        o.recreate.reason,
+      );
     }
   }
-  const report: RebuildReport = { ...base, state: 'Rebuilding', replacedJobSetUID: js.metadata.uid, ...(plan.retained.length ? { retainedPVCs: plan.retained } : {}) };
+  const report: RebuildReport = {
+    ...base,
+    state: 'Rebuilding',
+    replacedJobSetUID: js.metadata.uid,
+    ...(plan.retained.length ? { retainedPVCs: plan.retained } : {}),
+  };
   const steps: Step[] = [
     ...plan.release.map((patch): Step => ({ kind: 'release-pvc', patch })),
     // The report goes first: a crash after the delete still leaves the replaced uid on record.
     ...(sameReport(prev, report) ? [] : [{ kind: 'report', report } as Step]),
-    { kind: 'delete-jobset', name: js.metadata.name ?? '', uid: js.metadata.uid ?? '', resourceVersion: js.metadata.resourceVersion ?? '' },
+    {
+      kind: 'delete-jobset',
+      name: js.metadata.name ?? '',
+      uid: js.metadata.uid ?? '',
+      resourceVersion: js.metadata.resourceVersion ?? '',
+    },
     { kind: 'event', event: eventFor(report, differences.join('; ')) },
   ];
   return act('deleted', steps, RETRY.whileDeletingMs);
@@ -149,12 +252,26 @@ function stale(o: Observation, js: JobSet, counts: NodeCounts, prev: RebuildRepo
  * not an apply of the JobSet: companion mode never applies JobSets. The rebuild then goes on as
  * usual: its pods go away, it is deleted, and Trainer re-creates it with the new count, suspended.
  */
-function suspendStale(o: Observation, js: JobSet, base: RebuildReport, prev: RebuildReport | undefined, differences: string[]): Decision {
+function suspendStale(
+  o: Observation,
+  js: JobSet,
+  base: RebuildReport,
+  prev: RebuildReport | undefined,
+  differences: string[],
+): Decision {
   const applier = o.mode === 'companion' ? "Trainer's apply" : 'an apply';
-  const report: RebuildReport = { ...base, reason: `${applier} of the suspend is refused (the JobSet's replicatedJobs are immutable); suspending the JobSet so it can be rebuilt` };
+  const report: RebuildReport = {
+    ...base,
+    reason: `${applier} of the suspend is refused (the JobSet's replicatedJobs are immutable); suspending the JobSet so it can be rebuilt`,
+  };
   const steps: Step[] = [
     ...(sameReport(prev, report) ? [] : [{ kind: 'report', report } as Step]),
-    { kind: 'suspend-jobset', name: js.metadata.name ?? '', uid: js.metadata.uid ?? '', resourceVersion: js.metadata.resourceVersion ?? '' },
+    {
+      kind: 'suspend-jobset',
+      name: js.metadata.name ?? '',
+      uid: js.metadata.uid ?? '',
+      resourceVersion: js.metadata.resourceVersion ?? '',
+    },
     { kind: 'event', event: suspendEventFor(report, js.metadata.uid, differences.join('; ')) },
   ];
   // Its pods then vanish without a JobSet event: look again soon.
@@ -172,16 +289,29 @@ function notRecreatable(js: JobSet, claims: string[], refusal: string): string {
   );
 }
 
-function current(o: Observation, runtime: Runtime, js: JobSet, prev: RebuildReport | undefined, finished: string | undefined): Decision {
+function current(
+  o: Observation,
+  runtime: Runtime,
+  js: JobSet,
+  prev: RebuildReport | undefined,
+  finished: string | undefined,
+): Decision {
   // A PVC is retained only from a JobSet's volumeClaimPolicies, and listed in the report before the
   // delete: without either, there is nothing to hand back and nothing to list.
   const mayHaveRetained = (js.spec?.volumeClaimPolicies?.length ?? 0) > 0 || (prev?.retainedPVCs?.length ?? 0) > 0;
   if (mayHaveRetained && !o.retained) return { kind: 'need', what: 'retained' };
-  const steps: Step[] = planPvcHandBack(o.trainJob, js, o.retained ?? []).map((patch) => ({ kind: 'hand-back-pvc', patch }));
+  const steps: Step[] = planPvcHandBack(o.trainJob, js, o.retained ?? []).map((patch) => ({
+    kind: 'hand-back-pvc',
+    patch,
+  }));
   let applied = false;
   if (o.mode === 'standalone') {
     const built = buildJobSet(o.trainJob, runtime);
-    if (!built.ok) return act('unsupported', [...statusSteps(o, built.reason), ...reportSteps(o, prev, { state: 'Unsupported', reason: built.reason })]);
+    if (!built.ok)
+      return act('unsupported', [
+        ...statusSteps(o, built.reason),
+        ...reportSteps(o, prev, { state: 'Unsupported', reason: built.reason }),
+      ]);
     // Never re-applied while both run (Trainer's rule): a running JobSet is left as it is; nor once
     // the TrainJob is finished for good (Trainer never applies it again).
     if (!finished && (o.trainJob.spec?.suspend === true || js.spec?.suspend === true)) {
@@ -190,15 +320,25 @@ function current(o: Observation, runtime: Runtime, js: JobSet, prev: RebuildRepo
     }
     steps.push(...statusSteps(o));
   }
-  const next = prev?.state === 'Rebuilding' && prev.replacedJobSetUID !== js.metadata.uid ? { ...prev, state: 'Rebuilt' as const } : prev?.state === 'Rebuilt' ? prev : undefined;
+  const next =
+    prev?.state === 'Rebuilding' && prev.replacedJobSetUID !== js.metadata.uid
+      ? { ...prev, state: 'Rebuilt' as const }
+      : prev?.state === 'Rebuilt'
+        ? prev
+        : undefined;
   steps.push(...reportSteps(o, prev, next));
-  const outcome: Outcome = next?.state === 'Rebuilt' && prev?.state !== 'Rebuilt' ? 'rebuilt' : applied ? 'applied' : 'current';
+  const outcome: Outcome =
+    next?.state === 'Rebuilt' && prev?.state !== 'Rebuilt' ? 'rebuilt' : applied ? 'applied' : 'current';
   return act(outcome, steps);
 }
 
 function create(o: Observation, runtime: Runtime, prev: RebuildReport | undefined): Decision {
   const built = buildJobSet(o.trainJob, runtime);
-  if (!built.ok) return act('unsupported', [...statusSteps(o, built.reason), ...reportSteps(o, prev, { state: 'Unsupported', reason: built.reason })]);
+  if (!built.ok)
+    return act('unsupported', [
+      ...statusSteps(o, built.reason),
+      ...reportSteps(o, prev, { state: 'Unsupported', reason: built.reason }),
+    ]);
   return act('applied', [{ kind: 'apply-jobset', jobSet: built.jobSet }, ...statusSteps(o)]);
 }
 

@@ -59,7 +59,17 @@ export type Step =
   | { kind: 'event'; event: EventSpec };
 
 /** What a reconcile ended in, for metrics and logs. */
-export type Outcome = 'current' | 'no-jobset' | 'finished' | 'applied' | 'waiting' | 'suspended' | 'blocked' | 'deleted' | 'rebuilt' | 'unsupported';
+export type Outcome =
+  | 'current'
+  | 'no-jobset'
+  | 'finished'
+  | 'applied'
+  | 'waiting'
+  | 'suspended'
+  | 'blocked'
+  | 'deleted'
+  | 'rebuilt'
+  | 'unsupported';
 
 export type Decision =
   | { kind: 'need'; what: Need }

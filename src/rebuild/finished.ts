@@ -26,7 +26,9 @@ function trueCondition(status: unknown, type: string): Record<string, unknown> |
 /** Why the TrainJob will never be reconciled again, or undefined when it will. */
 export function neverReconciledAgain(trainJob: TrainJob, jobSet: JobSet | undefined): string | undefined {
   if (trueCondition(trainJob.status, 'Complete')) return 'the TrainJob is Complete';
-  if (trueCondition(trainJob.status, 'Failed')?.reason === DEADLINE_EXCEEDED) return `the TrainJob failed with ${DEADLINE_EXCEEDED}`;
-  if (jobSet && trueCondition(jobSet.status, 'Completed')) return `its JobSet ${jobSet.metadata.name} is Completed (the TrainJob is Complete from it)`;
+  if (trueCondition(trainJob.status, 'Failed')?.reason === DEADLINE_EXCEEDED)
+    return `the TrainJob failed with ${DEADLINE_EXCEEDED}`;
+  if (jobSet && trueCondition(jobSet.status, 'Completed'))
+    return `its JobSet ${jobSet.metadata.name} is Completed (the TrainJob is Complete from it)`;
   return undefined;
 }

@@ -56,25 +56,46 @@ export function expectedNodeShape(trainJob: TrainJob, runtime: Runtime): ShapeRe
   const trainer = { by: 'ancestor-label', value: ANCESTOR_TRAINER } as const;
   switch (policy.kind) {
     case 'torch':
-      return { known: true, shape: { policy, numNodes, replicatedJob: trainer, count: numNodes, env: { container: NODE, name: PET.nnodes, value: String(numNodes) } } };
+      return {
+        known: true,
+        shape: {
+          policy,
+          numNodes,
+          replicatedJob: trainer,
+          count: numNodes,
+          env: { container: NODE, name: PET.nnodes, value: String(numNodes) },
+        },
+      };
     case 'plain':
       return { known: true, shape: { policy, numNodes, replicatedJob: trainer, count: numNodes } };
     case 'mpi': {
       const requested = intOf(trainJob.spec?.trainer?.numNodes);
       const runtimeNode = runtime.spec.template?.spec?.replicatedJobs?.find((r) => r.name === NODE);
-      const count = requested === undefined ? (intOf(runtimeNode?.template?.spec?.parallelism) ?? 1) : policy.runLauncherAsNode ? Math.max(requested - 1, 1) : requested;
+      const count =
+        requested === undefined
+          ? (intOf(runtimeNode?.template?.spec?.parallelism) ?? 1)
+          : policy.runLauncherAsNode
+            ? Math.max(requested - 1, 1)
+            : requested;
       return { known: true, shape: { policy, numNodes, replicatedJob: { by: 'name', value: NODE }, count } };
     }
     case 'unknown':
-      return { known: false, reason: `ML policy "${policy.name}" of ${runtimeLabel(runtime)} is not one this reconciler can judge (torch, mpi, or none)` };
+      return {
+        known: false,
+        reason: `ML policy "${policy.name}" of ${runtimeLabel(runtime)} is not one this reconciler can judge (torch, mpi, or none)`,
+      };
   }
 }
 
 export function findReplicatedJob(jobs: ReplicatedJob[] | undefined, shape: NodeShape): ReplicatedJob | undefined {
   const { by, value } = shape.replicatedJob;
-  return (jobs ?? []).find((r) => (by === 'name' ? r.name === value : r.template?.metadata?.labels?.[ANCESTOR_LABEL] === value));
+  return (jobs ?? []).find((r) =>
+    by === 'name' ? r.name === value : r.template?.metadata?.labels?.[ANCESTOR_LABEL] === value,
+  );
 }
 
 export function describeReplicatedJob(shape: NodeShape): string {
-  return shape.replicatedJob.by === 'name' ? `replicated job named "${shape.replicatedJob.value}"` : `replicated job labelled ${ANCESTOR_LABEL}=${ANCESTOR_TRAINER}`;
+  return shape.replicatedJob.by === 'name'
+    ? `replicated job named "${shape.replicatedJob.value}"`
+    : `replicated job labelled ${ANCESTOR_LABEL}=${ANCESTOR_TRAINER}`;
 }

@@ -46,7 +46,15 @@ const wellFormedReport = obj(
   ['state'],
 );
 
-const KEY_ORDER: (keyof RebuildReport)[] = ['state', 'numNodes', 'replicatedJob', 'parallelism', 'replacedJobSetUID', 'retainedPVCs', 'reason'];
+const KEY_ORDER: (keyof RebuildReport)[] = [
+  'state',
+  'numNodes',
+  'replicatedJob',
+  'parallelism',
+  'replacedJobSetUID',
+  'retainedPVCs',
+  'reason',
+];
 
 /** The annotation value: JSON with a fixed key order, so equal reports are equal strings. */
 export function encodeReport(report: RebuildReport): string {
@@ -74,7 +82,10 @@ export function sameReport(a: RebuildReport | undefined, b: RebuildReport | unde
  * The SSA apply configuration for the annotation. Applying one without the annotation (report
  * undefined) removes it, as the field manager then no longer claims it.
  */
-export function reportApplyConfiguration(trainJob: TrainJob, report: RebuildReport | undefined): Record<string, unknown> {
+export function reportApplyConfiguration(
+  trainJob: TrainJob,
+  report: RebuildReport | undefined,
+): Record<string, unknown> {
   return {
     apiVersion: trainJob.apiVersion ?? TRAINJOB_API_VERSION,
     kind: TRAINJOB_KIND,
@@ -94,7 +105,9 @@ export interface EventSpec {
 
 function counts(r: RebuildReport): string {
   const p = r.parallelism;
-  return p ? `${r.replicatedJob ?? 'trainer'} parallelism ${p.from ?? '?'} -> ${p.to} (numNodes ${r.numNodes ?? '?'})` : '';
+  return p
+    ? `${r.replicatedJob ?? 'trainer'} parallelism ${p.from ?? '?'} -> ${p.to} (numNodes ${r.numNodes ?? '?'})`
+    : '';
 }
 
 /** The Event of a companion-mode suspend of a stale JobSet (the report stays Waiting). */
@@ -112,9 +125,17 @@ export function eventFor(report: RebuildReport, detail?: string): EventSpec {
   const extra = detail ? `: ${detail}` : '';
   switch (report.state) {
     case 'Waiting':
-      return { type: 'Normal', reason: 'JobSetRebuildWaiting', message: `JobSet is stale (${counts(report)}); ${report.reason ?? 'waiting'}${extra}` };
+      return {
+        type: 'Normal',
+        reason: 'JobSetRebuildWaiting',
+        message: `JobSet is stale (${counts(report)}); ${report.reason ?? 'waiting'}${extra}`,
+      };
     case 'Blocked':
-      return { type: 'Warning', reason: 'JobSetRebuildBlocked', message: `JobSet is stale (${counts(report)}) but is not rebuilt: ${report.reason ?? ''}${extra}` };
+      return {
+        type: 'Warning',
+        reason: 'JobSetRebuildBlocked',
+        message: `JobSet is stale (${counts(report)}) but is not rebuilt: ${report.reason ?? ''}${extra}`,
+      };
     case 'Rebuilding':
       return {
         type: 'Normal',
@@ -122,7 +143,11 @@ export function eventFor(report: RebuildReport, detail?: string): EventSpec {
         message: `Deleted stale JobSet (uid ${report.replacedJobSetUID}, ${counts(report)}) so that it is re-created with the new node count${report.retainedPVCs?.length ? `; kept PVCs ${report.retainedPVCs.join(', ')}` : ''}${extra}`,
       };
     case 'Rebuilt':
-      return { type: 'Normal', reason: 'JobSetRebuilt', message: `JobSet re-created with the new node count (${counts(report)})${report.retainedPVCs?.length ? `; PVCs ${report.retainedPVCs.join(', ')} handed back` : ''}${extra}` };
+      return {
+        type: 'Normal',
+        reason: 'JobSetRebuilt',
+        message: `JobSet re-created with the new node count (${counts(report)})${report.retainedPVCs?.length ? `; PVCs ${report.retainedPVCs.join(', ')} handed back` : ''}${extra}`,
+      };
     case 'Unsupported':
       return { type: 'Warning', reason: 'JobSetNotReconciled', message: `${report.reason ?? 'not supported'}${extra}` };
   }

@@ -49,7 +49,8 @@ const TERMINAL_POD_PHASES = ['Succeeded', 'Failed'];
  */
 export function canDeleteSafely(jobSet: JobSet, childJobs: readonly Job[], pods: readonly Pod[]): Safety {
   const reasons: string[] = [];
-  if (!isObject(jobSet) || jobSet.spec?.suspend !== true) reasons.push(`JobSet ${nameOf(jobSet) ?? '?'} is not suspended`);
+  if (!isObject(jobSet) || jobSet.spec?.suspend !== true)
+    reasons.push(`JobSet ${nameOf(jobSet) ?? '?'} is not suspended`);
   if (!Array.isArray(childJobs)) reasons.push("the JobSet's Jobs are not a list");
   else childJobs.forEach((job, i) => reasons.push(...jobBlocks(job, i)));
   if (!Array.isArray(pods)) {
@@ -59,9 +60,14 @@ export function canDeleteSafely(jobSet: JobSet, childJobs: readonly Job[], pods:
   const present = pods.map((p, i) => ({ p, i })).filter(({ p }) => !runsNothing(p));
   if (present.length > 0) {
     const terminating = present.filter(({ p }) => isObject(p) && isDeleting(p.metadata)).length;
-    const names = present.slice(0, 3).map(({ p, i }) => (isObject(p) ? (nameOf(p) ?? '?') : `pods[${i}] (not an object)`)).join(', ');
+    const names = present
+      .slice(0, 3)
+      .map(({ p, i }) => (isObject(p) ? (nameOf(p) ?? '?') : `pods[${i}] (not an object)`))
+      .join(', ');
     const more = present.length > 3 ? ` and ${present.length - 3} more` : '';
-    reasons.push(`${present.length} pod${present.length === 1 ? '' : 's'} of the JobSet still exist${present.length === 1 ? 's' : ''}${terminating ? ` (${terminating} terminating)` : ''}: ${names}${more}`);
+    reasons.push(
+      `${present.length} pod${present.length === 1 ? '' : 's'} of the JobSet still exist${present.length === 1 ? 's' : ''}${terminating ? ` (${terminating} terminating)` : ''}: ${names}${more}`,
+    );
   }
   return reasons.length ? { safe: false, reasons } : { safe: true };
 }
@@ -70,7 +76,9 @@ export function canDeleteSafely(jobSet: JobSet, childJobs: readonly Job[], pods:
 export function finishedCondition(job: Job): string | undefined {
   const conditions: unknown = isObject(job) && isObject(job.status) ? job.status.conditions : undefined;
   if (!Array.isArray(conditions)) return undefined;
-  const done = conditions.find((c) => isObject(c) && c.status === 'True' && typeof c.type === 'string' && FINISHED_JOB_CONDITIONS.includes(c.type));
+  const done = conditions.find(
+    (c) => isObject(c) && c.status === 'True' && typeof c.type === 'string' && FINISHED_JOB_CONDITIONS.includes(c.type),
+  );
   return done ? (done.type as string) : undefined;
 }
 
@@ -79,7 +87,8 @@ export function jobBlocks(job: Job, i: number): string[] {
   if (!isObject(job)) return [`jobs[${i}] is not an object`];
   const name = nameOf(job) ?? '?';
   const reasons: string[] = [];
-  if (job.spec?.suspend !== true && !finishedCondition(job)) reasons.push(`Job ${name} is neither suspended nor finished`);
+  if (job.spec?.suspend !== true && !finishedCondition(job))
+    reasons.push(`Job ${name} is neither suspended nor finished`);
   for (const field of ['active', 'terminating'] as const) {
     const raw = job.status?.[field];
     const n = isAbsent(raw) ? 0 : intOf(raw);
@@ -91,5 +100,10 @@ export function jobBlocks(job: Job, i: number): string[] {
 
 /** A pod readable as terminal (Succeeded or Failed) and not being deleted; anything else may still run something. */
 function runsNothing(pod: Pod): boolean {
-  return isObject(pod) && isObject(pod.metadata) && !isDeleting(pod.metadata) && TERMINAL_POD_PHASES.includes(pod.status?.phase as string);
+  return (
+    isObject(pod) &&
+    isObject(pod.metadata) &&
+    !isDeleting(pod.metadata) &&
+    TERMINAL_POD_PHASES.includes(pod.status?.phase as string)
+  );
 }

@@ -27,7 +27,8 @@ export function isJobSetStale(trainJob: TrainJob, runtime: Runtime, jobSet: JobS
   const malformed = malformedJobSet(jobSet);
   if (malformed) return { verdict: 'unknown', reason: malformed };
   const rJob = findReplicatedJob(jobSet.spec?.replicatedJobs, shape);
-  if (!rJob) return { verdict: 'unknown', reason: `JobSet ${jobSet.metadata.name} has no ${describeReplicatedJob(shape)}` };
+  if (!rJob)
+    return { verdict: 'unknown', reason: `JobSet ${jobSet.metadata.name} has no ${describeReplicatedJob(shape)}` };
 
   const spec = rJob.template?.spec;
   const parallelism = intOf(spec?.parallelism) ?? 1;
@@ -41,8 +42,12 @@ export function isJobSetStale(trainJob: TrainJob, runtime: Runtime, jobSet: JobS
     const container = spec?.template?.spec?.containers?.find((c) => c.name === shape.env?.container);
     const env = container?.env?.find((e) => e.name === shape.env?.name);
     if (env && env.value !== shape.env.value) {
-      differences.push(`${at}.template.spec.containers[${shape.env.container}].env[${shape.env.name}] is ${JSON.stringify(env.value ?? null)}, want "${shape.env.value}"`);
+      differences.push(
+        `${at}.template.spec.containers[${shape.env.container}].env[${shape.env.name}] is ${JSON.stringify(env.value ?? null)}, want "${shape.env.value}"`,
+      );
     }
   }
-  return differences.length ? { verdict: 'stale', policy: shape.policy, counts, differences } : { verdict: 'current', policy: shape.policy, counts };
+  return differences.length
+    ? { verdict: 'stale', policy: shape.policy, counts, differences }
+    : { verdict: 'current', policy: shape.policy, counts };
 }

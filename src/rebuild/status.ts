@@ -12,10 +12,20 @@ export const UNBUILDABLE_CONDITION = 'JobSetCreated';
 function conditionsOf(trainJob: TrainJob): Condition[] {
   const conditions: unknown = trainJob.status?.conditions;
   if (!Array.isArray(conditions)) return [];
-  return conditions.filter((c): c is Condition => isObject(c) && typeof c.type === 'string' && typeof c.status === 'string' && typeof c.lastTransitionTime === 'string');
+  return conditions.filter(
+    (c): c is Condition =>
+      isObject(c) &&
+      typeof c.type === 'string' &&
+      typeof c.status === 'string' &&
+      typeof c.lastTransitionTime === 'string',
+  );
 }
 
-function transition(existing: Condition | undefined, next: Omit<Condition, 'lastTransitionTime'>, now: string): Condition {
+function transition(
+  existing: Condition | undefined,
+  next: Omit<Condition, 'lastTransitionTime'>,
+  now: string,
+): Condition {
   // lastTransitionTime moves only when the status does: re-applying is then a no-op.
   const lastTransitionTime = existing && existing.status === next.status ? existing.lastTransitionTime : now;
   return { ...next, lastTransitionTime };
@@ -30,16 +40,30 @@ export function suspendedCondition(trainJob: TrainJob, now: string): Condition |
   const generation = trainJob.metadata.generation;
   const observed = generation === undefined ? {} : { observedGeneration: generation };
   if (trainJob.spec?.suspend === true) {
-    return transition(existing, { type: 'Suspended', status: 'True', reason: 'Suspended', message: 'TrainJob is suspended', ...observed }, now);
+    return transition(
+      existing,
+      { type: 'Suspended', status: 'True', reason: 'Suspended', message: 'TrainJob is suspended', ...observed },
+      now,
+    );
   }
-  if (existing) return transition(existing, { type: 'Suspended', status: 'False', reason: 'Resumed', message: 'TrainJob is resumed', ...observed }, now);
+  if (existing)
+    return transition(
+      existing,
+      { type: 'Suspended', status: 'False', reason: 'Resumed', message: 'TrainJob is resumed', ...observed },
+      now,
+    );
   return undefined;
 }
 
 /** Why no JobSet can be built: the runtime (policy, template) or the TrainJob's own count. */
 export type UnbuildableReason = 'UnsupportedRuntime' | 'InvalidNumNodes';
 
-export function unbuildableCondition(trainJob: TrainJob, message: string, now: string, reason: UnbuildableReason = 'UnsupportedRuntime'): Condition {
+export function unbuildableCondition(
+  trainJob: TrainJob,
+  message: string,
+  now: string,
+  reason: UnbuildableReason = 'UnsupportedRuntime',
+): Condition {
   const existing = conditionsOf(trainJob).find((c) => c.type === UNBUILDABLE_CONDITION);
   return transition(existing, { type: UNBUILDABLE_CONDITION, status: 'False', reason, message }, now);
 }
@@ -59,7 +83,14 @@ export function conditionsChanged(trainJob: TrainJob, conditions: Condition[], o
   const current = conditionsOf(trainJob);
   for (const c of conditions) {
     const have = current.find((x) => x.type === c.type);
-    if (!have || have.status !== c.status || have.reason !== c.reason || have.message !== c.message || have.observedGeneration !== c.observedGeneration) return true;
+    if (
+      !have ||
+      have.status !== c.status ||
+      have.reason !== c.reason ||
+      have.message !== c.message ||
+      have.observedGeneration !== c.observedGeneration
+    )
+      return true;
   }
   // A condition this reconciler owns but no longer applies is removed by the apply.
   return current.some((c) => owned.includes(c.type) && !conditions.some((x) => x.type === c.type));

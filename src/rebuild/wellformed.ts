@@ -13,12 +13,16 @@ export type Check = (value: unknown, at: string) => string | undefined;
 export const str: Check = (v, at) => (typeof v === 'string' ? undefined : `${at} is not a string`);
 export const bool: Check = (v, at) => (typeof v === 'boolean' ? undefined : `${at} is not a boolean`);
 export const count: Check = (v, at) => (intOf(v) === undefined ? `${at} is not a non-negative integer` : undefined);
-const countOrString: Check = (v, at) => (typeof v === 'string' || intOf(v) !== undefined ? undefined : `${at} is neither a non-negative integer nor a string`);
-const quantity: Check = (v, at) => (typeof v === 'string' || (typeof v === 'number' && Number.isFinite(v)) ? undefined : `${at} is not a quantity`);
-const timestamp: Check = (v, at) => (typeof v === 'string' || v instanceof Date ? undefined : `${at} is not a timestamp`);
+const countOrString: Check = (v, at) =>
+  typeof v === 'string' || intOf(v) !== undefined ? undefined : `${at} is neither a non-negative integer nor a string`;
+const quantity: Check = (v, at) =>
+  typeof v === 'string' || (typeof v === 'number' && Number.isFinite(v)) ? undefined : `${at} is not a quantity`;
+const timestamp: Check = (v, at) =>
+  typeof v === 'string' || v instanceof Date ? undefined : `${at} is not a timestamp`;
 
 export function oneOf(values: readonly string[]): Check {
-  return (v, at) => (typeof v === 'string' && values.includes(v) ? undefined : `${at} is not one of ${values.join(', ')}`);
+  return (v, at) =>
+    typeof v === 'string' && values.includes(v) ? undefined : `${at} is not one of ${values.join(', ')}`;
 }
 
 /** An object whose listed fields, when present, pass their checks; `required` ones must be present. */
@@ -28,7 +32,11 @@ export function obj(fields: Record<string, Check>, required: readonly string[] =
     for (const [key, check] of Object.entries(fields)) {
       const where = at ? `${at}.${key}` : key;
       const value = v[key];
-      const wrong = isAbsent(value) ? (required.includes(key) ? `${where} is missing` : undefined) : check(value, where);
+      const wrong = isAbsent(value)
+        ? required.includes(key)
+          ? `${where} is missing`
+          : undefined
+        : check(value, where);
       if (wrong) return wrong;
     }
     return undefined;
@@ -77,7 +85,15 @@ const envVar = obj({ name: str, value: str, valueFrom: obj({}) }, ['name']);
 const resources = obj({ limits: mapOf(quantity), requests: mapOf(quantity) });
 
 const container = obj(
-  { name: str, image: str, command: list(str), args: list(str), env: list(envVar), ports: list(obj({ containerPort: count }, ['containerPort'])), resources },
+  {
+    name: str,
+    image: str,
+    command: list(str),
+    args: list(str),
+    env: list(envVar),
+    ports: list(obj({ containerPort: count }, ['containerPort'])),
+    resources,
+  },
   ['name'],
 );
 
@@ -86,7 +102,11 @@ const replicatedJob = obj(
     name: str,
     template: obj({
       metadata: obj({ labels: stringMap, annotations: stringMap }),
-      spec: obj({ parallelism: count, completions: count, template: obj({ spec: obj({ containers: list(container) }) }) }),
+      spec: obj({
+        parallelism: count,
+        completions: count,
+        template: obj({ spec: obj({ containers: list(container) }) }),
+      }),
     }),
   },
   ['name'],
@@ -107,9 +127,19 @@ const trainJob = obj(
     spec: obj({
       suspend: bool,
       managedBy: str,
-      trainer: obj({ image: str, command: list(str), args: list(str), env: list(envVar), numNodes: count, numProcPerNode: countOrString, resourcesPerNode: resources }),
+      trainer: obj({
+        image: str,
+        command: list(str),
+        args: list(str),
+        env: list(envVar),
+        numNodes: count,
+        numProcPerNode: countOrString,
+        resourcesPerNode: resources,
+      }),
       initializer: obj({ dataset: initializerSource, model: initializerSource }),
-      runtimePatches: list(obj({ trainingRuntimeSpec: obj({ template: obj({ metadata: templateMetadata, spec: obj({}) }) }) })),
+      runtimePatches: list(
+        obj({ trainingRuntimeSpec: obj({ template: obj({ metadata: templateMetadata, spec: obj({}) }) }) }),
+      ),
     }),
   },
   ['metadata'],
@@ -120,7 +150,11 @@ const runtime = obj(
     kind: str,
     name: str,
     spec: obj({
-      mlPolicy: obj({ numNodes: count, torch: obj({ numProcPerNode: countOrString }), mpi: obj({ runLauncherAsNode: bool }) }),
+      mlPolicy: obj({
+        numNodes: count,
+        torch: obj({ numProcPerNode: countOrString }),
+        mpi: obj({ runLauncherAsNode: bool }),
+      }),
       template: obj({ metadata: templateMetadata, spec: jobSetSpec }),
     }),
   },

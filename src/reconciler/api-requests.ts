@@ -31,7 +31,8 @@ export function describeRequest(method: string, url: string): ApiRequest {
   const kind = resource ? (subresource ? `${resource}/${subresource}` : resource) : 'unknown';
   const m = method.toUpperCase();
   let verb = m.toLowerCase();
-  if (m === 'GET') verb = query.get('watch') === 'true' || query.get('watch') === '1' ? 'watch' : name || !resource ? 'get' : 'list';
+  if (m === 'GET')
+    verb = query.get('watch') === 'true' || query.get('watch') === '1' ? 'watch' : name || !resource ? 'get' : 'list';
   else if (m === 'POST') verb = 'create';
   else if (m === 'PUT') verb = 'update';
   else if (m === 'DELETE' && !name) verb = 'deletecollection';

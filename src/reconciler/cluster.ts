@@ -2,13 +2,42 @@
 // interface (so the orchestrator can be tested without a cluster). Writes are SSA applies under
 // the reconciler's field manager, JSON patches that test a resourceVersion, and deletes with
 // uid/resourceVersion preconditions.
-import { BatchV1Api, CoreV1Api, CustomObjectsApi, PatchStrategy, setHeaderOptions, type CoreV1Event, type KubeConfig } from '@kubernetes/client-node';
+import {
+  BatchV1Api,
+  CoreV1Api,
+  CustomObjectsApi,
+  PatchStrategy,
+  setHeaderOptions,
+  type CoreV1Event,
+  type KubeConfig,
+} from '@kubernetes/client-node';
 import { parse } from 'yaml';
 import { orUndefinedIfNotFound, refusalMessage, statusCode } from '../cluster/errors.ts';
-import { CLUSTER_TRAINING_RUNTIME, JOBSET, JOBSET_NAME_LABEL, RETAINED_FOR_LABEL, RUNTIME_SNAPSHOT_KEY, RUNTIME_SNAPSHOT_SUFFIX, TRAINING_RUNTIME, TRAINJOB, TRAINJOB_API_VERSION, TRAINJOB_GROUP, TRAINJOB_KIND } from '../api/names.ts';
+import {
+  CLUSTER_TRAINING_RUNTIME,
+  JOBSET,
+  JOBSET_NAME_LABEL,
+  RETAINED_FOR_LABEL,
+  RUNTIME_SNAPSHOT_KEY,
+  RUNTIME_SNAPSHOT_SUFFIX,
+  TRAINING_RUNTIME,
+  TRAINJOB,
+  TRAINJOB_API_VERSION,
+  TRAINJOB_GROUP,
+  TRAINJOB_KIND,
+} from '../api/names.ts';
 import { COMPONENT } from './names.ts';
 import type { RecreateCheck, RuntimeRead } from '../rebuild/decision.ts';
-import { controllerOf, type Condition, type Job, type JobSet, type PersistentVolumeClaim, type Pod, type RuntimeSpec, type TrainJob } from '../api/objects.ts';
+import {
+  controllerOf,
+  type Condition,
+  type Job,
+  type JobSet,
+  type PersistentVolumeClaim,
+  type Pod,
+  type RuntimeSpec,
+  type TrainJob,
+} from '../api/objects.ts';
 import type { PvcPatch } from '../rebuild/pvc-plan.ts';
 import { reportApplyConfiguration, type EventSpec, type RebuildReport } from '../rebuild/report.ts';
 import { statusApplyConfiguration } from '../rebuild/status.ts';
@@ -41,7 +70,6 @@ export interface ClusterOptions {
 const ssa = () => setHeaderOptions('Content-Type', PatchStrategy.ServerSideApply);
 const jsonPatch = () => setHeaderOptions('Content-Type', PatchStrategy.JsonPatch);
 
-
 /** Event messages are capped like the API server's (1 KiB). */
 function cap(message: string): string {
   return message.length <= 1024 ? message : `${message.slice(0, 1020)} ...`;
@@ -57,12 +85,19 @@ export function createReconcilerCluster(kc: KubeConfig, opts: ClusterOptions): R
     const namespace = trainJob.metadata.namespace ?? '';
     const name = trainJob.metadata.name ?? '';
     // Trainer's snapshot of the runtime at the TrainJob's creation (KEP-2599), when it has one.
-    const snapshot = await orUndefinedIfNotFound(core.readNamespacedConfigMap({ namespace, name: `${name}${RUNTIME_SNAPSHOT_SUFFIX}` }));
+    const snapshot = await orUndefinedIfNotFound(
+      core.readNamespacedConfigMap({ namespace, name: `${name}${RUNTIME_SNAPSHOT_SUFFIX}` }),
+    );
     const owner = controllerOf(snapshot?.metadata as TrainJob['metadata'] | undefined);
     const text = snapshot?.data?.[RUNTIME_SNAPSHOT_KEY];
     if (text && owner?.uid === trainJob.metadata.uid) {
       const doc = parse(text) as { kind?: string; metadata?: { name?: string }; spec?: RuntimeSpec };
-      if (doc?.spec) return { found: true, snapshot: true, runtime: { kind: doc.kind ?? 'ClusterTrainingRuntime', name: doc.metadata?.name ?? '', spec: doc.spec } };
+      if (doc?.spec)
+        return {
+          found: true,
+          snapshot: true,
+          runtime: { kind: doc.kind ?? 'ClusterTrainingRuntime', name: doc.metadata?.name ?? '', spec: doc.spec },
+        };
     }
     const ref = trainJob.spec?.runtimeRef ?? {};
     const kind = ref.kind ?? 'ClusterTrainingRuntime';
@@ -79,26 +114,40 @@ export function createReconcilerCluster(kc: KubeConfig, opts: ClusterOptions): R
   }
 
   return {
-    getTrainJob: (namespace, name) => orUndefinedIfNotFound(objects.getNamespacedCustomObject({ ...TRAINJOB, namespace, name }) as Promise<TrainJob>),
-    getJobSet: (namespace, name) => orUndefinedIfNotFound(objects.getNamespacedCustomObject({ ...JOBSET, namespace, name }) as Promise<JobSet>),
+    getTrainJob: (namespace, name) =>
+      orUndefinedIfNotFound(objects.getNamespacedCustomObject({ ...TRAINJOB, namespace, name }) as Promise<TrainJob>),
+    getJobSet: (namespace, name) =>
+      orUndefinedIfNotFound(objects.getNamespacedCustomObject({ ...JOBSET, namespace, name }) as Promise<JobSet>),
     readRuntime,
 
     async listChildren(namespace, jobSetName) {
       const labelSelector = `${JOBSET_NAME_LABEL}=${jobSetName}`;
-      const [jobs, pods] = await Promise.all([batch.listNamespacedJob({ namespace, labelSelector }), core.listNamespacedPod({ namespace, labelSelector })]);
+      const [jobs, pods] = await Promise.all([
+        batch.listNamespacedJob({ namespace, labelSelector }),
+        core.listNamespacedPod({ namespace, labelSelector }),
+      ]);
       return { jobs: jobs.items as unknown as Job[], pods: pods.items as unknown as Pod[] };
     },
 
     async listPvcs(namespace) {
-      return (await core.listNamespacedPersistentVolumeClaim({ namespace })).items as unknown as PersistentVolumeClaim[];
+      return (await core.listNamespacedPersistentVolumeClaim({ namespace }))
+        .items as unknown as PersistentVolumeClaim[];
     },
 
     async listRetainedPvcs(namespace, trainJobUid) {
-      return (await core.listNamespacedPersistentVolumeClaim({ namespace, labelSelector: `${RETAINED_FOR_LABEL}=${trainJobUid}` })).items as unknown as PersistentVolumeClaim[];
+      return (
+        await core.listNamespacedPersistentVolumeClaim({
+          namespace,
+          labelSelector: `${RETAINED_FOR_LABEL}=${trainJobUid}`,
+        })
+      ).items as unknown as PersistentVolumeClaim[];
     },
 
     async patchPvc(namespace, patch) {
-      return (await core.patchNamespacedPersistentVolumeClaim({ namespace, name: patch.name, body: patch.ops, fieldManager }, jsonPatch())) as unknown as PersistentVolumeClaim;
+      return (await core.patchNamespacedPersistentVolumeClaim(
+        { namespace, name: patch.name, body: patch.ops, fieldManager },
+        jsonPatch(),
+      )) as unknown as PersistentVolumeClaim;
     },
 
     async deleteJobSet(namespace, name, uid, resourceVersion) {
@@ -127,7 +176,12 @@ export function createReconcilerCluster(kc: KubeConfig, opts: ClusterOptions): R
 
     async dryRunRecreate(jobSet) {
       const { name, namespace = '', labels, annotations, ownerReferences } = jobSet.metadata;
-      const body = { apiVersion: jobSet.apiVersion, kind: jobSet.kind, metadata: { name, namespace, labels, annotations, ownerReferences }, spec: jobSet.spec };
+      const body = {
+        apiVersion: jobSet.apiVersion,
+        kind: jobSet.kind,
+        metadata: { name, namespace, labels, annotations, ownerReferences },
+        spec: jobSet.spec,
+      };
       try {
         await objects.createNamespacedCustomObject({ ...JOBSET, namespace, body, dryRun: 'All' });
         return { admitted: true };
@@ -143,17 +197,33 @@ export function createReconcilerCluster(kc: KubeConfig, opts: ClusterOptions): R
     async applyJobSet(jobSet) {
       const namespace = jobSet.metadata.namespace ?? '';
       const name = jobSet.metadata.name ?? '';
-      return (await objects.patchNamespacedCustomObject({ ...JOBSET, namespace, name, body: jobSet, fieldManager, force: true }, ssa())) as JobSet;
+      return (await objects.patchNamespacedCustomObject(
+        { ...JOBSET, namespace, name, body: jobSet, fieldManager, force: true },
+        ssa(),
+      )) as JobSet;
     },
 
     async applyTrainJobStatus(trainJob, conditions) {
       const { namespace = '', name = '' } = trainJob.metadata;
-      await objects.patchNamespacedCustomObjectStatus({ ...TRAINJOB, namespace, name, body: statusApplyConfiguration(trainJob, conditions), fieldManager, force: true }, ssa());
+      await objects.patchNamespacedCustomObjectStatus(
+        {
+          ...TRAINJOB,
+          namespace,
+          name,
+          body: statusApplyConfiguration(trainJob, conditions),
+          fieldManager,
+          force: true,
+        },
+        ssa(),
+      );
     },
 
     async applyReport(trainJob, report) {
       const { namespace = '', name = '' } = trainJob.metadata;
-      await objects.patchNamespacedCustomObject({ ...TRAINJOB, namespace, name, body: reportApplyConfiguration(trainJob, report), fieldManager, force: true }, ssa());
+      await objects.patchNamespacedCustomObject(
+        { ...TRAINJOB, namespace, name, body: reportApplyConfiguration(trainJob, report), fieldManager, force: true },
+        ssa(),
+      );
     },
 
     async recordEvent(trainJob, event) {
@@ -161,7 +231,14 @@ export function createReconcilerCluster(kc: KubeConfig, opts: ClusterOptions): R
       const now = new Date();
       const body: CoreV1Event = {
         metadata: { generateName: `${name}.`, namespace },
-        involvedObject: { apiVersion: trainJob.apiVersion ?? TRAINJOB_API_VERSION, kind: TRAINJOB_KIND, name, namespace, uid: trainJob.metadata.uid, resourceVersion: trainJob.metadata.resourceVersion },
+        involvedObject: {
+          apiVersion: trainJob.apiVersion ?? TRAINJOB_API_VERSION,
+          kind: TRAINJOB_KIND,
+          name,
+          namespace,
+          uid: trainJob.metadata.uid,
+          resourceVersion: trainJob.metadata.resourceVersion,
+        },
         type: event.type,
         reason: event.reason,
         message: cap(event.message),

@@ -122,15 +122,22 @@ export function parseReconcileArgs(args: readonly string[], sources: ConfigSourc
 
   const inCluster = !!(env.KUBERNETES_SERVICE_HOST && env.KUBERNETES_SERVICE_PORT);
   const kubeconfig = nonEmpty('--kubeconfig', values.kubeconfig);
-  if (!kubeconfig && !inCluster) throw new ConfigError('the reconciler needs a cluster: pass --kubeconfig FILE, or run it in a pod (in-cluster service account)');
-  const cluster: ReconcileConfig['cluster'] = kubeconfig ? { mode: 'kubeconfig', path: kubeconfig } : { mode: 'in-cluster' };
+  if (!kubeconfig && !inCluster)
+    throw new ConfigError(
+      'the reconciler needs a cluster: pass --kubeconfig FILE, or run it in a pod (in-cluster service account)',
+    );
+  const cluster: ReconcileConfig['cluster'] = kubeconfig
+    ? { mode: 'kubeconfig', path: kubeconfig }
+    : { mode: 'in-cluster' };
 
   const handoffPort = port('--handoff-port', values['handoff-port'], RECONCILE_DEFAULTS.handoffPort);
   const opsPort = port('--ops-port', values['ops-port'], RECONCILE_DEFAULTS.opsPort);
-  if (handoffPort !== 0 && handoffPort === opsPort) throw new ConfigError(`--handoff-port and --ops-port must differ (both ${opsPort})`);
+  if (handoffPort !== 0 && handoffPort === opsPort)
+    throw new ConfigError(`--handoff-port and --ops-port must differ (both ${opsPort})`);
 
   const fieldManager = nonEmpty('--field-manager', values['field-manager']) ?? DEFAULT_FIELD_MANAGER;
-  if (fieldManager.length > 128 || !/^[\x21-\x7e]+$/.test(fieldManager)) throw new ConfigError(`--field-manager must be 1-128 printable characters without spaces, got "${fieldManager}"`);
+  if (fieldManager.length > 128 || !/^[\x21-\x7e]+$/.test(fieldManager))
+    throw new ConfigError(`--field-manager must be 1-128 printable characters without spaces, got "${fieldManager}"`);
 
   return {
     cluster,
@@ -141,7 +148,9 @@ export function parseReconcileArgs(args: readonly string[], sources: ConfigSourc
     fieldManager,
     workers: workers(values.workers),
     logLevel: oneOf('--log-level', values['log-level'], LOG_LEVELS, RECONCILE_DEFAULTS.logLevel),
-    leaderElection: values['no-leader-election'] ? undefined : leaderElection(values['lease-namespace'], inCluster && !kubeconfig, sources),
+    leaderElection: values['no-leader-election']
+      ? undefined
+      : leaderElection(values['lease-namespace'], inCluster && !kubeconfig, sources),
     resyncMs: RECONCILE_DEFAULTS.resyncMs,
     shutdownTimeoutMs: RECONCILE_DEFAULTS.shutdownTimeoutMs,
   };
@@ -169,11 +178,9 @@ function leaderElection(flag: string | undefined, inCluster: boolean, sources: C
   };
 }
 
-
 function workers(raw: string | undefined): number {
   if (raw === undefined) return RECONCILE_DEFAULTS.workers;
-  if (!/^\d+$/.test(raw) || Number(raw) < 1 || Number(raw) > 64) throw new ConfigError(`--workers must be a whole number from 1 to 64, got "${raw}"`);
+  if (!/^\d+$/.test(raw) || Number(raw) < 1 || Number(raw) > 64)
+    throw new ConfigError(`--workers must be a whole number from 1 to 64, got "${raw}"`);
   return Number(raw);
 }
-
-

@@ -31,7 +31,8 @@ export async function buildHandoffServer(deps: HandoffServerDeps): Promise<Fasti
   });
   app.addHook('onRequest', async (req, reply) => {
     // Bound to loopback already; refuse anything else in case of a misconfigured bind.
-    if (!isLoopback(req.socket.remoteAddress)) return reply.code(403).send({ error: 'hints are accepted from loopback only' });
+    if (!isLoopback(req.socket.remoteAddress))
+      return reply.code(403).send({ error: 'hints are accepted from loopback only' });
   });
   app.post(HINTS_PATH, async (req, reply) => {
     const parsed = parseHint(req.body);
@@ -43,7 +44,9 @@ export async function buildHandoffServer(deps: HandoffServerDeps): Promise<Fasti
     deps.onHint(parsed.hint);
     return reply.code(202).send({ accepted: true });
   });
-  app.setNotFoundHandler((req, reply) => reply.code(404).send({ error: `${req.method} ${req.url} not found: POST hints to ${HINTS_PATH}` }));
+  app.setNotFoundHandler((req, reply) =>
+    reply.code(404).send({ error: `${req.method} ${req.url} not found: POST hints to ${HINTS_PATH}` }),
+  );
   app.setErrorHandler((err, _req, reply) => {
     const code = (err as { statusCode?: number }).statusCode ?? 500;
     if (code < 500) deps.metrics.hints.inc({ result: 'invalid' });

@@ -24,7 +24,11 @@ export interface AwaitOptions {
  * Polls `read` (a GET of the TrainJob: undefined when not found) until the hint is satisfied or
  * the time is up. Read errors count as "not yet". Returns whether it was persisted in time.
  */
-export async function awaitPersisted(hint: Hint, read: () => Promise<TrainJob | undefined>, opts: AwaitOptions): Promise<boolean> {
+export async function awaitPersisted(
+  hint: Hint,
+  read: () => Promise<TrainJob | undefined>,
+  opts: AwaitOptions,
+): Promise<boolean> {
   const sleep = opts.sleep ?? ((ms: number) => new Promise<void>((r) => setTimeout(r, ms)));
   const now = opts.now ?? Date.now;
   const deadline = now() + opts.timeoutMs;

@@ -35,13 +35,30 @@ export interface Observed {
   atMs: number;
 }
 
-export type LeaseStep = { kind: 'create'; spec: LeaseSpec } | { kind: 'update'; spec: LeaseSpec } | { kind: 'wait'; holder: string };
+export type LeaseStep =
+  { kind: 'create'; spec: LeaseSpec } | { kind: 'update'; spec: LeaseSpec } | { kind: 'wait'; holder: string };
 
 /** What to do with the Lease as read (undefined: absent). Pure. */
-export function leaseStep(lease: LeaseObject | undefined, observed: Observed | undefined, identity: string, nowMs: number, durationMs: number): LeaseStep {
+export function leaseStep(
+  lease: LeaseObject | undefined,
+  observed: Observed | undefined,
+  identity: string,
+  nowMs: number,
+  durationMs: number,
+): LeaseStep {
   const seconds = Math.ceil(durationMs / 1000);
   const now = microTime(nowMs);
-  if (!lease) return { kind: 'create', spec: { holderIdentity: identity, leaseDurationSeconds: seconds, acquireTime: now, renewTime: now, leaseTransitions: 0 } };
+  if (!lease)
+    return {
+      kind: 'create',
+      spec: {
+        holderIdentity: identity,
+        leaseDurationSeconds: seconds,
+        acquireTime: now,
+        renewTime: now,
+        leaseTransitions: 0,
+      },
+    };
   const spec = lease.spec ?? {};
   const holder = spec.holderIdentity ?? '';
   const mine = holder === identity;
@@ -75,7 +92,12 @@ export interface LeaderElector {
   stop(): Promise<void>;
 }
 
-export function createLeaderElector(kc: KubeConfig, config: LeaderElectionConfig, logger: Logger, now: () => number = Date.now): LeaderElector {
+export function createLeaderElector(
+  kc: KubeConfig,
+  config: LeaderElectionConfig,
+  logger: Logger,
+  now: () => number = Date.now,
+): LeaderElector {
   const api = kc.makeApiClient(CustomObjectsApi);
   const ref = { ...LEASE, namespace: config.namespace, name: config.name };
   const log = logger.child({ lease: `${config.namespace}/${config.name}`, identity: config.identity });
@@ -97,9 +119,18 @@ export function createLeaderElector(kc: KubeConfig, config: LeaderElectionConfig
     if (lease && observed?.record !== recordOf(lease)) observed = { record: recordOf(lease), atMs: t };
     const step = leaseStep(lease, observed, config.identity, t, config.leaseDurationMs);
     if (step.kind === 'wait') return false;
-    const body: LeaseObject = { apiVersion: 'coordination.k8s.io/v1', kind: 'Lease', metadata: { name: config.name, namespace: config.namespace, resourceVersion: lease?.metadata.resourceVersion }, spec: step.spec };
+    const body: LeaseObject = {
+      apiVersion: 'coordination.k8s.io/v1',
+      kind: 'Lease',
+      metadata: { name: config.name, namespace: config.namespace, resourceVersion: lease?.metadata.resourceVersion },
+      spec: step.spec,
+    };
     try {
-      const stored = (step.kind === 'create' ? await api.createNamespacedCustomObject({ ...LEASE, namespace: config.namespace, body }) : await api.replaceNamespacedCustomObject({ ...ref, body })) as LeaseObject;
+      const stored = (
+        step.kind === 'create'
+          ? await api.createNamespacedCustomObject({ ...LEASE, namespace: config.namespace, body })
+          : await api.replaceNamespacedCustomObject({ ...ref, body })
+      ) as LeaseObject;
       observed = { record: recordOf(stored), atMs: t };
       return true;
     } catch (err) {
@@ -129,7 +160,9 @@ export function createLeaderElector(kc: KubeConfig, config: LeaderElectionConfig
           // container, and a sidecar that is not running makes the webhook's pod NotReady.
           // In-flight work writes only while isLeader() holds, and deletes carry preconditions.
           leading = false;
-          log.error('leader election: could not renew the Lease within the renew deadline; stopped acting, campaigning again');
+          log.error(
+            'leader election: could not renew the Lease within the renew deadline; stopped acting, campaigning again',
+          );
           callbacks.onStoppedLeading();
         }
         if (!stopped) timer = setTimeout(() => (current = loop()), config.retryPeriodMs);
@@ -147,10 +180,16 @@ export function createLeaderElector(kc: KubeConfig, config: LeaderElectionConfig
         const lease = (await api.getNamespacedCustomObject(ref)) as LeaseObject;
         if (lease.spec?.holderIdentity !== config.identity) return;
         const t = microTime(now());
-        await api.replaceNamespacedCustomObject({ ...ref, body: { ...lease, spec: { ...lease.spec, holderIdentity: '', leaseDurationSeconds: 1, renewTime: t } } });
+        await api.replaceNamespacedCustomObject({
+          ...ref,
+          body: { ...lease, spec: { ...lease.spec, holderIdentity: '', leaseDurationSeconds: 1, renewTime: t } },
+        });
         log.info('leader election: released the Lease');
       } catch (err) {
-        log.warn({ error: describeError(err) }, 'leader election: could not release the Lease; a successor waits for it to expire');
+        log.warn(
+          { error: describeError(err) },
+          'leader election: could not release the Lease; a successor waits for it to expire',
+        );
       }
     },
   };

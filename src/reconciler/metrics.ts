@@ -12,8 +12,8 @@ export const CONTROLLER_NAME = 'trainjob-rebuild';
 const WORKQUEUE_BUCKETS = Array.from({ length: 12 }, (_, i) => Number((1e-8 * 10 ** i).toPrecision(1)));
 /** controller_runtime_reconcile_time_seconds's buckets. */
 const RECONCILE_TIME_BUCKETS = [
-  0.005, 0.01, 0.025, 0.05, 0.1, 0.15, 0.2, 0.25, 0.3, 0.35, 0.4, 0.45, 0.5, 0.6, 0.7, 0.8, 0.9, 1.0, 1.25, 1.5, 1.75, 2.0, 2.5, 3.0, 3.5, 4.0, 4.5, 5, 6, 7, 8, 9, 10, 15, 20, 25,
-  30, 40, 50, 60,
+  0.005, 0.01, 0.025, 0.05, 0.1, 0.15, 0.2, 0.25, 0.3, 0.35, 0.4, 0.45, 0.5, 0.6, 0.7, 0.8, 0.9, 1.0, 1.25, 1.5, 1.75,
+  2.0, 2.5, 3.0, 3.5, 4.0, 4.5, 5, 6, 7, 8, 9, 10, 15, 20, 25, 30, 40, 50, 60,
 ];
 
 export interface ReconcilerMetrics {
@@ -58,7 +58,12 @@ export function createReconcilerMetrics(options: { defaultMetrics?: boolean } = 
   const collect = () => onScrape.forEach((update) => update());
   return {
     registry,
-    reconciles: new Counter({ name: 'trainjob_reconciler_reconciles_total', help: 'TrainJob reconciles, by mode and outcome.', labelNames: ['mode', 'outcome'] as const, registers }),
+    reconciles: new Counter({
+      name: 'trainjob_reconciler_reconciles_total',
+      help: 'TrainJob reconciles, by mode and outcome.',
+      labelNames: ['mode', 'outcome'] as const,
+      registers,
+    }),
     duration: new Histogram({
       name: 'trainjob_reconciler_reconcile_duration_seconds',
       help: 'Time of one reconcile (reads, decision, steps).',
@@ -66,25 +71,74 @@ export function createReconcilerMetrics(options: { defaultMetrics?: boolean } = 
       buckets: [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10],
       registers,
     }),
-    steps: new Counter({ name: 'trainjob_reconciler_steps_total', help: 'Steps taken on the cluster, by kind.', labelNames: ['step'] as const, registers }),
-    hints: new Counter({ name: 'trainjob_reconciler_handoff_hints_total', help: 'Hand-off hints from the webhook, by result.', labelNames: ['result'] as const, registers }),
-    queueDepth: new Gauge({ name: 'trainjob_reconciler_queue_depth', help: 'TrainJob keys waiting in the work queue.', registers }),
-    leader: new Gauge({ name: 'trainjob_reconciler_leader', help: '1 while this replica is the acting leader.', registers }),
-    apiRequests: new Counter({ name: 'trainjob_reconciler_api_requests_total', help: 'Requests sent to the API server, by verb and resource.', labelNames: ['verb', 'resource'] as const, registers }),
+    steps: new Counter({
+      name: 'trainjob_reconciler_steps_total',
+      help: 'Steps taken on the cluster, by kind.',
+      labelNames: ['step'] as const,
+      registers,
+    }),
+    hints: new Counter({
+      name: 'trainjob_reconciler_handoff_hints_total',
+      help: 'Hand-off hints from the webhook, by result.',
+      labelNames: ['result'] as const,
+      registers,
+    }),
+    queueDepth: new Gauge({
+      name: 'trainjob_reconciler_queue_depth',
+      help: 'TrainJob keys waiting in the work queue.',
+      registers,
+    }),
+    leader: new Gauge({
+      name: 'trainjob_reconciler_leader',
+      help: '1 while this replica is the acting leader.',
+      registers,
+    }),
+    apiRequests: new Counter({
+      name: 'trainjob_reconciler_api_requests_total',
+      help: 'Requests sent to the API server, by verb and resource.',
+      labelNames: ['verb', 'resource'] as const,
+      registers,
+    }),
     controllerRuntime: {
-      reconciles: new Counter({ name: 'controller_runtime_reconcile_total', help: 'Total number of reconciliations per controller', labelNames: ['controller', 'result'] as const, registers }),
-      reconcileErrors: new Counter({ name: 'controller_runtime_reconcile_errors_total', help: 'Total number of reconciliation errors per controller', labelNames: ['controller'] as const, registers }),
-      reconcileTime: new Histogram({ name: 'controller_runtime_reconcile_time_seconds', help: 'Length of time per reconciliation per controller', labelNames: ['controller'] as const, buckets: RECONCILE_TIME_BUCKETS, registers }),
+      reconciles: new Counter({
+        name: 'controller_runtime_reconcile_total',
+        help: 'Total number of reconciliations per controller',
+        labelNames: ['controller', 'result'] as const,
+        registers,
+      }),
+      reconcileErrors: new Counter({
+        name: 'controller_runtime_reconcile_errors_total',
+        help: 'Total number of reconciliation errors per controller',
+        labelNames: ['controller'] as const,
+        registers,
+      }),
+      reconcileTime: new Histogram({
+        name: 'controller_runtime_reconcile_time_seconds',
+        help: 'Length of time per reconciliation per controller',
+        labelNames: ['controller'] as const,
+        buckets: RECONCILE_TIME_BUCKETS,
+        registers,
+      }),
       leaderElectionMasterStatus: new Gauge({
         name: 'leader_election_master_status',
-        help: 'Gauge of if the reporting system is master of the relevant lease, 0 indicates backup, 1 indicates master. \'name\' is the string used to identify the lease. Please make sure to group by name.',
+        help: "Gauge of if the reporting system is master of the relevant lease, 0 indicates backup, 1 indicates master. 'name' is the string used to identify the lease. Please make sure to group by name.",
         labelNames: ['name'] as const,
         registers,
       }),
     },
     workqueue: {
-      depth: new Gauge({ name: 'workqueue_depth', help: 'Current depth of workqueue by workqueue and priority', labelNames: ['name', 'controller', 'priority'] as const, registers }),
-      adds: new Counter({ name: 'workqueue_adds_total', help: 'Total number of adds handled by workqueue', labelNames: ['name', 'controller'] as const, registers }),
+      depth: new Gauge({
+        name: 'workqueue_depth',
+        help: 'Current depth of workqueue by workqueue and priority',
+        labelNames: ['name', 'controller', 'priority'] as const,
+        registers,
+      }),
+      adds: new Counter({
+        name: 'workqueue_adds_total',
+        help: 'Total number of adds handled by workqueue',
+        labelNames: ['name', 'controller'] as const,
+        registers,
+      }),
       queueDuration: new Histogram({
         name: 'workqueue_queue_duration_seconds',
         help: 'How long in seconds an item stays in workqueue before being requested',
@@ -132,7 +186,8 @@ export function queueRecorder(metrics: ReconcilerMetrics, name: string = CONTROL
   const q = { name, controller: name };
   const cr = metrics.controllerRuntime;
   const wq = metrics.workqueue;
-  for (const result of ['error', 'requeue_after', 'requeue', 'success'] as const) cr.reconciles.inc({ controller: name, result }, 0);
+  for (const result of ['error', 'requeue_after', 'requeue', 'success'] as const)
+    cr.reconciles.inc({ controller: name, result }, 0);
   cr.reconcileErrors.inc({ controller: name }, 0);
   wq.depth.set({ ...q, priority: '' }, 0);
   wq.adds.inc(q, 0);
@@ -141,7 +196,10 @@ export function queueRecorder(metrics: ReconcilerMetrics, name: string = CONTROL
   // client-go updates these two every 500 ms; here they are computed when scraped.
   const collectRunning = () => {
     const seconds = running();
-    wq.unfinishedWork.set(q, seconds.reduce((a, b) => a + b, 0));
+    wq.unfinishedWork.set(
+      q,
+      seconds.reduce((a, b) => a + b, 0),
+    );
     wq.longestRunningProcessor.set(q, seconds.length ? Math.max(...seconds) : 0);
   };
   wq.onScrape.push(collectRunning);

@@ -183,7 +183,8 @@ export class WorkQueue {
 
   async #work(key: string): Promise<void> {
     const started = performance.now();
-    const finished = (result: Parameters<QueueRecorder['finished']>[1]) => this.#opts.recorder?.finished((performance.now() - started) / 1000, result);
+    const finished = (result: Parameters<QueueRecorder['finished']>[1]) =>
+      this.#opts.recorder?.finished((performance.now() - started) / 1000, result);
     try {
       const result = await this.#opts.handler(key);
       this.#failures.delete(key);

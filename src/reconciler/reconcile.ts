@@ -56,7 +56,13 @@ export class NotLeaderError extends Error {
 const rememberedReads = new WeakSet<object>();
 
 /** Reads what decide() asked for. False when the TrainJob turned out to be gone (live read). */
-async function read(o: Observation, what: Need, key: string, deps: ReconcileDeps, cache: ClusterCache | undefined): Promise<boolean> {
+async function read(
+  o: Observation,
+  what: Need,
+  key: string,
+  deps: ReconcileDeps,
+  cache: ClusterCache | undefined,
+): Promise<boolean> {
   const { cluster, runtimes } = deps;
   const namespace = o.trainJob.metadata.namespace ?? '';
   const jobSetName = o.jobSet?.metadata.name ?? '';
@@ -122,7 +128,12 @@ export async function reconcileKey(key: string, deps: ReconcileDeps): Promise<Ha
     const blocked = await execute(o, decision.steps, deps, log);
     const outcome = blocked ? 'blocked' : decision.outcome;
     deps.metrics.reconciles.inc({ mode: deps.mode, outcome });
-    const line = { outcome, steps: decision.steps.map((s) => s.kind), detail: blocked ?? decision.detail, generation: o.trainJob.metadata.generation };
+    const line = {
+      outcome,
+      steps: decision.steps.map((s) => s.kind),
+      detail: blocked ?? decision.detail,
+      generation: o.trainJob.metadata.generation,
+    };
     let requeueAfterMs = blocked ? RETRY.blockedMs : decision.requeueAfterMs;
     let quiet = outcome === 'current' || outcome === 'no-jobset' || outcome === 'finished';
     if (outcome === 'waiting' && deps.waits && requeueAfterMs !== undefined) {
@@ -166,7 +177,12 @@ async function execute(o: Observation, steps: Step[], deps: ReconcileDeps, log: 
         } catch (err) {
           if (statusCode(err) !== 403) throw err;
           write(); // the report is a write of its own: the Lease may have been lost during the patch
-          return blockRebuild(o, steps, deps, `PVC ${step.patch.name} cannot be released from the JobSet (${describeError(err)}); grant the reconciler patch on persistentvolumeclaims, or keep the TrainJob suspended at its old numNodes`);
+          return blockRebuild(
+            o,
+            steps,
+            deps,
+            `PVC ${step.patch.name} cannot be released from the JobSet (${describeError(err)}); grant the reconciler patch on persistentvolumeclaims, or keep the TrainJob suspended at its old numNodes`,
+          );
         }
         released = true;
         log.info({ pvc: step.patch.name }, 'PVC released from the stale JobSet; it survives the rebuild');
@@ -183,14 +199,20 @@ async function execute(o: Observation, steps: Step[], deps: ReconcileDeps, log: 
         } catch (err) {
           if (statusCode(err) !== 404) throw err;
         }
-        log.info({ jobSet: step.name, uid: step.uid, resourceVersion: step.resourceVersion }, 'stale JobSet deleted (foreground, with uid and resourceVersion preconditions)');
+        log.info(
+          { jobSet: step.name, uid: step.uid, resourceVersion: step.resourceVersion },
+          'stale JobSet deleted (foreground, with uid and resourceVersion preconditions)',
+        );
         if (deps.crashAfter === 'delete-jobset') await deps.crash?.();
         break;
       case 'suspend-jobset':
         write();
         // Refused (changed, replaced or gone meanwhile): thrown, and retried from a fresh read.
         await cluster.suspendJobSet(namespace, step.name, step.uid, step.resourceVersion);
-        log.info({ jobSet: step.name, uid: step.uid, resourceVersion: step.resourceVersion }, 'stale JobSet suspended (spec.suspend alone, uid and resourceVersion tested), so that it can be rebuilt');
+        log.info(
+          { jobSet: step.name, uid: step.uid, resourceVersion: step.resourceVersion },
+          'stale JobSet suspended (spec.suspend alone, uid and resourceVersion tested), so that it can be rebuilt',
+        );
         break;
       case 'apply-jobset':
         write();
@@ -213,7 +235,12 @@ async function execute(o: Observation, steps: Step[], deps: ReconcileDeps, log: 
   return undefined;
 }
 
-async function recordEvent(o: Observation, deps: ReconcileDeps, event: Parameters<ReconcilerCluster['recordEvent']>[1], log: Logger): Promise<void> {
+async function recordEvent(
+  o: Observation,
+  deps: ReconcileDeps,
+  event: Parameters<ReconcilerCluster['recordEvent']>[1],
+  log: Logger,
+): Promise<void> {
   try {
     await deps.cluster.recordEvent(o.trainJob, event);
   } catch (err) {
@@ -223,7 +250,9 @@ async function recordEvent(o: Observation, deps: ReconcileDeps, event: Parameter
 }
 
 async function blockRebuild(o: Observation, steps: Step[], deps: ReconcileDeps, reason: string): Promise<string> {
-  const planned = steps.find((s): s is Extract<Step, { kind: 'report' }> => s.kind === 'report')?.report ?? previousReport(o.trainJob);
+  const planned =
+    steps.find((s): s is Extract<Step, { kind: 'report' }> => s.kind === 'report')?.report ??
+    previousReport(o.trainJob);
   const { replacedJobSetUID: _never, retainedPVCs: _none, ...counts } = planned ?? { state: 'Blocked' as const };
   const report: RebuildReport = { ...counts, state: 'Blocked', reason };
   await deps.cluster.applyReport(o.trainJob, report);

@@ -84,25 +84,38 @@ export async function startReconciler(config: ReconcileConfig, deps: ReconcilerD
   const onHint = (hint: Hint) => {
     const key = keyOf(hint.namespace, hint.name);
     const pending = waiting.get(key);
-    if (pending && pending.uid === hint.uid && (pending.generation === null || (hint.generation !== null && hint.generation <= pending.generation))) return;
+    if (
+      pending &&
+      pending.uid === hint.uid &&
+      (pending.generation === null || (hint.generation !== null && hint.generation <= pending.generation))
+    )
+      return;
     waiting.set(key, hint);
     const done = () => {
       if (waiting.get(key) === hint) waiting.delete(key);
     };
     // Waits until the TrainJob watch has the change (no request): then a reconcile reads it there.
-    const stored = async () => (watches.cache.synced() ? watches.cache.getTrainJob(hint.namespace, hint.name) : cluster.getTrainJob(hint.namespace, hint.name));
-    awaitPersisted(hint, stored, { timeoutMs: config.handoff.hintWaitMs }).finally(done).then(
-      (persisted) => {
-        metrics.hints.inc({ result: persisted ? 'persisted' : 'expired' });
-        if (persisted) {
-          logger.debug({ trainJob: key, generation: hint.generation }, 'hint: change stored; queued');
-          enqueue(key);
-        } else {
-          logger.info({ trainJob: key, uid: hint.uid, generation: hint.generation, waitedMs: config.handoff.hintWaitMs }, 'hint dropped: the change was never stored (refused later, or a dry run)');
-        }
-      },
-      (err: unknown) => logger.warn({ trainJob: key, error: describeError(err) }, 'hint handling failed'),
-    );
+    const stored = async () =>
+      watches.cache.synced()
+        ? watches.cache.getTrainJob(hint.namespace, hint.name)
+        : cluster.getTrainJob(hint.namespace, hint.name);
+    awaitPersisted(hint, stored, { timeoutMs: config.handoff.hintWaitMs })
+      .finally(done)
+      .then(
+        (persisted) => {
+          metrics.hints.inc({ result: persisted ? 'persisted' : 'expired' });
+          if (persisted) {
+            logger.debug({ trainJob: key, generation: hint.generation }, 'hint: change stored; queued');
+            enqueue(key);
+          } else {
+            logger.info(
+              { trainJob: key, uid: hint.uid, generation: hint.generation, waitedMs: config.handoff.hintWaitMs },
+              'hint dropped: the change was never stored (refused later, or a dry run)',
+            );
+          }
+        },
+        (err: unknown) => logger.warn({ trainJob: key, error: describeError(err) }, 'hint handling failed'),
+      );
   };
 
   const handoff = await buildHandoffServer({ logger, metrics, onHint });
@@ -141,7 +154,15 @@ export async function startReconciler(config: ReconcileConfig, deps: ReconcilerD
     lead();
   }
   logger.info(
-    { handoff: `http://${config.handoff.host}:${portOf(handoff)}/hints`, ops: portOf(ops), fieldManager: config.fieldManager, workers: config.workers, leaderElection: config.leaderElection ? `${config.leaderElection.namespace}/${config.leaderElection.name}` : 'off' },
+    {
+      handoff: `http://${config.handoff.host}:${portOf(handoff)}/hints`,
+      ops: portOf(ops),
+      fieldManager: config.fieldManager,
+      workers: config.workers,
+      leaderElection: config.leaderElection
+        ? `${config.leaderElection.namespace}/${config.leaderElection.name}`
+        : 'off',
+    },
     'reconciler started',
   );
 

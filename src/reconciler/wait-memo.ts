@@ -18,7 +18,8 @@ export class WaitMemo {
     const sinceMs = prev?.sinceMs ?? nowMs;
     this.waits.set(key, { sinceMs, detail });
     const age = nowMs - sinceMs;
-    const delayMs = age < WAIT_POLL.quickForMs ? pollMs : Math.min(WAIT_POLL.maxDelayMs, Math.max(pollMs, Math.round(age / 10)));
+    const delayMs =
+      age < WAIT_POLL.quickForMs ? pollMs : Math.min(WAIT_POLL.maxDelayMs, Math.max(pollMs, Math.round(age / 10)));
     return { news: prev?.detail !== detail, delayMs };
   }
 

@@ -2,7 +2,16 @@
 // JobSets they control, and the JobSets' Jobs (a Job's status moves when its last pod goes away,
 // which is when a waiting rebuild may proceed). Every event becomes a TrainJob key in the queue.
 // Their caches are what a reconcile reads first (ClusterCache): no request for what is watched.
-import { BatchV1Api, CustomObjectsApi, makeInformer, type Informer, type KubeConfig, type KubernetesListObject, type KubernetesObject, type ObjectCache } from '@kubernetes/client-node';
+import {
+  BatchV1Api,
+  CustomObjectsApi,
+  makeInformer,
+  type Informer,
+  type KubeConfig,
+  type KubernetesListObject,
+  type KubernetesObject,
+  type ObjectCache,
+} from '@kubernetes/client-node';
 import { describeError } from '../cluster/errors.ts';
 import type { Logger } from '../observability/logger.ts';
 import { JOBSET, JOBSET_NAME_LABEL, TRAINJOB } from '../api/names.ts';
@@ -63,20 +72,33 @@ export function createWatches(kc: KubeConfig, opts: WatchOptions): Watches {
       listed.add(name);
       return l;
     });
-  const specs: { name: 'trainjob' | 'jobset' | 'job'; informer: Watched; keyOf: (meta: ObjectMeta) => string | undefined }[] = [
+  const specs: {
+    name: 'trainjob' | 'jobset' | 'job';
+    informer: Watched;
+    keyOf: (meta: ObjectMeta) => string | undefined;
+  }[] = [
     {
       name: 'trainjob',
-      informer: makeInformer(kc, `/apis/${TRAINJOB.group}/${TRAINJOB.version}/${TRAINJOB.plural}`, () => list('trainjob', objects.listClusterCustomObject({ ...TRAINJOB }))),
+      informer: makeInformer(kc, `/apis/${TRAINJOB.group}/${TRAINJOB.version}/${TRAINJOB.plural}`, () =>
+        list('trainjob', objects.listClusterCustomObject({ ...TRAINJOB })),
+      ),
       keyOf: (m) => (m.namespace && m.name ? keyOf(m.namespace, m.name) : undefined),
     },
     {
       name: 'jobset',
-      informer: makeInformer(kc, `/apis/${JOBSET.group}/${JOBSET.version}/${JOBSET.plural}`, () => list('jobset', objects.listClusterCustomObject({ ...JOBSET }))),
+      informer: makeInformer(kc, `/apis/${JOBSET.group}/${JOBSET.version}/${JOBSET.plural}`, () =>
+        list('jobset', objects.listClusterCustomObject({ ...JOBSET })),
+      ),
       keyOf: trainJobKeyOfJobSet,
     },
     {
       name: 'job',
-      informer: makeInformer(kc, '/apis/batch/v1/jobs', () => list('job', batch.listJobForAllNamespaces({ labelSelector: JOBSET_NAME_LABEL })), JOBSET_NAME_LABEL),
+      informer: makeInformer(
+        kc,
+        '/apis/batch/v1/jobs',
+        () => list('job', batch.listJobForAllNamespaces({ labelSelector: JOBSET_NAME_LABEL })),
+        JOBSET_NAME_LABEL,
+      ),
       keyOf: trainJobKeyOfJob,
     },
   ];
@@ -94,19 +116,29 @@ export function createWatches(kc: KubeConfig, opts: WatchOptions): Watches {
       if (stopped) return;
       opts.logger.warn({ watch: spec.name, error: describeError(err) }, 'watch failed; restarting it');
       setTimeout(() => {
-        if (!stopped) spec.informer.start().catch((e: unknown) => opts.logger.warn({ watch: spec.name, error: describeError(e) }, 'watch restart failed'));
+        if (!stopped)
+          spec.informer
+            .start()
+            .catch((e: unknown) =>
+              opts.logger.warn({ watch: spec.name, error: describeError(e) }, 'watch restart failed'),
+            );
       }, opts.restartDelayMs ?? 5_000).unref();
     });
   }
 
   const [trainJobs, jobSets, jobs] = specs.map((s) => s.informer);
   const synced = () => specs.every((s) => listed.has(s.name));
-  const copy = <T>(o: KubernetesObject | undefined): T | undefined => (o === undefined ? undefined : (structuredClone(o) as T));
+  const copy = <T>(o: KubernetesObject | undefined): T | undefined =>
+    o === undefined ? undefined : (structuredClone(o) as T);
   const cache: ClusterCache = {
     synced,
     getTrainJob: (namespace, name) => copy<TrainJob>(trainJobs.get(name, namespace)),
     getJobSet: (namespace, name) => copy<JobSet>(jobSets.get(name, namespace)),
-    listJobs: (namespace, jobSetName) => jobs.list(namespace).filter((j) => j.metadata?.labels?.[JOBSET_NAME_LABEL] === jobSetName).map((j) => copy<Job>(j)!),
+    listJobs: (namespace, jobSetName) =>
+      jobs
+        .list(namespace)
+        .filter((j) => j.metadata?.labels?.[JOBSET_NAME_LABEL] === jobSetName)
+        .map((j) => copy<Job>(j)!),
   };
 
   return {
@@ -120,7 +152,11 @@ export function createWatches(kc: KubeConfig, opts: WatchOptions): Watches {
     },
     synced,
     trainJobKeys() {
-      return specs[0].informer.list().flatMap((o) => (o.metadata?.namespace && o.metadata.name ? [keyOf(o.metadata.namespace, o.metadata.name)] : []));
+      return specs[0].informer
+        .list()
+        .flatMap((o) =>
+          o.metadata?.namespace && o.metadata.name ? [keyOf(o.metadata.namespace, o.metadata.name)] : [],
+        );
     },
   };
 }

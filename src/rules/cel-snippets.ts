@@ -11,7 +11,9 @@ const presentPath = (v: string, path: string): string => {
 };
 
 const present = (root: string, field: string): string =>
-  field === UNNAMED_TRAINER_FIELD ? `(has(${root}.trainer) && key in ${root}.trainer)` : presentPath(root, `trainer.${field}`);
+  field === UNNAMED_TRAINER_FIELD
+    ? `(has(${root}.trainer) && key in ${root}.trainer)`
+    : presentPath(root, `trainer.${field}`);
 
 const valueOf = (root: string, field: string): string =>
   field === UNNAMED_TRAINER_FIELD ? `${root}.trainer[key]` : `${root}.trainer.${field}`;

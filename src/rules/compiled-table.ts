@@ -22,7 +22,11 @@ export class RuleTableError extends Error {}
 export function compileTable(env: Environment, rows: readonly RuleRow[] = RULES): CompiledRow[] {
   return rows.map((row) => {
     try {
-      return { row, compiled: compileRule(env, row.rule), target: row.perUnnamedTrainerField ? undefined : fieldTarget(row) };
+      return {
+        row,
+        compiled: compileRule(env, row.rule),
+        target: row.perUnnamedTrainerField ? undefined : fieldTarget(row),
+      };
     } catch (err) {
       if (err instanceof CelCompileError) throw new RuleTableError(`rule ${row.id}: ${err.message}`);
       throw err;
@@ -46,12 +50,16 @@ function unnamedTrainerFields(at: Located): string[] {
 /** The value under `relative` (e.g. `.trainer.image`) of the located scope value; null when absent. */
 function valueBelow(value: unknown, relative: string): unknown {
   let v = value;
-  for (const name of relative.split('.').filter(Boolean)) v = isObject(v) && Object.hasOwn(v, name) ? v[name] : undefined;
+  for (const name of relative.split('.').filter(Boolean))
+    v = isObject(v) && Object.hasOwn(v, name) ? v[name] : undefined;
   return v ?? null;
 }
 
 function violation(row: RuleRow, field: string, newValue: unknown): FieldError {
-  const base = row.reason === 'FieldValueForbidden' ? fieldError.forbidden(field, row.message) : fieldError.invalid(field, newValue, row.message);
+  const base =
+    row.reason === 'FieldValueForbidden'
+      ? fieldError.forbidden(field, row.message)
+      : fieldError.invalid(field, newValue, row.message);
   return { ...base, origin: row.id };
 }
 
@@ -91,7 +99,10 @@ function jsonEqual(a: unknown, b: unknown, maxDepth: number): boolean | undefine
   while (stack.length > 0) {
     const [x, y, depth] = stack.pop()!;
     if (x === y) continue;
-    if (typeof x !== typeof y) return (typeof x === 'number' || typeof x === 'bigint') && (typeof y === 'number' || typeof y === 'bigint') ? undefined : false;
+    if (typeof x !== typeof y)
+      return (typeof x === 'number' || typeof x === 'bigint') && (typeof y === 'number' || typeof y === 'bigint')
+        ? undefined
+        : false;
     if (x === null || y === null || typeof x !== 'object') return false;
     if (depth >= maxDepth) return undefined;
     if (Array.isArray(x)) {
@@ -127,7 +138,12 @@ function fieldTarget(row: RuleRow): Target {
 
 function targetsOf({ row, target }: CompiledRow, at: Located): readonly Target[] {
   if (target !== undefined) return [target];
-  if (row.perUnnamedTrainerField) return unnamedTrainerFields(at).map((key) => ({ bindings: { key }, relative: `.trainer.${key}`, steps: ['trainer', key] }));
+  if (row.perUnnamedTrainerField)
+    return unnamedTrainerFields(at).map((key) => ({
+      bindings: { key },
+      relative: `.trainer.${key}`,
+      steps: ['trainer', key],
+    }));
   return [fieldTarget(row)];
 }
 
@@ -136,7 +152,14 @@ function targetsOf({ row, target }: CompiledRow, at: Located): readonly Target[]
  * field the update leaves unchanged passes at once (see fieldUnchanged), where CEL would run it
  * (a transition rule needs an old value: without one CEL skips it, and so does this).
  */
-export function runTable(rows: readonly CompiledRow[], run: RuleRun, root: SchemaNode, obj: unknown, correlation: Correlation, options: { fastPath?: boolean } = {}): FieldError[] {
+export function runTable(
+  rows: readonly CompiledRow[],
+  run: RuleRun,
+  root: SchemaNode,
+  obj: unknown,
+  correlation: Correlation,
+  options: { fastPath?: boolean } = {},
+): FieldError[] {
   const fastPath = options.fastPath ?? true;
   const errors: FieldError[] = [];
   // Most rows share their scope (spec): find its values once.
@@ -152,7 +175,8 @@ export function runTable(rows: readonly CompiledRow[], run: RuleRun, root: Schem
         const outcome = run.evaluate({ compiled, bindings }, at);
         const field = at.path + relative;
         if (outcome.kind === 'failed') errors.push(violation(row, field, valueBelow(at.value, relative)));
-        if (outcome.kind === 'error') errors.push({ ...fieldError.invalid(field, valueBelow(at.value, relative), outcome.detail), origin: row.id });
+        if (outcome.kind === 'error')
+          errors.push({ ...fieldError.invalid(field, valueBelow(at.value, relative), outcome.detail), origin: row.id });
       }
     }
   }

@@ -24,14 +24,17 @@ export class CrdLoadError extends Error {
 export function schemaChecksFor(crd: unknown): SchemaChecks {
   const compiled = compileCrdSchema(crd);
   if (compiled.info.group !== TRAINJOB_GROUP || compiled.info.kind !== TRAINJOB_KIND) {
-    throw new CrdLoadError(`expected the TrainJob CRD (trainer.kubeflow.org), got ${compiled.info.kind}.${compiled.info.group}`);
+    throw new CrdLoadError(
+      `expected the TrainJob CRD (trainer.kubeflow.org), got ${compiled.info.kind}.${compiled.info.group}`,
+    );
   }
   return {
     root: compiled.root,
     rules: compiled.rules,
     decode: (obj) => compiled.decode(obj),
     // decide passes what decode returned: an update is prepared in place.
-    prepare: (obj, oldObj) => (oldObj === undefined ? compiled.prepareForCreate(obj) : compiled.prepareDecodedForUpdate(obj, oldObj)),
+    prepare: (obj, oldObj) =>
+      oldObj === undefined ? compiled.prepareForCreate(obj) : compiled.prepareDecodedForUpdate(obj, oldObj),
     correlate: (obj, oldObj) => compiled.correlate(obj, oldObj),
     celBlockedBy: (errors) => (hasBlockingErrors(errors) ? CEL_SKIPPED_ERROR : undefined),
     validate: (obj) => compiled.validatePrepared(obj),
@@ -81,7 +84,10 @@ export function applyCrdPatch(crd: unknown, ops: unknown): unknown {
  * The drift check on a compiled CRD: its spec.trainer fields that no rule among `coverage` (by
  * default its own rules) covers at the API server (see generate/trainer-fields.ts).
  */
-export function uncoveredTrainerFieldsOf(checks: Pick<SchemaChecks, 'root' | 'rules'>, coverage: readonly LocatedRule[] = checks.rules): string[] {
+export function uncoveredTrainerFieldsOf(
+  checks: Pick<SchemaChecks, 'root' | 'rules'>,
+  coverage: readonly LocatedRule[] = checks.rules,
+): string[] {
   const trainer = checks.root.properties?.get('spec')?.properties?.get('trainer');
   return uncoveredTrainerFields([...(trainer?.properties?.keys() ?? [])], coverage);
 }

@@ -135,7 +135,12 @@ export function decideCreateYielding(policy: Policy, input: unknown, sliceMs = D
 }
 
 /** decideUpdate, letting the event loop run between stages once a stage has taken `sliceMs`. */
-export function decideUpdateYielding(policy: Policy, input: unknown, oldInput: unknown, sliceMs = DECIDE_SLICE_MS): Promise<Verdict> {
+export function decideUpdateYielding(
+  policy: Policy,
+  input: unknown,
+  oldInput: unknown,
+  sliceMs = DECIDE_SLICE_MS,
+): Promise<Verdict> {
   return runYielding(updateStages(policy, input, oldInput), sliceMs);
 }
 
@@ -145,8 +150,10 @@ function suspendedAfter(obj: unknown): boolean {
 }
 
 /** A numNodes value in a message; a list or an object (a hand-written review only) is named by its type: String() of a deep one overflows the stack. */
-const shown = (v: unknown): string => (v !== null && typeof v === 'object' ? (Array.isArray(v) ? 'a list' : 'an object') : String(v));
-const nodes = (n: unknown): string => (n === undefined ? "the runtime's default number of nodes" : `${shown(n)} node${semanticEqual(n, 1) ? '' : 's'}`);
+const shown = (v: unknown): string =>
+  v !== null && typeof v === 'object' ? (Array.isArray(v) ? 'a list' : 'an object') : String(v);
+const nodes = (n: unknown): string =>
+  n === undefined ? "the runtime's default number of nodes" : `${shown(n)} node${semanticEqual(n, 1) ? '' : 's'}`;
 
 /**
  * What the reconciler sidecar does with an admitted change (src/rebuild/decide.ts): it deletes

@@ -28,7 +28,6 @@ const count = (v: unknown): number => {
   return typeof n === 'number' && Number.isSafeInteger(n) && n > 0 ? n : 0;
 };
 
-
 /** Jobs with pods that still run or terminate, tolerating any shape (a malformed Job counts nothing). */
 export function podsOfJobs(jobs: unknown): JobPods[] {
   if (!Array.isArray(jobs)) return [];
@@ -51,14 +50,24 @@ export function jobSetPodsWarnings(read: JobSetRead, jobSetName: string): string
     case 'no-cluster':
       return [`JobSet ${jobSetName} was not checked for pods: the webhook runs without cluster access (${WAITS})`];
     case 'failed':
-      return [`JobSet ${jobSetName}: its pods could not be counted (${read.error}); the change is admitted all the same and ${WAITS}`];
+      return [
+        `JobSet ${jobSetName}: its pods could not be counted (${read.error}); the change is admitted all the same and ${WAITS}`,
+      ];
     case 'read': {
       const jobs = podsOfJobs(read.jobs);
       if (jobs.length === 0) return [];
       const active = jobs.reduce((n, j) => n + j.active, 0);
       const terminating = jobs.reduce((n, j) => n + j.terminating, 0);
-      const parts = [...(active ? [`${active} pending or running`] : []), ...(terminating ? [`${terminating} terminating`] : [])].join(', ');
-      const shown = jobs.slice(0, 3).map((j) => `Job ${j.job}: ${[...(j.active ? [`${j.active} active`] : []), ...(j.terminating ? [`${j.terminating} terminating`] : [])].join(', ')}`);
+      const parts = [
+        ...(active ? [`${active} pending or running`] : []),
+        ...(terminating ? [`${terminating} terminating`] : []),
+      ].join(', ');
+      const shown = jobs
+        .slice(0, 3)
+        .map(
+          (j) =>
+            `Job ${j.job}: ${[...(j.active ? [`${j.active} active`] : []), ...(j.terminating ? [`${j.terminating} terminating`] : [])].join(', ')}`,
+        );
       const more = jobs.length > 3 ? `; and ${plural(jobs.length - 3, 'more Job')}` : '';
       return [
         `JobSet ${jobSetName} still has ${plural(active + terminating, 'pod')} (${parts}; ${shown.join('; ')}${more}): ${WAITS}, and its pods stop once the JobSet is suspended`,

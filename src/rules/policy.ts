@@ -51,7 +51,9 @@ const normalize = (rule: string): string => rule.replace(/\s+/g, ' ').trim();
 
 /** The table row that replaces a CRD rule, if any (e.g. upstream's blanket spec.trainer rule). */
 export function supersededBy(rule: CelRule): string | undefined {
-  const row = RULES.find((r) => r.supersedes && r.supersedes.path === rule.location && normalize(r.supersedes.rule) === normalize(rule.rule));
+  const row = RULES.find(
+    (r) => r.supersedes && r.supersedes.path === rule.location && normalize(r.supersedes.rule) === normalize(rule.rule),
+  );
   return row?.id;
 }
 

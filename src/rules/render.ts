@@ -20,6 +20,8 @@ export function renderTable(): string {
   }
   lines.push('Nothing else refuses a numNodes change. With cluster access, an admitted one also reads the Jobs of the');
   lines.push("TrainJob's JobSet and warns about its pods that still run or terminate (Job status.active and");
-  lines.push('status.terminating): the rebuild waits for them. A read that fails or times out admits the change with a warning.');
+  lines.push(
+    'status.terminating): the rebuild waits for them. A read that fails or times out admits the change with a warning.',
+  );
   return lines.join('\n');
 }

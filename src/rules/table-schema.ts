@@ -27,7 +27,11 @@ export const TABLE_SCHEMA: CelSchema = {
           type: 'array',
           'x-kubernetes-list-type': 'map',
           'x-kubernetes-list-map-keys': ['manager'],
-          items: { type: 'object', 'x-kubernetes-preserve-unknown-fields': true, properties: { manager: { type: 'string' } } },
+          items: {
+            type: 'object',
+            'x-kubernetes-preserve-unknown-fields': true,
+            properties: { manager: { type: 'string' } },
+          },
         },
         trainer: {
           type: 'object',
@@ -54,7 +58,11 @@ export const TABLE_SCHEMA: CelSchema = {
           type: 'array',
           'x-kubernetes-list-type': 'map',
           'x-kubernetes-list-map-keys': ['type'],
-          items: { type: 'object', 'x-kubernetes-preserve-unknown-fields': true, properties: { type: { type: 'string' }, status: { type: 'string' }, reason: { type: 'string' } } },
+          items: {
+            type: 'object',
+            'x-kubernetes-preserve-unknown-fields': true,
+            properties: { type: { type: 'string' }, status: { type: 'string' }, reason: { type: 'string' } },
+          },
         },
       },
     },

@@ -6,7 +6,15 @@
 // numNodes, and numNodes only while the TrainJob is suspended before or after the update, never to
 // a negative count, and never once the job has finished for good. Outside spec.trainer the rows
 // keep upstream Trainer's rules exactly.
-import { eitherSuspended, finishedForGood, immutableTrainerField, numNodesNotNegative, unchangedAtSpec, unchangedPath, UNNAMED_TRAINER_FIELD } from './cel-snippets.ts';
+import {
+  eitherSuspended,
+  finishedForGood,
+  immutableTrainerField,
+  numNodesNotNegative,
+  unchangedAtSpec,
+  unchangedPath,
+  UNNAMED_TRAINER_FIELD,
+} from './cel-snippets.ts';
 
 export type Reason = 'FieldValueInvalid' | 'FieldValueForbidden';
 
@@ -38,7 +46,15 @@ const IMMUTABLE = 'field is immutable';
 const UPSTREAM_TRAINER_RULE = { path: 'spec.trainer', rule: 'self == oldSelf' };
 
 /** The spec.trainer fields the table names; every other field there is immutable by the last trainer row. */
-export const NAMED_TRAINER_FIELDS = ['image', 'command', 'args', 'env', 'resourcesPerNode', 'numProcPerNode', 'numNodes'] as const;
+export const NAMED_TRAINER_FIELDS = [
+  'image',
+  'command',
+  'args',
+  'env',
+  'resourcesPerNode',
+  'numProcPerNode',
+  'numNodes',
+] as const;
 
 const immutableInTrainer = (name: (typeof NAMED_TRAINER_FIELDS)[number]): RuleRow => ({
   id: `trainer-${name}-immutable`,
@@ -52,7 +68,10 @@ const immutableInTrainer = (name: (typeof NAMED_TRAINER_FIELDS)[number]): RuleRo
 });
 
 const upstreamImmutable = (path: string): RuleRow => ({
-  id: `${path.replace(/^spec\./, '').replace(/\[\*\]/g, '').replace(/\./g, '-')}-immutable`,
+  id: `${path
+    .replace(/^spec\./, '')
+    .replace(/\[\*\]/g, '')
+    .replace(/\./g, '-')}-immutable`,
   field: path,
   scope: path,
   allowed: 'when absent before (upstream transition rule)',
@@ -87,7 +106,8 @@ export const RULES: readonly RuleRow[] = [
     scope: 'spec',
     allowed: 'while suspended before or after the update',
     rule: `${immutableTrainerField('numNodes')} || ${eitherSuspended()}`,
-    message: 'numNodes may only change while the TrainJob is suspended: set spec.suspend to true first (or in the same update), then change numNodes',
+    message:
+      'numNodes may only change while the TrainJob is suspended: set spec.suspend to true first (or in the same update), then change numNodes',
     reason: 'FieldValueForbidden',
     supersedes: UPSTREAM_TRAINER_RULE,
   },
@@ -97,7 +117,8 @@ export const RULES: readonly RuleRow[] = [
     scope: 'spec',
     allowed: 'to 0 or more (a negative count already stored may stay)',
     rule: `${immutableTrainerField('numNodes')} || ${numNodesNotNegative()}`,
-    message: 'numNodes may only change to 0 or more (0 makes the job complete at once), or be removed to use the runtime\'s default',
+    message:
+      "numNodes may only change to 0 or more (0 makes the job complete at once), or be removed to use the runtime's default",
     reason: 'FieldValueInvalid',
   },
   {

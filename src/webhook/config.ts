@@ -17,7 +17,8 @@ export type TlsSource =
  * a file (`--crd`), the API server's (with cluster access, followed), the embedded default
  * (offline: Trainer v2.3.0's CRD with this project's patch), or none (`--table-only`).
  */
-export type CrdSource = { mode: 'file'; path: string } | { mode: 'cluster' } | { mode: 'embedded' } | { mode: 'table-only' };
+export type CrdSource =
+  { mode: 'file'; path: string } | { mode: 'cluster' } | { mode: 'embedded' } | { mode: 'table-only' };
 
 export interface HandoffConfig {
   url: URL;
@@ -139,7 +140,9 @@ export function parseServeArgs(args: readonly string[], env: Env = process.env):
   const port = parsePort('--port', values.port, SERVE_DEFAULTS.port);
   const opsPort = parsePort('--ops-port', values['ops-port'], SERVE_DEFAULTS.opsPort);
   if (port !== 0 && port === opsPort) {
-    throw new ConfigError(`--port and --ops-port must differ (both ${port}): health and metrics never share the admission port`);
+    throw new ConfigError(
+      `--port and --ops-port must differ (both ${port}): health and metrics never share the admission port`,
+    );
   }
   const host = nonEmpty('--host', values.host);
   const certDir = nonEmpty('--cert-dir', values['cert-dir']);
@@ -155,10 +158,16 @@ export function parseServeArgs(args: readonly string[], env: Env = process.env):
     port,
     opsPort,
     opsPortExplicit: values['ops-port'] !== undefined,
-    tls: certDir || certRotation ? { mode: 'files', dir: certDir ?? SERVE_DEFAULTS.generatedCertDir } : { mode: 'generated', dir: SERVE_DEFAULTS.generatedCertDir },
+    tls:
+      certDir || certRotation
+        ? { mode: 'files', dir: certDir ?? SERVE_DEFAULTS.generatedCertDir }
+        : { mode: 'generated', dir: SERVE_DEFAULTS.generatedCertDir },
     crd: crdSource(crdFile, values['table-only'] === true, cluster),
     cluster,
-    handoff: values.handoff === undefined ? undefined : { url: parseHandoffUrl(values.handoff), timeoutMs: SERVE_DEFAULTS.handoffTimeoutMs },
+    handoff:
+      values.handoff === undefined
+        ? undefined
+        : { url: parseHandoffUrl(values.handoff), timeoutMs: SERVE_DEFAULTS.handoffTimeoutMs },
     ...(certRotation ? { certRotation } : {}),
     logLevel: parseLogLevel(values['log-level']),
     shutdownTimeoutMs: SERVE_DEFAULTS.shutdownTimeoutMs,
@@ -174,7 +183,8 @@ function crdSource(file: string | undefined, tableOnly: boolean, cluster: Cluste
 function clusterAccess(kubeconfig: string | undefined, offline: boolean, env: Env): ClusterAccess {
   if (kubeconfig) return { mode: 'kubeconfig', path: kubeconfig };
   if (offline) return { mode: 'none' };
-  if (env.KUBERNETES_SERVICE_HOST && env.KUBERNETES_SERVICE_PORT) return { mode: 'in-cluster', host: env.KUBERNETES_SERVICE_HOST, port: env.KUBERNETES_SERVICE_PORT };
+  if (env.KUBERNETES_SERVICE_HOST && env.KUBERNETES_SERVICE_PORT)
+    return { mode: 'in-cluster', host: env.KUBERNETES_SERVICE_HOST, port: env.KUBERNETES_SERVICE_PORT };
   return { mode: 'none' };
 }
 
@@ -195,24 +205,43 @@ function parseLogLevel(raw: string | undefined): LogLevel {
   return oneOfFlag('--log-level', raw, LOG_LEVELS, SERVE_DEFAULTS.logLevel);
 }
 
-const ROTATION_ONLY = ['cert-secret', 'cert-namespace', 'service-name', 'service-dns', 'validating-webhook-config', 'mutating-webhook-config'] as const;
+const ROTATION_ONLY = [
+  'cert-secret',
+  'cert-namespace',
+  'service-name',
+  'service-dns',
+  'validating-webhook-config',
+  'mutating-webhook-config',
+] as const;
 const DNS_NAME = /^(?=.{1,253}$)[a-z0-9]([-a-z0-9]{0,61}[a-z0-9])?(\.[a-z0-9]([-a-z0-9]{0,61}[a-z0-9])?)*$/;
 const IP_ADDRESS = /^(\d{1,3}(\.\d{1,3}){3}|[0-9a-f:]*:[0-9a-f:.]*)$/i;
 
-function parseCertRotation(values: Record<string, string | boolean | undefined>, cluster: ClusterAccess, env: Env): CertRotationConfig | undefined {
+function parseCertRotation(
+  values: Record<string, string | boolean | undefined>,
+  cluster: ClusterAccess,
+  env: Env,
+): CertRotationConfig | undefined {
   if (values['cert-rotation'] !== true) {
     const stray = ROTATION_ONLY.find((f) => values[f] !== undefined);
     if (stray) throw new ConfigError(`--${stray} needs --cert-rotation`);
     return undefined;
   }
-  if (cluster.mode === 'none') throw new ConfigError('--cert-rotation needs cluster access (in a pod, or --kubeconfig): the certificates live in a Secret');
+  if (cluster.mode === 'none')
+    throw new ConfigError(
+      '--cert-rotation needs cluster access (in a pod, or --kubeconfig): the certificates live in a Secret',
+    );
   const flag = (name: (typeof ROTATION_ONLY)[number]) => nonEmpty(`--${name}`, values[name] as string | undefined);
   const namespace = flag('cert-namespace') ?? (env.POD_NAMESPACE?.trim() || undefined);
-  if (!namespace) throw new ConfigError('--cert-rotation needs the namespace: --cert-namespace or $POD_NAMESPACE (the downward API)');
+  if (!namespace)
+    throw new ConfigError('--cert-rotation needs the namespace: --cert-namespace or $POD_NAMESPACE (the downward API)');
   const serviceName = flag('service-name') ?? SERVE_DEFAULTS.serviceName;
-  const extra = (flag('service-dns') ?? '').split(',').map((h) => h.trim().toLowerCase()).filter((h) => h !== '');
+  const extra = (flag('service-dns') ?? '')
+    .split(',')
+    .map((h) => h.trim().toLowerCase())
+    .filter((h) => h !== '');
   for (const h of extra) {
-    if (!DNS_NAME.test(h) && !IP_ADDRESS.test(h)) throw new ConfigError(`--service-dns: "${h}" is neither a DNS name nor an IP address`);
+    if (!DNS_NAME.test(h) && !IP_ADDRESS.test(h))
+      throw new ConfigError(`--service-dns: "${h}" is neither a DNS name nor an IP address`);
   }
   const hosts = [`${serviceName}.${namespace}.svc`, ...extra];
   return {

@@ -56,7 +56,8 @@ export function trackConnections(server: Server, timing: DrainTiming = DEFAULT_D
 
   const cutIncomplete = (): void => {
     for (const raw of handshaking.values()) raw.destroy();
-    for (const [socket, conn] of connections) if ([...conn.responses].some((res) => !res.req.complete)) socket.destroy();
+    for (const [socket, conn] of connections)
+      if ([...conn.responses].some((res) => !res.req.complete)) socket.destroy();
   };
 
   server.on('connection', (raw: Socket) => {

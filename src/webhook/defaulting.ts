@@ -8,9 +8,7 @@
 import { isObject } from '../json/object.ts';
 import type { Operation } from '../rules/contract.ts';
 
-export type TimePatchOp =
-  | { op: 'add' | 'replace'; path: string; value: string }
-  | { op: 'remove'; path: string };
+export type TimePatchOp = { op: 'add' | 'replace'; path: string; value: string } | { op: 'remove'; path: string };
 
 /** metav1.Time's JSON form: RFC 3339 in UTC with whole seconds (`2026-01-02T03:04:05Z`). */
 export function metav1Time(now: Date): string {
@@ -53,7 +51,7 @@ export function defaultRuntimePatchTimes(
 }
 
 function runtimePatches(obj: unknown): (Record<string, unknown> | undefined)[] {
-  const list = (asRecord(asRecord(obj)?.spec))?.runtimePatches;
+  const list = asRecord(asRecord(obj)?.spec)?.runtimePatches;
   return Array.isArray(list) ? list.map(asRecord) : [];
 }
 

@@ -41,29 +41,41 @@ export class EnvelopeError extends Error {
 }
 
 export function parseAdmissionReview(body: unknown): AdmissionReviewRequest {
-  if (body === undefined || body === null || body === '') throw new EnvelopeError('request body is empty: expected an AdmissionReview');
-  if (!isObject(body)) throw new EnvelopeError(`request body is ${describeType(body)}, expected an AdmissionReview object`);
+  if (body === undefined || body === null || body === '')
+    throw new EnvelopeError('request body is empty: expected an AdmissionReview');
+  if (!isObject(body))
+    throw new EnvelopeError(`request body is ${describeType(body)}, expected an AdmissionReview object`);
   const { apiVersion, kind, request } = body;
   if (kind !== 'AdmissionReview') throw new EnvelopeError(`kind must be "AdmissionReview", got ${show(kind)}`);
   if (!ADMISSION_VERSIONS.includes(apiVersion as AdmissionVersion)) {
     throw new EnvelopeError(`apiVersion must be one of ${ADMISSION_VERSIONS.join(', ')}, got ${show(apiVersion)}`);
   }
-  if (!isObject(request)) throw new EnvelopeError(request === undefined ? 'request is missing' : `request must be an object, got ${describeType(request)}`);
+  if (!isObject(request))
+    throw new EnvelopeError(
+      request === undefined ? 'request is missing' : `request must be an object, got ${describeType(request)}`,
+    );
   const { uid, operation } = request;
-  if (typeof uid !== 'string' || uid === '') throw new EnvelopeError(uid === undefined ? 'request.uid is missing' : `request.uid must be a non-empty string, got ${show(uid)}`);
-  if (!OPERATIONS.includes(operation as Operation)) throw new EnvelopeError(`request.operation must be one of ${OPERATIONS.join(', ')}, got ${show(operation)}`);
+  if (typeof uid !== 'string' || uid === '')
+    throw new EnvelopeError(
+      uid === undefined ? 'request.uid is missing' : `request.uid must be a non-empty string, got ${show(uid)}`,
+    );
+  if (!OPERATIONS.includes(operation as Operation))
+    throw new EnvelopeError(`request.operation must be one of ${OPERATIONS.join(', ')}, got ${show(operation)}`);
   const op = operation as Operation;
 
   const object = objectOrNull(request.object, 'request.object');
   const oldObject = objectOrNull(request.oldObject, 'request.oldObject');
-  if ((op === 'CREATE' || op === 'UPDATE') && object === null) throw new EnvelopeError(`request.object is required for ${op}`);
+  if ((op === 'CREATE' || op === 'UPDATE') && object === null)
+    throw new EnvelopeError(`request.object is required for ${op}`);
   if (op === 'UPDATE' && oldObject === null) throw new EnvelopeError('request.oldObject is required for UPDATE');
 
   const dryRun = request.dryRun ?? false;
   if (typeof dryRun !== 'boolean') throw new EnvelopeError(`request.dryRun must be a boolean, got ${show(dryRun)}`);
 
   const userInfo = isObject(request.userInfo) ? request.userInfo : undefined;
-  const metadata = isObject((object ?? oldObject)?.metadata) ? ((object ?? oldObject)!.metadata as Record<string, unknown>) : undefined;
+  const metadata = isObject((object ?? oldObject)?.metadata)
+    ? ((object ?? oldObject)!.metadata as Record<string, unknown>)
+    : undefined;
   return {
     apiVersion: apiVersion as AdmissionVersion,
     uid,
@@ -92,8 +104,10 @@ export function wrongKind(req: AdmissionReviewRequest): string | undefined {
   }
   for (const obj of [req.object, req.oldObject]) {
     if (!obj || (obj.apiVersion === undefined && obj.kind === undefined)) continue;
-    const group = typeof obj.apiVersion === 'string' && obj.apiVersion.includes('/') ? obj.apiVersion.split('/')[0] : '';
-    if (group !== TRAINJOB_GROUP || obj.kind !== TRAINJOB_KIND) return `${show(obj.apiVersion)}, Kind=${show(obj.kind)}`;
+    const group =
+      typeof obj.apiVersion === 'string' && obj.apiVersion.includes('/') ? obj.apiVersion.split('/')[0] : '';
+    if (group !== TRAINJOB_GROUP || obj.kind !== TRAINJOB_KIND)
+      return `${show(obj.apiVersion)}, Kind=${show(obj.kind)}`;
   }
   return undefined;
 }
@@ -135,7 +149,10 @@ export interface AnswerParts {
 }
 
 /** The answer, in the request's own apiVersion (the API server rejects any other) with its uid. */
-export function answer(req: Pick<AdmissionReviewRequest, 'apiVersion' | 'uid'>, parts: AnswerParts): AdmissionReviewAnswer {
+export function answer(
+  req: Pick<AdmissionReviewRequest, 'apiVersion' | 'uid'>,
+  parts: AnswerParts,
+): AdmissionReviewAnswer {
   const response: AdmissionResponse = { uid: req.uid, allowed: parts.allowed };
   if (parts.status) response.status = parts.status;
   if (parts.warnings && parts.warnings.length > 0) response.warnings = [...parts.warnings];
@@ -148,7 +165,8 @@ export function answer(req: Pick<AdmissionReviewRequest, 'apiVersion' | 'uid'>, 
 
 function parseGvk(raw: unknown): GroupVersionKind | undefined {
   if (raw === undefined || raw === null) return undefined;
-  if (!isObject(raw)) throw new EnvelopeError(`request.kind must be an object {group, version, kind}, got ${describeType(raw)}`);
+  if (!isObject(raw))
+    throw new EnvelopeError(`request.kind must be an object {group, version, kind}, got ${describeType(raw)}`);
   const { group = '', version = '', kind } = raw;
   if (typeof group !== 'string' || typeof version !== 'string' || typeof kind !== 'string' || kind === '') {
     throw new EnvelopeError('request.kind must have string fields group, version and a non-empty kind');

@@ -64,7 +64,12 @@ export const noHandoff: HandoffSender = {
 };
 
 function hintFields(hint: Hint) {
-  return { namespace: hint.namespace, name: hint.name, uid: hint.uid, generation: hint.generation === null ? null : String(hint.generation) };
+  return {
+    namespace: hint.namespace,
+    name: hint.name,
+    uid: hint.uid,
+    generation: hint.generation === null ? null : String(hint.generation),
+  };
 }
 
 function elapsed(started: number): number {

@@ -34,10 +34,14 @@ function jobsOf(list: unknown): unknown[] | undefined {
   const items = (list as { items?: unknown } | null)?.items;
   if (!Array.isArray(items)) return undefined;
   const jobs: unknown[] = [];
-  for (const job of items as ({ metadata?: { name?: unknown }; status?: { active?: unknown; terminating?: unknown } } | null)[]) {
+  for (const job of items as ({
+    metadata?: { name?: unknown };
+    status?: { active?: unknown; terminating?: unknown };
+  } | null)[]) {
     const active = job?.status?.active;
     const terminating = job?.status?.terminating;
-    if (hasPods(active) || hasPods(terminating)) jobs.push({ metadata: { name: job?.metadata?.name }, status: { active, terminating } });
+    if (hasPods(active) || hasPods(terminating))
+      jobs.push({ metadata: { name: job?.metadata?.name }, status: { active, terminating } });
   }
   return jobs;
 }
@@ -51,19 +55,26 @@ function describeAnswer(status: number, body: Buffer): string {
 
 async function readJobs(client: ApiClient, path: string, signal: AbortSignal, maxBytes: number): Promise<JobSetRead> {
   const res = await client.request(path, { signal, maxBytes });
-  if (res.status !== 200) return { kind: 'failed', error: `reading its Jobs failed: ${describeAnswer(res.status, res.body)}` };
+  if (res.status !== 200)
+    return { kind: 'failed', error: `reading its Jobs failed: ${describeAnswer(res.status, res.body)}` };
   let list: unknown;
   try {
     list = JSON.parse(res.body.toString('utf8'));
   } catch {
-    return { kind: 'failed', error: `reading its Jobs failed: the API server's answer is not JSON (${res.body.length} bytes)` };
+    return {
+      kind: 'failed',
+      error: `reading its Jobs failed: the API server's answer is not JSON (${res.body.length} bytes)`,
+    };
   }
   const jobs = jobsOf(list);
   if (!jobs) return { kind: 'failed', error: `reading its Jobs failed: the API server's answer is not a list of Jobs` };
   return { kind: 'read', jobs };
 }
 
-export function jobSetReader(client: ApiClient, { timeoutMs = JOBSET_READ_TIMEOUT_MS, maxBytes = JOBS_READ_MAX_BYTES }: JobSetReaderOptions = {}): (namespace: string, name: string) => Promise<JobSetRead> {
+export function jobSetReader(
+  client: ApiClient,
+  { timeoutMs = JOBSET_READ_TIMEOUT_MS, maxBytes = JOBS_READ_MAX_BYTES }: JobSetReaderOptions = {},
+): (namespace: string, name: string) => Promise<JobSetRead> {
   return async (namespace, name) => {
     // resourceVersion 0: served from the API server's watch cache as it is. A consistent LIST (no
     // resourceVersion) first waits for the cache to reach etcd's revision, and after a write to any
@@ -81,9 +92,10 @@ export function jobSetReader(client: ApiClient, { timeoutMs = JOBSET_READ_TIMEOU
         resolve({ kind: 'failed', error: `reading its Jobs timed out after ${timeoutMs} ms` });
       }, timeoutMs);
     });
-    const read = readJobs(client, path, deadline.signal, maxBytes).catch(
-      (err: unknown): JobSetRead => ({ kind: 'failed', error: `reading its Jobs failed: ${(err instanceof Error ? err.message : String(err)).split('\n')[0].slice(0, 300)}` }),
-    );
+    const read = readJobs(client, path, deadline.signal, maxBytes).catch((err: unknown): JobSetRead => ({
+      kind: 'failed',
+      error: `reading its Jobs failed: ${(err instanceof Error ? err.message : String(err)).split('\n')[0].slice(0, 300)}`,
+    }));
     try {
       return await Promise.race([read, timedOut]);
     } finally {

@@ -6,7 +6,13 @@ import type { ApiClient } from '../cluster/api-request.ts';
 import type { describeError } from '../cluster/errors.ts';
 import type { Logger } from '../observability/logger.ts';
 import type { WebhookMetrics } from '../observability/metrics.ts';
-import { EMBEDDED_CRD_SOURCE, loadEmbeddedPolicy, loadPolicyFromFile, policyFromCrd, uncoveredTrainerFieldsOf } from '../rules/crd-policy.ts';
+import {
+  EMBEDDED_CRD_SOURCE,
+  loadEmbeddedPolicy,
+  loadPolicyFromFile,
+  policyFromCrd,
+  uncoveredTrainerFieldsOf,
+} from '../rules/crd-policy.ts';
 import { buildPolicy, type Policy } from '../rules/policy.ts';
 import type { ServeConfig } from './config.ts';
 import type { followCrd, readCrd } from './crd-follower.ts';
@@ -50,11 +56,25 @@ function reportPolicy(policy: Policy, metrics: WebhookMetrics, logger: Logger, s
       u.part === 'rule'
         ? 'a rule of the TrainJob CRD does not compile here: this webhook skips it (the API server still enforces it)'
         : "a rule's messageExpression does not compile here: the rule runs, and its failures carry its static message";
-    logger.warn({ crd: TRAINJOB_CRD, location: u.rule.location || '<root>', rule: u.rule.rule, messageExpression: u.rule.messageExpression, error: u.error }, what);
+    logger.warn(
+      {
+        crd: TRAINJOB_CRD,
+        location: u.rule.location || '<root>',
+        rule: u.rule.rule,
+        messageExpression: u.rule.messageExpression,
+        error: u.error,
+      },
+      what,
+    );
   }
 }
 
-async function clusterPolicy(api: ApiClient, cluster: CrdReading, logger: Logger, metrics: WebhookMetrics): Promise<PolicySource> {
+async function clusterPolicy(
+  api: ApiClient,
+  cluster: CrdReading,
+  logger: Logger,
+  metrics: WebhookMetrics,
+): Promise<PolicySource> {
   const { readCrd, followCrd, describeError } = cluster;
   let policy = buildPolicy();
   let source = `the API server (${TRAINJOB_CRD})`;
@@ -71,19 +91,35 @@ async function clusterPolicy(api: ApiClient, cluster: CrdReading, logger: Logger
       adopted = true;
       adoptedVersion = rv;
       reportPolicy(policy, metrics, logger, TRAINJOB_CRD);
-      logger.info({ crd: TRAINJOB_CRD, resourceVersion: rv, blanketTrainerRule: policy.crd?.blanketTrainerRule, crdRules: policy.crd?.rules.length }, why);
+      logger.info(
+        {
+          crd: TRAINJOB_CRD,
+          resourceVersion: rv,
+          blanketTrainerRule: policy.crd?.blanketTrainerRule,
+          crdRules: policy.crd?.rules.length,
+        },
+        why,
+      );
       if (policy.crd?.blanketTrainerRule) {
-        logger.warn({ crd: TRAINJOB_CRD }, 'the TrainJob CRD has the blanket spec.trainer rule again (a Trainer upgrade?): the API server refuses every numNodes change before this webhook runs; re-apply the CRD patch');
+        logger.warn(
+          { crd: TRAINJOB_CRD },
+          'the TrainJob CRD has the blanket spec.trainer rule again (a Trainer upgrade?): the API server refuses every numNodes change before this webhook runs; re-apply the CRD patch',
+        );
       }
     } catch (err) {
-      const kept = adopted ? 'the previous CRD stays in force' : 'only the rule table runs until a usable version arrives';
+      const kept = adopted
+        ? 'the previous CRD stays in force'
+        : 'only the rule table runs until a usable version arrives';
       logger.error({ crd: TRAINJOB_CRD, error: (err as Error).message }, `TrainJob CRD not usable; ${kept}`);
     }
   };
   try {
     adopt(await readCrd(api), 'TrainJob CRD read from the API server');
   } catch (err) {
-    logger.error({ crd: TRAINJOB_CRD, error: describeError(err) }, 'could not read the TrainJob CRD; the rule table alone runs until it can be read (retrying through the watch)');
+    logger.error(
+      { crd: TRAINJOB_CRD, error: describeError(err) },
+      'could not read the TrainJob CRD; the rule table alone runs until it can be read (retrying through the watch)',
+    );
   }
   if (!adopted) {
     source = `the API server (${TRAINJOB_CRD}), not yet usable: the rule table alone runs until it is`;
@@ -97,7 +133,13 @@ async function clusterPolicy(api: ApiClient, cluster: CrdReading, logger: Logger
 }
 
 /** The policy in force: from --crd, embedded, the rule table alone, or the API server's CRD followed. */
-export async function policySource(config: ServeConfig, api: ApiClient | undefined, cluster: CrdReading | undefined, logger: Logger, metrics: WebhookMetrics): Promise<PolicySource> {
+export async function policySource(
+  config: ServeConfig,
+  api: ApiClient | undefined,
+  cluster: CrdReading | undefined,
+  logger: Logger,
+  metrics: WebhookMetrics,
+): Promise<PolicySource> {
   const fixed = (policy: Policy, source: string): PolicySource => {
     reportPolicy(policy, metrics, logger, source);
     return { get: () => policy, source, stop: () => {} };

@@ -24,7 +24,13 @@ export interface Outcome {
 export type Handle = (req: AdmissionReviewRequest) => Promise<Outcome>;
 export type WebhookName = AdmissionLogEntry['webhook'];
 
-export function admissionRoute(app: FastifyInstance, path: string, webhook: WebhookName, handle: Handle, deps: EdgeDeps): void {
+export function admissionRoute(
+  app: FastifyInstance,
+  path: string,
+  webhook: WebhookName,
+  handle: Handle,
+  deps: EdgeDeps,
+): void {
   app.post(path, async (request, reply) => {
     const started = performance.now();
     let req: AdmissionReviewRequest;
@@ -44,7 +50,9 @@ export function admissionRoute(app: FastifyInstance, path: string, webhook: Webh
       outcome = {
         parts: {
           allowed: false,
-          status: badRequestStatus(`this webhook only admits TrainJobs (trainer.kubeflow.org), got ${wrong}: check the webhook configuration's rules`),
+          status: badRequestStatus(
+            `this webhook only admits TrainJobs (trainer.kubeflow.org), got ${wrong}: check the webhook configuration's rules`,
+          ),
         },
       };
     } else {

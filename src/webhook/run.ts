@@ -49,7 +49,11 @@ async function loadRotationModules() {
  * in the cert dir (the admission server waits for it, the ops port does not); afterwards the
  * server's reloader picks up each renewal from those files.
  */
-async function startRotation(config: ServeConfig, api: ApiClient | undefined, logger: Logger): Promise<CertRotation | undefined> {
+async function startRotation(
+  config: ServeConfig,
+  api: ApiClient | undefined,
+  logger: Logger,
+): Promise<CertRotation | undefined> {
   const r = config.certRotation;
   if (!r || !api) return undefined;
   const { kubernetesCertStore, startCertRotation, ROTATION_DEFAULTS } = await loadRotationModules();
@@ -58,8 +62,15 @@ async function startRotation(config: ServeConfig, api: ApiClient | undefined, lo
     { kind: 'mutating' as const, name: r.mutatingWebhookConfig },
   ];
   const store = kubernetesCertStore(api, { namespace: r.namespace, name: r.secretName }, webhookConfigs);
-  const rotation = startCertRotation({ ...ROTATION_DEFAULTS, hosts: r.hosts, webhookConfigs, certDir: config.tls.dir }, store, logger.child({ component: 'cert-rotation' }));
-  logger.info({ secret: `${r.namespace}/${r.secretName}`, hosts: r.hosts, dir: config.tls.dir }, 'certificate rotation started; waiting for the serving certificate');
+  const rotation = startCertRotation(
+    { ...ROTATION_DEFAULTS, hosts: r.hosts, webhookConfigs, certDir: config.tls.dir },
+    store,
+    logger.child({ component: 'cert-rotation' }),
+  );
+  logger.info(
+    { secret: `${r.namespace}/${r.secretName}`, hosts: r.hosts, dir: config.tls.dir },
+    'certificate rotation started; waiting for the serving certificate',
+  );
   return rotation;
 }
 
@@ -79,7 +90,8 @@ export async function startWebhook(config: ServeConfig, logger: Logger, metrics:
   try {
     const cluster = config.cluster.mode === 'none' ? undefined : await loadClusterModules();
     const connection = await cluster?.connectCluster(config.cluster);
-    if (connection && connection.via !== 'direct') logger.info({ via: connection.via }, 'API server credentials through @kubernetes/client-node');
+    if (connection && connection.via !== 'direct')
+      logger.info({ via: connection.via }, 'API server credentials through @kubernetes/client-node');
     const api = connection?.client;
     rotation = await startRotation(config, api, logger);
     policies = await policySource(config, api, cluster, logger, metrics);
@@ -136,7 +148,11 @@ export async function startServe(config: ServeConfig, deps: ServeDeps): Promise<
   const metrics = deps.metrics ?? createMetrics({ defaultMetrics: true });
 
   let state: 'certificate' | 'starting' | 'serving' | 'closing' = deps.certificateReady ? 'certificate' : 'starting';
-  const reasons = { certificate: 'waiting for the serving certificate', starting: 'admission server is starting', closing: 'shutting down' } as const;
+  const reasons = {
+    certificate: 'waiting for the serving certificate',
+    starting: 'admission server is starting',
+    closing: 'shutting down',
+  } as const;
   const readiness: Readiness = { notReadyReason: () => (state === 'serving' ? undefined : reasons[state]) };
   const ops = await buildOpsServer({ metrics, logger, readiness });
   const opsUrl = await listenOps(ops, config, logger);
@@ -151,7 +167,10 @@ export async function startServe(config: ServeConfig, deps: ServeDeps): Promise<
     await deps.certificateReady;
     state = 'starting';
     pair = await loadServingCert(config, logger);
-    admission = await buildAdmissionServer({ tls: pair, drain: deps.drain }, { validator: deps.validator, logger, metrics, handoff });
+    admission = await buildAdmissionServer(
+      { tls: pair, drain: deps.drain },
+      { validator: deps.validator, logger, metrics, handoff },
+    );
     admissionUrl = await listenOn(admission, config.host, config.port);
   } catch (err) {
     await ops.close();
@@ -207,7 +226,10 @@ async function listenOps(ops: FastifyInstance, config: ServeConfig, logger: Logg
     return await listenOn(ops, config.host, config.opsPort);
   } catch (err) {
     if (config.opsPortExplicit || (err as NodeJS.ErrnoException).code !== 'EADDRINUSE') throw err;
-    logger.warn({ opsPort: config.opsPort }, `the default ops port ${config.opsPort} is in use: health and metrics are not served; pass --ops-port to choose one`);
+    logger.warn(
+      { opsPort: config.opsPort },
+      `the default ops port ${config.opsPort} is in use: health and metrics are not served; pass --ops-port to choose one`,
+    );
     return 'none';
   }
 }

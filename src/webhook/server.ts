@@ -52,7 +52,10 @@ export interface AdmissionServerDeps {
   now?: () => Date;
 }
 
-export async function buildAdmissionServer(config: AdmissionServerConfig, deps: AdmissionServerDeps): Promise<FastifyInstance> {
+export async function buildAdmissionServer(
+  config: AdmissionServerConfig,
+  deps: AdmissionServerDeps,
+): Promise<FastifyInstance> {
   const bodyLimit = config.bodyLimit ?? ADMISSION_BODY_LIMIT;
   const app = Fastify({
     https: servingTlsOptions(config.tls),
@@ -60,7 +63,8 @@ export async function buildAdmissionServer(config: AdmissionServerConfig, deps: 
     // One line per admission request is logged by the routes themselves, with the uid as reqId.
     logController: new LogController({ disableRequestLogging: true, requestIdLogLabel: 'httpReqId' }),
     // request.log serves only refusals and failures: its child logger is made when first used.
-    childLoggerFactory: (logger, bindings, options) => new LazyRequestLogger(logger as Logger, bindings, options) as unknown as FastifyBaseLogger,
+    childLoggerFactory: (logger, bindings, options) =>
+      new LazyRequestLogger(logger as Logger, bindings, options) as unknown as FastifyBaseLogger,
     bodyLimit,
     ...ADMISSION_TIMEOUTS,
     // While closing, requests on open connections are still answered (with Connection: close):
@@ -89,7 +93,9 @@ export async function buildAdmissionServer(config: AdmissionServerConfig, deps: 
 
   app.setNotFoundHandler((req, reply) => {
     deps.metrics.rejected.inc({ code: '404' });
-    reply.code(404).send({ error: `${req.method} ${req.url} not found: this port serves POST ${VALIDATE_PATH} and POST ${MUTATE_PATH}` });
+    reply.code(404).send({
+      error: `${req.method} ${req.url} not found: this port serves POST ${VALIDATE_PATH} and POST ${MUTATE_PATH}`,
+    });
   });
   app.setErrorHandler((err: FastifyError, req, reply) => {
     const code = err.statusCode && err.statusCode >= 400 && err.statusCode < 500 ? err.statusCode : 500;
@@ -110,4 +116,3 @@ export async function buildAdmissionServer(config: AdmissionServerConfig, deps: 
   });
   return app;
 }
-

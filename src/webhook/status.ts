@@ -52,7 +52,10 @@ export function invalidStatus(name: string, causes: readonly FieldError[]): Stat
   return {
     metadata: {},
     status: 'Failure',
-    message: agg === undefined ? `${GROUP_KIND} ${goQuote(name)} is invalid` : `${GROUP_KIND} ${goQuote(name)} is invalid: ${agg}`,
+    message:
+      agg === undefined
+        ? `${GROUP_KIND} ${goQuote(name)} is invalid`
+        : `${GROUP_KIND} ${goQuote(name)} is invalid: ${agg}`,
     reason: 'Invalid',
     code: 422,
     details: { name, group: TRAINJOB_GROUP, kind: TRAINJOB_KIND, causes: causes.map(toCause) },
@@ -62,7 +65,8 @@ export function invalidStatus(name: string, causes: readonly FieldError[]): Stat
 /** apierrors.NewForbidden(GroupResource{trainer.kubeflow.org, trainjobs}, name, errs.ToAggregate()). */
 export function forbiddenStatus(name: string, causes: readonly FieldError[]): Status {
   const agg = aggregate(causes.map(errorString)) ?? '';
-  const message = name === '' ? `${GROUP_RESOURCE} is forbidden: ${agg}` : `${GROUP_RESOURCE} ${goQuote(name)} is forbidden: ${agg}`;
+  const message =
+    name === '' ? `${GROUP_RESOURCE} is forbidden: ${agg}` : `${GROUP_RESOURCE} ${goQuote(name)} is forbidden: ${agg}`;
   return {
     metadata: {},
     status: 'Failure',

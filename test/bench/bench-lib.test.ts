@@ -16,12 +16,37 @@ describe('decisionOf', () => {
   const cases: { name: string; answer: unknown; want: Decision }[] = [
     { name: 'allowed (warnings ignored)', answer: review({ uid: 'u', allowed: true, warnings: ['w'] }), want: allowed },
     {
-      name: 'denied: code and the causes\' fields, sorted, duplicates kept',
-      answer: review({ uid: 'u', allowed: false, status: { code: 422, details: { causes: [{ field: 'spec.trainer.numNodes' }, { field: 'spec.trainer.image' }, { field: 'spec.trainer.numNodes' }] } } }),
-      want: { allowed: false, code: 422, fields: ['spec.trainer.image', 'spec.trainer.numNodes', 'spec.trainer.numNodes'] },
+      name: "denied: code and the causes' fields, sorted, duplicates kept",
+      answer: review({
+        uid: 'u',
+        allowed: false,
+        status: {
+          code: 422,
+          details: {
+            causes: [
+              { field: 'spec.trainer.numNodes' },
+              { field: 'spec.trainer.image' },
+              { field: 'spec.trainer.numNodes' },
+            ],
+          },
+        },
+      }),
+      want: {
+        allowed: false,
+        code: 422,
+        fields: ['spec.trainer.image', 'spec.trainer.numNodes', 'spec.trainer.numNodes'],
+      },
     },
-    { name: 'denied without causes', answer: review({ uid: 'u', allowed: false, status: { code: 403 } }), want: { allowed: false, code: 403, fields: [] } },
-    { name: 'a cause without a field counts as ""', answer: review({ allowed: false, status: { code: 422, details: { causes: [{ message: 'm' }] } } }), want: { allowed: false, code: 422, fields: [''] } },
+    {
+      name: 'denied without causes',
+      answer: review({ uid: 'u', allowed: false, status: { code: 403 } }),
+      want: { allowed: false, code: 403, fields: [] },
+    },
+    {
+      name: 'a cause without a field counts as ""',
+      answer: review({ allowed: false, status: { code: 422, details: { causes: [{ message: 'm' }] } } }),
+      want: { allowed: false, code: 422, fields: [''] },
+    },
   ];
   for (const c of cases) it(c.name, () => assert.deepEqual(decisionOf(c.answer), c.want));
 
@@ -37,17 +62,51 @@ describe('decisionOf', () => {
 
 describe('disagreements', () => {
   const table: { name: string; expected: 'allowed' | 'denied'; decisions: Decision[]; want: RegExp[] }[] = [
-    { name: 'all alike and as meant', expected: 'denied', decisions: [deniedNumNodes, deniedNumNodes, deniedNumNodes], want: [] },
-    { name: 'one allows', expected: 'denied', decisions: [deniedNumNodes, allowed], want: [/b answered allowed, a denied 403 \[spec.trainer.numNodes\]/] },
-    { name: 'another code', expected: 'denied', decisions: [deniedNumNodes, { ...deniedNumNodes, code: 422 }], want: [/b answered denied 422/] },
-    { name: 'another field', expected: 'denied', decisions: [deniedNumNodes, { ...deniedNumNodes, fields: ['spec.trainer.image'] }], want: [/b answered denied 403 \[spec.trainer.image\]/] },
-    { name: 'one cause more', expected: 'denied', decisions: [deniedNumNodes, { ...deniedNumNodes, fields: ['spec.trainer.numNodes', 'spec.trainer.numNodes'] }], want: [/b answered/] },
-    { name: 'all alike but not as meant', expected: 'allowed', decisions: [deniedNumNodes, deniedNumNodes], want: [/a answered denied .* meant to be allowed/] },
+    {
+      name: 'all alike and as meant',
+      expected: 'denied',
+      decisions: [deniedNumNodes, deniedNumNodes, deniedNumNodes],
+      want: [],
+    },
+    {
+      name: 'one allows',
+      expected: 'denied',
+      decisions: [deniedNumNodes, allowed],
+      want: [/b answered allowed, a denied 403 \[spec.trainer.numNodes\]/],
+    },
+    {
+      name: 'another code',
+      expected: 'denied',
+      decisions: [deniedNumNodes, { ...deniedNumNodes, code: 422 }],
+      want: [/b answered denied 422/],
+    },
+    {
+      name: 'another field',
+      expected: 'denied',
+      decisions: [deniedNumNodes, { ...deniedNumNodes, fields: ['spec.trainer.image'] }],
+      want: [/b answered denied 403 \[spec.trainer.image\]/],
+    },
+    {
+      name: 'one cause more',
+      expected: 'denied',
+      decisions: [deniedNumNodes, { ...deniedNumNodes, fields: ['spec.trainer.numNodes', 'spec.trainer.numNodes'] }],
+      want: [/b answered/],
+    },
+    {
+      name: 'all alike but not as meant',
+      expected: 'allowed',
+      decisions: [deniedNumNodes, deniedNumNodes],
+      want: [/a answered denied .* meant to be allowed/],
+    },
     { name: 'nothing to compare', expected: 'allowed', decisions: [], want: [] },
   ];
   for (const c of table) {
     it(c.name, () => {
-      const got = disagreements('body', c.expected, c.decisions.map((decision, i) => ({ server: 'abc'[i], decision })));
+      const got = disagreements(
+        'body',
+        c.expected,
+        c.decisions.map((decision, i) => ({ server: 'abc'[i], decision })),
+      );
       assert.equal(got.length, c.want.length, got.join('\n'));
       c.want.forEach((re, i) => assert.match(got[i], re));
     });
@@ -60,7 +119,13 @@ describe('disagreements', () => {
 
 describe('percentile (nearest rank)', () => {
   const hundred = Array.from({ length: 100 }, (_, i) => 100 - i); // 100..1, unsorted
-  for (const [p, want] of [[50, 50], [99, 99], [100, 100], [0, 1], [1, 1]] as const) {
+  for (const [p, want] of [
+    [50, 50],
+    [99, 99],
+    [100, 100],
+    [0, 1],
+    [1, 1],
+  ] as const) {
     it(`p${p} of 1..100 is ${want}`, () => assert.equal(percentile(hundred, p), want));
   }
   it('fractional samples sort numerically', () => assert.equal(percentile([0.9, 10.5, 2.25], 50), 2.25));
@@ -100,30 +165,57 @@ describe('formatting', () => {
   it('memory table: RSS after each body and the peak, with ratios to the baseline', () => {
     const md = memoryTable(
       [
-        { server: 'bare', rssAfter: [{ body: 'small', rss: 100 * MIB }, { body: 'big', rss: 300 * MIB }], peak: 400 * MIB },
-        { server: 'go', rssAfter: [{ body: 'small', rss: 50 * MIB }, { body: 'big', rss: 150 * MIB }], peak: 100 * MIB },
+        {
+          server: 'bare',
+          rssAfter: [
+            { body: 'small', rss: 100 * MIB },
+            { body: 'big', rss: 300 * MIB },
+          ],
+          peak: 400 * MIB,
+        },
+        {
+          server: 'go',
+          rssAfter: [
+            { body: 'small', rss: 50 * MIB },
+            { body: 'big', rss: 150 * MIB },
+          ],
+          peak: 100 * MIB,
+        },
       ],
       'bare',
     );
-    assert.match(md, /^\| server \| RSS after small, MiB \| ratio \| RSS after big, MiB \| ratio \| peak RSS MiB \| ratio \|$/m);
+    assert.match(
+      md,
+      /^\| server \| RSS after small, MiB \| ratio \| RSS after big, MiB \| ratio \| peak RSS MiB \| ratio \|$/m,
+    );
     assert.match(md, /\| go \| 50.0 \| x0.50 \| 150.0 \| x0.50 \| 100.0 \| x0.25 \|/);
   });
 });
 
 describe('/proc/PID/status', () => {
   it('reads VmRSS and VmHWM in bytes', () => {
-    assert.deepEqual(parseProcStatus('Name:\tnode\nVmHWM:\t  2048 kB\nVmRSS:\t  1024 kB\n'), { rss: 1024 * 1024, peak: 2048 * 1024 });
+    assert.deepEqual(parseProcStatus('Name:\tnode\nVmHWM:\t  2048 kB\nVmRSS:\t  1024 kB\n'), {
+      rss: 1024 * 1024,
+      peak: 2048 * 1024,
+    });
   });
   it('a missing line is a clear error', () => assert.throws(() => parseProcStatus('Name:\tnode\n'), /no VmRSS line/));
 });
 
 describe('the 1 MiB CREATE', () => {
-  const create = JSON.stringify({ kind: 'AdmissionReview', request: { operation: 'CREATE', object: { spec: { trainer: { command: ['torchrun'] } } } } });
+  const create = JSON.stringify({
+    kind: 'AdmissionReview',
+    request: { operation: 'CREATE', object: { spec: { trainer: { command: ['torchrun'] } } } },
+  });
   it('carries a command script of exactly the size asked', () => {
     const body = JSON.parse(withLargeCommand(create, MIB));
     const [python, flag, script] = body.request.object.spec.trainer.command;
     assert.deepEqual([python, flag], ['python', '-c']);
     assert.equal(script.length, MIB);
   });
-  it('refuses anything but a CREATE', () => assert.throws(() => withLargeCommand(JSON.stringify({ request: { operation: 'UPDATE' } }), 10), /expected a CREATE/));
+  it('refuses anything but a CREATE', () =>
+    assert.throws(
+      () => withLargeCommand(JSON.stringify({ request: { operation: 'UPDATE' } }), 10),
+      /expected a CREATE/,
+    ));
 });

@@ -12,7 +12,12 @@ import { errorString } from '../../src/field/errors.ts';
 const policy = await loadEmbeddedPolicy();
 const crd = policy.crd!;
 
-function run(oldUri: string | undefined, newUri: string, oldManagedBy = 'trainer.kubeflow.org/trainjob-controller', newManagedBy = oldManagedBy) {
+function run(
+  oldUri: string | undefined,
+  newUri: string,
+  oldManagedBy = 'trainer.kubeflow.org/trainjob-controller',
+  newManagedBy = oldManagedBy,
+) {
   const oldObj: Record<string, any> = trainJob();
   const obj: Record<string, any> = trainJob();
   if (oldUri !== undefined) oldObj.spec.initializer = { dataset: { storageUri: oldUri } };
@@ -44,8 +49,14 @@ describe('CRD rules without oldSelf on UPDATE', () => {
   });
   it('a failing value whose sibling changed: its own value is unchanged, so a warning', () => {
     const { errors, warnings } = run('bad', 'bad', 'other', 'other2');
-    assert.deepEqual(errors.filter((e) => e.startsWith('spec.initializer')), []);
+    assert.deepEqual(
+      errors.filter((e) => e.startsWith('spec.initializer')),
+      [],
+    );
     assert.ok(warnings.some((w) => w.startsWith(uriRule)));
-    assert.ok(errors.some((e) => e.startsWith('spec.managedBy')), 'the changed managedBy fails as an error');
+    assert.ok(
+      errors.some((e) => e.startsWith('spec.managedBy')),
+      'the changed managedBy fails as an error',
+    );
   });
 });

@@ -20,14 +20,20 @@ import { trainJobVariants } from '../support/trainjob-variants.ts';
 const env = createCelEnvironment();
 
 /** Reads as plain JSON: WHOLE as "whole", maps as objects. */
-const plain = (r: Reads): unknown => (r === WHOLE ? 'whole' : Object.fromEntries([...r].map(([k, v]) => [k, plain(v)])));
+const plain = (r: Reads): unknown =>
+  r === WHOLE ? 'whole' : Object.fromEntries([...r].map(([k, v]) => [k, plain(v)]));
 
 describe('readsOf', () => {
   const cases: [string, string, unknown, unknown][] = [
     ['a chain of selections', 'self.a.b == 1', { a: { b: 'whole' } }, {}],
     ['has() reads presence only', 'has(self.a.b)', { a: { b: {} } }, {}],
     ['has() beside a read of the same field', 'has(self.a) && self.a.b == 1', { a: { b: 'whole' } }, {}],
-    ['a whole read beside a selection below it', 'self.a == oldSelf.a && self.a.b == 1', { a: 'whole' }, { a: 'whole' }],
+    [
+      'a whole read beside a selection below it',
+      'self.a == oldSelf.a && self.a.b == 1',
+      { a: 'whole' },
+      { a: 'whole' },
+    ],
     ['the variable itself', 'self == oldSelf', 'whole', 'whole'],
     ['an index ends the chain', "self.a['b'] == 1", { a: 'whole' }, {}],
     ['`in` reads the map whole', "'b' in self.a", { a: 'whole' }, {}],
@@ -37,7 +43,12 @@ describe('readsOf', () => {
     ['a comprehension variable named self reads everything', 'self.l.all(self, self.x == 1)', 'whole', {}],
     ['size() of a field', 'size(self.metadata.name) <= 63', { metadata: { name: 'whole' } }, {}],
     ['a variable not used', 'true', {}, {}],
-    ['oldSelf alone', 'has(oldSelf.status) && oldSelf.status.conditions.exists(c, c.type == "x")', {}, { status: { conditions: 'whole' } }],
+    [
+      'oldSelf alone',
+      'has(oldSelf.status) && oldSelf.status.conditions.exists(c, c.type == "x")',
+      {},
+      { status: { conditions: 'whole' } },
+    ],
   ];
   for (const [name, rule, self, oldSelf] of cases) {
     it(name, () => {
@@ -64,7 +75,12 @@ const SCHEMA: CelSchema = {
         m: { type: 'object', additionalProperties: { type: 'integer' } },
       },
     },
-    l: { type: 'array', 'x-kubernetes-list-type': 'map', 'x-kubernetes-list-map-keys': ['t'], items: { type: 'object', properties: { t: { type: 'string' }, v: { type: 'integer' } } } },
+    l: {
+      type: 'array',
+      'x-kubernetes-list-type': 'map',
+      'x-kubernetes-list-map-keys': ['t'],
+      items: { type: 'object', properties: { t: { type: 'string' }, v: { type: 'integer' } } },
+    },
     s: { type: 'array', 'x-kubernetes-list-type': 'set', items: { type: 'integer' } },
     u: { type: 'object', 'x-kubernetes-preserve-unknown-fields': true },
     n: { type: 'number' },
@@ -110,7 +126,9 @@ const RULES = RULE_TEXTS.map((r) => compileRule(env, r));
 
 function outcomes(views: boolean, self: unknown, oldSelf: unknown, path: string): unknown[] {
   const run = new RuleRun(true, { views });
-  return RULES.map((compiled) => run.evaluate({ compiled }, { path, value: self, oldValue: oldSelf, schema: SCHEMA, ratchet: false }));
+  return RULES.map((compiled) =>
+    run.evaluate({ compiled }, { path, value: self, oldValue: oldSelf, schema: SCHEMA, ratchet: false }),
+  );
 }
 
 describe('a rule over its view answers as over the whole values', () => {
@@ -125,8 +143,13 @@ describe('a rule over its view answers as over the whole values', () => {
   it('the same cost: a rule over its view runs out of the per-call limit exactly when the whole one does', async () => {
     // ~1,000,000 cost units in exists() over a long list: the view reads the list whole, so the count is the same.
     const compiled = compileRule(env, 'self.a.b == 1 && self.l.all(i, i.all(j, j.all(k, k > 0)))');
-    const long = Array.from({ length: 120 }, () => Array.from({ length: 120 }, () => Array.from({ length: 80 }, () => 1)));
-    const schema: CelSchema = { type: 'object', properties: { a: { type: 'object', properties: { b: { type: 'integer' } } } } };
+    const long = Array.from({ length: 120 }, () =>
+      Array.from({ length: 120 }, () => Array.from({ length: 80 }, () => 1)),
+    );
+    const schema: CelSchema = {
+      type: 'object',
+      properties: { a: { type: 'object', properties: { b: { type: 'integer' } } } },
+    };
     const at = { path: 'x', value: { a: { b: 1 }, l: long }, oldValue: undefined, schema, ratchet: false };
     const withViews = new RuleRun(false).evaluate({ compiled }, at);
     const whole = new RuleRun(false, { views: false }).evaluate({ compiled }, at);
@@ -138,8 +161,15 @@ describe('a rule over its view answers as over the whole values', () => {
 describe('at the root, metadata is name and generateName to selections, the whole map to size() and equality (model.WithTypeAndObjectMeta narrows the schema, not the value)', () => {
   for (const views of [true, false]) {
     it(views ? 'with views' : 'converted whole', () => {
-      const at = (labels: string) => ({ path: '', value: { metadata: { name: 'a', labels: { x: labels } } }, oldValue: { metadata: { name: 'a', generation: 1, labels: { x: 'y' } } }, schema: SCHEMA, ratchet: false });
-      const run = (rule: string, labels: string) => new RuleRun(true, { views }).evaluate({ compiled: compileRule(env, rule) }, at(labels));
+      const at = (labels: string) => ({
+        path: '',
+        value: { metadata: { name: 'a', labels: { x: labels } } },
+        oldValue: { metadata: { name: 'a', generation: 1, labels: { x: 'y' } } },
+        schema: SCHEMA,
+        ratchet: false,
+      });
+      const run = (rule: string, labels: string) =>
+        new RuleRun(true, { views }).evaluate({ compiled: compileRule(env, rule) }, at(labels));
       // A label changed: the whole maps differ (unstructuredMap.Equal); the declared fields do not.
       assert.deepEqual(run('self.metadata == oldSelf.metadata', 'z'), { kind: 'failed' });
       assert.deepEqual(run('self == oldSelf', 'z'), { kind: 'failed' });
@@ -147,8 +177,17 @@ describe('at the root, metadata is name and generateName to selections, the whol
       // size() counts every key of the map (unstructuredMap.Size): name, generation, labels.
       assert.deepEqual(run('size(oldSelf.metadata) == 3', 'y'), { kind: 'passed' });
       // A non-string name is not there for CEL, with views and without.
-      const badName = { path: '', value: { metadata: { name: 0 } }, oldValue: { metadata: { name: 0 } }, schema: SCHEMA, ratchet: false };
-      assert.equal(new RuleRun(true, { views }).evaluate({ compiled: compileRule(env, 'has(self.metadata.name)') }, badName).kind, 'failed');
+      const badName = {
+        path: '',
+        value: { metadata: { name: 0 } },
+        oldValue: { metadata: { name: 0 } },
+        schema: SCHEMA,
+        ratchet: false,
+      };
+      assert.equal(
+        new RuleRun(true, { views }).evaluate({ compiled: compileRule(env, 'has(self.metadata.name)') }, badName).kind,
+        'failed',
+      );
     });
   }
 });
@@ -166,7 +205,12 @@ const FIELDS: Record<string, unknown[]> = {
   'spec.runtimeRef': [{ name: 'torch' }, { name: 'mpi' }],
   'spec.initializer': [undefined, { dataset: { storageUri: 'hf://x' } }, { dataset: { storageUri: 'bad' } }],
   'spec.runtimePatches': [undefined, [{ manager: 'a' }], [{ manager: 'b' }]],
-  status: [undefined, { conditions: [condition('Complete', 'True', 'JobSetCompleted')] }, { conditions: [condition('Failed', 'True', 'JobSetFailed')] }, { trainerStatus: {} }],
+  status: [
+    undefined,
+    { conditions: [condition('Complete', 'True', 'JobSetCompleted')] },
+    { conditions: [condition('Failed', 'True', 'JobSetFailed')] },
+    { trainerStatus: {} },
+  ],
 };
 
 const { build, choiceArb } = trainJobVariants(FIELDS, 10);

@@ -29,22 +29,44 @@ function crdWithRootRule(rule: string, message: string): unknown {
 const metadataRule = policyFromCrd(crdWithRootRule('self.metadata == oldSelf.metadata', 'root metadata changed'));
 const wholeRule = policyFromCrd(crdWithRootRule('self == oldSelf', 'root object changed'));
 
-const causes = (policy: typeof metadataRule, obj: unknown, oldObj: unknown): string[] => decideUpdate(policy, obj, oldObj).causes.map(errorString);
+const causes = (policy: typeof metadataRule, obj: unknown, oldObj: unknown): string[] =>
+  decideUpdate(policy, obj, oldObj).causes.map(errorString);
 
 const relabel = (o: ReturnType<typeof trainJob>) => void (o.metadata.labels = { a: '2' });
 const scale = (o: ReturnType<typeof trainJob>) => void (o.spec.trainer.numNodes = 2);
 
 describe('root metadata compared whole (API server: the whole metadata map)', () => {
   const cases: [string, typeof metadataRule, string, (o: ReturnType<typeof trainJob>) => void, string][] = [
-    ['a label added fails `self.metadata == oldSelf.metadata`, as kube-apiserver refuses it', metadataRule, 'root metadata changed', relabel, 'admitted: metadata compared as name/generateName only'],
-    ['a spec change (generation bumped by the registry) fails `self.metadata == oldSelf.metadata`', metadataRule, 'root metadata changed', scale, 'admitted: the generation bump is not seen'],
-    ['a label added fails `self == oldSelf` at the root', wholeRule, 'root object changed', relabel, 'admitted: metadata compared as name/generateName only'],
+    [
+      'a label added fails `self.metadata == oldSelf.metadata`, as kube-apiserver refuses it',
+      metadataRule,
+      'root metadata changed',
+      relabel,
+      'admitted: metadata compared as name/generateName only',
+    ],
+    [
+      'a spec change (generation bumped by the registry) fails `self.metadata == oldSelf.metadata`',
+      metadataRule,
+      'root metadata changed',
+      scale,
+      'admitted: the generation bump is not seen',
+    ],
+    [
+      'a label added fails `self == oldSelf` at the root',
+      wholeRule,
+      'root object changed',
+      relabel,
+      'admitted: metadata compared as name/generateName only',
+    ],
   ];
   for (const [what, policy, message, change, why] of cases) {
     it(what, () => {
       const changed = trainJob();
       change(changed);
-      assert.ok(causes(policy, changed, trainJob()).some((c) => c.includes(message)), why);
+      assert.ok(
+        causes(policy, changed, trainJob()).some((c) => c.includes(message)),
+        why,
+      );
     });
   }
   it('an update that changes nothing in metadata or spec passes both rules', () => {

@@ -36,12 +36,19 @@ describe('optional equality (cel-go defines optional == optional)', () => {
   for (const [name, self, oldSelf, want] of cases) {
     it(name, () => assert.equal(evaluate('self.?a.?b == oldSelf.?a.?b', { self, oldSelf }), want));
   }
-  it('!= is the negation', () => assert.equal(evaluate('self.?a != oldSelf.?a', { self: { a: 1n }, oldSelf: {} }), true));
+  it('!= is the negation', () =>
+    assert.equal(evaluate('self.?a != oldSelf.?a', { self: { a: 1n }, oldSelf: {} }), true));
 });
 
 describe('list equality follows x-kubernetes-list-type', () => {
   const cases: [string, CelSchema, unknown, unknown, boolean][] = [
-    ['map list reordered is equal', envList, [{ name: 'A', value: '1' }, { name: 'B' }], [{ name: 'B' }, { name: 'A', value: '1' }], true],
+    [
+      'map list reordered is equal',
+      envList,
+      [{ name: 'A', value: '1' }, { name: 'B' }],
+      [{ name: 'B' }, { name: 'A', value: '1' }],
+      true,
+    ],
     ['map list with a changed value differs', envList, [{ name: 'A', value: '1' }], [{ name: 'A', value: '2' }], false],
     ['map list with an extra entry differs', envList, [{ name: 'A' }, { name: 'B' }], [{ name: 'A' }], false],
     ['set reordered is equal', setList, ['a', 'b'], ['b', 'a'], true],
@@ -53,7 +60,13 @@ describe('list equality follows x-kubernetes-list-type', () => {
   }
   it('a map list nested in an object compares order-free too', () => {
     const schema: CelSchema = { type: 'object', properties: { env: envList } };
-    assert.equal(evaluate('self == oldSelf', pair(schema, { env: [{ name: 'A' }, { name: 'B' }] }, { env: [{ name: 'B' }, { name: 'A' }] })), true);
+    assert.equal(
+      evaluate(
+        'self == oldSelf',
+        pair(schema, { env: [{ name: 'A' }, { name: 'B' }] }, { env: [{ name: 'B' }, { name: 'A' }] }),
+      ),
+      true,
+    );
   });
   it('indexing and macros still see the list in its stored order', () => {
     const vars = pair(envList, [{ name: 'B' }, { name: 'A' }], []);
@@ -67,7 +80,10 @@ describe('integers are CEL ints by schema, not by value', () => {
     assert.equal(evaluate('self + 1', { self: toCelValue(2, { type: 'integer' }, new InternPool()) }), 3n);
   });
   it('type: number holding 2.0 is a double (int arithmetic is no overload)', () => {
-    assert.throws(() => evaluate('self + 1', { self: toCelValue(2, { type: 'number' }, new InternPool()) }), /no such overload/);
+    assert.throws(
+      () => evaluate('self + 1', { self: toCelValue(2, { type: 'number' }, new InternPool()) }),
+      /no such overload/,
+    );
   });
   it('int-or-string: an integer is an int, a string stays a string', () => {
     const schema: CelSchema = { 'x-kubernetes-int-or-string': true };
@@ -86,9 +102,17 @@ describe('matches() has RE2 semantics', () => {
   it('accepts RE2 flags such as (?i)', () => assert.equal(evaluate('"abc".matches("(?i)ABC")'), true));
   it('is an unanchored search, like RE2 PartialMatch', () => assert.equal(evaluate('"xaby".matches("ab")'), true));
   it('rejects a constant lookahead pattern at compile time, as cel-go does', () =>
-    assert.throws(() => compileRule(env, '"abc".matches("a(?=b)")'), (err: Error) => err instanceof CelCompileError && /invalid regular expression/.test(err.message)));
-  it('rejects a lookahead pattern given at run time', () => assert.throws(() => evaluate('self.matches(oldSelf)', { self: 'abc', oldSelf: 'a(?=b)' }), /invalid regular expression/));
-  it('rejects backreferences', () => assert.throws(() => evaluate('"aa".matches("(a)\\\\1")'), /invalid regular expression/));
+    assert.throws(
+      () => compileRule(env, '"abc".matches("a(?=b)")'),
+      (err: Error) => err instanceof CelCompileError && /invalid regular expression/.test(err.message),
+    ));
+  it('rejects a lookahead pattern given at run time', () =>
+    assert.throws(
+      () => evaluate('self.matches(oldSelf)', { self: 'abc', oldSelf: 'a(?=b)' }),
+      /invalid regular expression/,
+    ));
+  it('rejects backreferences', () =>
+    assert.throws(() => evaluate('"aa".matches("(a)\\\\1")'), /invalid regular expression/));
   it('the global form matches(s, re) works too', () => assert.equal(evaluate('matches("ab", "^a")'), true));
   it('runs in linear time on a hostile pattern (time on 10n characters against n)', () => {
     const rule = compileRule(env, 'self.matches("^(a+)+$")');
@@ -108,7 +132,10 @@ describe('matches() has RE2 semantics', () => {
 
 describe('cost limit', () => {
   it('stops a rule that exceeds its budget', () => {
-    assert.throws(() => evaluate('[1,2,3,4,5,6,7,8,9,10].all(x, [1,2,3,4,5,6,7,8,9,10].all(y, y > 0))', {}, 100), CostLimitError);
+    assert.throws(
+      () => evaluate('[1,2,3,4,5,6,7,8,9,10].all(x, [1,2,3,4,5,6,7,8,9,10].all(y, y > 0))', {}, 100),
+      CostLimitError,
+    );
   });
   it('lets the same rule finish under a larger budget', () => {
     assert.equal(evaluate('[1,2,3,4,5,6,7,8,9,10].all(x, [1,2,3,4,5,6,7,8,9,10].all(y, y > 0))', {}, 10_000), true);
@@ -117,7 +144,10 @@ describe('cost limit', () => {
 
 describe('compilation', () => {
   it('a rule that does not parse names its position', () => {
-    assert.throws(() => compileRule(env, 'self.a +'), (err: Error) => err instanceof CelCompileError && /\|/.test(err.message) && /self\.a \+/.test(err.message));
+    assert.throws(
+      () => compileRule(env, 'self.a +'),
+      (err: Error) => err instanceof CelCompileError && /\|/.test(err.message) && /self\.a \+/.test(err.message),
+    );
   });
   it('detects transition rules', () => {
     assert.equal(compileRule(env, 'self == oldSelf').usesOldSelf, true);
@@ -133,8 +163,22 @@ describe('what a rule at the root sees', () => {
     const obj = { metadata: { name: 'a', labels: { x: 'y' } }, spec: {} };
     for (const views of [true, false]) {
       const run = new RuleRun(false, { views });
-      const rule = { compiled: compileRule(env, "self.metadata.name == 'a' && !has(self.metadata.generateName) && size(self.metadata) == 2") };
-      assert.deepEqual(run.evaluate(rule, { path: '', value: obj, oldValue: undefined, schema: { type: 'object', properties: { metadata: { type: 'object' } } }, ratchet: false }), { kind: 'passed' });
+      const rule = {
+        compiled: compileRule(
+          env,
+          "self.metadata.name == 'a' && !has(self.metadata.generateName) && size(self.metadata) == 2",
+        ),
+      };
+      assert.deepEqual(
+        run.evaluate(rule, {
+          path: '',
+          value: obj,
+          oldValue: undefined,
+          schema: { type: 'object', properties: { metadata: { type: 'object' } } },
+          ratchet: false,
+        }),
+        { kind: 'passed' },
+      );
     }
   });
 });

@@ -18,11 +18,14 @@ import { captureLogs, fakeValidator } from '../webhook/fixtures.ts';
 function servedFingerprint(url: string): Promise<string> {
   const { hostname, port } = new URL(url);
   return new Promise((resolve, reject) => {
-    const socket = tls.connect({ host: hostname, port: Number(port), rejectUnauthorized: false, servername: 'localhost' }, () => {
-      const fp = socket.getPeerX509Certificate()?.fingerprint256 ?? '';
-      socket.end();
-      resolve(fp);
-    });
+    const socket = tls.connect(
+      { host: hostname, port: Number(port), rejectUnauthorized: false, servername: 'localhost' },
+      () => {
+        const fp = socket.getPeerX509Certificate()?.fingerprint256 ?? '';
+        socket.end();
+        resolve(fp);
+      },
+    );
     socket.on('error', reject);
   });
 }
@@ -62,10 +65,20 @@ const fingerprint = (pair: KeyPair) => new X509Certificate(pair.cert).fingerprin
 function tls12Handshake(url: string): Promise<string> {
   const { hostname, port } = new URL(url);
   return new Promise((resolve) => {
-    const socket = tls.connect({ host: hostname, port: Number(port), rejectUnauthorized: false, servername: 'localhost', minVersion: 'TLSv1.2', maxVersion: 'TLSv1.2' }, () => {
-      resolve(socket.getProtocol() ?? 'none');
-      socket.end();
-    });
+    const socket = tls.connect(
+      {
+        host: hostname,
+        port: Number(port),
+        rejectUnauthorized: false,
+        servername: 'localhost',
+        minVersion: 'TLSv1.2',
+        maxVersion: 'TLSv1.2',
+      },
+      () => {
+        resolve(socket.getProtocol() ?? 'none');
+        socket.end();
+      },
+    );
     socket.on('error', (err: NodeJS.ErrnoException) => resolve(`refused: ${err.code ?? err.message}`));
   });
 }
@@ -85,21 +98,37 @@ describe('certificate reload', () => {
     assert.equal(await servedFingerprint(handle.admissionUrl), fingerprint(a));
 
     await install(dir, b.cert, b.key);
-    await until('certificate B to be served', async () => (await servedFingerprint(handle.admissionUrl)) === fingerprint(b));
-    assert.deepEqual((await metrics.certReloads.get()).values.map((v) => [v.labels.result, v.value]), [['success', 1]]);
+    await until(
+      'certificate B to be served',
+      async () => (await servedFingerprint(handle.admissionUrl)) === fingerprint(b),
+    );
+    assert.deepEqual(
+      (await metrics.certReloads.get()).values.map((v) => [v.labels.result, v.value]),
+      [['success', 1]],
+    );
     assert.ok(lines.some((l) => l.msg === 'certificate reloaded' && l.fingerprint256 === fingerprint(b)));
 
     // C's certificate with B's key: not a pair. Logged, counted, B stays in service.
     await install(dir, c.cert, b.key);
-    await until('the bad pair to be reported', async () => lines.some((l) => l.msg === 'certificate reload failed; still serving the previous certificate'));
-    assert.match(String(lines.find((l) => l.msg === 'certificate reload failed; still serving the previous certificate')?.error), /not a usable pair/);
+    await until('the bad pair to be reported', async () =>
+      lines.some((l) => l.msg === 'certificate reload failed; still serving the previous certificate'),
+    );
+    assert.match(
+      String(lines.find((l) => l.msg === 'certificate reload failed; still serving the previous certificate')?.error),
+      /not a usable pair/,
+    );
     assert.equal(await servedFingerprint(handle.admissionUrl), fingerprint(b));
-    const byResult = Object.fromEntries((await metrics.certReloads.get()).values.map((v) => [v.labels.result, v.value]));
+    const byResult = Object.fromEntries(
+      (await metrics.certReloads.get()).values.map((v) => [v.labels.result, v.value]),
+    );
     assert.deepEqual(byResult, { success: 1, failure: 1 });
 
     // Completing the pair puts C into service.
     await install(dir, c.cert, c.key);
-    await until('certificate C to be served', async () => (await servedFingerprint(handle.admissionUrl)) === fingerprint(c));
+    await until(
+      'certificate C to be served',
+      async () => (await servedFingerprint(handle.admissionUrl)) === fingerprint(c),
+    );
     const final = Object.fromEntries((await metrics.certReloads.get()).values.map((v) => [v.labels.result, v.value]));
     assert.deepEqual(final, { success: 2, failure: 1 });
   });
@@ -118,12 +147,19 @@ describe('certificate reload', () => {
     const [a, b] = await Promise.all([generateSelfSigned(), generateSelfSigned()]);
     await install(dir, a.cert, a.key);
     const config = parseServeArgs(['--port', '0', '--ops-port', '0', '--host', '127.0.0.1', '--cert-dir', dir], {});
-    const handle = await startServe(config, { validator: fakeValidator(), logger: captureLogs().logger, metrics: createMetrics() });
+    const handle = await startServe(config, {
+      validator: fakeValidator(),
+      logger: captureLogs().logger,
+      metrics: createMetrics(),
+    });
     after(() => handle.close());
     assert.equal(await tls12Handshake(handle.admissionUrl), 'TLSv1.2', 'first context');
 
     await install(dir, b.cert, b.key);
-    await until('certificate B to be served', async () => (await servedFingerprint(handle.admissionUrl)) === fingerprint(b));
+    await until(
+      'certificate B to be served',
+      async () => (await servedFingerprint(handle.admissionUrl)) === fingerprint(b),
+    );
     assert.equal(await tls12Handshake(handle.admissionUrl), 'TLSv1.2', 'reloaded context');
   });
 });

@@ -20,12 +20,19 @@ const logger = pino({ level: 'silent' });
 /** One shared "API server" state; each replica gets its own view with a hook before writes. */
 class World {
   secret: { material: CertMaterial; rv: number } | undefined;
-  configs = new Map<string, { metadata: { resourceVersion: string }; webhooks: { clientConfig: Record<string, string> }[] }>();
+  configs = new Map<
+    string,
+    { metadata: { resourceVersion: string }; webhooks: { clientConfig: Record<string, string> }[] }
+  >();
   rv = 1;
   secretWrites = 0;
-  store(beforeWrite: () => Promise<void> = async () => {}, beforeConfigWrite: () => Promise<void> = async () => {}): CertStore {
+  store(
+    beforeWrite: () => Promise<void> = async () => {},
+    beforeConfigWrite: () => Promise<void> = async () => {},
+  ): CertStore {
     return {
-      readSecret: async () => (this.secret ? { material: { ...this.secret.material }, resourceVersion: String(this.secret.rv) } : undefined),
+      readSecret: async () =>
+        this.secret ? { material: { ...this.secret.material }, resourceVersion: String(this.secret.rv) } : undefined,
       createSecret: async (m) => {
         await beforeWrite();
         if (this.secret) throw new ConflictError('exists');
@@ -55,8 +62,14 @@ const refs: WebhookConfigRef[] = [
   { kind: 'validating', name: 'v' },
   { kind: 'mutating', name: 'm' },
 ];
-const settings = (name: string): RotationSettings => ({ ...ROTATION_DEFAULTS, hosts: ['svc.ns.svc'], webhookConfigs: refs, certDir: join(root, name) });
-const caBundleOf = (w: World, name: string) => Buffer.from(w.configs.get(name)!.webhooks[0].clientConfig.caBundle, 'base64').toString();
+const settings = (name: string): RotationSettings => ({
+  ...ROTATION_DEFAULTS,
+  hosts: ['svc.ns.svc'],
+  webhookConfigs: refs,
+  certDir: join(root, name),
+});
+const caBundleOf = (w: World, name: string) =>
+  Buffer.from(w.configs.get(name)!.webhooks[0].clientConfig.caBundle, 'base64').toString();
 
 describe('startCertRotation', () => {
   it('creates the Secret, writes the files, injects the CA; a configuration that does not exist is skipped', async () => {
@@ -105,7 +118,10 @@ describe('startCertRotation', () => {
     const now = new Date();
     const ca = await createCa({ now, validityMs: ROTATION_DEFAULTS.caValidityMs });
     const short = await issueServingCert(ca, ['svc.ns.svc'], { now, validityMs: 30 * 86_400_000 });
-    w.secret = { material: { caCrt: ca.certPem, caKey: ca.keyPem, tlsCrt: short.certPem, tlsKey: short.keyPem }, rv: 5 };
+    w.secret = {
+      material: { caCrt: ca.certPem, caKey: ca.keyPem, tlsCrt: short.certPem, tlsKey: short.keyPem },
+      rv: 5,
+    };
     const r = startCertRotation(settings('renew'), w.store(), logger);
     await r.ready;
     await r.sync();
@@ -144,18 +160,30 @@ describe('startCertRotation', () => {
     const w = new World();
     const served = await expiringCa(w, 'order');
     const seenAtInjection: string[] = [];
-    const r = startCertRotation(settings('order'), w.store(undefined, async () => void seenAtInjection.push(readFileSync(join(root, 'order', 'tls.crt'), 'utf8'))), logger);
+    const r = startCertRotation(
+      settings('order'),
+      w.store(undefined, async () => void seenAtInjection.push(readFileSync(join(root, 'order', 'tls.crt'), 'utf8'))),
+      logger,
+    );
     await r.ready;
     await r.sync();
     r.stop();
-    assert.deepEqual(seenAtInjection, [served.certPem], 'the old certificate was still served while the bundle was written');
+    assert.deepEqual(
+      seenAtInjection,
+      [served.certPem],
+      'the old certificate was still served while the bundle was written',
+    );
     assert.equal(readFileSync(join(root, 'order', 'tls.crt'), 'utf8'), w.secret!.material.tlsCrt);
   });
 
   it('when the caBundle cannot be written, the certificate being served stays and the pass fails (to be retried)', async () => {
     const w = new World();
     const served = await expiringCa(w, 'denied');
-    const r = startCertRotation(settings('denied'), w.store(undefined, async () => Promise.reject(new Error('HTTP 403: forbidden'))), logger);
+    const r = startCertRotation(
+      settings('denied'),
+      w.store(undefined, async () => Promise.reject(new Error('HTTP 403: forbidden'))),
+      logger,
+    );
     await assert.rejects(r.sync(), /HTTP 403/);
     r.stop();
     assert.notEqual(w.secret!.material.tlsCrt, served.certPem, 'the Secret was renewed');
@@ -165,7 +193,11 @@ describe('startCertRotation', () => {
   it('with no files yet, they are written (the server can start) even when the caBundle cannot be', async () => {
     const w = new World();
     w.configs.set('v', { metadata: { resourceVersion: '1' }, webhooks: [{ clientConfig: {} }] });
-    const r = startCertRotation(settings('first'), w.store(undefined, async () => Promise.reject(new Error('HTTP 403: forbidden'))), logger);
+    const r = startCertRotation(
+      settings('first'),
+      w.store(undefined, async () => Promise.reject(new Error('HTTP 403: forbidden'))),
+      logger,
+    );
     await r.ready;
     r.stop();
     assert.equal(readFileSync(join(root, 'first', 'tls.crt'), 'utf8'), w.secret!.material.tlsCrt);

@@ -17,8 +17,15 @@ interface Seen {
   body: unknown;
 }
 type Handler = (req: IncomingMessage, res: ServerResponse, body: unknown) => void;
-const json = (res: ServerResponse, status: number, body: unknown) => res.writeHead(status, { 'content-type': 'application/json' }).end(JSON.stringify(body));
-const status = (code: number, message: string) => ({ kind: 'Status', apiVersion: 'v1', status: 'Failure', message, code });
+const json = (res: ServerResponse, status: number, body: unknown) =>
+  res.writeHead(status, { 'content-type': 'application/json' }).end(JSON.stringify(body));
+const status = (code: number, message: string) => ({
+  kind: 'Status',
+  apiVersion: 'v1',
+  status: 'Failure',
+  message,
+  code,
+});
 const b64 = (s: string) => Buffer.from(s).toString('base64');
 
 describe('certificate store over the request layer', () => {
@@ -39,7 +46,12 @@ describe('certificate store over the request layer', () => {
       });
     });
     await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-    const client = apiClient(directConnection({ server: `http://127.0.0.1:${(server.address() as { port: number }).port}`, insecureSkipTlsVerify: false }));
+    const client = apiClient(
+      directConnection({
+        server: `http://127.0.0.1:${(server.address() as { port: number }).port}`,
+        insecureSkipTlsVerify: false,
+      }),
+    );
     store = kubernetesCertStore(client, { namespace: 'ns', name: 'cert' }, [
       { kind: 'validating', name: 'v' },
       { kind: 'mutating', name: 'm' },
@@ -58,38 +70,70 @@ describe('certificate store over the request layer', () => {
     await store.createSecret({ caCrt: 'CA', caKey: 'CAKEY', tlsCrt: 'CRT', tlsKey: 'KEY' });
     assert.equal(seen.at(-1)?.method, 'POST');
     assert.equal(seen.at(-1)?.url, '/api/v1/namespaces/ns/secrets');
-    assert.deepEqual((seen.at(-1)?.body as { data: unknown }).data, { 'ca.crt': b64('CA'), 'ca.key': b64('CAKEY'), 'tls.crt': b64('CRT'), 'tls.key': b64('KEY') });
+    assert.deepEqual((seen.at(-1)?.body as { data: unknown }).data, {
+      'ca.crt': b64('CA'),
+      'ca.key': b64('CAKEY'),
+      'tls.crt': b64('CRT'),
+      'tls.key': b64('KEY'),
+    });
     handler = (_req, res) => json(res, 409, status(409, 'secrets "cert" already exists'));
-    await assert.rejects(store.createSecret({ caCrt: 'CA' }), (err: Error) => err instanceof ConflictError && err.message === 'HTTP 409: secrets "cert" already exists');
+    await assert.rejects(
+      store.createSecret({ caCrt: 'CA' }),
+      (err: Error) => err instanceof ConflictError && err.message === 'HTTP 409: secrets "cert" already exists',
+    );
   });
 
   it('replace keeps the other keys and metadata, sends the resourceVersion; a non-string key reads as absent', async () => {
-    const stored = { apiVersion: 'v1', kind: 'Secret', metadata: { name: 'cert', namespace: 'ns', resourceVersion: '7', labels: { team: 'a' } }, type: 'Opaque', data: { 'ca.crt': b64('CA'), 'tls.key': 42, other: b64('kept') } };
+    const stored = {
+      apiVersion: 'v1',
+      kind: 'Secret',
+      metadata: { name: 'cert', namespace: 'ns', resourceVersion: '7', labels: { team: 'a' } },
+      type: 'Opaque',
+      data: { 'ca.crt': b64('CA'), 'tls.key': 42, other: b64('kept') },
+    };
     handler = (_req, res) => json(res, 200, stored);
-    assert.deepEqual(await store.readSecret(), { material: { caCrt: 'CA', caKey: undefined, tlsCrt: undefined, tlsKey: undefined }, resourceVersion: '7' });
+    assert.deepEqual(await store.readSecret(), {
+      material: { caCrt: 'CA', caKey: undefined, tlsCrt: undefined, tlsKey: undefined },
+      resourceVersion: '7',
+    });
     handler = (_req, res, body) => json(res, 200, body);
     await store.replaceSecret({ tlsCrt: 'NEW', tlsKey: 'NEWKEY' }, '7');
     assert.deepEqual(seen.at(-1), {
       method: 'PUT',
       url: '/api/v1/namespaces/ns/secrets/cert',
-      body: { ...stored, data: { 'ca.crt': b64('CA'), 'tls.key': b64('NEWKEY'), other: b64('kept'), 'tls.crt': b64('NEW') } },
+      body: {
+        ...stored,
+        data: { 'ca.crt': b64('CA'), 'tls.key': b64('NEWKEY'), other: b64('kept'), 'tls.crt': b64('NEW') },
+      },
     });
     handler = (_req, res) => json(res, 409, status(409, 'the object has been modified'));
     await assert.rejects(store.replaceSecret({ tlsCrt: 'X' }, '7'), ConflictError);
   });
 
   it('webhook configurations are read and replaced as raw JSON (unknown fields kept); 404 is undefined, 403 an error with its status', async () => {
-    const config = { apiVersion: 'admissionregistration.k8s.io/v1', kind: 'ValidatingWebhookConfiguration', metadata: { name: 'v', resourceVersion: '3' }, webhooks: [{ name: 'w', clientConfig: { caBundle: '' }, futureField: { x: 1 } }] };
+    const config = {
+      apiVersion: 'admissionregistration.k8s.io/v1',
+      kind: 'ValidatingWebhookConfiguration',
+      metadata: { name: 'v', resourceVersion: '3' },
+      webhooks: [{ name: 'w', clientConfig: { caBundle: '' }, futureField: { x: 1 } }],
+    };
     handler = (_req, res) => json(res, 200, config);
     assert.deepEqual(await store.readWebhookConfig({ kind: 'validating', name: 'v' }), config);
     assert.equal(seen.at(-1)?.url, '/apis/admissionregistration.k8s.io/v1/validatingwebhookconfigurations/v');
     handler = (_req, res, body) => json(res, 200, body);
     await store.replaceWebhookConfig({ kind: 'mutating', name: 'm' }, config);
-    assert.deepEqual(seen.at(-1), { method: 'PUT', url: '/apis/admissionregistration.k8s.io/v1/mutatingwebhookconfigurations/m', body: config });
+    assert.deepEqual(seen.at(-1), {
+      method: 'PUT',
+      url: '/apis/admissionregistration.k8s.io/v1/mutatingwebhookconfigurations/m',
+      body: config,
+    });
     handler = (_req, res) => json(res, 404, status(404, 'not found'));
     assert.equal(await store.readWebhookConfig({ kind: 'mutating', name: 'm' }), undefined);
     handler = (_req, res) => json(res, 403, status(403, 'forbidden: cannot get'));
-    await assert.rejects(store.readWebhookConfig({ kind: 'mutating', name: 'm' }), (err: unknown) => statusCode(err) === 403);
+    await assert.rejects(
+      store.readWebhookConfig({ kind: 'mutating', name: 'm' }),
+      (err: unknown) => statusCode(err) === 403,
+    );
   });
 
   it('watches the Secret and both configurations by name; an event of any of them is a change', async () => {

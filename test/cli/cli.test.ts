@@ -39,7 +39,13 @@ describe('trainjob-webhook review', () => {
   });
 
   it('exit 0 for an allowed change, printing the AdmissionReview answer with warnings', async () => {
-    const r = await run('review', '--old', `${objects}/suspended-1-node.yaml`, '--new', `${objects}/suspended-2-nodes.yaml`);
+    const r = await run(
+      'review',
+      '--old',
+      `${objects}/suspended-1-node.yaml`,
+      '--new',
+      `${objects}/suspended-2-nodes.yaml`,
+    );
     assert.equal(r.code, 0, r.err);
     const review = JSON.parse(r.out);
     assert.equal(review.response.allowed, true);
@@ -47,21 +53,46 @@ describe('trainjob-webhook review', () => {
   });
 
   it('exit 1 for a denied change, with the causes', async () => {
-    const r = await run('review', '--old', `${objects}/image-v1.yaml`, '--new', `${objects}/image-v2.yaml`, '--crd', crd);
+    const r = await run(
+      'review',
+      '--old',
+      `${objects}/image-v1.yaml`,
+      '--new',
+      `${objects}/image-v2.yaml`,
+      '--crd',
+      crd,
+    );
     assert.equal(r.code, 1);
     const review = JSON.parse(r.out);
     assert.equal(review.response.status.code, 422);
-    assert.deepEqual(review.response.status.details.causes.map((c: { field: string }) => c.field), ['spec.trainer.image']);
+    assert.deepEqual(
+      review.response.status.details.causes.map((c: { field: string }) => c.field),
+      ['spec.trainer.image'],
+    );
   });
 
   it('exit 1 for a numNodes change on a running job (403)', async () => {
-    const r = await run('review', '--old', `${objects}/running-2-nodes.yaml`, '--new', `${objects}/running-4-nodes.yaml`);
+    const r = await run(
+      'review',
+      '--old',
+      `${objects}/running-2-nodes.yaml`,
+      '--new',
+      `${objects}/running-4-nodes.yaml`,
+    );
     assert.equal(r.code, 1);
     assert.equal(JSON.parse(r.out).response.status.code, 403);
   });
 
   it('reads JSON as well as YAML, and a CREATE without --old', async () => {
-    const json = await file('new.json', JSON.stringify({ apiVersion: 'trainer.kubeflow.org/v1alpha1', kind: 'TrainJob', metadata: { name: 'x', namespace: 'a' }, spec: { runtimeRef: { name: 'torch-distributed' } } }));
+    const json = await file(
+      'new.json',
+      JSON.stringify({
+        apiVersion: 'trainer.kubeflow.org/v1alpha1',
+        kind: 'TrainJob',
+        metadata: { name: 'x', namespace: 'a' },
+        spec: { runtimeRef: { name: 'torch-distributed' } },
+      }),
+    );
     const r = await run('review', '--new', json, '--crd', crd);
     assert.equal(r.code, 0, r.out + r.err);
   });
@@ -73,11 +104,38 @@ describe('trainjob-webhook review', () => {
     ['a directory', async () => ['review', '--new', dir], /not a regular file/],
     ['malformed JSON', async () => ['review', '--new', await file('bad.json', '{"a": ')], /not valid JSON/],
     ['malformed YAML', async () => ['review', '--new', await file('bad.yaml', 'a: [1\n')], /not valid YAML/],
-    ['two YAML documents', async () => ['review', '--new', await file('two.yaml', 'a: 1\n---\nb: 2\n')], /exactly one YAML document/],
-    ['a list instead of an object', async () => ['review', '--new', await file('list.yaml', '- 1\n- 2\n')], /expected a Kubernetes object/],
-    ['an empty file', async () => ['review', '--new', await file('empty.yaml', '')], /exactly one YAML document, found 0/],
-    ['a YAML alias bomb', async () => ['review', '--new', await file('bomb.yaml', `a: &a [x,x,x,x,x,x,x,x,x]\nb: &b [*a,*a,*a,*a,*a,*a,*a,*a,*a]\nc: &c [*b,*b,*b,*b,*b,*b,*b,*b,*b]\nd: &d [*c,*c,*c,*c,*c,*c,*c,*c,*c]\ne: &e [*d,*d,*d,*d,*d,*d,*d,*d,*d]\nf: [*e,*e,*e,*e,*e,*e,*e,*e,*e]\n`)], /alias|Excessive/i],
-    ['a CRD file that is not a CRD', async () => ['review', '--new', `${objects}/image-v1.yaml`, '--crd', `${objects}/image-v2.yaml`], /CustomResourceDefinition|not a CRD|kind/i],
+    [
+      'two YAML documents',
+      async () => ['review', '--new', await file('two.yaml', 'a: 1\n---\nb: 2\n')],
+      /exactly one YAML document/,
+    ],
+    [
+      'a list instead of an object',
+      async () => ['review', '--new', await file('list.yaml', '- 1\n- 2\n')],
+      /expected a Kubernetes object/,
+    ],
+    [
+      'an empty file',
+      async () => ['review', '--new', await file('empty.yaml', '')],
+      /exactly one YAML document, found 0/,
+    ],
+    [
+      'a YAML alias bomb',
+      async () => [
+        'review',
+        '--new',
+        await file(
+          'bomb.yaml',
+          `a: &a [x,x,x,x,x,x,x,x,x]\nb: &b [*a,*a,*a,*a,*a,*a,*a,*a,*a]\nc: &c [*b,*b,*b,*b,*b,*b,*b,*b,*b]\nd: &d [*c,*c,*c,*c,*c,*c,*c,*c,*c]\ne: &e [*d,*d,*d,*d,*d,*d,*d,*d,*d]\nf: [*e,*e,*e,*e,*e,*e,*e,*e,*e]\n`,
+        ),
+      ],
+      /alias|Excessive/i,
+    ],
+    [
+      'a CRD file that is not a CRD',
+      async () => ['review', '--new', `${objects}/image-v1.yaml`, '--crd', `${objects}/image-v2.yaml`],
+      /CustomResourceDefinition|not a CRD|kind/i,
+    ],
   ];
   for (const [what, argv, message] of bad) {
     it(`exit 2 with a clear message for ${what}`, async () => {
@@ -96,12 +154,16 @@ describe('trainjob-webhook review: which CRD', () => {
     await writeFile(p, text);
     const r = await run('review', '--new', `${objects}/image-v1.yaml`, '--crd', p);
     assert.equal(r.code, 0, r.out + r.err);
-    assert.match(r.err, /warning: CRD rule at spec\.trainer\.numProcPerNode x-kubernetes-validations\[0\].*compilation failed.*skipped here/s);
+    assert.match(
+      r.err,
+      /warning: CRD rule at spec\.trainer\.numProcPerNode x-kubernetes-validations\[0\].*compilation failed.*skipped here/s,
+    );
   });
 
   const invalid = async (): Promise<string> => {
     const { readFile } = await import('node:fs/promises');
-    const object = JSON.parse(await readFile(path.join(root, 'examples/denied-create-invalid.json'), 'utf8')).request.object;
+    const object = JSON.parse(await readFile(path.join(root, 'examples/denied-create-invalid.json'), 'utf8')).request
+      .object;
     const p = path.join(await mkdtemp(path.join(tmpdir(), 'tjw-cli-')), 'invalid.json');
     await writeFile(p, JSON.stringify(object));
     return p;
@@ -112,7 +174,10 @@ describe('trainjob-webhook review: which CRD', () => {
     assert.equal(r.code, 1, r.err);
     const status = JSON.parse(r.out).response.status;
     assert.equal(status.code, 422);
-    assert.deepEqual(status.details.causes.map((c: { field: string }) => c.field).sort(), ['spec.initializer.dataset.storageUri', 'spec.managedBy']);
+    assert.deepEqual(status.details.causes.map((c: { field: string }) => c.field).sort(), [
+      'spec.initializer.dataset.storageUri',
+      'spec.managedBy',
+    ]);
   });
 
   it('--table-only checks the table alone (that CREATE is then allowed)', async () => {
@@ -129,9 +194,21 @@ describe('trainjob-webhook review: which CRD', () => {
 
 describe('trainjob-webhook serve: bad start-up input is a message and exit 2, not a stack', () => {
   const cases: [string, () => Promise<string[]>, RegExp][] = [
-    ['a --crd file that does not exist', async () => ['--crd', path.join(tmpdir(), 'no-such-crd.yaml')], /cannot start: .*no-such-crd\.yaml: cannot read: ENOENT/],
-    ['a --kubeconfig file that does not exist', async () => ['--kubeconfig', path.join(tmpdir(), 'no-such-kubeconfig')], /cannot start: --kubeconfig .*no-such-kubeconfig: ENOENT/],
-    ['a --kubeconfig that names no cluster', async () => ['--kubeconfig', await file('empty-kubeconfig', 'garbage\n')], /cannot start: --kubeconfig .*: no current context with a cluster/],
+    [
+      'a --crd file that does not exist',
+      async () => ['--crd', path.join(tmpdir(), 'no-such-crd.yaml')],
+      /cannot start: .*no-such-crd\.yaml: cannot read: ENOENT/,
+    ],
+    [
+      'a --kubeconfig file that does not exist',
+      async () => ['--kubeconfig', path.join(tmpdir(), 'no-such-kubeconfig')],
+      /cannot start: --kubeconfig .*no-such-kubeconfig: ENOENT/,
+    ],
+    [
+      'a --kubeconfig that names no cluster',
+      async () => ['--kubeconfig', await file('empty-kubeconfig', 'garbage\n')],
+      /cannot start: --kubeconfig .*: no current context with a cluster/,
+    ],
   ];
   for (const [what, argv, message] of cases) {
     it(what, async () => {
@@ -146,8 +223,16 @@ describe('trainjob-webhook serve: bad start-up input is a message and exit 2, no
 
 describe('trainjob-webhook reconcile: bad start-up input is a message and exit 2, not a stack', () => {
   const cases: [string, () => Promise<string[]>, RegExp][] = [
-    ['a --kubeconfig file that does not exist', async () => ['--kubeconfig', path.join(tmpdir(), 'no-such-kubeconfig')], /^reconcile: cannot start: --kubeconfig .*no-such-kubeconfig: ENOENT/],
-    ['a --kubeconfig that names no cluster', async () => ['--kubeconfig', await file('empty-kubeconfig', 'garbage\n')], /^reconcile: cannot start: --kubeconfig .*: no current context with a cluster/],
+    [
+      'a --kubeconfig file that does not exist',
+      async () => ['--kubeconfig', path.join(tmpdir(), 'no-such-kubeconfig')],
+      /^reconcile: cannot start: --kubeconfig .*no-such-kubeconfig: ENOENT/,
+    ],
+    [
+      'a --kubeconfig that names no cluster',
+      async () => ['--kubeconfig', await file('empty-kubeconfig', 'garbage\n')],
+      /^reconcile: cannot start: --kubeconfig .*: no current context with a cluster/,
+    ],
   ];
   for (const [what, argv, message] of cases) {
     it(what, async () => {
@@ -174,13 +259,21 @@ describe('trainjob-webhook rules', () => {
     const upstream = parse(await readFile(v230, 'utf8'));
     const shipped = crdPatchOps(upstream.spec.versions[0].schema.openAPIV3Schema) as Operation[];
     const later = structuredClone(upstream);
-    later.spec.versions[0].schema.openAPIV3Schema.properties.spec.properties.trainer.properties.priorityClassName = { type: 'string' };
+    later.spec.versions[0].schema.openAPIV3Schema.properties.spec.properties.trainer.properties.priorityClassName = {
+      type: 'string',
+    };
     const laterFile = path.join(crdDir, 'later.json');
     const laterPatchedFile = path.join(crdDir, 'later-patched.json');
     await writeFile(laterFile, JSON.stringify(later));
-    await writeFile(laterPatchedFile, JSON.stringify(fastJsonPatch.applyPatch(structuredClone(later), shipped, true, false).newDocument));
+    await writeFile(
+      laterPatchedFile,
+      JSON.stringify(fastJsonPatch.applyPatch(structuredClone(later), shipped, true, false).newDocument),
+    );
 
-    for (const [file, against] of [[laterFile, /the shipped CRD patch/], [laterPatchedFile, /its own rules/]] as const) {
+    for (const [file, against] of [
+      [laterFile, /the shipped CRD patch/],
+      [laterPatchedFile, /its own rules/],
+    ] as const) {
       const r = await run('rules', '--format', 'drift', '--crd', file);
       assert.equal(r.code, 1, r.err);
       assert.match(r.out, against);
@@ -230,7 +323,10 @@ describe('--help is the whole CLI', () => {
     ['reconcile', RECONCILE_FLAGS, RECONCILE_USAGE],
   ] as const) {
     it(`${command}: every flag it accepts is in its --help, and every flag there is accepted`, () => {
-      assert.deepEqual(Object.keys(flags).sort(), usageFlags(usage).filter((f) => f !== 'help'));
+      assert.deepEqual(
+        Object.keys(flags).sort(),
+        usageFlags(usage).filter((f) => f !== 'help'),
+      );
     });
   }
 });

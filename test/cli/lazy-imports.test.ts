@@ -18,7 +18,11 @@ const bin = path.join(root, 'bin/trainjob-webhook.js');
 /** Runs the CLI until it prints `until` on stdout (or exits); returns what it wrote to stderr, then to stdout. */
 function run(args: string[], cwd: string, until?: RegExp, env: Record<string, string> = {}): Promise<string> {
   return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, ['--import', hook, bin, ...args], { cwd, stdio: ['ignore', 'pipe', 'pipe'], env: { ...process.env, KUBERNETES_SERVICE_HOST: '', KUBERNETES_SERVICE_PORT: '', ...env } });
+    const child = spawn(process.execPath, ['--import', hook, bin, ...args], {
+      cwd,
+      stdio: ['ignore', 'pipe', 'pipe'],
+      env: { ...process.env, KUBERNETES_SERVICE_HOST: '', KUBERNETES_SERVICE_PORT: '', ...env },
+    });
     let err = '';
     let out = '';
     child.stderr.on('data', (d: Buffer) => (err += d.toString()));
@@ -51,13 +55,29 @@ describe('costly packages load only when needed', () => {
     const dir = await mkdtemp(path.join(tmpdir(), 'tjw-lazy-'));
     try {
       const objects = path.join(root, 'examples/objects');
-      const yamlRun = await run(['review', '--old', path.join(objects, 'suspended-1-node.yaml'), '--new', path.join(objects, 'suspended-2-nodes.yaml')], root);
+      const yamlRun = await run(
+        [
+          'review',
+          '--old',
+          path.join(objects, 'suspended-1-node.yaml'),
+          '--new',
+          path.join(objects, 'suspended-2-nodes.yaml'),
+        ],
+        root,
+      );
       assert.match(yamlRun, /YAML-LOADED/);
       assert.doesNotMatch(yamlRun, /CLIENT-NODE-LOADED|X509-LOADED/);
       const { readFile } = await import('node:fs/promises');
       const { parse } = await import('yaml');
-      for (const f of ['suspended-1-node', 'suspended-2-nodes']) await writeFile(path.join(dir, `${f}.json`), JSON.stringify(parse(await readFile(path.join(objects, `${f}.yaml`), 'utf8'))));
-      const jsonRun = await run(['review', '--old', path.join(dir, 'suspended-1-node.json'), '--new', path.join(dir, 'suspended-2-nodes.json')], root);
+      for (const f of ['suspended-1-node', 'suspended-2-nodes'])
+        await writeFile(
+          path.join(dir, `${f}.json`),
+          JSON.stringify(parse(await readFile(path.join(objects, `${f}.yaml`), 'utf8'))),
+        );
+      const jsonRun = await run(
+        ['review', '--old', path.join(dir, 'suspended-1-node.json'), '--new', path.join(dir, 'suspended-2-nodes.json')],
+        root,
+      );
       assert.doesNotMatch(jsonRun, /YAML-LOADED|X509-LOADED|CLIENT-NODE-LOADED/);
     } finally {
       await rm(dir, { recursive: true, force: true });
@@ -66,19 +86,38 @@ describe('costly packages load only when needed', () => {
   it('serve with cluster access: a kubeconfig with a token user and the in-cluster service account load neither the cluster client (src/cluster/kube-access.ts) nor x509 (no --cert-rotation); an exec user loads client-node (it runs the plugin)', async () => {
     const dir = await mkdtemp(path.join(tmpdir(), 'tjw-lazy-'));
     try {
-      const kubeconfig = (user: string) => `apiVersion: v1\nkind: Config\nclusters: [{name: c, cluster: {server: "https://127.0.0.1:1"}}]\ncontexts: [{name: c, context: {cluster: c, user: u}}]\ncurrent-context: c\nusers: [{name: u, user: ${user}}]\n`;
+      const kubeconfig = (user: string) =>
+        `apiVersion: v1\nkind: Config\nclusters: [{name: c, cluster: {server: "https://127.0.0.1:1"}}]\ncontexts: [{name: c, context: {cluster: c, user: u}}]\ncurrent-context: c\nusers: [{name: u, user: ${user}}]\n`;
       // The serving certificate exists already (as on a restart): generating one loads x509.
       await ensureSelfSignedCert(path.join(dir, 'certs'));
       await writeFile(path.join(dir, 'token'), kubeconfig('{token: t}'));
-      await writeFile(path.join(dir, 'exec'), kubeconfig('{exec: {apiVersion: client.authentication.k8s.io/v1, command: "false", interactiveMode: Never}}'));
-      const token = await run(['serve', '--port', '0', '--ops-port', '0', '--kubeconfig', path.join(dir, 'token')], dir, /"msg":"serving"/);
+      await writeFile(
+        path.join(dir, 'exec'),
+        kubeconfig('{exec: {apiVersion: client.authentication.k8s.io/v1, command: "false", interactiveMode: Never}}'),
+      );
+      const token = await run(
+        ['serve', '--port', '0', '--ops-port', '0', '--kubeconfig', path.join(dir, 'token')],
+        dir,
+        /"msg":"serving"/,
+      );
       assert.match(token, /"msg":"serving"/);
       assert.match(token, /YAML-LOADED/, 'the kubeconfig was read');
-      assert.doesNotMatch(token, /CLIENT-NODE-LOADED|X509-LOADED/, 'no cluster client; no x509 without --cert-rotation');
-      const exec = await run(['serve', '--port', '0', '--ops-port', '0', '--kubeconfig', path.join(dir, 'exec')], dir, /"msg":"serving"/);
+      assert.doesNotMatch(
+        token,
+        /CLIENT-NODE-LOADED|X509-LOADED/,
+        'no cluster client; no x509 without --cert-rotation',
+      );
+      const exec = await run(
+        ['serve', '--port', '0', '--ops-port', '0', '--kubeconfig', path.join(dir, 'exec')],
+        dir,
+        /"msg":"serving"/,
+      );
       assert.match(exec, /CLIENT-NODE-LOADED/);
       // In a pod (no service account mounted here: the CRD read fails and the rule table runs).
-      const inCluster = await run(['serve', '--port', '0', '--ops-port', '0'], dir, /"msg":"serving"/, { KUBERNETES_SERVICE_HOST: '127.0.0.1', KUBERNETES_SERVICE_PORT: '1' });
+      const inCluster = await run(['serve', '--port', '0', '--ops-port', '0'], dir, /"msg":"serving"/, {
+        KUBERNETES_SERVICE_HOST: '127.0.0.1',
+        KUBERNETES_SERVICE_PORT: '1',
+      });
       assert.match(inCluster, /"msg":"serving"/);
       assert.match(inCluster, /could not read the TrainJob CRD/, 'it tried the API server');
       assert.doesNotMatch(inCluster, /CLIENT-NODE-LOADED|YAML-LOADED|X509-LOADED/);

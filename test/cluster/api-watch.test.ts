@@ -22,7 +22,8 @@ import { listen } from './support/loopback.ts';
 type Handler = (req: IncomingMessage, res: ServerResponse) => void | Promise<void>;
 const tick = () => new Promise((resolve) => setImmediate(resolve));
 const line = (type: string, object: unknown) => `${JSON.stringify({ type, object })}\n`;
-const streaming = (res: ServerResponse) => res.writeHead(200, { 'content-type': 'application/json', 'transfer-encoding': 'chunked' });
+const streaming = (res: ServerResponse) =>
+  res.writeHead(200, { 'content-type': 'application/json', 'transfer-encoding': 'chunked' });
 
 describe('watches', () => {
   let server: Server;
@@ -50,7 +51,13 @@ describe('watches', () => {
     handlers = [handler];
     const events: WatchEvent[] = [];
     const malformed: string[] = [];
-    const reason = await watchOnce(client, '/apis/x/v1/things', { fieldSelector: 'metadata.name=a' }, { onEvent: (e) => events.push(e), onMalformed: (m) => malformed.push(m) }, { signal: new AbortController().signal, maxLineBytes });
+    const reason = await watchOnce(
+      client,
+      '/apis/x/v1/things',
+      { fieldSelector: 'metadata.name=a' },
+      { onEvent: (e) => events.push(e), onMalformed: (m) => malformed.push(m) },
+      { signal: new AbortController().signal, maxLineBytes },
+    );
     return { reason, events, malformed };
   };
 
@@ -65,7 +72,15 @@ describe('watches', () => {
       }
       res.end();
     });
-    assert.deepEqual(got, { reason: undefined, events: [{ type: 'ADDED', object: { n: 1 } }, { type: 'MODIFIED', object: { n: 2 } }, { type: 'DELETED', object: { n: 3 } }], malformed: [] });
+    assert.deepEqual(got, {
+      reason: undefined,
+      events: [
+        { type: 'ADDED', object: { n: 1 } },
+        { type: 'MODIFIED', object: { n: 2 } },
+        { type: 'DELETED', object: { n: 3 } },
+      ],
+      malformed: [],
+    });
     const url = new URL(urls.at(-1)!, 'http://x');
     assert.equal(url.pathname, '/apis/x/v1/things');
     assert.equal(url.searchParams.get('watch'), 'true');
@@ -78,8 +93,14 @@ describe('watches', () => {
       streaming(res);
       res.end(`{"type":"ADDED","object":{"n":1}}\n{not json\n[1,2]\n${line('MODIFIED', { n: 2 })}`);
     });
-    assert.deepEqual(got.events.map((e) => e.type), ['ADDED', 'MODIFIED']);
-    assert.deepEqual(got.malformed, ['a line that is not JSON (9 characters) skipped', 'a line that is not a watch event (no type) skipped']);
+    assert.deepEqual(
+      got.events.map((e) => e.type),
+      ['ADDED', 'MODIFIED'],
+    );
+    assert.deepEqual(got.malformed, [
+      'a line that is not JSON (9 characters) skipped',
+      'a line that is not a watch event (no type) skipped',
+    ]);
     assert.equal(got.reason, undefined);
   });
 
@@ -96,23 +117,41 @@ describe('watches', () => {
       }
     }, 4096);
     assert.equal(got.reason, 'an event longer than 4096 bytes');
-    assert.deepEqual(got.events.map((e) => e.type), ['ADDED']);
+    assert.deepEqual(
+      got.events.map((e) => e.type),
+      ['ADDED'],
+    );
   });
 
   it('an ERROR event (410 Gone) ends the watch with its status and message', async () => {
     const got = await run((_req, res) => {
       streaming(res);
       res.write(line('ADDED', { n: 1 }));
-      res.write(line('ERROR', { kind: 'Status', apiVersion: 'v1', status: 'Failure', message: 'too old resource version: 1 (2)', reason: 'Expired', code: 410 }));
+      res.write(
+        line('ERROR', {
+          kind: 'Status',
+          apiVersion: 'v1',
+          status: 'Failure',
+          message: 'too old resource version: 1 (2)',
+          reason: 'Expired',
+          code: 410,
+        }),
+      );
       res.write(line('MODIFIED', { n: 2 }));
     });
     assert.equal(got.reason, 'ERROR event: HTTP 410: too old resource version: 1 (2)');
-    assert.deepEqual(got.events.map((e) => e.type), ['ADDED'], 'nothing after the ERROR event');
+    assert.deepEqual(
+      got.events.map((e) => e.type),
+      ['ADDED'],
+      'nothing after the ERROR event',
+    );
   });
 
   it('a non-200 answer (410 Gone) ends it with the status and the Status message', async () => {
     const got = await run((_req, res) => {
-      res.writeHead(410, { 'content-type': 'application/json' }).end(JSON.stringify({ kind: 'Status', message: 'the resourceVersion is too old', code: 410 }));
+      res
+        .writeHead(410, { 'content-type': 'application/json' })
+        .end(JSON.stringify({ kind: 'Status', message: 'the resourceVersion is too old', code: 410 }));
     });
     assert.deepEqual(got, { reason: 'HTTP 410: the resourceVersion is too old', events: [], malformed: [] });
   });
@@ -124,7 +163,11 @@ describe('watches', () => {
       await tick();
       res.socket?.destroy();
     });
-    assert.deepEqual(got, { reason: 'the connection closed mid-stream', events: [{ type: 'ADDED', object: { n: 1 } }], malformed: [] });
+    assert.deepEqual(got, {
+      reason: 'the connection closed mid-stream',
+      events: [{ type: 'ADDED', object: { n: 1 } }],
+      malformed: [],
+    });
   });
 
   it('a watch connection the server ended is not kept: the next watch opens its own ("no connection kept after a watch ends")', async () => {
@@ -132,24 +175,38 @@ describe('watches', () => {
     // A watch the server ends (its timeoutSeconds): one event, then a complete response.
     const endedByServer: Handler = (req, res) => {
       peers.push(req.socket.remotePort ?? 0);
-      res.writeHead(200, { 'content-type': 'application/json' }).end(`${JSON.stringify({ type: 'ADDED', object: { metadata: { name: 'x' } } })}\n`);
+      res
+        .writeHead(200, { 'content-type': 'application/json' })
+        .end(`${JSON.stringify({ type: 'ADDED', object: { metadata: { name: 'x' } } })}\n`);
     };
     handlers = [endedByServer, endedByServer];
     const fresh = apiClient(directConnection({ server: url, insecureSkipTlsVerify: false }));
     const ignore = { onEvent: () => {}, onMalformed: () => {} };
-    for (let i = 0; i < 2; i++) assert.equal(await watchOnce(fresh, '/api/v1/namespaces/ns/secrets', {}, ignore, { signal: new AbortController().signal }), undefined, 'ended by the server');
+    for (let i = 0; i < 2; i++)
+      assert.equal(
+        await watchOnce(fresh, '/api/v1/namespaces/ns/secrets', {}, ignore, { signal: new AbortController().signal }),
+        undefined,
+        'ended by the server',
+      );
     assert.equal(peers.length, 2);
-    assert.notEqual(peers[1], peers[0], 'the second watch came on the first one\'s connection: it was kept');
+    assert.notEqual(peers[1], peers[0], "the second watch came on the first one's connection: it was kept");
   });
 
   it('nothing listening: the reason names the failure', async () => {
     const closed = apiClient(directConnection({ server: 'http://127.0.0.1:1', insecureSkipTlsVerify: false }));
-    const reason = await watchOnce(closed, '/x', {}, { onEvent: () => {}, onMalformed: () => {} }, { signal: new AbortController().signal });
+    const reason = await watchOnce(
+      closed,
+      '/x',
+      {},
+      { onEvent: () => {}, onMalformed: () => {} },
+      { signal: new AbortController().signal },
+    );
     assert.match(reason ?? '', /ECONNREFUSED/);
   });
 
   it('followWatch restarts after each end, doubling the wait; the wait starts over once 2 min passed since the last one began (not on an event); stop ends it', async () => {
-    const status = (code: number) => (_req: IncomingMessage, res: ServerResponse) => void res.writeHead(code).end(JSON.stringify({ message: `no ${code}` }));
+    const status = (code: number) => (_req: IncomingMessage, res: ServerResponse) =>
+      void res.writeHead(code).end(JSON.stringify({ message: `no ${code}` }));
     const addedThenEnd = (livesMs: number) => (_req: IncomingMessage, res: ServerResponse) => {
       clock += livesMs;
       streaming(res);
@@ -173,14 +230,20 @@ describe('watches', () => {
           // Held open: stop() must end it.
         },
       ];
-      stop = followWatch(client, '/x', {}, {
-        onEvent: (e) => {
-          events.push(e.type);
-          if (e.type === 'MODIFIED') resolve();
+      stop = followWatch(
+        client,
+        '/x',
+        {},
+        {
+          onEvent: (e) => {
+            events.push(e.type);
+            if (e.type === 'MODIFIED') resolve();
+          },
+          onMalformed: () => {},
+          onEnded: (reason, retryMs) => void ended.push([reason, retryMs]),
         },
-        onMalformed: () => {},
-        onEnded: (reason, retryMs) => void ended.push([reason, retryMs]),
-      }, { firstRetryMs: 1, maxRetryMs: 8, now: () => clock });
+        { firstRetryMs: 1, maxRetryMs: 8, now: () => clock },
+      );
     });
     await done;
     stop();
@@ -203,17 +266,23 @@ describe('watches', () => {
         streaming(res);
         res.end(line('ADDED', { n: 1 }));
       });
-      const stop = followWatch(client, '/x', {}, {
-        onEvent: () => {},
-        onMalformed: () => {},
-        onEnded: (_reason, retryMs) => {
-          ended.push(retryMs);
-          if (ended.length === 6) {
-            stop();
-            resolve();
-          }
+      const stop = followWatch(
+        client,
+        '/x',
+        {},
+        {
+          onEvent: () => {},
+          onMalformed: () => {},
+          onEnded: (_reason, retryMs) => {
+            ended.push(retryMs);
+            if (ended.length === 6) {
+              stop();
+              resolve();
+            }
+          },
         },
-      }, { firstRetryMs: 1, maxRetryMs: 8, now: () => 0 });
+        { firstRetryMs: 1, maxRetryMs: 8, now: () => 0 },
+      );
     });
     assert.deepEqual(ended, [1, 2, 4, 8, 8, 8]);
   });

@@ -34,7 +34,8 @@ import { createCA, issueServingCert, type CertificateAuthority } from '../harnes
 import { kubeconfig, listen, socks5Proxy } from './support/loopback.ts';
 
 /** An exec credential plugin's program: it prints the token "secret". */
-const EXEC_TOKEN = 'console.log(JSON.stringify({apiVersion:"client.authentication.k8s.io/v1",kind:"ExecCredential",status:{token:"secret"}}))';
+const EXEC_TOKEN =
+  'console.log(JSON.stringify({apiVersion:"client.authentication.k8s.io/v1",kind:"ExecCredential",status:{token:"secret"}}))';
 
 describe('connectCluster: a kubeconfig, end to end', () => {
   let dir = '';
@@ -80,9 +81,16 @@ describe('connectCluster: a kubeconfig, end to end', () => {
 
   it("an exec plugin user: connects through client-node's KubeConfig and sends the plugin's token, the CA checked", async () => {
     const plugin = path.join(dir, 'plugin.sh');
-    await writeFile(plugin, `#!/bin/sh\necho '{"apiVersion":"client.authentication.k8s.io/v1","kind":"ExecCredential","status":{"token":"from-exec"}}'\n`);
+    await writeFile(
+      plugin,
+      `#!/bin/sh\necho '{"apiVersion":"client.authentication.k8s.io/v1","kind":"ExecCredential","status":{"token":"from-exec"}}'\n`,
+    );
     await chmod(plugin, 0o755);
-    const file = await kubeconfigFile('exec', '', `exec: {apiVersion: client.authentication.k8s.io/v1, command: ${plugin}, interactiveMode: Never}`);
+    const file = await kubeconfigFile(
+      'exec',
+      '',
+      `exec: {apiVersion: client.authentication.k8s.io/v1, command: ${plugin}, interactiveMode: Never}`,
+    );
     const connection = await connectCluster({ mode: 'kubeconfig', path: file });
     assert.equal(connection?.via, 'client-node (user "u" has exec)');
     const res = await connection!.client.request('/version', { signal: AbortSignal.timeout(10_000), maxBytes: 1024 });
@@ -103,7 +111,11 @@ describe('connectCluster: a kubeconfig, end to end', () => {
     const before = firstBytes.length;
     const res = await connection!.client.request('/version', { signal: AbortSignal.timeout(10_000), maxBytes: 1024 });
     assert.equal(res.status, 200);
-    assert.deepEqual(firstBytes.slice(before), [5], 'the proxy was spoken to in SOCKS5, not sent a TLS ClientHello (22)');
+    assert.deepEqual(
+      firstBytes.slice(before),
+      [5],
+      'the proxy was spoken to in SOCKS5, not sent a TLS ClientHello (22)',
+    );
   });
 
   it('as + as-groups: the calls carry Impersonate-User and Impersonate-Group, as client-go sends them', async () => {
@@ -128,7 +140,13 @@ describe('connectCluster: a kubeconfig, end to end', () => {
     });
     try {
       const file = path.join(dir, 'plain');
-      await writeFile(file, kubeconfig(`server: "http://127.0.0.1:${await listen(plain)}", insecure-skip-tls-verify: true`, `exec: {apiVersion: client.authentication.k8s.io/v1, command: ${JSON.stringify(process.execPath)}, args: [-e, ${JSON.stringify(EXEC_TOKEN)}]}`));
+      await writeFile(
+        file,
+        kubeconfig(
+          `server: "http://127.0.0.1:${await listen(plain)}", insecure-skip-tls-verify: true`,
+          `exec: {apiVersion: client.authentication.k8s.io/v1, command: ${JSON.stringify(process.execPath)}, args: [-e, ${JSON.stringify(EXEC_TOKEN)}]}`,
+        ),
+      );
       const connection = await connectCluster({ mode: 'kubeconfig', path: file });
       assert.match(connection!.via, /client-node/);
       await connection!.client.request('/version', { signal: AbortSignal.timeout(10_000), maxBytes: 1024 });

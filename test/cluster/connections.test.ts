@@ -21,7 +21,11 @@ describe('API server connections', () => {
   let opened = 0;
 
   before(async () => {
-    server = createServer((_req, res) => res.writeHead(200, { 'content-type': 'application/json' }).end('{"kind":"JobList","apiVersion":"batch/v1","metadata":{},"items":[]}'));
+    server = createServer((_req, res) =>
+      res
+        .writeHead(200, { 'content-type': 'application/json' })
+        .end('{"kind":"JobList","apiVersion":"batch/v1","metadata":{},"items":[]}'),
+    );
     server.on('connection', (s) => {
       opened++;
       sockets.add(s);
@@ -65,7 +69,8 @@ describe('API server connections', () => {
   });
 
   describe('client-node calls', () => {
-    const listJobs = (api: BatchV1Api, i: number) => api.listNamespacedJob({ namespace: 'ns', labelSelector: `x=${i}` });
+    const listJobs = (api: BatchV1Api, i: number) =>
+      api.listNamespacedJob({ namespace: 'ns', labelSelector: `x=${i}` });
 
     it('with shareConnections, 1,000 calls 20 at a time: connections bounded by the requests in flight', async () => {
       opened = 0;

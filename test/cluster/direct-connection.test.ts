@@ -28,11 +28,17 @@ import { apiClient } from '../../src/cluster/api-request.ts';
 import { connectCluster } from '../../src/cluster/connect.ts';
 import { directConnection, REREAD_MS } from '../../src/cluster/connection.ts';
 import type { KubeAccess } from '../../src/cluster/kube-access.ts';
-import { createCA, issueClientCert, issueServingCert, type CertificateAuthority, type KeyPairPem } from '../harness/pki.ts';
+import {
+  createCA,
+  issueClientCert,
+  issueServingCert,
+  type CertificateAuthority,
+  type KeyPairPem,
+} from '../harness/pki.ts';
 import { listen, tlsApiServer } from './support/loopback.ts';
 
-
-const get = async (access: KubeAccess) => apiClient(directConnection(access)).request('/version', { signal: AbortSignal.timeout(10_000), maxBytes: 1024 });
+const get = async (access: KubeAccess) =>
+  apiClient(directConnection(access)).request('/version', { signal: AbortSignal.timeout(10_000), maxBytes: 1024 });
 
 describe('direct connection: TLS and credentials', () => {
   let dir = '';
@@ -55,10 +61,13 @@ describe('direct connection: TLS and credentials', () => {
     // Its only name is kubernetes.test: reached at 127.0.0.1, only tls-server-name verifies it.
     const serving = await issueServingCert(ca, 'apiserver', { dnsNames: ['kubernetes.test'], ips: [] });
     client = await issueClientCert(ca, 'webhook-user');
-    server = createHttpsServer({ cert: serving.certPem, key: serving.keyPem, ca: ca.certPem, requestCert: true, rejectUnauthorized: false }, (req, res) => {
-      record(req);
-      res.writeHead(200).end('{}');
-    });
+    server = createHttpsServer(
+      { cert: serving.certPem, key: serving.keyPem, ca: ca.certPem, requestCert: true, rejectUnauthorized: false },
+      (req, res) => {
+        record(req);
+        res.writeHead(200).end('{}');
+      },
+    );
     url = `https://127.0.0.1:${await listen(server)}`;
     plain = createHttpServer((req, res) => {
       record(req);
@@ -74,7 +83,12 @@ describe('direct connection: TLS and credentials', () => {
     await rm(dir, { recursive: true, force: true });
   });
 
-  const trusted = () => ({ server: url, ca: { data: Buffer.from(ca.certPem) }, tlsServerName: 'kubernetes.test', insecureSkipTlsVerify: false });
+  const trusted = () => ({
+    server: url,
+    ca: { data: Buffer.from(ca.certPem) },
+    tlsServerName: 'kubernetes.test',
+    insecureSkipTlsVerify: false,
+  });
 
   it('verifies the server with the CA and tls-server-name, and sends the bearer token', async () => {
     assert.equal((await get({ ...trusted(), token: 'secret' })).status, 200);
@@ -82,19 +96,34 @@ describe('direct connection: TLS and credentials', () => {
   });
 
   it('without tls-server-name the same server is refused (its certificate does not name 127.0.0.1)', async () => {
-    await assert.rejects(get({ ...trusted(), tlsServerName: undefined }), /IP: 127\.0\.0\.1 is not in the cert's list|altnames/i);
+    await assert.rejects(
+      get({ ...trusted(), tlsServerName: undefined }),
+      /IP: 127\.0\.0\.1 is not in the cert's list|altnames/i,
+    );
   });
 
   it('a CA that did not sign the server is refused; insecure-skip-tls-verify accepts it', async () => {
     const other = await createCA('other');
-    await assert.rejects(get({ ...trusted(), ca: { data: Buffer.from(other.certPem) } }), /self-signed|verify|certificate/i);
+    await assert.rejects(
+      get({ ...trusted(), ca: { data: Buffer.from(other.certPem) } }),
+      /self-signed|verify|certificate/i,
+    );
     assert.equal((await get({ server: url, insecureSkipTlsVerify: true, token: 't' })).status, 200);
   });
 
   it('presents the client certificate, from files', async () => {
     await writeFile(path.join(dir, 'client.crt'), client.certPem);
     await writeFile(path.join(dir, 'client.key'), client.keyPem);
-    assert.equal((await get({ ...trusted(), cert: { file: path.join(dir, 'client.crt') }, key: { file: path.join(dir, 'client.key') } })).status, 200);
+    assert.equal(
+      (
+        await get({
+          ...trusted(),
+          cert: { file: path.join(dir, 'client.crt') },
+          key: { file: path.join(dir, 'client.key') },
+        })
+      ).status,
+      200,
+    );
     assert.deepEqual(seen.at(-1), { authorization: undefined, clientCn: 'webhook-user' });
   });
 
@@ -133,24 +162,60 @@ describe('direct connection: TLS and credentials', () => {
     await writeFile(tokenFile, '\n');
     const before = seen.length;
     const api = apiClient(directConnection({ ...trusted(), tokenFile }, () => 0));
-    await assert.rejects(api.request('/version', { signal: AbortSignal.timeout(10_000), maxBytes: 1024 }), { message: `read empty token from file ${tokenFile}` });
+    await assert.rejects(api.request('/version', { signal: AbortSignal.timeout(10_000), maxBytes: 1024 }), {
+      message: `read empty token from file ${tokenFile}`,
+    });
     assert.equal(seen.length, before, 'no request was sent');
     await writeFile(tokenFile, 'late\n');
     await api.request('/version', { signal: AbortSignal.timeout(10_000), maxBytes: 1024 });
     assert.equal(seen.at(-1)?.authorization, 'Bearer late', 'without a good token yet, the file is read again at once');
   });
 
-  it('TLS material that cannot be used (no CA certificate, a key that is not the certificate\'s) is a one-line start-up error', async () => {
+  it("TLS material that cannot be used (no CA certificate, a key that is not the certificate's) is a one-line start-up error", async () => {
     const file = path.join(dir, 'bad-ca.kubeconfig');
-    await writeFile(file, JSON.stringify({ clusters: [{ name: 'k', cluster: { server: url, 'certificate-authority-data': Buffer.from('not a certificate').toString('base64') } }], contexts: [{ name: 'c', context: { cluster: 'k' } }], 'current-context': 'c' }));
-    await assert.rejects(connectCluster({ mode: 'kubeconfig', path: file }), { message: /^--kubeconfig \S+: the TLS material is not usable: the certificate authority holds no PEM certificate$/ });
-    const user = { 'client-certificate-data': Buffer.from(client.certPem).toString('base64'), 'client-key-data': Buffer.from((await issueClientCert(ca, 'other')).keyPem).toString('base64') };
-    await writeFile(file, JSON.stringify({ clusters: [{ name: 'k', cluster: { server: url, 'certificate-authority-data': Buffer.from(ca.certPem).toString('base64') } }], users: [{ name: 'u', user }], contexts: [{ name: 'c', context: { cluster: 'k', user: 'u' } }], 'current-context': 'c' }));
-    await assert.rejects(connectCluster({ mode: 'kubeconfig', path: file }), { message: /^--kubeconfig \S+: the TLS material is not usable: [^\n]*key values mismatch/ });
+    await writeFile(
+      file,
+      JSON.stringify({
+        clusters: [
+          {
+            name: 'k',
+            cluster: { server: url, 'certificate-authority-data': Buffer.from('not a certificate').toString('base64') },
+          },
+        ],
+        contexts: [{ name: 'c', context: { cluster: 'k' } }],
+        'current-context': 'c',
+      }),
+    );
+    await assert.rejects(connectCluster({ mode: 'kubeconfig', path: file }), {
+      message: /^--kubeconfig \S+: the TLS material is not usable: the certificate authority holds no PEM certificate$/,
+    });
+    const user = {
+      'client-certificate-data': Buffer.from(client.certPem).toString('base64'),
+      'client-key-data': Buffer.from((await issueClientCert(ca, 'other')).keyPem).toString('base64'),
+    };
+    await writeFile(
+      file,
+      JSON.stringify({
+        clusters: [
+          {
+            name: 'k',
+            cluster: { server: url, 'certificate-authority-data': Buffer.from(ca.certPem).toString('base64') },
+          },
+        ],
+        users: [{ name: 'u', user }],
+        contexts: [{ name: 'c', context: { cluster: 'k', user: 'u' } }],
+        'current-context': 'c',
+      }),
+    );
+    await assert.rejects(connectCluster({ mode: 'kubeconfig', path: file }), {
+      message: /^--kubeconfig \S+: the TLS material is not usable: [^\n]*key values mismatch/,
+    });
   });
 
   it('in-cluster access needs the service host and port from the edge', async () => {
-    await assert.rejects(connectCluster({ mode: 'in-cluster' }), { message: /without KUBERNETES_SERVICE_HOST and KUBERNETES_SERVICE_PORT/ });
+    await assert.rejects(connectCluster({ mode: 'in-cluster' }), {
+      message: /without KUBERNETES_SERVICE_HOST and KUBERNETES_SERVICE_PORT/,
+    });
   });
 });
 
@@ -174,11 +239,18 @@ describe('direct connection: files re-read as they rotate', () => {
     const tokenFile = path.join(dir, 'token');
     await writeFile(tokenFile, 'good-token\n');
     let clock = 0;
-    const connection = directConnection({ server: 'https://127.0.0.1:6443', tokenFile, insecureSkipTlsVerify: false }, () => clock);
+    const connection = directConnection(
+      { server: 'https://127.0.0.1:6443', tokenFile, insecureSkipTlsVerify: false },
+      () => clock,
+    );
     assert.equal((await connection.material()).headers.authorization, 'Bearer good-token');
     await writeFile(tokenFile, ''); // caught between the truncation and the write
     clock += REREAD_MS + 1;
-    assert.equal((await connection.material()).headers.authorization, 'Bearer good-token', 'no call goes out anonymous');
+    assert.equal(
+      (await connection.material()).headers.authorization,
+      'Bearer good-token',
+      'no call goes out anonymous',
+    );
   });
 
   it('a certificate re-read before its key is written keeps the last pair that loads (client-go: tls.LoadX509KeyPair, old pair kept)', async () => {
@@ -188,7 +260,10 @@ describe('direct connection: files re-read as they rotate', () => {
     await writeFile(cert, first.certPem);
     await writeFile(key, first.keyPem);
     let clock = 0;
-    const connection = directConnection({ server: 'https://127.0.0.1:6443', cert: { file: cert }, key: { file: key }, insecureSkipTlsVerify: false }, () => clock);
+    const connection = directConnection(
+      { server: 'https://127.0.0.1:6443', cert: { file: cert }, key: { file: key }, insecureSkipTlsVerify: false },
+      () => clock,
+    );
     const usable = async () => {
       const { tls } = await connection.material();
       createSecureContext({ cert: tls.cert, key: tls.key }); // throws "key values mismatch" for a torn pair
@@ -212,7 +287,9 @@ describe('direct connection: files re-read as they rotate', () => {
       const caFile = path.join(dir, `ca-${what.replace(' ', '-')}.crt`);
       await writeFile(caFile, ca.certPem);
       let now = 1_000_000;
-      const api = apiClient(directConnection({ server: url, ca: { file: caFile }, insecureSkipTlsVerify: false }, () => now));
+      const api = apiClient(
+        directConnection({ server: url, ca: { file: caFile }, insecureSkipTlsVerify: false }, () => now),
+      );
       const call = () => api.request('/version', { signal: AbortSignal.timeout(10_000), maxBytes: 1024 });
       assert.equal((await call()).status, 200, 'with the CA as written');
       await writeFile(caFile, cut(ca.certPem));
@@ -226,7 +303,9 @@ describe('direct connection: files re-read as they rotate', () => {
     const caFile = path.join(dir, 'ca-rotated.crt');
     await writeFile(caFile, ca.certPem);
     let now = 1_000_000;
-    const api = apiClient(directConnection({ server: url, ca: { file: caFile }, insecureSkipTlsVerify: false }, () => now));
+    const api = apiClient(
+      directConnection({ server: url, ca: { file: caFile }, insecureSkipTlsVerify: false }, () => now),
+    );
     const call = () => api.request('/version', { signal: AbortSignal.timeout(10_000), maxBytes: 1024 });
     assert.equal((await call()).status, 200);
     await writeFile(caFile, other.certPem);

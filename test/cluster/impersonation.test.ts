@@ -19,7 +19,8 @@ import { headerKeyEscape, impersonationHeaders, impersonationOf } from '../../sr
 import { listen } from './support/loopback.ts';
 
 /** A header as its bytes were sent, read as UTF-8 (Node's server reads header bytes as Latin-1). */
-const utf8 = (latin1: string | undefined) => (latin1 === undefined ? undefined : Buffer.from(latin1, 'latin1').toString('utf8'));
+const utf8 = (latin1: string | undefined) =>
+  latin1 === undefined ? undefined : Buffer.from(latin1, 'latin1').toString('utf8');
 
 describe('headerKeyEscape (client-go)', () => {
   const cases: [string, string][] = [
@@ -31,7 +32,8 @@ describe('headerKeyEscape (client-go)', () => {
     ["!#$&'*+-.^_`|~", "!#$&'*+-.^_`|~"],
     ['a:b;c=d', 'a%3Ab%3Bc%3Dd'],
   ];
-  for (const [key, escaped] of cases) it(`${JSON.stringify(key)} → ${escaped}`, () => assert.equal(headerKeyEscape(key), escaped));
+  for (const [key, escaped] of cases)
+    it(`${JSON.stringify(key)} → ${escaped}`, () => assert.equal(headerKeyEscape(key), escaped));
 });
 
 describe('impersonationOf and impersonationHeaders', () => {
@@ -40,7 +42,15 @@ describe('impersonationOf and impersonationHeaders', () => {
     assert.deepEqual(impersonationHeaders(undefined), {});
   });
   it('user, uid, each group and each extra value', () => {
-    const imp = impersonationOf({ as: 'bob', 'as-uid': '42', 'as-groups': ['a', 'b'], 'as-user-extra': { scopes: ['x', 'y'], 'example.com/team': ['z'], empty: [] } }, 'user "u"');
+    const imp = impersonationOf(
+      {
+        as: 'bob',
+        'as-uid': '42',
+        'as-groups': ['a', 'b'],
+        'as-user-extra': { scopes: ['x', 'y'], 'example.com/team': ['z'], empty: [] },
+      },
+      'user "u"',
+    );
     assert.deepEqual(impersonationHeaders(imp), {
       'impersonate-user': 'bob',
       'impersonate-uid': '42',
@@ -51,13 +61,21 @@ describe('impersonationOf and impersonationHeaders', () => {
   });
   it('uid, groups or extra without a user are refused, as clientcmd validateAuthInfo', () => {
     for (const user of [{ 'as-uid': '1' }, { 'as-groups': ['g'] }, { 'as-user-extra': { k: ['v'] } }]) {
-      assert.throws(() => impersonationOf(user, 'user "u"'), { message: 'requesting uid, groups or user-extra for user "u" without impersonating a user' });
+      assert.throws(() => impersonationOf(user, 'user "u"'), {
+        message: 'requesting uid, groups or user-extra for user "u" without impersonating a user',
+      });
     }
   });
   it('values that cannot be header values are refused, not sent', () => {
     assert.throws(() => impersonationOf({ as: 'a\r\nb' }, 'user "u"'), /user "u"\.as holds a control character/);
-    assert.throws(() => impersonationOf({ as: 'a', 'as-groups': ['ok', 7] }, 'user "u"'), /as-groups\[1\] must be a string/);
-    assert.throws(() => impersonationOf({ as: 'a', 'as-user-extra': ['v'] }, 'user "u"'), /as-user-extra must be a mapping of lists/);
+    assert.throws(
+      () => impersonationOf({ as: 'a', 'as-groups': ['ok', 7] }, 'user "u"'),
+      /as-groups\[1\] must be a string/,
+    );
+    assert.throws(
+      () => impersonationOf({ as: 'a', 'as-user-extra': ['v'] }, 'user "u"'),
+      /as-user-extra must be a mapping of lists/,
+    );
   });
 });
 
@@ -79,8 +97,13 @@ describe('impersonation on the wire (direct path)', () => {
 
   it('each group is its own header line; sent over plain HTTP too (clientcmd sets impersonation outside the TLS-only credentials), the token not', async () => {
     const imp = impersonationOf({ as: 'bob', 'as-groups': ['a', 'b, c'] }, 'user "u"');
-    const client = apiClient(directConnection({ server: url, token: 'secret', insecureSkipTlsVerify: false }), { headers: impersonationHeaders(imp) });
-    assert.equal((await client.request('/version', { signal: AbortSignal.timeout(10_000), maxBytes: 1024 })).status, 200);
+    const client = apiClient(directConnection({ server: url, token: 'secret', insecureSkipTlsVerify: false }), {
+      headers: impersonationHeaders(imp),
+    });
+    assert.equal(
+      (await client.request('/version', { signal: AbortSignal.timeout(10_000), maxBytes: 1024 })).status,
+      200,
+    );
     const headers = seen.at(-1)!;
     assert.deepEqual(headers['impersonate-user'], ['bob']);
     assert.deepEqual(headers['impersonate-group'], ['a', 'b, c'], 'two header lines: a group may hold a comma');
@@ -94,9 +117,14 @@ describe('impersonation on the wire (direct path)', () => {
   for (const [what, user, group, extra] of cases) {
     it(`a name outside ASCII, ${what}: user, group and extra value leave as their UTF-8 bytes, as client-go sends them`, async () => {
       const imp = impersonationOf({ as: user, 'as-groups': [group], 'as-user-extra': { scopes: [extra] } }, 'user "u"');
-      const client = apiClient(directConnection({ server: url, insecureSkipTlsVerify: false }), { headers: impersonationHeaders(imp) });
+      const client = apiClient(directConnection({ server: url, insecureSkipTlsVerify: false }), {
+        headers: impersonationHeaders(imp),
+      });
       const before = seen.length;
-      assert.equal((await client.request('/version', { signal: AbortSignal.timeout(10_000), maxBytes: 1024 })).status, 200);
+      assert.equal(
+        (await client.request('/version', { signal: AbortSignal.timeout(10_000), maxBytes: 1024 })).status,
+        200,
+      );
       assert.equal(seen.length, before + 1);
       const headers = seen.at(-1)!;
       assert.equal(utf8(headers['impersonate-user']?.[0]), user);
@@ -106,8 +134,13 @@ describe('impersonation on the wire (direct path)', () => {
   }
 
   it('ASCII names go out unchanged (the control case)', async () => {
-    const client = apiClient(directConnection({ server: url, insecureSkipTlsVerify: false }), { headers: impersonationHeaders(impersonationOf({ as: 'jose', 'as-groups': ['team'] }, 'user "u"')) });
-    assert.equal((await client.request('/version', { signal: AbortSignal.timeout(10_000), maxBytes: 1024 })).status, 200);
+    const client = apiClient(directConnection({ server: url, insecureSkipTlsVerify: false }), {
+      headers: impersonationHeaders(impersonationOf({ as: 'jose', 'as-groups': ['team'] }, 'user "u"')),
+    });
+    assert.equal(
+      (await client.request('/version', { signal: AbortSignal.timeout(10_000), maxBytes: 1024 })).status,
+      200,
+    );
     assert.deepEqual([seen.at(-1)!['impersonate-user'], seen.at(-1)!['impersonate-group']], [['jose'], ['team']]);
   });
 });

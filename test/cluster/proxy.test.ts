@@ -20,24 +20,33 @@ import { connectCluster } from '../../src/cluster/connect.ts';
 import { directConnection } from '../../src/cluster/connection.ts';
 import type { KubeAccess } from '../../src/cluster/kube-access.ts';
 import { proxyAgent } from '../../src/cluster/proxy-agents.ts';
-import { percentDecodedBytes, proxyAuthorization, proxyCredentialsProblem } from '../../src/cluster/proxy-credentials.ts';
+import {
+  percentDecodedBytes,
+  proxyAuthorization,
+  proxyCredentialsProblem,
+} from '../../src/cluster/proxy-credentials.ts';
 import { jobSetReader } from '../../src/webhook/jobset-read.ts';
 import { createCA, issueServingCert, type CertificateAuthority } from '../harness/pki.ts';
 import { acceptConnect, forwardingProxy, kubeconfig, listen, socks5Proxy, tlsApiServer } from './support/loopback.ts';
 
 const CAP = 16 * 1024;
-const job = (i: number) => ({ metadata: { name: `node-${i}`, annotations: { note: 'x'.repeat(1024) } }, status: { active: 1 } });
+const job = (i: number) => ({
+  metadata: { name: `node-${i}`, annotations: { note: 'x'.repeat(1024) } },
+  status: { active: 1 },
+});
 const BIG = JSON.stringify({ kind: 'JobList', items: Array.from({ length: 64 }, (_, i) => job(i)) });
 const SMALL = JSON.stringify({ kind: 'JobList', items: [job(0)] });
 
 /** A GET of /version with the limits every call here uses. */
-const version = (client: ApiClient) => client.request('/version', { signal: AbortSignal.timeout(10_000), maxBytes: 1024 });
+const version = (client: ApiClient) =>
+  client.request('/version', { signal: AbortSignal.timeout(10_000), maxBytes: 1024 });
 
 /** The API server: a big list for the JobSet `big`, a small one otherwise; a watch sends one event and ends. */
 function answer(seen: string[]) {
   return (req: IncomingMessage, res: ServerResponse) => {
     seen.push(req.headers.authorization ?? '');
-    if (req.url?.includes('watch=true')) return void res.writeHead(200).end(`${JSON.stringify({ type: 'ADDED', object: { n: 1 } })}\n`);
+    if (req.url?.includes('watch=true'))
+      return void res.writeHead(200).end(`${JSON.stringify({ type: 'ADDED', object: { n: 1 } })}\n`);
     res.writeHead(200, { 'content-type': 'application/json' }).end(req.url?.includes('%3Dbig') ? BIG : SMALL);
   };
 }
@@ -82,7 +91,13 @@ describe('proxy-url on the direct path', () => {
     socks.close();
   });
 
-  const access = (server: string, proxyUrl: string): KubeAccess => ({ server, proxyUrl, ca: { data: Buffer.from(ca.certPem) }, token: 'through-proxy', insecureSkipTlsVerify: false });
+  const access = (server: string, proxyUrl: string): KubeAccess => ({
+    server,
+    proxyUrl,
+    ca: { data: Buffer.from(ca.certPem) },
+    token: 'through-proxy',
+    insecureSkipTlsVerify: false,
+  });
 
   for (const [name, via, counter] of [
     ['an HTTP proxy (CONNECT)', () => httpProxyUrl, 'connect'],
@@ -92,16 +107,27 @@ describe('proxy-url on the direct path', () => {
       const before = proxied[counter];
       const client = apiClient(directConnection(access(apiUrl, via())));
       const read = jobSetReader(client, { maxBytes: CAP });
-      assert.deepEqual(await read('ns', 'small'), { kind: 'read', jobs: [{ metadata: { name: 'node-0' }, status: { active: 1, terminating: undefined } }] });
+      assert.deepEqual(await read('ns', 'small'), {
+        kind: 'read',
+        jobs: [{ metadata: { name: 'node-0' }, status: { active: 1, terminating: undefined } }],
+      });
       assert.equal(seen.at(-1), 'Bearer through-proxy');
       const big = await read('ns', 'big');
       assert.equal(big.kind, 'failed', 'over the cap');
       const events: WatchEvent[] = [];
-      const reason = await watchOnce(client, '/apis/x/v1/things', {}, { onEvent: (e) => events.push(e), onMalformed: () => {} }, { signal: new AbortController().signal });
+      const reason = await watchOnce(
+        client,
+        '/apis/x/v1/things',
+        {},
+        { onEvent: (e) => events.push(e), onMalformed: () => {} },
+        { signal: new AbortController().signal },
+      );
       assert.deepEqual([reason, events], [undefined, [{ type: 'ADDED', object: { n: 1 } }]]);
       assert.ok(proxied[counter] > before, 'through the proxy');
       const other = await createCA('other');
-      const refused = await jobSetReader(apiClient(directConnection({ ...access(apiUrl, via()), ca: { data: Buffer.from(other.certPem) } })))('ns', 'small');
+      const refused = await jobSetReader(
+        apiClient(directConnection({ ...access(apiUrl, via()), ca: { data: Buffer.from(other.certPem) } })),
+      )('ns', 'small');
       assert.equal(refused.kind, 'failed', 'a server the CA did not sign, through the proxy too');
     });
   }
@@ -148,7 +174,15 @@ describe('CONNECT tunnel', () => {
       }
     });
 
-    const proxiedClient = () => apiClient(directConnection({ server: apiUrl, proxyUrl, ca: { data: Buffer.from(ca.certPem) }, insecureSkipTlsVerify: false }));
+    const proxiedClient = () =>
+      apiClient(
+        directConnection({
+          server: apiUrl,
+          proxyUrl,
+          ca: { data: Buffer.from(ca.certPem) },
+          insecureSkipTlsVerify: false,
+        }),
+      );
 
     it(`12 concurrent reads through an HTTP proxy open at most ${MAX_API_SOCKETS} tunnels (as direct and through SOCKS)`, async () => {
       const client = proxiedClient();
@@ -185,7 +219,9 @@ describe('CONNECT tunnel', () => {
     before(async () => {
       ca = await createCA();
       const serving = await issueServingCert(ca, 'apiserver', { dnsNames: ['localhost'], ips: ['::1'] });
-      api = createHttpsServer({ cert: serving.certPem, key: serving.keyPem }, (_req, res) => res.writeHead(200, { 'content-type': 'application/json' }).end('{}'));
+      api = createHttpsServer({ cert: serving.certPem, key: serving.keyPem }, (_req, res) =>
+        res.writeHead(200, { 'content-type': 'application/json' }).end('{}'),
+      );
       try {
         await new Promise<void>((resolve, reject) => api.once('error', reject).listen(0, '::1', resolve));
         apiPort = (api.address() as { port: number }).port;
@@ -205,7 +241,14 @@ describe('CONNECT tunnel', () => {
 
     it('the CONNECT names the server as [::1]:PORT and the call goes through', async (t) => {
       if (!ipv6) return t.skip('no IPv6 loopback here');
-      const client = apiClient(directConnection({ server: `https://[::1]:${apiPort}`, proxyUrl, ca: { data: Buffer.from(ca.certPem) }, insecureSkipTlsVerify: false }));
+      const client = apiClient(
+        directConnection({
+          server: `https://[::1]:${apiPort}`,
+          proxyUrl,
+          ca: { data: Buffer.from(ca.certPem) },
+          insecureSkipTlsVerify: false,
+        }),
+      );
       const res = await version(client).catch((err: Error) => err);
       assert.deepEqual(targets, [`[::1]:${apiPort}`]);
       assert.equal((res as { status?: number }).status, 200);
@@ -237,11 +280,20 @@ describe('CONNECT tunnel', () => {
       const onWarning = (w: Error & { code?: string }) => warnings.push(`${w.code}: ${w.message}`);
       process.on('warning', onWarning);
       try {
-        const client = apiClient(directConnection({ server: 'https://127.0.0.1:6443', proxyUrl: `https://127.0.0.1:${proxyPort}`, insecureSkipTlsVerify: true }));
+        const client = apiClient(
+          directConnection({
+            server: 'https://127.0.0.1:6443',
+            proxyUrl: `https://127.0.0.1:${proxyPort}`,
+            insecureSkipTlsVerify: true,
+          }),
+        );
         // The proxy's certificate is not in Node's roots: the call fails; the warning comes first.
         await assert.rejects(version(client));
         await new Promise((resolve) => setImmediate(resolve));
-        assert.deepEqual(warnings.filter((w) => w.startsWith('DEP0123')), []);
+        assert.deepEqual(
+          warnings.filter((w) => w.startsWith('DEP0123')),
+          [],
+        );
       } finally {
         process.off('warning', onWarning);
       }
@@ -308,7 +360,17 @@ describe('SOCKS: a socks5:// proxy-url and a server name only the proxy can reso
     socks.close();
   });
 
-  const call = (scheme: string) => version(apiClient(directConnection({ server: `https://${FAR_NAME}:${apiPort}`, proxyUrl: `${scheme}://127.0.0.1:${socksPort}`, ca: { data: Buffer.from(ca.certPem) }, insecureSkipTlsVerify: false })));
+  const call = (scheme: string) =>
+    version(
+      apiClient(
+        directConnection({
+          server: `https://${FAR_NAME}:${apiPort}`,
+          proxyUrl: `${scheme}://127.0.0.1:${socksPort}`,
+          ca: { data: Buffer.from(ca.certPem) },
+          insecureSkipTlsVerify: false,
+        }),
+      ),
+    );
 
   it('socks5://: the name goes to the proxy and the call succeeds, as with client-go ("socks5 is treated the same as socks5h")', async () => {
     asked.length = 0;
@@ -343,20 +405,33 @@ describe('credentials', () => {
       ['%4', undefined],
       ['', []],
     ];
-    for (const [input, bytes] of cases) it(JSON.stringify(input), () => assert.deepEqual(percentDecodedBytes(input) && [...percentDecodedBytes(input)!], bytes));
+    for (const [input, bytes] of cases)
+      it(JSON.stringify(input), () =>
+        assert.deepEqual(percentDecodedBytes(input) && [...percentDecodedBytes(input)!], bytes),
+      );
   });
 
   describe('proxyCredentialsProblem and proxyAuthorization', () => {
     it('an HTTP proxy: any valid escape is fine, and its bytes are sent', () => {
       const proxy = new URL('http://us%65r:p%E9ss@proxy:3128');
       assert.equal(proxyCredentialsProblem(proxy), undefined);
-      assert.equal(proxyAuthorization(proxy), `Basic ${Buffer.from([...Buffer.from('user:p'), 0xe9, ...Buffer.from('ss')]).toString('base64')}`);
+      assert.equal(
+        proxyAuthorization(proxy),
+        `Basic ${Buffer.from([...Buffer.from('user:p'), 0xe9, ...Buffer.from('ss')]).toString('base64')}`,
+      );
     });
     it('no credentials: no header', () => assert.equal(proxyAuthorization(new URL('http://proxy:3128')), undefined));
-    it('a bad escape is refused', () => assert.equal(proxyCredentialsProblem(new URL('http://user:p%zz@proxy:3128')), 'proxy-url has an invalid URL escape in its credentials'));
+    it('a bad escape is refused', () =>
+      assert.equal(
+        proxyCredentialsProblem(new URL('http://user:p%zz@proxy:3128')),
+        'proxy-url has an invalid URL escape in its credentials',
+      ));
     it('a SOCKS proxy needs UTF-8 credentials (socks-proxy-agent decodes them as text)', () => {
       assert.equal(proxyCredentialsProblem(new URL('socks5://user:p%C3%A9@proxy:1080')), undefined);
-      assert.equal(proxyCredentialsProblem(new URL('socks5://user:p%E9@proxy:1080')), 'proxy-url: the credentials of a SOCKS proxy must be UTF-8');
+      assert.equal(
+        proxyCredentialsProblem(new URL('socks5://user:p%E9@proxy:1080')),
+        'proxy-url: the credentials of a SOCKS proxy must be UTF-8',
+      );
     });
   });
 
@@ -388,8 +463,15 @@ describe('credentials', () => {
     for (const server of ['https://127.0.0.1:6443', 'http://127.0.0.1:8080']) {
       it(`a bad percent escape is refused at load in one line naming proxy-url (client-go: invalid URL escape), not "URI malformed" on every call (${server.split(':')[0]} server)`, async () => {
         const file = path.join(dir, `bad-escape-${server.split(':')[0]}.kubeconfig`);
-        await writeFile(file, kubeconfig(`server: "${server}", proxy-url: "http://user:p%zz@127.0.0.1:3128", insecure-skip-tls-verify: true`));
-        await assert.rejects(connectCluster({ mode: 'kubeconfig', path: file }), { message: /^--kubeconfig \S+: .*proxy-url[^\n]*$/ });
+        await writeFile(
+          file,
+          kubeconfig(
+            `server: "${server}", proxy-url: "http://user:p%zz@127.0.0.1:3128", insecure-skip-tls-verify: true`,
+          ),
+        );
+        await assert.rejects(connectCluster({ mode: 'kubeconfig', path: file }), {
+          message: /^--kubeconfig \S+: .*proxy-url[^\n]*$/,
+        });
       });
     }
 
@@ -402,7 +484,10 @@ describe('credentials', () => {
         it(`${name} (${userinfo}) loads as client-go loads it and its bytes go in Proxy-Authorization (${server.split(':')[0]} server)`, async () => {
           const file = path.join(dir, `${server.split(':')[0]}-${userinfo.replace(/\W/g, '')}.kubeconfig`);
           const tls = server.startsWith('https') ? ', insecure-skip-tls-verify: true' : '';
-          await writeFile(file, kubeconfig(`server: "${server}", proxy-url: "http://${userinfo}@127.0.0.1:${proxyPort}"${tls}`));
+          await writeFile(
+            file,
+            kubeconfig(`server: "${server}", proxy-url: "http://${userinfo}@127.0.0.1:${proxyPort}"${tls}`),
+          );
           const cluster = await connectCluster({ mode: 'kubeconfig', path: file });
           seen.length = 0;
           await version(cluster!.client).catch(() => undefined);
@@ -413,7 +498,12 @@ describe('credentials', () => {
 
     it('control: UTF-8 escapes (%C3%A9) are decoded and sent as UTF-8, as Go sends them', async () => {
       const file = path.join(dir, 'utf8.kubeconfig');
-      await writeFile(file, kubeconfig(`server: "https://127.0.0.1:6443", proxy-url: "http://user:p%C3%A9ss@127.0.0.1:${proxyPort}", insecure-skip-tls-verify: true`));
+      await writeFile(
+        file,
+        kubeconfig(
+          `server: "https://127.0.0.1:6443", proxy-url: "http://user:p%C3%A9ss@127.0.0.1:${proxyPort}", insecure-skip-tls-verify: true`,
+        ),
+      );
       const cluster = await connectCluster({ mode: 'kubeconfig', path: file });
       seen.length = 0;
       await version(cluster!.client).catch(() => undefined);

@@ -20,7 +20,10 @@ import { trustedCertificates } from '../../src/cluster/connection.ts';
 import { createCA, type CertificateAuthority } from '../harness/pki.ts';
 import { kubeconfig, tlsApiServer } from './support/loopback.ts';
 
-const subjects = (pem: Buffer) => [...pem.toString('latin1').matchAll(/-----BEGIN CERTIFICATE-----[\s\S]*?-----END CERTIFICATE-----/g)].map((m) => new X509Certificate(m[0]).subject);
+const subjects = (pem: Buffer) =>
+  [...pem.toString('latin1').matchAll(/-----BEGIN CERTIFICATE-----[\s\S]*?-----END CERTIFICATE-----/g)].map(
+    (m) => new X509Certificate(m[0]).subject,
+  );
 
 describe('trustedCertificates', () => {
   let a = '';
@@ -31,19 +34,44 @@ describe('trustedCertificates', () => {
   });
 
   const bad = '-----BEGIN CERTIFICATE-----\nbm90IGEgY2VydGlmaWNhdGU=\n-----END CERTIFICATE-----';
-  const withHeaders = () => a.replace('-----BEGIN CERTIFICATE-----\n', '-----BEGIN CERTIFICATE-----\nProc-Type: 4,ENCRYPTED\n\n');
+  const withHeaders = () =>
+    a.replace('-----BEGIN CERTIFICATE-----\n', '-----BEGIN CERTIFICATE-----\nProc-Type: 4,ENCRYPTED\n\n');
   const cases: [string, () => string, string[]][] = [
     ['one certificate', () => a, ['CN=ca-a']],
-    ['two, with comments and blank lines around them', () => `# corporate roots\n${a}\n\n# second\n${b}\n`, ['CN=ca-a', 'CN=ca-b']],
+    [
+      'two, with comments and blank lines around them',
+      () => `# corporate roots\n${a}\n\n# second\n${b}\n`,
+      ['CN=ca-a', 'CN=ca-b'],
+    ],
     ['CRLF line endings', () => `${a}\n${b}\n`.replace(/\n/g, '\r\n'), ['CN=ca-a', 'CN=ca-b']],
-    ['a block that does not parse among good ones (skipped, as Go)', () => `${a}\n${bad}\n${b}\n`, ['CN=ca-a', 'CN=ca-b']],
+    [
+      'a block that does not parse among good ones (skipped, as Go)',
+      () => `${a}\n${bad}\n${b}\n`,
+      ['CN=ca-a', 'CN=ca-b'],
+    ],
     ['a block with headers (skipped, as Go)', () => `${withHeaders()}\n${b}\n`, ['CN=ca-b']],
-    ['another PEM type beside a certificate', () => `-----BEGIN X509 CRL-----\nAAAA\n-----END X509 CRL-----\n${a}\n`, ['CN=ca-a']],
-    ['a BEGIN line ending in spaces and a tab (pem.Decode trims them)', () => a.replace('-----BEGIN CERTIFICATE-----\n', '-----BEGIN CERTIFICATE-----  \t\n'), ['CN=ca-a']],
-    ['a block cut short before a whole one (the whole one kept, as pem.Decode)', () => `${a.slice(0, a.length / 2)}\n${b}\n`, ['CN=ca-b']],
+    [
+      'another PEM type beside a certificate',
+      () => `-----BEGIN X509 CRL-----\nAAAA\n-----END X509 CRL-----\n${a}\n`,
+      ['CN=ca-a'],
+    ],
+    [
+      'a BEGIN line ending in spaces and a tab (pem.Decode trims them)',
+      () => a.replace('-----BEGIN CERTIFICATE-----\n', '-----BEGIN CERTIFICATE-----  \t\n'),
+      ['CN=ca-a'],
+    ],
+    [
+      'a block cut short before a whole one (the whole one kept, as pem.Decode)',
+      () => `${a.slice(0, a.length / 2)}\n${b}\n`,
+      ['CN=ca-b'],
+    ],
   ];
   for (const [name, bundle, expected] of cases) {
-    it(`keeps ${name}`, () => assert.deepEqual(subjects(trustedCertificates(Buffer.from(bundle()))).map((s) => s.trim()), expected));
+    it(`keeps ${name}`, () =>
+      assert.deepEqual(
+        subjects(trustedCertificates(Buffer.from(bundle()))).map((s) => s.trim()),
+        expected,
+      ));
   }
 
   for (const [name, bundle] of [
@@ -54,7 +82,9 @@ describe('trustedCertificates', () => {
   ] as const) {
     it(`refuses ${name}: no certificate`, () => {
       const text = typeof bundle === 'function' ? bundle() : bundle;
-      assert.throws(() => trustedCertificates(Buffer.from(text)), { message: 'the certificate authority holds no PEM certificate' });
+      assert.throws(() => trustedCertificates(Buffer.from(text)), {
+        message: 'the certificate authority holds no PEM certificate',
+      });
     });
   }
 });
@@ -89,7 +119,10 @@ describe('a CA bundle at start: connectCluster with a kubeconfig, then a call', 
   ];
   for (const [name, bundle] of bundles) {
     it(`serve starts and trusts the good certificate, as client-go does (${name}, certificate-authority-data)`, async () => {
-      const file = await kubeconfigFile(`data-${name.split(' ').at(-1)}`, `certificate-authority-data: "${Buffer.from(bundle()).toString('base64')}"`);
+      const file = await kubeconfigFile(
+        `data-${name.split(' ').at(-1)}`,
+        `certificate-authority-data: "${Buffer.from(bundle()).toString('base64')}"`,
+      );
       const cluster = await connectCluster({ mode: 'kubeconfig', path: file });
       const res = await cluster!.client.request('/version', { signal: AbortSignal.timeout(10_000), maxBytes: 1024 });
       assert.equal(res.status, 200);
@@ -107,14 +140,22 @@ describe('a CA bundle at start: connectCluster with a kubeconfig, then a call', 
   // Go's pem.Decode trims spaces and tabs at the end of the BEGIN line (AppendCertsFromPEM accepts
   // it), and Node does too: a block is read whether or not its BEGIN line ends right after the dashes.
   it('a BEGIN line with trailing spaces is read (Go accepts it)', async () => {
-    const file = await kubeconfigFile('begin-spaces', `certificate-authority-data: "${Buffer.from(ca.certPem.replace('-----BEGIN CERTIFICATE-----', '-----BEGIN CERTIFICATE-----  ')).toString('base64')}"`);
+    const file = await kubeconfigFile(
+      'begin-spaces',
+      `certificate-authority-data: "${Buffer.from(ca.certPem.replace('-----BEGIN CERTIFICATE-----', '-----BEGIN CERTIFICATE-----  ')).toString('base64')}"`,
+    );
     const cluster = await connectCluster({ mode: 'kubeconfig', path: file });
     const res = await cluster!.client.request('/version', { signal: AbortSignal.timeout(10_000), maxBytes: 1024 });
     assert.equal(res.status, 200);
   });
 
   it('control: a bundle with no certificate that parses is refused at start in one line (client-go refuses it too: "unable to load root certificates")', async () => {
-    const file = await kubeconfigFile('none', `certificate-authority-data: "${Buffer.from(GARBLED).toString('base64')}"`);
-    await assert.rejects(connectCluster({ mode: 'kubeconfig', path: file }), { message: /^--kubeconfig \S+: the TLS material is not usable: [^\n]*$/ });
+    const file = await kubeconfigFile(
+      'none',
+      `certificate-authority-data: "${Buffer.from(GARBLED).toString('base64')}"`,
+    );
+    await assert.rejects(connectCluster({ mode: 'kubeconfig', path: file }), {
+      message: /^--kubeconfig \S+: the TLS material is not usable: [^\n]*$/,
+    });
   });
 });

@@ -20,7 +20,8 @@ describe('watch line splitter', () => {
   it('one chunk, one byte at a time, and every two-way split give the same lines', () => {
     assert.deepEqual(split([BODY]), { lines: LINES, ok: true });
     assert.deepEqual(split([...BODY].map((b) => Buffer.from([b]))), { lines: LINES, ok: true });
-    for (let i = 0; i <= BODY.length; i++) assert.deepEqual(split([BODY.subarray(0, i), BODY.subarray(i)]), { lines: LINES, ok: true }, `split at ${i}`);
+    for (let i = 0; i <= BODY.length; i++)
+      assert.deepEqual(split([BODY.subarray(0, i), BODY.subarray(i)]), { lines: LINES, ok: true }, `split at ${i}`);
   });
   it('a line of exactly the limit passes; one byte more is refused, complete or still arriving', () => {
     const line = 'x'.repeat(16);

@@ -30,12 +30,27 @@ function equalities(corr: Correlation, path = '', out: Record<string, boolean> =
 
 const FIELDS: Record<string, unknown[]> = {
   'spec.trainer.env': [
-    [{ name: 'A', value: '1' }, { name: 'B', value: '2' }],
-    [{ name: 'B', value: '2' }, { name: 'A', value: '1' }],
-    [{ name: 'A', value: '1' }, { name: 'A', value: '2' }],
+    [
+      { name: 'A', value: '1' },
+      { name: 'B', value: '2' },
+    ],
+    [
+      { name: 'B', value: '2' },
+      { name: 'A', value: '1' },
+    ],
+    [
+      { name: 'A', value: '1' },
+      { name: 'A', value: '2' },
+    ],
     [{ name: 'A', value: '1' }, { value: '2' }],
-    [{ name: 'A', value: '1', extra: 1 }, { name: 'B', value: '2' }],
-    [{ name: 'A', value: null }, { name: 'B', value: '2' }],
+    [
+      { name: 'A', value: '1', extra: 1 },
+      { name: 'B', value: '2' },
+    ],
+    [
+      { name: 'A', value: null },
+      { name: 'B', value: '2' },
+    ],
     [],
     undefined,
     null,
@@ -43,7 +58,13 @@ const FIELDS: Record<string, unknown[]> = {
   ],
   'spec.trainer.command': [['a', 'b'], ['b', 'a'], [], undefined, [1]],
   'spec.trainer.numNodes': [1, 1n, 2, 1.5, undefined, null, '1'],
-  'spec.trainer.resourcesPerNode': [{ limits: { cpu: '1' } }, { limits: { cpu: 1 } }, { limits: { cpu: 1n } }, { limits: {} }, undefined],
+  'spec.trainer.resourcesPerNode': [
+    { limits: { cpu: '1' } },
+    { limits: { cpu: 1 } },
+    { limits: { cpu: 1n } },
+    { limits: {} },
+    undefined,
+  ],
   'spec.runtimePatches': [
     [{ manager: 'a', time: 't' }, { manager: 'b' }],
     [{ manager: 'b' }, { manager: 'a', time: 't' }],
@@ -53,7 +74,17 @@ const FIELDS: Record<string, unknown[]> = {
   ],
   'spec.unknown': [undefined, 1],
   'metadata.labels': [undefined, { a: 'b' }, { a: 'c' }],
-  status: [undefined, { conditions: [{ type: 'A', status: 'True' }] }, { conditions: [{ type: 'A', status: 'False' }, { type: 'A', status: 'True' }] }, null],
+  status: [
+    undefined,
+    { conditions: [{ type: 'A', status: 'True' }] },
+    {
+      conditions: [
+        { type: 'A', status: 'False' },
+        { type: 'A', status: 'True' },
+      ],
+    },
+    null,
+  ],
 };
 
 const { build, choiceArb } = trainJobVariants(FIELDS, 12);

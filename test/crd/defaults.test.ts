@@ -25,7 +25,11 @@ describe('applyDefaults: the TrainJob CRD defaults', () => {
   });
 
   it('keeps values that are set', () => {
-    const input = trainJob({ suspend: true, managedBy: 'kueue.x-k8s.io/multikueue', runtimeRef: { name: 'torch', kind: 'TrainingRuntime' } });
+    const input = trainJob({
+      suspend: true,
+      managedBy: 'kueue.x-k8s.io/multikueue',
+      runtimeRef: { name: 'torch', kind: 'TrainingRuntime' },
+    });
     const out = spec(crd.defaults(input));
     assert.equal(out.suspend, true);
     assert.equal(out.managedBy, 'kueue.x-k8s.io/multikueue');
@@ -47,9 +51,15 @@ describe('applyDefaults: the TrainJob CRD defaults', () => {
   });
 
   it('applies defaults inside list items (env[*].valueFrom.secretKeyRef.name)', () => {
-    const env = [{ name: 'A', valueFrom: { secretKeyRef: { key: 'k' } } }, { name: 'B', value: 'b' }];
+    const env = [
+      { name: 'A', valueFrom: { secretKeyRef: { key: 'k' } } },
+      { name: 'B', value: 'b' },
+    ];
     const out = spec(crd.defaults(trainJob({ runtimeRef: { name: 'torch' }, trainer: { env } })));
-    assert.equal(out.trainer.env[0].valueFrom.secretKeyRef.name, defaultOf('spec.trainer.env.[*].valueFrom.secretKeyRef.name'));
+    assert.equal(
+      out.trainer.env[0].valueFrom.secretKeyRef.name,
+      defaultOf('spec.trainer.env.[*].valueFrom.secretKeyRef.name'),
+    );
     assert.deepEqual(out.trainer.env[1], { name: 'B', value: 'b' });
   });
 
@@ -63,7 +73,14 @@ describe('applyDefaults: the TrainJob CRD defaults', () => {
   });
 
   it('leaves non-objects and wrong types alone', () => {
-    for (const odd of [null, 7, 'x', [1, 2], trainJob('spec' as never), trainJob({ runtimeRef: 'torch', trainer: [1] })]) {
+    for (const odd of [
+      null,
+      7,
+      'x',
+      [1, 2],
+      trainJob('spec' as never),
+      trainJob({ runtimeRef: 'torch', trainer: [1] }),
+    ]) {
       assert.doesNotThrow(() => crd.defaults(odd));
     }
     assert.equal(spec(crd.defaults(trainJob({ runtimeRef: 'torch' }))).runtimeRef, 'torch');
@@ -72,12 +89,20 @@ describe('applyDefaults: the TrainJob CRD defaults', () => {
 
 describe('applyDefaults: nullable, list items and additionalProperties (structural defaulting rules)', () => {
   const widget = compileCrdSchema(widgetCrdObject(false));
-  const w = (s: Record<string, unknown>) => ({ apiVersion: 'example.com/v1', kind: 'Widget', metadata: { name: 'w' }, spec: s });
+  const w = (s: Record<string, unknown>) => ({
+    apiVersion: 'example.com/v1',
+    kind: 'Widget',
+    metadata: { name: 'w' },
+    spec: s,
+  });
 
   it('defaults every map-list item', () => {
     const out = spec(widget.defaults(w({ items: [{ name: 'a' }, { name: 'b', note: 'mine' }] })));
     const note = schemaAt(widget.schema, 'spec.items.[*].note').default;
-    assert.deepEqual(out.items, [{ name: 'a', note }, { name: 'b', note: 'mine' }]);
+    assert.deepEqual(out.items, [
+      { name: 'a', note },
+      { name: 'b', note: 'mine' },
+    ]);
   });
 
   it('keeps null where the schema is nullable (no default there)', () => {
@@ -85,7 +110,11 @@ describe('applyDefaults: nullable, list items and additionalProperties (structur
   });
 
   it('does not touch an embedded resource’s metadata or unknown fields kept by preserve-unknown-fields', () => {
-    const out = spec(widget.defaults(w({ free: { anything: { deep: [1] } }, template: { apiVersion: 'v1', kind: 'Pod', metadata: { name: 'p' } } })));
+    const out = spec(
+      widget.defaults(
+        w({ free: { anything: { deep: [1] } }, template: { apiVersion: 'v1', kind: 'Pod', metadata: { name: 'p' } } }),
+      ),
+    );
     assert.deepEqual(out.free, { anything: { deep: [1] } });
     assert.deepEqual(out.template.metadata, { name: 'p' });
   });

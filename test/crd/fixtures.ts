@@ -13,7 +13,8 @@ export const readYaml = (file: string): unknown => parse(readFileSync(file, 'utf
 
 /** The current upstream TrainJob CRD and Trainer v2.3.0's (which lacks the newer bounds). */
 export const trainJobCrdObject = (): unknown => readYaml(upstreamCrdPath('trainer.kubeflow.org_trainjobs.yaml'));
-export const trainJobCrdV230Object = (): unknown => readYaml(upstreamCrdPath('trainer-v2.3.0', 'trainer.kubeflow.org_trainjobs.yaml'));
+export const trainJobCrdV230Object = (): unknown =>
+  readYaml(upstreamCrdPath('trainer-v2.3.0', 'trainer.kubeflow.org_trainjobs.yaml'));
 
 let current: CompiledCrdSchema | undefined;
 let v230: CompiledCrdSchema | undefined;
@@ -24,7 +25,8 @@ export const trainJobCrdV230 = (): CompiledCrdSchema => (v230 ??= compileCrdSche
 export function schemaAt(root: JSONSchemaProps, dotted: string): JSONSchemaProps {
   let s: JSONSchemaProps | undefined = root;
   for (const part of dotted.split('.')) {
-    if (part === '[*]') s = s?.items ?? (typeof s?.additionalProperties === 'object' ? s.additionalProperties : undefined);
+    if (part === '[*]')
+      s = s?.items ?? (typeof s?.additionalProperties === 'object' ? s.additionalProperties : undefined);
     else s = s?.properties?.[part];
     if (!s) throw new Error(`no schema at ${dotted}`);
   }
@@ -34,7 +36,13 @@ export function schemaAt(root: JSONSchemaProps, dotted: string): JSONSchemaProps
 /** A TrainJob object of the CRD's apiVersion/kind around the given spec. */
 export function trainJob(spec: Record<string, unknown>, extra: Record<string, unknown> = {}): Record<string, unknown> {
   const crd = trainJobCrd();
-  return { apiVersion: crd.info.apiVersion, kind: crd.info.kind, metadata: { name: 'job', namespace: 'default' }, spec, ...extra };
+  return {
+    apiVersion: crd.info.apiVersion,
+    kind: crd.info.kind,
+    metadata: { name: 'job', namespace: 'default' },
+    spec,
+    ...extra,
+  };
 }
 
 export const messages = (errors: readonly FieldError[]): string[] => errors.map(errorString);
@@ -75,24 +83,65 @@ export function widgetCrdObject(tight: boolean): unknown {
                       type: 'array',
                       'x-kubernetes-list-type': 'map',
                       'x-kubernetes-list-map-keys': ['name'],
-                      items: { type: 'object', required: ['name'], properties: { name: { type: 'string' }, size: { type: 'integer', ...lim({ minimum: 0 }) }, note: { type: 'string', default: 'none' } } },
+                      items: {
+                        type: 'object',
+                        required: ['name'],
+                        properties: {
+                          name: { type: 'string' },
+                          size: { type: 'integer', ...lim({ minimum: 0 }) },
+                          note: { type: 'string', default: 'none' },
+                        },
+                      },
                     },
                     ports: {
                       type: 'array',
                       'x-kubernetes-list-type': 'map',
                       'x-kubernetes-list-map-keys': ['port', 'protocol'],
-                      items: { type: 'object', required: ['port'], properties: { port: { type: 'integer' }, protocol: { type: 'string', default: 'TCP' } } },
+                      items: {
+                        type: 'object',
+                        required: ['port'],
+                        properties: { port: { type: 'integer' }, protocol: { type: 'string', default: 'TCP' } },
+                      },
                     },
-                    tags: { type: 'array', 'x-kubernetes-list-type': 'set', ...lim({ maxItems: 2 }), items: { type: 'string', ...lim({ maxLength: 3 }) } },
-                    cmd: { type: 'array', ...lim({ maxItems: 2 }), items: { type: 'string', ...lim({ maxLength: 3 }) } },
-                    dups: { type: 'array', ...(tight ? { 'x-kubernetes-list-type': 'set' } : {}), items: { type: 'string' } },
+                    tags: {
+                      type: 'array',
+                      'x-kubernetes-list-type': 'set',
+                      ...lim({ maxItems: 2 }),
+                      items: { type: 'string', ...lim({ maxLength: 3 }) },
+                    },
+                    cmd: {
+                      type: 'array',
+                      ...lim({ maxItems: 2 }),
+                      items: { type: 'string', ...lim({ maxLength: 3 }) },
+                    },
+                    dups: {
+                      type: 'array',
+                      ...(tight ? { 'x-kubernetes-list-type': 'set' } : {}),
+                      items: { type: 'string' },
+                    },
                     labels: { type: 'object', additionalProperties: { type: 'string', ...lim({ maxLength: 3 }) } },
                     count: { type: 'integer', ...lim({ minimum: 0 }) },
                     ratio: { type: 'number', nullable: true, ...lim({ maximum: 1.5, exclusiveMaximum: true }) },
                     mode: { type: 'string', default: 'fast', ...lim({ enum: ['fast', 'slow'] }) },
-                    nested: { type: 'object', properties: { a: { type: 'object', properties: { b: { type: 'integer', ...lim({ minimum: 0 }) }, c: { type: 'string' } } } } },
-                    free: { type: 'object', 'x-kubernetes-preserve-unknown-fields': true, properties: { limit: { type: 'integer', ...lim({ maximum: 5 }) } } },
-                    template: { type: 'object', 'x-kubernetes-embedded-resource': true, properties: { spec: { type: 'object', properties: { x: { type: 'string' } } } } },
+                    nested: {
+                      type: 'object',
+                      properties: {
+                        a: {
+                          type: 'object',
+                          properties: { b: { type: 'integer', ...lim({ minimum: 0 }) }, c: { type: 'string' } },
+                        },
+                      },
+                    },
+                    free: {
+                      type: 'object',
+                      'x-kubernetes-preserve-unknown-fields': true,
+                      properties: { limit: { type: 'integer', ...lim({ maximum: 5 }) } },
+                    },
+                    template: {
+                      type: 'object',
+                      'x-kubernetes-embedded-resource': true,
+                      properties: { spec: { type: 'object', properties: { x: { type: 'string' } } } },
+                    },
                   },
                 },
               },

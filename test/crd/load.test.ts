@@ -4,7 +4,9 @@ import { CrdError, compileCrdSchema, loadCrd } from '../../src/crd/index.ts';
 import { deepClone } from '../../src/crd/values.ts';
 import { trainJobCrdObject, trainJobCrdV230Object, widgetCrdObject } from './fixtures.ts';
 
-type Crd = { spec: { group: string; names: { kind: string; plural: string }; versions: Array<Record<string, unknown>> } };
+type Crd = {
+  spec: { group: string; names: { kind: string; plural: string }; versions: Array<Record<string, unknown>> };
+};
 
 describe('loadCrd: the upstream TrainJob CRDs', () => {
   for (const [name, read] of [
@@ -55,32 +57,96 @@ describe('loadCrd: malformed or hostile input is a CrdError with a clear message
     ['an array', [widgetCrdObject(false)], /must be an object, got array/],
     ['a BigInt', 10n, /must be an object, got int/],
     ['wrong kind', broken((c) => (c.kind = 'Deployment')), /kind must be CustomResourceDefinition, got "Deployment"/],
-    ['v1beta1', broken((c) => (c.apiVersion = 'apiextensions.k8s.io/v1beta1')), /apiVersion must be apiextensions.k8s.io\/v1/],
+    [
+      'v1beta1',
+      broken((c) => (c.apiVersion = 'apiextensions.k8s.io/v1beta1')),
+      /apiVersion must be apiextensions.k8s.io\/v1/,
+    ],
     ['no spec', broken((c) => delete c.spec), /spec must be an object/],
     ['no group', broken((c) => delete c.spec.group), /spec.group must be a non-empty string/],
     ['names not an object', broken((c) => (c.spec.names = 'widgets')), /spec.names must be an object/],
     ['bad scope', broken((c) => (c.spec.scope = 'Galaxy')), /spec.scope must be Namespaced or Cluster/],
     ['no versions', broken((c) => (c.spec.versions = [])), /spec.versions must be a non-empty list/],
     ['versions not a list', broken((c) => (c.spec.versions = { v1: {} })), /spec.versions must be a non-empty list/],
-    ['served not a boolean', broken((c) => (c.spec.versions[0].served = 'yes')), /spec.versions\[0\].served must be a boolean/],
-    ['no storage version', broken((c) => (c.spec.versions[0].storage = false)), /exactly one version must be the storage version, found 0/],
+    [
+      'served not a boolean',
+      broken((c) => (c.spec.versions[0].served = 'yes')),
+      /spec.versions\[0\].served must be a boolean/,
+    ],
+    [
+      'no storage version',
+      broken((c) => (c.spec.versions[0].storage = false)),
+      /exactly one version must be the storage version, found 0/,
+    ],
     ['storage not served', broken((c) => (c.spec.versions[0].served = false)), /storage version "v1" is not served/],
     ['schema missing', broken((c) => delete c.spec.versions[0].schema), /spec.versions\[0\].schema must be an object/],
-    ['schema not an object', broken((c) => (c.spec.versions[0].schema.openAPIV3Schema = [])), /openAPIV3Schema must be an object, got array/],
+    [
+      'schema not an object',
+      broken((c) => (c.spec.versions[0].schema.openAPIV3Schema = [])),
+      /openAPIV3Schema must be an object, got array/,
+    ],
     ['root not an object type', broken((c) => (schemaOf(c).type = 'string')), /openAPIV3Schema.type must be object/],
-    ['preserveUnknownFields: true', broken((c) => (c.spec.preserveUnknownFields = true)), /preserveUnknownFields must be false/],
-    ['unknown type', broken((c) => (schemaOf(c).properties.spec.properties.count.type = 'int')), /properties\[spec\]\.properties\[count\]: type "int" is not one of/],
-    ['properties not an object', broken((c) => (schemaOf(c).properties.spec.properties = ['count'])), /properties must be an object/],
-    ['property schema not an object', broken((c) => (schemaOf(c).properties.spec.properties.count = 7)), /properties\[count\]: schema must be an object, got int/],
-    ['items as a list', broken((c) => (schemaOf(c).properties.spec.properties.cmd.items = [{ type: 'string' }])), /items must be a single schema/],
+    [
+      'preserveUnknownFields: true',
+      broken((c) => (c.spec.preserveUnknownFields = true)),
+      /preserveUnknownFields must be false/,
+    ],
+    [
+      'unknown type',
+      broken((c) => (schemaOf(c).properties.spec.properties.count.type = 'int')),
+      /properties\[spec\]\.properties\[count\]: type "int" is not one of/,
+    ],
+    [
+      'properties not an object',
+      broken((c) => (schemaOf(c).properties.spec.properties = ['count'])),
+      /properties must be an object/,
+    ],
+    [
+      'property schema not an object',
+      broken((c) => (schemaOf(c).properties.spec.properties.count = 7)),
+      /properties\[count\]: schema must be an object, got int/,
+    ],
+    [
+      'items as a list',
+      broken((c) => (schemaOf(c).properties.spec.properties.cmd.items = [{ type: 'string' }])),
+      /items must be a single schema/,
+    ],
     ['$ref', broken((c) => (schemaOf(c).properties.spec.properties.count = { $ref: '#/x' })), /\$ref is not allowed/],
-    ['bad list type', broken((c) => (schemaOf(c).properties.spec.properties.cmd['x-kubernetes-list-type'] = 'bag')), /x-kubernetes-list-type "bag"/],
-    ['map list without keys', broken((c) => delete schemaOf(c).properties.spec.properties.items['x-kubernetes-list-map-keys']), /needs x-kubernetes-list-map-keys/],
-    ['maxLength negative', broken((c) => (schemaOf(c).properties.spec.properties.mode.maxLength = -1)), /maxLength must be a non-negative integer/],
-    ['minimum a string', broken((c) => (schemaOf(c).properties.spec.properties.count.minimum = '0')), /minimum must be a number/],
-    ['pattern not RE2', broken((c) => (schemaOf(c).properties.spec.properties.mode.pattern = '^(?=a)')), /pattern "\^\(\?=a\)" is not a valid RE2 expression/],
-    ['required not strings', broken((c) => (schemaOf(c).properties.spec.required = [1])), /required must be a list of strings/],
-    ['rule without text', broken((c) => (schemaOf(c)['x-kubernetes-validations'] = [{ message: 'm' }])), /x-kubernetes-validations\[0\]: rule is required/],
+    [
+      'bad list type',
+      broken((c) => (schemaOf(c).properties.spec.properties.cmd['x-kubernetes-list-type'] = 'bag')),
+      /x-kubernetes-list-type "bag"/,
+    ],
+    [
+      'map list without keys',
+      broken((c) => delete schemaOf(c).properties.spec.properties.items['x-kubernetes-list-map-keys']),
+      /needs x-kubernetes-list-map-keys/,
+    ],
+    [
+      'maxLength negative',
+      broken((c) => (schemaOf(c).properties.spec.properties.mode.maxLength = -1)),
+      /maxLength must be a non-negative integer/,
+    ],
+    [
+      'minimum a string',
+      broken((c) => (schemaOf(c).properties.spec.properties.count.minimum = '0')),
+      /minimum must be a number/,
+    ],
+    [
+      'pattern not RE2',
+      broken((c) => (schemaOf(c).properties.spec.properties.mode.pattern = '^(?=a)')),
+      /pattern "\^\(\?=a\)" is not a valid RE2 expression/,
+    ],
+    [
+      'required not strings',
+      broken((c) => (schemaOf(c).properties.spec.required = [1])),
+      /required must be a list of strings/,
+    ],
+    [
+      'rule without text',
+      broken((c) => (schemaOf(c)['x-kubernetes-validations'] = [{ message: 'm' }])),
+      /x-kubernetes-validations\[0\]: rule is required/,
+    ],
   ];
   for (const [name, input, message] of cases) {
     it(name, () => {

@@ -6,7 +6,8 @@ import { compileCrdSchema, validateObjectMeta, validateObjectMetaUpdate } from '
 import { messages, trainJob, trainJobCrd, trainJobCrdObject } from './fixtures.ts';
 
 const crd = trainJobCrd();
-const withMeta = (metadata: Record<string, unknown>) => trainJob({ runtimeRef: { name: 'torch' } }, { metadata: { name: 'job', namespace: 'default', ...metadata } });
+const withMeta = (metadata: Record<string, unknown>) =>
+  trainJob({ runtimeRef: { name: 'torch' } }, { metadata: { name: 'job', namespace: 'default', ...metadata } });
 const check = (obj: unknown) => messages(crd.validate(crd.prepareForCreate(crd.decode(obj).object)));
 
 const LABEL_KEY_RULE =
@@ -14,7 +15,11 @@ const LABEL_KEY_RULE =
 
 describe('ObjectMeta on create', () => {
   const cases: Array<[string, Record<string, unknown>, string[]]> = [
-    ['a label key with a space', { labels: { 'bad key': 'v' } }, [`metadata.labels: Invalid value: "bad key": name part ${LABEL_KEY_RULE}`]],
+    [
+      'a label key with a space',
+      { labels: { 'bad key': 'v' } },
+      [`metadata.labels: Invalid value: "bad key": name part ${LABEL_KEY_RULE}`],
+    ],
     [
       'a label value with punctuation',
       { labels: { k: 'bad value!' } },
@@ -22,8 +27,16 @@ describe('ObjectMeta on create', () => {
         `metadata.labels: Invalid value: "bad value!": a valid label must be an empty string or consist of alphanumeric characters, '-', '_' or '.', and must start and end with an alphanumeric character (e.g. 'MyValue',  or 'my_value',  or '12345', regex used for validation is '(([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9])?')`,
       ],
     ],
-    ['a label value over 63 bytes', { labels: { k: 'v'.repeat(64) } }, [`metadata.labels: Invalid value: "${'v'.repeat(64)}": must be no more than 63 bytes`]],
-    ['an empty prefix', { labels: { '/x': 'y' } }, ['metadata.labels: Invalid value: "/x": prefix part must be non-empty']],
+    [
+      'a label value over 63 bytes',
+      { labels: { k: 'v'.repeat(64) } },
+      [`metadata.labels: Invalid value: "${'v'.repeat(64)}": must be no more than 63 bytes`],
+    ],
+    [
+      'an empty prefix',
+      { labels: { '/x': 'y' } },
+      ['metadata.labels: Invalid value: "/x": prefix part must be non-empty'],
+    ],
     [
       'an upper-case prefix',
       { labels: { 'EXAMPLE.com/x': 'z' } },
@@ -34,9 +47,18 @@ describe('ObjectMeta on create', () => {
     [
       'two slashes in an annotation key (keys are lower-cased first)',
       { annotations: { 'Bad/Key/x': 'v', 'Example.com/OK': 'x' } },
-      [`metadata.annotations: Invalid value: "Bad/Key/x": a valid label key ${LABEL_KEY_RULE} with an optional DNS subdomain prefix and '/' (e.g. 'example.com/MyName')`],
+      [
+        `metadata.annotations: Invalid value: "Bad/Key/x": a valid label key ${LABEL_KEY_RULE} with an optional DNS subdomain prefix and '/' (e.g. 'example.com/MyName')`,
+      ],
     ],
-    ['an empty annotation key', { annotations: { '': 'e' } }, ['metadata.annotations: Invalid value: "": name part must be non-empty', `metadata.annotations: Invalid value: "": name part ${LABEL_KEY_RULE}`]],
+    [
+      'an empty annotation key',
+      { annotations: { '': 'e' } },
+      [
+        'metadata.annotations: Invalid value: "": name part must be non-empty',
+        `metadata.annotations: Invalid value: "": name part ${LABEL_KEY_RULE}`,
+      ],
+    ],
     [
       'finalizers',
       { finalizers: ['bad finalizer', 'orphan', 'foregroundDeletion'] },
@@ -47,7 +69,12 @@ describe('ObjectMeta on create', () => {
     ],
     [
       'owner references',
-      { ownerReferences: [{ apiVersion: 'v1', kind: 'Event', name: '', uid: 'u', controller: true }, { apiVersion: 'g/', kind: '', name: 'n', uid: '', controller: true }] },
+      {
+        ownerReferences: [
+          { apiVersion: 'v1', kind: 'Event', name: '', uid: 'u', controller: true },
+          { apiVersion: 'g/', kind: '', name: 'n', uid: '', controller: true },
+        ],
+      },
       [
         'metadata.ownerReferences.name: Invalid value: "": must not be empty',
         'metadata.ownerReferences: Invalid value: {"apiVersion":"v1","kind":"Event","name":"","uid":"u","controller":true}: /v1, Kind=Event is disallowed from being an owner',
@@ -70,31 +97,57 @@ describe('ObjectMeta on create', () => {
   it('a name the API server fills in is not required unless asked for', () => {
     const obj = trainJob({ runtimeRef: { name: 'torch' } }, { metadata: {} });
     assert.deepEqual(messages(validateObjectMeta(obj, { namespaced: true })), []);
-    assert.deepEqual(messages(validateObjectMeta(obj, { namespaced: true, requireServerFields: true })), ['metadata.name: Required value: name or generateName is required', 'metadata.namespace: Required value']);
+    assert.deepEqual(messages(validateObjectMeta(obj, { namespaced: true, requireServerFields: true })), [
+      'metadata.name: Required value: name or generateName is required',
+      'metadata.namespace: Required value',
+    ]);
     const strict = compileCrdSchema(trainJobCrdObject(), { requireServerFields: true });
-    assert.deepEqual(messages(strict.validate(obj)), ['metadata.name: Required value: name or generateName is required', 'metadata.namespace: Required value']);
+    assert.deepEqual(messages(strict.validate(obj)), [
+      'metadata.name: Required value: name or generateName is required',
+      'metadata.namespace: Required value',
+    ]);
   });
 });
 
 describe('ObjectMeta on update', () => {
-  const old = { ...withMeta({ uid: 'u1', resourceVersion: '5', generation: 3, creationTimestamp: '2025-01-01T00:00:00Z' }) };
-  const next = (meta: Record<string, unknown>) => withMeta({ uid: 'u1', resourceVersion: '5', generation: 3, creationTimestamp: '2025-01-01T00:00:00Z', ...meta });
+  const old = {
+    ...withMeta({ uid: 'u1', resourceVersion: '5', generation: 3, creationTimestamp: '2025-01-01T00:00:00Z' }),
+  };
+  const next = (meta: Record<string, unknown>) =>
+    withMeta({ uid: 'u1', resourceVersion: '5', generation: 3, creationTimestamp: '2025-01-01T00:00:00Z', ...meta });
 
   const cases: Array<[string, unknown, unknown, string[]]> = [
     ['renaming', next({ name: 'other' }), old, ['metadata.name: Invalid value: "other": field is immutable']],
     ['a new uid', next({ uid: 'u2' }), old, ['metadata.uid: Invalid value: "u2": field is immutable']],
-    ['generation going back', next({ generation: 2 }), old, ['metadata.generation: Invalid value: 2: must not be decremented']],
+    [
+      'generation going back',
+      next({ generation: 2 }),
+      old,
+      ['metadata.generation: Invalid value: 2: must not be decremented'],
+    ],
     [
       'a finalizer added while deleting',
       next({ deletionTimestamp: '2025-02-01T00:00:00Z', finalizers: ['example.com/a'] }),
-      withMeta({ uid: 'u1', resourceVersion: '5', generation: 3, creationTimestamp: '2025-01-01T00:00:00Z', deletionTimestamp: '2025-02-01T00:00:00Z' }),
-      ['metadata.finalizers: Forbidden: no new finalizers can be added if the object is being deleted, found new finalizers []string{"example.com/a"}'],
+      withMeta({
+        uid: 'u1',
+        resourceVersion: '5',
+        generation: 3,
+        creationTimestamp: '2025-01-01T00:00:00Z',
+        deletionTimestamp: '2025-02-01T00:00:00Z',
+      }),
+      [
+        'metadata.finalizers: Forbidden: no new finalizers can be added if the object is being deleted, found new finalizers []string{"example.com/a"}',
+      ],
     ],
   ];
-  for (const [name, n, o, expected] of cases) it(name, () => assert.deepEqual(messages(validateObjectMetaUpdate(n, o, { namespaced: true })), expected));
+  for (const [name, n, o, expected] of cases)
+    it(name, () => assert.deepEqual(messages(validateObjectMetaUpdate(n, o, { namespaced: true })), expected));
 
   it('a hand-written new object lacking uid, generation and timestamps is prepared like the API server prepares it', () => {
-    const raw = trainJob({ runtimeRef: { name: 'torch' }, suspend: true }, { metadata: { name: 'job', namespace: 'default' }, status: { bogus: 1 } });
+    const raw = trainJob(
+      { runtimeRef: { name: 'torch' }, suspend: true },
+      { metadata: { name: 'job', namespace: 'default' }, status: { bogus: 1 } },
+    );
     assert.deepEqual(messages(crd.validateUpdate(raw, crd.decode(old).object)), []);
   });
 

@@ -25,8 +25,20 @@ const crd = compileCrdSchema({
               spec: {
                 type: 'object',
                 properties: {
-                  m: { type: 'object', additionalProperties: { type: 'object', properties: { a: { type: 'string' } } } },
-                  l: { type: 'array', items: { type: 'object', properties: { a: { type: 'string' }, l: { type: 'array', items: { type: 'object', properties: { a: { type: 'string' } } } } } } },
+                  m: {
+                    type: 'object',
+                    additionalProperties: { type: 'object', properties: { a: { type: 'string' } } },
+                  },
+                  l: {
+                    type: 'array',
+                    items: {
+                      type: 'object',
+                      properties: {
+                        a: { type: 'string' },
+                        l: { type: 'array', items: { type: 'object', properties: { a: { type: 'string' } } } },
+                      },
+                    },
+                  },
                 },
               },
             },
@@ -37,15 +49,32 @@ const crd = compileCrdSchema({
   },
 });
 
-const thing = (spec: unknown, extra: Record<string, unknown> = {}) => ({ apiVersion: 'example.com/v1', kind: 'Thing', metadata: { name: 't' }, spec, ...extra });
+const thing = (spec: unknown, extra: Record<string, unknown> = {}) => ({
+  apiVersion: 'example.com/v1',
+  kind: 'Thing',
+  metadata: { name: 't' },
+  spec,
+  ...extra,
+});
 
 describe('unknown field paths', () => {
   const cases: [string, unknown, Record<string, unknown>, string[]][] = [
     ['an empty map key', { m: { '': { zz: 1, a: 'x' } } }, {}, ['spec.m..zz']],
     ['an empty key at the root', {}, { '': 1 }, ['']],
     ['an empty key in spec', { '': 1 }, {}, ['spec.']],
-    ['list items and nested lists', { l: [{ a: 'x' }, { zz: 1, l: [{ a: 'y' }, { yy: 2 }] }] }, {}, ['spec.l[1].l[1].yy', 'spec.l[1].zz']],
-    ['siblings after a deep unknown field', { l: [{ l: [{ q: 1 }] }], m: { k: { r: 1 } }, s: 1 }, {}, ['spec.l[0].l[0].q', 'spec.m.k.r', 'spec.s']],
+    [
+      'list items and nested lists',
+      { l: [{ a: 'x' }, { zz: 1, l: [{ a: 'y' }, { yy: 2 }] }] },
+      {},
+      ['spec.l[1].l[1].yy', 'spec.l[1].zz'],
+    ],
+    [
+      'siblings after a deep unknown field',
+      { l: [{ l: [{ q: 1 }] }], m: { k: { r: 1 } }, s: 1 },
+      {},
+      ['spec.l[0].l[0].q', 'spec.m.k.r', 'spec.s'],
+    ],
   ];
-  for (const [name, spec, extra, want] of cases) it(name, () => assert.deepEqual(crd.prune(thing(spec, extra)).pruned, want));
+  for (const [name, spec, extra, want] of cases)
+    it(name, () => assert.deepEqual(crd.prune(thing(spec, extra)).pruned, want));
 });

@@ -2,7 +2,14 @@
 // tightening a CRD the objects were created under; every expectation here matched its answer.
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import { compileCrdSchema, correlatedOld, ratchetStateAt, semanticEqual, shouldRatchet, type CompiledCrdSchema } from '../../src/crd/index.ts';
+import {
+  compileCrdSchema,
+  correlatedOld,
+  ratchetStateAt,
+  semanticEqual,
+  shouldRatchet,
+  type CompiledCrdSchema,
+} from '../../src/crd/index.ts';
 import { messages, schemaAt, trainJob, trainJobCrd, trainJobCrdV230, widgetCrdObject } from './fixtures.ts';
 
 type Obj = Record<string, any>;
@@ -11,7 +18,10 @@ type Obj = Record<string, any>;
 function stored(crd: CompiledCrdSchema, obj: unknown): Obj {
   const created = crd.prepareForCreate(crd.decode(obj).object) as Obj;
   assert.deepEqual(messages(crd.validate(created)), [], 'the old object was valid when it was created');
-  return { ...created, metadata: { ...created.metadata, uid: 'u1', resourceVersion: '1', creationTimestamp: '2025-01-01T00:00:00Z' } };
+  return {
+    ...created,
+    metadata: { ...created.metadata, uid: 'u1', resourceVersion: '1', creationTimestamp: '2025-01-01T00:00:00Z' },
+  };
 }
 
 /** An UPDATE decided by `crd`: decode, the registry's update preparation, then validation. */
@@ -28,7 +38,8 @@ describe('ratcheting: a TrainJob created under Trainer v2.3.0’s CRD, updated u
   const min = schemaAt(current.schema, 'spec.trainer.numNodes').minimum as number;
   assert.equal(schemaAt(v230.schema, 'spec.trainer.numNodes').minimum, undefined, 'v2.3.0 has no numNodes minimum');
   const tooFew = min - 1;
-  const error = (v: number) => `spec.trainer.numNodes: Invalid value: ${v}: spec.trainer.numNodes in body should be greater than or equal to ${min}`;
+  const error = (v: number) =>
+    `spec.trainer.numNodes: Invalid value: ${v}: spec.trainer.numNodes in body should be greater than or equal to ${min}`;
   const old = stored(v230, trainJob({ runtimeRef: { name: 'torch' }, trainer: { numNodes: tooFew, image: 'img:1' } }));
 
   it('the same object is refused on create under the current CRD', () => {
@@ -39,8 +50,16 @@ describe('ratcheting: a TrainJob created under Trainer v2.3.0’s CRD, updated u
     ['labels change: allowed', (o) => (o.metadata.labels = { team: 'a' }), []],
     ['suspend: allowed', (o) => (o.spec.suspend = true), []],
     ['a finalizer is removed/added: allowed', (o) => (o.metadata.finalizers = ['example.com/cleanup']), []],
-    ['another spec.trainer field changes: numNodes itself is unchanged, allowed', (o) => (o.spec.trainer.image = 'img:2'), []],
-    ['numNodes changes to another invalid value: refused', (o) => (o.spec.trainer.numNodes = tooFew - 1), [error(tooFew - 1)]],
+    [
+      'another spec.trainer field changes: numNodes itself is unchanged, allowed',
+      (o) => (o.spec.trainer.image = 'img:2'),
+      [],
+    ],
+    [
+      'numNodes changes to another invalid value: refused',
+      (o) => (o.spec.trainer.numNodes = tooFew - 1),
+      [error(tooFew - 1)],
+    ],
     ['numNodes changes to a valid value: allowed', (o) => (o.spec.trainer.numNodes = min + 1), []],
     ['numNodes is removed: allowed', (o) => delete o.spec.trainer.numNodes, []],
   ];
@@ -62,30 +81,101 @@ describe('ratcheting: a TrainJob created under Trainer v2.3.0’s CRD, updated u
 describe('ratcheting: correlation through maps, map lists, sets and atomic lists', () => {
   const loose = compileCrdSchema(widgetCrdObject(false));
   const tight = compileCrdSchema(widgetCrdObject(true));
-  const w = (spec: Obj) => ({ apiVersion: 'example.com/v1', kind: 'Widget', metadata: { name: 'w', namespace: 'd' }, spec });
+  const w = (spec: Obj) => ({
+    apiVersion: 'example.com/v1',
+    kind: 'Widget',
+    metadata: { name: 'w', namespace: 'd' },
+    spec,
+  });
   const tooLong = (p: string) => `${p}: Too long: may not be more than 3 bytes`;
-  const belowZero = (p: string, v: number) => `${p}: Invalid value: ${v}: ${p} in body should be greater than or equal to 0`;
+  const belowZero = (p: string, v: number) =>
+    `${p}: Invalid value: ${v}: ${p} in body should be greater than or equal to 0`;
 
   const cases: Array<[string, Obj, (o: Obj) => void, string[]]> = [
     [
       'metadata-only change: every old error is ratcheted',
-      { count: -1, mode: 'zz', items: [{ name: 'a', size: -1 }], tags: ['long1'], cmd: ['long'], labels: { k: 'long' }, nested: { a: { b: -1 } }, free: { limit: 9, x: 1 } },
+      {
+        count: -1,
+        mode: 'zz',
+        items: [{ name: 'a', size: -1 }],
+        tags: ['long1'],
+        cmd: ['long'],
+        labels: { k: 'long' },
+        nested: { a: { b: -1 } },
+        free: { limit: 9, x: 1 },
+      },
       (o) => (o.metadata.labels = { x: 'y' }),
       [],
     ],
-    ['a map list reordered: items correlate by key', { count: 1, items: [{ name: 'a', size: -1 }, { name: 'b', size: -2 }] }, (o) => o.spec.items.reverse(), []],
-    ['a sibling in a map-list item changes: the unchanged bad value is ratcheted', { items: [{ name: 'a', size: -1, note: 'x' }] }, (o) => (o.spec.items[0].note = 'y'), []],
-    ['a new map-list item is checked', { items: [{ name: 'a', size: -1 }] }, (o) => o.spec.items.push({ name: 'c', size: -3 }), [belowZero('spec.items[1].size', -3)]],
-    ['a renamed map-list item is new', { items: [{ name: 'a', size: -1 }] }, (o) => (o.spec.items[0].name = 'b'), [belowZero('spec.items[0].size', -1)]],
-    ['a set reordered: set items do not correlate, the list differs in order', { tags: ['long1', 'long2'], count: -1 }, (o) => o.spec.tags.reverse(), [tooLong('spec.tags[0]'), tooLong('spec.tags[1]')]],
-    ['an atomic list appended to: its old items are checked again', { cmd: ['long'], count: 5 }, (o) => o.spec.cmd.push('ok'), [tooLong('spec.cmd[0]')]],
-    ['an unchanged atomic list over maxItems: ratcheted', { cmd: ['long', 'long2', 'x'], count: 5 }, (o) => (o.spec.count = 6), []],
+    [
+      'a map list reordered: items correlate by key',
+      {
+        count: 1,
+        items: [
+          { name: 'a', size: -1 },
+          { name: 'b', size: -2 },
+        ],
+      },
+      (o) => o.spec.items.reverse(),
+      [],
+    ],
+    [
+      'a sibling in a map-list item changes: the unchanged bad value is ratcheted',
+      { items: [{ name: 'a', size: -1, note: 'x' }] },
+      (o) => (o.spec.items[0].note = 'y'),
+      [],
+    ],
+    [
+      'a new map-list item is checked',
+      { items: [{ name: 'a', size: -1 }] },
+      (o) => o.spec.items.push({ name: 'c', size: -3 }),
+      [belowZero('spec.items[1].size', -3)],
+    ],
+    [
+      'a renamed map-list item is new',
+      { items: [{ name: 'a', size: -1 }] },
+      (o) => (o.spec.items[0].name = 'b'),
+      [belowZero('spec.items[0].size', -1)],
+    ],
+    [
+      'a set reordered: set items do not correlate, the list differs in order',
+      { tags: ['long1', 'long2'], count: -1 },
+      (o) => o.spec.tags.reverse(),
+      [tooLong('spec.tags[0]'), tooLong('spec.tags[1]')],
+    ],
+    [
+      'an atomic list appended to: its old items are checked again',
+      { cmd: ['long'], count: 5 },
+      (o) => o.spec.cmd.push('ok'),
+      [tooLong('spec.cmd[0]')],
+    ],
+    [
+      'an unchanged atomic list over maxItems: ratcheted',
+      { cmd: ['long', 'long2', 'x'], count: 5 },
+      (o) => (o.spec.count = 6),
+      [],
+    ],
     ['map values correlate by key', { labels: { k: 'long', j: 'ok' } }, (o) => (o.spec.labels.j = 'ok2'), []],
     ['a nested sibling changes', { nested: { a: { b: -1, c: 'x' } } }, (o) => (o.spec.nested.a.c = 'y'), []],
-    ['under preserve-unknown-fields, known fields correlate', { free: { limit: 9, x: 1 } }, (o) => (o.spec.free.x = 2), []],
+    [
+      'under preserve-unknown-fields, known fields correlate',
+      { free: { limit: 9, x: 1 } },
+      (o) => (o.spec.free.x = 2),
+      [],
+    ],
     ['an enum value that stays: ratcheted', { mode: 'zz', count: 1 }, (o) => (o.spec.count = 2), []],
-    ['list types: duplicates the old object already had are not reported', { dups: ['a', 'a'] }, (o) => o.spec.dups.push('b', 'b'), []],
-    ['list types: new duplicates are', { dups: ['a', 'b'] }, (o) => (o.spec.dups = ['a', 'a']), ['spec.dups[1]: Duplicate value: "a"']],
+    [
+      'list types: duplicates the old object already had are not reported',
+      { dups: ['a', 'a'] },
+      (o) => o.spec.dups.push('b', 'b'),
+      [],
+    ],
+    [
+      'list types: new duplicates are',
+      { dups: ['a', 'b'] },
+      (o) => (o.spec.dups = ['a', 'a']),
+      ['spec.dups[1]: Duplicate value: "a"'],
+    ],
     ['status changes are ignored (status subresource)', { count: 1 }, (o) => (o.status = { phase: 'Z' }), []],
   ];
   for (const [name, spec, edit, expected] of cases) {
@@ -95,7 +185,22 @@ describe('ratcheting: correlation through maps, map lists, sets and atomic lists
 
 describe('correlate(): the old value a new value correlates with', () => {
   const widget = compileCrdSchema(widgetCrdObject(false));
-  const old = { apiVersion: 'example.com/v1', kind: 'Widget', metadata: { name: 'w' }, spec: { items: [{ name: 'a', size: 1 }, { name: 'b', size: 2 }], tags: ['x', 'y'], cmd: ['p', 'q'], labels: { k: 'v' }, ports: [{ port: 80, protocol: 'TCP' }], free: { limit: 1, extra: 1 } } };
+  const old = {
+    apiVersion: 'example.com/v1',
+    kind: 'Widget',
+    metadata: { name: 'w' },
+    spec: {
+      items: [
+        { name: 'a', size: 1 },
+        { name: 'b', size: 2 },
+      ],
+      tags: ['x', 'y'],
+      cmd: ['p', 'q'],
+      labels: { k: 'v' },
+      ports: [{ port: 80, protocol: 'TCP' }],
+      free: { limit: 1, extra: 1 },
+    },
+  };
   const next = structuredClone(old);
   next.spec.items.reverse();
   next.spec.tags.reverse();

@@ -8,8 +8,14 @@ const crd = trainJobCrd();
 /** An independent walk of the raw schema: every x-kubernetes-validations entry and its location. */
 type RawRule = { location: string; index: number; rule: string; message?: string };
 function rawRules(s: JSONSchemaProps, at = ''): RawRule[] {
-  const out: RawRule[] = (s['x-kubernetes-validations'] ?? []).map((r, index) => ({ location: at, index, rule: r.rule, message: r.message }));
-  for (const [name, child] of Object.entries(s.properties ?? {})) out.push(...rawRules(child, at ? `${at}.${name}` : name));
+  const out: RawRule[] = (s['x-kubernetes-validations'] ?? []).map((r, index) => ({
+    location: at,
+    index,
+    rule: r.rule,
+    message: r.message,
+  }));
+  for (const [name, child] of Object.entries(s.properties ?? {}))
+    out.push(...rawRules(child, at ? `${at}.${name}` : name));
   if (s.items) out.push(...rawRules(s.items, `${at}[*]`));
   if (typeof s.additionalProperties === 'object') out.push(...rawRules(s.additionalProperties, `${at}[*]`));
   return out;
@@ -52,7 +58,14 @@ describe('collectCelRules: allOf branches and optional fields', () => {
       spec: {
         type: 'object',
         properties: { a: { type: 'string' } },
-        allOf: [{ 'x-kubernetes-validations': [{ rule: 'has(self.a)', reason: 'FieldValueRequired', fieldPath: '.a' }], properties: { a: { 'x-kubernetes-validations': [{ rule: 'self != ""', messageExpression: '"a: " + self' }] } } }],
+        allOf: [
+          {
+            'x-kubernetes-validations': [{ rule: 'has(self.a)', reason: 'FieldValueRequired', fieldPath: '.a' }],
+            properties: {
+              a: { 'x-kubernetes-validations': [{ rule: 'self != ""', messageExpression: '"a: " + self' }] },
+            },
+          },
+        ],
         'x-kubernetes-validations': [{ rule: 'self == oldSelf', optionalOldSelf: true }],
       },
     },
@@ -85,8 +98,20 @@ describe('valuesAt: concrete values for a location', () => {
 
   const cases: Array<[string, Array<[string, unknown]>]> = [
     ['', [['', obj]]],
-    ['spec.runtimePatches[*].manager', [['spec.runtimePatches[0].manager', 'a'], ['spec.runtimePatches[1].manager', 'b']]],
-    ['spec.trainer.resourcesPerNode.limits[*]', [['spec.trainer.resourcesPerNode.limits[cpu]', '1'], ['spec.trainer.resourcesPerNode.limits[nvidia.com/gpu]', 2]]],
+    [
+      'spec.runtimePatches[*].manager',
+      [
+        ['spec.runtimePatches[0].manager', 'a'],
+        ['spec.runtimePatches[1].manager', 'b'],
+      ],
+    ],
+    [
+      'spec.trainer.resourcesPerNode.limits[*]',
+      [
+        ['spec.trainer.resourcesPerNode.limits[cpu]', '1'],
+        ['spec.trainer.resourcesPerNode.limits[nvidia.com/gpu]', 2],
+      ],
+    ],
     ['spec.trainer.env[*]', [['spec.trainer.env[0]', { name: 'A' }]]],
     ['spec.initializer', []],
     ['spec.nonexistent', []],
@@ -107,7 +132,12 @@ describe('valuesAt: concrete values for a location', () => {
   });
 
   it('parseLocation resolves [*] to items or map values by the schema, and rejects unknown locations', () => {
-    assert.deepEqual(parseLocation(crd.root, 'spec.trainer.env[*]'), [{ field: 'spec' }, { field: 'trainer' }, { field: 'env' }, { items: true }]);
+    assert.deepEqual(parseLocation(crd.root, 'spec.trainer.env[*]'), [
+      { field: 'spec' },
+      { field: 'trainer' },
+      { field: 'env' },
+      { items: true },
+    ]);
     assert.deepEqual(parseLocation(crd.root, 'spec.trainer.resourcesPerNode.limits[*]')?.at(-1), { values: true });
     assert.equal(parseLocation(crd.root, 'spec.nope'), undefined);
     assert.equal(parseLocation(crd.root, 'spec.suspend[*]'), undefined);

@@ -31,12 +31,41 @@ describe('CRD rules the engine cannot compile', () => {
     assert.deepEqual(base.crd?.uncompilable, []);
   });
 
-  const cases: { name: string; rules: Rule[]; uncompilable: { part: string; error: RegExp }[]; extraRules: number }[] = [
-    { name: 'a rule using a missing library is left out, named by its location', rules: [{ rule: "isURL('https://x')" }], uncompilable: [{ part: 'rule', error: /^CRD rule at spec x-kubernetes-validations\[\d+\] \("isURL\('https:\/\/x'\)"\): / }], extraRules: 0 },
-    { name: 'a syntax error is reported the same way', rules: [{ rule: 'self.managedBy ==' }], uncompilable: [{ part: 'rule', error: /compilation failed|Unexpected|syntax/i }], extraRules: 0 },
-    { name: 'an uncompilable messageExpression keeps its rule', rules: [{ rule: "self.managedBy != 'x/y'", message: 'static message', messageExpression: "'managedBy %s'.format([self.managedBy])" }], uncompilable: [{ part: 'messageExpression', error: /^messageExpression of the CRD rule at spec/ }], extraRules: 1 },
-    { name: 'the others still compile and run', rules: [{ rule: "isURL('https://x')" }, { rule: "self.managedBy != 'x/y'", message: 'plain rule' }], uncompilable: [{ part: 'rule', error: /isURL/ }], extraRules: 1 },
-  ];
+  const cases: { name: string; rules: Rule[]; uncompilable: { part: string; error: RegExp }[]; extraRules: number }[] =
+    [
+      {
+        name: 'a rule using a missing library is left out, named by its location',
+        rules: [{ rule: "isURL('https://x')" }],
+        uncompilable: [
+          { part: 'rule', error: /^CRD rule at spec x-kubernetes-validations\[\d+\] \("isURL\('https:\/\/x'\)"\): / },
+        ],
+        extraRules: 0,
+      },
+      {
+        name: 'a syntax error is reported the same way',
+        rules: [{ rule: 'self.managedBy ==' }],
+        uncompilable: [{ part: 'rule', error: /compilation failed|Unexpected|syntax/i }],
+        extraRules: 0,
+      },
+      {
+        name: 'an uncompilable messageExpression keeps its rule',
+        rules: [
+          {
+            rule: "self.managedBy != 'x/y'",
+            message: 'static message',
+            messageExpression: "'managedBy %s'.format([self.managedBy])",
+          },
+        ],
+        uncompilable: [{ part: 'messageExpression', error: /^messageExpression of the CRD rule at spec/ }],
+        extraRules: 1,
+      },
+      {
+        name: 'the others still compile and run',
+        rules: [{ rule: "isURL('https://x')" }, { rule: "self.managedBy != 'x/y'", message: 'plain rule' }],
+        uncompilable: [{ part: 'rule', error: /isURL/ }],
+        extraRules: 1,
+      },
+    ];
   for (const c of cases) {
     it(c.name, () => {
       const policy = policyFromCrd(crdWith(...c.rules));
@@ -50,8 +79,17 @@ describe('CRD rules the engine cannot compile', () => {
   }
 
   it('a kept rule with a broken messageExpression fails with its static message', () => {
-    const policy = policyFromCrd(crdWith({ rule: "!has(self.managedBy) || self.managedBy != 'kueue.x-k8s.io/multikueue'", message: 'no MultiKueue here', messageExpression: "'%s'.format([self.managedBy])" }));
+    const policy = policyFromCrd(
+      crdWith({
+        rule: "!has(self.managedBy) || self.managedBy != 'kueue.x-k8s.io/multikueue'",
+        message: 'no MultiKueue here',
+        messageExpression: "'%s'.format([self.managedBy])",
+      }),
+    );
     const decision = decideCreate(policy, job('kueue.x-k8s.io/multikueue'));
-    assert.deepEqual(decision.causes.map((c) => c.detail), ['no MultiKueue here']);
+    assert.deepEqual(
+      decision.causes.map((c) => c.detail),
+      ['no MultiKueue here'],
+    );
   });
 });

@@ -15,7 +15,8 @@ const bound = (path: string, keyword: string): number => {
 /** What the webhook would check: the object as the API server's decoder leaves it. */
 const check = (obj: unknown): string[] => messages(crd.validate(crd.prepareForCreate(crd.decode(obj).object)));
 const base = { runtimeRef: { name: 'torch' } };
-const withTrainer = (trainer: Record<string, unknown>, more: Record<string, unknown> = {}) => trainJob({ ...base, ...more, trainer });
+const withTrainer = (trainer: Record<string, unknown>, more: Record<string, unknown> = {}) =>
+  trainJob({ ...base, ...more, trainer });
 
 describe('validate: the TrainJob CRD, one error type at a time', () => {
   const numNodesMin = bound('spec.trainer.numNodes', 'minimum');
@@ -24,12 +25,32 @@ describe('validate: the TrainJob CRD, one error type at a time', () => {
   const nameMin = bound('spec.runtimeRef.name', 'minLength');
 
   const cases: Array<[string, unknown, string[]]> = [
-    ['a valid job', withTrainer({ numNodes: 2, image: 'img:1', command: ['torchrun'], env: [{ name: 'A', value: '1' }] }), []],
-    ['minimum', withTrainer({ numNodes: numNodesMin - 1 }), [`spec.trainer.numNodes: Invalid value: ${numNodesMin - 1}: spec.trainer.numNodes in body should be greater than or equal to ${numNodesMin}`]],
+    [
+      'a valid job',
+      withTrainer({ numNodes: 2, image: 'img:1', command: ['torchrun'], env: [{ name: 'A', value: '1' }] }),
+      [],
+    ],
+    [
+      'minimum',
+      withTrainer({ numNodes: numNodesMin - 1 }),
+      [
+        `spec.trainer.numNodes: Invalid value: ${numNodesMin - 1}: spec.trainer.numNodes in body should be greater than or equal to ${numNodesMin}`,
+      ],
+    ],
     ['required', trainJob({ runtimeRef: {} }), ['spec.runtimeRef.name: Required value']],
-    ['maxLength (Go counts runes, says bytes)', withTrainer({ image: 'é'.repeat(imageMax + 1) }), [`spec.trainer.image: Too long: may not be more than ${imageMax} bytes`]],
+    [
+      'maxLength (Go counts runes, says bytes)',
+      withTrainer({ image: 'é'.repeat(imageMax + 1) }),
+      [`spec.trainer.image: Too long: may not be more than ${imageMax} bytes`],
+    ],
     ['maxLength not exceeded by multi-byte runes', withTrainer({ image: 'é'.repeat(imageMax) }), []],
-    ['minLength', trainJob({ runtimeRef: { name: '' } }), [`spec.runtimeRef.name: Invalid value: "": spec.runtimeRef.name in body should be at least ${nameMin} chars long`]],
+    [
+      'minLength',
+      trainJob({ runtimeRef: { name: '' } }),
+      [
+        `spec.runtimeRef.name: Invalid value: "": spec.runtimeRef.name in body should be at least ${nameMin} chars long`,
+      ],
+    ],
     [
       'maxItems',
       withTrainer({ command: Array.from({ length: commandMax + 1 }, () => 'a') }),
@@ -48,7 +69,11 @@ describe('validate: the TrainJob CRD, one error type at a time', () => {
         'spec.trainer.numProcPerNode: Invalid value: "number": spec.trainer.numProcPerNode in body must be of type integer: "number"',
       ],
     ],
-    ['an object where an object belongs', trainJob([1, 2] as never), ['spec: Invalid value: "array": spec in body must be of type object: "array"']],
+    [
+      'an object where an object belongs',
+      trainJob([1, 2] as never),
+      ['spec: Invalid value: "array": spec in body must be of type object: "array"'],
+    ],
     [
       'list-type map: a repeated key',
       withTrainer({ env: [{ name: 'A' }, { name: 'B' }, { name: 'A', value: 'x' }, { name: 'A' }] }),
@@ -56,14 +81,29 @@ describe('validate: the TrainJob CRD, one error type at a time', () => {
     ],
     [
       'date-time format (Go also rejects February 30th; a number names its Go type)',
-      trainJob({ ...base, runtimePatches: [{ manager: 'a', time: '2024-02-30T10:00:00Z' }, { manager: 'b', time: 5 }, { manager: 'c', time: '2024-02-29t10:00:00.5+01:00' }, { manager: 'd', time: 'x' }] }),
+      trainJob({
+        ...base,
+        runtimePatches: [
+          { manager: 'a', time: '2024-02-30T10:00:00Z' },
+          { manager: 'b', time: 5 },
+          { manager: 'c', time: '2024-02-29t10:00:00.5+01:00' },
+          { manager: 'd', time: 'x' },
+        ],
+      }),
       [
         'spec.runtimePatches[0].time: Invalid value: "2024-02-30T10:00:00Z": spec.runtimePatches[0].time in body must be of type date-time: "2024-02-30T10:00:00Z"',
         'spec.runtimePatches[1].time: Invalid value: "int64": spec.runtimePatches[1].time in body must be of type date-time: "int64"',
         'spec.runtimePatches[3].time: Invalid value: "x": spec.runtimePatches[3].time in body must be of type date-time: "x"',
       ],
     ],
-    ['kind and apiVersion must be the CRD’s', { ...trainJob(base), kind: 'Other', apiVersion: 'x/v1' }, ['kind: Invalid value: "Other": must be TrainJob', `apiVersion: Invalid value: "x/v1": must be ${crd.info.apiVersion}`]],
+    [
+      'kind and apiVersion must be the CRD’s',
+      { ...trainJob(base), kind: 'Other', apiVersion: 'x/v1' },
+      [
+        'kind: Invalid value: "Other": must be TrainJob',
+        `apiVersion: Invalid value: "x/v1": must be ${crd.info.apiVersion}`,
+      ],
+    ],
   ];
   for (const [name, obj, expected] of cases) {
     it(name, () => assert.deepEqual(check(obj), expected));
@@ -107,7 +147,9 @@ describe('validate: int64 values beyond 2^53 are BigInt and compare exactly', ()
   it('2^63 - 1 is a valid int64', () => assert.deepEqual(check(deadline(2n ** 63n - 1n)), []));
   it('2^53 + 1 is exact, not rounded', () => assert.deepEqual(check(deadline(2n ** 53n + 1n)), []));
   it('2^63 does not fit int64: Go decodes it as a float', () => {
-    assert.deepEqual(check(deadline(2n ** 63n)), ['spec.activeDeadlineSeconds: Invalid value: "number": spec.activeDeadlineSeconds in body must be of type integer: "number"']);
+    assert.deepEqual(check(deadline(2n ** 63n)), [
+      'spec.activeDeadlineSeconds: Invalid value: "number": spec.activeDeadlineSeconds in body must be of type integer: "number"',
+    ]);
   });
   it('-(2^53 + 1) fails the minimum with its exact value', () => {
     assert.deepEqual(check(deadline(-(2n ** 53n) - 1n)), [
@@ -127,17 +169,29 @@ describe('validate: int64 values beyond 2^53 are BigInt and compare exactly', ()
 
 describe('validate: nulls', () => {
   it('a null the schema cannot hold is dropped before validation (or defaulted)', () => {
-    assert.deepEqual(check(trainJob({ runtimeRef: { name: 'torch', kind: null }, suspend: null, trainer: { numNodes: null } })), []);
+    assert.deepEqual(
+      check(trainJob({ runtimeRef: { name: 'torch', kind: null }, suspend: null, trainer: { numNodes: null } })),
+      [],
+    );
   });
   it('a null inside a list is a type error', () => {
-    assert.deepEqual(check(withTrainer({ command: [null, 'a'] })), ['spec.trainer.command[0]: Invalid value: "null": spec.trainer.command[0] in body must be of type string: "null"']);
+    assert.deepEqual(check(withTrainer({ command: [null, 'a'] })), [
+      'spec.trainer.command[0]: Invalid value: "null": spec.trainer.command[0] in body must be of type string: "null"',
+    ]);
   });
 });
 
 describe('validate: enums, sets, compound map keys, preserve-unknown-fields (a test CRD)', () => {
   const widget = compileCrdSchema(widgetCrdObject(true));
-  const w = (spec: Record<string, unknown>, extra: Record<string, unknown> = {}) => ({ apiVersion: 'example.com/v1', kind: 'Widget', metadata: { name: 'w', namespace: 'd' }, spec, ...extra });
-  const wcheck = (obj: unknown): string[] => messages(widget.validate(widget.prepareForCreate(widget.decode(obj).object)));
+  const w = (spec: Record<string, unknown>, extra: Record<string, unknown> = {}) => ({
+    apiVersion: 'example.com/v1',
+    kind: 'Widget',
+    metadata: { name: 'w', namespace: 'd' },
+    spec,
+    ...extra,
+  });
+  const wcheck = (obj: unknown): string[] =>
+    messages(widget.validate(widget.prepareForCreate(widget.decode(obj).object)));
   const modes = (schemaAt(widget.schema, 'spec.mode').enum as string[]).map((m) => `"${m}"`).join(', ');
 
   const cases: Array<[string, unknown, string[]]> = [
@@ -153,15 +207,38 @@ describe('validate: enums, sets, compound map keys, preserve-unknown-fields (a t
         'spec.items[2]: Invalid value: 7: must be an object for an array of list-type map',
       ],
     ],
-    ['compound map keys: the default fills the key, the second occurrence is reported', w({ ports: [{ port: 80, protocol: 'TCP' }, { port: 80 }, { port: 80 }] }), ['spec.ports[1]: Duplicate value: {"port":80,"protocol":"TCP"}']],
-    ['additionalProperties values are validated with dotted paths', w({ labels: { a: 'long', b: 1 } }), ['spec.labels.a: Too long: may not be more than 3 bytes', 'spec.labels.b: Invalid value: "integer": spec.labels.b in body must be of type string: "integer"']],
-    ['known fields under preserve-unknown-fields are still validated', w({ free: { limit: 9, other: 'kept' } }), ['spec.free.limit: Invalid value: 9: spec.free.limit in body should be less than or equal to 5']],
-    ['exclusiveMaximum, float bound printed like Go', w({ ratio: 1.5 }), ['spec.ratio: Invalid value: 1.5: spec.ratio in body should be less than 1.5']],
+    [
+      'compound map keys: the default fills the key, the second occurrence is reported',
+      w({ ports: [{ port: 80, protocol: 'TCP' }, { port: 80 }, { port: 80 }] }),
+      ['spec.ports[1]: Duplicate value: {"port":80,"protocol":"TCP"}'],
+    ],
+    [
+      'additionalProperties values are validated with dotted paths',
+      w({ labels: { a: 'long', b: 1 } }),
+      [
+        'spec.labels.a: Too long: may not be more than 3 bytes',
+        'spec.labels.b: Invalid value: "integer": spec.labels.b in body must be of type string: "integer"',
+      ],
+    ],
+    [
+      'known fields under preserve-unknown-fields are still validated',
+      w({ free: { limit: 9, other: 'kept' } }),
+      ['spec.free.limit: Invalid value: 9: spec.free.limit in body should be less than or equal to 5'],
+    ],
+    [
+      'exclusiveMaximum, float bound printed like Go',
+      w({ ratio: 1.5 }),
+      ['spec.ratio: Invalid value: 1.5: spec.ratio in body should be less than 1.5'],
+    ],
     ['nullable allows null', w({ ratio: null }), []],
     [
       'embedded resources: apiVersion/kind required, metadata validated with path-segment names',
       w({ template: { metadata: { name: 'a/b' } } }),
-      ['spec.template.apiVersion: Required value', 'spec.template.kind: Required value', "spec.template.metadata.name: Invalid value: \"a/b\": may not contain '/'"],
+      [
+        'spec.template.apiVersion: Required value',
+        'spec.template.kind: Required value',
+        'spec.template.metadata.name: Invalid value: "a/b": may not contain \'/\'',
+      ],
     ],
   ];
   for (const [name, obj, expected] of cases) {
@@ -172,6 +249,8 @@ describe('validate: enums, sets, compound map keys, preserve-unknown-fields (a t
     const obj = w({}, { status: { phase: 'Z' } });
     assert.deepEqual(wcheck(obj), []);
     const phases = (schemaAt(widget.schema, 'status.phase').enum as string[]).map((m) => `"${m}"`).join(', ');
-    assert.deepEqual(messages(validateSchema(widget.root, obj)), [`status.phase: Unsupported value: "Z": supported values: ${phases}`]);
+    assert.deepEqual(messages(validateSchema(widget.root, obj)), [
+      `status.phase: Unsupported value: "Z": supported values: ${phases}`,
+    ]);
   });
 });

@@ -10,7 +10,14 @@ import path from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import { BatchV1Api, CustomObjectsApi } from '@kubernetes/client-node';
 import { parse, stringify } from 'yaml';
-import { controlPlaneAvailability, pods, startControlPlane, upstreamCrds, waitFor, type ControlPlane } from '../harness/index.ts';
+import {
+  controlPlaneAvailability,
+  pods,
+  startControlPlane,
+  upstreamCrds,
+  waitFor,
+  type ControlPlane,
+} from '../harness/index.ts';
 import { crdPatchOps } from '../../src/rules/generate/crd-patch.ts';
 import { registerWebhook, startWebhook, type WebhookProcess } from './support/webhook.ts';
 import { createValidator } from '../../src/rules/validator.ts';
@@ -34,211 +41,349 @@ function hintReceiver(): Promise<{ server: Server; url: string; hints: unknown[]
       res.writeHead(202).end();
     });
   });
-  return new Promise((resolve) => server.listen(0, '127.0.0.1', () => resolve({ server, url: `http://127.0.0.1:${(server.address() as { port: number }).port}/hints`, hints })));
+  return new Promise((resolve) =>
+    server.listen(0, '127.0.0.1', () =>
+      resolve({ server, url: `http://127.0.0.1:${(server.address() as { port: number }).port}/hints`, hints }),
+    ),
+  );
 }
 
-describe('admission against the real API server', { skip: availability.available ? false : availability.reason }, () => {
-  let cp: ControlPlane;
-  let wh: WebhookProcess;
-  let receiver: Awaited<ReturnType<typeof hintReceiver>>;
-  let tj: ReturnType<typeof trainJobs>;
-  const ns = 'admission';
-  const upstream = upstreamTrainJobCrd();
-  const patched = patchedCrd(upstream, crdPatchOps(upstream.spec.versions[0].schema.openAPIV3Schema));
+describe(
+  'admission against the real API server',
+  { skip: availability.available ? false : availability.reason },
+  () => {
+    let cp: ControlPlane;
+    let wh: WebhookProcess;
+    let receiver: Awaited<ReturnType<typeof hintReceiver>>;
+    let tj: ReturnType<typeof trainJobs>;
+    const ns = 'admission';
+    const upstream = upstreamTrainJobCrd();
+    const patched = patchedCrd(upstream, crdPatchOps(upstream.spec.versions[0].schema.openAPIV3Schema));
 
-  const applyCrd = async (crd: Obj) => {
-    const file = path.join(await cp.tempDir('crd'), 'crd.yaml');
-    await writeFile(file, stringify(crd));
-    await cp.installCRDs([file]);
-  };
-  const validateUpdates = () => wh.counter('trainjob_webhook_requests_total', /webhook="validate",operation="UPDATE"/);
+    const applyCrd = async (crd: Obj) => {
+      const file = path.join(await cp.tempDir('crd'), 'crd.yaml');
+      await writeFile(file, stringify(crd));
+      await cp.installCRDs([file]);
+    };
+    const validateUpdates = () =>
+      wh.counter('trainjob_webhook_requests_total', /webhook="validate",operation="UPDATE"/);
 
-  before(async () => {
-    cp = await startControlPlane({ crds: [upstreamCrds.jobsets, upstreamCrds.trainjobs, upstreamCrds.trainingRuntimes, upstreamCrds.clusterTrainingRuntimes] });
-    await cp.kubectl(['create', 'namespace', ns]);
-    receiver = await hintReceiver();
-    wh = await startWebhook(cp, { name: 'webhook', handoff: receiver.url });
-    await registerWebhook(cp, wh);
-    tj = trainJobs(cp.kubeConfig);
-    // The webhook is called once it is registered: wait until a create goes through it.
-    await waitFor('webhook registered', async () => (await tj.create(trainJobObject('probe', ns), 'All')).allowed && (await wh.counter('trainjob_webhook_requests_total', /webhook="validate",operation="CREATE"/)) > 0);
-  });
-  after(async () => {
-    receiver?.server.close();
-    await cp?.stop();
-  });
-
-  it('1. with the upstream CRD unchanged, the API server refuses a numNodes change on a suspended job before any validating webhook runs', async () => {
-    assert.equal((await tj.create(trainJobObject('blanket', ns))).allowed, true);
-    const before = await validateUpdates();
-    const out = await tj.update(ns, 'blanket', (o) => (o.spec.trainer.numNodes = 2));
-    assert.equal(out.allowed, false);
-    if (out.allowed) return;
-    assert.equal(out.refusal.code, 422);
-    assert.deepEqual(out.refusal.causes.map((c) => c.field), ['spec.trainer']);
-    assert.match(out.refusal.message, /spec\.trainer: Invalid value: field is immutable/);
-    assert.equal(await validateUpdates(), before, 'the validating webhook never saw the update');
-    assert.equal(await wh.counter('trainjob_webhook_crd_blanket_trainer_rule'), 1, 'the blanket rule is reported as a metric');
-  });
-
-  describe('with the project CRD patch applied', () => {
     before(async () => {
-      await applyCrd(patched);
-      // The webhook follows the CRD: wait until it has adopted the patched one.
-      await waitFor('webhook adopted the patched CRD', () => wh.logLines().some((l) => l.msg === 'TrainJob CRD changed' && l.blanketTrainerRule === false));
-      assert.equal(await wh.counter('trainjob_webhook_crd_blanket_trainer_rule'), 0);
-      assert.equal((await tj.create(trainJobObject('scale', ns))).allowed, true);
-      assert.equal((await tj.create(trainJobObject('running', ns, { suspend: false }))).allowed, true);
+      cp = await startControlPlane({
+        crds: [
+          upstreamCrds.jobsets,
+          upstreamCrds.trainjobs,
+          upstreamCrds.trainingRuntimes,
+          upstreamCrds.clusterTrainingRuntimes,
+        ],
+      });
+      await cp.kubectl(['create', 'namespace', ns]);
+      receiver = await hintReceiver();
+      wh = await startWebhook(cp, { name: 'webhook', handoff: receiver.url });
+      await registerWebhook(cp, wh);
+      tj = trainJobs(cp.kubeConfig);
+      // The webhook is called once it is registered: wait until a create goes through it.
+      await waitFor(
+        'webhook registered',
+        async () =>
+          (await tj.create(trainJobObject('probe', ns), 'All')).allowed &&
+          (await wh.counter('trainjob_webhook_requests_total', /webhook="validate",operation="CREATE"/)) > 0,
+      );
+    });
+    after(async () => {
+      receiver?.server.close();
+      await cp?.stop();
     });
 
-    it('2a. a numNodes change on a suspended TrainJob succeeds, with the rebuild warning', async () => {
-      const out = await tj.update(ns, 'scale', (o) => (o.spec.trainer.numNodes = 2));
-      assert.equal(out.allowed, true, JSON.stringify(out));
-      assert.equal((await tj.get(ns, 'scale')).spec.trainer.numNodes, 2);
-    });
-
-    it('2b. an image change is refused; the error names the field and the reason', async () => {
-      const out = await tj.update(ns, 'scale', (o) => (o.spec.trainer.image = 'ghcr.io/acme/train:2'));
+    it('1. with the upstream CRD unchanged, the API server refuses a numNodes change on a suspended job before any validating webhook runs', async () => {
+      assert.equal((await tj.create(trainJobObject('blanket', ns))).allowed, true);
+      const before = await validateUpdates();
+      const out = await tj.update(ns, 'blanket', (o) => (o.spec.trainer.numNodes = 2));
       assert.equal(out.allowed, false);
       if (out.allowed) return;
       assert.equal(out.refusal.code, 422);
-      assert.ok(out.refusal.causes.some((c) => c.field === 'spec.trainer.image'), JSON.stringify(out.refusal));
-      assert.match(out.refusal.message, /spec\.trainer\.image: Invalid value: .*field is immutable/);
+      assert.deepEqual(
+        out.refusal.causes.map((c) => c.field),
+        ['spec.trainer'],
+      );
+      assert.match(out.refusal.message, /spec\.trainer: Invalid value: field is immutable/);
+      assert.equal(await validateUpdates(), before, 'the validating webhook never saw the update');
+      assert.equal(
+        await wh.counter('trainjob_webhook_crd_blanket_trainer_rule'),
+        1,
+        'the blanket rule is reported as a metric',
+      );
     });
 
-    it('2c. a numNodes change on a running TrainJob is refused and says to suspend first', async () => {
-      const out = await tj.update(ns, 'running', (o) => (o.spec.trainer.numNodes = 3));
-      assert.equal(out.allowed, false);
-      if (out.allowed) return;
-      assert.ok(out.refusal.causes.some((c) => c.field === 'spec.trainer.numNodes'), JSON.stringify(out.refusal));
-      assert.match(out.refusal.message, /suspend/);
-    });
-
-    it('3a. a server-side dry run (client-node, dryRun=All) is decided the same, hands nothing on, persists nothing', async () => {
-      const hintsBefore = receiver.hints.length;
-      const stored = await tj.get(ns, 'scale');
-      const allowed = await tj.update(ns, 'scale', (o) => (o.spec.trainer.numNodes = 4), 'All');
-      assert.equal(allowed.allowed, true, JSON.stringify(allowed));
-      const dryRunLines = () => wh.logLines().filter((l) => l.msg === 'admission' && l.webhook === 'validate' && l.dryRun === true && l.name === 'scale');
-      await waitFor('the webhook logged the dry run with dryRun: true', () => dryRunLines().some((l) => l.decision === 'allowed'), { timeoutMs: 5000 });
-      // A refused dry run gets the same answer as the same request for real.
-      const deniedDry = await tj.update(ns, 'scale', (o) => (o.spec.trainer.image = 'x:3'), 'All');
-      const deniedReal = await tj.update(ns, 'scale', (o) => (o.spec.trainer.image = 'x:3'));
-      assert.equal(deniedDry.allowed, false);
-      assert.deepEqual(deniedDry, deniedReal);
-      assert.equal((await tj.get(ns, 'scale')).metadata.resourceVersion, stored.metadata.resourceVersion);
-      await new Promise((r) => setTimeout(r, 500));
-      assert.equal(receiver.hints.length, hintsBefore, 'no hint for a dry run');
-      // A real update afterwards does hand off: the receiver works, so the dry run's silence means something.
-      // (A spec change: the webhook configurations' matchConditions skip updates that leave spec unchanged.)
-      assert.equal((await tj.update(ns, 'scale', (o) => (o.spec.trainer.numNodes = 3))).allowed, true);
-      await waitFor('a hint for the real update', () => receiver.hints.length === hintsBefore + 1);
-    });
-
-    it('3b. kubectl apply --dry-run=server: decided the same, no hint, nothing persisted', async () => {
-      const hintsBefore = receiver.hints.length;
-      const stored = await tj.get(ns, 'scale');
-      const next = structuredClone(stored);
-      next.spec.trainer.image = 'x:9';
-      delete next.metadata.managedFields;
-      const dir = await cp.tempDir('kubectl');
-      await writeFile(path.join(dir, 'tj.yaml'), JSON.stringify(next));
-      const res = await cp.kubectl(['apply', '--server-side', '--force-conflicts', '--dry-run=server', '-f', path.join(dir, 'tj.yaml')], { check: false });
-      assert.notEqual(res.code, 0);
-      assert.match(res.stderr, /spec\.trainer\.image: Invalid value/);
-      next.spec.trainer.image = stored.spec.trainer.image;
-      next.spec.trainer.numNodes = 5;
-      await writeFile(path.join(dir, 'tj.yaml'), JSON.stringify(next));
-      await cp.kubectl(['apply', '--server-side', '--force-conflicts', '--dry-run=server', '-f', path.join(dir, 'tj.yaml')]);
-      assert.equal((await tj.get(ns, 'scale')).metadata.resourceVersion, stored.metadata.resourceVersion);
-      await new Promise((r) => setTimeout(r, 500));
-      assert.equal(receiver.hints.length, hintsBefore);
-    });
-
-    describe('4. numNodes beside a JobSet whose pods run (issue 8): the webhook warns, it never refuses for pods', () => {
-      // No Trainer or JobSet controller in this suite: a Job labelled like a JobSet's child stands
-      // in for the JobSet's node Job, and the world's scheduler and KWOK nodes really run its pods.
-      const jobBody = (name: string, parallelism: number) => ({
-        apiVersion: 'batch/v1',
-        kind: 'Job',
-        metadata: { name: `${name}-node-0`, namespace: ns, labels: { 'jobset.sigs.k8s.io/jobset-name': name } },
-        spec: {
-          parallelism,
-          completions: parallelism,
-          template: {
-            metadata: { labels: { 'jobset.sigs.k8s.io/jobset-name': name, 'trainer.kubeflow.org/trainjob-ancestor-step': 'trainer' } },
-            spec: { restartPolicy: 'Never', containers: [{ name: 'node', image: 'ghcr.io/acme/train:1' }] },
-          },
-        },
-      });
-      /** kubectl's view: the API server's answer with the webhook's warnings (stderr "Warning: ..."). */
-      const patchTrainJob = async (namespace: string, name: string, body: Obj, dryRun = false) => {
-        const res = await cp.kubectl(['patch', 'trainjob', name, '-n', namespace, '--type', 'merge', '-p', JSON.stringify(body), ...(dryRun ? ['--dry-run=server'] : [])], { check: false });
-        const warnings = res.stderr.split('\n').filter((l) => l.startsWith('Warning: ')).map((l) => l.slice('Warning: '.length));
-        return { allowed: res.code === 0, warnings, error: res.stderr.split('\n').filter((l) => l.startsWith('Error') || l.startsWith('The ')).join('\n') };
-      };
-
+    describe('with the project CRD patch applied', () => {
       before(async () => {
-        assert.equal((await tj.create(trainJobObject('guarded', ns, { suspend: false }))).allowed, true);
-        // The JobSet too, with the status its controller would report for one Job with 2 running
-        // pods (replicatedJobsStatus counts Jobs: active 1): what the old guard judged, and refused.
-        const objects = cp.kubeConfig.makeApiClient(CustomObjectsApi);
-        const J = { group: 'jobset.x-k8s.io', version: 'v1alpha2', namespace: ns, plural: 'jobsets' };
-        const js = (await objects.createNamespacedCustomObject({
-          ...J,
-          body: {
-            apiVersion: 'jobset.x-k8s.io/v1alpha2',
-            kind: 'JobSet',
-            metadata: { name: 'guarded', namespace: ns },
-            spec: { suspend: false, replicatedJobs: [{ name: 'node', template: { spec: { parallelism: 2, template: { spec: { restartPolicy: 'Never', containers: [{ name: 'node', image: 'x' }] } } } } }] },
-          },
-        })) as Obj;
-        js.status = { replicatedJobsStatus: [{ name: 'node', active: 1, ready: 1, succeeded: 0, failed: 0, suspended: 0 }] };
-        await objects.replaceNamespacedCustomObjectStatus({ ...J, name: 'guarded', body: js });
-        await cp.kubeConfig.makeApiClient(BatchV1Api).createNamespacedJob({ namespace: ns, body: jobBody('guarded', 2) });
-        await pods(cp).waitRunning(ns, 'jobset.sigs.k8s.io/jobset-name=guarded', 2);
-        await waitFor('the Job counts 2 active pods', async () => (await cp.kubeConfig.makeApiClient(BatchV1Api).readNamespacedJobStatus({ namespace: ns, name: 'guarded-node-0' })).status?.active === 2);
-      });
-
-      it('running on both sides: refused, says to suspend first, carries no rebuild warning', async () => {
-        const out = await patchTrainJob(ns, 'guarded', { spec: { trainer: { numNodes: 2 } } });
-        assert.equal(out.allowed, false);
-        assert.match(out.error, /spec\.trainer\.numNodes: Forbidden: numNodes may only change while the TrainJob is suspended/);
-        assert.deepEqual(out.warnings, []);
-      });
-
-      it('suspend and scale in one update while 2 pods run: admitted, warning about the rebuild and the 2 running pods', async () => {
-        const out = await patchTrainJob(ns, 'guarded', { spec: { suspend: true, trainer: { numNodes: 2 } } }, true);
-        assert.equal(out.allowed, true, out.error);
-        assert.ok(out.warnings.some((w) => /^spec\.trainer\.numNodes changes from 1 to 2: the JobSet is rebuilt with 2 nodes as soon as it is suspended and none of its pods runs or is terminating/.test(w)), out.warnings.join('\n'));
-        assert.ok(!out.warnings.some((w) => /on resume/.test(w)), out.warnings.join('\n'));
-        assert.ok(
-          out.warnings.some((w) => w.startsWith(`JobSet ${ns}/guarded still has 2 pods (2 pending or running; Job guarded-node-0: 2 active): the rebuild waits`)),
-          out.warnings.join('\n'),
+        await applyCrd(patched);
+        // The webhook follows the CRD: wait until it has adopted the patched one.
+        await waitFor('webhook adopted the patched CRD', () =>
+          wh.logLines().some((l) => l.msg === 'TrainJob CRD changed' && l.blanketTrainerRule === false),
         );
+        assert.equal(await wh.counter('trainjob_webhook_crd_blanket_trainer_rule'), 0);
+        assert.equal((await tj.create(trainJobObject('scale', ns))).allowed, true);
+        assert.equal((await tj.create(trainJobObject('running', ns, { suspend: false }))).allowed, true);
       });
 
-      it('the Jobs read behind the warning comes from the watch cache as it is (resourceVersion 0): no consistent read, which waits ~100 ms for the cache after any write', async () => {
-        // kube-apiserver counts every consistent LIST it serves from its watch cache, by resource.
-        const consistentJobReads = async () =>
-          (await cp.kubectl(['get', '--raw', '/metrics'])).stdout
+      it('2a. a numNodes change on a suspended TrainJob succeeds, with the rebuild warning', async () => {
+        const out = await tj.update(ns, 'scale', (o) => (o.spec.trainer.numNodes = 2));
+        assert.equal(out.allowed, true, JSON.stringify(out));
+        assert.equal((await tj.get(ns, 'scale')).spec.trainer.numNodes, 2);
+      });
+
+      it('2b. an image change is refused; the error names the field and the reason', async () => {
+        const out = await tj.update(ns, 'scale', (o) => (o.spec.trainer.image = 'ghcr.io/acme/train:2'));
+        assert.equal(out.allowed, false);
+        if (out.allowed) return;
+        assert.equal(out.refusal.code, 422);
+        assert.ok(
+          out.refusal.causes.some((c) => c.field === 'spec.trainer.image'),
+          JSON.stringify(out.refusal),
+        );
+        assert.match(out.refusal.message, /spec\.trainer\.image: Invalid value: .*field is immutable/);
+      });
+
+      it('2c. a numNodes change on a running TrainJob is refused and says to suspend first', async () => {
+        const out = await tj.update(ns, 'running', (o) => (o.spec.trainer.numNodes = 3));
+        assert.equal(out.allowed, false);
+        if (out.allowed) return;
+        assert.ok(
+          out.refusal.causes.some((c) => c.field === 'spec.trainer.numNodes'),
+          JSON.stringify(out.refusal),
+        );
+        assert.match(out.refusal.message, /suspend/);
+      });
+
+      it('3a. a server-side dry run (client-node, dryRun=All) is decided the same, hands nothing on, persists nothing', async () => {
+        const hintsBefore = receiver.hints.length;
+        const stored = await tj.get(ns, 'scale');
+        const allowed = await tj.update(ns, 'scale', (o) => (o.spec.trainer.numNodes = 4), 'All');
+        assert.equal(allowed.allowed, true, JSON.stringify(allowed));
+        const dryRunLines = () =>
+          wh
+            .logLines()
+            .filter(
+              (l) => l.msg === 'admission' && l.webhook === 'validate' && l.dryRun === true && l.name === 'scale',
+            );
+        await waitFor(
+          'the webhook logged the dry run with dryRun: true',
+          () => dryRunLines().some((l) => l.decision === 'allowed'),
+          { timeoutMs: 5000 },
+        );
+        // A refused dry run gets the same answer as the same request for real.
+        const deniedDry = await tj.update(ns, 'scale', (o) => (o.spec.trainer.image = 'x:3'), 'All');
+        const deniedReal = await tj.update(ns, 'scale', (o) => (o.spec.trainer.image = 'x:3'));
+        assert.equal(deniedDry.allowed, false);
+        assert.deepEqual(deniedDry, deniedReal);
+        assert.equal((await tj.get(ns, 'scale')).metadata.resourceVersion, stored.metadata.resourceVersion);
+        await new Promise((r) => setTimeout(r, 500));
+        assert.equal(receiver.hints.length, hintsBefore, 'no hint for a dry run');
+        // A real update afterwards does hand off: the receiver works, so the dry run's silence means something.
+        // (A spec change: the webhook configurations' matchConditions skip updates that leave spec unchanged.)
+        assert.equal((await tj.update(ns, 'scale', (o) => (o.spec.trainer.numNodes = 3))).allowed, true);
+        await waitFor('a hint for the real update', () => receiver.hints.length === hintsBefore + 1);
+      });
+
+      it('3b. kubectl apply --dry-run=server: decided the same, no hint, nothing persisted', async () => {
+        const hintsBefore = receiver.hints.length;
+        const stored = await tj.get(ns, 'scale');
+        const next = structuredClone(stored);
+        next.spec.trainer.image = 'x:9';
+        delete next.metadata.managedFields;
+        const dir = await cp.tempDir('kubectl');
+        await writeFile(path.join(dir, 'tj.yaml'), JSON.stringify(next));
+        const res = await cp.kubectl(
+          ['apply', '--server-side', '--force-conflicts', '--dry-run=server', '-f', path.join(dir, 'tj.yaml')],
+          { check: false },
+        );
+        assert.notEqual(res.code, 0);
+        assert.match(res.stderr, /spec\.trainer\.image: Invalid value/);
+        next.spec.trainer.image = stored.spec.trainer.image;
+        next.spec.trainer.numNodes = 5;
+        await writeFile(path.join(dir, 'tj.yaml'), JSON.stringify(next));
+        await cp.kubectl([
+          'apply',
+          '--server-side',
+          '--force-conflicts',
+          '--dry-run=server',
+          '-f',
+          path.join(dir, 'tj.yaml'),
+        ]);
+        assert.equal((await tj.get(ns, 'scale')).metadata.resourceVersion, stored.metadata.resourceVersion);
+        await new Promise((r) => setTimeout(r, 500));
+        assert.equal(receiver.hints.length, hintsBefore);
+      });
+
+      describe('4. numNodes beside a JobSet whose pods run (issue 8): the webhook warns, it never refuses for pods', () => {
+        // No Trainer or JobSet controller in this suite: a Job labelled like a JobSet's child stands
+        // in for the JobSet's node Job, and the world's scheduler and KWOK nodes really run its pods.
+        const jobBody = (name: string, parallelism: number) => ({
+          apiVersion: 'batch/v1',
+          kind: 'Job',
+          metadata: { name: `${name}-node-0`, namespace: ns, labels: { 'jobset.sigs.k8s.io/jobset-name': name } },
+          spec: {
+            parallelism,
+            completions: parallelism,
+            template: {
+              metadata: {
+                labels: {
+                  'jobset.sigs.k8s.io/jobset-name': name,
+                  'trainer.kubeflow.org/trainjob-ancestor-step': 'trainer',
+                },
+              },
+              spec: { restartPolicy: 'Never', containers: [{ name: 'node', image: 'ghcr.io/acme/train:1' }] },
+            },
+          },
+        });
+        /** kubectl's view: the API server's answer with the webhook's warnings (stderr "Warning: ..."). */
+        const patchTrainJob = async (namespace: string, name: string, body: Obj, dryRun = false) => {
+          const res = await cp.kubectl(
+            [
+              'patch',
+              'trainjob',
+              name,
+              '-n',
+              namespace,
+              '--type',
+              'merge',
+              '-p',
+              JSON.stringify(body),
+              ...(dryRun ? ['--dry-run=server'] : []),
+            ],
+            { check: false },
+          );
+          const warnings = res.stderr
             .split('\n')
-            .filter((l) => l.startsWith('apiserver_watch_cache_consistent_read_total{') && l.includes('group="batch"') && l.includes('resource="jobs"'))
-            .reduce((sum, l) => sum + Number(l.split(' ').pop()), 0);
-        const before = await consistentJobReads();
-        const changes = 4;
-        for (let i = 0; i < changes; i++) {
-          const out = await patchTrainJob(ns, 'guarded', { spec: { suspend: true, trainer: { numNodes: 2 + i } } }, true);
-          assert.ok(out.warnings.some((w) => w.startsWith(`JobSet ${ns}/guarded still has 2 pods`)), out.warnings.join('\n'));
-        }
-        // Fewer than one per admitted change (the world's own controllers list from their informers).
-        assert.ok((await consistentJobReads()) - before < changes, `consistent LISTs of Jobs: ${before} -> ${await consistentJobReads()}`);
-      });
+            .filter((l) => l.startsWith('Warning: '))
+            .map((l) => l.slice('Warning: '.length));
+          return {
+            allowed: res.code === 0,
+            warnings,
+            error: res.stderr
+              .split('\n')
+              .filter((l) => l.startsWith('Error') || l.startsWith('The '))
+              .join('\n'),
+          };
+        };
 
-      it('a webhook that may not list Jobs admits it all the same, with a warning (fail open)', async () => {
-        // A second webhook whose identity may read the CRD but not Jobs, registered for one namespace.
-        const user = await cp.makeUserKubeconfig('tjw-no-jobs');
-        await cp.applyYaml(`apiVersion: rbac.authorization.k8s.io/v1
+        before(async () => {
+          assert.equal((await tj.create(trainJobObject('guarded', ns, { suspend: false }))).allowed, true);
+          // The JobSet too, with the status its controller would report for one Job with 2 running
+          // pods (replicatedJobsStatus counts Jobs: active 1): what the old guard judged, and refused.
+          const objects = cp.kubeConfig.makeApiClient(CustomObjectsApi);
+          const J = { group: 'jobset.x-k8s.io', version: 'v1alpha2', namespace: ns, plural: 'jobsets' };
+          const js = (await objects.createNamespacedCustomObject({
+            ...J,
+            body: {
+              apiVersion: 'jobset.x-k8s.io/v1alpha2',
+              kind: 'JobSet',
+              metadata: { name: 'guarded', namespace: ns },
+              spec: {
+                suspend: false,
+                replicatedJobs: [
+                  {
+                    name: 'node',
+                    template: {
+                      spec: {
+                        parallelism: 2,
+                        template: { spec: { restartPolicy: 'Never', containers: [{ name: 'node', image: 'x' }] } },
+                      },
+                    },
+                  },
+                ],
+              },
+            },
+          })) as Obj;
+          js.status = {
+            replicatedJobsStatus: [{ name: 'node', active: 1, ready: 1, succeeded: 0, failed: 0, suspended: 0 }],
+          };
+          await objects.replaceNamespacedCustomObjectStatus({ ...J, name: 'guarded', body: js });
+          await cp.kubeConfig
+            .makeApiClient(BatchV1Api)
+            .createNamespacedJob({ namespace: ns, body: jobBody('guarded', 2) });
+          await pods(cp).waitRunning(ns, 'jobset.sigs.k8s.io/jobset-name=guarded', 2);
+          await waitFor(
+            'the Job counts 2 active pods',
+            async () =>
+              (
+                await cp.kubeConfig
+                  .makeApiClient(BatchV1Api)
+                  .readNamespacedJobStatus({ namespace: ns, name: 'guarded-node-0' })
+              ).status?.active === 2,
+          );
+        });
+
+        it('running on both sides: refused, says to suspend first, carries no rebuild warning', async () => {
+          const out = await patchTrainJob(ns, 'guarded', { spec: { trainer: { numNodes: 2 } } });
+          assert.equal(out.allowed, false);
+          assert.match(
+            out.error,
+            /spec\.trainer\.numNodes: Forbidden: numNodes may only change while the TrainJob is suspended/,
+          );
+          assert.deepEqual(out.warnings, []);
+        });
+
+        it('suspend and scale in one update while 2 pods run: admitted, warning about the rebuild and the 2 running pods', async () => {
+          const out = await patchTrainJob(ns, 'guarded', { spec: { suspend: true, trainer: { numNodes: 2 } } }, true);
+          assert.equal(out.allowed, true, out.error);
+          assert.ok(
+            out.warnings.some((w) =>
+              /^spec\.trainer\.numNodes changes from 1 to 2: the JobSet is rebuilt with 2 nodes as soon as it is suspended and none of its pods runs or is terminating/.test(
+                w,
+              ),
+            ),
+            out.warnings.join('\n'),
+          );
+          assert.ok(!out.warnings.some((w) => /on resume/.test(w)), out.warnings.join('\n'));
+          assert.ok(
+            out.warnings.some((w) =>
+              w.startsWith(
+                `JobSet ${ns}/guarded still has 2 pods (2 pending or running; Job guarded-node-0: 2 active): the rebuild waits`,
+              ),
+            ),
+            out.warnings.join('\n'),
+          );
+        });
+
+        it('the Jobs read behind the warning comes from the watch cache as it is (resourceVersion 0): no consistent read, which waits ~100 ms for the cache after any write', async () => {
+          // kube-apiserver counts every consistent LIST it serves from its watch cache, by resource.
+          const consistentJobReads = async () =>
+            (await cp.kubectl(['get', '--raw', '/metrics'])).stdout
+              .split('\n')
+              .filter(
+                (l) =>
+                  l.startsWith('apiserver_watch_cache_consistent_read_total{') &&
+                  l.includes('group="batch"') &&
+                  l.includes('resource="jobs"'),
+              )
+              .reduce((sum, l) => sum + Number(l.split(' ').pop()), 0);
+          const before = await consistentJobReads();
+          const changes = 4;
+          for (let i = 0; i < changes; i++) {
+            const out = await patchTrainJob(
+              ns,
+              'guarded',
+              { spec: { suspend: true, trainer: { numNodes: 2 + i } } },
+              true,
+            );
+            assert.ok(
+              out.warnings.some((w) => w.startsWith(`JobSet ${ns}/guarded still has 2 pods`)),
+              out.warnings.join('\n'),
+            );
+          }
+          // Fewer than one per admitted change (the world's own controllers list from their informers).
+          assert.ok(
+            (await consistentJobReads()) - before < changes,
+            `consistent LISTs of Jobs: ${before} -> ${await consistentJobReads()}`,
+          );
+        });
+
+        it('a webhook that may not list Jobs admits it all the same, with a warning (fail open)', async () => {
+          // A second webhook whose identity may read the CRD but not Jobs, registered for one namespace.
+          const user = await cp.makeUserKubeconfig('tjw-no-jobs');
+          await cp.applyYaml(`apiVersion: rbac.authorization.k8s.io/v1
 kind: ClusterRole
 metadata: { name: tjw-no-jobs }
 rules:
@@ -250,203 +395,316 @@ metadata: { name: tjw-no-jobs }
 roleRef: { apiGroup: rbac.authorization.k8s.io, kind: ClusterRole, name: tjw-no-jobs }
 subjects: [{ kind: User, name: tjw-no-jobs, apiGroup: rbac.authorization.k8s.io }]
 `);
-        const restricted = await startWebhook(cp, { name: 'webhook-no-jobs', kubeconfig: user.path });
-        const rns = 'restricted';
-        await cp.kubectl(['create', 'namespace', rns]);
-        await cp.kubectl(['label', 'namespace', rns, 'tjw=restricted']);
-        const { webhookConfigurationsYaml } = await import('./support/webhook.ts');
-        const { parseAllDocuments } = await import('yaml');
-        const docs = parseAllDocuments(webhookConfigurationsYaml(restricted, 'restricted-')).map((d) => d.toJSON() as Obj);
-        for (const d of docs) for (const w of d.webhooks) w.namespaceSelector = { matchLabels: { tjw: 'restricted' } };
-        await cp.applyYaml(docs.map((d) => stringify(d)).join('---\n'));
-        assert.equal((await tj.create(trainJobObject('guarded', rns))).allowed, true);
-        const out = await waitFor('the restricted webhook answers', async () => {
-          const o = await patchTrainJob(rns, 'guarded', { spec: { trainer: { numNodes: 2 } } }, true);
-          return o.warnings.some((w) => /its pods could not be counted/.test(w)) ? o : undefined;
+          const restricted = await startWebhook(cp, { name: 'webhook-no-jobs', kubeconfig: user.path });
+          const rns = 'restricted';
+          await cp.kubectl(['create', 'namespace', rns]);
+          await cp.kubectl(['label', 'namespace', rns, 'tjw=restricted']);
+          const { webhookConfigurationsYaml } = await import('./support/webhook.ts');
+          const { parseAllDocuments } = await import('yaml');
+          const docs = parseAllDocuments(webhookConfigurationsYaml(restricted, 'restricted-')).map(
+            (d) => d.toJSON() as Obj,
+          );
+          for (const d of docs)
+            for (const w of d.webhooks) w.namespaceSelector = { matchLabels: { tjw: 'restricted' } };
+          await cp.applyYaml(docs.map((d) => stringify(d)).join('---\n'));
+          assert.equal((await tj.create(trainJobObject('guarded', rns))).allowed, true);
+          const out = await waitFor('the restricted webhook answers', async () => {
+            const o = await patchTrainJob(rns, 'guarded', { spec: { trainer: { numNodes: 2 } } }, true);
+            return o.warnings.some((w) => /its pods could not be counted/.test(w)) ? o : undefined;
+          });
+          assert.equal(out.allowed, true, out.error);
+          assert.ok(
+            out.warnings.some((w) =>
+              new RegExp(
+                `^JobSet ${rns}/guarded: its pods could not be counted \\(reading its Jobs failed: HTTP 403: .*forbidden`,
+              ).test(w),
+            ),
+            out.warnings.join('\n'),
+          );
         });
-        assert.equal(out.allowed, true, out.error);
-        assert.ok(out.warnings.some((w) => new RegExp(`^JobSet ${rns}/guarded: its pods could not be counted \\(reading its Jobs failed: HTTP 403: .*forbidden`).test(w)), out.warnings.join('\n'));
+      });
+
+      it('5. the mutating webhook stamps runtimePatches[].time on create and keeps it across an update that leaves the patch unchanged', async () => {
+        const created = await tj.create(
+          trainJobObject('patched', ns, {
+            runtimePatches: [
+              { manager: 'acme.io/tuner', trainingRuntimeSpec: { template: { metadata: { labels: { a: 'b' } } } } },
+            ],
+          }),
+        );
+        assert.equal(created.allowed, true, JSON.stringify(created));
+        const stamped = (await tj.get(ns, 'patched')).spec.runtimePatches[0].time;
+        assert.match(stamped, /^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\dZ$/);
+        await new Promise((r) => setTimeout(r, 1100)); // a new stamp would differ by at least a second
+        const out = await tj.update(ns, 'patched', (o) => {
+          o.metadata.labels = { x: 'y' };
+          delete o.spec.runtimePatches[0].time;
+        });
+        assert.equal(out.allowed, true, JSON.stringify(out));
+        assert.equal((await tj.get(ns, 'patched')).spec.runtimePatches[0].time, stamped);
       });
     });
 
-    it('5. the mutating webhook stamps runtimePatches[].time on create and keeps it across an update that leaves the patch unchanged', async () => {
-      const created = await tj.create(trainJobObject('patched', ns, { runtimePatches: [{ manager: 'acme.io/tuner', trainingRuntimeSpec: { template: { metadata: { labels: { a: 'b' } } } } }] }));
-      assert.equal(created.allowed, true, JSON.stringify(created));
-      const stamped = (await tj.get(ns, 'patched')).spec.runtimePatches[0].time;
-      assert.match(stamped, /^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\dZ$/);
-      await new Promise((r) => setTimeout(r, 1100)); // a new stamp would differ by at least a second
-      const out = await tj.update(ns, 'patched', (o) => {
-        o.metadata.labels = { x: 'y' };
-        delete o.spec.runtimePatches[0].time;
-      });
-      assert.equal(out.allowed, true, JSON.stringify(out));
-      assert.equal((await tj.get(ns, 'patched')).spec.runtimePatches[0].time, stamped);
-    });
-  });
-
-  it('6. objects created under Trainer v2.3.0\'s CRD with values the newer CRD forbids stay updatable (ratcheting), through the webhook as through the API server', async () => {
-    const old = upstreamTrainJobCrd('v2.3.0');
-    await applyCrd(old);
-    await waitFor('webhook adopted the v2.3.0 CRD', () => wh.logLines().some((l) => l.msg === 'TrainJob CRD changed' && l.blanketTrainerRule === true));
-    const legacy = trainJobObject('legacy', ns);
-    legacy.spec.trainer.numProcPerNode = 0; // v2.3.0 has no numProcPerNode >= 1 rule
-    assert.equal((await tj.create(legacy)).allowed, true);
-    await applyCrd(patched);
-    await waitFor('webhook adopted the patched CRD again', () => wh.logLines().filter((l) => l.msg === 'TrainJob CRD changed' && l.blanketTrainerRule === false).length >= 2);
-    for (const [what, change] of [
-      ['suspend', (o: Obj) => (o.spec.suspend = false)],
-      ['labels', (o: Obj) => (o.metadata.labels = { team: 'a' })],
-      ['finalizers', (o: Obj) => (o.metadata.finalizers = ['example.com/keep'])],
-    ] as const) {
-      const out = await tj.update(ns, 'legacy', change);
-      assert.equal(out.allowed, true, `${what}: ${JSON.stringify(out)}`);
-    }
-    // Changing the forbidden value itself is still refused.
-    const out = await tj.update(ns, 'legacy', (o) => (o.spec.trainer.numProcPerNode = -1));
-    assert.equal(out.allowed, false);
-    await tj.update(ns, 'legacy', (o) => (o.metadata.finalizers = []));
-  });
-
-  it('8. for objects the CRD itself refuses, the offline answer is the API server\'s, word for word', async () => {
-    const crdFile = path.join(await cp.tempDir('crd-now'), 'crd.yaml');
-    await writeFile(crdFile, stringify(patched));
-    const validator = createValidator({ policy: await loadPolicyFromFile(crdFile) });
-    const bad: [string, (o: Obj) => void][] = [
-      ['name-not-rfc1035', (o) => (o.metadata.name = 'bad.name')],
-      ['num-proc-zero', (o) => (o.spec.trainer.numProcPerNode = 0)],
-      ['num-nodes-negative', (o) => (o.spec.trainer.numNodes = -1)],
-      ['managed-by-unknown', (o) => (o.spec.managedBy = 'example.com/other')],
-      ['storage-uri', (o) => (o.spec.initializer = { model: { storageUri: 'no-scheme' } })],
-      ['several', (o) => ((o.spec.trainer.numProcPerNode = 0), (o.spec.managedBy = 'x'), (o.spec.initializer = { dataset: { storageUri: 'nope' } }))],
-      ['runtime-ref-name-missing', (o) => delete o.spec.runtimeRef.name],
-    ];
-    for (const [name, change] of bad) {
-      const obj = trainJobObject(name, ns);
-      change(obj);
-      const server = await tj.create(obj);
-      assert.equal(server.allowed, false, name);
-      if (server.allowed) continue;
-      const decision = await validator.validate({ uid: 'x', operation: 'CREATE', namespace: ns, name: obj.metadata.name, object: obj, dryRun: true });
-      const ours = denialStatus(obj.metadata.name, decision.causes);
-      // The API server collects CEL errors walking Go maps (random order): compare the causes as sets.
-      const causes = (m: string) => m.replace(/^[^:]*: \[?/, '').replace(/\]$/, '').split(/, (?=spec\.|metadata\.|<nil>)/).sort();
-      assert.deepEqual(causes(ours.message), causes(server.refusal.message), name);
-      assert.equal(ours.message.split(':')[0], server.refusal.message.split(':')[0], name);
-      assert.deepEqual(ours.details?.causes?.map((c) => c.field).sort(), server.refusal.causes.map((c) => c.field).sort(), name);
-    }
-  });
-
-  it("9. Trainer v2.3.0's CRD (no numNodes minimum) with the patch: a change to a negative count is refused, a stored one stays updatable; a finished job's count is refused, a job Failed otherwise may be scaled", async () => {
-    const v230 = upstreamTrainJobCrd('v2.3.0');
-    await applyCrd(patchedCrd(v230, crdPatchOps(v230.spec.versions[0].schema.openAPIV3Schema)));
-    await waitFor('the v2.3.0 CRD with the patch served', async () => {
-      const legacy = trainJobObject('neg-probe', ns);
-      legacy.spec.trainer.numNodes = -1;
-      return (await tj.create(legacy, 'All')).allowed; // the newer CRD's minimum: 0 would refuse it
-    });
-    const neg = trainJobObject('negative', ns);
-    neg.spec.trainer.numNodes = -1;
-    assert.equal((await tj.create(neg)).allowed, true, 'v2.3.0 admits a negative count on create');
-    for (const [what, change] of [
-      ['resume', (o: Obj) => (o.spec.suspend = false)],
-      ['labels', (o: Obj) => (o.metadata.labels = { team: 'a' })],
-      ['suspend', (o: Obj) => (o.spec.suspend = true)],
-    ] as const) {
-      const out = await tj.update(ns, 'negative', change);
-      assert.equal(out.allowed, true, `${what} with -1 stored: ${JSON.stringify(out)}`);
-    }
-    const toNegative = await tj.update(ns, 'negative', (o) => (o.spec.trainer.numNodes = -2));
-    assert.equal(toNegative.allowed, false);
-    if (!toNegative.allowed) {
-      assert.equal(toNegative.refusal.code, 422);
-      assert.deepEqual(toNegative.refusal.causes.map((c) => `${c.field} ${c.reason}`), ['spec.trainer.numNodes FieldValueInvalid']);
-      assert.match(toNegative.refusal.message, /numNodes may only change to 0 or more/);
-    }
-    assert.equal((await tj.update(ns, 'negative', (o) => (o.spec.trainer.numNodes = 2))).allowed, true, 'from -1 to 2 while suspended');
-
-    // Finished: the conditions as Trainer v2.3.0 writes them (its status subresource).
-    const objects = cp.kubeConfig.makeApiClient(CustomObjectsApi);
-    const finish = async (name: string, type: string, reason: string) => {
-      assert.equal((await tj.create(trainJobObject(name, ns))).allowed, true);
-      const stored = await tj.get(ns, name);
-      stored.status = { conditions: [{ type, status: 'True', reason, message: reason, lastTransitionTime: '2026-11-30T08:00:00Z' }] };
-      await objects.replaceNamespacedCustomObjectStatus({ group: 'trainer.kubeflow.org', version: 'v1alpha1', plural: 'trainjobs', namespace: ns, name, body: stored });
-    };
-    await finish('done', 'Complete', 'JobSetCompleted');
-    await finish('deadline', 'Failed', 'DeadlineExceeded');
-    await finish('crashed', 'Failed', 'BackoffLimitExceeded');
-    for (const name of ['done', 'deadline']) {
-      const out = await tj.update(ns, name, (o) => (o.spec.trainer.numNodes = 2));
-      assert.equal(out.allowed, false, name);
-      if (out.allowed) continue;
-      // The CRD's own rule refuses first (the webhook would say the same as 403): 422 with a Forbidden cause.
-      assert.equal(out.refusal.code, 422, name);
-      assert.deepEqual(out.refusal.causes.map((c) => `${c.field} ${c.reason}`), ['spec.trainer.numNodes FieldValueForbidden'], name);
-      assert.match(out.refusal.message, /numNodes may not change once the TrainJob has finished .*Trainer never reconciles it again/, name);
-      assert.equal((await tj.update(ns, name, (o) => (o.metadata.labels = { kept: 'yes' }))).allowed, true, `${name}: other updates still go through`);
-    }
-    assert.equal((await tj.update(ns, 'crashed', (o) => (o.spec.trainer.numNodes = 2))).allowed, true, 'Failed otherwise: Trainer reconciles it again');
-    await applyCrd(patched);
-  });
-
-  // serve's --kubeconfig with a user that impersonates: the API server authorizes the impersonated
-  // identity, user and groups (the admin's client certificate may read anything). In-process
-  // connectCluster + readCrd, serve's own start-up read, on both paths (direct, and client-node
-  // for an exec user).
-  describe('10. serve --kubeconfig with as/as-groups reads the CRD as the impersonated identity', () => {
-    const sa = `system:serviceaccount:${ns}:no-crd-rights`;
-    let admin: Obj;
-    const kubeconfigAs = async (name: string, user: Obj) => {
-      const doc = structuredClone(admin) as { users: { user: Obj }[] };
-      doc.users[0].user = user;
-      const file = path.join(await cp.tempDir('impersonation'), `${name}.kubeconfig`);
-      await writeFile(file, stringify(doc), { mode: 0o600 });
-      return file;
-    };
-    const readAs = async (file: string) => {
-      const connection = await connectCluster({ mode: 'kubeconfig', path: file });
-      try {
-        return { crd: (await readCrd(connection!.client)) as Obj, via: connection!.via };
-      } catch (err) {
-        return { error: describeError(err), via: connection!.via };
+    it("6. objects created under Trainer v2.3.0's CRD with values the newer CRD forbids stay updatable (ratcheting), through the webhook as through the API server", async () => {
+      const old = upstreamTrainJobCrd('v2.3.0');
+      await applyCrd(old);
+      await waitFor('webhook adopted the v2.3.0 CRD', () =>
+        wh.logLines().some((l) => l.msg === 'TrainJob CRD changed' && l.blanketTrainerRule === true),
+      );
+      const legacy = trainJobObject('legacy', ns);
+      legacy.spec.trainer.numProcPerNode = 0; // v2.3.0 has no numProcPerNode >= 1 rule
+      assert.equal((await tj.create(legacy)).allowed, true);
+      await applyCrd(patched);
+      await waitFor(
+        'webhook adopted the patched CRD again',
+        () =>
+          wh.logLines().filter((l) => l.msg === 'TrainJob CRD changed' && l.blanketTrainerRule === false).length >= 2,
+      );
+      for (const [what, change] of [
+        ['suspend', (o: Obj) => (o.spec.suspend = false)],
+        ['labels', (o: Obj) => (o.metadata.labels = { team: 'a' })],
+        ['finalizers', (o: Obj) => (o.metadata.finalizers = ['example.com/keep'])],
+      ] as const) {
+        const out = await tj.update(ns, 'legacy', change);
+        assert.equal(out.allowed, true, `${what}: ${JSON.stringify(out)}`);
       }
-    };
-    before(async () => {
-      admin = parse(await readFile(cp.kubeconfigPath, 'utf8')) as Obj;
-      await cp.applyYaml(stringify({ apiVersion: 'v1', kind: 'ServiceAccount', metadata: { name: 'no-crd-rights', namespace: ns } }) + '---\n' +
-        stringify({ apiVersion: 'rbac.authorization.k8s.io/v1', kind: 'ClusterRole', metadata: { name: 'tjw-crd-reader' }, rules: [{ apiGroups: ['apiextensions.k8s.io'], resources: ['customresourcedefinitions'], verbs: ['get'] }] }) + '---\n' +
-        stringify({ apiVersion: 'rbac.authorization.k8s.io/v1', kind: 'ClusterRoleBinding', metadata: { name: 'tjw-crd-readers' }, roleRef: { apiGroup: 'rbac.authorization.k8s.io', kind: 'ClusterRole', name: 'tjw-crd-reader' }, subjects: [{ apiGroup: 'rbac.authorization.k8s.io', kind: 'Group', name: 'tjw-crd-readers' }] }));
+      // Changing the forbidden value itself is still refused.
+      const out = await tj.update(ns, 'legacy', (o) => (o.spec.trainer.numProcPerNode = -1));
+      assert.equal(out.allowed, false);
+      await tj.update(ns, 'legacy', (o) => (o.metadata.finalizers = []));
     });
-    it('the admin certificate with as: a ServiceAccount without the right is refused, the 403 naming it; with as-groups of a group RBAC lets read, the read succeeds', async () => {
-      const adminUser = (admin as { users: { user: Obj }[] }).users[0].user;
-      const asSa = await readAs(await kubeconfigAs('as-sa', { ...adminUser, as: sa }));
-      assert.equal(asSa.via, 'direct');
-      assert.equal(asSa.error, `HTTP 403: customresourcedefinitions.apiextensions.k8s.io "trainjobs.trainer.kubeflow.org" is forbidden: User "${sa}" cannot get resource "customresourcedefinitions" in API group "apiextensions.k8s.io" at the cluster scope`);
-      const withGroup = await readAs(await kubeconfigAs('as-sa-group', { ...adminUser, as: sa, 'as-groups': ['tjw-crd-readers'] }));
-      assert.equal(withGroup.error, undefined);
-      assert.equal((withGroup.crd?.metadata as Obj | undefined)?.name, 'trainjobs.trainer.kubeflow.org');
-    });
-    it('an exec user (client-node path) with as and as-groups: the same refusal and the same read', async () => {
-      const adminUser = (admin as { users: { user: Obj }[] }).users[0].user;
-      const dir = await cp.tempDir('exec-plugin');
-      const credential = path.join(dir, 'credential.json');
-      const pem = (field: string) => Buffer.from(adminUser[field] as string, 'base64').toString('utf8');
-      await writeFile(credential, JSON.stringify({ apiVersion: 'client.authentication.k8s.io/v1', kind: 'ExecCredential', status: { clientCertificateData: pem('client-certificate-data'), clientKeyData: pem('client-key-data') } }), { mode: 0o600 });
-      const plugin = path.join(dir, 'plugin.sh');
-      await writeFile(plugin, `#!/bin/sh\nexec cat '${credential}'\n`);
-      await chmod(plugin, 0o755);
-      const exec = { apiVersion: 'client.authentication.k8s.io/v1', command: plugin, interactiveMode: 'Never' };
-      const asSa = await readAs(await kubeconfigAs('exec-as-sa', { exec, as: sa }));
-      assert.match(asSa.via, /^client-node \(user "e2e-admin" has exec\)$/);
-      assert.match(asSa.error ?? '', new RegExp(`^HTTP 403: .* User "${sa}" cannot get resource "customresourcedefinitions"`));
-      const withGroup = await readAs(await kubeconfigAs('exec-as-sa-group', { exec, as: sa, 'as-groups': ['tjw-crd-readers'] }));
-      assert.equal(withGroup.error, undefined);
-      assert.equal((withGroup.crd?.metadata as Obj | undefined)?.name, 'trainjobs.trainer.kubeflow.org');
-    });
-  });
 
-  it('7. kubectl is within the API server\'s skew (built from the same module)', async () => {
-    const v = JSON.parse((await cp.kubectl(['version', '-o', 'json'])).stdout);
-    assert.equal(v.clientVersion.minor.replace('+', ''), v.serverVersion.minor.replace('+', ''));
-  });
-});
+    it("8. for objects the CRD itself refuses, the offline answer is the API server's, word for word", async () => {
+      const crdFile = path.join(await cp.tempDir('crd-now'), 'crd.yaml');
+      await writeFile(crdFile, stringify(patched));
+      const validator = createValidator({ policy: await loadPolicyFromFile(crdFile) });
+      const bad: [string, (o: Obj) => void][] = [
+        ['name-not-rfc1035', (o) => (o.metadata.name = 'bad.name')],
+        ['num-proc-zero', (o) => (o.spec.trainer.numProcPerNode = 0)],
+        ['num-nodes-negative', (o) => (o.spec.trainer.numNodes = -1)],
+        ['managed-by-unknown', (o) => (o.spec.managedBy = 'example.com/other')],
+        ['storage-uri', (o) => (o.spec.initializer = { model: { storageUri: 'no-scheme' } })],
+        [
+          'several',
+          (o) => (
+            (o.spec.trainer.numProcPerNode = 0),
+            (o.spec.managedBy = 'x'),
+            (o.spec.initializer = { dataset: { storageUri: 'nope' } })
+          ),
+        ],
+        ['runtime-ref-name-missing', (o) => delete o.spec.runtimeRef.name],
+      ];
+      for (const [name, change] of bad) {
+        const obj = trainJobObject(name, ns);
+        change(obj);
+        const server = await tj.create(obj);
+        assert.equal(server.allowed, false, name);
+        if (server.allowed) continue;
+        const decision = await validator.validate({
+          uid: 'x',
+          operation: 'CREATE',
+          namespace: ns,
+          name: obj.metadata.name,
+          object: obj,
+          dryRun: true,
+        });
+        const ours = denialStatus(obj.metadata.name, decision.causes);
+        // The API server collects CEL errors walking Go maps (random order): compare the causes as sets.
+        const causes = (m: string) =>
+          m
+            .replace(/^[^:]*: \[?/, '')
+            .replace(/\]$/, '')
+            .split(/, (?=spec\.|metadata\.|<nil>)/)
+            .sort();
+        assert.deepEqual(causes(ours.message), causes(server.refusal.message), name);
+        assert.equal(ours.message.split(':')[0], server.refusal.message.split(':')[0], name);
+        assert.deepEqual(
+          ours.details?.causes?.map((c) => c.field).sort(),
+          server.refusal.causes.map((c) => c.field).sort(),
+          name,
+        );
+      }
+    });
+
+    it("9. Trainer v2.3.0's CRD (no numNodes minimum) with the patch: a change to a negative count is refused, a stored one stays updatable; a finished job's count is refused, a job Failed otherwise may be scaled", async () => {
+      const v230 = upstreamTrainJobCrd('v2.3.0');
+      await applyCrd(patchedCrd(v230, crdPatchOps(v230.spec.versions[0].schema.openAPIV3Schema)));
+      await waitFor('the v2.3.0 CRD with the patch served', async () => {
+        const legacy = trainJobObject('neg-probe', ns);
+        legacy.spec.trainer.numNodes = -1;
+        return (await tj.create(legacy, 'All')).allowed; // the newer CRD's minimum: 0 would refuse it
+      });
+      const neg = trainJobObject('negative', ns);
+      neg.spec.trainer.numNodes = -1;
+      assert.equal((await tj.create(neg)).allowed, true, 'v2.3.0 admits a negative count on create');
+      for (const [what, change] of [
+        ['resume', (o: Obj) => (o.spec.suspend = false)],
+        ['labels', (o: Obj) => (o.metadata.labels = { team: 'a' })],
+        ['suspend', (o: Obj) => (o.spec.suspend = true)],
+      ] as const) {
+        const out = await tj.update(ns, 'negative', change);
+        assert.equal(out.allowed, true, `${what} with -1 stored: ${JSON.stringify(out)}`);
+      }
+      const toNegative = await tj.update(ns, 'negative', (o) => (o.spec.trainer.numNodes = -2));
+      assert.equal(toNegative.allowed, false);
+      if (!toNegative.allowed) {
+        assert.equal(toNegative.refusal.code, 422);
+        assert.deepEqual(
+          toNegative.refusal.causes.map((c) => `${c.field} ${c.reason}`),
+          ['spec.trainer.numNodes FieldValueInvalid'],
+        );
+        assert.match(toNegative.refusal.message, /numNodes may only change to 0 or more/);
+      }
+      assert.equal(
+        (await tj.update(ns, 'negative', (o) => (o.spec.trainer.numNodes = 2))).allowed,
+        true,
+        'from -1 to 2 while suspended',
+      );
+
+      // Finished: the conditions as Trainer v2.3.0 writes them (its status subresource).
+      const objects = cp.kubeConfig.makeApiClient(CustomObjectsApi);
+      const finish = async (name: string, type: string, reason: string) => {
+        assert.equal((await tj.create(trainJobObject(name, ns))).allowed, true);
+        const stored = await tj.get(ns, name);
+        stored.status = {
+          conditions: [{ type, status: 'True', reason, message: reason, lastTransitionTime: '2026-11-30T08:00:00Z' }],
+        };
+        await objects.replaceNamespacedCustomObjectStatus({
+          group: 'trainer.kubeflow.org',
+          version: 'v1alpha1',
+          plural: 'trainjobs',
+          namespace: ns,
+          name,
+          body: stored,
+        });
+      };
+      await finish('done', 'Complete', 'JobSetCompleted');
+      await finish('deadline', 'Failed', 'DeadlineExceeded');
+      await finish('crashed', 'Failed', 'BackoffLimitExceeded');
+      for (const name of ['done', 'deadline']) {
+        const out = await tj.update(ns, name, (o) => (o.spec.trainer.numNodes = 2));
+        assert.equal(out.allowed, false, name);
+        if (out.allowed) continue;
+        // The CRD's own rule refuses first (the webhook would say the same as 403): 422 with a Forbidden cause.
+        assert.equal(out.refusal.code, 422, name);
+        assert.deepEqual(
+          out.refusal.causes.map((c) => `${c.field} ${c.reason}`),
+          ['spec.trainer.numNodes FieldValueForbidden'],
+          name,
+        );
+        assert.match(
+          out.refusal.message,
+          /numNodes may not change once the TrainJob has finished .*Trainer never reconciles it again/,
+          name,
+        );
+        assert.equal(
+          (await tj.update(ns, name, (o) => (o.metadata.labels = { kept: 'yes' }))).allowed,
+          true,
+          `${name}: other updates still go through`,
+        );
+      }
+      assert.equal(
+        (await tj.update(ns, 'crashed', (o) => (o.spec.trainer.numNodes = 2))).allowed,
+        true,
+        'Failed otherwise: Trainer reconciles it again',
+      );
+      await applyCrd(patched);
+    });
+
+    // serve's --kubeconfig with a user that impersonates: the API server authorizes the impersonated
+    // identity, user and groups (the admin's client certificate may read anything). In-process
+    // connectCluster + readCrd, serve's own start-up read, on both paths (direct, and client-node
+    // for an exec user).
+    describe('10. serve --kubeconfig with as/as-groups reads the CRD as the impersonated identity', () => {
+      const sa = `system:serviceaccount:${ns}:no-crd-rights`;
+      let admin: Obj;
+      const kubeconfigAs = async (name: string, user: Obj) => {
+        const doc = structuredClone(admin) as { users: { user: Obj }[] };
+        doc.users[0].user = user;
+        const file = path.join(await cp.tempDir('impersonation'), `${name}.kubeconfig`);
+        await writeFile(file, stringify(doc), { mode: 0o600 });
+        return file;
+      };
+      const readAs = async (file: string) => {
+        const connection = await connectCluster({ mode: 'kubeconfig', path: file });
+        try {
+          return { crd: (await readCrd(connection!.client)) as Obj, via: connection!.via };
+        } catch (err) {
+          return { error: describeError(err), via: connection!.via };
+        }
+      };
+      before(async () => {
+        admin = parse(await readFile(cp.kubeconfigPath, 'utf8')) as Obj;
+        await cp.applyYaml(
+          stringify({ apiVersion: 'v1', kind: 'ServiceAccount', metadata: { name: 'no-crd-rights', namespace: ns } }) +
+            '---\n' +
+            stringify({
+              apiVersion: 'rbac.authorization.k8s.io/v1',
+              kind: 'ClusterRole',
+              metadata: { name: 'tjw-crd-reader' },
+              rules: [
+                { apiGroups: ['apiextensions.k8s.io'], resources: ['customresourcedefinitions'], verbs: ['get'] },
+              ],
+            }) +
+            '---\n' +
+            stringify({
+              apiVersion: 'rbac.authorization.k8s.io/v1',
+              kind: 'ClusterRoleBinding',
+              metadata: { name: 'tjw-crd-readers' },
+              roleRef: { apiGroup: 'rbac.authorization.k8s.io', kind: 'ClusterRole', name: 'tjw-crd-reader' },
+              subjects: [{ apiGroup: 'rbac.authorization.k8s.io', kind: 'Group', name: 'tjw-crd-readers' }],
+            }),
+        );
+      });
+      it('the admin certificate with as: a ServiceAccount without the right is refused, the 403 naming it; with as-groups of a group RBAC lets read, the read succeeds', async () => {
+        const adminUser = (admin as { users: { user: Obj }[] }).users[0].user;
+        const asSa = await readAs(await kubeconfigAs('as-sa', { ...adminUser, as: sa }));
+        assert.equal(asSa.via, 'direct');
+        assert.equal(
+          asSa.error,
+          `HTTP 403: customresourcedefinitions.apiextensions.k8s.io "trainjobs.trainer.kubeflow.org" is forbidden: User "${sa}" cannot get resource "customresourcedefinitions" in API group "apiextensions.k8s.io" at the cluster scope`,
+        );
+        const withGroup = await readAs(
+          await kubeconfigAs('as-sa-group', { ...adminUser, as: sa, 'as-groups': ['tjw-crd-readers'] }),
+        );
+        assert.equal(withGroup.error, undefined);
+        assert.equal((withGroup.crd?.metadata as Obj | undefined)?.name, 'trainjobs.trainer.kubeflow.org');
+      });
+      it('an exec user (client-node path) with as and as-groups: the same refusal and the same read', async () => {
+        const adminUser = (admin as { users: { user: Obj }[] }).users[0].user;
+        const dir = await cp.tempDir('exec-plugin');
+        const credential = path.join(dir, 'credential.json');
+        const pem = (field: string) => Buffer.from(adminUser[field] as string, 'base64').toString('utf8');
+        await writeFile(
+          credential,
+          JSON.stringify({
+            apiVersion: 'client.authentication.k8s.io/v1',
+            kind: 'ExecCredential',
+            status: { clientCertificateData: pem('client-certificate-data'), clientKeyData: pem('client-key-data') },
+          }),
+          { mode: 0o600 },
+        );
+        const plugin = path.join(dir, 'plugin.sh');
+        await writeFile(plugin, `#!/bin/sh\nexec cat '${credential}'\n`);
+        await chmod(plugin, 0o755);
+        const exec = { apiVersion: 'client.authentication.k8s.io/v1', command: plugin, interactiveMode: 'Never' };
+        const asSa = await readAs(await kubeconfigAs('exec-as-sa', { exec, as: sa }));
+        assert.match(asSa.via, /^client-node \(user "e2e-admin" has exec\)$/);
+        assert.match(
+          asSa.error ?? '',
+          new RegExp(`^HTTP 403: .* User "${sa}" cannot get resource "customresourcedefinitions"`),
+        );
+        const withGroup = await readAs(
+          await kubeconfigAs('exec-as-sa-group', { exec, as: sa, 'as-groups': ['tjw-crd-readers'] }),
+        );
+        assert.equal(withGroup.error, undefined);
+        assert.equal((withGroup.crd?.metadata as Obj | undefined)?.name, 'trainjobs.trainer.kubeflow.org');
+      });
+    });
+
+    it("7. kubectl is within the API server's skew (built from the same module)", async () => {
+      const v = JSON.parse((await cp.kubectl(['version', '-o', 'json'])).stdout);
+      assert.equal(v.clientVersion.minor.replace('+', ''), v.serverVersion.minor.replace('+', ''));
+    });
+  },
+);

@@ -40,12 +40,26 @@ import {
 } from '../harness/index.ts';
 import type { JobSet, TrainJob } from '../../src/api/objects.ts';
 import { startSidecar, type Sidecar } from '../reconciler/support/sidecar.ts';
-import { api, envValue, inNamespace, parallelism, RECONCILER_SA, startWorld, type World } from '../reconciler/support/world.ts';
+import {
+  api,
+  envValue,
+  inNamespace,
+  parallelism,
+  RECONCILER_SA,
+  startWorld,
+  type World,
+} from '../reconciler/support/world.ts';
 
 const controlPlane = controlPlaneAvailability();
 const controllers = upstreamControllersAvailability();
 const kueue = kueueAvailability();
-const skip = !controlPlane.available ? controlPlane.reason : !controllers.available ? controllers.reason : !kueue.available ? kueue.reason : false;
+const skip = !controlPlane.available
+  ? controlPlane.reason
+  : !controllers.available
+    ? controllers.reason
+    : !kueue.available
+      ? kueue.reason
+      : false;
 
 type Obj = Record<string, any>;
 const KUEUE = { group: 'kueue.x-k8s.io', version: 'v1beta2' } as const;
@@ -56,200 +70,344 @@ const KUEUE_PATCH_MANAGER = 'kueue.x-k8s.io/manager';
 const CPU_PER_NODE = 8;
 const QUOTA_NODES = 4;
 
-const isTrue = (o: Obj | undefined, type: string) => (o?.status?.conditions as Obj[] | undefined)?.some((c) => c.type === type && c.status === 'True') ?? false;
-const condition = (o: Obj | undefined, type: string) => (o?.status?.conditions as Obj[] | undefined)?.find((c) => c.type === type);
-const kueuePatch = (tj: TrainJob) => ((tj.spec?.runtimePatches ?? []) as Obj[]).find((p) => p.manager === KUEUE_PATCH_MANAGER);
+const isTrue = (o: Obj | undefined, type: string) =>
+  (o?.status?.conditions as Obj[] | undefined)?.some((c) => c.type === type && c.status === 'True') ?? false;
+const condition = (o: Obj | undefined, type: string) =>
+  (o?.status?.conditions as Obj[] | undefined)?.find((c) => c.type === type);
+const kueuePatch = (tj: TrainJob) =>
+  ((tj.spec?.runtimePatches ?? []) as Obj[]).find((p) => p.manager === KUEUE_PATCH_MANAGER);
 const podCount = (wl: Obj) => (wl.spec.podSets as Obj[]).reduce((n, ps) => n + ps.count, 0);
 
 /** The queue: one flavor whose node labels Kueue writes into the TrainJob (pods then carry them as nodeSelector). */
 const queueObjects = (ns: string) =>
   [
-    { apiVersion: `${KUEUE.group}/${KUEUE.version}`, kind: 'ResourceFlavor', metadata: { name: 'kwok' }, spec: { nodeLabels: { [NODE_LABEL.key]: NODE_LABEL.value } } },
+    {
+      apiVersion: `${KUEUE.group}/${KUEUE.version}`,
+      kind: 'ResourceFlavor',
+      metadata: { name: 'kwok' },
+      spec: { nodeLabels: { [NODE_LABEL.key]: NODE_LABEL.value } },
+    },
     {
       apiVersion: `${KUEUE.group}/${KUEUE.version}`,
       kind: 'ClusterQueue',
       metadata: { name: 'cluster-queue' },
-      spec: { namespaceSelector: {}, resourceGroups: [{ coveredResources: ['cpu'], flavors: [{ name: 'kwok', resources: [{ name: 'cpu', nominalQuota: String(CPU_PER_NODE * QUOTA_NODES) }] }] }] },
+      spec: {
+        namespaceSelector: {},
+        resourceGroups: [
+          {
+            coveredResources: ['cpu'],
+            flavors: [{ name: 'kwok', resources: [{ name: 'cpu', nominalQuota: String(CPU_PER_NODE * QUOTA_NODES) }] }],
+          },
+        ],
+      },
     },
-    { apiVersion: `${KUEUE.group}/${KUEUE.version}`, kind: 'LocalQueue', metadata: { name: 'queue', namespace: ns }, spec: { clusterQueue: 'cluster-queue' } },
+    {
+      apiVersion: `${KUEUE.group}/${KUEUE.version}`,
+      kind: 'LocalQueue',
+      metadata: { name: 'queue', namespace: ns },
+      spec: { clusterQueue: 'cluster-queue' },
+    },
   ]
     .map((o) => stringify(o))
     .join('---\n');
 
-describe('Kueue queues a TrainJob beside Trainer, JobSet, the webhook and the sidecar (companion mode)', { skip }, () => {
-  let w: World;
-  let a: ReturnType<typeof api>;
-  let p: ReturnType<typeof pods>;
-  let sidecar: Sidecar;
-  const ns = 'queued';
-  const name = 'queued';
-  const { getTj, create, patch } = inNamespace(ns, () => w);
+describe(
+  'Kueue queues a TrainJob beside Trainer, JobSet, the webhook and the sidecar (companion mode)',
+  { skip },
+  () => {
+    let w: World;
+    let a: ReturnType<typeof api>;
+    let p: ReturnType<typeof pods>;
+    let sidecar: Sidecar;
+    const ns = 'queued';
+    const name = 'queued';
+    const { getTj, create, patch } = inNamespace(ns, () => w);
 
-  /** The Workloads Kueue made for the TrainJob (owned by it). */
-  const workloads = async (): Promise<Obj[]> => {
-    const uid = (await getTj(name)).metadata.uid;
-    const list = (await a.objects.listNamespacedCustomObject({ ...KUEUE, plural: 'workloads', namespace: ns })) as { items: Obj[] };
-    return list.items.filter((wl) => (wl.metadata.ownerReferences as Obj[] | undefined)?.some((o) => o.uid === uid) && !wl.metadata.deletionTimestamp);
-  };
-  const waitWorkload = (what: string, pred: (wl: Obj) => boolean, timeoutMs = 60_000) =>
-    waitFor(`the TrainJob's Workload: ${what}`, async () => {
-      const wls = await workloads();
-      return wls.length === 1 && pred(wls[0]) ? wls[0] : undefined;
-    }, { timeoutMs });
-  const waitTj = (what: string, pred: (tj: TrainJob) => boolean) => waitFor(`TrainJob ${ns}/${name}: ${what}`, async () => {
-    const tj = await getTj(name);
-    return pred(tj) ? tj : undefined;
-  });
-  const nodePods = async (jobSetUid?: string) => (await p.ofJobSet(ns, name, 'node')).filter((x) => !jobSetUid || x.metadata?.labels?.['jobset.sigs.k8s.io/jobset-uid'] === jobSetUid);
-  const eventReasons = async () => (await a.events(ns, name)).map((e) => e.reason);
-  /** A change that our webhook must admit (kubectl fails on a refusal). */
-  const suspendAndScale = (numNodes: number) => patch(name, { spec: { suspend: true, trainer: { numNodes } } });
+    /** The Workloads Kueue made for the TrainJob (owned by it). */
+    const workloads = async (): Promise<Obj[]> => {
+      const uid = (await getTj(name)).metadata.uid;
+      const list = (await a.objects.listNamespacedCustomObject({ ...KUEUE, plural: 'workloads', namespace: ns })) as {
+        items: Obj[];
+      };
+      return list.items.filter(
+        (wl) =>
+          (wl.metadata.ownerReferences as Obj[] | undefined)?.some((o) => o.uid === uid) &&
+          !wl.metadata.deletionTimestamp,
+      );
+    };
+    const waitWorkload = (what: string, pred: (wl: Obj) => boolean, timeoutMs = 60_000) =>
+      waitFor(
+        `the TrainJob's Workload: ${what}`,
+        async () => {
+          const wls = await workloads();
+          return wls.length === 1 && pred(wls[0]) ? wls[0] : undefined;
+        },
+        { timeoutMs },
+      );
+    const waitTj = (what: string, pred: (tj: TrainJob) => boolean) =>
+      waitFor(`TrainJob ${ns}/${name}: ${what}`, async () => {
+        const tj = await getTj(name);
+        return pred(tj) ? tj : undefined;
+      });
+    const nodePods = async (jobSetUid?: string) =>
+      (await p.ofJobSet(ns, name, 'node')).filter(
+        (x) => !jobSetUid || x.metadata?.labels?.['jobset.sigs.k8s.io/jobset-uid'] === jobSetUid,
+      );
+    const eventReasons = async () => (await a.events(ns, name)).map((e) => e.reason);
+    /** A change that our webhook must admit (kubectl fails on a refusal). */
+    const suspendAndScale = (numNodes: number) => patch(name, { spec: { suspend: true, trainer: { numNodes } } });
 
-  before(async () => {
-    w = await startWorld({ trainer: true, webhook: true, kueue: true });
-    a = api(w.cp);
-    p = pods(w.cp);
-    await w.cp.kubectl(['create', 'namespace', ns]);
-    await w.cp.applyYaml(queueObjects(ns));
-    await waitFor('the ClusterQueue Active', async () => isTrue((await a.objects.getClusterCustomObject({ ...KUEUE, plural: 'clusterqueues', name: 'cluster-queue' })) as Obj, 'Active'));
-    sidecar = await startSidecar(w.cp, { name: 'reconciler', mode: 'companion', kubeconfig: w.reconcilerKubeconfig.path, leaseNamespace: RECONCILER_SA.namespace, handoffPort: w.handoffPort });
-  });
-  after(async () => {
-    if (process.exitCode && w) process.stderr.write(w.cp.logTails(40));
-    await w?.stop();
-  });
-
-  let admitted: Obj;
-  let running: JobSet;
-
-  it('created unsuspended with a queue-name label: Kueue suspends it, admits 2 nodes, writes its runtime patch through our webhook and resumes it; 2 pods run on the flavor\'s nodes', async () => {
-    const created = await create({
-      apiVersion: 'trainer.kubeflow.org/v1alpha1',
-      kind: 'TrainJob',
-      metadata: { name, namespace: ns, labels: { [QUEUE_LABEL]: 'queue' } },
-      spec: { runtimeRef: { name: 'torch-distributed' }, suspend: false, trainer: { numNodes: 2, resourcesPerNode: { requests: { cpu: String(CPU_PER_NODE) } } } },
+    before(async () => {
+      w = await startWorld({ trainer: true, webhook: true, kueue: true });
+      a = api(w.cp);
+      p = pods(w.cp);
+      await w.cp.kubectl(['create', 'namespace', ns]);
+      await w.cp.applyYaml(queueObjects(ns));
+      await waitFor('the ClusterQueue Active', async () =>
+        isTrue(
+          (await a.objects.getClusterCustomObject({ ...KUEUE, plural: 'clusterqueues', name: 'cluster-queue' })) as Obj,
+          'Active',
+        ),
+      );
+      sidecar = await startSidecar(w.cp, {
+        name: 'reconciler',
+        mode: 'companion',
+        kubeconfig: w.reconcilerKubeconfig.path,
+        leaseNamespace: RECONCILER_SA.namespace,
+        handoffPort: w.handoffPort,
+      });
     });
-    // Kueue's mutating webhook (Default) ran at creation; our validating webhook admitted the result.
-    assert.equal(created.spec?.suspend, true, 'Kueue suspends a queued TrainJob at creation');
-    assert.ok(kueuePatch(created), 'Kueue appends its runtimePatches entry at creation');
-
-    admitted = await waitWorkload('admitted with 2 pods', (wl) => isTrue(wl, 'Admitted') && podCount(wl) === 2);
-    assert.equal(admitted.status.admission.podSetAssignments[0].resourceUsage.cpu, String(2 * CPU_PER_NODE));
-    const tj = await waitTj('resumed by Kueue', (t) => t.spec?.suspend === false);
-    // RunWithPodSetsInfo's UPDATE, made while suspended (our table allows runtimePatches then).
-    const written = kueuePatch(tj)?.trainingRuntimeSpec?.template?.spec?.replicatedJobs as Obj[] | undefined;
-    assert.deepEqual(written?.map((r) => [r.name, r.template?.spec?.template?.spec?.nodeSelector]), [['node', { [NODE_LABEL.key]: NODE_LABEL.value }]]);
-
-    running = await a.waitJobSet(ns, name, 'running with 2 nodes', (js) => js.spec?.suspend === false && parallelism(js) === 2);
-    const ran = await p.waitJobSetRunning(ns, name, 2, 'node');
-    for (const pod of ran) assert.equal(pod.spec?.nodeSelector?.[NODE_LABEL.key], NODE_LABEL.value, 'Trainer applied Kueue\'s runtime patch');
-  });
-
-  it('a suspend alone does not stay: its Workload is still admitted, so Kueue resumes the job with the same Workload and count', async () => {
-    const seen = w.webhook!.logLines().length;
-    await patch(name, { spec: { suspend: true } });
-    // The patch returned with the job stored suspended: the next resume is Kueue's (step 7).
-    await waitTj('resumed by Kueue', (t) => t.spec?.suspend === false);
-    const resumes = w.webhook!.logLines().slice(seen).filter((l) => l.msg === 'admission' && l.webhook === 'validate' && l.user === KUEUE_USER && l.decision === 'allowed');
-    assert.ok(resumes.length >= 1, 'Kueue\'s resume went through our webhook');
-    const [wl] = await workloads();
-    assert.deepEqual([wl.metadata.uid, isTrue(wl, 'Admitted'), podCount(wl)], [admitted.metadata.uid, true, 2]);
-    await a.waitJobSet(ns, name, 'running with 2 nodes', (js) => js.metadata.uid === running.metadata.uid && js.spec?.suspend === false);
-    await p.waitJobSetRunning(ns, name, 2, 'node');
-  });
-
-  it('suspended and scaled 2 -> 3 in one update (within quota): Kueue replaces the Workload and resumes the job by itself; the sidecar rebuilds the JobSet, 3 pods run', async () => {
-    await suspendAndScale(3);
-    // Kueue re-creates the Workload only once the TrainJob's status shows no active Job
-    // (handleJobWithNoWorkload), i.e. once the sidecar has suspended the stale JobSet (Trainer's
-    // apply of the new count is refused); it resumes the job while the old pods may still be
-    // Terminating, and the sidecar then rebuilds a suspended JobSet under a running TrainJob.
-    const replaced = await waitWorkload('re-created for 3 pods and admitted', (wl) => wl.metadata.uid !== admitted.metadata.uid && isTrue(wl, 'Admitted') && podCount(wl) === 3, 120_000);
-    assert.equal(replaced.status.admission.podSetAssignments[0].resourceUsage.cpu, String(3 * CPU_PER_NODE));
-    assert.ok((await eventReasons()).includes('DeletedWorkload'), 'the Workload that no longer matched was deleted');
-    // Nobody but Kueue resumes it.
-    await waitTj('resumed by Kueue', (t) => t.spec?.suspend === false);
-    const rebuilt = await a.waitJobSet(ns, name, 'rebuilt with 3 nodes, running', (js) => js.metadata.uid !== running.metadata.uid && js.spec?.suspend === false && parallelism(js) === 3, 120_000);
-    assert.equal(envValue(rebuilt, 'PET_NNODES'), '3');
-    await p.waitJobSetRunning(ns, name, 3, 'node', 120_000);
-    assert.equal((await nodePods(running.metadata.uid)).length, 0, 'nothing of the old JobSet is left');
-    admitted = replaced;
-    running = rebuilt;
-  });
-
-  let pending: Obj;
-
-  it('suspended and scaled 3 -> 5 (beyond quota): the new Workload stays pending and the job suspended; the JobSet is rebuilt with 5 nodes but stays suspended, no pod is created', async () => {
-    await suspendAndScale(5);
-    pending = await waitWorkload('re-created for 5 pods, pending for quota', (wl) => wl.metadata.uid !== admitted.metadata.uid && podCount(wl) === 5 && condition(wl, 'QuotaReserved')?.status === 'False', 120_000);
-    assert.match(condition(pending, 'QuotaReserved')?.message ?? '', /insufficient quota/);
-    // The sidecar's rebuild is done (its report), and the JobSet Trainer re-created stays suspended.
-    await waitFor('the sidecar\'s Rebuilt report for 5 nodes', async () => {
-      const r = a.report(await getTj(name));
-      return r?.state === 'Rebuilt' && r.numNodes === 5;
-    }, { timeoutMs: 120_000 });
-    const rebuilt = await a.waitJobSet(ns, name, 'rebuilt with 5 nodes', (js) => js.metadata.uid !== running.metadata.uid && parallelism(js) === 5);
-    assert.equal(rebuilt.spec?.suspend, true);
-    await waitFor('the old pods gone', async () => (await p.ofJobSet(ns, name)).length === 0);
-    const jobs = (await a.batch.listNamespacedJob({ namespace: ns, labelSelector: `jobset.sigs.k8s.io/jobset-name=${name}` })).items;
-    assert.ok(jobs.length > 0 && jobs.every((j) => j.spec?.suspend === true), 'its Jobs exist, suspended');
-    const [tj, [wl]] = [await getTj(name), await workloads()];
-    assert.equal(tj.spec?.suspend, true, 'Kueue keeps it suspended');
-    assert.equal(isTrue(wl, 'QuotaReserved') || isTrue(wl, 'Admitted'), false);
-    assert.equal((await p.ofJobSet(ns, name)).length, 0, 'no pod is created while it waits for quota');
-    running = rebuilt;
-  });
-
-  it('scaled back 5 -> 4 while it waits (within quota): Kueue updates the pending Workload in place, admits and resumes it; the JobSet is rebuilt and 4 pods run', async () => {
-    await patch(name, { spec: { trainer: { numNodes: QUOTA_NODES } } });
-    const updated = await waitWorkload('updated to 4 pods and admitted', (wl) => isTrue(wl, 'Admitted') && podCount(wl) === QUOTA_NODES, 120_000);
-    assert.equal(updated.metadata.uid, pending.metadata.uid, 'the same Workload, updated in place');
-    assert.ok((await eventReasons()).includes('UpdatedWorkload'));
-    await waitTj('resumed by Kueue', (t) => t.spec?.suspend === false);
-    await a.waitJobSet(ns, name, 'rebuilt with 4 nodes, running', (js) => js.metadata.uid !== running.metadata.uid && js.spec?.suspend === false && parallelism(js) === QUOTA_NODES, 120_000);
-    await p.waitJobSetRunning(ns, name, QUOTA_NODES, 'node', 120_000);
-  });
-
-  it('every write of Kueue that reached our webhook was admitted, and Kueue\'s log holds no refusal by it', async () => {
-    const byKueue = w.webhook!.logLines().filter((l) => l.msg === 'admission' && l.user === KUEUE_USER);
-    const decisions = byKueue.map((l) => `${l.webhook} ${l.operation} ${l.decision}`);
-    // At least its runtime patch's first write and four resumes (the later writes of the same
-    // patch leave spec unchanged, and matchConditions keep them from the webhook).
-    assert.ok(byKueue.filter((l) => l.webhook === 'validate' && l.operation === 'UPDATE' && l.decision === 'allowed').length >= 5, decisions.join('\n'));
-    assert.deepEqual(byKueue.filter((l) => l.decision !== 'allowed').map((l) => JSON.stringify(l)), []);
-    const refusals = readFileSync(w.upstream.kueue!.process.logFile, 'utf8').split('\n').filter((l) => /trainjob-webhook/.test(l) && /denied the request/.test(l));
-    assert.deepEqual(refusals, []);
-  });
-
-  // An upstream version skew, not a rule of ours (it fails once Kueue is built against Trainer
-  // v2.3.0's API, and then says so). Kueue v0.17.0
-  // decodes TrainJobs with Trainer v2.2.0's types and writes them back whole (RunWithPodSetsInfo's
-  // client.Update), so fields Trainer v2.3.0 added are dropped, in any manager's runtime patch:
-  // PodSpecPatch.terminationGracePeriodSeconds here. The CRD's `self == oldSelf` on it is a
-  // transition rule (skipped when the new value is absent) and our table allows runtimePatches
-  // changes while suspended, so the write is admitted; Trainer's apply of the changed pod template
-  // is then refused by JobSet's webhook, and the resumed TrainJob's JobSet stays suspended.
-  it('version skew: a v2.3.0-only field of a user\'s runtime patch is dropped by Kueue\'s write; Trainer\'s apply is refused and the resumed job\'s JobSet stays suspended', async () => {
-    const skew = 'skew';
-    const userPatch = { manager: 'example.com/user', trainingRuntimeSpec: { template: { spec: { replicatedJobs: [{ name: 'node', template: { spec: { template: { spec: { terminationGracePeriodSeconds: 45 } } } } }] } } } };
-    await create({
-      apiVersion: 'trainer.kubeflow.org/v1alpha1',
-      kind: 'TrainJob',
-      metadata: { name: skew, namespace: ns, labels: { [QUEUE_LABEL]: 'queue' } },
-      // No resource requests: it fits in the queue that the other job fills.
-      spec: { runtimeRef: { name: 'torch-distributed' }, trainer: { numNodes: 1 }, runtimePatches: [userPatch] },
+    after(async () => {
+      if (process.exitCode && w) process.stderr.write(w.cp.logTails(40));
+      await w?.stop();
     });
-    const built = await a.waitJobSet(ns, skew, 'built', () => true);
-    assert.equal(built.spec?.replicatedJobs?.[0]?.template?.spec?.template?.spec?.terminationGracePeriodSeconds, 45);
-    const resumed = await waitFor('resumed by Kueue', async () => {
-      const t = (await w.tj.get(ns, skew)) as TrainJob;
-      return t.spec?.suspend === false ? t : undefined;
+
+    let admitted: Obj;
+    let running: JobSet;
+
+    it("created unsuspended with a queue-name label: Kueue suspends it, admits 2 nodes, writes its runtime patch through our webhook and resumes it; 2 pods run on the flavor's nodes", async () => {
+      const created = await create({
+        apiVersion: 'trainer.kubeflow.org/v1alpha1',
+        kind: 'TrainJob',
+        metadata: { name, namespace: ns, labels: { [QUEUE_LABEL]: 'queue' } },
+        spec: {
+          runtimeRef: { name: 'torch-distributed' },
+          suspend: false,
+          trainer: { numNodes: 2, resourcesPerNode: { requests: { cpu: String(CPU_PER_NODE) } } },
+        },
+      });
+      // Kueue's mutating webhook (Default) ran at creation; our validating webhook admitted the result.
+      assert.equal(created.spec?.suspend, true, 'Kueue suspends a queued TrainJob at creation');
+      assert.ok(kueuePatch(created), 'Kueue appends its runtimePatches entry at creation');
+
+      admitted = await waitWorkload('admitted with 2 pods', (wl) => isTrue(wl, 'Admitted') && podCount(wl) === 2);
+      assert.equal(admitted.status.admission.podSetAssignments[0].resourceUsage.cpu, String(2 * CPU_PER_NODE));
+      const tj = await waitTj('resumed by Kueue', (t) => t.spec?.suspend === false);
+      // RunWithPodSetsInfo's UPDATE, made while suspended (our table allows runtimePatches then).
+      const written = kueuePatch(tj)?.trainingRuntimeSpec?.template?.spec?.replicatedJobs as Obj[] | undefined;
+      assert.deepEqual(
+        written?.map((r) => [r.name, r.template?.spec?.template?.spec?.nodeSelector]),
+        [['node', { [NODE_LABEL.key]: NODE_LABEL.value }]],
+      );
+
+      running = await a.waitJobSet(
+        ns,
+        name,
+        'running with 2 nodes',
+        (js) => js.spec?.suspend === false && parallelism(js) === 2,
+      );
+      const ran = await p.waitJobSetRunning(ns, name, 2, 'node');
+      for (const pod of ran)
+        assert.equal(
+          pod.spec?.nodeSelector?.[NODE_LABEL.key],
+          NODE_LABEL.value,
+          "Trainer applied Kueue's runtime patch",
+        );
     });
-    const mine = ((resumed.spec?.runtimePatches ?? []) as Obj[]).find((x) => x.manager === 'example.com/user');
-    assert.deepEqual(mine?.trainingRuntimeSpec?.template?.spec?.replicatedJobs?.[0]?.template?.spec?.template?.spec, {}, 'dropped by Kueue\'s write');
-    const refused = await waitFor('Trainer\'s refused apply', async () => (await a.events(ns, skew)).find((e) => e.reason === 'TrainJobResourcesCreationFailed' && /vjobset\.kb\.io/.test(e.message ?? '')));
-    assert.match(refused.message ?? '', /spec\.replicatedJobs/);
-    const js = await a.getJobSet(ns, skew);
-    assert.deepEqual([js?.metadata.uid, js?.spec?.suspend], [built.metadata.uid, true]);
-  });
-});
+
+    it('a suspend alone does not stay: its Workload is still admitted, so Kueue resumes the job with the same Workload and count', async () => {
+      const seen = w.webhook!.logLines().length;
+      await patch(name, { spec: { suspend: true } });
+      // The patch returned with the job stored suspended: the next resume is Kueue's (step 7).
+      await waitTj('resumed by Kueue', (t) => t.spec?.suspend === false);
+      const resumes = w
+        .webhook!.logLines()
+        .slice(seen)
+        .filter(
+          (l) => l.msg === 'admission' && l.webhook === 'validate' && l.user === KUEUE_USER && l.decision === 'allowed',
+        );
+      assert.ok(resumes.length >= 1, "Kueue's resume went through our webhook");
+      const [wl] = await workloads();
+      assert.deepEqual([wl.metadata.uid, isTrue(wl, 'Admitted'), podCount(wl)], [admitted.metadata.uid, true, 2]);
+      await a.waitJobSet(
+        ns,
+        name,
+        'running with 2 nodes',
+        (js) => js.metadata.uid === running.metadata.uid && js.spec?.suspend === false,
+      );
+      await p.waitJobSetRunning(ns, name, 2, 'node');
+    });
+
+    it('suspended and scaled 2 -> 3 in one update (within quota): Kueue replaces the Workload and resumes the job by itself; the sidecar rebuilds the JobSet, 3 pods run', async () => {
+      await suspendAndScale(3);
+      // Kueue re-creates the Workload only once the TrainJob's status shows no active Job
+      // (handleJobWithNoWorkload), i.e. once the sidecar has suspended the stale JobSet (Trainer's
+      // apply of the new count is refused); it resumes the job while the old pods may still be
+      // Terminating, and the sidecar then rebuilds a suspended JobSet under a running TrainJob.
+      const replaced = await waitWorkload(
+        're-created for 3 pods and admitted',
+        (wl) => wl.metadata.uid !== admitted.metadata.uid && isTrue(wl, 'Admitted') && podCount(wl) === 3,
+        120_000,
+      );
+      assert.equal(replaced.status.admission.podSetAssignments[0].resourceUsage.cpu, String(3 * CPU_PER_NODE));
+      assert.ok((await eventReasons()).includes('DeletedWorkload'), 'the Workload that no longer matched was deleted');
+      // Nobody but Kueue resumes it.
+      await waitTj('resumed by Kueue', (t) => t.spec?.suspend === false);
+      const rebuilt = await a.waitJobSet(
+        ns,
+        name,
+        'rebuilt with 3 nodes, running',
+        (js) => js.metadata.uid !== running.metadata.uid && js.spec?.suspend === false && parallelism(js) === 3,
+        120_000,
+      );
+      assert.equal(envValue(rebuilt, 'PET_NNODES'), '3');
+      await p.waitJobSetRunning(ns, name, 3, 'node', 120_000);
+      assert.equal((await nodePods(running.metadata.uid)).length, 0, 'nothing of the old JobSet is left');
+      admitted = replaced;
+      running = rebuilt;
+    });
+
+    let pending: Obj;
+
+    it('suspended and scaled 3 -> 5 (beyond quota): the new Workload stays pending and the job suspended; the JobSet is rebuilt with 5 nodes but stays suspended, no pod is created', async () => {
+      await suspendAndScale(5);
+      pending = await waitWorkload(
+        're-created for 5 pods, pending for quota',
+        (wl) =>
+          wl.metadata.uid !== admitted.metadata.uid &&
+          podCount(wl) === 5 &&
+          condition(wl, 'QuotaReserved')?.status === 'False',
+        120_000,
+      );
+      assert.match(condition(pending, 'QuotaReserved')?.message ?? '', /insufficient quota/);
+      // The sidecar's rebuild is done (its report), and the JobSet Trainer re-created stays suspended.
+      await waitFor(
+        "the sidecar's Rebuilt report for 5 nodes",
+        async () => {
+          const r = a.report(await getTj(name));
+          return r?.state === 'Rebuilt' && r.numNodes === 5;
+        },
+        { timeoutMs: 120_000 },
+      );
+      const rebuilt = await a.waitJobSet(
+        ns,
+        name,
+        'rebuilt with 5 nodes',
+        (js) => js.metadata.uid !== running.metadata.uid && parallelism(js) === 5,
+      );
+      assert.equal(rebuilt.spec?.suspend, true);
+      await waitFor('the old pods gone', async () => (await p.ofJobSet(ns, name)).length === 0);
+      const jobs = (
+        await a.batch.listNamespacedJob({ namespace: ns, labelSelector: `jobset.sigs.k8s.io/jobset-name=${name}` })
+      ).items;
+      assert.ok(jobs.length > 0 && jobs.every((j) => j.spec?.suspend === true), 'its Jobs exist, suspended');
+      const [tj, [wl]] = [await getTj(name), await workloads()];
+      assert.equal(tj.spec?.suspend, true, 'Kueue keeps it suspended');
+      assert.equal(isTrue(wl, 'QuotaReserved') || isTrue(wl, 'Admitted'), false);
+      assert.equal((await p.ofJobSet(ns, name)).length, 0, 'no pod is created while it waits for quota');
+      running = rebuilt;
+    });
+
+    it('scaled back 5 -> 4 while it waits (within quota): Kueue updates the pending Workload in place, admits and resumes it; the JobSet is rebuilt and 4 pods run', async () => {
+      await patch(name, { spec: { trainer: { numNodes: QUOTA_NODES } } });
+      const updated = await waitWorkload(
+        'updated to 4 pods and admitted',
+        (wl) => isTrue(wl, 'Admitted') && podCount(wl) === QUOTA_NODES,
+        120_000,
+      );
+      assert.equal(updated.metadata.uid, pending.metadata.uid, 'the same Workload, updated in place');
+      assert.ok((await eventReasons()).includes('UpdatedWorkload'));
+      await waitTj('resumed by Kueue', (t) => t.spec?.suspend === false);
+      await a.waitJobSet(
+        ns,
+        name,
+        'rebuilt with 4 nodes, running',
+        (js) =>
+          js.metadata.uid !== running.metadata.uid && js.spec?.suspend === false && parallelism(js) === QUOTA_NODES,
+        120_000,
+      );
+      await p.waitJobSetRunning(ns, name, QUOTA_NODES, 'node', 120_000);
+    });
+
+    it("every write of Kueue that reached our webhook was admitted, and Kueue's log holds no refusal by it", async () => {
+      const byKueue = w.webhook!.logLines().filter((l) => l.msg === 'admission' && l.user === KUEUE_USER);
+      const decisions = byKueue.map((l) => `${l.webhook} ${l.operation} ${l.decision}`);
+      // At least its runtime patch's first write and four resumes (the later writes of the same
+      // patch leave spec unchanged, and matchConditions keep them from the webhook).
+      assert.ok(
+        byKueue.filter((l) => l.webhook === 'validate' && l.operation === 'UPDATE' && l.decision === 'allowed')
+          .length >= 5,
+        decisions.join('\n'),
+      );
+      assert.deepEqual(
+        byKueue.filter((l) => l.decision !== 'allowed').map((l) => JSON.stringify(l)),
+        [],
+      );
+      const refusals = readFileSync(w.upstream.kueue!.process.logFile, 'utf8')
+        .split('\n')
+        .filter((l) => /trainjob-webhook/.test(l) && /denied the request/.test(l));
+      assert.deepEqual(refusals, []);
+    });
+
+    // An upstream version skew, not a rule of ours (it fails once Kueue is built against Trainer
+    // v2.3.0's API, and then says so). Kueue v0.17.0
+    // decodes TrainJobs with Trainer v2.2.0's types and writes them back whole (RunWithPodSetsInfo's
+    // client.Update), so fields Trainer v2.3.0 added are dropped, in any manager's runtime patch:
+    // PodSpecPatch.terminationGracePeriodSeconds here. The CRD's `self == oldSelf` on it is a
+    // transition rule (skipped when the new value is absent) and our table allows runtimePatches
+    // changes while suspended, so the write is admitted; Trainer's apply of the changed pod template
+    // is then refused by JobSet's webhook, and the resumed TrainJob's JobSet stays suspended.
+    it("version skew: a v2.3.0-only field of a user's runtime patch is dropped by Kueue's write; Trainer's apply is refused and the resumed job's JobSet stays suspended", async () => {
+      const skew = 'skew';
+      const userPatch = {
+        manager: 'example.com/user',
+        trainingRuntimeSpec: {
+          template: {
+            spec: {
+              replicatedJobs: [
+                { name: 'node', template: { spec: { template: { spec: { terminationGracePeriodSeconds: 45 } } } } },
+              ],
+            },
+          },
+        },
+      };
+      await create({
+        apiVersion: 'trainer.kubeflow.org/v1alpha1',
+        kind: 'TrainJob',
+        metadata: { name: skew, namespace: ns, labels: { [QUEUE_LABEL]: 'queue' } },
+        // No resource requests: it fits in the queue that the other job fills.
+        spec: { runtimeRef: { name: 'torch-distributed' }, trainer: { numNodes: 1 }, runtimePatches: [userPatch] },
+      });
+      const built = await a.waitJobSet(ns, skew, 'built', () => true);
+      assert.equal(built.spec?.replicatedJobs?.[0]?.template?.spec?.template?.spec?.terminationGracePeriodSeconds, 45);
+      const resumed = await waitFor('resumed by Kueue', async () => {
+        const t = (await w.tj.get(ns, skew)) as TrainJob;
+        return t.spec?.suspend === false ? t : undefined;
+      });
+      const mine = ((resumed.spec?.runtimePatches ?? []) as Obj[]).find((x) => x.manager === 'example.com/user');
+      assert.deepEqual(
+        mine?.trainingRuntimeSpec?.template?.spec?.replicatedJobs?.[0]?.template?.spec?.template?.spec,
+        {},
+        "dropped by Kueue's write",
+      );
+      const refused = await waitFor("Trainer's refused apply", async () =>
+        (await a.events(ns, skew)).find(
+          (e) => e.reason === 'TrainJobResourcesCreationFailed' && /vjobset\.kb\.io/.test(e.message ?? ''),
+        ),
+      );
+      assert.match(refused.message ?? '', /spec\.replicatedJobs/);
+      const js = await a.getJobSet(ns, skew);
+      assert.deepEqual([js?.metadata.uid, js?.spec?.suspend], [built.metadata.uid, true]);
+    });
+  },
+);

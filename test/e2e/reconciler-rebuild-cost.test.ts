@@ -9,9 +9,23 @@ import { readFileSync } from 'node:fs';
 import path from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import { parse, stringify } from 'yaml';
-import { controlPlaneAvailability, pods, upstreamControllersAvailability, upstreamDir, waitFor } from '../harness/index.ts';
+import {
+  controlPlaneAvailability,
+  pods,
+  upstreamControllersAvailability,
+  upstreamDir,
+  waitFor,
+} from '../harness/index.ts';
 import { startSidecar, type Sidecar } from '../reconciler/support/sidecar.ts';
-import { api, inNamespace, parallelism, RECONCILER_SA, startWorld, torchTrainJob, type World } from '../reconciler/support/world.ts';
+import {
+  api,
+  inNamespace,
+  parallelism,
+  RECONCILER_SA,
+  startWorld,
+  torchTrainJob,
+  type World,
+} from '../reconciler/support/world.ts';
 
 const controlPlane = controlPlaneAvailability();
 const controllers = upstreamControllersAvailability();
@@ -19,7 +33,9 @@ const skip = !controlPlane.available ? controlPlane.reason : !controllers.availa
 
 /** The sidecar's request counters, by `verb resource`, leader-election renewals left out. */
 async function requestCounts(sidecar: Sidecar): Promise<Map<string, number>> {
-  const { body } = await fetch(`http://127.0.0.1:${sidecar.opsPort}/metrics`).then(async (r) => ({ body: await r.text() }));
+  const { body } = await fetch(`http://127.0.0.1:${sidecar.opsPort}/metrics`).then(async (r) => ({
+    body: await r.text(),
+  }));
   const counts = new Map<string, number>();
   for (const line of body.split('\n')) {
     const m = /^trainjob_reconciler_api_requests_total\{(.*)\} (\d+)$/.exec(line);
@@ -39,123 +55,178 @@ function delta(before: Map<string, number>, after: Map<string, number>): Record<
 
 const total = (d: Record<string, number>) => Object.values(d).reduce((a, b) => a + b, 0);
 
-describe('reconciler (companion) in the world where pods run: finished initializers, and the cost of a rebuild', { skip }, () => {
-  let w: World;
-  let a: ReturnType<typeof api>;
-  let sidecar: Sidecar;
-  const ns = 'rebuild-cost';
-  const { getTj, create, patch } = inNamespace(ns, () => w);
-  const report = async (name: string) => a.report(await getTj(name));
+describe(
+  'reconciler (companion) in the world where pods run: finished initializers, and the cost of a rebuild',
+  { skip },
+  () => {
+    let w: World;
+    let a: ReturnType<typeof api>;
+    let sidecar: Sidecar;
+    const ns = 'rebuild-cost';
+    const { getTj, create, patch } = inNamespace(ns, () => w);
+    const report = async (name: string) => a.report(await getTj(name));
 
-  before(async () => {
-    w = await startWorld({ trainer: true, webhook: false });
-    a = api(w.cp);
-    await w.cp.kubectl(['create', 'namespace', ns]);
-    await w.cp.applyYaml(path.join(upstreamDir, 'runtimes/torch_distributed_with_cache.yaml'));
-    // The runtime's initializer runs as this ServiceAccount (Trainer's manifests make it).
-    await w.cp.kubectl(['create', 'serviceaccount', 'kubeflow-trainer-cache-initializer', '-n', ns]);
-    // torch-distributed whose node Job gives up at the first failed pod (the stock one retries 6 times).
-    const runtime = parse(readFileSync(path.join(upstreamDir, 'runtimes/torch_distributed.yaml'), 'utf8'));
-    runtime.kind = 'TrainingRuntime';
-    runtime.metadata = { name: 'torch-no-retry', namespace: ns };
-    runtime.spec.template.spec.replicatedJobs[0].template.spec.backoffLimit = 0;
-    await w.cp.applyYaml(stringify(runtime));
-    sidecar = await startSidecar(w.cp, { name: 'reconciler', mode: 'companion', kubeconfig: w.reconcilerKubeconfig.path, leaseNamespace: RECONCILER_SA.namespace, handoffPort: w.handoffPort });
-  });
-  after(async () => {
-    if (process.exitCode && w) process.stderr.write(w.cp.logTails(30));
-    await w?.stop();
-  });
-
-  it('torch-distributed-with-cache: the dataset initializer has finished (its Job Complete and unsuspended), suspend, scale 1 -> 2, resume: rebuilt, 2 nodes run', async (t) => {
-    const world = pods(w.cp);
-    let ended = false;
-    t.after(async () => {
-      // What the world looked like, when this flow did not end as expected.
-      if (!ended) {
-        const got = await w.cp.kubectl(['get', 'jobsets,jobs,pods', '-n', ns, '-o', 'wide'], { check: false });
-        const events = await w.cp.kubectl(['get', 'events', '-n', ns, '--sort-by=.lastTimestamp'], { check: false });
-        process.stderr.write(`${got.stdout}\n${events.stdout.split('\n').slice(-40).join('\n')}\n${JSON.stringify(await report('cache'))}\n`);
-      }
+    before(async () => {
+      w = await startWorld({ trainer: true, webhook: false });
+      a = api(w.cp);
+      await w.cp.kubectl(['create', 'namespace', ns]);
+      await w.cp.applyYaml(path.join(upstreamDir, 'runtimes/torch_distributed_with_cache.yaml'));
+      // The runtime's initializer runs as this ServiceAccount (Trainer's manifests make it).
+      await w.cp.kubectl(['create', 'serviceaccount', 'kubeflow-trainer-cache-initializer', '-n', ns]);
+      // torch-distributed whose node Job gives up at the first failed pod (the stock one retries 6 times).
+      const runtime = parse(readFileSync(path.join(upstreamDir, 'runtimes/torch_distributed.yaml'), 'utf8'));
+      runtime.kind = 'TrainingRuntime';
+      runtime.metadata = { name: 'torch-no-retry', namespace: ns };
+      runtime.spec.template.spec.replicatedJobs[0].template.spec.backoffLimit = 0;
+      await w.cp.applyYaml(stringify(runtime));
+      sidecar = await startSidecar(w.cp, {
+        name: 'reconciler',
+        mode: 'companion',
+        kubeconfig: w.reconcilerKubeconfig.path,
+        leaseNamespace: RECONCILER_SA.namespace,
+        handoffPort: w.handoffPort,
+      });
     });
-    await create(torchTrainJob('cache', ns, { suspend: false, runtimeRef: { name: 'torch-distributed-with-cache' } }));
-    const old = await a.waitJobSet(ns, 'cache', 'built with 1 node', (js) => parallelism(js) === 1);
-    await world.waitJobSetRunning(ns, 'cache', 1, 'node');
-    const [initializer] = await world.ofJobSet(ns, 'cache', 'dataset-initializer');
-    assert.equal(initializer?.status?.phase, 'Succeeded');
-
-    await patch('cache', { spec: { suspend: true } });
-    await a.waitJobSet(ns, 'cache', 'suspended', (js) => js.spec?.suspend === true);
-    // JobSet suspends only the Jobs that are still active: the finished initializer keeps suspend: false.
-    const jobs = await waitFor('the node Job suspended, the initializer Job Complete and not suspended', async () => {
-      const items = (await a.batch.listNamespacedJob({ namespace: ns, labelSelector: 'jobset.sigs.k8s.io/jobset-name=cache' })).items;
-      const init = items.find((j) => j.metadata?.labels?.['jobset.sigs.k8s.io/replicatedjob-name'] === 'dataset-initializer');
-      const node = items.find((j) => j.metadata?.labels?.['jobset.sigs.k8s.io/replicatedjob-name'] === 'node');
-      const complete = init?.status?.conditions?.some((c) => c.type === 'Complete' && c.status === 'True');
-      return complete && init?.spec?.suspend === false && node?.spec?.suspend === true ? items : undefined;
+    after(async () => {
+      if (process.exitCode && w) process.stderr.write(w.cp.logTails(30));
+      await w?.stop();
     });
-    assert.equal(jobs.length, 2);
 
-    await patch('cache', { spec: { trainer: { numNodes: 2 } } });
-    const rebuilt = await a.waitJobSet(ns, 'cache', 're-created with 2 nodes', (js) => js.metadata.uid !== old.metadata.uid && parallelism(js) === 2, 90_000);
-    assert.equal(rebuilt.spec?.suspend, true);
-    await waitFor('the Rebuilt report', async () => ((await report('cache'))?.state === 'Rebuilt' ? true : undefined));
+    it('torch-distributed-with-cache: the dataset initializer has finished (its Job Complete and unsuspended), suspend, scale 1 -> 2, resume: rebuilt, 2 nodes run', async (t) => {
+      const world = pods(w.cp);
+      let ended = false;
+      t.after(async () => {
+        // What the world looked like, when this flow did not end as expected.
+        if (!ended) {
+          const got = await w.cp.kubectl(['get', 'jobsets,jobs,pods', '-n', ns, '-o', 'wide'], { check: false });
+          const events = await w.cp.kubectl(['get', 'events', '-n', ns, '--sort-by=.lastTimestamp'], { check: false });
+          process.stderr.write(
+            `${got.stdout}\n${events.stdout.split('\n').slice(-40).join('\n')}\n${JSON.stringify(await report('cache'))}\n`,
+          );
+        }
+      });
+      await create(
+        torchTrainJob('cache', ns, { suspend: false, runtimeRef: { name: 'torch-distributed-with-cache' } }),
+      );
+      const old = await a.waitJobSet(ns, 'cache', 'built with 1 node', (js) => parallelism(js) === 1);
+      await world.waitJobSetRunning(ns, 'cache', 1, 'node');
+      const [initializer] = await world.ofJobSet(ns, 'cache', 'dataset-initializer');
+      assert.equal(initializer?.status?.phase, 'Succeeded');
 
-    await patch('cache', { spec: { suspend: false } });
-    await world.waitJobSetRunning(ns, 'cache', 2, 'node', 90_000);
-    assert.equal((await a.getJobSet(ns, 'cache'))?.metadata.uid, rebuilt.metadata.uid);
-    ended = true;
-  });
+      await patch('cache', { spec: { suspend: true } });
+      await a.waitJobSet(ns, 'cache', 'suspended', (js) => js.spec?.suspend === true);
+      // JobSet suspends only the Jobs that are still active: the finished initializer keeps suspend: false.
+      const jobs = await waitFor('the node Job suspended, the initializer Job Complete and not suspended', async () => {
+        const items = (
+          await a.batch.listNamespacedJob({ namespace: ns, labelSelector: 'jobset.sigs.k8s.io/jobset-name=cache' })
+        ).items;
+        const init = items.find(
+          (j) => j.metadata?.labels?.['jobset.sigs.k8s.io/replicatedjob-name'] === 'dataset-initializer',
+        );
+        const node = items.find((j) => j.metadata?.labels?.['jobset.sigs.k8s.io/replicatedjob-name'] === 'node');
+        const complete = init?.status?.conditions?.some((c) => c.type === 'Complete' && c.status === 'True');
+        return complete && init?.spec?.suspend === false && node?.spec?.suspend === true ? items : undefined;
+      });
+      assert.equal(jobs.length, 2);
 
-  it('a TrainJob Failed by its Job (not by its deadline): suspended, scaled 1 -> 2 and resumed, it is rebuilt (its Failed Job unsuspended, its Failed pod kept) and runs 2 nodes', async () => {
-    const world = pods(w.cp);
-    await create(torchTrainJob('failed', ns, { suspend: false, runtimeRef: { name: 'torch-no-retry', kind: 'TrainingRuntime', apiGroup: 'trainer.kubeflow.org' } }));
-    const old = await a.waitJobSet(ns, 'failed', 'running with 1 node', (js) => parallelism(js) === 1);
-    await world.waitJobSetRunning(ns, 'failed', 1, 'node');
-    await world.endJobSetTraining(ns, 'failed', 'Failed', 'node');
-    const failed = await waitFor('the TrainJob Failed', async () => {
-      const c = (await getTj('failed')).status?.conditions?.find((x) => x.type === 'Failed' && x.status === 'True');
-      return c;
-    }, { timeoutMs: 60_000 });
-    assert.notEqual(failed.reason, 'DeadlineExceeded');
+      await patch('cache', { spec: { trainer: { numNodes: 2 } } });
+      const rebuilt = await a.waitJobSet(
+        ns,
+        'cache',
+        're-created with 2 nodes',
+        (js) => js.metadata.uid !== old.metadata.uid && parallelism(js) === 2,
+        90_000,
+      );
+      assert.equal(rebuilt.spec?.suspend, true);
+      await waitFor('the Rebuilt report', async () =>
+        (await report('cache'))?.state === 'Rebuilt' ? true : undefined,
+      );
 
-    await patch('failed', { spec: { suspend: true } });
-    await a.waitJobSet(ns, 'failed', 'suspended', (js) => js.spec?.suspend === true);
-    await patch('failed', { spec: { trainer: { numNodes: 2 } } });
-    const rebuilt = await a.waitJobSet(ns, 'failed', 're-created with 2 nodes', (js) => js.metadata.uid !== old.metadata.uid && parallelism(js) === 2, 90_000);
-    assert.equal(rebuilt.spec?.suspend, true);
-    await patch('failed', { spec: { suspend: false } });
-    await world.waitJobSetRunning(ns, 'failed', 2, 'node', 90_000);
-    await waitFor('the Failed condition gone (Trainer reconciled it again)', async () => ((await getTj('failed')).status?.conditions?.some((x) => x.type === 'Failed' && x.status === 'True') ? undefined : true));
-  });
+      await patch('cache', { spec: { suspend: false } });
+      await world.waitJobSetRunning(ns, 'cache', 2, 'node', 90_000);
+      assert.equal((await a.getJobSet(ns, 'cache'))?.metadata.uid, rebuilt.metadata.uid);
+      ended = true;
+    });
 
-  it('one rebuild of a suspended torch job (1 -> 2) costs a handful of requests: no GET of TrainJobs, JobSets or Jobs; one live LIST of Jobs and of pods, before the delete', async () => {
-    await create(torchTrainJob('cost', ns));
-    const old = await a.waitJobSet(ns, 'cost', 'built with 1 node', (js) => parallelism(js) === 1);
-    // Let the creation's reconciles finish: the count starts from a quiet sidecar.
-    await sidecar.reconciled('rebuild-cost/cost', (l) => l.outcome === 'current');
-    await new Promise((r) => setTimeout(r, 2_000));
-    const start = await requestCounts(sidecar);
-    await patch('cost', { spec: { trainer: { numNodes: 2 } } });
-    await a.waitJobSet(ns, 'cost', 're-created with 2 nodes', (js) => js.metadata.uid !== old.metadata.uid && parallelism(js) === 2);
-    await waitFor('the Rebuilt report', async () => ((await report('cost'))?.state === 'Rebuilt' ? true : undefined));
-    await sidecar.reconciled('rebuild-cost/cost', (l) => l.outcome === 'rebuilt');
-    // The re-created JobSet's own events (its Jobs, Trainer's status writes) settle.
-    await new Promise((r) => setTimeout(r, 3_000));
-    const cost = delta(start, await requestCounts(sidecar));
-    const reconciles = sidecar.logLines().filter((l) => l.msg === 'reconciled' && l.trainJob === 'rebuild-cost/cost').length;
-    process.stdout.write(`# one rebuild (companion, torch 1 -> 2, suspended): ${total(cost)} API requests ${JSON.stringify(cost)}\n`);
-    process.stdout.write(`#   reconciles of the key logged so far: ${reconciles}\n`);
+    it('a TrainJob Failed by its Job (not by its deadline): suspended, scaled 1 -> 2 and resumed, it is rebuilt (its Failed Job unsuspended, its Failed pod kept) and runs 2 nodes', async () => {
+      const world = pods(w.cp);
+      await create(
+        torchTrainJob('failed', ns, {
+          suspend: false,
+          runtimeRef: { name: 'torch-no-retry', kind: 'TrainingRuntime', apiGroup: 'trainer.kubeflow.org' },
+        }),
+      );
+      const old = await a.waitJobSet(ns, 'failed', 'running with 1 node', (js) => parallelism(js) === 1);
+      await world.waitJobSetRunning(ns, 'failed', 1, 'node');
+      await world.endJobSetTraining(ns, 'failed', 'Failed', 'node');
+      const failed = await waitFor(
+        'the TrainJob Failed',
+        async () => {
+          const c = (await getTj('failed')).status?.conditions?.find((x) => x.type === 'Failed' && x.status === 'True');
+          return c;
+        },
+        { timeoutMs: 60_000 },
+      );
+      assert.notEqual(failed.reason, 'DeadlineExceeded');
 
-    // What is watched is read from the caches, except the live read the delete rests on (the
-    // TrainJob, the JobSet's Jobs and pods), once; the JobSet is pinned by the delete's preconditions.
-    for (const k of ['get jobsets', 'get jobs', 'list jobsets', 'list trainjobs']) assert.equal(cost[k] ?? 0, 0, `${k}: ${JSON.stringify(cost)}`);
-    assert.equal(cost['get trainjobs'], 1, JSON.stringify(cost));
-    assert.equal(cost['delete jobsets'], 1, JSON.stringify(cost));
-    assert.equal(cost['list pods'], 1, JSON.stringify(cost));
-    assert.equal(cost['list jobs'], 1, JSON.stringify(cost));
-    // Trainer's runtime snapshot: remembered per TrainJob, read live again before the delete (a
-    // second read only if the first look found no snapshot yet).
-    assert.ok((cost['get configmaps'] ?? 0) + (cost['get clustertrainingruntimes'] ?? 0) <= 2, JSON.stringify(cost));
-  });
-});
+      await patch('failed', { spec: { suspend: true } });
+      await a.waitJobSet(ns, 'failed', 'suspended', (js) => js.spec?.suspend === true);
+      await patch('failed', { spec: { trainer: { numNodes: 2 } } });
+      const rebuilt = await a.waitJobSet(
+        ns,
+        'failed',
+        're-created with 2 nodes',
+        (js) => js.metadata.uid !== old.metadata.uid && parallelism(js) === 2,
+        90_000,
+      );
+      assert.equal(rebuilt.spec?.suspend, true);
+      await patch('failed', { spec: { suspend: false } });
+      await world.waitJobSetRunning(ns, 'failed', 2, 'node', 90_000);
+      await waitFor('the Failed condition gone (Trainer reconciled it again)', async () =>
+        (await getTj('failed')).status?.conditions?.some((x) => x.type === 'Failed' && x.status === 'True')
+          ? undefined
+          : true,
+      );
+    });
+
+    it('one rebuild of a suspended torch job (1 -> 2) costs a handful of requests: no GET of TrainJobs, JobSets or Jobs; one live LIST of Jobs and of pods, before the delete', async () => {
+      await create(torchTrainJob('cost', ns));
+      const old = await a.waitJobSet(ns, 'cost', 'built with 1 node', (js) => parallelism(js) === 1);
+      // Let the creation's reconciles finish: the count starts from a quiet sidecar.
+      await sidecar.reconciled('rebuild-cost/cost', (l) => l.outcome === 'current');
+      await new Promise((r) => setTimeout(r, 2_000));
+      const start = await requestCounts(sidecar);
+      await patch('cost', { spec: { trainer: { numNodes: 2 } } });
+      await a.waitJobSet(
+        ns,
+        'cost',
+        're-created with 2 nodes',
+        (js) => js.metadata.uid !== old.metadata.uid && parallelism(js) === 2,
+      );
+      await waitFor('the Rebuilt report', async () => ((await report('cost'))?.state === 'Rebuilt' ? true : undefined));
+      await sidecar.reconciled('rebuild-cost/cost', (l) => l.outcome === 'rebuilt');
+      // The re-created JobSet's own events (its Jobs, Trainer's status writes) settle.
+      await new Promise((r) => setTimeout(r, 3_000));
+      const cost = delta(start, await requestCounts(sidecar));
+      const reconciles = sidecar
+        .logLines()
+        .filter((l) => l.msg === 'reconciled' && l.trainJob === 'rebuild-cost/cost').length;
+      process.stdout.write(
+        `# one rebuild (companion, torch 1 -> 2, suspended): ${total(cost)} API requests ${JSON.stringify(cost)}\n`,
+      );
+      process.stdout.write(`#   reconciles of the key logged so far: ${reconciles}\n`);
+
+      // What is watched is read from the caches, except the live read the delete rests on (the
+      // TrainJob, the JobSet's Jobs and pods), once; the JobSet is pinned by the delete's preconditions.
+      for (const k of ['get jobsets', 'get jobs', 'list jobsets', 'list trainjobs'])
+        assert.equal(cost[k] ?? 0, 0, `${k}: ${JSON.stringify(cost)}`);
+      assert.equal(cost['get trainjobs'], 1, JSON.stringify(cost));
+      assert.equal(cost['delete jobsets'], 1, JSON.stringify(cost));
+      assert.equal(cost['list pods'], 1, JSON.stringify(cost));
+      assert.equal(cost['list jobs'], 1, JSON.stringify(cost));
+      // Trainer's runtime snapshot: remembered per TrainJob, read live again before the delete (a
+      // second read only if the first look found no snapshot yet).
+      assert.ok((cost['get configmaps'] ?? 0) + (cost['get clustertrainingruntimes'] ?? 0) <= 2, JSON.stringify(cost));
+    });
+  },
+);

@@ -10,7 +10,17 @@ import type { TrainJob } from '../../src/api/objects.ts';
 import { microTime } from '../../src/reconciler/lease.ts';
 import { startSidecar, type Sidecar } from '../reconciler/support/sidecar.ts';
 import { killRounds } from '../faults/kill-rounds.ts';
-import { api, envValue, parallelism, RECONCILER_SA, inNamespace, startWorld, torchTrainJob, torchtuneVariant, type World } from '../reconciler/support/world.ts';
+import {
+  api,
+  envValue,
+  parallelism,
+  RECONCILER_SA,
+  inNamespace,
+  startWorld,
+  torchTrainJob,
+  torchtuneVariant,
+  type World,
+} from '../reconciler/support/world.ts';
 
 const controlPlane = controlPlaneAvailability();
 const controllers = upstreamControllersAvailability();
@@ -32,16 +42,35 @@ describe('reconciler resilience: SIGKILL mid-rebuild, two sidecars', { skip }, (
   const ns = 'resilience';
   const { getTj, create, patch } = inNamespace(ns, () => w);
   const sidecarOf = (name: string, mode: 'companion' | 'standalone', extraArgs: string[] = [], waitReady = true) =>
-    startSidecar(w.cp, { name, mode, kubeconfig: w.reconcilerKubeconfig.path, leaseNamespace: RECONCILER_SA.namespace, extraArgs: [...LEASE_TIMING, ...extraArgs], waitReady });
-  const deletions = (s: Sidecar, name: string) => s.logLines().filter((l) => /stale JobSet deleted/.test(String(l.msg)) && l.trainJob === `${ns}/${name}`).length;
+    startSidecar(w.cp, {
+      name,
+      mode,
+      kubeconfig: w.reconcilerKubeconfig.path,
+      leaseNamespace: RECONCILER_SA.namespace,
+      extraArgs: [...LEASE_TIMING, ...extraArgs],
+      waitReady,
+    });
+  const deletions = (s: Sidecar, name: string) =>
+    s.logLines().filter((l) => /stale JobSet deleted/.test(String(l.msg)) && l.trainJob === `${ns}/${name}`).length;
   /** Exactly one JobSet of that name, and it stays the same one. */
   const settledOn = async (name: string, count: number) => {
-    const js = await a.waitJobSet(ns, name, `with ${count} nodes`, (j) => parallelism(j) === count, TAKEOVER_MS + 30_000);
+    const js = await a.waitJobSet(
+      ns,
+      name,
+      `with ${count} nodes`,
+      (j) => parallelism(j) === count,
+      TAKEOVER_MS + 30_000,
+    );
     await new Promise((r) => setTimeout(r, 3_000));
     const again = await a.getJobSet(ns, name);
     assert.equal(again?.metadata.uid, js.metadata.uid, 'no further rebuild');
     assert.equal(envValue(again, 'PET_NNODES'), String(count));
-    const all = (await a.objects.listNamespacedCustomObject({ group: 'jobset.x-k8s.io', version: 'v1alpha2', namespace: ns, plural: 'jobsets' })) as { items: { metadata: { name: string } }[] };
+    const all = (await a.objects.listNamespacedCustomObject({
+      group: 'jobset.x-k8s.io',
+      version: 'v1alpha2',
+      namespace: ns,
+      plural: 'jobsets',
+    })) as { items: { metadata: { name: string } }[] };
     assert.equal(all.items.filter((j) => j.metadata.name === name).length, 1);
     return again!;
   };
@@ -53,8 +82,12 @@ describe('reconciler resilience: SIGKILL mid-rebuild, two sidecars', { skip }, (
     // In the world, claims of the default class are bound at once, and a bound claim's spec never
     // equals the template again (JobSet then refuses any re-creation: Blocked). A class that binds
     // only for a first consumer leaves the claim of a suspended job unbound, so it can be kept.
-    await w.cp.applyYaml('{"apiVersion":"storage.k8s.io/v1","kind":"StorageClass","metadata":{"name":"wait-for-consumer"},"provisioner":"kwok.x-k8s.io/volume","volumeBindingMode":"WaitForFirstConsumer"}\n');
-    await w.cp.applyYaml(torchtuneVariant('retain-unbound', 'Retain', { volumeMode: 'Filesystem', storageClassName: 'wait-for-consumer' }));
+    await w.cp.applyYaml(
+      '{"apiVersion":"storage.k8s.io/v1","kind":"StorageClass","metadata":{"name":"wait-for-consumer"},"provisioner":"kwok.x-k8s.io/volume","volumeBindingMode":"WaitForFirstConsumer"}\n',
+    );
+    await w.cp.applyYaml(
+      torchtuneVariant('retain-unbound', 'Retain', { volumeMode: 'Filesystem', storageClassName: 'wait-for-consumer' }),
+    );
   });
   after(async () => {
     if (process.exitCode && w) process.stderr.write(w.cp.logTails(20));
@@ -62,7 +95,12 @@ describe('reconciler resilience: SIGKILL mid-rebuild, two sidecars', { skip }, (
   });
 
   it('companion: killed with SIGKILL right after deleting the stale JobSet (workspace PVC kept, Lease still held), restarted: one JobSet with the new count, the same PVC, the report completed', async () => {
-    await create({ apiVersion: 'trainer.kubeflow.org/v1alpha1', kind: 'TrainJob', metadata: { name: 'k1', namespace: ns }, spec: { runtimeRef: { name: 'torchtune-llama3.2-1b-retain-unbound' }, suspend: true, trainer: { numNodes: 1 } } });
+    await create({
+      apiVersion: 'trainer.kubeflow.org/v1alpha1',
+      kind: 'TrainJob',
+      metadata: { name: 'k1', namespace: ns },
+      spec: { runtimeRef: { name: 'torchtune-llama3.2-1b-retain-unbound' }, suspend: true, trainer: { numNodes: 1 } },
+    });
     const old = await a.waitJobSet(ns, 'k1', 'built', (j) => parallelism(j) === 1);
     const claim = await waitFor('the workspace PVC', () => a.pvc(ns, 'initializer-k1').catch(() => undefined));
     const crashing = await sidecarOf('crashing', 'companion', ['--crash-after', 'delete-jobset']);
@@ -76,7 +114,11 @@ describe('reconciler resilience: SIGKILL mid-rebuild, two sidecars', { skip }, (
     const js = await settledOn('k1', 2);
     assert.notEqual(js.metadata.uid, old.metadata.uid);
     assert.equal((await a.pvc(ns, 'initializer-k1')).metadata?.uid, claim.metadata?.uid);
-    await waitFor('the Rebuilt report (once the restarted sidecar holds the Lease)', async () => a.report(await getTj('k1'))?.state === 'Rebuilt', { timeoutMs: TAKEOVER_MS });
+    await waitFor(
+      'the Rebuilt report (once the restarted sidecar holds the Lease)',
+      async () => a.report(await getTj('k1'))?.state === 'Rebuilt',
+      { timeoutMs: TAKEOVER_MS },
+    );
     assert.equal(deletions(restarted, 'k1'), 0, 'the restarted sidecar did not delete again');
     const stopped = await restarted.proc.stop();
     assert.deepEqual([stopped.code, stopped.signal], [0, null], 'SIGTERM: drained, Lease released, exit 0');
@@ -85,10 +127,17 @@ describe('reconciler resilience: SIGKILL mid-rebuild, two sidecars', { skip }, (
 
   it('two sidecars at once: one leads, each stale JobSet is deleted exactly once; the leader killed with SIGKILL is replaced and the next scale converges', async () => {
     const [b, c] = await Promise.all([sidecarOf('sidecar-b', 'companion'), sidecarOf('sidecar-c', 'companion')]);
-    const leader = await waitFor('one leader', async () => {
-      const lead = [(await b.metric('trainjob_reconciler_leader')) === 1, (await c.metric('trainjob_reconciler_leader')) === 1];
-      return lead.filter(Boolean).length === 1 ? (lead[0] ? b : c) : undefined;
-    }, { timeoutMs: TAKEOVER_MS });
+    const leader = await waitFor(
+      'one leader',
+      async () => {
+        const lead = [
+          (await b.metric('trainjob_reconciler_leader')) === 1,
+          (await c.metric('trainjob_reconciler_leader')) === 1,
+        ];
+        return lead.filter(Boolean).length === 1 ? (lead[0] ? b : c) : undefined;
+      },
+      { timeoutMs: TAKEOVER_MS },
+    );
     const follower = leader === b ? c : b;
     for (const name of ['p1', 'p2']) await create(torchTrainJob(name, ns));
     for (const name of ['p1', 'p2']) await a.waitJobSet(ns, name, 'built', (j) => parallelism(j) === 1);
@@ -101,7 +150,11 @@ describe('reconciler resilience: SIGKILL mid-rebuild, two sidecars', { skip }, (
 
     leader.proc.kill('SIGKILL');
     await leader.proc.exited;
-    await waitFor('the follower takes over once the Lease expires', async () => (await follower.metric('trainjob_reconciler_leader')) === 1, { timeoutMs: TAKEOVER_MS });
+    await waitFor(
+      'the follower takes over once the Lease expires',
+      async () => (await follower.metric('trainjob_reconciler_leader')) === 1,
+      { timeoutMs: TAKEOVER_MS },
+    );
     await patch('p1', { spec: { trainer: { numNodes: 3 } } });
     await settledOn('p1', 3);
     assert.equal(deletions(follower, 'p1'), 1);
@@ -110,15 +163,26 @@ describe('reconciler resilience: SIGKILL mid-rebuild, two sidecars', { skip }, (
 
   it('a leader whose Lease is taken (another holder keeps renewing it past the renew deadline) stops acting and stays up (a sidecar that exits makes the webhook pod NotReady); once the Lease is free again it leads and rebuilds', async () => {
     const LEASE_NAME = 'trainjob-webhook-reconciler';
-    const leases = { group: 'coordination.k8s.io', version: 'v1', plural: 'leases', namespace: RECONCILER_SA.namespace, name: LEASE_NAME };
+    const leases = {
+      group: 'coordination.k8s.io',
+      version: 'v1',
+      plural: 'leases',
+      namespace: RECONCILER_SA.namespace,
+      name: LEASE_NAME,
+    };
     type Lease = { metadata: Record<string, unknown>; spec: Record<string, unknown> };
     const lease = () => a.objects.getNamespacedCustomObject(leases) as Promise<Lease>;
     const write = async (holderIdentity: string, leaseDurationSeconds: number) => {
       const l = await lease();
-      await a.objects.replaceNamespacedCustomObject({ ...leases, body: { ...l, spec: { ...l.spec, holderIdentity, leaseDurationSeconds, renewTime: microTime(Date.now()) } } });
+      await a.objects.replaceNamespacedCustomObject({
+        ...leases,
+        body: { ...l, spec: { ...l.spec, holderIdentity, leaseDurationSeconds, renewTime: microTime(Date.now()) } },
+      });
     };
     const s = await sidecarOf('robbed', 'companion');
-    await waitFor('it leads', async () => (await s.metric('trainjob_reconciler_leader')) === 1, { timeoutMs: TAKEOVER_MS });
+    await waitFor('it leads', async () => (await s.metric('trainjob_reconciler_leader')) === 1, {
+      timeoutMs: TAKEOVER_MS,
+    });
     // Another holder renews every second: the sidecar's renewals see a live foreign holder and wait.
     let stealing = true;
     const thief = (async () => {
@@ -128,29 +192,40 @@ describe('reconciler resilience: SIGKILL mid-rebuild, two sidecars', { skip }, (
       }
     })();
     try {
-      await waitFor('it stops acting', async () => (await s.metric('trainjob_reconciler_leader')) === 0, { timeoutMs: TAKEOVER_MS });
+      await waitFor('it stops acting', async () => (await s.metric('trainjob_reconciler_leader')) === 0, {
+        timeoutMs: TAKEOVER_MS,
+      });
       assert.ok(s.logLines().some((l) => /stopped acting, campaigning again/.test(String(l.msg))));
       await create(torchTrainJob('r1', ns));
       const old = await a.waitJobSet(ns, 'r1', 'built', (j) => parallelism(j) === 1);
       await patch('r1', { spec: { trainer: { numNodes: 2 } } });
       await new Promise((r) => setTimeout(r, 3_000));
-      assert.equal((await a.getJobSet(ns, 'r1'))?.metadata.uid, old.metadata.uid, 'no rebuild while another holds the Lease');
+      assert.equal(
+        (await a.getJobSet(ns, 'r1'))?.metadata.uid,
+        old.metadata.uid,
+        'no rebuild while another holds the Lease',
+      );
       assert.equal(s.proc.exitStatus, undefined, 'still running: a lost Lease makes it campaign again, not exit');
     } finally {
       stealing = false;
       await thief;
     }
     await write('', 1); // released, as a stopping leader releases it
-    await waitFor('it leads again', async () => (await s.metric('trainjob_reconciler_leader')) === 1, { timeoutMs: TAKEOVER_MS });
+    await waitFor('it leads again', async () => (await s.metric('trainjob_reconciler_leader')) === 1, {
+      timeoutMs: TAKEOVER_MS,
+    });
     await settledOn('r1', 2);
     assert.equal(deletions(s, 'r1'), 1);
     assert.equal(s.proc.exitStatus, undefined);
     await s.proc.stop();
   });
 
-  it('without the Lease (--no-leader-election), two sidecars still converge: the delete preconditions (uid, resourceVersion) never let one delete the JobSet re-created after the other\'s delete', async () => {
+  it("without the Lease (--no-leader-election), two sidecars still converge: the delete preconditions (uid, resourceVersion) never let one delete the JobSet re-created after the other's delete", async () => {
     const free = ['--no-leader-election'];
-    const [d, e] = await Promise.all([sidecarOf('sidecar-d', 'companion', free), sidecarOf('sidecar-e', 'companion', free)]);
+    const [d, e] = await Promise.all([
+      sidecarOf('sidecar-d', 'companion', free),
+      sidecarOf('sidecar-e', 'companion', free),
+    ]);
     for (const name of ['q1', 'q2', 'q3']) await create(torchTrainJob(name, ns));
     for (const name of ['q1', 'q2', 'q3']) await a.waitJobSet(ns, name, 'built', (j) => parallelism(j) === 1);
     await Promise.all(['q1', 'q2', 'q3'].map((name) => patch(name, { spec: { trainer: { numNodes: 2 } } })));
@@ -161,7 +236,13 @@ describe('reconciler resilience: SIGKILL mid-rebuild, two sidecars', { skip }, (
 
   // The fault suite's short form, in this world (its long form: test/faults/reconciler-kills.test.ts).
   it('fault suite: 3 SIGKILLs at named points of rebuilds (pods terminating, right after a delete, right after the suspend): one correct JobSet each round, no JobSet deleted while its pods ran, the claim kept', (t) =>
-    killRounds(t, w, { ns: 'faults', mode: 'companion', kills: 3, restarts: 0, seed: Number(process.env.FAULT_SEED) || Math.floor(Math.random() * 2 ** 31) }));
+    killRounds(t, w, {
+      ns: 'faults',
+      mode: 'companion',
+      kills: 3,
+      restarts: 0,
+      seed: Number(process.env.FAULT_SEED) || Math.floor(Math.random() * 2 ** 31),
+    }));
 
   it('standalone: killed with SIGKILL right after deleting the stale JobSet, restarted: it applies exactly one JobSet with the new count', async () => {
     // Standalone mode is for clusters without Trainer's controller: stop it first.
@@ -178,7 +259,9 @@ describe('reconciler resilience: SIGKILL mid-rebuild, two sidecars', { skip }, (
     const restarted = await sidecarOf('restarted-standalone', 'standalone');
     const js = await settledOn('k2', 2);
     assert.notEqual(js.metadata.uid, old.metadata.uid);
-    await waitFor('the Rebuilt report', async () => a.report(await getTj('k2'))?.state === 'Rebuilt', { timeoutMs: TAKEOVER_MS });
+    await waitFor('the Rebuilt report', async () => a.report(await getTj('k2'))?.state === 'Rebuilt', {
+      timeoutMs: TAKEOVER_MS,
+    });
     await restarted.proc.stop();
   });
 });

@@ -63,7 +63,10 @@ describe('certificates replaced under load', { timeout: 300_000 }, () => {
 
     // Keep-alive pools (connections made before a swap keep their session) and one pool that
     // handshakes anew for every request (it meets each new certificate at once).
-    const clients = [...Array.from({ length: 3 }, () => admissionClient({ port: serve.port, ca: ca.certPem })), admissionClient({ port: serve.port, ca: ca.certPem, keepAlive: false })];
+    const clients = [
+      ...Array.from({ length: 3 }, () => admissionClient({ port: serve.port, ca: ca.certPem })),
+      admissionClient({ port: serve.port, ca: ca.certPem, keepAlive: false }),
+    ];
     after(() => clients.forEach((c) => c.close()));
     const traffic = load(clients, 'swap');
     await traffic.progress(50);
@@ -74,19 +77,31 @@ describe('certificates replaced under load', { timeout: 300_000 }, () => {
       // The directory watch reloads within its debounce; the 10 s poll is the backstop.
       const deadline = Date.now() + 30_000;
       let served = '';
-      while ((served = await servedFingerprint(serve.port, ca.certPem)) !== expected && Date.now() < deadline) await new Promise((r) => setTimeout(r, 100));
+      while ((served = await servedFingerprint(serve.port, ca.certPem)) !== expected && Date.now() < deadline)
+        await new Promise((r) => setTimeout(r, 100));
       assert.equal(served, expected, `swap ${i}: the new certificate is served`);
       await traffic.progress(20);
     }
     await traffic.stop();
 
-    const failed = traffic.results.filter(({ uid, result }) => !result.ok || result.status !== 200 || result.uid !== uid);
-    assert.deepEqual(failed.slice(0, 5), [], `${failed.length} of ${traffic.results.length} requests failed across ${SWAPS} swaps`);
+    const failed = traffic.results.filter(
+      ({ uid, result }) => !result.ok || result.status !== 200 || result.uid !== uid,
+    );
+    assert.deepEqual(
+      failed.slice(0, 5),
+      [],
+      `${failed.length} of ${traffic.results.length} requests failed across ${SWAPS} swaps`,
+    );
     assert.ok(traffic.results.length >= 50 + 20 * SWAPS);
     // The last reload was served before its log line reached the pipe: wait for the lines.
     const logDeadline = Date.now() + 10_000;
-    while (serve.lines.filter((l) => l.msg === 'certificate reloaded').length < SWAPS && Date.now() < logDeadline) await new Promise((r) => setTimeout(r, 50));
+    while (serve.lines.filter((l) => l.msg === 'certificate reloaded').length < SWAPS && Date.now() < logDeadline)
+      await new Promise((r) => setTimeout(r, 50));
     assert.equal(serve.lines.filter((l) => l.msg === 'certificate reloaded').length, SWAPS, 'each swap reloaded once');
-    assert.deepEqual(serve.lines.filter((l) => /reload failed/.test(String(l.msg))), [], 'no reload reported failed');
+    assert.deepEqual(
+      serve.lines.filter((l) => /reload failed/.test(String(l.msg))),
+      [],
+      'no reload reported failed',
+    );
   });
 });

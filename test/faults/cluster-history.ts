@@ -26,7 +26,13 @@ export interface StoredVersion {
 }
 
 export interface KubeObject {
-  metadata?: { name?: string; uid?: string; resourceVersion?: string; deletionTimestamp?: unknown; labels?: Record<string, string> };
+  metadata?: {
+    name?: string;
+    uid?: string;
+    resourceVersion?: string;
+    deletionTimestamp?: unknown;
+    labels?: Record<string, string>;
+  };
   status?: { phase?: string };
   spec?: unknown;
 }
@@ -56,7 +62,8 @@ export async function recordHistory(kc: KubeConfig, namespace: string): Promise<
     let from: string | undefined;
     const list = async () => {
       const res = await fetchList(kc, resource, namespace);
-      for (const object of res.items) versions.push({ resource, type: 'LISTED', rv: Number(object.metadata?.resourceVersion), object });
+      for (const object of res.items)
+        versions.push({ resource, type: 'LISTED', rv: Number(object.metadata?.resourceVersion), object });
       from = res.metadata.resourceVersion;
     };
     await list();
@@ -120,12 +127,21 @@ async function retrying(fn: () => Promise<void>, stop: () => boolean): Promise<v
   }
 }
 
-async function fetchList(kc: KubeConfig, resource: 'pods' | 'jobsets', namespace: string): Promise<{ metadata: { resourceVersion: string }; items: KubeObject[] }> {
+async function fetchList(
+  kc: KubeConfig,
+  resource: 'pods' | 'jobsets',
+  namespace: string,
+): Promise<{ metadata: { resourceVersion: string }; items: KubeObject[] }> {
   if (resource === 'pods') {
     const list = await kc.makeApiClient(CoreV1Api).listNamespacedPod({ namespace });
     return { metadata: { resourceVersion: list.metadata?.resourceVersion ?? '' }, items: list.items as KubeObject[] };
   }
-  return (await kc.makeApiClient(CustomObjectsApi).listNamespacedCustomObject({ group: 'jobset.x-k8s.io', version: 'v1alpha2', namespace, plural: 'jobsets' })) as { metadata: { resourceVersion: string }; items: KubeObject[] };
+  return (await kc
+    .makeApiClient(CustomObjectsApi)
+    .listNamespacedCustomObject({ group: 'jobset.x-k8s.io', version: 'v1alpha2', namespace, plural: 'jobsets' })) as {
+    metadata: { resourceVersion: string };
+    items: KubeObject[];
+  };
 }
 
 const TERMINAL = new Set(['Succeeded', 'Failed']);
@@ -154,7 +170,10 @@ export interface DeletionRecord {
  * the deleting write. A pod whose phase is not terminal (Pending, Running, Unknown; Terminating or
  * not) still ran: that deletion was early. Pure.
  */
-export function checkDeletions(versions: readonly StoredVersion[]): { deletions: DeletionRecord[]; early: EarlyDelete[] } {
+export function checkDeletions(versions: readonly StoredVersion[]): {
+  deletions: DeletionRecord[];
+  early: EarlyDelete[];
+} {
   const sorted = [...versions].sort((a, b) => a.rv - b.rv);
   const deletions: DeletionRecord[] = [];
   const early: EarlyDelete[] = [];
@@ -163,7 +182,9 @@ export function checkDeletions(versions: readonly StoredVersion[]): { deletions:
     if (v.resource !== 'jobsets') continue;
     const uid = v.object.metadata?.uid ?? '';
     if (seen.has(uid)) continue;
-    const deleting = v.type === 'DELETED' || (v.object.metadata?.deletionTimestamp !== undefined && v.object.metadata.deletionTimestamp !== null);
+    const deleting =
+      v.type === 'DELETED' ||
+      (v.object.metadata?.deletionTimestamp !== undefined && v.object.metadata.deletionTimestamp !== null);
     if (!deleting) continue;
     seen.add(uid);
     // A DELETED event carries the object at the deleting revision; a foreground delete's first
@@ -172,10 +193,16 @@ export function checkDeletions(versions: readonly StoredVersion[]): { deletions:
     const pods = new Map<string, StoredVersion>();
     for (const p of sorted) {
       if (p.rv >= deletedAt) break;
-      if (p.resource === 'pods' && p.object.metadata?.labels?.['jobset.sigs.k8s.io/jobset-uid'] === uid) pods.set(p.object.metadata?.uid ?? '', p);
+      if (p.resource === 'pods' && p.object.metadata?.labels?.['jobset.sigs.k8s.io/jobset-uid'] === uid)
+        pods.set(p.object.metadata?.uid ?? '', p);
     }
     const stored = [...pods.values()].filter((p) => p.type !== 'DELETED');
-    const running = stored.filter((p) => !TERMINAL.has(p.object.status?.phase ?? '')).map((p) => `${p.object.metadata?.name}(${p.object.status?.phase ?? 'no phase'}${p.object.metadata?.deletionTimestamp ? ', Terminating' : ''})`);
+    const running = stored
+      .filter((p) => !TERMINAL.has(p.object.status?.phase ?? ''))
+      .map(
+        (p) =>
+          `${p.object.metadata?.name}(${p.object.status?.phase ?? 'no phase'}${p.object.metadata?.deletionTimestamp ? ', Terminating' : ''})`,
+      );
     const name = v.object.metadata?.name ?? '?';
     deletions.push({ jobSet: name, uid, deletedAt, podsSeen: pods.size, podsTerminal: stored.length - running.length });
     if (running.length) early.push({ jobSet: name, uid, deletedAt, running });

@@ -45,7 +45,9 @@ describe('reviews nested as deep as the API server allows', () => {
 
   it('3,000 and 9,990 levels in request.options with a 16-digit run elsewhere are decided, not refused as 400 "not valid JSON"', async () => {
     for (const levels of [3_000, 9_990]) {
-      const body = review('CREATE', { object: trainJob({}, { annotations: { 'example.com/id': '1234567890123456' } }) }) as Record<string, any>;
+      const body = review('CREATE', {
+        object: trainJob({}, { annotations: { 'example.com/id': '1234567890123456' } }),
+      }) as Record<string, any>;
       body.request.options = '__HOLE__';
       for (const send of [server.validate, server.mutate]) {
         const answer = await send(withHole(body, objects(levels)));
@@ -58,9 +60,15 @@ describe('reviews nested as deep as the API server allows', () => {
   it('an object nested 10,000 levels is answered; one level more gets a 400 "exceeded max depth"', async () => {
     // request.object is two levels down: the body is then 10,002 levels deep.
     for (const long of ['', '"x":12345678901234567,']) {
-      const ok = JSON.stringify(review('CREATE')).replace(/"object":\{/, `"object":{${long}"deep":${objects(9_998, '{}')},`);
+      const ok = JSON.stringify(review('CREATE')).replace(
+        /"object":\{/,
+        `"object":{${long}"deep":${objects(9_998, '{}')},`,
+      );
       assertWellFormedAnswer(await server.validate(ok), 'depth 10,000');
-      const tooDeep = JSON.stringify(review('CREATE')).replace(/"object":\{/, `"object":{${long}"deep":${objects(9_999, '{}')},`);
+      const tooDeep = JSON.stringify(review('CREATE')).replace(
+        /"object":\{/,
+        `"object":{${long}"deep":${objects(9_999, '{}')},`,
+      );
       const answer = await server.validate(tooDeep);
       assert.equal(answer.statusCode, 400, answer.body.slice(0, 300));
       assert.match(answer.json!.error, /^request body is not valid JSON: exceeded max depth/);
@@ -68,7 +76,9 @@ describe('reviews nested as deep as the API server allows', () => {
   });
 
   it('1,000,000 levels are refused with a 400, not a crash', async () => {
-    const answer = await server.validate(JSON.stringify(review('CREATE')).replace('"options":null', `"options":${arrays(1_000_000)}`));
+    const answer = await server.validate(
+      JSON.stringify(review('CREATE')).replace('"options":null', `"options":${arrays(1_000_000)}`),
+    );
     assert.equal(answer.statusCode, 400);
     assert.match(answer.json!.error, /exceeded max depth/);
   });
@@ -87,22 +97,33 @@ describe('deep values inside object and oldObject', () => {
     'metadata.labels': (hole) => trainJob({}, { labels: hole }),
     'metadata.finalizers': (hole) => trainJob({}, { finalizers: hole }),
     'metadata.name': (hole) => trainJob({}, { name: hole }),
-    'metadata.managedFields[0].fieldsV1': (hole) => trainJob({}, { managedFields: [{ manager: 'm', operation: 'Update', fieldsType: 'FieldsV1', fieldsV1: hole }] }),
-    'spec.trainer.command': (hole) => trainJob({ trainer: { image: 'ghcr.io/acme/train:1.0', numNodes: 1, command: hole } }),
-    'spec.trainer.env[0].value': (hole) => trainJob({ trainer: { image: 'ghcr.io/acme/train:1.0', numNodes: 1, env: [{ name: 'A', value: hole }] } }),
-    'spec.runtimePatches[0] (unknown field)': (hole) => trainJob({ runtimePatches: [{ manager: 'example.com/m', extra: hole }] }),
+    'metadata.managedFields[0].fieldsV1': (hole) =>
+      trainJob({}, { managedFields: [{ manager: 'm', operation: 'Update', fieldsType: 'FieldsV1', fieldsV1: hole }] }),
+    'spec.trainer.command': (hole) =>
+      trainJob({ trainer: { image: 'ghcr.io/acme/train:1.0', numNodes: 1, command: hole } }),
+    'spec.trainer.env[0].value': (hole) =>
+      trainJob({ trainer: { image: 'ghcr.io/acme/train:1.0', numNodes: 1, env: [{ name: 'A', value: hole }] } }),
+    'spec.runtimePatches[0] (unknown field)': (hole) =>
+      trainJob({ runtimePatches: [{ manager: 'example.com/m', extra: hole }] }),
     'spec.runtimePatches[0].manager': (hole) => trainJob({ runtimePatches: [{ manager: hole }] }),
     status: (hole) => ({ ...trainJob(), status: hole }),
   };
 
   for (const [place, build] of Object.entries(places)) {
-    for (const [shape, nest] of [['arrays', arrays], ['objects', objects]] as const) {
+    for (const [shape, nest] of [
+      ['arrays', arrays],
+      ['objects', objects],
+    ] as const) {
       it(`${place}: ${shape} 9,990 deep, CREATE and UPDATE, both webhooks`, async () => {
         const deep = nest(9_990);
         const create = withHole(review('CREATE', { object: build('__HOLE__') }), deep);
         const updateNew = withHole(review('UPDATE', { object: build('__HOLE__'), oldObject: trainJob() }), deep);
         const updateOld = withHole(review('UPDATE', { object: trainJob(), oldObject: build('__HOLE__') }), deep);
-        for (const [what, body] of [['CREATE', create], ['UPDATE (new)', updateNew], ['UPDATE (old)', updateOld]]) {
+        for (const [what, body] of [
+          ['CREATE', create],
+          ['UPDATE (new)', updateNew],
+          ['UPDATE (old)', updateOld],
+        ]) {
           assertWellFormedAnswer(await server.validate(body), `validate ${what}`);
           assertWellFormedAnswer(await server.mutate(body), `mutate ${what}`);
         }
@@ -112,7 +133,12 @@ describe('deep values inside object and oldObject', () => {
 
   it('an unchanged deep runtimePatches entry: the defaulting compares old and new without recursing', async () => {
     const patches = '[{"manager":"example.com/m","trainer":' + objects(9_990) + '}]';
-    const body = JSON.stringify(review('UPDATE', { object: trainJob({ runtimePatches: '__A__' }), oldObject: trainJob({ runtimePatches: '__B__' }) }))
+    const body = JSON.stringify(
+      review('UPDATE', {
+        object: trainJob({ runtimePatches: '__A__' }),
+        oldObject: trainJob({ runtimePatches: '__B__' }),
+      }),
+    )
       .replace('"__A__"', patches)
       .replace('"__B__"', patches);
     const answer = await server.mutate(body);
@@ -129,7 +155,11 @@ describe('values the mutating webhook would copy into its patch', () => {
 
   // An old runtimePatches time beyond int64 would make the patch unserialisable (HTTP 500), and a
   // deep one would overflow JSON.stringify: such a time is not copied.
-  for (const [what, time] of [['an integer beyond int64', '9223372036854775808'], ['an array 9,990 deep', arrays(9_990)], ['an object', '{"a":1}']]) {
+  for (const [what, time] of [
+    ['an integer beyond int64', '9223372036854775808'],
+    ['an array 9,990 deep', arrays(9_990)],
+    ['an object', '{"a":1}'],
+  ]) {
     it(`an old time that is ${what} is not copied: an in-band answer without a patch for it`, async () => {
       const body = JSON.stringify(
         review('UPDATE', {
@@ -154,7 +184,10 @@ describe('deep values a denial names', () => {
   // A list-type map item nested 9,990 deep is a bad value the denial renders; rendering it must
   // not overflow (JSON.stringify would: an in-band internal error).
   it('spec.runtimePatches[0] nested 9,990 arrays deep is denied with the schema errors', async () => {
-    const body = JSON.stringify(review('CREATE', { object: trainJob({ runtimePatches: '__HOLE__' }) })).replace(HOLE, arrays(9_990));
+    const body = JSON.stringify(review('CREATE', { object: trainJob({ runtimePatches: '__HOLE__' }) })).replace(
+      HOLE,
+      arrays(9_990),
+    );
     const answer = await server.validate(body);
     assertWellFormedAnswer(answer, 'validate');
     assert.equal(answer.json!.response.allowed, false);
@@ -172,7 +205,12 @@ describe('deep values the decision names in a warning', () => {
   // The numNodes-change warning writes the old value; String() would recurse through a deep
   // array (an in-band internal error).
   it('an old numNodes nested 9,990 arrays deep, changed to 4', async () => {
-    const body = JSON.stringify(review('UPDATE', { object: trainJob({ trainer: { image: 'ghcr.io/acme/train:1.0', numNodes: 4 } }), oldObject: trainJob({ trainer: { image: 'ghcr.io/acme/train:1.0', numNodes: '__HOLE__' } }) })).replace(HOLE, arrays(9_990));
+    const body = JSON.stringify(
+      review('UPDATE', {
+        object: trainJob({ trainer: { image: 'ghcr.io/acme/train:1.0', numNodes: 4 } }),
+        oldObject: trainJob({ trainer: { image: 'ghcr.io/acme/train:1.0', numNodes: '__HOLE__' } }),
+      }),
+    ).replace(HOLE, arrays(9_990));
     assertWellFormedAnswer(await server.validate(body), 'validate');
   });
 });
@@ -190,11 +228,16 @@ describe('deep untyped values reaching a CEL rule', () => {
   // "invalid data").
   for (const field of ['runtimeRef', 'managedBy']) {
     it(`an old spec.${field} nested 9,990 arrays deep: the rule reports a value too deep`, async () => {
-      const body = JSON.stringify(review('UPDATE', { object: trainJob(), oldObject: trainJob({ [field]: '__HOLE__' }) })).replace(HOLE, arrays(9_990));
+      const body = JSON.stringify(
+        review('UPDATE', { object: trainJob(), oldObject: trainJob({ [field]: '__HOLE__' }) }),
+      ).replace(HOLE, arrays(9_990));
       const answer = await server.validate(body);
       assertWellFormedAnswer(answer, 'validate');
       assert.equal(answer.json!.response.allowed, false);
-      assert.match(answer.json!.response.status.message, /Unsupported type: a value nested deeper than 1000 levels evaluating rule: self == oldSelf/);
+      assert.match(
+        answer.json!.response.status.message,
+        /Unsupported type: a value nested deeper than 1000 levels evaluating rule: self == oldSelf/,
+      );
     });
   }
 });

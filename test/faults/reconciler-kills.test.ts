@@ -14,13 +14,20 @@ import { longForm } from './support.ts';
 const controlPlane = controlPlaneAvailability();
 const controllers = upstreamControllersAvailability();
 const LONG = longForm();
-const skip = !LONG ? 'the long form (npm run test:faults); npm test runs the short form in test/e2e/reconciler-resilience.test.ts' : !controlPlane.available ? controlPlane.reason : !controllers.available ? controllers.reason : false;
+const skip = !LONG
+  ? 'the long form (npm run test:faults); npm test runs the short form in test/e2e/reconciler-resilience.test.ts'
+  : !controlPlane.available
+    ? controlPlane.reason
+    : !controllers.available
+      ? controllers.reason
+      : false;
 
 function positive(name: string, fallback: number): number {
   const raw = process.env[name];
   if (raw === undefined || raw === '') return fallback;
   const n = Number(raw);
-  if (!Number.isSafeInteger(n) || n <= 0) throw new Error(`${name} must be a positive integer, got ${JSON.stringify(raw)}`);
+  if (!Number.isSafeInteger(n) || n <= 0)
+    throw new Error(`${name} must be a positive integer, got ${JSON.stringify(raw)}`);
   return n;
 }
 

@@ -17,13 +17,16 @@ const CRD_DIR = path.dirname(UPSTREAM_TRAINJOB_CRD);
 const MATCHES = /\.matches\(\s*(?:'((?:[^'\\]|\\.)*)'|"((?:[^"\\]|\\.)*)")\s*\)/g;
 
 function yamlFiles(dir: string): string[] {
-  return readdirSync(dir, { withFileTypes: true }).flatMap((e) => (e.isDirectory() ? yamlFiles(path.join(dir, e.name)) : e.name.endsWith('.yaml') ? [path.join(dir, e.name)] : []));
+  return readdirSync(dir, { withFileTypes: true }).flatMap((e) =>
+    e.isDirectory() ? yamlFiles(path.join(dir, e.name)) : e.name.endsWith('.yaml') ? [path.join(dir, e.name)] : [],
+  );
 }
 
 /** Every matches() literal and every `pattern` in the vendored CRDs, with where each is used. */
 function vendoredPatterns(): Map<string, Set<string>> {
   const found = new Map<string, Set<string>>();
-  const note = (pattern: string, where: string): void => void (found.get(pattern) ?? found.set(pattern, new Set()).get(pattern)!).add(where);
+  const note = (pattern: string, where: string): void =>
+    void (found.get(pattern) ?? found.set(pattern, new Set()).get(pattern)!).add(where);
   const visit = (node: unknown, file: string): void => {
     const stack = [node];
     while (stack.length > 0) {
@@ -54,7 +57,11 @@ const N = longForm() ? 200_000 : 40_000;
 function adversarial(pattern: string): string[] {
   const alphabet = [...new Set(pattern.replace(/\\[a-z]|[\\^$()[\]{}|?*+]/gi, '').split(''))].filter((c) => c !== '');
   const runs = ['a', '0', '-', '.', '+', 'a-', '0.', ':/', ...alphabet];
-  return runs.flatMap((run) => [run.repeat(N / run.length), `a${run.repeat(N / run.length)}!`, `${run.repeat(N / run.length)}\u0000`]);
+  return runs.flatMap((run) => [
+    run.repeat(N / run.length),
+    `a${run.repeat(N / run.length)}!`,
+    `${run.repeat(N / run.length)}\u0000`,
+  ]);
 }
 
 describe('regular expressions of the vendored CRDs stay linear (RE2)', { timeout: 120_000 }, () => {
@@ -62,8 +69,14 @@ describe('regular expressions of the vendored CRDs stay linear (RE2)', { timeout
 
   it('finds the matches() rules and patterns to check', () => {
     const kinds = [...patterns.values()].flatMap((w) => [...w]);
-    assert.ok(kinds.some((k) => k.endsWith('matches()')), 'no matches() rule found');
-    assert.ok(kinds.some((k) => k.endsWith('pattern')), 'no pattern found');
+    assert.ok(
+      kinds.some((k) => k.endsWith('matches()')),
+      'no matches() rule found',
+    );
+    assert.ok(
+      kinds.some((k) => k.endsWith('pattern')),
+      'no pattern found',
+    );
     assert.ok(patterns.has('^[a-z]([-a-z0-9]*[a-z0-9])?$'));
   });
 
@@ -71,9 +84,16 @@ describe('regular expressions of the vendored CRDs stay linear (RE2)', { timeout
     it(`${pattern} (${[...where].sort().join(', ')})`, () => {
       for (const input of adversarial(pattern)) assert.equal(typeof re2Matches(input, pattern), 'boolean');
       fc.assert(
-        fc.property(fc.string({ unit: fc.constantFrom(...new Set([...pattern, 'a', '0', '-', '\u00e9', '\ud800'])), minLength: 1_000, maxLength: 20_000 }), (s) => {
-          assert.equal(typeof re2Matches(s, pattern), 'boolean');
-        }),
+        fc.property(
+          fc.string({
+            unit: fc.constantFrom(...new Set([...pattern, 'a', '0', '-', '\u00e9', '\ud800'])),
+            minLength: 1_000,
+            maxLength: 20_000,
+          }),
+          (s) => {
+            assert.equal(typeof re2Matches(s, pattern), 'boolean');
+          },
+        ),
         { numRuns: longForm() ? 500 : 10 },
       );
     });
@@ -93,8 +113,12 @@ describe('the CRD rule metadata.name.matches() on hostile names, through the web
       assertWellFormedAnswer(answer, 'validate');
       assert.equal(answer.json!.response.allowed, false);
       // The rule ran (CEL is not blocked by the name's own errors): it matched or said why not.
-      const dnsLabel = /^[a-z]([-a-z0-9]*[a-z0-9])?$/.test(name.slice(0, 100)) && /[a-z0-9]$/.test(name) && !/[^-a-z0-9]/.test(name);
-      assert.equal(answer.json!.response.status.message.includes('metadata.name must match RFC 1035 DNS label format'), !dnsLabel);
+      const dnsLabel =
+        /^[a-z]([-a-z0-9]*[a-z0-9])?$/.test(name.slice(0, 100)) && /[a-z0-9]$/.test(name) && !/[^-a-z0-9]/.test(name);
+      assert.equal(
+        answer.json!.response.status.message.includes('metadata.name must match RFC 1035 DNS label format'),
+        !dnsLabel,
+      );
     });
   }
 });

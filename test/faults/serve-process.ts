@@ -29,8 +29,14 @@ export interface ServeProcess {
 
 /** Starts `serve --port 0 --ops-port 0 --host 127.0.0.1 <args>` in `cwd` and waits for `serving`. */
 export async function startServeProcess(args: string[], cwd: string): Promise<ServeProcess> {
-  const child = spawn(process.execPath, [BIN, 'serve', '--port', '0', '--ops-port', '0', '--host', '127.0.0.1', '--offline', ...args], { cwd, stdio: ['ignore', 'pipe', 'pipe'] });
-  const exited = new Promise<{ code: number | null; signal: NodeJS.Signals | null }>((resolve) => child.once('close', (code: number | null, signal: NodeJS.Signals | null) => resolve({ code, signal })));
+  const child = spawn(
+    process.execPath,
+    [BIN, 'serve', '--port', '0', '--ops-port', '0', '--host', '127.0.0.1', '--offline', ...args],
+    { cwd, stdio: ['ignore', 'pipe', 'pipe'] },
+  );
+  const exited = new Promise<{ code: number | null; signal: NodeJS.Signals | null }>((resolve) =>
+    child.once('close', (code: number | null, signal: NodeJS.Signals | null) => resolve({ code, signal })),
+  );
   const lines: LogLine[] = [];
   const waiters: Array<() => void> = [];
   let stderr = '';
@@ -95,7 +101,13 @@ export interface ClientOptions {
 
 /** An HTTPS client with its own connection pool; each send is one AdmissionReview with `uid`. */
 export function admissionClient(opts: ClientOptions) {
-  const agent = new Agent({ keepAlive: opts.keepAlive ?? true, maxSockets: opts.maxSockets ?? 4, ca: opts.ca, rejectUnauthorized: opts.ca !== undefined, servername: 'localhost' });
+  const agent = new Agent({
+    keepAlive: opts.keepAlive ?? true,
+    maxSockets: opts.maxSockets ?? 4,
+    ca: opts.ca,
+    rejectUnauthorized: opts.ca !== undefined,
+    servername: 'localhost',
+  });
   const used = new WeakSet<object>();
   const send = (uid: string, operation = 'UPDATE'): Promise<Answered | Failed> =>
     new Promise((resolve) => {
@@ -103,7 +115,15 @@ export function admissionClient(opts: ClientOptions) {
       let reused = false;
       let handshaken = false;
       const req = request(
-        { host: '127.0.0.1', port: opts.port, path: VALIDATE, method: 'POST', agent, headers: { 'content-type': 'application/json', 'content-length': Buffer.byteLength(body) }, timeout: 30_000 },
+        {
+          host: '127.0.0.1',
+          port: opts.port,
+          path: VALIDATE,
+          method: 'POST',
+          agent,
+          headers: { 'content-type': 'application/json', 'content-length': Buffer.byteLength(body) },
+          timeout: 30_000,
+        },
         (res) => {
           let text = '';
           res.setEncoding('utf8');
@@ -117,7 +137,9 @@ export function admissionClient(opts: ClientOptions) {
             }
             resolve({ ok: true, status: res.statusCode ?? 0, uid: answeredUid, reused });
           });
-          res.on('error', (err: NodeJS.ErrnoException) => resolve({ ok: false, code: err.code ?? 'ERR', message: err.message, reused, handshaken: true }));
+          res.on('error', (err: NodeJS.ErrnoException) =>
+            resolve({ ok: false, code: err.code ?? 'ERR', message: err.message, reused, handshaken: true }),
+          );
         },
       );
       req.on('socket', (socket) => {
@@ -128,7 +150,9 @@ export function admissionClient(opts: ClientOptions) {
         if (!handshaken) socket.once('secureConnect', () => (handshaken = true));
       });
       req.on('timeout', () => req.destroy(Object.assign(new Error('no answer in 30 s'), { code: 'TIMEOUT' })));
-      req.on('error', (err: NodeJS.ErrnoException) => resolve({ ok: false, code: err.code ?? 'ERR', message: err.message, reused, handshaken }));
+      req.on('error', (err: NodeJS.ErrnoException) =>
+        resolve({ ok: false, code: err.code ?? 'ERR', message: err.message, reused, handshaken }),
+      );
       req.end(body);
     });
   return { send, close: () => agent.destroy() };
@@ -138,7 +162,11 @@ export function admissionClient(opts: ClientOptions) {
  * Runs one loop per client that sends reviews until `stop()` (or, for that loop, until a result
  * `stopOn` picks); keeps every result with its uid.
  */
-export function load(clients: ReturnType<typeof admissionClient>[], prefix: string, stopOn: (r: Answered | Failed) => boolean = () => false) {
+export function load(
+  clients: ReturnType<typeof admissionClient>[],
+  prefix: string,
+  stopOn: (r: Answered | Failed) => boolean = () => false,
+) {
   const results: Array<{ uid: string; result: Answered | Failed }> = [];
   let stopping = false;
   let n = 0;

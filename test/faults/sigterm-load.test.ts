@@ -26,7 +26,10 @@ describe('SIGTERM under load', { timeout: 60_000 * RUNS }, () => {
       const serve = await startServeProcess(['--crd', UPSTREAM_CRD], dir);
       after(() => serve.child.kill('SIGKILL'));
 
-      const clients = [...Array.from({ length: 4 }, () => admissionClient({ port: serve.port })), admissionClient({ port: serve.port, keepAlive: false })];
+      const clients = [
+        ...Array.from({ length: 4 }, () => admissionClient({ port: serve.port })),
+        admissionClient({ port: serve.port, keepAlive: false }),
+      ];
       after(() => clients.forEach((c) => c.close()));
       // Each loop ends at its first refused connection: the listener is closed.
       const traffic = load(clients, `run${run}`, (r) => !r.ok && r.code === 'ECONNREFUSED');
@@ -38,7 +41,11 @@ describe('SIGTERM under load', { timeout: 60_000 * RUNS }, () => {
 
       assert.deepEqual(exit, { code: 0, signal: null }, 'exited 0 on its own (within the drain timeout)');
       assert.ok(serve.lines.some((l) => l.msg === 'shut down'));
-      const answered = new Set(traffic.results.filter(({ uid, result }) => result.ok && result.status === 200 && result.uid === uid).map(({ uid }) => uid));
+      const answered = new Set(
+        traffic.results
+          .filter(({ uid, result }) => result.ok && result.status === 200 && result.uid === uid)
+          .map(({ uid }) => uid),
+      );
       const dropped = [...serve.decidedUids()].filter((uid) => !answered.has(uid));
       assert.deepEqual(dropped, [], 'decided by the server but never answered to the client');
       const failures = traffic.results.filter(({ result }) => !result.ok || result.status !== 200);
@@ -46,14 +53,28 @@ describe('SIGTERM under load', { timeout: 60_000 * RUNS }, () => {
       // the listen backlog when it closed (a new connection, its TLS handshake not even begun on
       // the server's side). In a cluster neither happens: the pod's preStop sleep lets its endpoint
       // go before SIGTERM, so no new connection arrives by then.
-      const neverAccepted = (r: (typeof failures)[number]['result']) => !r.ok && (r.code === 'ECONNREFUSED' || (r.code === 'ECONNRESET' && !r.reused && !r.handshaken));
+      const neverAccepted = (r: (typeof failures)[number]['result']) =>
+        !r.ok && (r.code === 'ECONNREFUSED' || (r.code === 'ECONNRESET' && !r.reused && !r.handshaken));
       const otherwise = failures.filter(({ result }) => !neverAccepted(result));
-      assert.deepEqual(otherwise.slice(0, 5), [], `${otherwise.length} requests failed on a connection the server had accepted`);
+      assert.deepEqual(
+        otherwise.slice(0, 5),
+        [],
+        `${otherwise.length} requests failed on a connection the server had accepted`,
+      );
       const reset = failures.filter(({ result }) => !result.ok && result.code === 'ECONNRESET').map(({ uid }) => uid);
-      assert.deepEqual(reset.filter((uid) => serve.decidedUids().has(uid)), [], 'no reset request was decided');
-      if (reset.length) t.diagnostic(`${reset.length} new connection(s) reset in the listen backlog as it closed: ${reset.join(', ')}`);
+      assert.deepEqual(
+        reset.filter((uid) => serve.decidedUids().has(uid)),
+        [],
+        'no reset request was decided',
+      );
+      if (reset.length)
+        t.diagnostic(`${reset.length} new connection(s) reset in the listen backlog as it closed: ${reset.join(', ')}`);
       assert.ok(traffic.results.length > sentBeforeSignal, 'requests were still being sent when the signal came');
-      assert.equal(failures.filter(({ result }) => !result.ok && result.code === 'ECONNREFUSED').length, clients.length, 'each client ends on one refused connection');
+      assert.equal(
+        failures.filter(({ result }) => !result.ok && result.code === 'ECONNREFUSED').length,
+        clients.length,
+        'each client ends on one refused connection',
+      );
     });
   }
 });

@@ -33,7 +33,12 @@ interface SlowConnection {
 /** One slow connection: it writes one more byte every second and never completes its request. */
 function slowConnection(port: number, kind: Kind): Promise<SlowConnection> {
   return new Promise((resolve, reject) => {
-    const conn: SlowConnection = { kind, socket: undefined as unknown as Socket, closedByServer: false, stop: () => {} };
+    const conn: SlowConnection = {
+      kind,
+      socket: undefined as unknown as Socket,
+      closedByServer: false,
+      stop: () => {},
+    };
     let timer: NodeJS.Timeout | undefined;
     const trickle = (text: string) => {
       let i = 0;
@@ -47,9 +52,14 @@ function slowConnection(port: number, kind: Kind): Promise<SlowConnection> {
         conn.closedByServer = true;
       });
       conn.socket.on('error', () => {});
-      if (kind === 'slow-headers') trickle(`POST ${VALIDATE} HTTP/1.1\r\nHost: webhook\r\nContent-Type: application/json\r\nX-Padding: ${'x'.repeat(4_000)}\r\n\r\n`);
+      if (kind === 'slow-headers')
+        trickle(
+          `POST ${VALIDATE} HTTP/1.1\r\nHost: webhook\r\nContent-Type: application/json\r\nX-Padding: ${'x'.repeat(4_000)}\r\n\r\n`,
+        );
       if (kind === 'slow-body') {
-        conn.socket.write(`POST ${VALIDATE} HTTP/1.1\r\nHost: webhook\r\nContent-Type: application/json\r\nContent-Length: 100000\r\n\r\n{`);
+        conn.socket.write(
+          `POST ${VALIDATE} HTTP/1.1\r\nHost: webhook\r\nContent-Type: application/json\r\nContent-Length: 100000\r\n\r\n{`,
+        );
         trickle(' '.repeat(99_999));
       }
       conn.stop = () => {
@@ -59,7 +69,10 @@ function slowConnection(port: number, kind: Kind): Promise<SlowConnection> {
       };
       resolve(conn);
     };
-    conn.socket = kind === 'no-handshake' ? tcpConnect({ host: '127.0.0.1', port }, opened) : tlsConnect({ host: '127.0.0.1', port, rejectUnauthorized: false }, opened);
+    conn.socket =
+      kind === 'no-handshake'
+        ? tcpConnect({ host: '127.0.0.1', port }, opened)
+        : tlsConnect({ host: '127.0.0.1', port, rejectUnauthorized: false }, opened);
     conn.socket.once('error', reject);
   });
 }
@@ -78,11 +91,22 @@ describe('slow clients do not starve real requests', { timeout: LONG ? 600_000 :
     }
 
     // Four keep-alive pools as the API server keeps them, and one that opens a connection per request.
-    const pools = [...Array.from({ length: 4 }, () => admissionClient({ port: serve.port })), admissionClient({ port: serve.port, keepAlive: false })];
+    const pools = [
+      ...Array.from({ length: 4 }, () => admissionClient({ port: serve.port })),
+      admissionClient({ port: serve.port, keepAlive: false }),
+    ];
     after(() => pools.forEach((p) => p.close()));
-    const results = await Promise.all(Array.from({ length: REAL_REQUESTS }, (_, i) => pools[i % pools.length].send(`real-${i}`)));
-    const failed = results.map((r, i) => ({ r, uid: `real-${i}` })).filter(({ r, uid }) => !r.ok || r.status !== 200 || r.uid !== uid);
-    assert.deepEqual(failed.slice(0, 5), [], `${failed.length} of ${REAL_REQUESTS} real requests not answered with their uid`);
+    const results = await Promise.all(
+      Array.from({ length: REAL_REQUESTS }, (_, i) => pools[i % pools.length].send(`real-${i}`)),
+    );
+    const failed = results
+      .map((r, i) => ({ r, uid: `real-${i}` }))
+      .filter(({ r, uid }) => !r.ok || r.status !== 200 || r.uid !== uid);
+    assert.deepEqual(
+      failed.slice(0, 5),
+      [],
+      `${failed.length} of ${REAL_REQUESTS} real requests not answered with their uid`,
+    );
 
     const cut = slow.filter((c) => c.closedByServer).map((c) => c.kind);
     assert.deepEqual(cut, [], 'every slow connection was still held while the real requests were answered');

@@ -12,7 +12,8 @@ import { review, VALIDATE } from '../webhook/fixtures.ts';
 import { RawClient } from '../webhook/raw-client.ts';
 import { gatedValidator, listening } from '../webhook/listening.ts';
 
-const closedBy = (socket: Socket) => new Promise<void>((resolve) => (socket.destroyed ? resolve() : socket.once('close', () => resolve())));
+const closedBy = (socket: Socket) =>
+  new Promise<void>((resolve) => (socket.destroyed ? resolve() : socket.once('close', () => resolve())));
 
 describe('shutdown with slow clients', { timeout: 30_000 }, () => {
   it('a connection still in its TLS handshake and a request still receiving its body are cut after the grace; the request in flight is answered; close() completes', async () => {
@@ -23,7 +24,9 @@ describe('shutdown with slow clients', { timeout: 30_000 }, () => {
     await new Promise((r) => noHandshake.once('connect', r));
     const slowBody = tlsConnect({ host: '127.0.0.1', port, rejectUnauthorized: false });
     await new Promise((r) => slowBody.once('secureConnect', r));
-    slowBody.write(`POST ${VALIDATE} HTTP/1.1\r\nHost: webhook\r\nContent-Type: application/json\r\nContent-Length: 1000\r\n\r\n{`);
+    slowBody.write(
+      `POST ${VALIDATE} HTTP/1.1\r\nHost: webhook\r\nContent-Type: application/json\r\nContent-Length: 1000\r\n\r\n{`,
+    );
     for (const s of [noHandshake, slowBody]) s.on('error', () => {});
     after(() => [noHandshake, slowBody].forEach((s) => s.destroy()));
 

@@ -29,7 +29,8 @@ export function longForm(): boolean {
   const raw = process.env.FAULT_CASES;
   if (raw === undefined || raw === '') return false;
   const n = Number(raw);
-  if (!Number.isSafeInteger(n) || n <= 0) throw new Error(`FAULT_CASES must be a positive integer, got ${JSON.stringify(raw)}`);
+  if (!Number.isSafeInteger(n) || n <= 0)
+    throw new Error(`FAULT_CASES must be a positive integer, got ${JSON.stringify(raw)}`);
   return true;
 }
 
@@ -50,7 +51,10 @@ export async function crdServer() {
   const policy = await loadPolicyFromFile(UPSTREAM_TRAINJOB_CRD);
   const { logger, lineCount } = discardingLogger();
   const metrics = createMetrics();
-  const app = await buildAdmissionServer({ tls: await testCert() }, { validator: createValidator({ policy }), logger, metrics, now: () => new Date('2026-01-02T03:04:05Z') });
+  const app = await buildAdmissionServer(
+    { tls: await testCert() },
+    { validator: createValidator({ policy }), logger, metrics, now: () => new Date('2026-01-02T03:04:05Z') },
+  );
   const send = async (url: string, payload: string): Promise<Answer> => {
     const res = await app.inject({ method: 'POST', url, headers: { 'content-type': 'application/json' }, payload });
     let json: Record<string, any> | undefined;
@@ -61,7 +65,14 @@ export async function crdServer() {
     }
     return { statusCode: res.statusCode, body: res.body, json };
   };
-  return { app, metrics, lineCount, send, validate: (p: string) => send(VALIDATE, p), mutate: (p: string) => send(MUTATE, p) };
+  return {
+    app,
+    metrics,
+    lineCount,
+    send,
+    validate: (p: string) => send(VALIDATE, p),
+    mutate: (p: string) => send(MUTATE, p),
+  };
 }
 
 /**

@@ -51,7 +51,12 @@ describe('binaries lookup', () => {
     const found = locateControlPlaneBinaries({ ...base, TJW_BIN_CACHE: cache });
     assert.ok(!found.found);
     assert.deepEqual(found.missing.sort(), ['kube-scheduler', 'kwok']);
-    const withEnv = locateControlPlaneBinaries({ ...base, TJW_BIN_CACHE: cache, TEST_ASSET_KUBE_SCHEDULER: fakeBinary(path.join(root, 'x'), 'sched'), TEST_ASSET_KWOK: fakeBinary(path.join(root, 'x'), 'kwok') });
+    const withEnv = locateControlPlaneBinaries({
+      ...base,
+      TJW_BIN_CACHE: cache,
+      TEST_ASSET_KUBE_SCHEDULER: fakeBinary(path.join(root, 'x'), 'sched'),
+      TEST_ASSET_KWOK: fakeBinary(path.join(root, 'x'), 'kwok'),
+    });
     assert.ok(withEnv.found);
   });
 
@@ -93,13 +98,24 @@ describe('Kueue (only the suites that queue jobs need it)', () => {
     const cached = fakeBinary(dir, 'kueue');
     assert.deepEqual(locateKueueBinaries({ ...base, TJW_BIN_CACHE: cache }), { found: true, paths: { kueue: cached } });
     const explicit = fakeBinary(path.join(root, 'explicit'), 'my-kueue');
-    assert.deepEqual(locateKueueBinaries({ ...empty, TEST_ASSET_KUEUE: explicit }), { found: true, paths: { kueue: explicit } });
+    assert.deepEqual(locateKueueBinaries({ ...empty, TEST_ASSET_KUEUE: explicit }), {
+      found: true,
+      paths: { kueue: explicit },
+    });
   });
 
   it('absent: skips saying how to build it, fails under CI=true, builds when Go is on PATH', () => {
     const a = kueueAvailability(empty);
-    assert.ok(!a.available && /Kueue not available \(missing kueue;/.test(a.reason) && /hack\/build-binaries\.sh kueue/.test(a.reason), JSON.stringify(a));
-    assert.throws(() => kueueAvailability({ ...empty, CI: 'true' }), /CI=true: the end-to-end suites must run, but Kueue not available/);
+    assert.ok(
+      !a.available &&
+        /Kueue not available \(missing kueue;/.test(a.reason) &&
+        /hack\/build-binaries\.sh kueue/.test(a.reason),
+      JSON.stringify(a),
+    );
+    assert.throws(
+      () => kueueAvailability({ ...empty, CI: 'true' }),
+      /CI=true: the end-to-end suites must run, but Kueue not available/,
+    );
     const goDir = path.join(root, 'gobin-kueue');
     fakeBinary(goDir, 'go');
     assert.deepEqual(kueueAvailability({ ...empty, PATH: goDir }), { available: true, needsBuild: true });
@@ -111,7 +127,13 @@ describe('Kueue (only the suites that queue jobs need it)', () => {
     const noNamespace = () => 'unshare failed';
     const a = kueueAvailability({ ...base, TJW_BIN_CACHE: cache }, noNamespace);
     assert.deepEqual(a, { available: false, reason: 'Kueue cannot run here: unshare failed' });
-    assert.throws(() => kueueAvailability({ ...base, TJW_BIN_CACHE: cache, CI: 'true' }, noNamespace), /CI=true: .*Kueue cannot: unshare failed/);
-    assert.deepEqual(kueueAvailability({ ...base, TJW_BIN_CACHE: cache }, () => undefined), { available: true, needsBuild: false });
+    assert.throws(
+      () => kueueAvailability({ ...base, TJW_BIN_CACHE: cache, CI: 'true' }, noNamespace),
+      /CI=true: .*Kueue cannot: unshare failed/,
+    );
+    assert.deepEqual(
+      kueueAvailability({ ...base, TJW_BIN_CACHE: cache }, () => undefined),
+      { available: true, needsBuild: false },
+    );
   });
 });

@@ -29,12 +29,22 @@ function decide(lookup: Lookup<unknown>, what: string, howTo: string, env: NodeJ
 }
 
 export function controlPlaneAvailability(env: NodeJS.ProcessEnv = process.env): Availability {
-  return decide(locateControlPlaneBinaries(env), 'real control plane (etcd, kube-apiserver, kube-controller-manager, kube-scheduler, kubectl, kwok)', HOW_TO_ENABLE, env);
+  return decide(
+    locateControlPlaneBinaries(env),
+    'real control plane (etcd, kube-apiserver, kube-controller-manager, kube-scheduler, kubectl, kwok)',
+    HOW_TO_ENABLE,
+    env,
+  );
 }
 
 /** Kubeflow Trainer's and JobSet's managers, built by `hack/build-binaries.sh controllers`. */
 export function upstreamControllersAvailability(env: NodeJS.ProcessEnv = process.env): Availability {
-  return decide(locateControllerBinaries(env), 'upstream Trainer and JobSet controllers', 'run `hack/build-binaries.sh controllers` (needs Go)', env);
+  return decide(
+    locateControllerBinaries(env),
+    'upstream Trainer and JobSet controllers',
+    'run `hack/build-binaries.sh controllers` (needs Go)',
+    env,
+  );
 }
 
 /** `unshare` flags for a private mount namespace (and, without root, a user namespace mapping us to root). */
@@ -46,13 +56,22 @@ export function mountNamespaceFlags(): string[] {
 function mountNamespaceProblem(): string | undefined {
   const probe = spawnSync('unshare', [...mountNamespaceFlags(), 'true'], { stdio: 'ignore', timeout: 10_000 });
   if (probe.error) return `\`unshare\` (util-linux) could not run: ${probe.error.message}`;
-  if (probe.status !== 0) return `\`unshare ${mountNamespaceFlags().join(' ')} true\` failed (exit ${probe.status}): this machine forbids the mount namespace Kueue's manager runs in`;
+  if (probe.status !== 0)
+    return `\`unshare ${mountNamespaceFlags().join(' ')} true\` failed (exit ${probe.status}): this machine forbids the mount namespace Kueue's manager runs in`;
   return undefined;
 }
 
 /** Kueue's manager, built by `hack/build-binaries.sh kueue`; needed only by the suites that queue jobs. */
-export function kueueAvailability(env: NodeJS.ProcessEnv = process.env, namespaceProblem = mountNamespaceProblem): Availability {
-  const binaries = decide(locateKueueBinaries(env), 'Kueue', 'run `hack/build-binaries.sh kueue` (needs Go), or set TEST_ASSET_KUEUE', env);
+export function kueueAvailability(
+  env: NodeJS.ProcessEnv = process.env,
+  namespaceProblem = mountNamespaceProblem,
+): Availability {
+  const binaries = decide(
+    locateKueueBinaries(env),
+    'Kueue',
+    'run `hack/build-binaries.sh kueue` (needs Go), or set TEST_ASSET_KUEUE',
+    env,
+  );
   const problem = binaries.available ? namespaceProblem() : undefined;
   if (!problem) return binaries;
   if (env.CI === 'true') throw new Error(`CI=true: the end-to-end suites must run, but Kueue cannot: ${problem}`);
@@ -79,7 +98,10 @@ async function ensure<T>(locate: () => Lookup<T>, component: Component, availabi
     await runBuild(component);
     lookup = locate();
   }
-  if (!lookup.found) throw new Error(`${component} binaries still missing: ${lookup.missing.join(', ')} (looked in ${lookup.searched.join(', ')})`);
+  if (!lookup.found)
+    throw new Error(
+      `${component} binaries still missing: ${lookup.missing.join(', ')} (looked in ${lookup.searched.join(', ')})`,
+    );
   return lookup.paths;
 }
 

@@ -54,7 +54,14 @@ export function readVersions(file = path.join(projectRoot, 'hack/versions.env'))
     if (!vars[k]) throw new Error(`${file}: ${k} is not set`);
     return vars[k];
   };
-  return { k8s: need('K8S_VERSION'), etcd: need('ETCD_VERSION'), trainer: need('TRAINER_VERSION'), jobset: need('JOBSET_VERSION'), kwok: need('KWOK_VERSION'), kueue: need('KUEUE_VERSION') };
+  return {
+    k8s: need('K8S_VERSION'),
+    etcd: need('ETCD_VERSION'),
+    trainer: need('TRAINER_VERSION'),
+    jobset: need('JOBSET_VERSION'),
+    kwok: need('KWOK_VERSION'),
+    kueue: need('KUEUE_VERSION'),
+  };
 }
 
 export function binCacheDir(env: NodeJS.ProcessEnv = process.env): string {
@@ -93,7 +100,10 @@ function pick(explicit: string | undefined, candidates: string[], searched: stri
   return candidates.find(isExecutable);
 }
 
-function lookup<K extends string>(specs: Record<K, { env: string; candidates: string[] }>, env: NodeJS.ProcessEnv): Lookup<Record<K, string>> {
+function lookup<K extends string>(
+  specs: Record<K, { env: string; candidates: string[] }>,
+  env: NodeJS.ProcessEnv,
+): Lookup<Record<K, string>> {
   const paths = {} as Record<K, string>;
   const missing: string[] = [];
   const searched: string[] = [];
@@ -131,8 +141,14 @@ export function locateControllerBinaries(env: NodeJS.ProcessEnv = process.env): 
   const dir = cacheDirs(readVersions(), env).controllers;
   const found = lookup(
     {
-      trainer: { env: 'TEST_ASSET_TRAINER_CONTROLLER_MANAGER', candidates: [path.join(dir, 'trainer-controller-manager')] },
-      jobset: { env: 'TEST_ASSET_JOBSET_CONTROLLER_MANAGER', candidates: [path.join(dir, 'jobset-controller-manager')] },
+      trainer: {
+        env: 'TEST_ASSET_TRAINER_CONTROLLER_MANAGER',
+        candidates: [path.join(dir, 'trainer-controller-manager')],
+      },
+      jobset: {
+        env: 'TEST_ASSET_JOBSET_CONTROLLER_MANAGER',
+        candidates: [path.join(dir, 'jobset-controller-manager')],
+      },
     },
     env,
   );
@@ -145,7 +161,10 @@ export function locateControllerBinaries(env: NodeJS.ProcessEnv = process.env): 
 }
 
 export function locateKueueBinaries(env: NodeJS.ProcessEnv = process.env): Lookup<KueueBinaries> {
-  return lookup({ kueue: { env: 'TEST_ASSET_KUEUE', candidates: [path.join(cacheDirs(readVersions(), env).kueue, 'kueue')] } }, env);
+  return lookup(
+    { kueue: { env: 'TEST_ASSET_KUEUE', candidates: [path.join(cacheDirs(readVersions(), env).kueue, 'kueue')] } },
+    env,
+  );
 }
 
 /** True when a `go` command is on PATH, so the build script can make missing binaries. */

@@ -35,7 +35,11 @@ function install(): void {
   installed = true;
   // 'exit' handlers must be synchronous: SIGKILL and rmSync are.
   process.once('exit', cleanupNow);
-  for (const [signal, code] of [['SIGINT', 130], ['SIGTERM', 143], ['SIGHUP', 129]] as const) {
+  for (const [signal, code] of [
+    ['SIGINT', 130],
+    ['SIGTERM', 143],
+    ['SIGHUP', 129],
+  ] as const) {
     process.once(signal, () => {
       cleanupNow();
       process.exit(code);

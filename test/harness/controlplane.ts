@@ -11,7 +11,15 @@ import { trackDir, untrackDir } from './cleanup.ts';
 import { apiServerArgs, controllerManagerArgs, etcdArgs } from './flags.ts';
 import { writeKubeconfig } from './kubeconfig.ts';
 import { runKubectl, yamlSource, type KubectlOptions, type KubectlResult } from './kubectl.ts';
-import { createCA, createServiceAccountKeys, issueClientCert, issueServingCert, writeKeyPair, type ServingCert, type ServingCertOptions } from './pki.ts';
+import {
+  createCA,
+  createServiceAccountKeys,
+  issueClientCert,
+  issueServingCert,
+  writeKeyPair,
+  type ServingCert,
+  type ServingCertOptions,
+} from './pki.ts';
 
 export type { ServingCert } from './pki.ts';
 import { startProcess, type StartProcessOptions, type TrackedProcess } from './process.ts';
@@ -39,7 +47,6 @@ export interface ControlPlaneOptions {
   /** Per component; default 60 s. */
   startTimeoutMs?: number;
 }
-
 
 export interface UserKubeconfig {
   path: string;
@@ -133,36 +140,83 @@ export async function startControlPlane(opts: ControlPlaneOptions = {}): Promise
 
     // etcd
     const [clientPort, peerPort] = await freePorts(2);
-    const etcd = startProcess(logsDir, 'etcd', binaries.etcd, etcdArgs({ dataDir: path.join(dir, 'etcd'), clientPort, peerPort }), { env: cleanEnv() });
+    const etcd = startProcess(
+      logsDir,
+      'etcd',
+      binaries.etcd,
+      etcdArgs({ dataDir: path.join(dir, 'etcd'), clientPort, peerPort }),
+      { env: cleanEnv() },
+    );
     started.push(etcd);
     const etcdUrl = `http://127.0.0.1:${clientPort}`;
-    await waitFor('etcd /health', async () => (await httpGet(`${etcdUrl}/health`)).body.includes('"true"'), { timeoutMs, process: etcd });
+    await waitFor('etcd /health', async () => (await httpGet(`${etcdUrl}/health`)).body.includes('"true"'), {
+      timeoutMs,
+      process: etcd,
+    });
 
     // kube-apiserver
     const port = await freePort();
     const server = `https://127.0.0.1:${port}`;
     // 10.0.0.1 is the `kubernetes` Service's address in --service-cluster-ip-range.
-    const apiCert = await writeKeyPair(path.join(certsDir, 'apiserver'), await issueServingCert(ca, 'kube-apiserver', { dnsNames: ['localhost', 'kubernetes', 'kubernetes.default', 'kubernetes.default.svc'], ips: ['127.0.0.1', '10.0.0.1'] }));
-    const apiServerCommand = [...apiServerArgs({ ...files, port, etcdUrl, servingCert: apiCert.certFile, servingKey: apiCert.keyFile, certDir: path.join(certsDir, 'apiserver') }), ...(opts.apiServerArgs ?? [])];
+    const apiCert = await writeKeyPair(
+      path.join(certsDir, 'apiserver'),
+      await issueServingCert(ca, 'kube-apiserver', {
+        dnsNames: ['localhost', 'kubernetes', 'kubernetes.default', 'kubernetes.default.svc'],
+        ips: ['127.0.0.1', '10.0.0.1'],
+      }),
+    );
+    const apiServerCommand = [
+      ...apiServerArgs({
+        ...files,
+        port,
+        etcdUrl,
+        servingCert: apiCert.certFile,
+        servingKey: apiCert.keyFile,
+        certDir: path.join(certsDir, 'apiserver'),
+      }),
+      ...(opts.apiServerArgs ?? []),
+    ];
     // The same name each time: a restarted API server appends to the same log.
-    const launchApiServer = () => startProcess(logsDir, 'kube-apiserver', binaries.kubeApiserver, apiServerCommand, { env: cleanEnv() });
+    const launchApiServer = () =>
+      startProcess(logsDir, 'kube-apiserver', binaries.kubeApiserver, apiServerCommand, { env: cleanEnv() });
     const apiServer = launchApiServer();
     started.push(apiServer);
     const admin = await issueClientCert(ca, 'e2e-admin', ['system:masters']);
     const tls = { ca: ca.certPem, cert: admin.certPem, key: admin.keyPem };
-    const apiServerReady = (proc: TrackedProcess) => waitFor('kube-apiserver /readyz', async () => (await httpsGet(`${server}/readyz`, tls)).status === 200, { timeoutMs, process: proc });
+    const apiServerReady = (proc: TrackedProcess) =>
+      waitFor('kube-apiserver /readyz', async () => (await httpsGet(`${server}/readyz`, tls)).status === 200, {
+        timeoutMs,
+        process: proc,
+      });
     await apiServerReady(apiServer);
 
-    const kubeconfigPath = await writeKubeconfig(path.join(dir, 'admin.kubeconfig'), server, ca.certPem, 'e2e-admin', admin);
+    const kubeconfigPath = await writeKubeconfig(
+      path.join(dir, 'admin.kubeconfig'),
+      server,
+      ca.certPem,
+      'e2e-admin',
+      admin,
+    );
     const kubeConfig = new KubeConfig();
     kubeConfig.loadFromFile(kubeconfigPath);
-    const kubectlTarget = { bin: binaries.kubectl, kubeconfig: kubeconfigPath, cacheDir: path.join(dir, 'kubectl-cache') };
+    const kubectlTarget = {
+      bin: binaries.kubectl,
+      kubeconfig: kubeconfigPath,
+      cacheDir: path.join(dir, 'kubectl-cache'),
+    };
     const kubectl = (args: string[], o?: KubectlOptions) => runKubectl(kubectlTarget, args, o);
 
     const applyYaml = (textOrFile: string, o: KubectlOptions = {}) => {
       const src = yamlSource(textOrFile);
       // Server-side: CRDs are too large for client-side apply's last-applied annotation.
-      const args = ['apply', '--server-side', '--force-conflicts', '--field-manager=e2e-harness', '-f', src.file ?? '-'];
+      const args = [
+        'apply',
+        '--server-side',
+        '--force-conflicts',
+        '--field-manager=e2e-harness',
+        '-f',
+        src.file ?? '-',
+      ];
       return kubectl(args, { ...o, input: src.text ?? o.input });
     };
     // One apply and one wait for all the files (each kubectl run costs about half a second).
@@ -172,7 +226,10 @@ export async function startControlPlane(opts: ControlPlaneOptions = {}): Promise
       await kubectl(['apply', '--server-side', '--force-conflicts', '--field-manager=e2e-harness', ...files]);
       // `kubectl wait` right after a create can see `status.conditions: null` and fail at once
       // ("accessor error: <nil>"): waitFor retries a failed wait until its own deadline.
-      await waitFor(`CRDs ${crdFiles.join(', ')} Established`, async () => (await kubectl(['wait', '--for=condition=Established', '--timeout=30s', ...files])) && true);
+      await waitFor(
+        `CRDs ${crdFiles.join(', ')} Established`,
+        async () => (await kubectl(['wait', '--for=condition=Established', '--timeout=30s', ...files])) && true,
+      );
     };
     await installCRDs(opts.crds ?? []);
 
@@ -180,20 +237,46 @@ export async function startControlPlane(opts: ControlPlaneOptions = {}): Promise
     // account credentials, so its own identity needs every controller's permissions).
     let controllerManager: TrackedProcess | undefined;
     if (opts.controllerManager !== false) {
-      const kcmKubeconfig = await writeKubeconfig(path.join(dir, 'kcm.kubeconfig'), server, ca.certPem, 'system:kube-controller-manager', await issueClientCert(ca, 'system:kube-controller-manager', ['system:masters']));
+      const kcmKubeconfig = await writeKubeconfig(
+        path.join(dir, 'kcm.kubeconfig'),
+        server,
+        ca.certPem,
+        'system:kube-controller-manager',
+        await issueClientCert(ca, 'system:kube-controller-manager', ['system:masters']),
+      );
       const kcmPort = await freePort();
-      const kcmCert = await writeKeyPair(path.join(certsDir, 'kcm'), await issueServingCert(ca, 'kube-controller-manager'));
+      const kcmCert = await writeKeyPair(
+        path.join(certsDir, 'kcm'),
+        await issueServingCert(ca, 'kube-controller-manager'),
+      );
       controllerManager = startProcess(
         logsDir,
         'kube-controller-manager',
         binaries.kubeControllerManager,
-        [...controllerManagerArgs({ ...files, port: kcmPort, kubeconfig: kcmKubeconfig, servingCert: kcmCert.certFile, servingKey: kcmCert.keyFile }), ...(opts.controllerManagerArgs ?? [])],
+        [
+          ...controllerManagerArgs({
+            ...files,
+            port: kcmPort,
+            kubeconfig: kcmKubeconfig,
+            servingCert: kcmCert.certFile,
+            servingKey: kcmCert.keyFile,
+          }),
+          ...(opts.controllerManagerArgs ?? []),
+        ],
         { env: cleanEnv() },
       );
       started.push(controllerManager);
-      await waitFor('kube-controller-manager /healthz', async () => (await httpsGet(`https://127.0.0.1:${kcmPort}/healthz`, { ca: ca.certPem })).status === 200, { timeoutMs, process: controllerManager });
+      await waitFor(
+        'kube-controller-manager /healthz',
+        async () => (await httpsGet(`https://127.0.0.1:${kcmPort}/healthz`, { ca: ca.certPem })).status === 200,
+        { timeoutMs, process: controllerManager },
+      );
       // Controllers are running once the service-account controller has made `default`.
-      await waitFor('serviceaccount default/default', async () => (await kubectl(['get', 'serviceaccount', 'default', '-n', 'default'], { check: false })).code === 0, { timeoutMs, process: controllerManager });
+      await waitFor(
+        'serviceaccount default/default',
+        async () => (await kubectl(['get', 'serviceaccount', 'default', '-n', 'default'], { check: false })).code === 0,
+        { timeoutMs, process: controllerManager },
+      );
     }
 
     const cp: ControlPlane = {
@@ -225,7 +308,10 @@ export async function startControlPlane(opts: ControlPlaneOptions = {}): Promise
       childEnv: (more = {}) => cleanEnv({ KUBECONFIG: kubeconfigPath, ...more }),
       startProcess(name, cmd, args, procOpts = {}) {
         if (stopped) throw new Error(`control plane stopped: cannot start ${name}`);
-        const p = startProcess(logsDir, name, cmd, args, { ...procOpts, env: procOpts.env ?? cleanEnv({ KUBECONFIG: kubeconfigPath }) });
+        const p = startProcess(logsDir, name, cmd, args, {
+          ...procOpts,
+          env: procOpts.env ?? cleanEnv({ KUBECONFIG: kubeconfigPath }),
+        });
         extra.push(p);
         return p;
       },

@@ -10,13 +10,21 @@ export function kubeconfigYaml(server: string, caPem: string, user: string, clie
     apiVersion: 'v1',
     kind: 'Config',
     clusters: [{ name: 'e2e', cluster: { server, 'certificate-authority-data': b64(caPem) } }],
-    users: [{ name: user, user: { 'client-certificate-data': b64(client.certPem), 'client-key-data': b64(client.keyPem) } }],
+    users: [
+      { name: user, user: { 'client-certificate-data': b64(client.certPem), 'client-key-data': b64(client.keyPem) } },
+    ],
     contexts: [{ name: 'e2e', context: { cluster: 'e2e', user } }],
     'current-context': 'e2e',
   });
 }
 
-export async function writeKubeconfig(file: string, server: string, caPem: string, user: string, client: KeyPairPem): Promise<string> {
+export async function writeKubeconfig(
+  file: string,
+  server: string,
+  caPem: string,
+  user: string,
+  client: KeyPairPem,
+): Promise<string> {
   await writeFile(file, kubeconfigYaml(server, caPem, user, client), { mode: 0o600 });
   return file;
 }

@@ -36,11 +36,15 @@ export interface KubectlTarget {
 export function runKubectl(target: KubectlTarget, args: string[], opts: KubectlOptions = {}): Promise<KubectlResult> {
   return new Promise((resolve, reject) => {
     // --kubeconfig explicitly, and a minimal env, so a developer's own cluster is never touched.
-    const child = spawn(target.bin, ['--kubeconfig', opts.kubeconfig ?? target.kubeconfig, '--cache-dir', target.cacheDir, ...args], {
-      env: { PATH: process.env.PATH, HOME: process.env.HOME },
-      stdio: ['pipe', 'pipe', 'pipe'],
-      timeout: opts.timeoutMs ?? 120_000,
-    });
+    const child = spawn(
+      target.bin,
+      ['--kubeconfig', opts.kubeconfig ?? target.kubeconfig, '--cache-dir', target.cacheDir, ...args],
+      {
+        env: { PATH: process.env.PATH, HOME: process.env.HOME },
+        stdio: ['pipe', 'pipe', 'pipe'],
+        timeout: opts.timeoutMs ?? 120_000,
+      },
+    );
     let stdout = '';
     let stderr = '';
     child.stdout.setEncoding('utf8').on('data', (d: string) => (stdout += d));

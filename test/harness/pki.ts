@@ -73,14 +73,21 @@ export async function createCA(commonName = 'trainjob-webhook-test-ca'): Promise
     ...validity(30),
     extensions: [
       new x509.BasicConstraintsExtension(true, undefined, true),
-      new x509.KeyUsagesExtension(x509.KeyUsageFlags.keyCertSign | x509.KeyUsageFlags.cRLSign | x509.KeyUsageFlags.digitalSignature, true),
+      new x509.KeyUsagesExtension(
+        x509.KeyUsageFlags.keyCertSign | x509.KeyUsageFlags.cRLSign | x509.KeyUsageFlags.digitalSignature,
+        true,
+      ),
       await x509.SubjectKeyIdentifierExtension.create(keys.publicKey),
     ],
   });
   return { cert, keys, certPem: cert.toString('pem'), keyPem: await privateKeyPem(keys.privateKey) };
 }
 
-async function issue(ca: CertificateAuthority, subject: x509.JsonName, extensions: x509.Extension[]): Promise<KeyPairPem> {
+async function issue(
+  ca: CertificateAuthority,
+  subject: x509.JsonName,
+  extensions: x509.Extension[],
+): Promise<KeyPairPem> {
   const keys = await generateKeys();
   const cert = await x509.X509CertificateGenerator.create({
     subject,
@@ -99,7 +106,11 @@ async function issue(ca: CertificateAuthority, subject: x509.JsonName, extension
 }
 
 /** A TLS server certificate; SANs default to 127.0.0.1 and localhost. */
-export async function issueServingCert(ca: CertificateAuthority, commonName: string, opts: ServingCertOptions = {}): Promise<KeyPairPem> {
+export async function issueServingCert(
+  ca: CertificateAuthority,
+  commonName: string,
+  opts: ServingCertOptions = {},
+): Promise<KeyPairPem> {
   const names: x509.JsonGeneralNames = [
     ...(opts.dnsNames ?? ['localhost']).map((value) => ({ type: 'dns' as const, value })),
     ...(opts.ips ?? ['127.0.0.1']).map((value) => ({ type: 'ip' as const, value })),
@@ -112,7 +123,11 @@ export async function issueServingCert(ca: CertificateAuthority, commonName: str
 }
 
 /** A client certificate: the API server reads the user from CN and the groups from O. */
-export async function issueClientCert(ca: CertificateAuthority, user: string, groups: string[] = []): Promise<KeyPairPem> {
+export async function issueClientCert(
+  ca: CertificateAuthority,
+  user: string,
+  groups: string[] = [],
+): Promise<KeyPairPem> {
   return issue(ca, subjectName(user, groups), [
     new x509.KeyUsagesExtension(x509.KeyUsageFlags.digitalSignature | x509.KeyUsageFlags.keyEncipherment, true),
     new x509.ExtendedKeyUsageExtension([x509.ExtendedKeyUsage.clientAuth]),
@@ -134,7 +149,11 @@ export async function createServiceAccountKeys(): Promise<{ publicPem: string; p
  * Writes a key pair as tls.crt / tls.key (the names controller-runtime's webhook server
  * expects in its cert dir) and returns the file paths.
  */
-export async function writeKeyPair(dir: string, pair: KeyPairPem, names = { cert: 'tls.crt', key: 'tls.key' }): Promise<{ certFile: string; keyFile: string }> {
+export async function writeKeyPair(
+  dir: string,
+  pair: KeyPairPem,
+  names = { cert: 'tls.crt', key: 'tls.key' },
+): Promise<{ certFile: string; keyFile: string }> {
   await mkdir(dir, { recursive: true, mode: 0o700 });
   const certFile = path.join(dir, names.cert);
   const keyFile = path.join(dir, names.key);

@@ -13,30 +13,51 @@ export const STAGE_DELAYS = { startMs: 1_000, initializerMs: 2_000, terminationM
 
 export type TrainingEnd = 'Succeeded' | 'Failed';
 
-export const isRunningReady = (p: V1Pod) => p.status?.phase === 'Running' && !p.metadata?.deletionTimestamp && !!p.status?.conditions?.some((c) => c.type === 'Ready' && c.status === 'True');
+export const isRunningReady = (p: V1Pod) =>
+  p.status?.phase === 'Running' &&
+  !p.metadata?.deletionTimestamp &&
+  !!p.status?.conditions?.some((c) => c.type === 'Ready' && c.status === 'True');
 export const isTerminating = (p: V1Pod) => !!p.metadata?.deletionTimestamp;
 
 export function pods(cp: ControlPlane) {
   const core = cp.kubeConfig.makeApiClient(CoreV1Api);
-  const list = async (namespace: string, labelSelector: string) => (await core.listNamespacedPod({ namespace, labelSelector })).items;
+  const list = async (namespace: string, labelSelector: string) =>
+    (await core.listNamespacedPod({ namespace, labelSelector })).items;
   const annotate = (namespace: string, name: string, annotations: Record<string, string>) =>
-    cp.kubectl(['annotate', 'pod', name, '-n', namespace, '--overwrite', ...Object.entries(annotations).map(([k, v]) => `${k}=${v}`)]);
-  const jobSetSelector = (jobSet: string, replicatedJob?: string) => `jobset.sigs.k8s.io/jobset-name=${jobSet}${replicatedJob ? `,jobset.sigs.k8s.io/replicatedjob-name=${replicatedJob}` : ''}`;
+    cp.kubectl([
+      'annotate',
+      'pod',
+      name,
+      '-n',
+      namespace,
+      '--overwrite',
+      ...Object.entries(annotations).map(([k, v]) => `${k}=${v}`),
+    ]);
+  const jobSetSelector = (jobSet: string, replicatedJob?: string) =>
+    `jobset.sigs.k8s.io/jobset-name=${jobSet}${replicatedJob ? `,jobset.sigs.k8s.io/replicatedjob-name=${replicatedJob}` : ''}`;
 
   /** Waits until exactly `count` pods match, all Running and Ready (none Terminating). */
   const waitRunning = (namespace: string, labelSelector: string, count: number, timeoutMs = 60_000) =>
-    waitFor(`${count} running pods (${namespace}, ${labelSelector})`, async () => {
-      const items = (await list(namespace, labelSelector)).filter((p) => !['Succeeded', 'Failed'].includes(p.status?.phase ?? ''));
-      return items.length === count && items.every(isRunningReady) ? items : undefined;
-    }, { timeoutMs });
+    waitFor(
+      `${count} running pods (${namespace}, ${labelSelector})`,
+      async () => {
+        const items = (await list(namespace, labelSelector)).filter(
+          (p) => !['Succeeded', 'Failed'].includes(p.status?.phase ?? ''),
+        );
+        return items.length === count && items.every(isRunningReady) ? items : undefined;
+      },
+      { timeoutMs },
+    );
 
   return {
     core,
     list,
     waitRunning,
-    ofJobSet: (namespace: string, jobSet: string, replicatedJob?: string) => list(namespace, jobSetSelector(jobSet, replicatedJob)),
+    ofJobSet: (namespace: string, jobSet: string, replicatedJob?: string) =>
+      list(namespace, jobSetSelector(jobSet, replicatedJob)),
     /** The JobSet's pods (of one replicated job, if named) once `count` of them run. */
-    waitJobSetRunning: (namespace: string, jobSet: string, count: number, replicatedJob?: string, timeoutMs?: number) => waitRunning(namespace, jobSetSelector(jobSet, replicatedJob), count, timeoutMs),
+    waitJobSetRunning: (namespace: string, jobSet: string, count: number, replicatedJob?: string, timeoutMs?: number) =>
+      waitRunning(namespace, jobSetSelector(jobSet, replicatedJob), count, timeoutMs),
     /** Says the training in these pods has ended: they reach that phase (exit 0 or 1). */
     endTraining: async (namespace: string, names: string[], end: TrainingEnd) => {
       for (const name of names) await annotate(namespace, name, { [TRAINING_ANNOTATION]: end });
@@ -52,20 +73,28 @@ export function pods(cp: ControlPlane) {
       for (const name of names) await annotate(namespace, name, { [TERMINATION_ANNOTATION]: String(seconds) });
     },
     waitGone: (namespace: string, name: string, timeoutMs = 60_000) =>
-      waitFor(`pod ${namespace}/${name} gone`, async () => {
-        try {
-          await core.readNamespacedPod({ namespace, name });
-          return false;
-        } catch (err) {
-          if ((err as { code?: number }).code === 404) return true;
-          throw err;
-        }
-      }, { timeoutMs }),
+      waitFor(
+        `pod ${namespace}/${name} gone`,
+        async () => {
+          try {
+            await core.readNamespacedPod({ namespace, name });
+            return false;
+          } catch (err) {
+            if ((err as { code?: number }).code === 404) return true;
+            throw err;
+          }
+        },
+        { timeoutMs },
+      ),
     waitPhase: (namespace: string, name: string, phases: string[], timeoutMs = 60_000) =>
-      waitFor(`pod ${namespace}/${name} in ${phases.join('/')}`, async () => {
-        const p = await core.readNamespacedPod({ namespace, name });
-        return phases.includes(p.status?.phase ?? '') ? p : undefined;
-      }, { timeoutMs }),
+      waitFor(
+        `pod ${namespace}/${name} in ${phases.join('/')}`,
+        async () => {
+          const p = await core.readNamespacedPod({ namespace, name });
+          return phases.includes(p.status?.phase ?? '') ? p : undefined;
+        },
+        { timeoutMs },
+      ),
     /**
      * A lost node: the Node object is deleted (KWOK stops playing its kubelet); kube-controller-
      * manager's pod GC marks its pods Failed after its 40 s quarantine and deletes them.

@@ -36,7 +36,10 @@ export interface TrackedProcess {
 
 export function tailFile(file: string, lines = 40): string {
   try {
-    return readFileSync(file, 'utf8').split('\n').slice(-lines - 1).join('\n');
+    return readFileSync(file, 'utf8')
+      .split('\n')
+      .slice(-lines - 1)
+      .join('\n');
   } catch {
     return '';
   }
@@ -46,11 +49,22 @@ export function tailFile(file: string, lines = 40): string {
  * Starts `cmd args` with stdout and stderr appended to `<logDir>/<name>.log`. An exit that
  * stop() did not ask for prints the log's tail to stderr, so a crashed component explains itself.
  */
-export function startProcess(logDir: string, name: string, cmd: string, args: string[], opts: StartProcessOptions = {}): TrackedProcess {
+export function startProcess(
+  logDir: string,
+  name: string,
+  cmd: string,
+  args: string[],
+  opts: StartProcessOptions = {},
+): TrackedProcess {
   const logFile = path.join(logDir, `${name}.log`);
   const fd = openSync(logFile, 'a');
   // detached: the child leads a new process group, which kill(-pid) reaches as a whole.
-  const child = spawn(cmd, args, { cwd: opts.cwd, env: opts.env ?? process.env, detached: true, stdio: ['ignore', fd, fd] });
+  const child = spawn(cmd, args, {
+    cwd: opts.cwd,
+    env: opts.env ?? process.env,
+    detached: true,
+    stdio: ['ignore', fd, fd],
+  });
   closeSync(fd);
   if (child.pid === undefined) throw new Error(`${name}: could not start ${cmd}`);
   const pid = child.pid;
@@ -76,7 +90,9 @@ export function startProcess(logDir: string, name: string, cmd: string, args: st
         killGroup(pid, 'SIGKILL');
         untrackGroup(pid);
         if (!stopping) {
-          process.stderr.write(`[harness] ${name} (pid ${pid}) exited unexpectedly (code ${code}, signal ${signal}); last lines of ${logFile}:\n${tailFile(logFile)}\n`);
+          process.stderr.write(
+            `[harness] ${name} (pid ${pid}) exited unexpectedly (code ${code}, signal ${signal}); last lines of ${logFile}:\n${tailFile(logFile)}\n`,
+          );
         }
         resolve(proc.exitStatus);
       });

@@ -50,7 +50,10 @@ export const kueueUpstreamDir = path.join(upstreamDir, `kueue-${readVersions().k
 /** All of Kueue's CRDs: its manager watches most of its kinds whatever is configured. Pass to startControlPlane. */
 export async function kueueCrds(): Promise<string[]> {
   const dir = path.join(kueueUpstreamDir, 'crds');
-  return (await readdir(dir)).filter((f) => f.endsWith('.yaml')).sort().map((f) => path.join(dir, f));
+  return (await readdir(dir))
+    .filter((f) => f.endsWith('.yaml'))
+    .sort()
+    .map((f) => path.join(dir, f));
 }
 
 /** The identity Kueue's manager runs as (system:masters), so that its writes can be told apart in admission logs. */
@@ -66,24 +69,45 @@ export const KUEUE_TRAINJOB_FRAMEWORK = 'trainer.kubeflow.org/trainjob';
  * with failurePolicy Fail; registering those would route every pod create to Kueue.
  */
 export function kueueWebhookDocs(manifest = path.join(kueueUpstreamDir, 'webhook/manifests.yaml')): Obj[] {
-  const served = (w: Obj) => (w.rules as Obj[]).every((r) => (r.apiGroups as string[]).every((g) => g === 'kueue.x-k8s.io' || g === 'trainer.kubeflow.org'));
+  const served = (w: Obj) =>
+    (w.rules as Obj[]).every((r) =>
+      (r.apiGroups as string[]).every((g) => g === 'kueue.x-k8s.io' || g === 'trainer.kubeflow.org'),
+    );
   return parseAllDocuments(readFileSync(manifest, 'utf8'))
     .map((d) => d.toJSON() as Obj | null)
     .filter((d): d is Obj => !!d?.kind)
     .map((d) => ({ ...d, webhooks: (d.webhooks as Obj[]).filter(served) }));
 }
 
-async function register(cp: ControlPlane, manifestsDir: string | Obj[], port: number, caPem: string, namePrefix: string) {
+async function register(
+  cp: ControlPlane,
+  manifestsDir: string | Obj[],
+  port: number,
+  caPem: string,
+  namePrefix: string,
+) {
   const docs = typeof manifestsDir === 'string' ? loadKustomizedWebhooks(manifestsDir) : manifestsDir;
   await cp.applyYaml(pointWebhooksAt(docs, port, caPem, namePrefix));
   const names = (kind: string) => docs.filter((d) => d.kind === kind).map((d) => `${namePrefix}${d.metadata.name}`);
   return { validating: names('ValidatingWebhookConfiguration'), mutating: names('MutatingWebhookConfiguration') };
 }
 
-async function finish(cp: ControlPlane, name: string, proc: TrackedProcess, webhookPort: number, probePort: number, manifestsDir: string | Obj[], caPem: string, namePrefix: string): Promise<UpstreamController> {
+async function finish(
+  cp: ControlPlane,
+  name: string,
+  proc: TrackedProcess,
+  webhookPort: number,
+  probePort: number,
+  manifestsDir: string | Obj[],
+  caPem: string,
+  namePrefix: string,
+): Promise<UpstreamController> {
   // Ready means certificates loaded and the webhook server listening (both managers gate
   // /readyz on it), so registering the webhooks now cannot make API calls fail.
-  await waitFor(`${name} /readyz`, async () => (await httpGet(`http://127.0.0.1:${probePort}/readyz`)).status === 200, { timeoutMs: 60_000, process: proc });
+  await waitFor(`${name} /readyz`, async () => (await httpGet(`http://127.0.0.1:${probePort}/readyz`)).status === 200, {
+    timeoutMs: 60_000,
+    process: proc,
+  });
   const webhookConfigurations = await register(cp, manifestsDir, webhookPort, caPem, namePrefix);
   return {
     process: proc,
@@ -94,8 +118,14 @@ async function finish(cp: ControlPlane, name: string, proc: TrackedProcess, webh
       // With failurePolicy Fail, a webhook left registered after its server is gone would
       // refuse every later request on its kinds (pods included, for JobSet's).
       const { validating, mutating } = webhookConfigurations;
-      if (validating.length) await cp.kubectl(['delete', 'validatingwebhookconfiguration', '--ignore-not-found', ...validating], { check: false });
-      if (mutating.length) await cp.kubectl(['delete', 'mutatingwebhookconfiguration', '--ignore-not-found', ...mutating], { check: false });
+      if (validating.length)
+        await cp.kubectl(['delete', 'validatingwebhookconfiguration', '--ignore-not-found', ...validating], {
+          check: false,
+        });
+      if (mutating.length)
+        await cp.kubectl(['delete', 'mutatingwebhookconfiguration', '--ignore-not-found', ...mutating], {
+          check: false,
+        });
       await proc.stop();
     },
   };
@@ -118,9 +148,23 @@ export async function startJobSetController(cp: ControlPlane, bins: ControllerBi
       internalCertManagement: { enable: false },
     }),
   );
-  const proc = cp.startProcess('jobset-controller-manager', bins.jobset, [`--config=${config}`, '--metrics-bind-address=0', '--leader-elect=false', '--zap-devel=false'], { cwd: dir });
+  const proc = cp.startProcess(
+    'jobset-controller-manager',
+    bins.jobset,
+    [`--config=${config}`, '--metrics-bind-address=0', '--leader-elect=false', '--zap-devel=false'],
+    { cwd: dir },
+  );
   // Upstream's kustomize default adds the `jobset-` name prefix.
-  return finish(cp, 'jobset-controller-manager', proc, webhookPort, probePort, path.join(bins.manifestsDir, 'jobset'), cert.caPem, 'jobset-');
+  return finish(
+    cp,
+    'jobset-controller-manager',
+    proc,
+    webhookPort,
+    probePort,
+    path.join(bins.manifestsDir, 'jobset'),
+    cert.caPem,
+    'jobset-',
+  );
 }
 
 export async function startTrainerController(cp: ControlPlane, bins: ControllerBinaries): Promise<UpstreamController> {
@@ -144,8 +188,20 @@ export async function startTrainerController(cp: ControlPlane, bins: ControllerB
       certManagement: { enable: false },
     }),
   );
-  const proc = cp.startProcess('trainer-controller-manager', bins.trainer, [`--config=${config}`], { cwd: dir, env: cp.childEnv({ TMPDIR: tmp }) });
-  return finish(cp, 'trainer-controller-manager', proc, webhookPort, probePort, path.join(bins.manifestsDir, 'trainer'), cert.caPem, '');
+  const proc = cp.startProcess('trainer-controller-manager', bins.trainer, [`--config=${config}`], {
+    cwd: dir,
+    env: cp.childEnv({ TMPDIR: tmp }),
+  });
+  return finish(
+    cp,
+    'trainer-controller-manager',
+    proc,
+    webhookPort,
+    probePort,
+    path.join(bins.manifestsDir, 'trainer'),
+    cert.caPem,
+    '',
+  );
 }
 
 // Kueue v0.17.0 reads its metrics certificate from a fixed path whenever its internal certificate
@@ -191,7 +247,17 @@ export async function startKueueController(cp: ControlPlane, bins: KueueBinaries
       featureGates: { VisibilityOnDemand: false },
     }),
   );
-  const unshare = [...mountNamespaceFlags(), '--', 'sh', '-c', KUEUE_ETC_OVERLAY, 'kueue', bins.kueue, `--config=${config}`, '--zap-devel=false'];
+  const unshare = [
+    ...mountNamespaceFlags(),
+    '--',
+    'sh',
+    '-c',
+    KUEUE_ETC_OVERLAY,
+    'kueue',
+    bins.kueue,
+    `--config=${config}`,
+    '--zap-devel=false',
+  ];
   const proc = cp.startProcess('kueue-controller-manager', 'unshare', unshare, {
     cwd: dir,
     env: cp.childEnv({ KUBECONFIG: identity.path, TJW_OVERLAY: overlay, TJW_METRICS_CERTS: cert.dir }),
@@ -214,10 +280,16 @@ export interface UpstreamControllersOptions {
  * before JobSet's webhooks are in place), then (with `kueue: true`) Kueue's. The upstream CRDs
  * must be installed (pass `allUpstreamCrds`, and `kueueCrds()` for Kueue, to startControlPlane).
  */
-export async function startUpstreamControllers(cp: ControlPlane, opts: UpstreamControllersOptions = {}): Promise<UpstreamControllers> {
+export async function startUpstreamControllers(
+  cp: ControlPlane,
+  opts: UpstreamControllersOptions = {},
+): Promise<UpstreamControllers> {
   const bins = opts.binaries ?? (await ensureControllerBinaries());
   const kueueBins = opts.kueue ? (opts.kueueBinaries ?? (await ensureKueueBinaries())) : undefined;
-  const [jobset, trainer] = await Promise.all([startJobSetController(cp, bins), opts.trainer === false ? undefined : startTrainerController(cp, bins)]);
+  const [jobset, trainer] = await Promise.all([
+    startJobSetController(cp, bins),
+    opts.trainer === false ? undefined : startTrainerController(cp, bins),
+  ]);
   const kueue = kueueBins ? await startKueueController(cp, kueueBins) : undefined;
   return {
     jobset,

@@ -16,13 +16,19 @@ const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
  * Polls `check` until it returns a value other than undefined/false. Errors thrown by `check`
  * count as "not yet"; the last one is reported on timeout.
  */
-export async function waitFor<T>(what: string, check: () => Promise<T | undefined | false> | T | undefined | false, opts: WaitOptions = {}): Promise<T> {
+export async function waitFor<T>(
+  what: string,
+  check: () => Promise<T | undefined | false> | T | undefined | false,
+  opts: WaitOptions = {},
+): Promise<T> {
   const deadline = Date.now() + (opts.timeoutMs ?? 60_000);
   let last: unknown;
   for (;;) {
     if (opts.process?.exitStatus) {
       const p = opts.process;
-      throw new Error(`${p.name} exited (code ${p.exitStatus?.code}) while waiting for ${what}; last lines of ${p.logFile}:\n${p.logTail()}`);
+      throw new Error(
+        `${p.name} exited (code ${p.exitStatus?.code}) while waiting for ${what}; last lines of ${p.logFile}:\n${p.logTail()}`,
+      );
     }
     try {
       const value = await check();
@@ -32,7 +38,9 @@ export async function waitFor<T>(what: string, check: () => Promise<T | undefine
     }
     if (Date.now() > deadline) {
       const tail = opts.process ? `\nlast lines of ${opts.process.logFile}:\n${opts.process.logTail()}` : '';
-      throw new Error(`timed out waiting for ${what}${last ? `: ${String((last as Error).message ?? last)}` : ''}${tail}`);
+      throw new Error(
+        `timed out waiting for ${what}${last ? `: ${String((last as Error).message ?? last)}` : ''}${tail}`,
+      );
     }
     await sleep(opts.intervalMs ?? 200);
   }
@@ -44,12 +52,16 @@ export async function waitFor<T>(what: string, check: () => Promise<T | undefine
  */
 export async function freePorts(n: number): Promise<number[]> {
   const servers = await Promise.all(
-    Array.from({ length: n }, () => new Promise<Server>((resolve, reject) => {
-      const server = createServer();
-      server.unref();
-      server.once('error', reject);
-      server.listen(0, '127.0.0.1', () => resolve(server));
-    })),
+    Array.from(
+      { length: n },
+      () =>
+        new Promise<Server>((resolve, reject) => {
+          const server = createServer();
+          server.unref();
+          server.once('error', reject);
+          server.listen(0, '127.0.0.1', () => resolve(server));
+        }),
+    ),
   );
   const ports = servers.map((s) => (s.address() as AddressInfo).port);
   await Promise.all(servers.map((s) => new Promise((resolve) => s.close(resolve))));

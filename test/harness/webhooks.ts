@@ -39,7 +39,10 @@ export function pointWebhooksAt(docs: Obj[], port: number, caPem: string, namePr
   const out = docs.map((doc) => ({
     ...doc,
     metadata: { name: `${namePrefix}${doc.metadata.name}` },
-    webhooks: (doc.webhooks as Obj[]).map((w) => ({ ...w, clientConfig: urlClientConfig(port, w.clientConfig?.service?.path ?? '/', caPem) })),
+    webhooks: (doc.webhooks as Obj[]).map((w) => ({
+      ...w,
+      clientConfig: urlClientConfig(port, w.clientConfig?.service?.path ?? '/', caPem),
+    })),
   }));
   return out.map((d) => stringify(d)).join('---\n');
 }

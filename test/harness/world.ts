@@ -74,12 +74,25 @@ export function nodeObject(shape: NodeShape): Record<string, unknown> {
     kind: 'Node',
     metadata: {
       name: shape.name,
-      labels: { [NODE_LABEL.key]: NODE_LABEL.value, 'kubernetes.io/hostname': shape.name, 'kubernetes.io/os': 'linux', 'kubernetes.io/arch': 'amd64', type: 'kwok' },
+      labels: {
+        [NODE_LABEL.key]: NODE_LABEL.value,
+        'kubernetes.io/hostname': shape.name,
+        'kubernetes.io/os': 'linux',
+        'kubernetes.io/arch': 'amd64',
+        type: 'kwok',
+      },
       annotations: { 'node.alpha.kubernetes.io/ttl': '0', 'kwok.x-k8s.io/node': 'fake' },
     },
     spec: { taints: shape.taints ?? [] },
     // A kubelet registers its node with its capacity and addresses; KWOK's node-initialize keeps them.
-    status: { capacity: resources, allocatable: resources, addresses: [{ type: 'InternalIP', address: nodeIP(shape.name) }, { type: 'Hostname', address: shape.name }] },
+    status: {
+      capacity: resources,
+      allocatable: resources,
+      addresses: [
+        { type: 'InternalIP', address: nodeIP(shape.name) },
+        { type: 'Hostname', address: shape.name },
+      ],
+    },
   };
 }
 
@@ -95,18 +108,44 @@ const storageClass = {
 // Ready, and without the not-ready taint the API server puts on every new node (node lifecycle
 // removes it once Ready), so the scheduler may use it at once.
 async function nodeReady(cp: WorldHost, name: string): Promise<boolean> {
-  const r = await cp.kubectl(['get', 'node', name, '-o', 'jsonpath={.status.conditions[?(@.type=="Ready")].status} {.spec.taints[*].key}'], { check: false });
+  const r = await cp.kubectl(
+    ['get', 'node', name, '-o', 'jsonpath={.status.conditions[?(@.type=="Ready")].status} {.spec.taints[*].key}'],
+    { check: false },
+  );
   return r.code === 0 && r.stdout.startsWith('True') && !r.stdout.includes('node.kubernetes.io/not-ready');
 }
 
-export async function startWorld(cp: WorldHost, binaries: ControlPlaneBinaries, opts: WorldOptions = {}, timeoutMs = 60_000): Promise<World> {
+export async function startWorld(
+  cp: WorldHost,
+  binaries: ControlPlaneBinaries,
+  opts: WorldOptions = {},
+  timeoutMs = 60_000,
+): Promise<World> {
   // kube-scheduler, as the admin (like kube-controller-manager here: no per-component RBAC).
   const port = await freePort();
   const cert = await cp.issueServingCert('kube-scheduler');
-  const scheduler = cp.startProcess('kube-scheduler', binaries.kubeScheduler, schedulerArgs({ port, kubeconfig: cp.kubeconfigPath, servingCert: cert.certFile, servingKey: cert.keyFile }), { env: cp.childEnv() });
-  const kwok = cp.startProcess('kwok', binaries.kwok, kwokArgs({ kubeconfig: cp.kubeconfigPath, configFile: stagesFile, nodeLabelSelector: `${NODE_LABEL.key}=${NODE_LABEL.value}` }), { env: cp.childEnv() });
+  const scheduler = cp.startProcess(
+    'kube-scheduler',
+    binaries.kubeScheduler,
+    schedulerArgs({ port, kubeconfig: cp.kubeconfigPath, servingCert: cert.certFile, servingKey: cert.keyFile }),
+    { env: cp.childEnv() },
+  );
+  const kwok = cp.startProcess(
+    'kwok',
+    binaries.kwok,
+    kwokArgs({
+      kubeconfig: cp.kubeconfigPath,
+      configFile: stagesFile,
+      nodeLabelSelector: `${NODE_LABEL.key}=${NODE_LABEL.value}`,
+    }),
+    { env: cp.childEnv() },
+  );
   await cp.applyYaml(JSON.stringify(storageClass) + '\n');
-  await waitFor('kube-scheduler /readyz', async () => (await httpsGet(`https://127.0.0.1:${port}/readyz`, { ca: cert.caPem })).status === 200, { timeoutMs, process: scheduler });
+  await waitFor(
+    'kube-scheduler /readyz',
+    async () => (await httpsGet(`https://127.0.0.1:${port}/readyz`, { ca: cert.caPem })).status === 200,
+    { timeoutMs, process: scheduler },
+  );
 
   const addNode = async (shape: NodeShape) => {
     await cp.kubectl(['create', '-f', '-'], { input: JSON.stringify(nodeObject(shape)) });

@@ -37,7 +37,8 @@ function logicalLines(text: string): string[] {
 
 function execForm(op: string, rest: string): string[] {
   const argv = JSON.parse(rest) as unknown;
-  if (!Array.isArray(argv) || argv.some((a) => typeof a !== 'string')) throw new Error(`${op} must be in exec form (a JSON array of strings): ${rest}`);
+  if (!Array.isArray(argv) || argv.some((a) => typeof a !== 'string'))
+    throw new Error(`${op} must be in exec form (a JSON array of strings): ${rest}`);
   return argv as string[];
 }
 
@@ -107,7 +108,8 @@ export function includedInContext(dockerignore: string, file: string): boolean {
     if (line === '' || line.startsWith('#')) continue;
     const negated = line.startsWith('!');
     const pattern = negated ? line.slice(1) : line;
-    if (pattern !== '*' && !/^[\w.-]+$/.test(pattern)) throw new Error(`.dockerignore pattern not understood by this reader: ${line}`);
+    if (pattern !== '*' && !/^[\w.-]+$/.test(pattern))
+      throw new Error(`.dockerignore pattern not understood by this reader: ${line}`);
     if (pattern === '*' || pattern === top) included = negated;
   }
   return included;

@@ -8,7 +8,17 @@
 // (ports 0, loopback, a certificate folder of the test's, --offline), and npm may use its cache.
 import assert from 'node:assert/strict';
 import { execFileSync, spawn } from 'node:child_process';
-import { chmodSync, cpSync, existsSync, mkdirSync, mkdtempSync, readFileSync, readdirSync, rmSync, statSync } from 'node:fs';
+import {
+  chmodSync,
+  cpSync,
+  existsSync,
+  mkdirSync,
+  mkdtempSync,
+  readFileSync,
+  readdirSync,
+  rmSync,
+  statSync,
+} from 'node:fs';
 import { request } from 'node:https';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
@@ -22,7 +32,9 @@ import { includedInContext, parseDockerfile, type Stage } from './dockerfile.ts'
 const VALIDATE = '/validate-trainer-kubeflow-org-v1alpha1-trainjob';
 const dockerfile = readFileSync(path.join(projectRoot, 'Dockerfile'), 'utf8');
 const dockerignore = readFileSync(path.join(projectRoot, '.dockerignore'), 'utf8');
-const pkg = JSON.parse(readFileSync(path.join(projectRoot, 'package.json'), 'utf8')) as { devDependencies: Record<string, string> };
+const pkg = JSON.parse(readFileSync(path.join(projectRoot, 'package.json'), 'utf8')) as {
+  devDependencies: Record<string, string>;
+};
 
 /** Every file under a folder (relative paths). */
 function filesUnder(dir: string, base = dir): string[] {
@@ -57,7 +69,11 @@ function buildStage(stage: Stage, root: string, stages: Map<string, string>, log
         const from = ins.from === undefined ? projectRoot : stages.get(ins.from);
         assert.ok(from, `COPY --from=${ins.from}: no such stage`);
         for (const source of ins.sources) {
-          if (ins.from === undefined) assert.ok(includedInContext(dockerignore, source), `.dockerignore keeps ${source} out of the build context`);
+          if (ins.from === undefined)
+            assert.ok(
+              includedInContext(dockerignore, source),
+              `.dockerignore keeps ${source} out of the build context`,
+            );
           const src = ins.from === undefined ? path.join(from, source) : path.join(from, source);
           const dest = ins.dest.endsWith('/') ? path.join(inRoot(ins.dest), path.basename(source)) : inRoot(ins.dest);
           cpSync(src, dest, { recursive: true });
@@ -69,7 +85,12 @@ function buildStage(stage: Stage, root: string, stages: Map<string, string>, log
         execFileSync('sh', ['-c', ins.command], {
           cwd: inRoot('.'),
           // The project's Node 24 first on PATH (npm runs on it); the npm cache may serve the tarballs.
-          env: { PATH: `${path.dirname(process.execPath)}:${process.env.PATH}`, HOME: process.env.HOME ?? '/root', npm_config_prefer_offline: 'true', ...env },
+          env: {
+            PATH: `${path.dirname(process.execPath)}:${process.env.PATH}`,
+            HOME: process.env.HOME ?? '/root',
+            npm_config_prefer_offline: 'true',
+            ...env,
+          },
           stdio: ['ignore', 'pipe', 'pipe'],
         });
         break;
@@ -109,12 +130,14 @@ describe('the image, reproduced without a Docker engine', { timeout: 300_000 }, 
     const stages = parseDockerfile(dockerfile);
     const want = `node:${pkg.devDependencies.node}-slim`;
     assert.ok(stages.length >= 2);
-    for (const s of stages) assert.ok(s.image === want || s.image.startsWith(`${want}@sha256:`), `FROM ${s.image} is ${want}`);
+    for (const s of stages)
+      assert.ok(s.image === want || s.image.startsWith(`${want}@sha256:`), `FROM ${s.image} is ${want}`);
     assert.equal(process.version, `v${pkg.devDependencies.node}`, 'the tests run on the same Node as the image');
   });
 
   it('runtime stage: production install and pruning, serve as a non-root uid from a read-only folder, /readyz and one review', async (t) => {
-    if (process.getuid?.() !== 0 || !existsSync('/usr/bin/setpriv')) return t.skip('needs root and setpriv to start serve as the image user');
+    if (process.getuid?.() !== 0 || !existsSync('/usr/bin/setpriv'))
+      return t.skip('needs root and setpriv to start serve as the image user');
     const stages = parseDockerfile(dockerfile);
     const work = mkdtempSync(path.join(tmpdir(), 'tjw-image-'));
     after(() => {
@@ -136,26 +159,50 @@ describe('the image, reproduced without a Docker engine', { timeout: 300_000 }, 
     const size = sizeOf(modules);
     t.diagnostic(`production node_modules: ${(size.bytes / 1e6).toFixed(1)} MB (${size.diskMiB} MiB on disk)`);
     const kubernetesClient = sizeOf(path.join(modules, '@kubernetes/client-node'));
-    t.diagnostic(`of which @kubernetes/client-node: ${(kubernetesClient.bytes / 1e6).toFixed(1)} MB (${kubernetesClient.diskMiB} MiB on disk)`);
+    t.diagnostic(
+      `of which @kubernetes/client-node: ${(kubernetesClient.bytes / 1e6).toFixed(1)} MB (${kubernetesClient.diskMiB} MiB on disk)`,
+    );
     const files = filesUnder(modules);
-    assert.deepEqual(files.filter((f) => /\.d\.[cm]?ts$|\.map$/.test(f)), [], 'no declarations or source maps shipped');
+    assert.deepEqual(
+      files.filter((f) => /\.d\.[cm]?ts$|\.map$/.test(f)),
+      [],
+      'no declarations or source maps shipped',
+    );
     assert.ok(!files.some((f) => f.startsWith('typescript/') || f.startsWith('fast-check/')), 'no dev dependencies');
     // What the runtime stage holds at the top: exactly what the Dockerfile copies.
     assert.deepEqual(readdirSync(runtime.workdir).sort(), ['bin', 'node_modules', 'package.json', 'src']);
 
     // The image user, from the Dockerfile.
     const [uid, gid] = (runtime.user ?? '').split(':').map(Number);
-    assert.ok(uid !== undefined && uid > 0 && Number.isInteger(uid) && Number.isInteger(gid), `USER ${runtime.user} is a numeric non-root uid:gid`);
+    assert.ok(
+      uid !== undefined && uid > 0 && Number.isInteger(uid) && Number.isInteger(gid),
+      `USER ${runtime.user} is a numeric non-root uid:gid`,
+    );
     // Read-only: nothing in the folder is writable, by its owner (root) or anyone else.
     execFileSync('chmod', ['-R', 'a-w', runtime.workdir]);
     const certDir = path.join(work, 'certs');
     await ensureSelfSignedCert(certDir, {});
     execFileSync('chmod', ['-R', 'a+rX', certDir]);
-    const asImageUser = (argv: string[]) => ['--reuid', String(uid), '--regid', String(gid), '--clear-groups', '--', ...argv];
+    const asImageUser = (argv: string[]) => [
+      '--reuid',
+      String(uid),
+      '--regid',
+      String(gid),
+      '--clear-groups',
+      '--',
+      ...argv,
+    ];
 
     // Compiled: JavaScript and the embedded CRD, no TypeScript left for Node to strip.
-    const shipped = [...filesUnder(path.join(runtime.workdir, 'src')), ...filesUnder(path.join(runtime.workdir, 'bin'))];
-    assert.deepEqual(shipped.filter((f) => !f.endsWith('.js') && f !== path.join('embedded', 'trainjob-crd.json')), [], 'only .js files and the embedded CRD in src/ and bin/');
+    const shipped = [
+      ...filesUnder(path.join(runtime.workdir, 'src')),
+      ...filesUnder(path.join(runtime.workdir, 'bin')),
+    ];
+    assert.deepEqual(
+      shipped.filter((f) => !f.endsWith('.js') && f !== path.join('embedded', 'trainjob-crd.json')),
+      [],
+      'only .js files and the embedded CRD in src/ and bin/',
+    );
     assert.deepEqual(filesUnder(path.join(runtime.workdir, 'bin')), ['trainjob-webhook.js']);
     // Every module of src loads as the image user from the pruned tree (the reconciler's too,
     // which `serve` alone would not load).
@@ -169,7 +216,10 @@ describe('the image, reproduced without a Docker engine', { timeout: 300_000 }, 
       `let wrote = true; try { writeFileSync('probe', 'x'); } catch (err) { wrote = false; if (err.code !== 'EACCES') throw err; }`,
       `if (wrote) throw new Error('the runtime folder is writable');`,
     ].join('\n');
-    execFileSync('/usr/bin/setpriv', asImageUser([process.execPath, '--input-type=module', '-e', importAll]), { cwd: runtime.workdir, env: { PATH: '/usr/bin:/bin', ...runtime.env } });
+    execFileSync('/usr/bin/setpriv', asImageUser([process.execPath, '--input-type=module', '-e', importAll]), {
+      cwd: runtime.workdir,
+      env: { PATH: '/usr/bin:/bin', ...runtime.env },
+    });
 
     // ENTRYPOINT + CMD, with the args adapted as a pod's would be.
     const [program, ...entryArgs] = runtime.entrypoint;
@@ -177,8 +227,24 @@ describe('the image, reproduced without a Docker engine', { timeout: 300_000 }, 
     const cmd = runtime.cmd.map((a) => (a === '/certs' ? certDir : a));
     assert.equal(cmd[0], 'serve');
     // Type stripping off: a TypeScript module left anywhere on serve's path would fail to load.
-    const argv = [process.execPath, '--no-experimental-strip-types', ...entryArgs, ...cmd, '--port', '0', '--ops-port', '0', '--host', '127.0.0.1', '--offline'];
-    const child = spawn('/usr/bin/setpriv', asImageUser(argv), { cwd: runtime.workdir, env: { PATH: '/usr/bin:/bin', ...runtime.env }, stdio: ['ignore', 'pipe', 'pipe'] });
+    const argv = [
+      process.execPath,
+      '--no-experimental-strip-types',
+      ...entryArgs,
+      ...cmd,
+      '--port',
+      '0',
+      '--ops-port',
+      '0',
+      '--host',
+      '127.0.0.1',
+      '--offline',
+    ];
+    const child = spawn('/usr/bin/setpriv', asImageUser(argv), {
+      cwd: runtime.workdir,
+      env: { PATH: '/usr/bin:/bin', ...runtime.env },
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
     after(() => child.kill('SIGKILL'));
     let stderr = '';
     child.stderr.on('data', (c: Buffer) => (stderr += c));
@@ -202,7 +268,11 @@ describe('the image, reproduced without a Docker engine', { timeout: 300_000 }, 
     // One real decision: the image may not change on an UPDATE (only numNodes may).
     const changed = trainJob();
     (changed.spec as { trainer: { image: string } }).trainer.image = 'ghcr.io/acme/train:2.0';
-    const res = await httpsPost(`${String(serving.admission)}${VALIDATE}`, review('UPDATE', { uid: 'image-1', object: changed }), ca);
+    const res = await httpsPost(
+      `${String(serving.admission)}${VALIDATE}`,
+      review('UPDATE', { uid: 'image-1', object: changed }),
+      ca,
+    );
     assert.equal(res.status, 200);
     assert.equal(res.json.response.uid, 'image-1');
     assert.equal(res.json.response.allowed, false);

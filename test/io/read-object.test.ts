@@ -6,7 +6,11 @@ import { describe, it } from 'node:test';
 import { InputError, parseObjectText } from '../../src/io/read-object.ts';
 
 const cases: Array<[string, string, unknown]> = [
-  ['a date stays the string written (go-yaml v2 keeps timestamps as strings in interface{})', '2024-01-01', '2024-01-01'],
+  [
+    'a date stays the string written (go-yaml v2 keeps timestamps as strings in interface{})',
+    '2024-01-01',
+    '2024-01-01',
+  ],
   ['a full timestamp stays a string', '2001-12-14t21:59:43.10-05:00', '2001-12-14t21:59:43.10-05:00'],
   ['base-60 is not a number (go-yaml v2: "purposefully unsupported")', '1:30', '1:30'],
   ['base-60 float is not a number', '190:20:30.15', '190:20:30.15'],
@@ -28,10 +32,15 @@ describe('YAML files are read as kubectl reads them', () => {
     });
   }
   it('a date inside an object the CLI reviews is not lost', async () => {
-    const obj = (await parseObjectText('metadata:\n  annotations:\n    since: 2024-01-01\n', 'f.yaml')) as { metadata: { annotations: Record<string, unknown> } };
+    const obj = (await parseObjectText('metadata:\n  annotations:\n    since: 2024-01-01\n', 'f.yaml')) as {
+      metadata: { annotations: Record<string, unknown> };
+    };
     assert.deepEqual(obj.metadata.annotations, { since: '2024-01-01' });
   });
   it('several documents are refused with a clear error', async () => {
-    await assert.rejects(parseObjectText('a: 1\n---\nb: 2\n', 'f.yaml'), (e: unknown) => e instanceof InputError && /exactly one YAML document, found 2/.test(e.message));
+    await assert.rejects(
+      parseObjectText('a: 1\n---\nb: 2\n', 'f.yaml'),
+      (e: unknown) => e instanceof InputError && /exactly one YAML document, found 2/.test(e.message),
+    );
   });
 });

@@ -7,7 +7,9 @@ import { JsonDepthError, nestsDeeperThan, parseJsonExact } from '../../src/json/
 
 /** The oracle: JSON.parse reviving unsafe integer literals from their source (recursive, fine when shallow). */
 function reviveExact(_key: string, value: unknown, context?: { source?: string }): unknown {
-  return typeof value === 'number' && !Number.isSafeInteger(value) && /^-?\d+$/.test(context?.source ?? '') ? BigInt(context!.source!) : value;
+  return typeof value === 'number' && !Number.isSafeInteger(value) && /^-?\d+$/.test(context?.source ?? '')
+    ? BigInt(context!.source!)
+    : value;
 }
 
 function both(text: string): void {
@@ -30,22 +32,59 @@ function both(text: string): void {
   else assert.deepEqual(got, want);
 }
 
-const TWEAKS = ['', '"', '\\', ',', ']', '}', '[', '{', ':', '0', '-', '.', 'e', 'E+', 't', 'x', '\u0001', '\u2028', ' ', '01', '1.', '-0', '\\u12', '\\uZZZZ', '\\x', 'tru', 'nul', '\ud800'];
+const TWEAKS = [
+  '',
+  '"',
+  '\\',
+  ',',
+  ']',
+  '}',
+  '[',
+  '{',
+  ':',
+  '0',
+  '-',
+  '.',
+  'e',
+  'E+',
+  't',
+  'x',
+  '\u0001',
+  '\u2028',
+  ' ',
+  '01',
+  '1.',
+  '-0',
+  '\\u12',
+  '\\uZZZZ',
+  '\\x',
+  'tru',
+  'nul',
+  '\ud800',
+];
 
 describe('parseJsonExact agrees with JSON.parse', () => {
   it('on valid JSON with any whitespace', () => {
     fc.assert(
-      fc.property(fc.json({ maxDepth: 6 }), fc.constantFrom('', ' ', '\n\t\r '), (text, ws) => both(text.replace(/([,:[\]{}])/g, `${ws}$1${ws}`))),
+      fc.property(fc.json({ maxDepth: 6 }), fc.constantFrom('', ' ', '\n\t\r '), (text, ws) =>
+        both(text.replace(/([,:[\]{}])/g, `${ws}$1${ws}`)),
+      ),
       { numRuns: 2000 },
     );
   });
 
   it('on JSON with one character inserted or deleted', () => {
     fc.assert(
-      fc.property(fc.json({ maxDepth: 4 }), fc.nat(), fc.constantFrom(...TWEAKS), fc.boolean(), (text, pos, tweak, remove) => {
-        const p = pos % (text.length + 1);
-        both(remove ? text.slice(0, p) + text.slice(p + 1) : text.slice(0, p) + tweak + text.slice(p));
-      }),
+      fc.property(
+        fc.json({ maxDepth: 4 }),
+        fc.nat(),
+        fc.constantFrom(...TWEAKS),
+        fc.boolean(),
+        (text, pos, tweak, remove) => {
+          const p = pos % (text.length + 1);
+          both(remove ? text.slice(0, p) + text.slice(p + 1) : text.slice(0, p) + tweak + text.slice(p));
+        },
+      ),
       { numRuns: 5000 },
     );
   });
@@ -60,21 +99,54 @@ describe('parseJsonExact agrees with JSON.parse', () => {
     );
   });
 
-  const table = ['', ' ', '{', '[', '[1,]', '{"a":1,}', '{"a" 1}', '{1:2}', '"\\u0041\\n"', '"a\tb"', '-', '-01', '1e', '1e+', '.5', '[1 2]', 'truefalse', '"\\', '"', '{"a":1}x', '[[]]', '{"":{}}', '1E400', '-0', '"\u2028"', ' \n9007199254740993 '];
+  const table = [
+    '',
+    ' ',
+    '{',
+    '[',
+    '[1,]',
+    '{"a":1,}',
+    '{"a" 1}',
+    '{1:2}',
+    '"\\u0041\\n"',
+    '"a\tb"',
+    '-',
+    '-01',
+    '1e',
+    '1e+',
+    '.5',
+    '[1 2]',
+    'truefalse',
+    '"\\',
+    '"',
+    '{"a":1}x',
+    '[[]]',
+    '{"":{}}',
+    '1E400',
+    '-0',
+    '"\u2028"',
+    ' \n9007199254740993 ',
+  ];
   for (const text of table) it(JSON.stringify(text), () => both(text));
 });
 
 describe('parseJsonExact values', () => {
   it('integers beyond 2^53 are exact BigInts; fractions and exponents stay doubles', () => {
-    assert.deepEqual(parseJsonExact('[9007199254740993, -9223372036854775808, 99999999999999999999, 9007199254740991, 1e20, 12345678901234567.5, -0]', 10), [
-      9007199254740993n,
-      -9223372036854775808n,
-      99999999999999999999n,
-      9007199254740991,
-      1e20,
-      12345678901234567.5,
-      -0,
-    ]);
+    assert.deepEqual(
+      parseJsonExact(
+        '[9007199254740993, -9223372036854775808, 99999999999999999999, 9007199254740991, 1e20, 12345678901234567.5, -0]',
+        10,
+      ),
+      [
+        9007199254740993n,
+        -9223372036854775808n,
+        99999999999999999999n,
+        9007199254740991,
+        1e20,
+        12345678901234567.5,
+        -0,
+      ],
+    );
   });
 
   it('__proto__ and constructor keys are own data; duplicate keys keep the last value in the first place', () => {
@@ -93,8 +165,13 @@ describe('nesting', () => {
 
   it('accepts exactly maxDepth levels and refuses one more (arrays and objects)', () => {
     for (const nest of [arrays, objects]) {
-      assert.ok(Array.isArray(parseJsonExact(nest(10_000), 10_000)) || typeof parseJsonExact(nest(10_000), 10_000) === 'object');
-      assert.throws(() => parseJsonExact(nest(10_001), 10_000), (err: unknown) => err instanceof JsonDepthError && /exceeded max depth/.test(err.message));
+      assert.ok(
+        Array.isArray(parseJsonExact(nest(10_000), 10_000)) || typeof parseJsonExact(nest(10_000), 10_000) === 'object',
+      );
+      assert.throws(
+        () => parseJsonExact(nest(10_001), 10_000),
+        (err: unknown) => err instanceof JsonDepthError && /exceeded max depth/.test(err.message),
+      );
     }
   });
 

@@ -22,7 +22,10 @@ describe('parseJsonLossless', () => {
   });
   it('throws on malformed JSON', () => assert.throws(() => parseJsonLossless('{"a": '), SyntaxError));
   it('round-trips through stringifyJsonLossless', () => {
-    assert.equal(stringifyJsonLossless(parseJsonLossless('{"a":9223372036854775807,"b":[1,"x"]}')), '{"a":9223372036854775807,"b":[1,"x"]}');
+    assert.equal(
+      stringifyJsonLossless(parseJsonLossless('{"a":9223372036854775807,"b":[1,"x"]}')),
+      '{"a":9223372036854775807,"b":[1,"x"]}',
+    );
   });
 });
 
@@ -40,7 +43,10 @@ describe('parseJsonLossless nesting (Go allows 10,000 levels)', () => {
 
   it('one level more is refused like Go: "exceeded max depth", with or without long digits', () => {
     for (const inner of ['{"n":1}', '{"n":12345678901234567}']) {
-      assert.throws(() => parseJsonLossless(deepObject(10_001, inner)), (err: unknown) => err instanceof JsonDepthError && /^exceeded max depth/.test(err.message));
+      assert.throws(
+        () => parseJsonLossless(deepObject(10_001, inner)),
+        (err: unknown) => err instanceof JsonDepthError && /^exceeded max depth/.test(err.message),
+      );
       assert.throws(() => parseJsonLossless('['.repeat(200_000) + ']'.repeat(200_000)), JsonDepthError);
     }
   });

@@ -7,9 +7,19 @@ import { stringifyJson } from '../../src/json/stringify.ts';
 describe('stringifyJson', () => {
   it('agrees with JSON.stringify on any value', () => {
     fc.assert(
-      fc.property(fc.anything({ maxDepth: 5, withNullPrototype: true, withDate: true, withMap: true, withSet: true, withSparseArray: true }), (v) => {
-        assert.equal(stringifyJson(v), JSON.stringify(v) ?? 'null');
-      }),
+      fc.property(
+        fc.anything({
+          maxDepth: 5,
+          withNullPrototype: true,
+          withDate: true,
+          withMap: true,
+          withSet: true,
+          withSparseArray: true,
+        }),
+        (v) => {
+          assert.equal(stringifyJson(v), JSON.stringify(v) ?? 'null');
+        },
+      ),
       { numRuns: 3000 },
     );
   });

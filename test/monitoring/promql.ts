@@ -9,7 +9,28 @@ export type Token =
   | { kind: 'range'; text: string }
   | { kind: 'op'; text: string };
 
-const OPERATORS = ['==', '!=', '>=', '<=', '=~', '!~', '>', '<', '=', '+', '-', '*', '/', '%', '^', ',', '(', ')', '{', '}'];
+const OPERATORS = [
+  '==',
+  '!=',
+  '>=',
+  '<=',
+  '=~',
+  '!~',
+  '>',
+  '<',
+  '=',
+  '+',
+  '-',
+  '*',
+  '/',
+  '%',
+  '^',
+  ',',
+  '(',
+  ')',
+  '{',
+  '}',
+];
 /** A range or subquery: `[5m]`, `[1h:5m]`, or a Grafana variable `[$__rate_interval]`. */
 const RANGE = /^\[\s*(?:\$\w+|\$\{\w+\}|(?:\d+(?:ms|[smhdwy]))+)\s*(?::\s*(?:(?:\d+(?:ms|[smhdwy]))+)?\s*)?\]/;
 
@@ -66,12 +87,57 @@ export function tokenize(expr: string): Token[] {
 
 /** Aggregations and functions the expressions may call. */
 const FUNCTIONS = new Set([
-  'sum', 'min', 'max', 'avg', 'count', 'group', 'stddev', 'stdvar', 'topk', 'bottomk', 'quantile', 'count_values',
-  'rate', 'irate', 'increase', 'delta', 'idelta', 'deriv', 'predict_linear', 'changes', 'resets',
-  'histogram_quantile', 'absent', 'absent_over_time', 'avg_over_time', 'min_over_time', 'max_over_time', 'sum_over_time',
-  'count_over_time', 'last_over_time', 'quantile_over_time', 'clamp', 'clamp_min', 'clamp_max', 'abs', 'ceil', 'floor',
-  'round', 'sqrt', 'exp', 'ln', 'log2', 'log10', 'label_replace', 'label_join', 'vector', 'scalar', 'time', 'timestamp',
-  'sort', 'sort_desc',
+  'sum',
+  'min',
+  'max',
+  'avg',
+  'count',
+  'group',
+  'stddev',
+  'stdvar',
+  'topk',
+  'bottomk',
+  'quantile',
+  'count_values',
+  'rate',
+  'irate',
+  'increase',
+  'delta',
+  'idelta',
+  'deriv',
+  'predict_linear',
+  'changes',
+  'resets',
+  'histogram_quantile',
+  'absent',
+  'absent_over_time',
+  'avg_over_time',
+  'min_over_time',
+  'max_over_time',
+  'sum_over_time',
+  'count_over_time',
+  'last_over_time',
+  'quantile_over_time',
+  'clamp',
+  'clamp_min',
+  'clamp_max',
+  'abs',
+  'ceil',
+  'floor',
+  'round',
+  'sqrt',
+  'exp',
+  'ln',
+  'log2',
+  'log10',
+  'label_replace',
+  'label_join',
+  'vector',
+  'scalar',
+  'time',
+  'timestamp',
+  'sort',
+  'sort_desc',
 ]);
 /** Keywords whose parenthesized list names labels, not series. */
 const LABEL_LISTS = new Set(['by', 'without', 'on', 'ignoring', 'group_left', 'group_right']);
@@ -96,14 +162,16 @@ export function selectors(expr: string): Selector[] {
     if (t.kind === 'op' && t.text === ')') {
       if (--depth < 0) throw new Error(`unbalanced ) in ${JSON.stringify(expr)}`);
     }
-    if (t.kind === 'op' && (t.text === '{' || t.text === '}')) throw new Error(`matchers without a metric name in ${JSON.stringify(expr)}`);
+    if (t.kind === 'op' && (t.text === '{' || t.text === '}'))
+      throw new Error(`matchers without a metric name in ${JSON.stringify(expr)}`);
     if (t.kind !== 'ident') continue;
     if (LABEL_LISTS.has(t.text) && next?.text === '(') {
       // Skip the label list (and its parentheses).
       const close = tokens.findIndex((u, j) => j > i && u.kind === 'op' && u.text === ')');
       if (close < 0) throw new Error(`unclosed label list in ${JSON.stringify(expr)}`);
       const inside = tokens.slice(i + 2, close);
-      if (inside.some((u) => !(u.kind === 'ident' || (u.kind === 'op' && u.text === ',')))) throw new Error(`not a label list after ${t.text} in ${JSON.stringify(expr)}`);
+      if (inside.some((u) => !(u.kind === 'ident' || (u.kind === 'op' && u.text === ','))))
+        throw new Error(`not a label list after ${t.text} in ${JSON.stringify(expr)}`);
       i = close;
       continue;
     }
@@ -120,7 +188,12 @@ export function selectors(expr: string): Selector[] {
       let j = i + 2;
       while (!(tokens[j]?.kind === 'op' && tokens[j]!.text === '}')) {
         const [name, op, value, sep] = [tokens[j], tokens[j + 1], tokens[j + 2], tokens[j + 3]];
-        if (name?.kind !== 'ident' || op?.kind !== 'op' || !['=', '!=', '=~', '!~'].includes(op.text) || value?.kind !== 'string') {
+        if (
+          name?.kind !== 'ident' ||
+          op?.kind !== 'op' ||
+          !['=', '!=', '=~', '!~'].includes(op.text) ||
+          value?.kind !== 'string'
+        ) {
           throw new Error(`bad matcher in ${t.text}{...} of ${JSON.stringify(expr)}`);
         }
         if (op.text === '=~' || op.text === '!~') new RegExp(`^(?:${value.text})$`); // a bad regex throws
@@ -128,7 +201,8 @@ export function selectors(expr: string): Selector[] {
         matchers.push({ label: name.text, op: op.text, value: value.text });
         j += 3;
         if (sep?.kind === 'op' && sep.text === ',') j++;
-        else if (!(sep?.kind === 'op' && sep.text === '}')) throw new Error(`bad matcher list in ${t.text}{...} of ${JSON.stringify(expr)}`);
+        else if (!(sep?.kind === 'op' && sep.text === '}'))
+          throw new Error(`bad matcher list in ${t.text}{...} of ${JSON.stringify(expr)}`);
       }
       i = j;
     }

@@ -26,37 +26,54 @@ interface World {
 
 /** Runs decide() as the orchestrator does: answering each `need` from the world, in order. */
 function run(w: World): { decision: Decision; needs: Need[] } {
-  const o: Observation = { mode: w.mode ?? 'companion', trainJob: w.trainJob, jobSet: w.jobSet, now: '2026-11-30T00:00:00Z' };
+  const o: Observation = {
+    mode: w.mode ?? 'companion',
+    trainJob: w.trainJob,
+    jobSet: w.jobSet,
+    now: '2026-11-30T00:00:00Z',
+  };
   const needs: Need[] = [];
   for (;;) {
     const d = decide(o);
     if (d.kind !== 'need') return { decision: d, needs };
     needs.push(d.what);
-    if (d.what === 'runtime') o.runtime = w.runtime === null ? { found: false, reason: 'ClusterTrainingRuntime torch-distributed not found' } : { found: true, runtime: w.runtime ?? torch };
+    if (d.what === 'runtime')
+      o.runtime =
+        w.runtime === null
+          ? { found: false, reason: 'ClusterTrainingRuntime torch-distributed not found' }
+          : { found: true, runtime: w.runtime ?? torch };
     if (d.what === 'cached-jobs') o.cachedJobs = w.cachedJobs ?? w.jobs ?? [];
     if (d.what === 'children') o.children = { jobs: w.jobs ?? [], pods: w.pods ?? [] };
     if (d.what === 'pvcs') o.pvcs = w.pvcs ?? [];
     if (d.what === 'recreate') o.recreate = w.recreate ?? { admitted: true };
-    if (d.what === 'retained') o.retained = (w.pvcs ?? []).filter((p) => p.metadata.labels?.['trainjob-webhook.kubeflow.org/retained-for']);
+    if (d.what === 'retained')
+      o.retained = (w.pvcs ?? []).filter((p) => p.metadata.labels?.['trainjob-webhook.kubeflow.org/retained-for']);
   }
 }
 
 const kinds = (d: Decision) => (d.kind === 'act' ? d.steps.map((s) => s.kind) : []);
-const stepOf = <K extends Step['kind']>(d: Decision, kind: K) => (d.kind === 'act' ? (d.steps.find((s) => s.kind === kind) as Extract<Step, { kind: K }> | undefined) : undefined);
+const stepOf = <K extends Step['kind']>(d: Decision, kind: K) =>
+  d.kind === 'act' ? (d.steps.find((s) => s.kind === kind) as Extract<Step, { kind: K }> | undefined) : undefined;
 const withReport = (t: TrainJob, r: RebuildReport) => ((t.metadata.annotations = { [REPORT]: encodeReport(r) }), t);
 const running = (js: JobSet): JobSet => ({ ...js, spec: { ...js.spec, suspend: false } });
-const deleting = <T extends { metadata: object }>(o: T): T => ({ ...o, metadata: { ...o.metadata, deletionTimestamp: '2026-11-30T00:00:00Z' } });
+const deleting = <T extends { metadata: object }>(o: T): T => ({
+  ...o,
+  metadata: { ...o.metadata, deletionTimestamp: '2026-11-30T00:00:00Z' },
+});
 const stale2 = () => ({ trainJob: torch1(2), jobSet: trainerJobSet('torch1') });
 
 describe('decide: left alone', () => {
   it('a TrainJob managed by MultiKueue is skipped before anything is read', () => {
-    const { decision, needs } = run({ ...stale2(), trainJob: torch1(2, (t) => (t.spec!.managedBy = 'kueue.x-k8s.io/multikueue')) });
+    const { decision, needs } = run({
+      ...stale2(),
+      trainJob: torch1(2, (t) => (t.spec!.managedBy = 'kueue.x-k8s.io/multikueue')),
+    });
     assert.deepEqual(needs, []);
     assert.equal(decision.kind, 'skip');
     assert.match(decision.kind === 'skip' ? decision.reason : '', /kueue\.x-k8s\.io\/multikueue/);
   });
 
-  it('a TrainJob with no managedBy is Trainer\'s, so it is reconciled', () => {
+  it("a TrainJob with no managedBy is Trainer's, so it is reconciled", () => {
     assert.equal(run({ ...stale2(), trainJob: torch1(2, (t) => delete t.spec!.managedBy) }).decision.kind, 'act');
   });
 
@@ -79,7 +96,11 @@ describe('decide: left alone', () => {
     const report = stepOf(first, 'report')?.report;
     assert.match(report?.reason ?? '', /"flux"/);
     assert.equal(stepOf(first, 'event')?.event.type, 'Warning');
-    const again = run({ trainJob: withReport(torch1(2), report!), jobSet: trainerJobSet('torch1'), runtime: flux }).decision;
+    const again = run({
+      trainJob: withReport(torch1(2), report!),
+      jobSet: trainerJobSet('torch1'),
+      runtime: flux,
+    }).decision;
     assert.deepEqual(kinds(again), []);
   });
 
@@ -110,18 +131,40 @@ describe('decide: companion mode', () => {
     assert.deepEqual(needs, ['runtime', 'cached-jobs', 'children', 'pvcs']);
     assert.equal(decision.kind === 'act' && decision.outcome, 'deleted');
     assert.deepEqual(kinds(decision), ['report', 'delete-jobset', 'event']);
-    assert.deepEqual(stepOf(decision, 'delete-jobset'), { kind: 'delete-jobset', name: 'torch1', uid: 'jobset-uid-torch1', resourceVersion: '42' });
-    assert.deepEqual(stepOf(decision, 'report')?.report, { state: 'Rebuilding', numNodes: 2, replicatedJob: 'node', parallelism: { from: 1, to: 2 }, replacedJobSetUID: 'jobset-uid-torch1' });
-    assert.match(stepOf(decision, 'event')?.event.message ?? '', /Deleted stale JobSet \(uid jobset-uid-torch1, node parallelism 1 -> 2 \(numNodes 2\)\)/);
+    assert.deepEqual(stepOf(decision, 'delete-jobset'), {
+      kind: 'delete-jobset',
+      name: 'torch1',
+      uid: 'jobset-uid-torch1',
+      resourceVersion: '42',
+    });
+    assert.deepEqual(stepOf(decision, 'report')?.report, {
+      state: 'Rebuilding',
+      numNodes: 2,
+      replicatedJob: 'node',
+      parallelism: { from: 1, to: 2 },
+      replacedJobSetUID: 'jobset-uid-torch1',
+    });
+    assert.match(
+      stepOf(decision, 'event')?.event.message ?? '',
+      /Deleted stale JobSet \(uid jobset-uid-torch1, node parallelism 1 -> 2 \(numNodes 2\)\)/,
+    );
   });
 
   it('the atomic case (resumed and scaled in one update): the old JobSet is still suspended, so it is rebuilt', () => {
-    const { decision } = run({ trainJob: torch1(2, (t) => (t.spec!.suspend = false)), jobSet: trainerJobSet('torch1'), jobs: [job('torch1-node-0')] });
+    const { decision } = run({
+      trainJob: torch1(2, (t) => (t.spec!.suspend = false)),
+      jobSet: trainerJobSet('torch1'),
+      jobs: [job('torch1-node-0')],
+    });
     assert.deepEqual(kinds(decision), ['report', 'delete-jobset', 'event']);
   });
 
   it('stale with a pod still present (Terminating): wait and retry, never delete', () => {
-    const { decision } = run({ ...stale2(), jobs: [job('torch1-node-0')], pods: [pod('torch1-node-0-0-x', 'Running', true)] });
+    const { decision } = run({
+      ...stale2(),
+      jobs: [job('torch1-node-0')],
+      pods: [pod('torch1-node-0-0-x', 'Running', true)],
+    });
     assert.equal(decision.kind === 'act' && decision.outcome, 'waiting');
     assert.equal(decision.kind === 'act' && decision.requeueAfterMs, RETRY.whileRunningMs);
     assert.ok(!kinds(decision).includes('delete-jobset'));
@@ -129,12 +172,21 @@ describe('decide: companion mode', () => {
     assert.equal(report?.state, 'Waiting');
     assert.match(stepOf(decision, 'event')?.event.message ?? '', /1 pod of the JobSet still exists \(1 terminating\)/);
     // The next look, same situation: the annotation already says so; no write, no new Event.
-    const again = run({ trainJob: withReport(torch1(2), report!), jobSet: trainerJobSet('torch1'), jobs: [job('torch1-node-0')], pods: [pod('other-name', 'Pending')] });
+    const again = run({
+      trainJob: withReport(torch1(2), report!),
+      jobSet: trainerJobSet('torch1'),
+      jobs: [job('torch1-node-0')],
+      pods: [pod('other-name', 'Pending')],
+    });
     assert.deepEqual(kinds(again.decision), []);
   });
 
   it('stale, and the watch still shows a Job that runs: wait, with no live read of Jobs or pods', () => {
-    const { decision, needs } = run({ ...stale2(), cachedJobs: [job('torch1-node-0', { status: { active: 0, terminating: 1 } })], jobs: [job('torch1-node-0')] });
+    const { decision, needs } = run({
+      ...stale2(),
+      cachedJobs: [job('torch1-node-0', { status: { active: 0, terminating: 1 } })],
+      jobs: [job('torch1-node-0')],
+    });
     assert.deepEqual(needs, ['runtime', 'cached-jobs']);
     assert.equal(decision.kind === 'act' && decision.outcome, 'waiting');
     assert.equal(decision.kind === 'act' && decision.requeueAfterMs, RETRY.whileRunningMs);
@@ -142,19 +194,35 @@ describe('decide: companion mode', () => {
   });
 
   it('stale, the watch shows every Job stopped but the live read finds a pod: wait (the delete rests on the live read only)', () => {
-    const { decision, needs } = run({ ...stale2(), cachedJobs: [job('torch1-node-0')], jobs: [job('torch1-node-0')], pods: [pod('torch1-node-0-0-x', 'Running', true)] });
+    const { decision, needs } = run({
+      ...stale2(),
+      cachedJobs: [job('torch1-node-0')],
+      jobs: [job('torch1-node-0')],
+      pods: [pod('torch1-node-0-0-x', 'Running', true)],
+    });
     assert.deepEqual(needs, ['runtime', 'cached-jobs', 'children']);
     assert.equal(decision.kind === 'act' && decision.outcome, 'waiting');
   });
 
   it('stale, the watch lags (a Job it shows stopped runs again): the live read wins', () => {
-    const { decision } = run({ ...stale2(), cachedJobs: [job('torch1-node-0')], jobs: [job('torch1-node-0', { spec: { suspend: false }, status: { active: 1 } })] });
+    const { decision } = run({
+      ...stale2(),
+      cachedJobs: [job('torch1-node-0')],
+      jobs: [job('torch1-node-0', { spec: { suspend: false }, status: { active: 1 } })],
+    });
     assert.equal(decision.kind === 'act' && decision.outcome, 'waiting');
     assert.ok(!kinds(decision).includes('delete-jobset'));
   });
 
   it('a current JobSet with volumeClaimPolicies, or a report that lists retained PVCs: the retained PVCs are listed', () => {
-    assert.deepEqual(run({ trainJob: trainJob('ttpub', { trainer: { numNodes: 1 } }), jobSet: trainerJobSet('ttpub'), runtime: upstreamRuntime('torchtune') }).needs, ['runtime', 'retained']);
+    assert.deepEqual(
+      run({
+        trainJob: trainJob('ttpub', { trainer: { numNodes: 1 } }),
+        jobSet: trainerJobSet('ttpub'),
+        runtime: upstreamRuntime('torchtune'),
+      }).needs,
+      ['runtime', 'retained'],
+    );
     const onRecord = withReport(torch1(1), { state: 'Rebuilt', retainedPVCs: ['x'] });
     assert.deepEqual(run({ trainJob: onRecord, jobSet: trainerJobSet('torch1') }).needs, ['runtime', 'retained']);
   });
@@ -165,28 +233,47 @@ describe('decide: companion mode', () => {
   });
 
   it('stale but the JobSet still runs while the TrainJob runs: reported, suspend first', () => {
-    const { decision, needs } = run({ trainJob: torch1(2, (t) => (t.spec!.suspend = false)), jobSet: running(trainerJobSet('torch1')) });
+    const { decision, needs } = run({
+      trainJob: torch1(2, (t) => (t.spec!.suspend = false)),
+      jobSet: running(trainerJobSet('torch1')),
+    });
     assert.deepEqual(needs, ['runtime']);
     assert.match(stepOf(decision, 'report')?.report?.reason ?? '', /suspend the TrainJob to rebuild it/);
     assert.equal(decision.kind === 'act' && decision.requeueAfterMs, undefined);
   });
 
-  it('stale, TrainJob suspended, JobSet still running (Trainer\'s apply of the suspend is refused): report, suspend the JobSet alone with preconditions, Event', () => {
+  it("stale, TrainJob suspended, JobSet still running (Trainer's apply of the suspend is refused): report, suspend the JobSet alone with preconditions, Event", () => {
     const js = running(trainerJobSet('torch1'));
     js.metadata = { ...js.metadata, resourceVersion: '42' };
-    const { decision, needs } = run({ trainJob: torch1(2), jobSet: js, jobs: [job('torch1-node-0')], pods: [pod('torch1-node-0-0-x', 'Running')] });
+    const { decision, needs } = run({
+      trainJob: torch1(2),
+      jobSet: js,
+      jobs: [job('torch1-node-0')],
+      pods: [pod('torch1-node-0-0-x', 'Running')],
+    });
     assert.deepEqual(needs, ['runtime'], 'no Jobs, pods or PVCs are read before the suspend');
     assert.equal(decision.kind === 'act' && decision.outcome, 'suspended');
     assert.equal(decision.kind === 'act' && decision.requeueAfterMs, RETRY.whileRunningMs);
     assert.deepEqual(kinds(decision), ['report', 'suspend-jobset', 'event']);
-    assert.deepEqual(stepOf(decision, 'suspend-jobset'), { kind: 'suspend-jobset', name: 'torch1', uid: 'jobset-uid-torch1', resourceVersion: '42' });
+    assert.deepEqual(stepOf(decision, 'suspend-jobset'), {
+      kind: 'suspend-jobset',
+      name: 'torch1',
+      uid: 'jobset-uid-torch1',
+      resourceVersion: '42',
+    });
     const report = stepOf(decision, 'report')?.report;
-    assert.deepEqual({ ...report, reason: undefined }, { state: 'Waiting', numNodes: 2, replicatedJob: 'node', parallelism: { from: 1, to: 2 }, reason: undefined });
+    assert.deepEqual(
+      { ...report, reason: undefined },
+      { state: 'Waiting', numNodes: 2, replicatedJob: 'node', parallelism: { from: 1, to: 2 }, reason: undefined },
+    );
     assert.match(report?.reason ?? '', /suspending the JobSet so it can be rebuilt/);
     assert.doesNotMatch(report?.reason ?? '', /set numNodes back/);
     const event = stepOf(decision, 'event')?.event;
     assert.deepEqual([event?.type, event?.reason], ['Normal', 'JobSetSuspended']);
-    assert.match(event?.message ?? '', /Suspended stale JobSet \(uid jobset-uid-torch1, node parallelism 1 -> 2 \(numNodes 2\)\) so that it can be rebuilt/);
+    assert.match(
+      event?.message ?? '',
+      /Suspended stale JobSet \(uid jobset-uid-torch1, node parallelism 1 -> 2 \(numNodes 2\)\) so that it can be rebuilt/,
+    );
     assert.ok(!kinds(decision).includes('delete-jobset') && !kinds(decision).includes('apply-jobset'));
     // A retry after a refused suspend: the report is already on record, the suspend is asked again.
     const again = run({ trainJob: withReport(torch1(2), report!), jobSet: js });
@@ -194,21 +281,32 @@ describe('decide: companion mode', () => {
   });
 
   it('stale, TrainJob not suspended, JobSet running: still only waits with the existing message (never suspends what the user runs)', () => {
-    const { decision } = run({ trainJob: torch1(2, (t) => (t.spec!.suspend = false)), jobSet: running(trainerJobSet('torch1')) });
+    const { decision } = run({
+      trainJob: torch1(2, (t) => (t.spec!.suspend = false)),
+      jobSet: running(trainerJobSet('torch1')),
+    });
     assert.equal(decision.kind === 'act' && decision.outcome, 'waiting');
     assert.deepEqual(kinds(decision), ['report', 'event']);
-    assert.match(stepOf(decision, 'report')?.report?.reason ?? '', /the JobSet runs with the old node count; suspend the TrainJob to rebuild it/);
+    assert.match(
+      stepOf(decision, 'report')?.report?.reason ?? '',
+      /the JobSet runs with the old node count; suspend the TrainJob to rebuild it/,
+    );
   });
 
   it('stale, TrainJob suspended, JobSet already suspended: no suspend step, the existing rebuild path', () => {
     const { decision } = run({ trainJob: torch1(2), jobSet: trainerJobSet('torch1'), jobs: [job('torch1-node-0')] });
     assert.deepEqual(kinds(decision), ['report', 'delete-jobset', 'event']);
-    const waiting = run({ trainJob: torch1(2), jobSet: trainerJobSet('torch1'), jobs: [job('torch1-node-0')], pods: [pod('torch1-node-0-0-x', 'Running', true)] });
+    const waiting = run({
+      trainJob: torch1(2),
+      jobSet: trainerJobSet('torch1'),
+      jobs: [job('torch1-node-0')],
+      pods: [pod('torch1-node-0-0-x', 'Running', true)],
+    });
     assert.equal(waiting.decision.kind === 'act' && waiting.decision.outcome, 'waiting');
     assert.ok(!kinds(waiting.decision).includes('suspend-jobset'));
   });
 
-  it('the JobSet is current (not stale) while the TrainJob is suspended and it is not: Trainer\'s own apply suspends it, nothing to do', () => {
+  it("the JobSet is current (not stale) while the TrainJob is suspended and it is not: Trainer's own apply suspends it, nothing to do", () => {
     const { decision } = run({ trainJob: torch1(1), jobSet: running(trainerJobSet('torch1')) });
     assert.equal(decision.kind === 'act' && decision.outcome, 'current');
     assert.deepEqual(kinds(decision), []);
@@ -224,7 +322,12 @@ describe('decide: companion mode', () => {
     const tj = trainJob('ttpub', { trainer: { numNodes: 2 } }, 'torchtune-llama3.2-1b');
     const js = trainerJobSet('ttpub');
     const claim = pvc('initializer-ttpub', { ownerReferences: [jobSetOwner(js)] });
-    const { decision } = run({ trainJob: tj, jobSet: js, runtime: upstreamRuntime('torchtune'), pvcs: [claim, pvc('unrelated')] });
+    const { decision } = run({
+      trainJob: tj,
+      jobSet: js,
+      runtime: upstreamRuntime('torchtune'),
+      pvcs: [claim, pvc('unrelated')],
+    });
     assert.deepEqual(kinds(decision), ['release-pvc', 'report', 'delete-jobset', 'event']);
     assert.equal(stepOf(decision, 'release-pvc')?.patch.name, 'initializer-ttpub');
     assert.deepEqual(stepOf(decision, 'report')?.report?.retainedPVCs, ['initializer-ttpub']);
@@ -233,31 +336,56 @@ describe('decide: companion mode', () => {
   it('a workspace PVC that outlives the delete: a dry-run create checks the JobSet would be admitted again first', () => {
     const js = trainerJobSet('ttpub');
     const claim = pvc('initializer-ttpub');
-    const { needs } = run({ trainJob: trainJob('ttpub', { trainer: { numNodes: 2 } }), jobSet: js, runtime: upstreamRuntime('torchtune'), pvcs: [claim] });
+    const { needs } = run({
+      trainJob: trainJob('ttpub', { trainer: { numNodes: 2 } }),
+      jobSet: js,
+      runtime: upstreamRuntime('torchtune'),
+      pvcs: [claim],
+    });
     assert.deepEqual(needs, ['runtime', 'cached-jobs', 'children', 'pvcs', 'recreate']);
   });
 
   it("JobSet's webhook would refuse the re-creation beside the PVC (v0.12.0: whenDeleted must be Retain, specs equal): Blocked, never deleted", () => {
     const js = trainerJobSet('ttpub');
     const claim = pvc('initializer-ttpub', { ownerReferences: [jobSetOwner(js)] });
-    const refused = 'JobSet.jobset.x-k8s.io "ttpub" is invalid: spec.volumeClaimPolicies[0].retentionPolicy.whenDeleted: Invalid value: "Delete": retentionPolicy must be retain when PVC exists';
-    const { decision } = run({ trainJob: trainJob('ttpub', { trainer: { numNodes: 2 } }), jobSet: js, runtime: upstreamRuntime('torchtune'), pvcs: [claim], recreate: { admitted: false, reason: refused } });
+    const refused =
+      'JobSet.jobset.x-k8s.io "ttpub" is invalid: spec.volumeClaimPolicies[0].retentionPolicy.whenDeleted: Invalid value: "Delete": retentionPolicy must be retain when PVC exists';
+    const { decision } = run({
+      trainJob: trainJob('ttpub', { trainer: { numNodes: 2 } }),
+      jobSet: js,
+      runtime: upstreamRuntime('torchtune'),
+      pvcs: [claim],
+      recreate: { admitted: false, reason: refused },
+    });
     assert.equal(decision.kind === 'act' && decision.outcome, 'blocked');
     assert.deepEqual(kinds(decision), ['report', 'event']);
     const reason = stepOf(decision, 'report')?.report?.reason ?? '';
-    assert.match(reason, /could not be re-created while PVC initializer-ttpub exists \(.*retentionPolicy must be retain when PVC exists\)/);
+    assert.match(
+      reason,
+      /could not be re-created while PVC initializer-ttpub exists \(.*retentionPolicy must be retain when PVC exists\)/,
+    );
     assert.match(reason, /whenDeleted: Retain/);
   });
 
   it('no workspace PVC (none left, or none in the runtime): no dry run', () => {
-    const { needs } = run({ trainJob: trainJob('ttpub', { trainer: { numNodes: 2 } }), jobSet: trainerJobSet('ttpub'), runtime: upstreamRuntime('torchtune'), pvcs: [pvc('unrelated')] });
+    const { needs } = run({
+      trainJob: trainJob('ttpub', { trainer: { numNodes: 2 } }),
+      jobSet: trainerJobSet('ttpub'),
+      runtime: upstreamRuntime('torchtune'),
+      pvcs: [pvc('unrelated')],
+    });
     assert.deepEqual(needs, ['runtime', 'cached-jobs', 'children', 'pvcs']);
   });
 
   it('a PVC that cannot be kept blocks the rebuild with the reason and what to do', () => {
     const js = trainerJobSet('ttpub');
     const claim = deleting(pvc('initializer-ttpub', { ownerReferences: [jobSetOwner(js)] }));
-    const { decision } = run({ trainJob: trainJob('ttpub', { trainer: { numNodes: 2 } }), jobSet: js, runtime: upstreamRuntime('torchtune'), pvcs: [claim] });
+    const { decision } = run({
+      trainJob: trainJob('ttpub', { trainer: { numNodes: 2 } }),
+      jobSet: js,
+      runtime: upstreamRuntime('torchtune'),
+      pvcs: [claim],
+    });
     assert.equal(decision.kind === 'act' && decision.outcome, 'blocked');
     assert.ok(!kinds(decision).includes('delete-jobset'));
     assert.equal(stepOf(decision, 'report')?.report?.state, 'Blocked');
@@ -265,15 +393,28 @@ describe('decide: companion mode', () => {
   });
 
   it('after the re-creation: retained PVCs are handed back and the report says Rebuilt (once)', () => {
-    const rebuilding: RebuildReport = { state: 'Rebuilding', numNodes: 2, replicatedJob: 'node', parallelism: { from: 1, to: 2 }, replacedJobSetUID: 'old-uid', retainedPVCs: ['initializer-ttpub'] };
+    const rebuilding: RebuildReport = {
+      state: 'Rebuilding',
+      numNodes: 2,
+      replicatedJob: 'node',
+      parallelism: { from: 1, to: 2 },
+      replacedJobSetUID: 'old-uid',
+      retainedPVCs: ['initializer-ttpub'],
+    };
     const tj = withReport(trainJob('ttpub', { trainer: { numNodes: 2 } }), rebuilding);
     const js = withCount(trainerJobSet('ttpub'), 'node', 2);
-    const retained = pvc('initializer-ttpub', { labels: { 'trainjob-webhook.kubeflow.org/retained-for': tj.metadata.uid! } });
+    const retained = pvc('initializer-ttpub', {
+      labels: { 'trainjob-webhook.kubeflow.org/retained-for': tj.metadata.uid! },
+    });
     const { decision } = run({ trainJob: tj, jobSet: js, runtime: upstreamRuntime('torchtune'), pvcs: [retained] });
     assert.equal(decision.kind === 'act' && decision.outcome, 'rebuilt');
     assert.deepEqual(kinds(decision), ['hand-back-pvc', 'report', 'event']);
     assert.deepEqual(stepOf(decision, 'report')?.report, { ...rebuilding, state: 'Rebuilt' });
-    const again = run({ trainJob: withReport(trainJob('ttpub', { trainer: { numNodes: 2 } }), { ...rebuilding, state: 'Rebuilt' }), jobSet: js, runtime: upstreamRuntime('torchtune') });
+    const again = run({
+      trainJob: withReport(trainJob('ttpub', { trainer: { numNodes: 2 } }), { ...rebuilding, state: 'Rebuilt' }),
+      jobSet: js,
+      runtime: upstreamRuntime('torchtune'),
+    });
     assert.deepEqual(kinds(again.decision), []);
   });
 
@@ -286,7 +427,11 @@ describe('decide: companion mode', () => {
   it('MPI scaled 1 -> 2 is not rebuilt (only the hostfile moves); 2 -> 3 is', () => {
     const mpi = (n: number) => trainJob('mpi', { trainer: { numNodes: n } }, 'deepspeed-distributed');
     const world = { jobSet: trainerJobSet('mpi'), runtime: upstreamRuntime('deepspeed') };
-    assert.equal(run({ ...world, trainJob: mpi(2) }).decision.kind === 'act' && (run({ ...world, trainJob: mpi(2) }).decision as { outcome: string }).outcome, 'current');
+    assert.equal(
+      run({ ...world, trainJob: mpi(2) }).decision.kind === 'act' &&
+        (run({ ...world, trainJob: mpi(2) }).decision as { outcome: string }).outcome,
+      'current',
+    );
     assert.ok(kinds(run({ ...world, trainJob: mpi(3) }).decision).includes('delete-jobset'));
   });
 });
@@ -298,36 +443,75 @@ describe('decide: standalone mode', () => {
     const { decision } = standalone({ trainJob: torch1(1) });
     assert.deepEqual(kinds(decision), ['apply-jobset', 'apply-status']);
     assert.equal(stepOf(decision, 'apply-jobset')?.jobSet.spec?.replicatedJobs?.[0].template?.spec?.parallelism, 1);
-    assert.deepEqual(stepOf(decision, 'apply-status')?.conditions.map((c) => [c.type, c.status, c.reason]), [['Suspended', 'True', 'Suspended']]);
+    assert.deepEqual(
+      stepOf(decision, 'apply-status')?.conditions.map((c) => [c.type, c.status, c.reason]),
+      [['Suspended', 'True', 'Suspended']],
+    );
   });
 
   it('MPI: a clear condition and report, never a JobSet', () => {
-    const { decision } = standalone({ trainJob: trainJob('mpi', { trainer: { numNodes: 2 } }, 'deepspeed-distributed'), runtime: upstreamRuntime('deepspeed') });
+    const { decision } = standalone({
+      trainJob: trainJob('mpi', { trainer: { numNodes: 2 } }, 'deepspeed-distributed'),
+      runtime: upstreamRuntime('deepspeed'),
+    });
     assert.equal(decision.kind === 'act' && decision.outcome, 'unsupported');
     assert.ok(!kinds(decision).includes('apply-jobset'));
     const conditions = stepOf(decision, 'apply-status')?.conditions ?? [];
-    assert.deepEqual(conditions.map((c) => [c.type, c.status, c.reason]), [['Suspended', 'True', 'Suspended'], ['JobSetCreated', 'False', 'UnsupportedRuntime']]);
+    assert.deepEqual(
+      conditions.map((c) => [c.type, c.status, c.reason]),
+      [
+        ['Suspended', 'True', 'Suspended'],
+        ['JobSetCreated', 'False', 'UnsupportedRuntime'],
+      ],
+    );
     assert.match(conditions[1].message, /MPI/);
   });
 
   it('current and suspended: re-applied (a no-op for the API server), status unchanged so not written', () => {
     const tj = torch1(1);
-    tj.status = { conditions: [{ type: 'Suspended', status: 'True', reason: 'Suspended', message: 'TrainJob is suspended', lastTransitionTime: 't0', observedGeneration: 1 }] };
+    tj.status = {
+      conditions: [
+        {
+          type: 'Suspended',
+          status: 'True',
+          reason: 'Suspended',
+          message: 'TrainJob is suspended',
+          lastTransitionTime: 't0',
+          observedGeneration: 1,
+        },
+      ],
+    };
     const { decision } = standalone({ trainJob: tj, jobSet: trainerJobSet('torch1') });
     assert.deepEqual(kinds(decision), ['apply-jobset']);
   });
 
   it('resumed: the JobSet is applied unsuspended, and Suspended turns False/Resumed', () => {
     const tj = torch1(1, (t) => (t.spec!.suspend = false));
-    tj.status = { conditions: [{ type: 'Suspended', status: 'True', reason: 'Suspended', message: 'TrainJob is suspended', lastTransitionTime: 't0' }] };
+    tj.status = {
+      conditions: [
+        {
+          type: 'Suspended',
+          status: 'True',
+          reason: 'Suspended',
+          message: 'TrainJob is suspended',
+          lastTransitionTime: 't0',
+        },
+      ],
+    };
     const { decision } = standalone({ trainJob: tj, jobSet: trainerJobSet('torch1') });
     assert.equal(stepOf(decision, 'apply-jobset')?.jobSet.spec?.suspend, false);
     const [c] = stepOf(decision, 'apply-status')?.conditions ?? [];
-    assert.deepEqual([c.status, c.reason, c.message, c.lastTransitionTime], ['False', 'Resumed', 'TrainJob is resumed', '2026-11-30T00:00:00Z']);
+    assert.deepEqual(
+      [c.status, c.reason, c.message, c.lastTransitionTime],
+      ['False', 'Resumed', 'TrainJob is resumed', '2026-11-30T00:00:00Z'],
+    );
   });
 
   it('both running: never re-applied', () => {
-    const { decision } = standalone({ trainJob: torch1(1, (t) => (t.spec!.suspend = false)), jobSet: running(trainerJobSet('torch1')) });
+    const { decision } = standalone({
+      trainJob: torch1(1, (t) => (t.spec!.suspend = false)),
+      jobSet: running(trainerJobSet('torch1')),
+    });
     assert.ok(!kinds(decision).includes('apply-jobset'));
   });
 
@@ -348,34 +532,74 @@ describe('decide: standalone mode', () => {
 // Issue 8: Trainer v2.3.0 never reconciles a Complete TrainJob again, nor one Failed with
 // DeadlineExceeded (and a Completed JobSet makes its TrainJob Complete); other Failed ones are.
 describe('decide: finished TrainJobs', () => {
-  const cond = (type: string, reason = 'r', status: 'True' | 'False' = 'True') => ({ type, status, reason, message: 'm', lastTransitionTime: 't0' });
+  const cond = (type: string, reason = 'r', status: 'True' | 'False' = 'True') => ({
+    type,
+    status,
+    reason,
+    message: 'm',
+    lastTransitionTime: 't0',
+  });
   const withStatus = (t: TrainJob, ...conditions: ReturnType<typeof cond>[]) => ((t.status = { conditions }), t);
   const complete = () => withStatus(torch1(2), cond('Complete', 'AllJobsCompleted'));
   const deadline = () => withStatus(torch1(2), cond('Failed', 'DeadlineExceeded'));
   const failed = () => withStatus(torch1(2), cond('Failed', 'FailedJobs'));
-  const jobSetCompleted = (js: JobSet): JobSet => ({ ...js, status: { conditions: [cond('Completed', 'AllJobsCompleted')] } });
+  const jobSetCompleted = (js: JobSet): JobSet => ({
+    ...js,
+    status: { conditions: [cond('Completed', 'AllJobsCompleted')] },
+  });
   /** What a finished JobSet leaves: its Jobs finished and never suspended, their pods terminal. */
-  const finishedJob = (name: string, type: 'Complete' | 'Failed'): Job => job(name, { spec: { suspend: false }, status: { active: 0, conditions: [{ type, status: 'True' }] } });
-  const finishedChildren = { jobs: [finishedJob('torch1-node-0', 'Failed')], pods: [pod('torch1-node-0-0-a', 'Failed'), pod('torch1-node-0-0-b', 'Failed')] };
+  const finishedJob = (name: string, type: 'Complete' | 'Failed'): Job =>
+    job(name, { spec: { suspend: false }, status: { active: 0, conditions: [{ type, status: 'True' }] } });
+  const finishedChildren = {
+    jobs: [finishedJob('torch1-node-0', 'Failed')],
+    pods: [pod('torch1-node-0-0-a', 'Failed'), pod('torch1-node-0-0-b', 'Failed')],
+  };
 
   const never: { name: string; w: World }[] = [
-    { name: 'Complete, stale JobSet suspended and stopped', w: { trainJob: complete(), jobSet: trainerJobSet('torch1'), jobs: [finishedJob('torch1-node-0', 'Complete')] } },
-    { name: 'Complete, stale JobSet not suspended (never suspended for it either)', w: { trainJob: complete(), jobSet: running(trainerJobSet('torch1')) } },
-    { name: 'Failed with DeadlineExceeded, stale JobSet left (Trainer\'s own delete failed)', w: { trainJob: deadline(), jobSet: trainerJobSet('torch1'), ...finishedChildren } },
-    { name: 'the JobSet is Completed, the TrainJob not marked Complete yet', w: { trainJob: torch1(2), jobSet: jobSetCompleted(trainerJobSet('torch1')), jobs: [finishedJob('torch1-node-0', 'Complete')] } },
+    {
+      name: 'Complete, stale JobSet suspended and stopped',
+      w: { trainJob: complete(), jobSet: trainerJobSet('torch1'), jobs: [finishedJob('torch1-node-0', 'Complete')] },
+    },
+    {
+      name: 'Complete, stale JobSet not suspended (never suspended for it either)',
+      w: { trainJob: complete(), jobSet: running(trainerJobSet('torch1')) },
+    },
+    {
+      name: "Failed with DeadlineExceeded, stale JobSet left (Trainer's own delete failed)",
+      w: { trainJob: deadline(), jobSet: trainerJobSet('torch1'), ...finishedChildren },
+    },
+    {
+      name: 'the JobSet is Completed, the TrainJob not marked Complete yet',
+      w: {
+        trainJob: torch1(2),
+        jobSet: jobSetCompleted(trainerJobSet('torch1')),
+        jobs: [finishedJob('torch1-node-0', 'Complete')],
+      },
+    },
   ];
   for (const mode of ['companion', 'standalone'] as const) {
     for (const row of never) {
       it(`${mode}: ${row.name}: Blocked with the reason, never deleted, suspended or applied`, () => {
         const { decision } = run({ ...row.w, mode });
         assert.equal(decision.kind === 'act' && decision.outcome, 'blocked');
-        for (const k of ['delete-jobset', 'suspend-jobset', 'apply-jobset', 'release-pvc']) assert.ok(!kinds(decision).includes(k as Step['kind']), `${k} in ${kinds(decision)}`);
+        for (const k of ['delete-jobset', 'suspend-jobset', 'apply-jobset', 'release-pvc'])
+          assert.ok(!kinds(decision).includes(k as Step['kind']), `${k} in ${kinds(decision)}`);
         const report = stepOf(decision, 'report')?.report;
         assert.equal(report?.state, 'Blocked');
         assert.deepEqual(report?.parallelism, { from: 1, to: 2 });
-        assert.match(report?.reason ?? '', /never .* a deleted JobSet would never come back; JobSet torch1 is kept with the old node count; to train with 2 nodes, create a new TrainJob/);
-        assert.deepEqual([stepOf(decision, 'event')?.event.type, stepOf(decision, 'event')?.event.reason], ['Warning', 'JobSetRebuildBlocked']);
-        assert.equal(decision.kind === 'act' && decision.requeueAfterMs, undefined, 'only a change of the TrainJob can change this');
+        assert.match(
+          report?.reason ?? '',
+          /never .* a deleted JobSet would never come back; JobSet torch1 is kept with the old node count; to train with 2 nodes, create a new TrainJob/,
+        );
+        assert.deepEqual(
+          [stepOf(decision, 'event')?.event.type, stepOf(decision, 'event')?.event.reason],
+          ['Warning', 'JobSetRebuildBlocked'],
+        );
+        assert.equal(
+          decision.kind === 'act' && decision.requeueAfterMs,
+          undefined,
+          'only a change of the TrainJob can change this',
+        );
         // Reported once: the next look finds the same report and writes nothing.
         const again = run({ ...row.w, mode, trainJob: withReport(structuredClone(row.w.trainJob), report!) });
         assert.deepEqual(kinds(again.decision), []);
@@ -392,7 +616,11 @@ describe('decide: finished TrainJobs', () => {
   });
 
   it('a Failed condition that is not True, or a Complete one that is False, does not finish it', () => {
-    const { decision } = run({ trainJob: withStatus(torch1(2), cond('Complete', 'r', 'False'), cond('Failed', 'DeadlineExceeded', 'False')), jobSet: trainerJobSet('torch1'), jobs: [job('torch1-node-0')] });
+    const { decision } = run({
+      trainJob: withStatus(torch1(2), cond('Complete', 'r', 'False'), cond('Failed', 'DeadlineExceeded', 'False')),
+      jobSet: trainerJobSet('torch1'),
+      jobs: [job('torch1-node-0')],
+    });
     assert.deepEqual(kinds(decision), ['report', 'delete-jobset', 'event']);
   });
 
@@ -413,14 +641,17 @@ describe('decide: finished TrainJobs', () => {
     assert.deepEqual(kinds(run({ mode: 'standalone', trainJob: failed() }).decision), ['apply-jobset', 'apply-status']);
   });
 
-  it('standalone: a finished TrainJob\'s current JobSet is not re-applied', () => {
+  it("standalone: a finished TrainJob's current JobSet is not re-applied", () => {
     const tj = withStatus(torch1(1), cond('Suspended', 'Suspended'), cond('Complete', 'AllJobsCompleted'));
     const { decision } = run({ mode: 'standalone', trainJob: tj, jobSet: jobSetCompleted(trainerJobSet('torch1')) });
     assert.ok(!kinds(decision).includes('apply-jobset'), JSON.stringify(kinds(decision)));
   });
 
   it('companion: a finished TrainJob whose JobSet is current: nothing to do', () => {
-    const { decision } = run({ trainJob: withStatus(torch1(1), cond('Complete', 'AllJobsCompleted')), jobSet: trainerJobSet('torch1') });
+    const { decision } = run({
+      trainJob: withStatus(torch1(1), cond('Complete', 'AllJobsCompleted')),
+      jobSet: trainerJobSet('torch1'),
+    });
     assert.deepEqual(kinds(decision), []);
   });
 });
@@ -433,10 +664,17 @@ describe('decide: a negative numNodes', () => {
         const { decision, needs } = run({ mode, trainJob: torch1(-1), jobSet, jobs: [job('torch1-node-0')] });
         assert.deepEqual(needs, []);
         assert.equal(decision.kind === 'act' && decision.outcome, 'unsupported');
-        for (const k of ['delete-jobset', 'suspend-jobset', 'apply-jobset']) assert.ok(!kinds(decision).includes(k as Step['kind']));
+        for (const k of ['delete-jobset', 'suspend-jobset', 'apply-jobset'])
+          assert.ok(!kinds(decision).includes(k as Step['kind']));
         const reason = stepOf(decision, 'report')?.report?.reason ?? '';
-        assert.equal(reason, 'spec.trainer.numNodes is -1: a negative node count cannot be built, so the JobSet is neither rebuilt nor created; set numNodes to 0 or more');
-        assert.deepEqual([stepOf(decision, 'event')?.event.type, stepOf(decision, 'event')?.event.reason], ['Warning', 'JobSetNotReconciled']);
+        assert.equal(
+          reason,
+          'spec.trainer.numNodes is -1: a negative node count cannot be built, so the JobSet is neither rebuilt nor created; set numNodes to 0 or more',
+        );
+        assert.deepEqual(
+          [stepOf(decision, 'event')?.event.type, stepOf(decision, 'event')?.event.reason],
+          ['Warning', 'JobSetNotReconciled'],
+        );
         if (mode === 'standalone') {
           const c = stepOf(decision, 'apply-status')?.conditions.find((x) => x.type === 'JobSetCreated');
           assert.deepEqual([c?.status, c?.reason, c?.message], ['False', 'InvalidNumNodes', reason]);
@@ -446,6 +684,10 @@ describe('decide: a negative numNodes', () => {
   }
 
   it('0 is a count like any other (a torch job completes at once on resume)', () => {
-    assert.ok(kinds(run({ trainJob: torch1(0), jobSet: trainerJobSet('torch1'), jobs: [job('torch1-node-0')] }).decision).includes('delete-jobset'));
+    assert.ok(
+      kinds(
+        run({ trainJob: torch1(0), jobSet: trainerJobSet('torch1'), jobs: [job('torch1-node-0')] }).decision,
+      ).includes('delete-jobset'),
+    );
   });
 });

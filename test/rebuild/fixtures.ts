@@ -26,26 +26,45 @@ export function trainerJobSet(which: 'torch1' | 'mpi' | 'ttpub'): JobSet {
   return JSON.parse(readFileSync(path.join(here, 'fixtures', `trainer-v2.3.0-jobset-${which}.json`), 'utf8'));
 }
 
-export function trainJob(name: string, spec: NonNullable<TrainJob['spec']> = {}, runtime = 'torch-distributed'): TrainJob {
+export function trainJob(
+  name: string,
+  spec: NonNullable<TrainJob['spec']> = {},
+  runtime = 'torch-distributed',
+): TrainJob {
   return {
     apiVersion: 'trainer.kubeflow.org/v1alpha1',
     kind: 'TrainJob',
     metadata: { name, namespace: 'ns', uid: `trainjob-uid-${name}`, generation: 1, resourceVersion: '10' },
-    spec: { runtimeRef: { apiGroup: 'trainer.kubeflow.org', kind: 'ClusterTrainingRuntime', name: runtime }, suspend: true, managedBy: 'trainer.kubeflow.org/trainjob-controller', ...spec },
+    spec: {
+      runtimeRef: { apiGroup: 'trainer.kubeflow.org', kind: 'ClusterTrainingRuntime', name: runtime },
+      suspend: true,
+      managedBy: 'trainer.kubeflow.org/trainjob-controller',
+      ...spec,
+    },
   };
 }
 
 /** The TrainJob the torch1 fixture was built from. */
 export function torch1(numNodes = 1, change: (t: TrainJob) => void = () => {}): TrainJob {
   const t = trainJob('torch1', {
-    trainer: { numNodes, image: 'ghcr.io/acme/train:1', command: ['torchrun', 'train.py'], env: [{ name: 'A', value: '1' }], resourcesPerNode: { limits: { cpu: '3' } } },
+    trainer: {
+      numNodes,
+      image: 'ghcr.io/acme/train:1',
+      command: ['torchrun', 'train.py'],
+      env: [{ name: 'A', value: '1' }],
+      resourcesPerNode: { limits: { cpu: '3' } },
+    },
   });
   change(t);
   return t;
 }
 
 export function job(name: string, over: Partial<Job> = {}): Job {
-  return { metadata: { name, ...over.metadata }, spec: { suspend: true, ...over.spec }, status: { active: 0, ...over.status } };
+  return {
+    metadata: { name, ...over.metadata },
+    spec: { suspend: true, ...over.spec },
+    status: { active: 0, ...over.status },
+  };
 }
 
 export function pod(name: string, phase = 'Pending', deleting = false): Pod {
@@ -57,7 +76,14 @@ export function pvc(name: string, meta: Partial<PersistentVolumeClaim['metadata'
 }
 
 export function jobSetOwner(js: JobSet) {
-  return { apiVersion: 'jobset.x-k8s.io/v1alpha2', kind: 'JobSet', name: js.metadata.name ?? '', uid: js.metadata.uid ?? '', controller: true, blockOwnerDeletion: true };
+  return {
+    apiVersion: 'jobset.x-k8s.io/v1alpha2',
+    kind: 'JobSet',
+    name: js.metadata.name ?? '',
+    uid: js.metadata.uid ?? '',
+    controller: true,
+    blockOwnerDeletion: true,
+  };
 }
 
 /** Sets parallelism/completions of one replicated job (and PET_NNODES if present) as if built for `count`. */
@@ -67,7 +93,9 @@ export function withCount(js: JobSet, rJobName: string, count: number, petNnodes
   if (!r?.template?.spec) throw new Error(`no replicated job ${rJobName}`);
   r.template.spec.parallelism = count;
   r.template.spec.completions = count;
-  const env = r.template.spec.template?.spec?.containers?.find((c) => c.name === 'node')?.env?.find((e) => e.name === 'PET_NNODES');
+  const env = r.template.spec.template?.spec?.containers
+    ?.find((c) => c.name === 'node')
+    ?.env?.find((e) => e.name === 'PET_NNODES');
   if (env && petNnodes) env.value = String(count);
   return copy;
 }
@@ -78,7 +106,8 @@ export function withCount(js: JobSet, rJobName: string, count: number, petNnodes
  */
 export function subsetDiff(part: unknown, whole: unknown, at = ''): string[] {
   if (Array.isArray(part)) {
-    if (!Array.isArray(whole) || whole.length !== part.length) return [`${at}: ${JSON.stringify(part)} vs ${JSON.stringify(whole)}`];
+    if (!Array.isArray(whole) || whole.length !== part.length)
+      return [`${at}: ${JSON.stringify(part)} vs ${JSON.stringify(whole)}`];
     return part.flatMap((p, i) => subsetDiff(p, whole[i], `${at}[${i}]`));
   }
   if (part !== null && typeof part === 'object') {

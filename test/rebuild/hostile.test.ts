@@ -19,33 +19,63 @@ const anyJson = fc.anything({ maxDepth: 4, withBigInt: true, withNullPrototype: 
 /** An object whose interesting fields hold anything at all. */
 const hostile = (shape: (v: unknown) => unknown) => anyJson.map(shape);
 
-const trainJobs = hostile((v) => ({ metadata: { name: 'x', namespace: 'n', uid: 'u' }, spec: { trainer: { numNodes: v, env: v }, runtimeRef: v, suspend: v, runtimePatches: v } }));
-const runtimes = hostile((v) => ({ metadata: { name: 'r' }, spec: { mlPolicy: v, template: { spec: { replicatedJobs: v } } } }));
-const jobSets = hostile((v) => ({ metadata: { name: 'x', uid: 'j' }, spec: { suspend: v, replicatedJobs: [v, { name: 'node', template: v }] }, status: { replicatedJobsStatus: v } }));
+const trainJobs = hostile((v) => ({
+  metadata: { name: 'x', namespace: 'n', uid: 'u' },
+  spec: { trainer: { numNodes: v, env: v }, runtimeRef: v, suspend: v, runtimePatches: v },
+}));
+const runtimes = hostile((v) => ({
+  metadata: { name: 'r' },
+  spec: { mlPolicy: v, template: { spec: { replicatedJobs: v } } },
+}));
+const jobSets = hostile((v) => ({
+  metadata: { name: 'x', uid: 'j' },
+  spec: { suspend: v, replicatedJobs: [v, { name: 'node', template: v }] },
+  status: { replicatedJobsStatus: v },
+}));
 
 describe('reconciler decisions on hostile cluster objects', () => {
   it('isJobSetStale answers (stale, fresh or unknown) and never throws', () => {
-    fc.assert(fc.property(trainJobs, runtimes, jobSets, (tj, rt, js) => {
-      const r = isJobSetStale(tj as TrainJob, rt as Runtime, js as JobSet);
-      assert.equal(typeof r, 'object');
-    }), { numRuns: 300 });
+    fc.assert(
+      fc.property(trainJobs, runtimes, jobSets, (tj, rt, js) => {
+        const r = isJobSetStale(tj as TrainJob, rt as Runtime, js as JobSet);
+        assert.equal(typeof r, 'object');
+      }),
+      { numRuns: 300 },
+    );
   });
   it('expectedNodeShape answers and never throws', () => {
-    fc.assert(fc.property(trainJobs, runtimes, (tj, rt) => {
-      assert.equal(typeof expectedNodeShape(tj as TrainJob, rt as Runtime).known, 'boolean');
-    }), { numRuns: 300 });
+    fc.assert(
+      fc.property(trainJobs, runtimes, (tj, rt) => {
+        assert.equal(typeof expectedNodeShape(tj as TrainJob, rt as Runtime).known, 'boolean');
+      }),
+      { numRuns: 300 },
+    );
   });
   it('canDeleteSafely is never "safe" for garbage it cannot read as suspended and idle', () => {
-    fc.assert(fc.property(jobSets, fc.array(anyJson, { maxLength: 3 }), fc.array(anyJson, { maxLength: 3 }), (js, jobs, pods) => {
-      const r = canDeleteSafely(js as JobSet, jobs as never[], pods as never[]);
-      if (pods.length > 0 && r.safe) assert.fail(`safe with pods present: ${JSON.stringify(pods, (_k, v) => (typeof v === 'bigint' ? String(v) : v))}`);
-    }), { numRuns: 300 });
+    fc.assert(
+      fc.property(
+        jobSets,
+        fc.array(anyJson, { maxLength: 3 }),
+        fc.array(anyJson, { maxLength: 3 }),
+        (js, jobs, pods) => {
+          const r = canDeleteSafely(js as JobSet, jobs as never[], pods as never[]);
+          if (pods.length > 0 && r.safe)
+            assert.fail(
+              `safe with pods present: ${JSON.stringify(pods, (_k, v) => (typeof v === 'bigint' ? String(v) : v))}`,
+            );
+        },
+      ),
+      { numRuns: 300 },
+    );
   });
   it('buildJobSet returns a JobSet or a reason, and never throws', () => {
-    fc.assert(fc.property(trainJobs, runtimes, (tj, rt) => {
-      const r = buildJobSet(tj as TrainJob, rt as Runtime);
-      assert.ok(r.ok ? typeof r.jobSet === 'object' : typeof r.reason === 'string');
-    }), { numRuns: 300 });
+    fc.assert(
+      fc.property(trainJobs, runtimes, (tj, rt) => {
+        const r = buildJobSet(tj as TrainJob, rt as Runtime);
+        assert.ok(r.ok ? typeof r.jobSet === 'object' : typeof r.reason === 'string');
+      }),
+      { numRuns: 300 },
+    );
   });
 });
 
@@ -77,7 +107,15 @@ const corrupted = <T>(base: T) => fc.tuple(fc.nat(), replacement).map(([pick, va
 const maybe = <T>(good: T) => fc.oneof(fc.constant(good), corrupted(good));
 
 /** decide() as the orchestrator runs it, answering each `need` from the world. */
-function runDecide(mode: Mode, trainJob: TrainJob, jobSet: JobSet | undefined, runtime: Runtime, jobs: Job[], pods: Pod[], pvcs: PersistentVolumeClaim[]): Decision {
+function runDecide(
+  mode: Mode,
+  trainJob: TrainJob,
+  jobSet: JobSet | undefined,
+  runtime: Runtime,
+  jobs: Job[],
+  pods: Pod[],
+  pvcs: PersistentVolumeClaim[],
+): Decision {
   const o: Observation = { mode, trainJob, jobSet, now: '2026-11-30T00:00:00Z' };
   for (let i = 0; i < 10; i++) {
     const d = decide(o);
@@ -95,11 +133,23 @@ function runDecide(mode: Mode, trainJob: TrainJob, jobSet: JobSet | undefined, r
 /** As standalone mode leaves it: the conditions status.ts reads. */
 const withConditions = (t: TrainJob): TrainJob => ({
   ...t,
-  status: { conditions: [{ type: 'Suspended', status: 'True', reason: 'Suspended', message: 'TrainJob is suspended', lastTransitionTime: '2026-11-29T00:00:00Z', observedGeneration: 1 }] },
+  status: {
+    conditions: [
+      {
+        type: 'Suspended',
+        status: 'True',
+        reason: 'Suspended',
+        message: 'TrainJob is suspended',
+        lastTransitionTime: '2026-11-29T00:00:00Z',
+        observedGeneration: 1,
+      },
+    ],
+  },
 });
 /** A workspace claim the torch1 JobSet owns, and one retained for the TrainJob by an earlier rebuild. */
 const ownedPvc = () => pvc('initializer-torch1', { ownerReferences: [jobSetOwner(trainerJobSet('torch1'))] });
-const retainedPvc = () => pvc('data', { labels: { 'trainjob-webhook.kubeflow.org/retained-for': 'trainjob-uid-torch1' } });
+const retainedPvc = () =>
+  pvc('data', { labels: { 'trainjob-webhook.kubeflow.org/retained-for': 'trainjob-uid-torch1' } });
 
 const deletes = (d: Decision) => d.kind === 'act' && d.steps.some((s) => s.kind === 'delete-jobset');
 /** A stale JobSet (numNodes 1 -> 2) that is suspended: deleted when nothing runs. */
@@ -128,7 +178,9 @@ describe('reconciler decisions on real objects with one field replaced by anythi
   it('a well-formed pair still builds, and still judges the known JobSet stale', () => {
     assert.ok(buildJobSet(torch1(2), torch).ok);
     assert.equal(isJobSetStale(torch1(2), torch, trainerJobSet('torch1')).verdict, 'stale');
-    assert.ok(deletes(runDecide('companion', staleWorld().trainJob, staleWorld().jobSet, torch, staleWorld().jobs, [], [])));
+    assert.ok(
+      deletes(runDecide('companion', staleWorld().trainJob, staleWorld().jobSet, torch, staleWorld().jobs, [], [])),
+    );
   });
 
   it('decide never deletes the JobSet while an unreadable pod, Job or PVC is listed', () => {
@@ -140,7 +192,19 @@ describe('reconciler decisions on real objects with one field replaced by anythi
         const jobs = where === 0 ? [...w.jobs, ...junk] : w.jobs;
         const pods = where === 1 ? junk : [];
         const pvcs = where === 2 ? [pvc('other'), ...junk] : [pvc('other')];
-        assert.ok(!deletes(runDecide('companion', w.trainJob, w.jobSet, torch, jobs as Job[], pods as Pod[], pvcs as PersistentVolumeClaim[])));
+        assert.ok(
+          !deletes(
+            runDecide(
+              'companion',
+              w.trainJob,
+              w.jobSet,
+              torch,
+              jobs as Job[],
+              pods as Pod[],
+              pvcs as PersistentVolumeClaim[],
+            ),
+          ),
+        );
       }),
       { numRuns: 300 },
     );
@@ -148,31 +212,50 @@ describe('reconciler decisions on real objects with one field replaced by anythi
 });
 
 describe('reasons name the malformed field', () => {
-  const reasonOf = (s: ReturnType<typeof isJobSetStale>) => (s.verdict === 'unknown' ? s.reason : `verdict ${s.verdict}`);
+  const reasonOf = (s: ReturnType<typeof isJobSetStale>) =>
+    s.verdict === 'unknown' ? s.reason : `verdict ${s.verdict}`;
 
   it('a replicated job that is not an object', () => {
     const js = trainerJobSet('torch1');
     (js.spec!.replicatedJobs as unknown[])[0] = 'node';
-    assert.equal(reasonOf(isJobSetStale(torch1(2), torch, js)), 'JobSet ns/torch1: spec.replicatedJobs[0] is not an object');
+    assert.equal(
+      reasonOf(isJobSetStale(torch1(2), torch, js)),
+      'JobSet ns/torch1: spec.replicatedJobs[0] is not an object',
+    );
   });
 
   it('a count that is not a non-negative integer is not read as the default', () => {
     const js = trainerJobSet('torch1');
     (js.spec!.replicatedJobs![0].template!.spec as Record<string, unknown>).parallelism = '2';
-    assert.equal(reasonOf(isJobSetStale(torch1(2), torch, js)), 'JobSet ns/torch1: spec.replicatedJobs[0].template.spec.parallelism is not a non-negative integer');
+    assert.equal(
+      reasonOf(isJobSetStale(torch1(2), torch, js)),
+      'JobSet ns/torch1: spec.replicatedJobs[0].template.spec.parallelism is not a non-negative integer',
+    );
   });
 
   it('a malformed TrainJob or runtime: unknown, and cannot be built', () => {
     const negative = torch1(2, (t) => (t.spec!.trainer!.numNodes = -1));
-    assert.equal(reasonOf(isJobSetStale(negative, torch, trainerJobSet('torch1'))), 'TrainJob ns/torch1: spec.trainer.numNodes is not a non-negative integer');
-    const built = buildJobSet(torch1(2, (t) => ((t.spec!.trainer as Record<string, unknown>).env = { A: '1' })), torch);
+    assert.equal(
+      reasonOf(isJobSetStale(negative, torch, trainerJobSet('torch1'))),
+      'TrainJob ns/torch1: spec.trainer.numNodes is not a non-negative integer',
+    );
+    const built = buildJobSet(
+      torch1(2, (t) => ((t.spec!.trainer as Record<string, unknown>).env = { A: '1' })),
+      torch,
+    );
     assert.equal(built.ok ? '' : built.reason, 'TrainJob ns/torch1: spec.trainer.env is not a list');
     const policy = { ...torch, spec: { ...torch.spec, mlPolicy: 'torch' as never } };
-    assert.equal(reasonOf(isJobSetStale(torch1(2), policy, trainerJobSet('torch1'))), 'ClusterTrainingRuntime torch-distributed: spec.mlPolicy is not an object');
+    assert.equal(
+      reasonOf(isJobSetStale(torch1(2), policy, trainerJobSet('torch1'))),
+      'ClusterTrainingRuntime torch-distributed: spec.mlPolicy is not an object',
+    );
   });
 
   it('runtimePatches that make the template malformed', () => {
-    const patched = torch1(2, (t) => (t.spec!.runtimePatches = [{ trainingRuntimeSpec: { template: { spec: { replicatedJobs: 5 } } } }]));
+    const patched = torch1(
+      2,
+      (t) => (t.spec!.runtimePatches = [{ trainingRuntimeSpec: { template: { spec: { replicatedJobs: 5 } } } }]),
+    );
     const built = buildJobSet(patched, torch);
     assert.equal(
       built.ok ? '' : built.reason,
@@ -182,22 +265,45 @@ describe('reasons name the malformed field', () => {
 
   it('unreadable pods and Jobs are not safe, and say so', () => {
     const js = trainerJobSet('torch1');
-    const got = canDeleteSafely(js, [job('a', { status: { active: 'two' as never } }), null as never], [null as never, pod('p')]);
+    const got = canDeleteSafely(
+      js,
+      [job('a', { status: { active: 'two' as never } }), null as never],
+      [null as never, pod('p')],
+    );
     assert.deepEqual(got, {
       safe: false,
-      reasons: ['Job a: status.active is not a non-negative integer', 'jobs[1] is not an object', '2 pods of the JobSet still exist: pods[0] (not an object), p'],
+      reasons: [
+        'Job a: status.active is not a non-negative integer',
+        'jobs[1] is not an object',
+        '2 pods of the JobSet still exist: pods[0] (not an object), p',
+      ],
     });
   });
 
   it('a hand-edited report annotation that is not a report counts as none', () => {
-    const withAnnotation = (value: string) => torch1(2, (t) => (t.metadata.annotations = { 'trainjob-webhook.kubeflow.org/jobset-rebuild': value }));
+    const withAnnotation = (value: string) =>
+      torch1(2, (t) => (t.metadata.annotations = { 'trainjob-webhook.kubeflow.org/jobset-rebuild': value }));
     assert.equal(previousReport(withAnnotation('{"state":"Rebuilding","retainedPVCs":"data"}')), undefined);
     assert.equal(previousReport(withAnnotation('{"state":"Sleeping"}')), undefined);
-    assert.deepEqual(previousReport(withAnnotation('{"state":"Waiting","numNodes":2}')), { state: 'Waiting', numNodes: 2 });
+    assert.deepEqual(previousReport(withAnnotation('{"state":"Waiting","numNodes":2}')), {
+      state: 'Waiting',
+      numNodes: 2,
+    });
   });
 
   it('metadata that cannot be read: decide leaves the TrainJob alone', () => {
-    const d = runDecide('companion', { ...torch1(2), metadata: { ...torch1(2).metadata, annotations: [] as never } }, trainerJobSet('torch1'), torch, [], [], []);
-    assert.deepEqual(d, { kind: 'skip', reason: 'TrainJob ns/torch1: metadata.annotations is not an object: left alone' });
+    const d = runDecide(
+      'companion',
+      { ...torch1(2), metadata: { ...torch1(2).metadata, annotations: [] as never } },
+      trainerJobSet('torch1'),
+      torch,
+      [],
+      [],
+      [],
+    );
+    assert.deepEqual(d, {
+      kind: 'skip',
+      reason: 'TrainJob ns/torch1: metadata.annotations is not an object: left alone',
+    });
   });
 });

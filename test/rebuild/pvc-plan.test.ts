@@ -9,8 +9,15 @@ import { jobSetOwner, pvc, trainJob, trainerJobSet } from './fixtures.ts';
 
 const tj = trainJob('ttpub', {}, 'torchtune-llama3.2-1b');
 const oldJs = trainerJobSet('ttpub');
-const newJs: JobSet = { ...trainerJobSet('ttpub'), metadata: { ...trainerJobSet('ttpub').metadata, uid: 'jobset-uid-new' } };
-const owned = () => pvc('initializer-ttpub', { labels: { 'jobset.sigs.k8s.io/jobset-name': 'ttpub' }, ownerReferences: [jobSetOwner(oldJs)] });
+const newJs: JobSet = {
+  ...trainerJobSet('ttpub'),
+  metadata: { ...trainerJobSet('ttpub').metadata, uid: 'jobset-uid-new' },
+};
+const owned = () =>
+  pvc('initializer-ttpub', {
+    labels: { 'jobset.sigs.k8s.io/jobset-name': 'ttpub' },
+    ownerReferences: [jobSetOwner(oldJs)],
+  });
 const unowned = () => pvc('initializer-other', { labels: { 'jobset.sigs.k8s.io/jobset-name': 'ttpub' } });
 
 function applied(p: PersistentVolumeClaim, patch: PvcPatch): PersistentVolumeClaim {
@@ -30,10 +37,22 @@ describe('planPvcRelease', () => {
     assert.equal(plan.release.length, 1);
     assert.deepEqual(plan.release[0].ops[0], { op: 'test', path: '/metadata/resourceVersion', value: '7' });
     const after = applied(owned(), plan.release[0]);
-    assert.deepEqual(after.metadata.ownerReferences, [{ apiVersion: 'trainer.kubeflow.org/v1alpha1', kind: 'TrainJob', name: 'ttpub', uid: tj.metadata.uid, controller: false, blockOwnerDeletion: false }]);
+    assert.deepEqual(after.metadata.ownerReferences, [
+      {
+        apiVersion: 'trainer.kubeflow.org/v1alpha1',
+        kind: 'TrainJob',
+        name: 'ttpub',
+        uid: tj.metadata.uid,
+        controller: false,
+        blockOwnerDeletion: false,
+      },
+    ]);
     assert.equal(after.metadata.labels?.['trainjob-webhook.kubeflow.org/retained-for'], tj.metadata.uid);
     assert.equal(after.metadata.labels?.['jobset.sigs.k8s.io/jobset-name'], 'ttpub');
-    assert.equal(after.metadata.annotations?.['trainjob-webhook.kubeflow.org/released-from-jobset'], oldJs.metadata.uid);
+    assert.equal(
+      after.metadata.annotations?.['trainjob-webhook.kubeflow.org/released-from-jobset'],
+      oldJs.metadata.uid,
+    );
   });
 
   it('other owners stay', () => {
@@ -41,7 +60,10 @@ describe('planPvcRelease', () => {
     const p = pvc('initializer-ttpub', { ownerReferences: [other, jobSetOwner(oldJs)] });
     const plan = planPvcRelease(tj, oldJs, [p]);
     assert.ok(plan.ok);
-    assert.deepEqual(applied(p, plan.release[0]).metadata.ownerReferences?.map((o) => o.uid), ['other', tj.metadata.uid]);
+    assert.deepEqual(
+      applied(p, plan.release[0]).metadata.ownerReferences?.map((o) => o.uid),
+      ['other', tj.metadata.uid],
+    );
   });
 
   it('a patch planned from an older resourceVersion fails its test instead of overwriting', () => {
@@ -58,7 +80,10 @@ describe('planPvcRelease', () => {
   });
 
   it('a PVC the JobSet owns that is already being deleted blocks the rebuild, with advice', () => {
-    const dying = pvc('initializer-ttpub', { ownerReferences: [jobSetOwner(oldJs)], deletionTimestamp: '2026-01-01T00:00:00Z' });
+    const dying = pvc('initializer-ttpub', {
+      ownerReferences: [jobSetOwner(oldJs)],
+      deletionTimestamp: '2026-01-01T00:00:00Z',
+    });
     const plan = planPvcRelease(tj, oldJs, [dying]);
     assert.equal(plan.ok, false);
     if (plan.ok) return;
@@ -69,8 +94,13 @@ describe('planPvcRelease', () => {
 
 describe('workspaceClaims', () => {
   it('the existing volumeClaimPolicies PVCs (<template>-<jobset>), not others, not dying ones', () => {
-    assert.deepEqual(workspaceClaims(oldJs, [owned(), unowned(), pvc('initializer-other-jobset')]), ['initializer-ttpub']);
-    assert.deepEqual(workspaceClaims(oldJs, [{ ...owned(), metadata: { ...owned().metadata, deletionTimestamp: 'x' } }]), []);
+    assert.deepEqual(workspaceClaims(oldJs, [owned(), unowned(), pvc('initializer-other-jobset')]), [
+      'initializer-ttpub',
+    ]);
+    assert.deepEqual(
+      workspaceClaims(oldJs, [{ ...owned(), metadata: { ...owned().metadata, deletionTimestamp: 'x' } }]),
+      [],
+    );
     assert.deepEqual(workspaceClaims(trainerJobSet('torch1'), [owned()]), []);
   });
 });
@@ -100,8 +130,17 @@ describe('planPvcHandBack', () => {
 
   it('a claim someone else now controls gets the JobSet as a plain owner', () => {
     const p = released();
-    p.metadata.ownerReferences = [...(p.metadata.ownerReferences ?? []), { apiVersion: 'v1', kind: 'X', name: 'x', uid: 'x', controller: true }];
+    p.metadata.ownerReferences = [
+      ...(p.metadata.ownerReferences ?? []),
+      { apiVersion: 'v1', kind: 'X', name: 'x', uid: 'x', controller: true },
+    ];
     const after = applied(p, planPvcHandBack(tj, newJs, [p])[0]);
-    assert.deepEqual(after.metadata.ownerReferences?.map((o) => [o.uid, o.controller]), [['x', true], ['jobset-uid-new', false]]);
+    assert.deepEqual(
+      after.metadata.ownerReferences?.map((o) => [o.uid, o.controller]),
+      [
+        ['x', true],
+        ['jobset-uid-new', false],
+      ],
+    );
   });
 });

@@ -8,14 +8,20 @@ import { torch1, trainJob, trainerJobSet, upstreamRuntime, withCount } from './f
 
 const torch = upstreamRuntime('torch');
 const deepspeed = upstreamRuntime('deepspeed');
-const plain: Runtime = { ...structuredClone(torch), name: 'plain', spec: { ...structuredClone(torch.spec), mlPolicy: { numNodes: 1 } } };
+const plain: Runtime = {
+  ...structuredClone(torch),
+  name: 'plain',
+  spec: { ...structuredClone(torch.spec), mlPolicy: { numNodes: 1 } },
+};
 const noLauncherNode: Runtime = structuredClone(deepspeed);
 noLauncherNode.spec.mlPolicy!.mpi!.runLauncherAsNode = false;
-const mpiJob = (numNodes?: number): TrainJob => trainJob('mpi', numNodes === undefined ? {} : { trainer: { numNodes } }, 'deepspeed-distributed');
+const mpiJob = (numNodes?: number): TrainJob =>
+  trainJob('mpi', numNodes === undefined ? {} : { trainer: { numNodes } }, 'deepspeed-distributed');
 
 function withoutPet(js: JobSet): JobSet {
   const copy = structuredClone(js);
-  for (const c of copy.spec?.replicatedJobs?.[0].template?.spec?.template?.spec?.containers ?? []) c.env = c.env?.filter((e) => !e.name.startsWith('PET_'));
+  for (const c of copy.spec?.replicatedJobs?.[0].template?.spec?.template?.spec?.containers ?? [])
+    c.env = c.env?.filter((e) => !e.name.startsWith('PET_'));
   return copy;
 }
 
@@ -33,7 +39,15 @@ interface Row {
 
 const rows: Row[] = [
   // torch: parallelism and completions of the trainer-labelled job, and PET_NNODES
-  { name: 'torch, numNodes unchanged', trainJob: torch1(1), runtime: torch, jobSet: trainerJobSet('torch1'), verdict: 'current', from: 1, to: 1 },
+  {
+    name: 'torch, numNodes unchanged',
+    trainJob: torch1(1),
+    runtime: torch,
+    jobSet: trainerJobSet('torch1'),
+    verdict: 'current',
+    from: 1,
+    to: 1,
+  },
   {
     name: 'torch, numNodes 1 -> 2',
     trainJob: torch1(2),
@@ -42,11 +56,38 @@ const rows: Row[] = [
     verdict: 'stale',
     from: 1,
     to: 2,
-    differences: [/\[node\]\.template\.spec\.parallelism is 1, want 2/, /completions is 1, want 2/, /env\[PET_NNODES\] is "1", want "2"/],
+    differences: [
+      /\[node\]\.template\.spec\.parallelism is 1, want 2/,
+      /completions is 1, want 2/,
+      /env\[PET_NNODES\] is "1", want "2"/,
+    ],
   },
-  { name: 'torch, numNodes 2 -> 1', trainJob: torch1(1), runtime: torch, jobSet: withCount(trainerJobSet('torch1'), 'node', 2), verdict: 'stale', from: 2, to: 1 },
-  { name: 'torch, numNodes unset: the runtime mlPolicy.numNodes (1)', trainJob: torch1(1, (t) => delete t.spec!.trainer!.numNodes), runtime: torch, jobSet: trainerJobSet('torch1'), verdict: 'current', to: 1 },
-  { name: 'torch, numNodes 0 (allowed with a warning) is a change too', trainJob: torch1(0), runtime: torch, jobSet: trainerJobSet('torch1'), verdict: 'stale', from: 1, to: 0 },
+  {
+    name: 'torch, numNodes 2 -> 1',
+    trainJob: torch1(1),
+    runtime: torch,
+    jobSet: withCount(trainerJobSet('torch1'), 'node', 2),
+    verdict: 'stale',
+    from: 2,
+    to: 1,
+  },
+  {
+    name: 'torch, numNodes unset: the runtime mlPolicy.numNodes (1)',
+    trainJob: torch1(1, (t) => delete t.spec!.trainer!.numNodes),
+    runtime: torch,
+    jobSet: trainerJobSet('torch1'),
+    verdict: 'current',
+    to: 1,
+  },
+  {
+    name: 'torch, numNodes 0 (allowed with a warning) is a change too',
+    trainJob: torch1(0),
+    runtime: torch,
+    jobSet: trainerJobSet('torch1'),
+    verdict: 'stale',
+    from: 1,
+    to: 0,
+  },
   {
     name: 'torch, only PET_NNODES stale (parallelism already patched, e.g. ElasticJobSet)',
     trainJob: torch1(2),
@@ -55,22 +96,120 @@ const rows: Row[] = [
     verdict: 'stale',
     differences: [/PET_NNODES\] is "1", want "2"/],
   },
-  { name: 'torch, no PET_NNODES (torchtune entrypoint): parallelism alone decides', trainJob: torch1(1), runtime: torch, jobSet: withoutPet(trainerJobSet('torch1')), verdict: 'current' },
-  { name: 'torchtune runtime, numNodes 1 -> 2', trainJob: trainJob('ttpub', { trainer: { numNodes: 2 } }, 'torchtune-llama3.2-1b'), runtime: upstreamRuntime('torchtune'), jobSet: trainerJobSet('ttpub'), verdict: 'stale', from: 1, to: 2 },
+  {
+    name: 'torch, no PET_NNODES (torchtune entrypoint): parallelism alone decides',
+    trainJob: torch1(1),
+    runtime: torch,
+    jobSet: withoutPet(trainerJobSet('torch1')),
+    verdict: 'current',
+  },
+  {
+    name: 'torchtune runtime, numNodes 1 -> 2',
+    trainJob: trainJob('ttpub', { trainer: { numNodes: 2 } }, 'torchtune-llama3.2-1b'),
+    runtime: upstreamRuntime('torchtune'),
+    jobSet: trainerJobSet('ttpub'),
+    verdict: 'stale',
+    from: 1,
+    to: 2,
+  },
   // plain (no policy source): parallelism only
-  { name: 'plain, numNodes 1 -> 3', trainJob: torch1(3), runtime: plain, jobSet: withoutPet(trainerJobSet('torch1')), verdict: 'stale', from: 1, to: 3, differences: [/parallelism is 1, want 3/, /completions is 1, want 3/] },
-  { name: 'plain, unchanged', trainJob: torch1(1), runtime: plain, jobSet: withoutPet(trainerJobSet('torch1')), verdict: 'current' },
+  {
+    name: 'plain, numNodes 1 -> 3',
+    trainJob: torch1(3),
+    runtime: plain,
+    jobSet: withoutPet(trainerJobSet('torch1')),
+    verdict: 'stale',
+    from: 1,
+    to: 3,
+    differences: [/parallelism is 1, want 3/, /completions is 1, want 3/],
+  },
+  {
+    name: 'plain, unchanged',
+    trainJob: torch1(1),
+    runtime: plain,
+    jobSet: withoutPet(trainerJobSet('torch1')),
+    verdict: 'current',
+  },
   // MPI: the `node` job gets max(numNodes - 1, 1) with runLauncherAsNode
-  { name: 'mpi (runLauncherAsNode), numNodes 1: node 1', trainJob: mpiJob(1), runtime: deepspeed, jobSet: trainerJobSet('mpi'), verdict: 'current', from: 1, to: 1 },
-  { name: 'mpi (runLauncherAsNode), 1 -> 2 only moves the hostfile: no rebuild', trainJob: mpiJob(2), runtime: deepspeed, jobSet: trainerJobSet('mpi'), verdict: 'current', from: 1, to: 1 },
-  { name: 'mpi (runLauncherAsNode), 2 -> 3: node 1 -> 2', trainJob: mpiJob(3), runtime: deepspeed, jobSet: trainerJobSet('mpi'), verdict: 'stale', from: 1, to: 2, differences: [/\[node\]\.template\.spec\.parallelism is 1, want 2/, /completions is 1, want 2/] },
-  { name: 'mpi (runLauncherAsNode), 3 -> 1: node 2 -> 1', trainJob: mpiJob(1), runtime: deepspeed, jobSet: withCount(trainerJobSet('mpi'), 'node', 2), verdict: 'stale', from: 2, to: 1 },
-  { name: 'mpi without runLauncherAsNode, 1 -> 2: node 1 -> 2', trainJob: mpiJob(2), runtime: noLauncherNode, jobSet: trainerJobSet('mpi'), verdict: 'stale', from: 1, to: 2 },
-  { name: 'mpi, numNodes unset: the runtime node parallelism stays', trainJob: mpiJob(), runtime: deepspeed, jobSet: trainerJobSet('mpi'), verdict: 'current' },
-  { name: 'mpi: the launcher carries the trainer label but is not the count', trainJob: mpiJob(3), runtime: deepspeed, jobSet: withCount(trainerJobSet('mpi'), 'launcher', 2), verdict: 'stale', from: 1, to: 2 },
+  {
+    name: 'mpi (runLauncherAsNode), numNodes 1: node 1',
+    trainJob: mpiJob(1),
+    runtime: deepspeed,
+    jobSet: trainerJobSet('mpi'),
+    verdict: 'current',
+    from: 1,
+    to: 1,
+  },
+  {
+    name: 'mpi (runLauncherAsNode), 1 -> 2 only moves the hostfile: no rebuild',
+    trainJob: mpiJob(2),
+    runtime: deepspeed,
+    jobSet: trainerJobSet('mpi'),
+    verdict: 'current',
+    from: 1,
+    to: 1,
+  },
+  {
+    name: 'mpi (runLauncherAsNode), 2 -> 3: node 1 -> 2',
+    trainJob: mpiJob(3),
+    runtime: deepspeed,
+    jobSet: trainerJobSet('mpi'),
+    verdict: 'stale',
+    from: 1,
+    to: 2,
+    differences: [/\[node\]\.template\.spec\.parallelism is 1, want 2/, /completions is 1, want 2/],
+  },
+  {
+    name: 'mpi (runLauncherAsNode), 3 -> 1: node 2 -> 1',
+    trainJob: mpiJob(1),
+    runtime: deepspeed,
+    jobSet: withCount(trainerJobSet('mpi'), 'node', 2),
+    verdict: 'stale',
+    from: 2,
+    to: 1,
+  },
+  {
+    name: 'mpi without runLauncherAsNode, 1 -> 2: node 1 -> 2',
+    trainJob: mpiJob(2),
+    runtime: noLauncherNode,
+    jobSet: trainerJobSet('mpi'),
+    verdict: 'stale',
+    from: 1,
+    to: 2,
+  },
+  {
+    name: 'mpi, numNodes unset: the runtime node parallelism stays',
+    trainJob: mpiJob(),
+    runtime: deepspeed,
+    jobSet: trainerJobSet('mpi'),
+    verdict: 'current',
+  },
+  {
+    name: 'mpi: the launcher carries the trainer label but is not the count',
+    trainJob: mpiJob(3),
+    runtime: deepspeed,
+    jobSet: withCount(trainerJobSet('mpi'), 'launcher', 2),
+    verdict: 'stale',
+    from: 1,
+    to: 2,
+  },
   // left alone and reported
-  { name: 'unknown policy (flux)', trainJob: torch1(2), runtime: { ...torch, spec: { ...torch.spec, mlPolicy: { numNodes: 1, flux: {} } } }, jobSet: trainerJobSet('torch1'), verdict: 'unknown', reason: /ML policy "flux"/ },
-  { name: 'two policy sources', trainJob: torch1(2), runtime: { ...torch, spec: { ...torch.spec, mlPolicy: { torch: {}, mpi: {} } } }, jobSet: trainerJobSet('torch1'), verdict: 'unknown', reason: /"mpi\+torch"/ },
+  {
+    name: 'unknown policy (flux)',
+    trainJob: torch1(2),
+    runtime: { ...torch, spec: { ...torch.spec, mlPolicy: { numNodes: 1, flux: {} } } },
+    jobSet: trainerJobSet('torch1'),
+    verdict: 'unknown',
+    reason: /ML policy "flux"/,
+  },
+  {
+    name: 'two policy sources',
+    trainJob: torch1(2),
+    runtime: { ...torch, spec: { ...torch.spec, mlPolicy: { torch: {}, mpi: {} } } },
+    jobSet: trainerJobSet('torch1'),
+    verdict: 'unknown',
+    reason: /"mpi\+torch"/,
+  },
   {
     name: 'a JobSet without the trainer-labelled job',
     trainJob: torch1(2),
@@ -83,7 +222,17 @@ const rows: Row[] = [
     verdict: 'unknown',
     reason: /has no replicated job labelled trainer\.kubeflow\.org\/trainjob-ancestor-step=trainer/,
   },
-  { name: 'mpi JobSet without a node job', trainJob: mpiJob(3), runtime: deepspeed, jobSet: { ...trainerJobSet('mpi'), spec: { replicatedJobs: trainerJobSet('mpi').spec!.replicatedJobs!.filter((r) => r.name !== 'node') } }, verdict: 'unknown', reason: /no replicated job named "node"/ },
+  {
+    name: 'mpi JobSet without a node job',
+    trainJob: mpiJob(3),
+    runtime: deepspeed,
+    jobSet: {
+      ...trainerJobSet('mpi'),
+      spec: { replicatedJobs: trainerJobSet('mpi').spec!.replicatedJobs!.filter((r) => r.name !== 'node') },
+    },
+    verdict: 'unknown',
+    reason: /no replicated job named "node"/,
+  },
 ];
 
 describe('isJobSetStale', () => {

@@ -18,8 +18,10 @@ function built(t: TrainJob, runtime = torch): JobSet {
 }
 
 const node = (js: JobSet, name = 'node') => js.spec?.replicatedJobs?.find((r) => r.name === name);
-const nodeContainer = (js: JobSet) => node(js)?.template?.spec?.template?.spec?.containers?.find((c) => c.name === 'node');
-const envOf = (js: JobSet) => Object.fromEntries((nodeContainer(js)?.env ?? []).map((e) => [e.name, e.value ?? e.valueFrom]));
+const nodeContainer = (js: JobSet) =>
+  node(js)?.template?.spec?.template?.spec?.containers?.find((c) => c.name === 'node');
+const envOf = (js: JobSet) =>
+  Object.fromEntries((nodeContainer(js)?.env ?? []).map((e) => [e.name, e.value ?? e.valueFrom]));
 
 describe('buildJobSet matches what Trainer v2.3.0 built', () => {
   it('torch-distributed with image, command, env and 3 CPUs (numNodes 1)', () => {
@@ -35,18 +37,32 @@ describe('buildJobSet matches what Trainer v2.3.0 built', () => {
     assert.deepEqual(subsetDiff(built(t, upstreamRuntime('torchtune')), trainerJobSet('ttpub')), []);
   });
 
-  it('volumeClaimPolicies exactly as stored (JobSet\'s CREATE-only defaults: retentionPolicy Delete, status {}), so a later apply does not change this immutable list', () => {
+  it("volumeClaimPolicies exactly as stored (JobSet's CREATE-only defaults: retentionPolicy Delete, status {}), so a later apply does not change this immutable list", () => {
     const t = trainJob('ttpub', { trainer: { numNodes: 1 } }, 'torchtune-llama3.2-1b');
-    assert.deepEqual(built(t, upstreamRuntime('torchtune')).spec?.volumeClaimPolicies, trainerJobSet('ttpub').spec?.volumeClaimPolicies);
+    assert.deepEqual(
+      built(t, upstreamRuntime('torchtune')).spec?.volumeClaimPolicies,
+      trainerJobSet('ttpub').spec?.volumeClaimPolicies,
+    );
     const retain = structuredClone(upstreamRuntime('torchtune'));
-    (retain.spec.template!.spec!.volumeClaimPolicies![0] as Record<string, unknown>).retentionPolicy = { whenDeleted: 'Retain' };
+    (retain.spec.template!.spec!.volumeClaimPolicies![0] as Record<string, unknown>).retentionPolicy = {
+      whenDeleted: 'Retain',
+    };
     assert.deepEqual(built(t, retain).spec?.volumeClaimPolicies?.[0]?.retentionPolicy, { whenDeleted: 'Retain' });
   });
 });
 
 describe('buildJobSet', () => {
   it('owner reference: the TrainJob, controller, blockOwnerDeletion', () => {
-    assert.deepEqual(built(torch1()).metadata.ownerReferences, [{ apiVersion: 'trainer.kubeflow.org/v1alpha1', kind: 'TrainJob', name: 'torch1', uid: 'trainjob-uid-torch1', controller: true, blockOwnerDeletion: true }]);
+    assert.deepEqual(built(torch1()).metadata.ownerReferences, [
+      {
+        apiVersion: 'trainer.kubeflow.org/v1alpha1',
+        kind: 'TrainJob',
+        name: 'torch1',
+        uid: 'trainjob-uid-torch1',
+        controller: true,
+        blockOwnerDeletion: true,
+      },
+    ]);
   });
 
   it('suspend is copied (absent counts as false)', () => {
@@ -93,11 +109,30 @@ describe('buildJobSet', () => {
           trainingRuntimeSpec: {
             template: {
               metadata: { labels: { team: 'a' } },
-              spec: { replicatedJobs: [{ name: 'node', template: { spec: { template: { spec: { nodeSelector: { pool: 'gpu' }, containers: [{ name: 'node', env: [{ name: 'B', value: '2' }] }] } } } } }] },
+              spec: {
+                replicatedJobs: [
+                  {
+                    name: 'node',
+                    template: {
+                      spec: {
+                        template: {
+                          spec: {
+                            nodeSelector: { pool: 'gpu' },
+                            containers: [{ name: 'node', env: [{ name: 'B', value: '2' }] }],
+                          },
+                        },
+                      },
+                    },
+                  },
+                ],
+              },
             },
           },
         },
-        { manager: 'me', trainingRuntimeSpec: { template: { metadata: { labels: { team: 'b' }, annotations: { note: 'x' } } } } },
+        {
+          manager: 'me',
+          trainingRuntimeSpec: { template: { metadata: { labels: { team: 'b' }, annotations: { note: 'x' } } } },
+        },
       ];
     });
     const js = built(t);
@@ -105,14 +140,32 @@ describe('buildJobSet', () => {
     assert.deepEqual(js.metadata.annotations, { note: 'x' });
     assert.deepEqual(node(js)?.template?.spec?.template?.spec?.nodeSelector, { pool: 'gpu' });
     assert.equal(nodeContainer(js)?.image, 'ghcr.io/acme/train:1');
-    assert.deepEqual(Object.keys(envOf(js)), ['B', 'A', 'PET_NNODES', 'PET_NPROC_PER_NODE', 'PET_NODE_RANK', 'PET_MASTER_ADDR', 'PET_MASTER_PORT']);
+    assert.deepEqual(Object.keys(envOf(js)), [
+      'B',
+      'A',
+      'PET_NNODES',
+      'PET_NPROC_PER_NODE',
+      'PET_NODE_RANK',
+      'PET_MASTER_ADDR',
+      'PET_MASTER_PORT',
+    ]);
   });
 
   it('initializer storageUri and env go to the initializer containers', () => {
-    const t = trainJob('ttpub', { trainer: { numNodes: 1 }, initializer: { dataset: { storageUri: 'hf://me/data', env: [{ name: 'X', value: 'y' }] } } }, 'torchtune-llama3.2-1b');
+    const t = trainJob(
+      'ttpub',
+      {
+        trainer: { numNodes: 1 },
+        initializer: { dataset: { storageUri: 'hf://me/data', env: [{ name: 'X', value: 'y' }] } },
+      },
+      'torchtune-llama3.2-1b',
+    );
     const js = built(t, upstreamRuntime('torchtune'));
     const ds = node(js, 'dataset-initializer')?.template?.spec?.template?.spec?.containers?.[0];
-    assert.deepEqual(ds?.env, [{ name: 'STORAGE_URI', value: 'hf://me/data' }, { name: 'X', value: 'y' }]);
+    assert.deepEqual(ds?.env, [
+      { name: 'STORAGE_URI', value: 'hf://me/data' },
+      { name: 'X', value: 'y' },
+    ]);
     const model = node(js, 'model-initializer')?.template?.spec?.template?.spec?.containers?.[0];
     assert.deepEqual(model?.env, [{ name: 'STORAGE_URI', value: 'hf://meta-llama/Llama-3.2-1B-Instruct' }]);
   });
@@ -124,18 +177,32 @@ describe('buildJobSet', () => {
   });
 
   it('MPI, unknown policies and the torchtune entrypoint are refused as a whole, with a clear reason', () => {
-    const mpi = buildJobSet(trainJob('m', { trainer: { numNodes: 2 } }, 'deepspeed-distributed'), upstreamRuntime('deepspeed'));
+    const mpi = buildJobSet(
+      trainJob('m', { trainer: { numNodes: 2 } }, 'deepspeed-distributed'),
+      upstreamRuntime('deepspeed'),
+    );
     assert.equal(mpi.ok, false);
-    assert.match(!mpi.ok ? mpi.reason : '', /ClusterTrainingRuntime deepspeed-distributed uses the MPI policy, which standalone mode does not build/);
+    assert.match(
+      !mpi.ok ? mpi.reason : '',
+      /ClusterTrainingRuntime deepspeed-distributed uses the MPI policy, which standalone mode does not build/,
+    );
     const flux = buildJobSet(torch1(), { ...torch, spec: { ...torch.spec, mlPolicy: { flux: {} } } });
     assert.match(!flux.ok ? flux.reason : '', /"flux"/);
-    const tune = buildJobSet(torch1(1, (t) => (t.spec!.trainer!.command = ['tune', 'run'])), torch);
+    const tune = buildJobSet(
+      torch1(1, (t) => (t.spec!.trainer!.command = ['tune', 'run'])),
+      torch,
+    );
     assert.match(!tune.ok ? tune.reason : '', /torchtune entrypoint/);
   });
 });
 
 describe('numProcPerNode (Trainer v2.3.0)', () => {
-  const row = (npp: number | string | undefined, resources: object | undefined) => numProcPerNode(torch1(1, (t) => ((t.spec!.trainer!.numProcPerNode = npp), (t.spec!.trainer!.resourcesPerNode = resources))), torch, undefined);
+  const row = (npp: number | string | undefined, resources: object | undefined) =>
+    numProcPerNode(
+      torch1(1, (t) => ((t.spec!.trainer!.numProcPerNode = npp), (t.spec!.trainer!.resourcesPerNode = resources))),
+      torch,
+      undefined,
+    );
   it('auto without GPUs counts CPUs (at least 1); with GPUs stays auto; cpu counts CPUs; numbers stay', () => {
     assert.equal(row(undefined, undefined), '1');
     assert.equal(row(undefined, { limits: { cpu: '3' } }), '3');
@@ -145,25 +212,51 @@ describe('numProcPerNode (Trainer v2.3.0)', () => {
     assert.equal(row(6, { limits: { cpu: 2 } }), '6');
   });
   it('wholeCpus rounds up like resource.Quantity.Value()', () => {
-    assert.deepEqual(['1', '500m', '1.5', '2000m', 'x', undefined].map((q) => wholeCpus(q)), [1, 1, 2, 2, 0, 0]);
+    assert.deepEqual(
+      ['1', '500m', '1.5', '2000m', 'x', undefined].map((q) => wholeCpus(q)),
+      [1, 1, 2, 2, 0, 0],
+    );
   });
 });
 
 describe('strategicMerge', () => {
   it('merges keyed lists, replaces the others, deletes on null, honours $patch', () => {
-    const original = { containers: [{ name: 'a', image: 'x', env: [{ name: 'E', value: '1' }] }], tolerations: [{ key: 't1' }], keep: 1, drop: 2 };
+    const original = {
+      containers: [{ name: 'a', image: 'x', env: [{ name: 'E', value: '1' }] }],
+      tolerations: [{ key: 't1' }],
+      keep: 1,
+      drop: 2,
+    };
     const patch = {
-      containers: [{ name: 'a', env: [{ name: 'F', value: '2' }] }, { name: 'b', image: 'y' }],
+      containers: [
+        { name: 'a', env: [{ name: 'F', value: '2' }] },
+        { name: 'b', image: 'y' },
+      ],
       tolerations: [{ key: 't2' }],
       drop: null,
     };
     assert.deepEqual(strategicMerge(original, patch), {
-      containers: [{ name: 'a', image: 'x', env: [{ name: 'E', value: '1' }, { name: 'F', value: '2' }] }, { name: 'b', image: 'y' }],
+      containers: [
+        {
+          name: 'a',
+          image: 'x',
+          env: [
+            { name: 'E', value: '1' },
+            { name: 'F', value: '2' },
+          ],
+        },
+        { name: 'b', image: 'y' },
+      ],
       tolerations: [{ key: 't2' }],
       keep: 1,
     });
-    assert.deepEqual(strategicMerge({ containers: [{ name: 'a' }, { name: 'b' }] }, { containers: [{ name: 'a', $patch: 'delete' }] }), { containers: [{ name: 'b' }] });
-    assert.deepEqual(strategicMerge({ nodeSelector: { a: '1' } }, { nodeSelector: { b: '2', $patch: 'replace' } }), { nodeSelector: { b: '2' } });
+    assert.deepEqual(
+      strategicMerge({ containers: [{ name: 'a' }, { name: 'b' }] }, { containers: [{ name: 'a', $patch: 'delete' }] }),
+      { containers: [{ name: 'b' }] },
+    );
+    assert.deepEqual(strategicMerge({ nodeSelector: { a: '1' } }, { nodeSelector: { b: '2', $patch: 'replace' } }), {
+      nodeSelector: { b: '2' },
+    });
     assert.deepEqual(original.containers[0].env.length, 1, 'the original is not modified');
   });
 });

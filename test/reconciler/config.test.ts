@@ -3,7 +3,12 @@ import { describe, it } from 'node:test';
 import { ConfigError, parseReconcileArgs } from '../../src/reconciler/config.ts';
 
 const sources = { env: {}, hostname: () => 'pod-a', uuid: () => 'u1' };
-const pod = { env: { KUBERNETES_SERVICE_HOST: '10.96.0.1', KUBERNETES_SERVICE_PORT: '443' }, readFile: () => 'kubeflow-system\n', hostname: () => 'pod-a', uuid: () => 'u1' };
+const pod = {
+  env: { KUBERNETES_SERVICE_HOST: '10.96.0.1', KUBERNETES_SERVICE_PORT: '443' },
+  readFile: () => 'kubeflow-system\n',
+  hostname: () => 'pod-a',
+  uuid: () => 'u1',
+};
 
 describe('parseReconcileArgs', () => {
   it('defaults (in a pod): in-cluster, companion, hand-off 8082 on loopback, ops 8083, own field manager, a Lease in the pod namespace', () => {
@@ -15,15 +20,48 @@ describe('parseReconcileArgs', () => {
     assert.equal(c.opsHost, undefined, 'every address: dual-stack :: where the host has IPv6, else 0.0.0.0');
     assert.equal(c.fieldManager, 'trainjob-webhook-reconciler');
     assert.equal(c.workers, 4);
-    assert.deepEqual(c.leaderElection && { ns: c.leaderElection.namespace, name: c.leaderElection.name, id: c.leaderElection.identity }, { ns: 'kubeflow-system', name: 'trainjob-webhook-reconciler', id: 'pod-a_u1' });
+    assert.deepEqual(
+      c.leaderElection && {
+        ns: c.leaderElection.namespace,
+        name: c.leaderElection.name,
+        id: c.leaderElection.identity,
+      },
+      { ns: 'kubeflow-system', name: 'trainjob-webhook-reconciler', id: 'pod-a_u1' },
+    );
     // client-go's timing (the resilience e2e suite runs its sidecars with shorter ones).
-    assert.deepEqual(c.leaderElection && [c.leaderElection.leaseDurationMs, c.leaderElection.renewDeadlineMs, c.leaderElection.retryPeriodMs], [15_000, 10_000, 2_000]);
+    assert.deepEqual(
+      c.leaderElection && [
+        c.leaderElection.leaseDurationMs,
+        c.leaderElection.renewDeadlineMs,
+        c.leaderElection.retryPeriodMs,
+      ],
+      [15_000, 10_000, 2_000],
+    );
     assert.equal(c.crashAfter, undefined);
   });
 
   it('reads every flag', () => {
     const c = parseReconcileArgs(
-      ['--kubeconfig', 'kc', '--mode', 'standalone', '--handoff-port', '9000', '--ops-port', '9001', '--ops-host', '127.0.0.1', '--field-manager', 'me', '--workers', '8', '--lease-namespace', 'ops', '--log-level', 'debug'],
+      [
+        '--kubeconfig',
+        'kc',
+        '--mode',
+        'standalone',
+        '--handoff-port',
+        '9000',
+        '--ops-port',
+        '9001',
+        '--ops-host',
+        '127.0.0.1',
+        '--field-manager',
+        'me',
+        '--workers',
+        '8',
+        '--lease-namespace',
+        'ops',
+        '--log-level',
+        'debug',
+      ],
       sources,
     );
     assert.deepEqual(c.cluster, { mode: 'kubeconfig', path: 'kc' });
@@ -38,7 +76,10 @@ describe('parseReconcileArgs', () => {
   });
 
   it('outside a pod a kubeconfig is required (never picked up implicitly); the Lease defaults to namespace default', () => {
-    assert.throws(() => parseReconcileArgs([], { env: { KUBECONFIG: '/home/me/.kube/config' } }), /needs a cluster: pass --kubeconfig/);
+    assert.throws(
+      () => parseReconcileArgs([], { env: { KUBECONFIG: '/home/me/.kube/config' } }),
+      /needs a cluster: pass --kubeconfig/,
+    );
     assert.equal(parseReconcileArgs(['--kubeconfig', 'kc'], sources).leaderElection?.namespace, 'default');
   });
 
@@ -59,7 +100,10 @@ describe('parseReconcileArgs', () => {
   ] as const) {
     it(`refuses ${args.join(' ')}`, () => {
       const all = args[0] === '--kubeconfig' ? [...args] : ['--kubeconfig', 'kc', ...args];
-      assert.throws(() => parseReconcileArgs(all, sources), (err: Error) => err instanceof ConfigError && message.test(err.message));
+      assert.throws(
+        () => parseReconcileArgs(all, sources),
+        (err: Error) => err instanceof ConfigError && message.test(err.message),
+      );
     });
   }
 });

@@ -30,12 +30,24 @@ describe('crashNow', () => {
       try {
         const logFile = path.join(dir, 'out.log');
         const fd = openSync(logFile, 'w');
-        const run = spawnSync(process.execPath, ['--input-type=module', '-e', script(withPoolBusy)], { stdio: ['ignore', fd, 'pipe'], timeout: 30_000 });
+        const run = spawnSync(process.execPath, ['--input-type=module', '-e', script(withPoolBusy)], {
+          stdio: ['ignore', fd, 'pipe'],
+          timeout: 30_000,
+        });
         closeSync(fd);
         assert.equal(run.signal, 'SIGKILL', run.stderr.toString());
-        const lines = readFileSync(logFile, 'utf8').split('\n').filter(Boolean).map((l) => JSON.parse(l) as { msg: string; i?: number });
-        assert.deepEqual(lines.map((l) => l.msg), ['stale JobSet deleted', 'stale JobSet deleted', 'stale JobSet deleted', 'test crash point reached: SIGKILL']);
-        assert.deepEqual(lines.slice(0, 3).map((l) => l.i), [0, 1, 2]);
+        const lines = readFileSync(logFile, 'utf8')
+          .split('\n')
+          .filter(Boolean)
+          .map((l) => JSON.parse(l) as { msg: string; i?: number });
+        assert.deepEqual(
+          lines.map((l) => l.msg),
+          ['stale JobSet deleted', 'stale JobSet deleted', 'stale JobSet deleted', 'test crash point reached: SIGKILL'],
+        );
+        assert.deepEqual(
+          lines.slice(0, 3).map((l) => l.i),
+          [0, 1, 2],
+        );
       } finally {
         rmSync(dir, { recursive: true, force: true });
       }

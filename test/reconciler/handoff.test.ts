@@ -10,8 +10,15 @@ import { createReconcilerMetrics } from '../../src/reconciler/metrics.ts';
 import { createLogger } from '../../src/observability/logger.ts';
 import type { TrainJob } from '../../src/api/objects.ts';
 
-const hint: Hint = { namespace: 'team-a', name: 'llama-ft', uid: '6f1c0c1e-0000-4000-8000-000000000001', generation: 3 };
-const stored = (uid: string, generation: number): TrainJob => ({ metadata: { name: 'llama-ft', namespace: 'team-a', uid, generation } });
+const hint: Hint = {
+  namespace: 'team-a',
+  name: 'llama-ft',
+  uid: '6f1c0c1e-0000-4000-8000-000000000001',
+  generation: 3,
+};
+const stored = (uid: string, generation: number): TrainJob => ({
+  metadata: { name: 'llama-ft', namespace: 'team-a', uid, generation },
+});
 
 describe('parseHint', () => {
   it('accepts what the webhook sends (generation may be null)', () => {
@@ -48,7 +55,10 @@ describe('hintSatisfied / awaitPersisted', () => {
 
   it('waits until the change is stored', async () => {
     let reads = 0;
-    const ok = await awaitPersisted(hint, async () => (++reads < 3 ? stored(hint.uid, 2) : stored(hint.uid, 3)), { timeoutMs: 5_000, intervalMs: 1 });
+    const ok = await awaitPersisted(hint, async () => (++reads < 3 ? stored(hint.uid, 2) : stored(hint.uid, 3)), {
+      timeoutMs: 5_000,
+      intervalMs: 1,
+    });
     assert.equal(ok, true);
     assert.equal(reads, 3);
   });
@@ -61,7 +71,13 @@ describe('hintSatisfied / awaitPersisted', () => {
       async () => {
         throw new Error('HTTP 500');
       },
-      { timeoutMs: 1_000, intervalMs: 100, maxIntervalMs: 400, now: () => clock, sleep: async (ms) => void (sleeps.push(ms), (clock += ms)) },
+      {
+        timeoutMs: 1_000,
+        intervalMs: 100,
+        maxIntervalMs: 400,
+        now: () => clock,
+        sleep: async (ms) => void (sleeps.push(ms), (clock += ms)),
+      },
     );
     assert.equal(ok, false);
     assert.deepEqual(sleeps, [100, 200, 400, 300]);
@@ -85,14 +101,28 @@ describe('hand-off server', () => {
 
   it('a bad hint: 400 with the reason, not handed on, counted', async () => {
     const before = received.length;
-    const res = await app.inject({ method: 'POST', url: '/hints', payload: { ...hint, uid: 7 }, remoteAddress: '127.0.0.1' });
+    const res = await app.inject({
+      method: 'POST',
+      url: '/hints',
+      payload: { ...hint, uid: 7 },
+      remoteAddress: '127.0.0.1',
+    });
     assert.equal(res.statusCode, 400);
     assert.match(res.json().error, /uid must be an object uid/);
-    const malformed = await app.inject({ method: 'POST', url: '/hints', headers: { 'content-type': 'application/json' }, payload: '{"namespace":', remoteAddress: '127.0.0.1' });
+    const malformed = await app.inject({
+      method: 'POST',
+      url: '/hints',
+      headers: { 'content-type': 'application/json' },
+      payload: '{"namespace":',
+      remoteAddress: '127.0.0.1',
+    });
     assert.equal(malformed.statusCode, 400);
     assert.equal(received.length, before);
     const invalid = (await metrics.hints.get()).values.filter((v) => v.labels.result === 'invalid');
-    assert.equal(invalid.reduce((n, v) => n + v.value, 0), 2);
+    assert.equal(
+      invalid.reduce((n, v) => n + v.value, 0),
+      2,
+    );
   });
 
   it('from a non-loopback address: 403', async () => {
@@ -102,11 +132,22 @@ describe('hand-off server', () => {
 
   it('anything else: 404 naming the one path; an oversized body: 413', async () => {
     assert.equal((await app.inject({ method: 'GET', url: '/', remoteAddress: '127.0.0.1' })).statusCode, 404);
-    const big = await app.inject({ method: 'POST', url: '/hints', payload: { ...hint, pad: 'x'.repeat(10_000) }, remoteAddress: '127.0.0.1' });
+    const big = await app.inject({
+      method: 'POST',
+      url: '/hints',
+      payload: { ...hint, pad: 'x'.repeat(10_000) },
+      remoteAddress: '127.0.0.1',
+    });
     assert.equal(big.statusCode, 413);
   });
 
   it('isLoopback', () => {
-    assert.deepEqual(['127.0.0.1', '::1', '::ffff:127.0.0.1', '10.0.0.1', undefined].map(isLoopback), [true, true, true, false, false]);
+    assert.deepEqual(['127.0.0.1', '::1', '::ffff:127.0.0.1', '10.0.0.1', undefined].map(isLoopback), [
+      true,
+      true,
+      true,
+      false,
+      false,
+    ]);
   });
 });

@@ -5,7 +5,14 @@ import { leaseStep, microTime, recordOf, type LeaseObject } from '../../src/reco
 
 const lease = (holder: string, renewTime = '2026-11-30T00:00:00.000000Z', extra: object = {}): LeaseObject => ({
   metadata: { name: 'l', namespace: 'ns', resourceVersion: '5' },
-  spec: { holderIdentity: holder, leaseDurationSeconds: 15, acquireTime: '2026-11-30T00:00:00.000000Z', renewTime, leaseTransitions: 2, ...extra },
+  spec: {
+    holderIdentity: holder,
+    leaseDurationSeconds: 15,
+    acquireTime: '2026-11-30T00:00:00.000000Z',
+    renewTime,
+    leaseTransitions: 2,
+    ...extra,
+  },
 });
 
 describe('leaseStep', () => {
@@ -13,17 +20,32 @@ describe('leaseStep', () => {
 
   it('no Lease: create it as the holder', () => {
     const step = leaseStep(undefined, undefined, 'me', now, 15_000);
-    assert.deepEqual(step, { kind: 'create', spec: { holderIdentity: 'me', leaseDurationSeconds: 15, acquireTime: '2026-11-30T00:00:20.000000Z', renewTime: '2026-11-30T00:00:20.000000Z', leaseTransitions: 0 } });
+    assert.deepEqual(step, {
+      kind: 'create',
+      spec: {
+        holderIdentity: 'me',
+        leaseDurationSeconds: 15,
+        acquireTime: '2026-11-30T00:00:20.000000Z',
+        renewTime: '2026-11-30T00:00:20.000000Z',
+        leaseTransitions: 0,
+      },
+    });
   });
 
   it('my Lease: renew, keeping acquireTime and the transition count', () => {
     const step = leaseStep(lease('me'), undefined, 'me', now, 15_000);
     assert.equal(step.kind, 'update');
-    assert.deepEqual(step.kind === 'update' && [step.spec.acquireTime, step.spec.renewTime, step.spec.leaseTransitions], ['2026-11-30T00:00:00.000000Z', '2026-11-30T00:00:20.000000Z', 2]);
+    assert.deepEqual(
+      step.kind === 'update' && [step.spec.acquireTime, step.spec.renewTime, step.spec.leaseTransitions],
+      ['2026-11-30T00:00:00.000000Z', '2026-11-30T00:00:20.000000Z', 2],
+    );
   });
 
   it("another holder's Lease, first seen now: wait a whole duration on my own clock (its renewTime may be skewed)", () => {
-    assert.deepEqual(leaseStep(lease('other', '2020-01-01T00:00:00.000000Z'), undefined, 'me', now, 15_000), { kind: 'wait', holder: 'other' });
+    assert.deepEqual(leaseStep(lease('other', '2020-01-01T00:00:00.000000Z'), undefined, 'me', now, 15_000), {
+      kind: 'wait',
+      holder: 'other',
+    });
   });
 
   it('another holder that kept renewing: wait', () => {
@@ -35,7 +57,10 @@ describe('leaseStep', () => {
     const l = lease('other');
     const step = leaseStep(l, { record: recordOf(l), atMs: now - 15_001 }, 'me', now, 15_000);
     assert.equal(step.kind, 'update');
-    assert.deepEqual(step.kind === 'update' && [step.spec.holderIdentity, step.spec.acquireTime, step.spec.leaseTransitions], ['me', '2026-11-30T00:00:20.000000Z', 3]);
+    assert.deepEqual(
+      step.kind === 'update' && [step.spec.holderIdentity, step.spec.acquireTime, step.spec.leaseTransitions],
+      ['me', '2026-11-30T00:00:20.000000Z', 3],
+    );
   });
 
   it('a released Lease (no holder): take it at once', () => {

@@ -3,7 +3,13 @@
 // one reconcile result per run, in-progress work seen when scraped).
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import { CONTROLLER_NAME, createReconcilerMetrics, leaseRecorder, queueRecorder, type ReconcilerMetrics } from '../../src/reconciler/metrics.ts';
+import {
+  CONTROLLER_NAME,
+  createReconcilerMetrics,
+  leaseRecorder,
+  queueRecorder,
+  type ReconcilerMetrics,
+} from '../../src/reconciler/metrics.ts';
 import { WorkQueue, type Timers } from '../../src/reconciler/queue.ts';
 
 /** Series of one metric as { "label=value,...": value } (histograms: their _count only). */
@@ -17,7 +23,12 @@ async function seriesOf(metrics: ReconcilerMetrics, name: string): Promise<Recor
         const series = (v as { metricName?: string }).metricName;
         return series === undefined || series.endsWith('_count');
       })
-      .map((v) => [Object.entries(v.labels).map(([k, x]) => `${k}=${x}`).join(','), v.value]),
+      .map((v) => [
+        Object.entries(v.labels)
+          .map(([k, x]) => `${k}=${x}`)
+          .join(','),
+        v.value,
+      ]),
   );
 }
 
@@ -136,10 +147,16 @@ describe('reconciler: leader_election_master_status', () => {
     const metrics = createReconcilerMetrics();
     assert.deepEqual(await seriesOf(metrics, 'leader_election_master_status'), {});
     const lease = leaseRecorder(metrics, 'trainjob-webhook-reconciler');
-    assert.deepEqual(await seriesOf(metrics, 'leader_election_master_status'), { 'name=trainjob-webhook-reconciler': 0 });
+    assert.deepEqual(await seriesOf(metrics, 'leader_election_master_status'), {
+      'name=trainjob-webhook-reconciler': 0,
+    });
     lease.leading();
-    assert.deepEqual(await seriesOf(metrics, 'leader_election_master_status'), { 'name=trainjob-webhook-reconciler': 1 });
+    assert.deepEqual(await seriesOf(metrics, 'leader_election_master_status'), {
+      'name=trainjob-webhook-reconciler': 1,
+    });
     lease.stopped();
-    assert.deepEqual(await seriesOf(metrics, 'leader_election_master_status'), { 'name=trainjob-webhook-reconciler': 0 });
+    assert.deepEqual(await seriesOf(metrics, 'leader_election_master_status'), {
+      'name=trainjob-webhook-reconciler': 0,
+    });
   });
 });

@@ -137,7 +137,10 @@ describe('WorkQueue', () => {
     q.start();
     q.add('ns/a');
     await tick();
-    assert.deepEqual(pending.map((p) => p.ms), [3000]);
+    assert.deepEqual(
+      pending.map((p) => p.ms),
+      [3000],
+    );
     assert.equal(q.failures('ns/a'), 0);
     // An event for the key cancels the wait and runs it now.
     q.add('ns/a');
@@ -166,7 +169,10 @@ describe('WorkQueue', () => {
     await tick();
     assert.equal(runs, 2);
     // Only the second run's wait is pending (the second timer set): the wait counts from the last run.
-    assert.deepEqual(pending.map((p) => [p.id, p.ms]), [[2, 3000]]);
+    assert.deepEqual(
+      pending.map((p) => [p.id, p.ms]),
+      [[2, 3000]],
+    );
     await q.shutdown();
   });
 
@@ -176,16 +182,31 @@ describe('WorkQueue', () => {
     q.addAfter('ns/a', 5000);
     q.addAfter('ns/a', 1000);
     q.addAfter('ns/a', 3000);
-    assert.deepEqual(pending.map((p) => p.ms), [1000]);
+    assert.deepEqual(
+      pending.map((p) => p.ms),
+      [1000],
+    );
   });
 });
 
 describe('backoffDelay', () => {
   const b = { baseMs: 500, maxMs: 60_000, jitter: 0.2 };
   it('doubles per attempt, is capped, and jitter stays within the fraction', () => {
-    assert.deepEqual([1, 2, 3, 4].map((n) => backoffDelay(n, b, () => 0.5)), [500, 1000, 2000, 4000]);
-    assert.equal(backoffDelay(20, b, () => 0.5), 60_000);
-    assert.equal(backoffDelay(1, b, () => 0), 400);
-    assert.equal(backoffDelay(1, b, () => 1), 600);
+    assert.deepEqual(
+      [1, 2, 3, 4].map((n) => backoffDelay(n, b, () => 0.5)),
+      [500, 1000, 2000, 4000],
+    );
+    assert.equal(
+      backoffDelay(20, b, () => 0.5),
+      60_000,
+    );
+    assert.equal(
+      backoffDelay(1, b, () => 0),
+      400,
+    );
+    assert.equal(
+      backoffDelay(1, b, () => 1),
+      600,
+    );
   });
 });

@@ -20,7 +20,17 @@ class ApiError extends Error {
   }
 }
 
-function fakeCluster(state: { trainJob?: TrainJob; jobSet?: JobSet; pvcs?: PersistentVolumeClaim[]; runtime?: 'torch' | 'torchtune'; snapshot?: boolean; recreate?: RecreateCheck }, fail: Partial<Record<string, number>> = {}) {
+function fakeCluster(
+  state: {
+    trainJob?: TrainJob;
+    jobSet?: JobSet;
+    pvcs?: PersistentVolumeClaim[];
+    runtime?: 'torch' | 'torchtune';
+    snapshot?: boolean;
+    recreate?: RecreateCheck;
+  },
+  fail: Partial<Record<string, number>> = {},
+) {
   const calls: string[] = [];
   const maybeFail = (what: string) => {
     calls.push(what);
@@ -29,7 +39,10 @@ function fakeCluster(state: { trainJob?: TrainJob; jobSet?: JobSet; pvcs?: Persi
   const cluster: ReconcilerCluster = {
     getTrainJob: async () => (calls.push('get-trainjob'), state.trainJob),
     getJobSet: async () => (calls.push('get-jobset'), state.jobSet),
-    readRuntime: async () => (calls.push('read-runtime'), { found: true, snapshot: state.snapshot, runtime: upstreamRuntime(state.runtime ?? 'torch') }),
+    readRuntime: async () => (
+      calls.push('read-runtime'),
+      { found: true, snapshot: state.snapshot, runtime: upstreamRuntime(state.runtime ?? 'torch') }
+    ),
     listChildren: async () => (calls.push('list-children'), { jobs: [job('x-0')], pods: [] }),
     listPvcs: async () => (calls.push('list-pvcs'), state.pvcs ?? []),
     listRetainedPvcs: async () => (calls.push('list-retained'), []),
@@ -45,7 +58,13 @@ function fakeCluster(state: { trainJob?: TrainJob; jobSet?: JobSet; pvcs?: Persi
   return { cluster, calls };
 }
 
-const deps = (cluster: ReconcilerCluster, extra: object = {}, mode: Mode = 'companion') => ({ mode, cluster, logger: createLogger('silent'), metrics: createReconcilerMetrics(), ...extra });
+const deps = (cluster: ReconcilerCluster, extra: object = {}, mode: Mode = 'companion') => ({
+  mode,
+  cluster,
+  logger: createLogger('silent'),
+  metrics: createReconcilerMetrics(),
+  ...extra,
+});
 const writes = (calls: string[]) => calls.filter((c) => !/^(get-|read-|list-)/.test(c));
 
 describe('reconcileKey', () => {
@@ -57,9 +76,19 @@ describe('reconcileKey', () => {
 
   it('a stale JobSet with a PVC: release, report, delete, event, in that order; then look again soon', async () => {
     const js = trainerJobSet('ttpub');
-    const { cluster, calls } = fakeCluster({ trainJob: trainJob('ttpub', { trainer: { numNodes: 2 } }), jobSet: js, runtime: 'torchtune', pvcs: [pvc('initializer-ttpub', { ownerReferences: [jobSetOwner(js)] })] });
+    const { cluster, calls } = fakeCluster({
+      trainJob: trainJob('ttpub', { trainer: { numNodes: 2 } }),
+      jobSet: js,
+      runtime: 'torchtune',
+      pvcs: [pvc('initializer-ttpub', { ownerReferences: [jobSetOwner(js)] })],
+    });
     const result = await reconcileKey('ns/ttpub', deps(cluster));
-    assert.deepEqual(writes(calls), ['patch-pvc:initializer-ttpub', 'report:Rebuilding', 'delete-jobset', 'event:JobSetDeleted']);
+    assert.deepEqual(writes(calls), [
+      'patch-pvc:initializer-ttpub',
+      'report:Rebuilding',
+      'delete-jobset',
+      'event:JobSetDeleted',
+    ]);
     assert.equal(result.requeueAfterMs, 1_000);
   });
 
@@ -80,7 +109,15 @@ describe('reconcileKey', () => {
 
   it('a PVC the reconciler may not patch (403): nothing is deleted, the report says Blocked and why', async () => {
     const js = trainerJobSet('ttpub');
-    const { cluster, calls } = fakeCluster({ trainJob: trainJob('ttpub', { trainer: { numNodes: 2 } }), jobSet: js, runtime: 'torchtune', pvcs: [pvc('initializer-ttpub', { ownerReferences: [jobSetOwner(js)] })] }, { 'patch-pvc:initializer-ttpub': 403 });
+    const { cluster, calls } = fakeCluster(
+      {
+        trainJob: trainJob('ttpub', { trainer: { numNodes: 2 } }),
+        jobSet: js,
+        runtime: 'torchtune',
+        pvcs: [pvc('initializer-ttpub', { ownerReferences: [jobSetOwner(js)] })],
+      },
+      { 'patch-pvc:initializer-ttpub': 403 },
+    );
     const result = await reconcileKey('ns/ttpub', deps(cluster));
     assert.deepEqual(writes(calls), ['patch-pvc:initializer-ttpub', 'report:Blocked', 'event:JobSetRebuildBlocked']);
     assert.equal(result.requeueAfterMs, 30_000);
@@ -101,7 +138,11 @@ describe('reconcileKey', () => {
     const running = { ...js, metadata: { ...js.metadata, resourceVersion: '7' }, spec: { ...js.spec, suspend: false } };
     const { cluster, calls } = fakeCluster({ trainJob: torch1(2), jobSet: running });
     const result = await reconcileKey('ns/torch1', deps(cluster));
-    assert.deepEqual(writes(calls), ['report:Waiting', 'suspend-jobset:torch1:jobset-uid-torch1:7', 'event:JobSetSuspended']);
+    assert.deepEqual(writes(calls), [
+      'report:Waiting',
+      'suspend-jobset:torch1:jobset-uid-torch1:7',
+      'event:JobSetSuspended',
+    ]);
     assert.ok(!calls.includes('list-children'), 'nothing else is read before the suspend');
     assert.equal(result.requeueAfterMs, 3_000);
   });
@@ -109,7 +150,10 @@ describe('reconcileKey', () => {
   it('a suspend refused by its tests (422) or a conflict (409) throws, so the queue retries from a fresh read; no Event', async () => {
     for (const code of [409, 422, 404]) {
       const js = trainerJobSet('torch1');
-      const { cluster, calls } = fakeCluster({ trainJob: torch1(2), jobSet: { ...js, spec: { ...js.spec, suspend: false } } }, { 'suspend-jobset:torch1:jobset-uid-torch1:': code });
+      const { cluster, calls } = fakeCluster(
+        { trainJob: torch1(2), jobSet: { ...js, spec: { ...js.spec, suspend: false } } },
+        { 'suspend-jobset:torch1:jobset-uid-torch1:': code },
+      );
       await assert.rejects(reconcileKey('ns/torch1', deps(cluster)), new RegExp(`HTTP ${code}`));
       assert.ok(!calls.some((c) => c.startsWith('event:')));
     }
@@ -117,14 +161,20 @@ describe('reconcileKey', () => {
 
   it('standalone, TrainJob suspended with a new numNodes, its JobSet still running: suspended alone too, never re-applied', async () => {
     const js = trainerJobSet('torch1');
-    const { cluster, calls } = fakeCluster({ trainJob: torch1(2), jobSet: { ...js, spec: { ...js.spec, suspend: false } } });
+    const { cluster, calls } = fakeCluster({
+      trainJob: torch1(2),
+      jobSet: { ...js, spec: { ...js.spec, suspend: false } },
+    });
     await reconcileKey('ns/torch1', deps(cluster, {}, 'standalone'));
     assert.ok(calls.some((c) => c.startsWith('suspend-jobset')));
     assert.ok(!calls.some((c) => c.startsWith('apply-jobset')));
   });
 
   it('an Event that cannot be recorded does not fail the reconcile', async () => {
-    const { cluster, calls } = fakeCluster({ trainJob: torch1(2), jobSet: trainerJobSet('torch1') }, { 'event:JobSetDeleted': 403 });
+    const { cluster, calls } = fakeCluster(
+      { trainJob: torch1(2), jobSet: trainerJobSet('torch1') },
+      { 'event:JobSetDeleted': 403 },
+    );
     await reconcileKey('ns/torch1', deps(cluster));
     assert.ok(calls.includes('delete-jobset'));
   });
@@ -140,7 +190,15 @@ describe('reconcileKey', () => {
     // Blocked report would be a second write made without a check (an SSA of the report that may
     // overwrite what the new leader wrote meanwhile).
     const js = trainerJobSet('ttpub');
-    const { cluster, calls } = fakeCluster({ trainJob: trainJob('ttpub', { trainer: { numNodes: 2 } }), jobSet: js, runtime: 'torchtune', pvcs: [pvc('initializer-ttpub', { ownerReferences: [jobSetOwner(js)] })] }, { 'patch-pvc:initializer-ttpub': 403 });
+    const { cluster, calls } = fakeCluster(
+      {
+        trainJob: trainJob('ttpub', { trainer: { numNodes: 2 } }),
+        jobSet: js,
+        runtime: 'torchtune',
+        pvcs: [pvc('initializer-ttpub', { ownerReferences: [jobSetOwner(js)] })],
+      },
+      { 'patch-pvc:initializer-ttpub': 403 },
+    );
     const mayWrite = () => !calls.includes('patch-pvc:initializer-ttpub');
     await assert.rejects(reconcileKey('ns/ttpub', deps(cluster, { mayWrite })), NotLeaderError);
     assert.deepEqual(writes(calls), ['patch-pvc:initializer-ttpub']);
@@ -149,15 +207,26 @@ describe('reconcileKey', () => {
   it('the test crash point fires right after the delete', async () => {
     const { cluster, calls } = fakeCluster({ trainJob: torch1(2), jobSet: trainerJobSet('torch1') });
     let crashedAfter: string | undefined;
-    await reconcileKey('ns/torch1', deps(cluster, { crashAfter: 'delete-jobset', crash: async () => void (crashedAfter = calls.at(-1)) }));
+    await reconcileKey(
+      'ns/torch1',
+      deps(cluster, { crashAfter: 'delete-jobset', crash: async () => void (crashedAfter = calls.at(-1)) }),
+    );
     assert.equal(crashedAfter, 'delete-jobset');
   });
 
   it('the release-pvcs crash point fires after the last release, before anything else', async () => {
     const js = trainerJobSet('ttpub');
-    const { cluster, calls } = fakeCluster({ trainJob: trainJob('ttpub', { trainer: { numNodes: 2 } }), jobSet: js, runtime: 'torchtune', pvcs: [pvc('initializer-ttpub', { ownerReferences: [jobSetOwner(js)] })] });
+    const { cluster, calls } = fakeCluster({
+      trainJob: trainJob('ttpub', { trainer: { numNodes: 2 } }),
+      jobSet: js,
+      runtime: 'torchtune',
+      pvcs: [pvc('initializer-ttpub', { ownerReferences: [jobSetOwner(js)] })],
+    });
     let crashedAfter: string | undefined;
-    await reconcileKey('ns/ttpub', deps(cluster, { crashAfter: 'release-pvcs', crash: async () => void (crashedAfter ??= calls.at(-1)) }));
+    await reconcileKey(
+      'ns/ttpub',
+      deps(cluster, { crashAfter: 'release-pvcs', crash: async () => void (crashedAfter ??= calls.at(-1)) }),
+    );
     assert.equal(crashedAfter, 'patch-pvc:initializer-ttpub');
   });
 
@@ -167,9 +236,12 @@ describe('reconcileKey', () => {
     assert.deepEqual(writes(calls), ['apply-jobset', 'apply-status']);
   });
 
-  describe('with the watches\' cache', () => {
+  describe("with the watches' cache", () => {
     /** A cache that holds `cached` (the live cluster holds the fake cluster's state). */
-    const cacheOf = (cached: { trainJob?: TrainJob; jobSet?: JobSet; jobs?: ReturnType<typeof job>[] }, synced = true): ClusterCache => ({
+    const cacheOf = (
+      cached: { trainJob?: TrainJob; jobSet?: JobSet; jobs?: ReturnType<typeof job>[] },
+      synced = true,
+    ): ClusterCache => ({
       synced: () => synced,
       getTrainJob: () => (cached.trainJob ? structuredClone(cached.trainJob) : undefined),
       getJobSet: () => (cached.jobSet ? structuredClone(cached.jobSet) : undefined),
@@ -179,20 +251,35 @@ describe('reconcileKey', () => {
 
     it('a current JobSet: the TrainJob and JobSet come from the cache; only the runtime is read', async () => {
       const { cluster, calls } = fakeCluster({ trainJob: torch1(1), jobSet: trainerJobSet('torch1') });
-      await reconcileKey('ns/torch1', deps(cluster, { cache: cacheOf({ trainJob: torch1(1), jobSet: trainerJobSet('torch1') }) }));
+      await reconcileKey(
+        'ns/torch1',
+        deps(cluster, { cache: cacheOf({ trainJob: torch1(1), jobSet: trainerJobSet('torch1') }) }),
+      );
       assert.deepEqual(reads(calls), ['read-runtime']);
     });
 
     it('a rebuild: one live read right before the delete (the TrainJob, the Jobs and pods), then the delete', async () => {
       const { cluster, calls } = fakeCluster({ trainJob: torch1(2), jobSet: trainerJobSet('torch1') });
-      await reconcileKey('ns/torch1', deps(cluster, { cache: cacheOf({ trainJob: torch1(2), jobSet: trainerJobSet('torch1') }) }));
+      await reconcileKey(
+        'ns/torch1',
+        deps(cluster, { cache: cacheOf({ trainJob: torch1(2), jobSet: trainerJobSet('torch1') }) }),
+      );
       assert.deepEqual(reads(calls), ['read-runtime', 'list-children', 'get-trainjob', 'list-pvcs']);
       assert.deepEqual(writes(calls), ['report:Rebuilding', 'delete-jobset', 'event:JobSetDeleted']);
     });
 
     it('a Job the cache shows running: waits, with no live read', async () => {
       const { cluster, calls } = fakeCluster({ trainJob: torch1(2), jobSet: trainerJobSet('torch1') });
-      const result = await reconcileKey('ns/torch1', deps(cluster, { cache: cacheOf({ trainJob: torch1(2), jobSet: trainerJobSet('torch1'), jobs: [job('torch1-node-0', { status: { active: 1 } })] }) }));
+      const result = await reconcileKey(
+        'ns/torch1',
+        deps(cluster, {
+          cache: cacheOf({
+            trainJob: torch1(2),
+            jobSet: trainerJobSet('torch1'),
+            jobs: [job('torch1-node-0', { status: { active: 1 } })],
+          }),
+        }),
+      );
       assert.deepEqual(reads(calls), ['read-runtime']);
       assert.ok(!calls.includes('delete-jobset'));
       assert.equal(result.requeueAfterMs, 3_000);
@@ -200,14 +287,23 @@ describe('reconcileKey', () => {
 
     it('the cache lags: it still says numNodes 2, the stored TrainJob is back at 1: the live read wins, nothing is deleted', async () => {
       const { cluster, calls } = fakeCluster({ trainJob: torch1(1), jobSet: trainerJobSet('torch1') });
-      await reconcileKey('ns/torch1', deps(cluster, { cache: cacheOf({ trainJob: torch1(2), jobSet: trainerJobSet('torch1') }) }));
+      await reconcileKey(
+        'ns/torch1',
+        deps(cluster, { cache: cacheOf({ trainJob: torch1(2), jobSet: trainerJobSet('torch1') }) }),
+      );
       assert.ok(calls.includes('get-trainjob'));
       assert.deepEqual(writes(calls), []);
     });
 
     it('the cache lags: the TrainJob is gone when read live before the delete: nothing is written', async () => {
       const { cluster, calls } = fakeCluster({ jobSet: trainerJobSet('torch1') });
-      assert.deepEqual(await reconcileKey('ns/torch1', deps(cluster, { cache: cacheOf({ trainJob: torch1(2), jobSet: trainerJobSet('torch1') }) })), {});
+      assert.deepEqual(
+        await reconcileKey(
+          'ns/torch1',
+          deps(cluster, { cache: cacheOf({ trainJob: torch1(2), jobSet: trainerJobSet('torch1') }) }),
+        ),
+        {},
+      );
       assert.deepEqual(writes(calls), []);
     });
 
@@ -219,7 +315,7 @@ describe('reconcileKey', () => {
   });
 
   describe('with the runtime memo', () => {
-    it('a runtime read from Trainer\'s snapshot is read once per TrainJob; the live read before a delete reads it again', async () => {
+    it("a runtime read from Trainer's snapshot is read once per TrainJob; the live read before a delete reads it again", async () => {
       const runtimes = new RuntimeMemo();
       const current = fakeCluster({ trainJob: torch1(1), jobSet: trainerJobSet('torch1'), snapshot: true });
       await reconcileKey('ns/torch1', deps(current.cluster, { runtimes }));
@@ -227,7 +323,10 @@ describe('reconcileKey', () => {
       assert.equal(current.calls.filter((c) => c === 'read-runtime').length, 1);
       const stale = fakeCluster({ trainJob: torch1(2), jobSet: trainerJobSet('torch1'), snapshot: true });
       await reconcileKey('ns/torch1', deps(stale.cluster, { runtimes }));
-      assert.deepEqual(stale.calls.filter((c) => /^(get-|read-|list-)/.test(c)), ['get-trainjob', 'get-jobset', 'list-children', 'read-runtime', 'list-pvcs']);
+      assert.deepEqual(
+        stale.calls.filter((c) => /^(get-|read-|list-)/.test(c)),
+        ['get-trainjob', 'get-jobset', 'list-children', 'read-runtime', 'list-pvcs'],
+      );
       assert.ok(stale.calls.includes('delete-jobset'));
     });
 
@@ -241,7 +340,25 @@ describe('reconcileKey', () => {
       await reconcileKey('ns/torch1', deps(snap.cluster, { runtimes }));
       assert.equal(runtimes.size, 1);
       const other = torch1(1, (t) => (t.metadata.uid = 'another-uid'));
-      const again = fakeCluster({ trainJob: other, jobSet: { ...trainerJobSet('torch1'), metadata: { ...trainerJobSet('torch1').metadata, ownerReferences: [{ apiVersion: 'trainer.kubeflow.org/v1alpha1', kind: 'TrainJob', name: 'torch1', uid: 'another-uid', controller: true }] } }, snapshot: true });
+      const again = fakeCluster({
+        trainJob: other,
+        jobSet: {
+          ...trainerJobSet('torch1'),
+          metadata: {
+            ...trainerJobSet('torch1').metadata,
+            ownerReferences: [
+              {
+                apiVersion: 'trainer.kubeflow.org/v1alpha1',
+                kind: 'TrainJob',
+                name: 'torch1',
+                uid: 'another-uid',
+                controller: true,
+              },
+            ],
+          },
+        },
+        snapshot: true,
+      });
       await reconcileKey('ns/torch1', deps(again.cluster, { runtimes }));
       assert.ok(again.calls.includes('read-runtime'));
       await reconcileKey('ns/torch1', deps(fakeCluster({}).cluster, { runtimes }));

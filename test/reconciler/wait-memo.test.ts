@@ -7,17 +7,56 @@ import { WAIT_POLL, WaitMemo } from '../../src/reconciler/wait-memo.ts';
 describe('WaitMemo', () => {
   const poll = 3_000;
   const rows: { name: string; steps: { at: number; detail: string }[]; news: boolean[]; delays: number[] }[] = [
-    { name: 'a short wait keeps the quick poll; only its first note is news', steps: [{ at: 0, detail: 'pod p' }, { at: 3_000, detail: 'pod p' }, { at: 6_000, detail: 'pod p' }], news: [true, false, false], delays: [poll, poll, poll] },
-    { name: 'what it waits on changed: news again, the age kept', steps: [{ at: 0, detail: 'pods p, q' }, { at: 40_000, detail: 'pod q' }], news: [true, true], delays: [poll, 4_000] },
-    { name: 'a long wait is polled at a tenth of its age', steps: [{ at: 0, detail: 'x' }, { at: 100_000, detail: 'x' }], news: [true, false], delays: [poll, 10_000] },
-    { name: 'a very long wait, at most a minute apart', steps: [{ at: 0, detail: 'x' }, { at: 3_600_000, detail: 'x' }], news: [true, false], delays: [poll, WAIT_POLL.maxDelayMs] },
+    {
+      name: 'a short wait keeps the quick poll; only its first note is news',
+      steps: [
+        { at: 0, detail: 'pod p' },
+        { at: 3_000, detail: 'pod p' },
+        { at: 6_000, detail: 'pod p' },
+      ],
+      news: [true, false, false],
+      delays: [poll, poll, poll],
+    },
+    {
+      name: 'what it waits on changed: news again, the age kept',
+      steps: [
+        { at: 0, detail: 'pods p, q' },
+        { at: 40_000, detail: 'pod q' },
+      ],
+      news: [true, true],
+      delays: [poll, 4_000],
+    },
+    {
+      name: 'a long wait is polled at a tenth of its age',
+      steps: [
+        { at: 0, detail: 'x' },
+        { at: 100_000, detail: 'x' },
+      ],
+      news: [true, false],
+      delays: [poll, 10_000],
+    },
+    {
+      name: 'a very long wait, at most a minute apart',
+      steps: [
+        { at: 0, detail: 'x' },
+        { at: 3_600_000, detail: 'x' },
+      ],
+      news: [true, false],
+      delays: [poll, WAIT_POLL.maxDelayMs],
+    },
   ];
   for (const row of rows) {
     it(row.name, () => {
       const memo = new WaitMemo();
       const out = row.steps.map((s) => memo.note('ns/tj', s.detail, s.at, poll));
-      assert.deepEqual(out.map((o) => o.news), row.news);
-      assert.deepEqual(out.map((o) => o.delayMs), row.delays);
+      assert.deepEqual(
+        out.map((o) => o.news),
+        row.news,
+      );
+      assert.deepEqual(
+        out.map((o) => o.delayMs),
+        row.delays,
+      );
     });
   }
 

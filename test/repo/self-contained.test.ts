@@ -25,14 +25,20 @@ const RUN_FROM_ROOT = /^(package\.json|\.ci\/run|Dockerfile)$|\.md$/;
 
 /** What git tracks plus what it would add (untracked, not ignored). */
 function repoFiles(): string[] {
-  const out = execFileSync('git', ['ls-files', '--cached', '--others', '--exclude-standard'], { cwd: root, encoding: 'utf8' });
-  return [...new Set(out.split('\n'))].filter((f) => f !== '' && TEXT.test(f) && !SKIP.some((s) => f.startsWith(s)) && f !== self);
+  const out = execFileSync('git', ['ls-files', '--cached', '--others', '--exclude-standard'], {
+    cwd: root,
+    encoding: 'utf8',
+  });
+  return [...new Set(out.split('\n'))].filter(
+    (f) => f !== '' && TEXT.test(f) && !SKIP.some((s) => f.startsWith(s)) && f !== self,
+  );
 }
 
 /** Relative paths that climb: `../x`, `../../x/y`, and `..` as a path segment of its own. */
 const CLIMBING = /(?<![\w.])(?:\.\.\/)+[\w.@-]*(?:\/[\w.@-]+)*|(?<=[/'"`(\s,])\.\.(?=['"`/)\s,]|$)/g;
 /** Lines resolving from their own file: imports, `import.meta`, `__dirname`/`dirname "$0"`, `here`, and the line defining the root. */
-const FROM_FILE = /\bimport\b|\bfrom\s+['"]|import\.meta|__dirname|\bdirname\b|\bhere\b|\b(root|projectRoot|repoRoot)\s*=/;
+const FROM_FILE =
+  /\bimport\b|\bfrom\s+['"]|import\.meta|__dirname|\bdirname\b|\bhere\b|\b(root|projectRoot|repoRoot)\s*=/;
 const NAMES_ROOT = /\b(root|projectRoot|repoRoot|cwd)\b/;
 /** Absolute folders of this workplace, which a clone elsewhere does not have. */
 const MACHINE_PATH = /(?<![\w.])\/work\/[\w.-]+/g;
@@ -58,10 +64,18 @@ export function escapes(rel: string, text: string): string[] {
 }
 
 /** Runs a project command with reads confined to the clone (plus `also`). */
-function confined(args: string[], also: string[] = [], cwd = root): Promise<{ code: number | null; out: string; err: string }> {
+function confined(
+  args: string[],
+  also: string[] = [],
+  cwd = root,
+): Promise<{ code: number | null; out: string; err: string }> {
   return new Promise((resolve) => {
     const reads = [root, ...also].map((p) => `--allow-fs-read=${p}`);
-    const child = spawn(process.execPath, ['--permission', ...reads, ...also.map((p) => `--allow-fs-write=${p}`), ...args], { cwd, env: { PATH: process.env.PATH ?? '' } });
+    const child = spawn(
+      process.execPath,
+      ['--permission', ...reads, ...also.map((p) => `--allow-fs-write=${p}`), ...args],
+      { cwd, env: { PATH: process.env.PATH ?? '' } },
+    );
     let out = '';
     let err = '';
     child.stdout.on('data', (c) => (out += c));
@@ -74,7 +88,10 @@ describe('the repository stands alone', () => {
   it('no path in the tracked sources, scripts, manifests or docs leaves the tree', async () => {
     const files = repoFiles();
     assert.ok(files.length > 100, `read ${files.length} files`);
-    assert.ok(files.includes('src/certs/authority.ts') || files.some((f) => f.startsWith('src/')), 'folders named like skipped ones are still read');
+    assert.ok(
+      files.includes('src/certs/authority.ts') || files.some((f) => f.startsWith('src/')),
+      'folders named like skipped ones are still read',
+    );
     const bad: string[] = [];
     for (const f of files) bad.push(...escapes(f, await readFile(path.join(root, f), 'utf8')));
     assert.deepEqual(bad, []);
@@ -82,7 +99,10 @@ describe('the repository stands alone', () => {
 
   it('the check catches what leaked before (it can fail)', () => {
     const leaks: [string, string][] = [
-      ['test/crd/fixtures.ts', "export const upstreamCrdPath = (...parts) => path.resolve(projectRoot, '../elsewhere/upstream/crds', ...parts);"],
+      [
+        'test/crd/fixtures.ts',
+        "export const upstreamCrdPath = (...parts) => path.resolve(projectRoot, '../elsewhere/upstream/crds', ...parts);",
+      ],
       ['test/harness/binaries.ts', "export const upstreamDir = path.resolve(projectRoot, '../elsewhere/upstream');"],
       ['test/rebuild/fixtures.ts', "const upstream = path.resolve(here, '../../../elsewhere/upstream');"],
       ['package.json', '"generate": "node x --crd ../elsewhere/upstream/crds/a.yaml"'],
@@ -100,7 +120,14 @@ describe('the repository stands alone', () => {
   });
 
   it('review and generate run with reads confined to the clone', async () => {
-    const review = await confined(['bin/trainjob-webhook.js', 'review', '--old', 'examples/objects/image-v1.yaml', '--new', 'examples/objects/image-v2.yaml']);
+    const review = await confined([
+      'bin/trainjob-webhook.js',
+      'review',
+      '--old',
+      'examples/objects/image-v1.yaml',
+      '--new',
+      'examples/objects/image-v2.yaml',
+    ]);
     assert.equal(review.code, 1, review.err);
     assert.match(review.out, /field is immutable/);
     const generate = await confined(['hack/generate.ts', '--check']);
@@ -113,12 +140,33 @@ describe('the repository stands alone', () => {
   it('serve starts on its embedded defaults with reads confined to the clone and its certificate folder', async () => {
     const cwd = await mkdtemp(path.join(tmpdir(), 'tjw-confined-'));
     const [port, opsPort] = [await freePort(), await freePort()];
-    const child = spawn(process.execPath, ['--permission', `--allow-fs-read=${root}`, `--allow-fs-read=${cwd}`, `--allow-fs-write=${cwd}`, path.join(root, 'bin/trainjob-webhook.js'), 'serve', '--host', '127.0.0.1', '--port', String(port), '--ops-port', String(opsPort)], { cwd, stdio: ['ignore', 'pipe', 'pipe'] });
+    const child = spawn(
+      process.execPath,
+      [
+        '--permission',
+        `--allow-fs-read=${root}`,
+        `--allow-fs-read=${cwd}`,
+        `--allow-fs-write=${cwd}`,
+        path.join(root, 'bin/trainjob-webhook.js'),
+        'serve',
+        '--host',
+        '127.0.0.1',
+        '--port',
+        String(port),
+        '--ops-port',
+        String(opsPort),
+      ],
+      { cwd, stdio: ['ignore', 'pipe', 'pipe'] },
+    );
     let log = '';
     child.stdout.on('data', (c) => (log += c));
     child.stderr.on('data', (c) => (log += c));
     try {
-      await waitFor('confined serve ready', async () => child.exitCode === null && (await httpGet(`http://127.0.0.1:${opsPort}/readyz`)).status === 200, { timeoutMs: 30_000 });
+      await waitFor(
+        'confined serve ready',
+        async () => child.exitCode === null && (await httpGet(`http://127.0.0.1:${opsPort}/readyz`)).status === 200,
+        { timeoutMs: 30_000 },
+      );
       assert.match(log, /embedded Trainer v2\.3\.0 TrainJob CRD/);
       assert.doesNotMatch(log, /ERR_ACCESS_DENIED/);
     } catch (err) {

@@ -10,7 +10,8 @@ import { trainJobCrdObject, trainJobCrdV230Object } from '../crd/fixtures.ts';
 
 type Crd = { spec: { versions: { schema: { openAPIV3Schema: any } }[] } };
 const schemaOf = (crd: Crd) => crd.spec.versions[0].schema.openAPIV3Schema;
-const apply = (doc: unknown, ops: unknown[]): any => fastJsonPatch.applyPatch(structuredClone(doc), ops as Operation[], true, false).newDocument;
+const apply = (doc: unknown, ops: unknown[]): any =>
+  fastJsonPatch.applyPatch(structuredClone(doc), ops as Operation[], true, false).newDocument;
 const rulesOf = (node: any): { rule: string }[] => node?.['x-kubernetes-validations'] ?? [];
 const upstreamRules = (node: any) => rulesOf(node).filter((r) => !isGeneratedRule(r.rule));
 
@@ -23,8 +24,13 @@ const variants: { name: string; crd: () => Crd }[] = [
     crd: () => {
       const crd = structuredClone(trainJobCrdV230Object()) as Crd;
       const s = schemaOf(crd);
-      s.properties.spec.properties.trainer['x-kubernetes-validations'].push({ rule: 'has(self.image)', message: 'image required' });
-      s.properties.spec['x-kubernetes-validations'] = [{ rule: "!has(self.managedBy) || self.managedBy != ''", message: 'upstream spec rule' }];
+      s.properties.spec.properties.trainer['x-kubernetes-validations'].push({
+        rule: 'has(self.image)',
+        message: 'image required',
+      });
+      s.properties.spec['x-kubernetes-validations'] = [
+        { rule: "!has(self.managedBy) || self.managedBy != ''", message: 'upstream spec rule' },
+      ];
       s['x-kubernetes-validations'].push({ rule: 'true', message: 'upstream root rule' });
       return crd;
     },
@@ -40,15 +46,28 @@ describe('the CRD patch and its restore', () => {
       const after = schemaOf(patched);
 
       it('removes the blanket rule and only it', () => {
-        assert.deepEqual(rulesOf(after.properties.spec.properties.trainer), rulesOf(before.properties.spec.properties.trainer).slice(1));
-        assert.ok(!rulesOf(after.properties.spec.properties.trainer).some((r: any) => r.rule === BLANKET_TRAINER_RULE.rule && r.message === BLANKET_TRAINER_RULE.message));
+        assert.deepEqual(
+          rulesOf(after.properties.spec.properties.trainer),
+          rulesOf(before.properties.spec.properties.trainer).slice(1),
+        );
+        assert.ok(
+          !rulesOf(after.properties.spec.properties.trainer).some(
+            (r: any) => r.rule === BLANKET_TRAINER_RULE.rule && r.message === BLANKET_TRAINER_RULE.message,
+          ),
+        );
       });
 
       it('keeps every upstream rule at spec and the root, ours appended after them', () => {
         assert.deepEqual(upstreamRules(after.properties.spec), rulesOf(before.properties.spec));
-        assert.deepEqual(rulesOf(after.properties.spec).slice(0, rulesOf(before.properties.spec).length), rulesOf(before.properties.spec));
+        assert.deepEqual(
+          rulesOf(after.properties.spec).slice(0, rulesOf(before.properties.spec).length),
+          rulesOf(before.properties.spec),
+        );
         assert.deepEqual(rulesOf(after).slice(0, rulesOf(before).length), rulesOf(before));
-        assert.ok(rulesOf(after).length > rulesOf(before).length && rulesOf(after.properties.spec).length > rulesOf(before.properties.spec).length);
+        assert.ok(
+          rulesOf(after).length > rulesOf(before).length &&
+            rulesOf(after.properties.spec).length > rulesOf(before.properties.spec).length,
+        );
       });
 
       it('the restore patch gives the CRD back exactly', () => {
@@ -56,11 +75,17 @@ describe('the CRD patch and its restore', () => {
       });
 
       it('applied twice, the patch fails (the blanket rule is gone)', () => {
-        assert.throws(() => apply(patched, crdPatchOps(schemaOf(crd))), /Test operation failed|OPERATION_PATH_UNRESOLVABLE/);
+        assert.throws(
+          () => apply(patched, crdPatchOps(schemaOf(crd))),
+          /Test operation failed|OPERATION_PATH_UNRESOLVABLE/,
+        );
       });
 
       it('the restore refuses a CRD it did not patch', () => {
-        assert.throws(() => apply(crd, crdRestoreOps(schemaOf(crd))), /Test operation failed|OPERATION_PATH_UNRESOLVABLE|remove/);
+        assert.throws(
+          () => apply(crd, crdRestoreOps(schemaOf(crd))),
+          /Test operation failed|OPERATION_PATH_UNRESOLVABLE|remove/,
+        );
       });
     });
   }

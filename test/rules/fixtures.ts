@@ -42,6 +42,16 @@ export function condition(type: string, status: string, reason: string): Record<
 }
 
 /** The job with a True `type` condition in its (stored) status, as Trainer v2.3.0 writes it. */
-export function finished(base: TrainJob, type: 'Complete' | 'Failed', reason = type === 'Complete' ? 'JobSetCompleted' : 'JobSetFailed'): TrainJob {
-  return variant(base, (o) => ((o as TrainJob & { status: unknown }).status = { conditions: [condition('Suspended', 'False', 'Resumed'), condition(type, 'True', reason)] }));
+export function finished(
+  base: TrainJob,
+  type: 'Complete' | 'Failed',
+  reason = type === 'Complete' ? 'JobSetCompleted' : 'JobSetFailed',
+): TrainJob {
+  return variant(
+    base,
+    (o) =>
+      ((o as TrainJob & { status: unknown }).status = {
+        conditions: [condition('Suspended', 'False', 'Resumed'), condition(type, 'True', reason)],
+      }),
+  );
 }

@@ -12,23 +12,36 @@ import { RECONCILE_DEFAULTS } from '../../src/reconciler/config.ts';
 describe('generated files are up to date (regenerate with `npm run generate`)', async () => {
   const files = await generatedFiles();
   it('covers the patch, its restore, the VAP and the embedded CRD', () => {
-    assert.deepEqual([...files.keys()].sort(), ['manifests/crd-patch/trainjob-crd-patch.yaml', 'manifests/crd-patch/trainjob-crd-restore.yaml', 'manifests/vap/trainjob-vap.yaml', 'src/embedded/trainjob-crd.json']);
+    assert.deepEqual([...files.keys()].sort(), [
+      'manifests/crd-patch/trainjob-crd-patch.yaml',
+      'manifests/crd-patch/trainjob-crd-restore.yaml',
+      'manifests/vap/trainjob-vap.yaml',
+      'src/embedded/trainjob-crd.json',
+    ]);
   });
   for (const [file, content] of files) {
     it(file, () => {
-      assert.equal(readFileSync(path.join(projectRoot, file), 'utf8'), content, `${file} is stale: run npm run generate`);
+      assert.equal(
+        readFileSync(path.join(projectRoot, file), 'utf8'),
+        content,
+        `${file} is stale: run npm run generate`,
+      );
     });
   }
 });
 
 // The VAP mode's CRD patch lifts upstream's blanket rule and adds none of the table's rules (the
 // policy carries them): it is the generated patch's first two ops, and its undo the restore's last.
-describe('the VAP mode\'s lift of the blanket rule stays the generated patch\'s', () => {
-  const ops = (file: string) => parse(readFileSync(path.join(projectRoot, file), 'utf8')) as { op: string; path: string }[];
+describe("the VAP mode's lift of the blanket rule stays the generated patch's", () => {
+  const ops = (file: string) =>
+    parse(readFileSync(path.join(projectRoot, file), 'utf8')) as { op: string; path: string }[];
   it('trainjob-crd-lift.yaml is the test and remove of the blanket rule in crd-patch', () => {
     const patch = ops('manifests/crd-patch/trainjob-crd-patch.yaml');
     assert.deepEqual(ops('manifests/vap/trainjob-crd-lift.yaml'), patch.slice(0, 2));
-    assert.deepEqual(patch.slice(0, 2).map((o) => o.op), ['test', 'remove']);
+    assert.deepEqual(
+      patch.slice(0, 2).map((o) => o.op),
+      ['test', 'remove'],
+    );
   });
   it('trainjob-crd-lift-restore.yaml is the add of the blanket rule in crd-restore', () => {
     const restore = ops('manifests/crd-patch/trainjob-crd-restore.yaml');
@@ -40,12 +53,22 @@ describe('the VAP mode\'s lift of the blanket rule stays the generated patch\'s'
 // The kubelet's grace period starts with the preStop hook, so a container's preStop sleep and its
 // process's shutdown timeout must both fit in it; otherwise the kubelet's SIGKILL lands before
 // (or as) the process gives up on its own drain.
-describe('each pod\'s termination grace period covers its containers\' preStop sleep and shutdown timeout', () => {
-  const shutdownMs: Record<string, number> = { serve: SERVE_DEFAULTS.shutdownTimeoutMs, reconcile: RECONCILE_DEFAULTS.shutdownTimeoutMs };
+describe("each pod's termination grace period covers its containers' preStop sleep and shutdown timeout", () => {
+  const shutdownMs: Record<string, number> = {
+    serve: SERVE_DEFAULTS.shutdownTimeoutMs,
+    reconcile: RECONCILE_DEFAULTS.shutdownTimeoutMs,
+  };
   type Container = { name: string; args: string[]; lifecycle?: { preStop?: { sleep?: { seconds: number } } } };
-  type Doc = { kind?: string; metadata?: { name?: string }; spec?: { template?: { spec?: { terminationGracePeriodSeconds?: number; containers: Container[] } } } };
+  type Doc = {
+    kind?: string;
+    metadata?: { name?: string };
+    spec?: { template?: { spec?: { terminationGracePeriodSeconds?: number; containers: Container[] } } };
+  };
   for (const file of ['manifests/deploy/deployment.yaml', 'manifests/components/separate-reconciler/reconciler.yaml']) {
-    const docs = readFileSync(path.join(projectRoot, file), 'utf8').split(/^---$/m).map((d) => parse(d) as Doc).filter((d) => d?.kind === 'Deployment');
+    const docs = readFileSync(path.join(projectRoot, file), 'utf8')
+      .split(/^---$/m)
+      .map((d) => parse(d) as Doc)
+      .filter((d) => d?.kind === 'Deployment');
     for (const d of docs) {
       it(`${file}: ${d.metadata?.name}`, () => {
         const pod = d.spec!.template!.spec!;
@@ -54,7 +77,10 @@ describe('each pod\'s termination grace period covers its containers\' preStop s
           const preStopMs = (c.lifecycle?.preStop?.sleep?.seconds ?? 0) * 1000;
           const command = c.args[0]!;
           assert.ok(command in shutdownMs, `${c.name}: unknown command ${command}`);
-          assert.ok(preStopMs + shutdownMs[command]! < graceMs, `${c.name}: preStop ${preStopMs} ms + shutdown timeout ${shutdownMs[command]} ms must end before the grace period's ${graceMs} ms`);
+          assert.ok(
+            preStopMs + shutdownMs[command]! < graceMs,
+            `${c.name}: preStop ${preStopMs} ms + shutdown timeout ${shutdownMs[command]} ms must end before the grace period's ${graceMs} ms`,
+          );
         }
       });
     }

@@ -8,7 +8,12 @@ import fc from 'fast-check';
 import { buildPolicy, type Policy } from '../../src/rules/policy.ts';
 import { fieldUnchanged, runTable } from '../../src/rules/compiled-table.ts';
 import { RULES } from '../../src/rules/table.ts';
-import { immutableTrainerField, unchangedAtSpec, unchangedPath, UNNAMED_TRAINER_FIELD } from '../../src/rules/cel-snippets.ts';
+import {
+  immutableTrainerField,
+  unchangedAtSpec,
+  unchangedPath,
+  UNNAMED_TRAINER_FIELD,
+} from '../../src/rules/cel-snippets.ts';
 import { RuleRun } from '../../src/cel/run-rules.ts';
 import { correlate } from '../../src/crd/index.ts';
 import { policyFromCrd } from '../../src/rules/crd-policy.ts';
@@ -22,12 +27,15 @@ describe('every row passes an update that leaves its field unchanged (its rule i
     const relative = field.slice(scope.length).replace(/^\./, '');
     const trainerField = /^trainer\.(.+)$/.exec(relative)?.[1];
     const out = [unchangedPath(relative), unchangedAtSpec(relative)];
-    if (trainerField) out.push(immutableTrainerField(trainerField === '<any other field>' ? UNNAMED_TRAINER_FIELD : trainerField));
+    if (trainerField)
+      out.push(immutableTrainerField(trainerField === '<any other field>' ? UNNAMED_TRAINER_FIELD : trainerField));
     return out;
   };
   for (const row of RULES) {
     it(row.id, () => {
-      const rest = unchangedSnippets(row.field, row.scope).flatMap((u) => (row.rule === u ? [''] : row.rule.startsWith(`${u} || `) ? [row.rule.slice(u.length)] : []));
+      const rest = unchangedSnippets(row.field, row.scope).flatMap((u) =>
+        row.rule === u ? [''] : row.rule.startsWith(`${u} || `) ? [row.rule.slice(u.length)] : [],
+      );
       assert.equal(rest.length > 0, true, `${row.id}: ${row.rule} does not start with its field's unchanged snippet`);
       // `U || a ? b : c` would parse as `(U || a) ? b : c`: no conditional may follow.
       assert.doesNotMatch(rest[0], /\?/, `${row.id}: a conditional after U`);
@@ -46,7 +54,13 @@ describe('fieldUnchanged', () => {
     ['lists in order', { a: [1, 2] }, { a: [1, 2] }, ['a'], true],
     ['lists reordered: CEL decides (a set or map list may be equal)', { a: [1, 2] }, { a: [2, 1] }, ['a'], false],
     ['objects in any key order', { a: { x: 1, y: 2 } }, { a: { y: 2, x: 1 } }, ['a'], true],
-    ['a parent that is not an object: CEL decides (has() fails)', { trainer: 'x' }, { trainer: 'x' }, ['trainer', 'image'], undefined],
+    [
+      'a parent that is not an object: CEL decides (has() fails)',
+      { trainer: 'x' },
+      { trainer: 'x' },
+      ['trainer', 'image'],
+      undefined,
+    ],
     ['a null parent: CEL decides', { trainer: null }, { trainer: null }, ['trainer', 'image'], undefined],
     ['a number beside a bigint: CEL decides', { n: 1 }, { n: 1n }, ['n'], undefined],
     ['equal bigints', { n: 9007199254740993n }, { n: 9007199254740993n }, ['n'], true],
@@ -68,8 +82,25 @@ describe('fieldUnchanged', () => {
 const FIELD_VALUES: Record<string, unknown[]> = {
   'spec.trainer.image': [undefined, 'a:1', 'a:2', null, 5, { x: 1 }],
   'spec.trainer.command': [undefined, ['a'], ['a', 'b'], ['b', 'a'], 'a'],
-  'spec.trainer.env': [undefined, [], [{ name: 'A', value: '1' }, { name: 'B', value: '2' }], [{ name: 'B', value: '2' }, { name: 'A', value: '1' }], [{ name: 'A', value: '2' }]],
-  'spec.trainer.resourcesPerNode': [undefined, { limits: { cpu: '1' } }, { limits: { cpu: 1 } }, { limits: { cpu: 1.5 } }],
+  'spec.trainer.env': [
+    undefined,
+    [],
+    [
+      { name: 'A', value: '1' },
+      { name: 'B', value: '2' },
+    ],
+    [
+      { name: 'B', value: '2' },
+      { name: 'A', value: '1' },
+    ],
+    [{ name: 'A', value: '2' }],
+  ],
+  'spec.trainer.resourcesPerNode': [
+    undefined,
+    { limits: { cpu: '1' } },
+    { limits: { cpu: 1 } },
+    { limits: { cpu: 1.5 } },
+  ],
   'spec.trainer.numNodes': [undefined, 0, 1, 2, -1, 9007199254740993n, 1.5, '2', null],
   'spec.trainer.numProcPerNode': [undefined, 1, 2, 'auto'],
   'spec.trainer.future': [undefined, 1, 'x', { a: [1] }],
@@ -78,8 +109,21 @@ const FIELD_VALUES: Record<string, unknown[]> = {
   'spec.managedBy': [undefined, 'trainer.kubeflow.org/trainjob-controller', 'kueue.x-k8s.io/multikueue'],
   'spec.runtimeRef': [undefined, { name: 'torch' }, { name: 'mpi' }, 'torch'],
   'spec.activeDeadlineSeconds': [undefined, 10, 11, 9007199254740993n],
-  'spec.runtimePatches': [undefined, [], [{ manager: 'a' }], [{ manager: 'b' }], [{ manager: 'a', time: '2026-01-01T00:00:00Z' }], [{ manager: 'a' }, { manager: 'b' }]],
-  status: [undefined, { conditions: [condition('Complete', 'True', 'JobSetCompleted')] }, { conditions: [condition('Failed', 'True', 'DeadlineExceeded')] }, { conditions: [condition('Failed', 'True', 'JobSetFailed')] }, { conditions: 'x' }],
+  'spec.runtimePatches': [
+    undefined,
+    [],
+    [{ manager: 'a' }],
+    [{ manager: 'b' }],
+    [{ manager: 'a', time: '2026-01-01T00:00:00Z' }],
+    [{ manager: 'a' }, { manager: 'b' }],
+  ],
+  status: [
+    undefined,
+    { conditions: [condition('Complete', 'True', 'JobSetCompleted')] },
+    { conditions: [condition('Failed', 'True', 'DeadlineExceeded')] },
+    { conditions: [condition('Failed', 'True', 'JobSetFailed')] },
+    { conditions: 'x' },
+  ],
 };
 const SHAPES = ['object', 'trainer absent', 'trainer null', 'trainer a string', 'spec absent', 'spec a list'] as const;
 
@@ -105,11 +149,18 @@ function build(choices: Record<string, number>, shape: (typeof SHAPES)[number]):
   return o;
 }
 
-const choicesArb = fc.record(Object.fromEntries(Object.keys(FIELD_VALUES).map((k) => [k, fc.nat(20)])) as Record<string, fc.Arbitrary<number>>);
+const choicesArb = fc.record(
+  Object.fromEntries(Object.keys(FIELD_VALUES).map((k) => [k, fc.nat(20)])) as Record<string, fc.Arbitrary<number>>,
+);
 const updateArb = fc.record({
   old: choicesArb,
   fresh: choicesArb,
-  keep: fc.record(Object.fromEntries(Object.keys(FIELD_VALUES).map((k) => [k, fc.boolean()])) as Record<string, fc.Arbitrary<boolean>>),
+  keep: fc.record(
+    Object.fromEntries(Object.keys(FIELD_VALUES).map((k) => [k, fc.boolean()])) as Record<
+      string,
+      fc.Arbitrary<boolean>
+    >,
+  ),
   oldShape: fc.constantFrom(...SHAPES),
   newShape: fc.oneof(fc.constant('same' as const), fc.constantFrom(...SHAPES)),
 });
@@ -117,7 +168,9 @@ const updateArb = fc.record({
 type Update = typeof updateArb extends fc.Arbitrary<infer T> ? T : never;
 
 function decideBothWays(policy: Policy, update: Update): void {
-  const newChoices = Object.fromEntries(Object.keys(FIELD_VALUES).map((k) => [k, update.keep[k] ? update.old[k] : update.fresh[k]]));
+  const newChoices = Object.fromEntries(
+    Object.keys(FIELD_VALUES).map((k) => [k, update.keep[k] ? update.old[k] : update.fresh[k]]),
+  );
   const oldObj = build(update.old, update.oldShape);
   const obj = build(newChoices, update.newShape === 'same' ? update.oldShape : update.newShape);
   const root = policy.tableRoot;
@@ -130,11 +183,17 @@ function decideBothWays(policy: Policy, update: Update): void {
 describe('the fast path gives exactly the errors CEL gives', () => {
   it('the table alone, 1,500 random updates', () => {
     const policy = buildPolicy();
-    fc.assert(fc.property(updateArb, (u) => decideBothWays(policy, u)), { numRuns: 1_500 });
+    fc.assert(
+      fc.property(updateArb, (u) => decideBothWays(policy, u)),
+      { numRuns: 1_500 },
+    );
   });
   it("behind Trainer v2.3.0's CRD (typed values), 700 random updates", () => {
     const policy = policyFromCrd(trainJobCrdV230Object());
-    fc.assert(fc.property(updateArb, (u) => decideBothWays(policy, u)), { numRuns: 700 });
+    fc.assert(
+      fc.property(updateArb, (u) => decideBothWays(policy, u)),
+      { numRuns: 700 },
+    );
   });
 });
 
@@ -142,8 +201,16 @@ describe('long lists (converted when first read) compare as CEL compares them', 
   const env = (n: number) => Array.from({ length: n }, (_, i) => ({ name: `V${i}`, value: String(i) }));
   const cases: [string, (o: Record<string, any>) => void, string[]][] = [
     ['200 env entries reordered (list-type map: no change)', (o) => o.spec.trainer.env.reverse(), []],
-    ['one of 200 env entries changed', (o) => (o.spec.trainer.env[150].value = 'x'), ['spec.trainer.env trainer-env-immutable']],
-    ['200 args reordered (atomic list)', (o) => o.spec.trainer.args.reverse(), ['spec.trainer.args trainer-args-immutable']],
+    [
+      'one of 200 env entries changed',
+      (o) => (o.spec.trainer.env[150].value = 'x'),
+      ['spec.trainer.env trainer-env-immutable'],
+    ],
+    [
+      '200 args reordered (atomic list)',
+      (o) => o.spec.trainer.args.reverse(),
+      ['spec.trainer.args trainer-args-immutable'],
+    ],
     ['200 args unchanged, numNodes changed while suspended', (o) => (o.spec.trainer.numNodes = 3), []],
   ];
   for (const policy of [buildPolicy(), policyFromCrd(trainJobCrdV230Object())]) {
@@ -154,10 +221,16 @@ describe('long lists (converted when first read) compare as CEL compares them', 
         oldObj.spec.trainer.args = env(200).map((e) => e.name);
         const obj = structuredClone(oldObj);
         change(obj);
-        const correlation = policy.crd ? policy.crd.checks.correlate(obj, oldObj) : correlate(policy.tableRoot, obj, oldObj);
+        const correlation = policy.crd
+          ? policy.crd.checks.correlate(obj, oldObj)
+          : correlate(policy.tableRoot, obj, oldObj);
         for (const fastPath of [true, false]) {
           const errors = runTable(policy.table, new RuleRun(true), policy.tableRoot, obj, correlation, { fastPath });
-          assert.deepEqual(errors.map((e) => `${e.field} ${e.origin}`), want, `fastPath ${fastPath}`);
+          assert.deepEqual(
+            errors.map((e) => `${e.field} ${e.origin}`),
+            want,
+            `fastPath ${fastPath}`,
+          );
         }
       });
     }

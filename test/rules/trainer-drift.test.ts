@@ -14,7 +14,8 @@ import { trainJob, variant } from './fixtures.ts';
 
 type Crd = { spec: { versions: { schema: { openAPIV3Schema: any } }[] } };
 const schemaOf = (crd: Crd) => crd.spec.versions[0]!.schema.openAPIV3Schema;
-const patchedWith = (crd: Crd, ops: unknown[]): Crd => fastJsonPatch.applyPatch(structuredClone(crd), ops as Operation[], true, false).newDocument;
+const patchedWith = (crd: Crd, ops: unknown[]): Crd =>
+  fastJsonPatch.applyPatch(structuredClone(crd), ops as Operation[], true, false).newDocument;
 /** The patch as shipped: generated for Trainer v2.3.0's CRD (manifests/crd-patch). */
 const shippedPatch = () => crdPatchOps(schemaOf(trainJobCrdV230Object() as Crd));
 
@@ -31,11 +32,36 @@ describe('drift check: spec.trainer fields no CRD rule covers', () => {
   const blanket: LocatedRule = { location: 'spec.trainer', rule: 'self == oldSelf' };
   const generated = (id: string): LocatedRule => ({ location: 'spec', rule: markRule(id, 'true') });
   const table: { name: string; fields: string[]; rules: LocatedRule[]; uncovered: string[] }[] = [
-    { name: "upstream's blanket rule covers every field, a new one too", fields: [...V230_FIELDS, 'priorityClassName'], rules: [blanket], uncovered: [] },
-    { name: 'no blanket rule and no generated rule: nothing is covered', fields: ['image', 'numNodes', 'queue'], rules: [], uncovered: ['image', 'numNodes', 'queue'] },
-    { name: "a named field by its table row's rule", fields: ['image', 'numNodes'], rules: [generated('trainer-image-immutable'), generated('trainer-numNodes-while-suspended')], uncovered: [] },
-    { name: 'an unnamed field by its catch-all rule, and only that field', fields: ['queue', 'priorityClassName'], rules: [generated('trainer-unnamed-field-immutable:queue')], uncovered: ['priorityClassName'] },
-    { name: 'a rule without the marker is not ours', fields: ['queue'], rules: [{ location: 'spec', rule: '// trainer-unnamed-field-immutable:queue\ntrue' }], uncovered: ['queue'] },
+    {
+      name: "upstream's blanket rule covers every field, a new one too",
+      fields: [...V230_FIELDS, 'priorityClassName'],
+      rules: [blanket],
+      uncovered: [],
+    },
+    {
+      name: 'no blanket rule and no generated rule: nothing is covered',
+      fields: ['image', 'numNodes', 'queue'],
+      rules: [],
+      uncovered: ['image', 'numNodes', 'queue'],
+    },
+    {
+      name: "a named field by its table row's rule",
+      fields: ['image', 'numNodes'],
+      rules: [generated('trainer-image-immutable'), generated('trainer-numNodes-while-suspended')],
+      uncovered: [],
+    },
+    {
+      name: 'an unnamed field by its catch-all rule, and only that field',
+      fields: ['queue', 'priorityClassName'],
+      rules: [generated('trainer-unnamed-field-immutable:queue')],
+      uncovered: ['priorityClassName'],
+    },
+    {
+      name: 'a rule without the marker is not ours',
+      fields: ['queue'],
+      rules: [{ location: 'spec', rule: '// trainer-unnamed-field-immutable:queue\ntrue' }],
+      uncovered: ['queue'],
+    },
   ];
   for (const row of table) {
     it(row.name, () => assert.deepEqual(uncoveredTrainerFields(row.fields, row.rules), row.uncovered));
@@ -58,12 +84,28 @@ describe('drift check: spec.trainer fields no CRD rule covers', () => {
     const validator = createValidator({ policy: policyFromCrd(patchedWith(withNewTrainerField(), shippedPatch())) });
     const old = variant(trainJob(), (o) => (o.spec.trainer.priorityClassName = 'low'));
     const changed = variant(old, (o) => (o.spec.trainer.priorityClassName = 'high'));
-    const d = await validator.validate({ uid: 'u', operation: 'UPDATE', namespace: 'team-a', name: 'llama-ft', object: changed, oldObject: old, dryRun: false });
+    const d = await validator.validate({
+      uid: 'u',
+      operation: 'UPDATE',
+      namespace: 'team-a',
+      name: 'llama-ft',
+      object: changed,
+      oldObject: old,
+      dryRun: false,
+    });
     assert.deepEqual(
       d.causes.map((c) => [c.field, c.detail, c.origin]),
       [['spec.trainer.priorityClassName', 'field is immutable', 'trainer-unnamed-field-immutable']],
     );
-    const same = await validator.validate({ uid: 'u', operation: 'UPDATE', namespace: 'team-a', name: 'llama-ft', object: variant(old, (o) => (o.metadata.labels = { a: 'b' })), oldObject: old, dryRun: false });
+    const same = await validator.validate({
+      uid: 'u',
+      operation: 'UPDATE',
+      namespace: 'team-a',
+      name: 'llama-ft',
+      object: variant(old, (o) => (o.metadata.labels = { a: 'b' })),
+      oldObject: old,
+      dryRun: false,
+    });
     assert.deepEqual(same.causes, [], 'an update that leaves it alone is admitted');
   });
 });

@@ -11,7 +11,11 @@ import { describe, it } from 'node:test';
 import { Environment } from '@marcbachmann/cel-js';
 import { parseAllDocuments } from 'yaml';
 import { InternPool, toCelValue } from '../../src/cel/values.ts';
-import { CHANGED_UNKNOWN_TRAINER_FIELDS, changedUnknownTrainerFields, vapManifests } from '../../src/rules/generate/vap.ts';
+import {
+  CHANGED_UNKNOWN_TRAINER_FIELDS,
+  changedUnknownTrainerFields,
+  vapManifests,
+} from '../../src/rules/generate/vap.ts';
 import { TABLE_SCHEMA } from '../../src/rules/table-schema.ts';
 import { projectRoot, trainJobCrdV230Object } from '../crd/fixtures.ts';
 import { trainJob, variant, type TrainJob } from './fixtures.ts';
@@ -68,13 +72,42 @@ const change = (f: (o: TrainJob) => void, from = base) => variant(from, f);
 
 describe('VAP: spec.trainer fields the policy was not generated for stay immutable', () => {
   const table: { name: string; old?: TrainJob; new: TrainJob; shipped: string }[] = [
-    { name: 'the added field changed', new: change((o) => (o.spec.trainer.priorityClassName = 'high')), shipped: 'spec.trainer.priorityClassName: field is immutable' },
-    { name: 'the added field removed', new: change((o) => delete o.spec.trainer.priorityClassName), shipped: 'spec.trainer.priorityClassName: field is immutable' },
-    { name: 'the added field added', old: trainJob(), new: base, shipped: 'spec.trainer.priorityClassName: field is immutable' },
-    { name: 'spec.trainer removed with the added field in it', new: change((o) => delete o.spec.trainer), shipped: 'spec.trainer.image: field is immutable' },
-    { name: 'an update that leaves it alone', new: change((o) => (o.metadata.labels = { a: 'b' })), shipped: 'allowed' },
-    { name: 'numNodes changed while suspended, the added field kept', new: change((o) => (o.spec.trainer.numNodes = 4)), shipped: 'allowed' },
-    { name: 'env reordered (a keyed list the table names), the added field kept', new: change((o) => o.spec.trainer.env.reverse()), shipped: 'allowed' },
+    {
+      name: 'the added field changed',
+      new: change((o) => (o.spec.trainer.priorityClassName = 'high')),
+      shipped: 'spec.trainer.priorityClassName: field is immutable',
+    },
+    {
+      name: 'the added field removed',
+      new: change((o) => delete o.spec.trainer.priorityClassName),
+      shipped: 'spec.trainer.priorityClassName: field is immutable',
+    },
+    {
+      name: 'the added field added',
+      old: trainJob(),
+      new: base,
+      shipped: 'spec.trainer.priorityClassName: field is immutable',
+    },
+    {
+      name: 'spec.trainer removed with the added field in it',
+      new: change((o) => delete o.spec.trainer),
+      shipped: 'spec.trainer.image: field is immutable',
+    },
+    {
+      name: 'an update that leaves it alone',
+      new: change((o) => (o.metadata.labels = { a: 'b' })),
+      shipped: 'allowed',
+    },
+    {
+      name: 'numNodes changed while suspended, the added field kept',
+      new: change((o) => (o.spec.trainer.numNodes = 4)),
+      shipped: 'allowed',
+    },
+    {
+      name: 'env reordered (a keyed list the table names), the added field kept',
+      new: change((o) => o.spec.trainer.env.reverse()),
+      shipped: 'allowed',
+    },
     {
       name: 'an object value with its keys in another order is no change',
       old: change((o) => (o.spec.trainer.placement = { zone: 'a', rack: 1 })),
@@ -100,7 +133,15 @@ describe('VAP: spec.trainer fields the policy was not generated for stay immutab
       new: change((o) => Object.assign(o.spec.trainer, { zeta: 2, mid: 2, alpha: 2 })),
       shipped: 'spec.trainer.alpha: field is immutable',
     },
-    { name: 'no spec.trainer on either side', old: change((o) => delete o.spec.trainer), new: change((o) => { delete o.spec.trainer; o.metadata.labels = { a: 'b' }; }), shipped: 'allowed' },
+    {
+      name: 'no spec.trainer on either side',
+      old: change((o) => delete o.spec.trainer),
+      new: change((o) => {
+        delete o.spec.trainer;
+        o.metadata.labels = { a: 'b' };
+      }),
+      shipped: 'allowed',
+    },
   ];
   for (const row of table) {
     it(`shipped policy: ${row.name}`, () => assert.equal(decide(shipped(), row.old ?? base, row.new), row.shipped));
@@ -113,13 +154,30 @@ describe('VAP: spec.trainer fields the policy was not generated for stay immutab
 
   it('generated for a CRD that declares the field: its own validation blames it, and the iterating one leaves it out', () => {
     const policy = generatedFor(withNewTrainerField());
-    assert.equal(decide(policy, base, change((o) => (o.spec.trainer.priorityClassName = 'high'))), 'spec.trainer.priorityClassName: field is immutable');
-    const own = policy.spec.validations.findIndex((v) => v.message === 'spec.trainer.priorityClassName: field is immutable');
+    assert.equal(
+      decide(
+        policy,
+        base,
+        change((o) => (o.spec.trainer.priorityClassName = 'high')),
+      ),
+      'spec.trainer.priorityClassName: field is immutable',
+    );
+    const own = policy.spec.validations.findIndex(
+      (v) => v.message === 'spec.trainer.priorityClassName: field is immutable',
+    );
     const iterating = policy.spec.validations.findIndex((v) => v.messageExpression !== undefined);
     assert.ok(own >= 0 && iterating > own, 'the field has a validation of its own, before the iterating one');
     const known = policy.spec.variables?.find((v) => v.name === CHANGED_UNKNOWN_TRAINER_FIELDS)?.expression ?? '';
     assert.match(known, /'priorityClassName'/);
-    assert.equal(decide(policy, base, change((o) => (o.spec.trainer.queue = 'x'))), 'spec.trainer.queue: field is immutable', 'a field it does not declare is still covered');
+    assert.equal(
+      decide(
+        policy,
+        base,
+        change((o) => (o.spec.trainer.queue = 'x')),
+      ),
+      'spec.trainer.queue: field is immutable',
+      'a field it does not declare is still covered',
+    );
   });
 
   it('the changed keys: added, removed and changed unknown keys, never a known one', () => {
@@ -139,6 +197,7 @@ describe('VAP: spec.trainer fields the policy was not generated for stay immutab
       [[], { x: { a: [1, 2] } }, { x: { a: [1, 2] } }, []],
       [[], { x: 1 }, { x: 1.5 }, ['x']],
     ];
-    for (const [known, before, after, want] of rows) assert.deepEqual(run(known, before, after), want, JSON.stringify({ known, before, after }));
+    for (const [known, before, after, want] of rows)
+      assert.deepEqual(run(known, before, after), want, JSON.stringify({ known, before, after }));
   });
 });

@@ -19,6 +19,8 @@ export function trainJobVariants(fields: FieldChoices, maxChoice: number) {
     }
     return o;
   };
-  const choiceArb = fc.record(Object.fromEntries(Object.keys(fields).map((k) => [k, fc.nat(maxChoice)])) as Record<string, fc.Arbitrary<number>>);
+  const choiceArb = fc.record(
+    Object.fromEntries(Object.keys(fields).map((k) => [k, fc.nat(maxChoice)])) as Record<string, fc.Arbitrary<number>>,
+  );
   return { build, choiceArb };
 }

@@ -52,7 +52,10 @@ function updateOfSize(bytes: number): string {
   const base = JSON.parse(readFileSync(path.join(root, 'examples/allowed-numnodes-suspended.json'), 'utf8'));
   const perEntry = JSON.stringify({ name: 'VAR_000000', value: 'v'.repeat(40) }).length + 1;
   const n = Math.floor((bytes - 8_000) / 2 / perEntry);
-  const env = Array.from({ length: n }, (_, i) => ({ name: `VAR_${String(i).padStart(6, '0')}`, value: 'v'.repeat(40) }));
+  const env = Array.from({ length: n }, (_, i) => ({
+    name: `VAR_${String(i).padStart(6, '0')}`,
+    value: 'v'.repeat(40),
+  }));
   base.request.object.spec.trainer.env = env;
   base.request.oldObject.spec.trainer.env = env;
   base.request.object.spec.trainer.numNodes = base.request.oldObject.spec.trainer.numNodes;
@@ -61,12 +64,26 @@ function updateOfSize(bytes: number): string {
 
 function post(url: string, body: string): Promise<{ status: number; allowed: unknown }> {
   return new Promise((resolve, reject) => {
-    const req = request(url + VALIDATE_PATH, { method: 'POST', rejectUnauthorized: false, agent: false, headers: { 'content-type': 'application/json', 'content-length': Buffer.byteLength(body) } }, (res) => {
-      let text = '';
-      res.setEncoding('utf8');
-      res.on('data', (d: string) => (text += d));
-      res.on('end', () => resolve({ status: res.statusCode ?? 0, allowed: (JSON.parse(text) as { response?: { allowed?: unknown } }).response?.allowed }));
-    });
+    const req = request(
+      url + VALIDATE_PATH,
+      {
+        method: 'POST',
+        rejectUnauthorized: false,
+        agent: false,
+        headers: { 'content-type': 'application/json', 'content-length': Buffer.byteLength(body) },
+      },
+      (res) => {
+        let text = '';
+        res.setEncoding('utf8');
+        res.on('data', (d: string) => (text += d));
+        res.on('end', () =>
+          resolve({
+            status: res.statusCode ?? 0,
+            allowed: (JSON.parse(text) as { response?: { allowed?: unknown } }).response?.allowed,
+          }),
+        );
+      },
+    );
     req.once('error', reject);
     req.end(body);
   });
@@ -77,11 +94,21 @@ const body = updateOfSize(ADMISSION_BODY_LIMIT - 64 * 1024);
 describe('bodies in flight', () => {
   it(`the server holds at most ${MAX_SIZE_BODIES_IN_FLIGHT} maximum-size bodies at once and answers all 8 sent together, and small ones beside them`, async () => {
     const budget = new ByteBudget(MAX_SIZE_BODIES_IN_FLIGHT * ADMISSION_BODY_LIMIT);
-    const app = await buildAdmissionServer({ tls: await generateSelfSigned(), bodyBudget: budget }, { validator: createValidator({ policy: buildPolicy() }), logger: createLogger('silent'), metrics: createMetrics() });
+    const app = await buildAdmissionServer(
+      { tls: await generateSelfSigned(), bodyBudget: budget },
+      {
+        validator: createValidator({ policy: buildPolicy() }),
+        logger: createLogger('silent'),
+        metrics: createMetrics(),
+      },
+    );
     const url = await app.listen({ host: '127.0.0.1', port: 0 });
     try {
       const small = readFileSync(path.join(root, 'examples/allowed-numnodes-suspended.json'), 'utf8');
-      const answers = await Promise.all([...Array.from({ length: 8 }, () => post(url, body)), ...Array.from({ length: 8 }, () => post(url, small))]);
+      const answers = await Promise.all([
+        ...Array.from({ length: 8 }, () => post(url, body)),
+        ...Array.from({ length: 8 }, () => post(url, small)),
+      ]);
       assert.deepEqual(
         answers.map((a) => [a.status, a.allowed]),
         Array.from({ length: 16 }, () => [200, true]),
@@ -95,7 +122,9 @@ describe('bodies in flight', () => {
   });
 
   it('24 maximum-size bodies sent together: the server answers every one and its peak RSS stays under 550 MiB', async () => {
-    const child = spawn(process.execPath, [path.join(root, 'test/webhook/support/max-body-server.ts')], { stdio: ['ignore', 'pipe', 'inherit'] });
+    const child = spawn(process.execPath, [path.join(root, 'test/webhook/support/max-body-server.ts')], {
+      stdio: ['ignore', 'pipe', 'inherit'],
+    });
     try {
       const url = await new Promise<string>((resolve, reject) => {
         child.stdout.once('data', (d: Buffer) => resolve(d.toString().trim()));

@@ -21,15 +21,38 @@ describe('parseServeArgs', () => {
     assert.deepEqual(parseServeArgs(['--kubeconfig', 'kc'], {}).crd, { mode: 'cluster' });
     assert.deepEqual(parseServeArgs([], pod).crd, { mode: 'cluster' });
     assert.deepEqual(parseServeArgs(['--offline'], pod).crd, { mode: 'embedded' });
-    assert.deepEqual(parseServeArgs(['--crd', 'c.yaml', '--kubeconfig', 'kc'], {}).crd, { mode: 'file', path: 'c.yaml' });
+    assert.deepEqual(parseServeArgs(['--crd', 'c.yaml', '--kubeconfig', 'kc'], {}).crd, {
+      mode: 'file',
+      path: 'c.yaml',
+    });
     assert.deepEqual(parseServeArgs(['--table-only'], {}).crd, { mode: 'table-only' });
     assert.deepEqual(parseServeArgs(['--table-only', '--kubeconfig', 'kc'], {}).crd, { mode: 'table-only' });
-    assert.throws(() => parseServeArgs(['--table-only', '--crd', 'c.yaml'], {}), (e: Error) => e instanceof ConfigError && /contradict/.test(e.message));
+    assert.throws(
+      () => parseServeArgs(['--table-only', '--crd', 'c.yaml'], {}),
+      (e: Error) => e instanceof ConfigError && /contradict/.test(e.message),
+    );
   });
 
   it('reads every flag', () => {
     const c = parseServeArgs(
-      ['--port', '10443', '--ops-port', '9090', '--host', '127.0.0.1', '--cert-dir', '/tls', '--crd', 'crd.yaml', '--kubeconfig', 'kc', '--handoff', 'http://127.0.0.1:8082/hints', '--log-level', 'debug'],
+      [
+        '--port',
+        '10443',
+        '--ops-port',
+        '9090',
+        '--host',
+        '127.0.0.1',
+        '--cert-dir',
+        '/tls',
+        '--crd',
+        'crd.yaml',
+        '--kubeconfig',
+        'kc',
+        '--handoff',
+        'http://127.0.0.1:8082/hints',
+        '--log-level',
+        'debug',
+      ],
       {},
     );
     assert.equal(c.port, 10443);
@@ -47,7 +70,11 @@ describe('parseServeArgs', () => {
   });
 
   it('in a pod: in-cluster config unless --kubeconfig or --offline; never a kubeconfig from the environment', () => {
-    const pod = { KUBERNETES_SERVICE_HOST: '10.96.0.1', KUBERNETES_SERVICE_PORT: '443', KUBECONFIG: '/home/me/.kube/config' };
+    const pod = {
+      KUBERNETES_SERVICE_HOST: '10.96.0.1',
+      KUBERNETES_SERVICE_PORT: '443',
+      KUBECONFIG: '/home/me/.kube/config',
+    };
     assert.deepEqual(parseServeArgs([], pod).cluster, { mode: 'in-cluster', host: '10.96.0.1', port: '443' });
     assert.deepEqual(parseServeArgs(['--offline'], pod).cluster, { mode: 'none' });
     assert.deepEqual(parseServeArgs(['--kubeconfig', 'x'], pod).cluster, { mode: 'kubeconfig', path: 'x' });
@@ -70,7 +97,10 @@ describe('parseServeArgs', () => {
   ];
   for (const [args, message] of bad) {
     it(`rejects ${args.join(' ')}`, () => {
-      assert.throws(() => parseServeArgs(args, {}), (err: unknown) => err instanceof ConfigError && message.test(err.message));
+      assert.throws(
+        () => parseServeArgs(args, {}),
+        (err: unknown) => err instanceof ConfigError && message.test(err.message),
+      );
     });
   }
 });

@@ -8,7 +8,12 @@ const OLD_TIME = '2025-12-01T10:00:00Z';
 const OWN_TIME = '2026-01-15T08:30:00Z';
 
 function job(patches: unknown[] | undefined) {
-  return { apiVersion: 'trainer.kubeflow.org/v1alpha1', kind: 'TrainJob', metadata: { name: 'j' }, spec: patches === undefined ? {} : { runtimePatches: patches } };
+  return {
+    apiVersion: 'trainer.kubeflow.org/v1alpha1',
+    kind: 'TrainJob',
+    metadata: { name: 'j' },
+    spec: patches === undefined ? {} : { runtimePatches: patches },
+  };
 }
 function patch(manager: string, labels: Record<string, string>, time?: string | null) {
   const p: Record<string, unknown> = { manager, trainingRuntimeSpec: { template: { metadata: { labels } } } };
@@ -36,11 +41,21 @@ describe('defaulting on CREATE', () => {
         { op: 'add', path: at(1), value: STAMP },
       ],
     },
-    { name: 'keeps a time a patch carries', patches: [patch('kueue', { a: '1' }, OWN_TIME), patch('user', {})], want: [{ op: 'add', path: at(1), value: STAMP }] },
-    { name: 'a null time is replaced', patches: [patch('kueue', { a: '1' }, null)], want: [{ op: 'replace', path: at(0), value: STAMP }] },
+    {
+      name: 'keeps a time a patch carries',
+      patches: [patch('kueue', { a: '1' }, OWN_TIME), patch('user', {})],
+      want: [{ op: 'add', path: at(1), value: STAMP }],
+    },
+    {
+      name: 'a null time is replaced',
+      patches: [patch('kueue', { a: '1' }, null)],
+      want: [{ op: 'replace', path: at(0), value: STAMP }],
+    },
   ];
   for (const row of table) {
-    it(row.name, () => assert.deepEqual(defaultRuntimePatchTimes('CREATE', job(row.patches), undefined, NOW), row.want));
+    it(row.name, () =>
+      assert.deepEqual(defaultRuntimePatchTimes('CREATE', job(row.patches), undefined, NOW), row.want),
+    );
   }
 });
 
@@ -127,7 +142,9 @@ describe('defaulting on UPDATE (matched by manager)', () => {
 
   it('ignores what is not a list of objects (the schema check reports it)', () => {
     assert.deepEqual(defaultRuntimePatchTimes('CREATE', { spec: { runtimePatches: 'x' } }, undefined, NOW), []);
-    assert.deepEqual(defaultRuntimePatchTimes('CREATE', job(['x', null, patch('a', {})]), undefined, NOW), [{ op: 'add', path: at(2), value: STAMP }]);
+    assert.deepEqual(defaultRuntimePatchTimes('CREATE', job(['x', null, patch('a', {})]), undefined, NOW), [
+      { op: 'add', path: at(2), value: STAMP },
+    ]);
     assert.deepEqual(defaultRuntimePatchTimes('CREATE', null, undefined, NOW), []);
   });
 });

@@ -4,7 +4,10 @@ import { EnvelopeError, answer, parseAdmissionReview, wrongKind } from '../../sr
 import { review, trainJob } from './fixtures.ts';
 
 function rejects(body: unknown, message: RegExp) {
-  assert.throws(() => parseAdmissionReview(body), (err: unknown) => err instanceof EnvelopeError && message.test(err.message));
+  assert.throws(
+    () => parseAdmissionReview(body),
+    (err: unknown) => err instanceof EnvelopeError && message.test(err.message),
+  );
 }
 
 describe('parseAdmissionReview rejects what is not an AdmissionReview', () => {
@@ -12,20 +15,64 @@ describe('parseAdmissionReview rejects what is not an AdmissionReview', () => {
     { name: 'empty body', body: undefined, message: /request body is empty/ },
     { name: 'an array', body: [], message: /is an array, expected an AdmissionReview/ },
     { name: 'a string', body: 'hi', message: /is a string/ },
-    { name: 'wrong kind', body: { ...review('CREATE'), kind: 'Pod' }, message: /kind must be "AdmissionReview", got "Pod"/ },
-    { name: 'missing kind', body: { apiVersion: 'admission.k8s.io/v1', request: {} }, message: /kind must be "AdmissionReview", got nothing/ },
-    { name: 'wrong apiVersion', body: { ...review('CREATE'), apiVersion: 'admission.k8s.io/v2' }, message: /apiVersion must be one of admission\.k8s\.io\/v1, admission\.k8s\.io\/v1beta1/ },
-    { name: 'missing request', body: { apiVersion: 'admission.k8s.io/v1', kind: 'AdmissionReview' }, message: /^request is missing$/ },
-    { name: 'request not an object', body: { apiVersion: 'admission.k8s.io/v1', kind: 'AdmissionReview', request: 3 }, message: /request must be an object, got a number/ },
+    {
+      name: 'wrong kind',
+      body: { ...review('CREATE'), kind: 'Pod' },
+      message: /kind must be "AdmissionReview", got "Pod"/,
+    },
+    {
+      name: 'missing kind',
+      body: { apiVersion: 'admission.k8s.io/v1', request: {} },
+      message: /kind must be "AdmissionReview", got nothing/,
+    },
+    {
+      name: 'wrong apiVersion',
+      body: { ...review('CREATE'), apiVersion: 'admission.k8s.io/v2' },
+      message: /apiVersion must be one of admission\.k8s\.io\/v1, admission\.k8s\.io\/v1beta1/,
+    },
+    {
+      name: 'missing request',
+      body: { apiVersion: 'admission.k8s.io/v1', kind: 'AdmissionReview' },
+      message: /^request is missing$/,
+    },
+    {
+      name: 'request not an object',
+      body: { apiVersion: 'admission.k8s.io/v1', kind: 'AdmissionReview', request: 3 },
+      message: /request must be an object, got a number/,
+    },
     { name: 'missing uid', body: withRequest({ uid: undefined }), message: /^request\.uid is missing$/ },
     { name: 'empty uid', body: withRequest({ uid: '' }), message: /request\.uid must be a non-empty string, got ""/ },
     { name: 'numeric uid', body: withRequest({ uid: 7 }), message: /request\.uid must be a non-empty string, got 7/ },
-    { name: 'bad operation', body: withRequest({ operation: 'PATCH' }), message: /request\.operation must be one of CREATE, UPDATE, DELETE, CONNECT, got "PATCH"/ },
-    { name: 'object not an object', body: withRequest({ object: 'x' }), message: /request\.object must be an object or null, got a string/ },
-    { name: 'CREATE without object', body: withRequest({ object: null }), message: /request\.object is required for CREATE/ },
-    { name: 'UPDATE without oldObject', body: { ...review('UPDATE', { oldObject: null }) }, message: /request\.oldObject is required for UPDATE/ },
-    { name: 'dryRun not a boolean', body: withRequest({ dryRun: 'yes' }), message: /request\.dryRun must be a boolean/ },
-    { name: 'request.kind malformed', body: withRequest({ kind: 'TrainJob' }), message: /request\.kind must be an object/ },
+    {
+      name: 'bad operation',
+      body: withRequest({ operation: 'PATCH' }),
+      message: /request\.operation must be one of CREATE, UPDATE, DELETE, CONNECT, got "PATCH"/,
+    },
+    {
+      name: 'object not an object',
+      body: withRequest({ object: 'x' }),
+      message: /request\.object must be an object or null, got a string/,
+    },
+    {
+      name: 'CREATE without object',
+      body: withRequest({ object: null }),
+      message: /request\.object is required for CREATE/,
+    },
+    {
+      name: 'UPDATE without oldObject',
+      body: { ...review('UPDATE', { oldObject: null }) },
+      message: /request\.oldObject is required for UPDATE/,
+    },
+    {
+      name: 'dryRun not a boolean',
+      body: withRequest({ dryRun: 'yes' }),
+      message: /request\.dryRun must be a boolean/,
+    },
+    {
+      name: 'request.kind malformed',
+      body: withRequest({ kind: 'TrainJob' }),
+      message: /request\.kind must be an object/,
+    },
   ];
   for (const row of table) it(row.name, () => rejects(row.body, row.message));
 });
@@ -48,7 +95,11 @@ describe('parseAdmissionReview accepts', () => {
   });
 
   it('a v1beta1 DELETE with only oldObject; name falls back to metadata', () => {
-    const body = review('DELETE', { apiVersion: 'admission.k8s.io/v1beta1', object: null, oldObject: trainJob({}, { name: 'other' }) });
+    const body = review('DELETE', {
+      apiVersion: 'admission.k8s.io/v1beta1',
+      object: null,
+      oldObject: trainJob({}, { name: 'other' }),
+    });
     delete (body.request as Record<string, unknown>).name;
     const req = parseAdmissionReview(body);
     assert.equal(req.apiVersion, 'admission.k8s.io/v1beta1');
@@ -70,14 +121,29 @@ describe('parseAdmissionReview accepts', () => {
 
 describe('wrongKind', () => {
   it('accepts any version of trainer.kubeflow.org TrainJob', () => {
-    assert.equal(wrongKind(parseAdmissionReview(review('CREATE', { kind: { group: 'trainer.kubeflow.org', version: 'v1', kind: 'TrainJob' } }))), undefined);
+    assert.equal(
+      wrongKind(
+        parseAdmissionReview(
+          review('CREATE', { kind: { group: 'trainer.kubeflow.org', version: 'v1', kind: 'TrainJob' } }),
+        ),
+      ),
+      undefined,
+    );
   });
   it('names the kind it got', () => {
-    assert.equal(wrongKind(parseAdmissionReview(review('CREATE', { kind: { group: 'apps', version: 'v1', kind: 'Deployment' } }))), 'apps/v1, Kind=Deployment');
-    assert.equal(wrongKind(parseAdmissionReview(review('CREATE', { kind: { group: '', version: 'v1', kind: 'Pod' } }))), 'core/v1, Kind=Pod');
+    assert.equal(
+      wrongKind(parseAdmissionReview(review('CREATE', { kind: { group: 'apps', version: 'v1', kind: 'Deployment' } }))),
+      'apps/v1, Kind=Deployment',
+    );
+    assert.equal(
+      wrongKind(parseAdmissionReview(review('CREATE', { kind: { group: '', version: 'v1', kind: 'Pod' } }))),
+      'core/v1, Kind=Pod',
+    );
   });
   it("without request.kind, checks the object's apiVersion and kind", () => {
-    const req = parseAdmissionReview(review('CREATE', { kind: undefined, object: { apiVersion: 'v1', kind: 'Pod', metadata: { name: 'p' } } }));
+    const req = parseAdmissionReview(
+      review('CREATE', { kind: undefined, object: { apiVersion: 'v1', kind: 'Pod', metadata: { name: 'p' } } }),
+    );
     assert.equal(wrongKind(req), '"v1", Kind="Pod"');
   });
 });
@@ -124,11 +190,17 @@ describe('parseAdmissionReview: hostile values in messages', () => {
 
   it('a huge string is cut to 80 characters', () => {
     const body = { ...review('CREATE'), kind: 'K'.repeat(5_000_000) };
-    assert.throws(() => parseAdmissionReview(body), (err: Error) => err instanceof EnvelopeError && err.message === `kind must be "AdmissionReview", got "${'K'.repeat(77)}"...`);
+    assert.throws(
+      () => parseAdmissionReview(body),
+      (err: Error) =>
+        err instanceof EnvelopeError && err.message === `kind must be "AdmissionReview", got "${'K'.repeat(77)}"...`,
+    );
   });
 
   it('an object of the wrong kind nested deep gets a bounded in-band reason', () => {
-    const req = parseAdmissionReview(review('CREATE', { kind: null, object: { apiVersion: nested(10_000), kind: nested(10_000) } }));
+    const req = parseAdmissionReview(
+      review('CREATE', { kind: null, object: { apiVersion: nested(10_000), kind: nested(10_000) } }),
+    );
     assert.equal(wrongKind(req), 'an array, Kind=an array');
   });
 

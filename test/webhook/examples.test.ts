@@ -37,24 +37,40 @@ describe('examples/', () => {
 
   it('the UPDATE examples change what their names say', async () => {
     const load = async (f: string) => parseAdmissionReview(JSON.parse(await readFile(new URL(f, dir), 'utf8')));
-    const spec = (o: unknown) => (o as { spec: { suspend: boolean; trainer: { numNodes: number; image: string } } }).spec;
+    const spec = (o: unknown) =>
+      (o as { spec: { suspend: boolean; trainer: { numNodes: number; image: string } } }).spec;
     const allowed = await load('allowed-numnodes-suspended.json');
-    assert.deepEqual([spec(allowed.oldObject).trainer.numNodes, spec(allowed.object).trainer.numNodes, spec(allowed.object).suspend], [1, 2, true]);
+    assert.deepEqual(
+      [spec(allowed.oldObject).trainer.numNodes, spec(allowed.object).trainer.numNodes, spec(allowed.object).suspend],
+      [1, 2, true],
+    );
     const image = await load('denied-image-change.json');
     assert.notEqual(spec(image.oldObject).trainer.image, spec(image.object).trainer.image);
     const running = await load('denied-numnodes-running.json');
     assert.deepEqual([spec(running.oldObject).suspend, spec(running.object).suspend], [false, false]);
     assert.notEqual(spec(running.oldObject).trainer.numNodes, spec(running.object).trainer.numNodes);
     const done = await load('denied-numnodes-finished.json');
-    assert.deepEqual([spec(done.oldObject).suspend, spec(done.object).suspend, spec(done.oldObject).trainer.numNodes, spec(done.object).trainer.numNodes], [false, true, 1, 2]);
+    assert.deepEqual(
+      [
+        spec(done.oldObject).suspend,
+        spec(done.object).suspend,
+        spec(done.oldObject).trainer.numNodes,
+        spec(done.object).trainer.numNodes,
+      ],
+      [false, true, 1, 2],
+    );
   });
 
-  it('the numNodes examples get the answers examples/README.md documents (serve\'s default CRD, offline)', async () => {
+  it("the numNodes examples get the answers examples/README.md documents (serve's default CRD, offline)", async () => {
     const { app } = await testServer({ validator: createValidator({ policy: await loadEmbeddedPolicy() }) });
-    const answer = async (f: string) => (await post(app, VALIDATE, await readFile(new URL(f, dir), 'utf8'))).json.response;
+    const answer = async (f: string) =>
+      (await post(app, VALIDATE, await readFile(new URL(f, dir), 'utf8'))).json.response;
     const allowed = await answer('allowed-numnodes-suspended.json');
     assert.equal(allowed.allowed, true);
-    assert.match(allowed.warnings.join('\n'), /the JobSet is rebuilt with 2 nodes as soon as it is suspended and none of its pods runs or is terminating/);
+    assert.match(
+      allowed.warnings.join('\n'),
+      /the JobSet is rebuilt with 2 nodes as soon as it is suspended and none of its pods runs or is terminating/,
+    );
     assert.match(allowed.warnings.join('\n'), /was not checked for pods/);
     const running = await answer('denied-numnodes-running.json');
     assert.deepEqual([running.allowed, running.status.code, running.warnings], [false, 403, undefined]);

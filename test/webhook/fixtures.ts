@@ -13,7 +13,10 @@ import { generateSelfSigned } from '../../src/certs/selfsigned.ts';
 export const VALIDATE = '/validate-trainer-kubeflow-org-v1alpha1-trainjob';
 export const MUTATE = '/mutate-trainer-kubeflow-org-v1alpha1-trainjob';
 
-export function trainJob(spec: Record<string, unknown> = {}, meta: Record<string, unknown> = {}): Record<string, unknown> {
+export function trainJob(
+  spec: Record<string, unknown> = {},
+  meta: Record<string, unknown> = {},
+): Record<string, unknown> {
   return {
     apiVersion: 'trainer.kubeflow.org/v1alpha1',
     kind: 'TrainJob',
@@ -72,7 +75,9 @@ export interface FakeValidator extends Validator {
   calls: AdmissionInput[];
 }
 
-export function fakeValidator(decide: (input: AdmissionInput) => Decision | Promise<Decision> = () => ({ causes: [], warnings: [] })): FakeValidator {
+export function fakeValidator(
+  decide: (input: AdmissionInput) => Decision | Promise<Decision> = () => ({ causes: [], warnings: [] }),
+): FakeValidator {
   const calls: AdmissionInput[] = [];
   return {
     calls,
@@ -98,7 +103,9 @@ export interface CapturedLogger {
 
 export function captureLogs(): CapturedLogger {
   const lines: Record<string, unknown>[] = [];
-  const logger = createLogger('debug', { write: (s: string) => void lines.push(JSON.parse(s) as Record<string, unknown>) });
+  const logger = createLogger('debug', {
+    write: (s: string) => void lines.push(JSON.parse(s) as Record<string, unknown>),
+  });
   return { logger, lines };
 }
 
@@ -120,7 +127,12 @@ export async function testServer(options: TestServerOptions = {}) {
   return { app, metrics, lines, logger, validator };
 }
 
-export async function post(app: Awaited<ReturnType<typeof testServer>>['app'], url: string, body: unknown, contentType = 'application/json') {
+export async function post(
+  app: Awaited<ReturnType<typeof testServer>>['app'],
+  url: string,
+  body: unknown,
+  contentType = 'application/json',
+) {
   const res = await app.inject({
     method: 'POST',
     url,

@@ -10,7 +10,9 @@ import { buildAdmissionServer } from '../../src/webhook/server.ts';
 import { testCert } from './fixtures.ts';
 
 /** A stand-in for the reconciler's hint receiver on 127.0.0.1. */
-async function receiver(handler: (req: IncomingMessage, res: ServerResponse, body: string) => void = (_q, res) => res.end()) {
+async function receiver(
+  handler: (req: IncomingMessage, res: ServerResponse, body: string) => void = (_q, res) => res.end(),
+) {
   const bodies: unknown[] = [];
   const raws: string[] = [];
   const server: Server = createServer((req, res) => {
@@ -35,7 +37,10 @@ async function setup(url: URL, timeoutMs = 2000) {
   const { logger, lines } = captureLogs();
   const metrics = createMetrics();
   const handoff = createHandoffSender({ url, timeoutMs, logger, metrics });
-  const app = await buildAdmissionServer({ tls: await testCert() }, { validator: fakeValidator(), logger, metrics, handoff });
+  const app = await buildAdmissionServer(
+    { tls: await testCert() },
+    { validator: fakeValidator(), logger, metrics, handoff },
+  );
   return { app, metrics, handoff, lines };
 }
 
@@ -53,8 +58,13 @@ describe('hand-off sender', () => {
     const real = await post(app, VALIDATE, review('UPDATE'));
     assert.deepEqual(real.json, dry.json, 'the dry run got the same answer');
     await handoff.idle();
-    assert.deepEqual(r.bodies, [{ namespace: 'team-a', name: 'my-job', uid: '6f1c2a4e-0d7b-4a51-9a57-1f3c0b9e2d10', generation: 3 }]);
-    assert.deepEqual((await metrics.handoffHints.get()).values.map((v) => [v.labels.result, v.value]), [['delivered', 1]]);
+    assert.deepEqual(r.bodies, [
+      { namespace: 'team-a', name: 'my-job', uid: '6f1c2a4e-0d7b-4a51-9a57-1f3c0b9e2d10', generation: 3 },
+    ]);
+    assert.deepEqual(
+      (await metrics.handoffHints.get()).values.map((v) => [v.labels.result, v.value]),
+      [['delivered', 1]],
+    );
     assert.ok(lines.some((l) => l.msg === 'hand-off hint sent' && l.name === 'my-job'));
   });
 
@@ -66,7 +76,10 @@ describe('hand-off sender', () => {
     const res = await post(app, VALIDATE, review('CREATE'));
     assert.equal(res.json.response.allowed, true);
     await handoff.idle();
-    assert.deepEqual((await metrics.handoffHints.get()).values.map((v) => [v.labels.result, v.value]), [['failed', 1]]);
+    assert.deepEqual(
+      (await metrics.handoffHints.get()).values.map((v) => [v.labels.result, v.value]),
+      [['failed', 1]],
+    );
     assert.ok(lines.some((l) => l.msg === 'hand-off hint failed'));
   });
 
@@ -82,7 +95,10 @@ describe('hand-off sender', () => {
     assert.equal(await counterTotal(metrics.handoffHints), 0, 'the hint was still in flight when the answer came');
     release!();
     await handoff.idle();
-    assert.deepEqual((await metrics.handoffHints.get()).values.map((v) => [v.labels.result, v.value]), [['delivered', 1]]);
+    assert.deepEqual(
+      (await metrics.handoffHints.get()).values.map((v) => [v.labels.result, v.value]),
+      [['delivered', 1]],
+    );
   });
 
   it('a receiver that hangs: the hint times out, is logged and counted', async () => {
@@ -103,7 +119,10 @@ describe('hand-off sender', () => {
     const { app, metrics, handoff } = await setup(r.url);
     await post(app, VALIDATE, review('CREATE'));
     await handoff.idle();
-    assert.deepEqual((await metrics.handoffHints.get()).values.map((v) => v.labels.result), ['failed']);
+    assert.deepEqual(
+      (await metrics.handoffHints.get()).values.map((v) => v.labels.result),
+      ['failed'],
+    );
   });
 
   it('writes generations beyond 2^53 exactly', async () => {

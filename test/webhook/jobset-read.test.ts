@@ -27,13 +27,29 @@ import { forwardingProxy, listen } from '../cluster/support/loopback.ts';
 
 type Handler = (req: IncomingMessage, res: ServerResponse) => void;
 
-const JOB_LIST = JSON.stringify({ kind: 'JobList', apiVersion: 'batch/v1', metadata: { resourceVersion: '7' }, items: [{ metadata: { name: 'ml-node-0', labels: { a: 'b' } }, spec: { parallelism: 2 }, status: { active: 2, terminating: 1, ready: 2 } }] });
+const JOB_LIST = JSON.stringify({
+  kind: 'JobList',
+  apiVersion: 'batch/v1',
+  metadata: { resourceVersion: '7' },
+  items: [
+    {
+      metadata: { name: 'ml-node-0', labels: { a: 'b' } },
+      spec: { parallelism: 2 },
+      status: { active: 2, terminating: 1, ready: 2 },
+    },
+  ],
+});
 
 /**
  * A client over a client-node KubeConfig (the path of exec and auth-provider users; the direct
  * path: test/cluster/direct-connection.test.ts), `prepare` applied to the KubeConfig first.
  */
-function kubeConfig(server: string, user: Record<string, unknown> = { token: 't' }, cluster: Record<string, unknown> = { skipTLSVerify: true }, prepare: (kc: KubeConfig) => KubeConfig = (kc) => kc): ApiClient {
+function kubeConfig(
+  server: string,
+  user: Record<string, unknown> = { token: 't' },
+  cluster: Record<string, unknown> = { skipTLSVerify: true },
+  prepare: (kc: KubeConfig) => KubeConfig = (kc) => kc,
+): ApiClient {
   const kc = new KubeConfig();
   kc.loadFromOptions({
     clusters: [{ name: 'c', server, ...cluster }],
@@ -56,7 +72,9 @@ describe('JobSet read (Jobs by label, with its own timeout)', () => {
       seen.push(req.url ?? '');
       handler(req, res);
     });
-    kc = apiClient(directConnection({ server: `http://127.0.0.1:${await listen(server)}`, insecureSkipTlsVerify: false }));
+    kc = apiClient(
+      directConnection({ server: `http://127.0.0.1:${await listen(server)}`, insecureSkipTlsVerify: false }),
+    );
   });
   after(() => {
     for (const res of hanging) res.destroy();
@@ -65,17 +83,39 @@ describe('JobSet read (Jobs by label, with its own timeout)', () => {
   });
 
   it('lists the Jobs labelled with the JobSet name in its namespace', async () => {
-    handler = (_req, res) => res.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify({ kind: 'JobList', apiVersion: 'batch/v1', metadata: {}, items: [{ metadata: { name: 'ml-node-0' }, status: { active: 2, terminating: 1 } }] }));
+    handler = (_req, res) =>
+      res.writeHead(200, { 'content-type': 'application/json' }).end(
+        JSON.stringify({
+          kind: 'JobList',
+          apiVersion: 'batch/v1',
+          metadata: {},
+          items: [{ metadata: { name: 'ml-node-0' }, status: { active: 2, terminating: 1 } }],
+        }),
+      );
     const read = await jobSetReader(kc)('team-a', 'llama-ft');
     assert.equal(read.kind, 'read');
-    if (read.kind === 'read') assert.deepEqual((read.jobs as { status: object }[]).map((j) => ({ ...j.status })), [{ active: 2, terminating: 1 }]);
+    if (read.kind === 'read')
+      assert.deepEqual(
+        (read.jobs as { status: object }[]).map((j) => ({ ...j.status })),
+        [{ active: 2, terminating: 1 }],
+      );
     const url = new URL(seen.at(-1)!, 'http://x');
     assert.equal(url.pathname, '/apis/batch/v1/namespaces/team-a/jobs');
     assert.equal(url.searchParams.get('labelSelector'), 'jobset.sigs.k8s.io/jobset-name=llama-ft');
   });
 
   it('an API error is a failed read naming it', async () => {
-    handler = (_req, res) => res.writeHead(403, { 'content-type': 'application/json' }).end(JSON.stringify({ kind: 'Status', apiVersion: 'v1', status: 'Failure', message: 'jobs.batch is forbidden', reason: 'Forbidden', code: 403 }));
+    handler = (_req, res) =>
+      res.writeHead(403, { 'content-type': 'application/json' }).end(
+        JSON.stringify({
+          kind: 'Status',
+          apiVersion: 'v1',
+          status: 'Failure',
+          message: 'jobs.batch is forbidden',
+          reason: 'Forbidden',
+          code: 403,
+        }),
+      );
     const read = await jobSetReader(kc)('team-a', 'llama-ft');
     assert.deepEqual(read, { kind: 'failed', error: 'reading its Jobs failed: HTTP 403: jobs.batch is forbidden' });
   });
@@ -113,40 +153,66 @@ describe('the Jobs read: hostile and broken answers', () => {
 
   it('keeps only what the warning needs: each Job name and its pod counts', async () => {
     handler = (_req, res) => res.writeHead(200, { 'content-type': 'application/json' }).end(JOB_LIST);
-    assert.deepEqual(await jobSetReader(kc)('team-a', 'llama-ft'), { kind: 'read', jobs: [{ metadata: { name: 'ml-node-0' }, status: { active: 2, terminating: 1 } }] });
+    assert.deepEqual(await jobSetReader(kc)('team-a', 'llama-ft'), {
+      kind: 'read',
+      jobs: [{ metadata: { name: 'ml-node-0' }, status: { active: 2, terminating: 1 } }],
+    });
   });
 
   it('a body that is not JSON', async () => {
     handler = (_req, res) => res.writeHead(200, { 'content-type': 'text/html' }).end('<html>proxy error</html>');
-    assert.deepEqual(await jobSetReader(kc)('ns', 'js'), { kind: 'failed', error: "reading its Jobs failed: the API server's answer is not JSON (24 bytes)" });
+    assert.deepEqual(await jobSetReader(kc)('ns', 'js'), {
+      kind: 'failed',
+      error: "reading its Jobs failed: the API server's answer is not JSON (24 bytes)",
+    });
   });
 
   it('JSON that is not a list', async () => {
     for (const body of ['null', '[]', '{"kind":"JobList","items":{}}', '"x"']) {
       handler = (_req, res) => res.writeHead(200, { 'content-type': 'application/json' }).end(body);
-      assert.deepEqual(await jobSetReader(kc)('ns', 'js'), { kind: 'failed', error: "reading its Jobs failed: the API server's answer is not a list of Jobs" }, body);
+      assert.deepEqual(
+        await jobSetReader(kc)('ns', 'js'),
+        { kind: 'failed', error: "reading its Jobs failed: the API server's answer is not a list of Jobs" },
+        body,
+      );
     }
   });
 
   it('items of any shape count nothing, never throw', async () => {
-    handler = (_req, res) => res.writeHead(200).end('{"items":[null,1,"x",{"metadata":7,"status":[]},{"status":{"active":"3"}}]}');
+    handler = (_req, res) =>
+      res.writeHead(200).end('{"items":[null,1,"x",{"metadata":7,"status":[]},{"status":{"active":"3"}}]}');
     const read = await jobSetReader(kc)('ns', 'js');
     assert.equal(read.kind, 'read');
   });
 
   it('a 500 with a Status names its message; without one, the start of the body or the status text', async () => {
-    handler = (_req, res) => res.writeHead(500).end(JSON.stringify({ kind: 'Status', message: 'etcdserver: request timed out\nsecond line', code: 500 }));
-    assert.deepEqual(await jobSetReader(kc)('ns', 'js'), { kind: 'failed', error: 'reading its Jobs failed: HTTP 500: etcdserver: request timed out' });
+    handler = (_req, res) =>
+      res
+        .writeHead(500)
+        .end(JSON.stringify({ kind: 'Status', message: 'etcdserver: request timed out\nsecond line', code: 500 }));
+    assert.deepEqual(await jobSetReader(kc)('ns', 'js'), {
+      kind: 'failed',
+      error: 'reading its Jobs failed: HTTP 500: etcdserver: request timed out',
+    });
     handler = (_req, res) => res.writeHead(502).end('bad gateway from the load balancer');
-    assert.deepEqual(await jobSetReader(kc)('ns', 'js'), { kind: 'failed', error: 'reading its Jobs failed: HTTP 502: bad gateway from the load balancer' });
+    assert.deepEqual(await jobSetReader(kc)('ns', 'js'), {
+      kind: 'failed',
+      error: 'reading its Jobs failed: HTTP 502: bad gateway from the load balancer',
+    });
     handler = (_req, res) => res.writeHead(503).end();
-    assert.deepEqual(await jobSetReader(kc)('ns', 'js'), { kind: 'failed', error: 'reading its Jobs failed: HTTP 503: Service Unavailable' });
+    assert.deepEqual(await jobSetReader(kc)('ns', 'js'), {
+      kind: 'failed',
+      error: 'reading its Jobs failed: HTTP 503: Service Unavailable',
+    });
   });
 
   it('a body larger than the limit is abandoned, whether declared or streamed', async () => {
     const big = Buffer.alloc(64 * 1024, 0x20);
     handler = (_req, res) => res.writeHead(200, { 'content-length': String(1 << 30) }).write(big);
-    assert.deepEqual(await jobSetReader(kc, { maxBytes: 1024 })('ns', 'js'), { kind: 'failed', error: `reading its Jobs failed: the response is ${1 << 30} bytes, more than the 1024 read` });
+    assert.deepEqual(await jobSetReader(kc, { maxBytes: 1024 })('ns', 'js'), {
+      kind: 'failed',
+      error: `reading its Jobs failed: the response is ${1 << 30} bytes, more than the 1024 read`,
+    });
     // Chunked, no length: it keeps sending until the reader hangs up.
     let sent = 0;
     handler = (_req, res) => {
@@ -157,7 +223,10 @@ describe('the Jobs read: hostile and broken answers', () => {
       };
       more();
     };
-    assert.deepEqual(await jobSetReader(kc, { maxBytes: 256 * 1024 })('ns', 'js'), { kind: 'failed', error: `reading its Jobs failed: the response is more than the ${256 * 1024} bytes read` });
+    assert.deepEqual(await jobSetReader(kc, { maxBytes: 256 * 1024 })('ns', 'js'), {
+      kind: 'failed',
+      error: `reading its Jobs failed: the response is more than the ${256 * 1024} bytes read`,
+    });
     assert.ok(sent < 16 << 20, `${sent} bytes sent before the reader hung up`);
     // The pool is still usable afterwards.
     handler = (_req, res) => res.writeHead(200).end(JOB_LIST);
@@ -200,7 +269,9 @@ describe('the Jobs read: hostile and broken answers', () => {
       seen = req.url ?? '';
       res.writeHead(200).end(JOB_LIST);
     };
-    const prefixed = kubeConfig(`http://127.0.0.1:${(server.address() as { port: number }).port}/k8s/clusters/c-1/`, { token: 't' });
+    const prefixed = kubeConfig(`http://127.0.0.1:${(server.address() as { port: number }).port}/k8s/clusters/c-1/`, {
+      token: 't',
+    });
     assert.equal((await jobSetReader(prefixed)('team a', 'llama-ft'))?.kind, 'read');
     const url = new URL(seen, 'http://x');
     assert.equal(url.pathname, '/k8s/clusters/c-1/apis/batch/v1/namespaces/team%20a/jobs');
@@ -233,14 +304,20 @@ describe('the Jobs read: TLS and credentials from a client-node KubeConfig', () 
   });
 
   it('verifies the server against the cluster CA and sends the bearer token', async () => {
-    const read = await jobSetReader(kubeConfig(`https://127.0.0.1:${port}`, { token: 'secret-token' }, { caData: ca }))('ns', 'js');
+    const read = await jobSetReader(kubeConfig(`https://127.0.0.1:${port}`, { token: 'secret-token' }, { caData: ca }))(
+      'ns',
+      'js',
+    );
     assert.equal(read.kind, 'read');
     assert.equal(authorizations.at(-1), 'Bearer secret-token');
   });
 
   it('refuses a server its CA did not sign', async () => {
     const other = (await generateSelfSigned({ ipAddresses: ['127.0.0.1'] })).cert.toString('base64');
-    const read = await jobSetReader(kubeConfig(`https://127.0.0.1:${port}`, { token: 't' }, { caData: other }))('ns', 'js');
+    const read = await jobSetReader(kubeConfig(`https://127.0.0.1:${port}`, { token: 't' }, { caData: other }))(
+      'ns',
+      'js',
+    );
     assert.equal(read.kind, 'failed');
     if (read.kind === 'failed') assert.match(read.error, /self-signed|signature|verify|certificate/i);
   });
@@ -248,13 +325,24 @@ describe('the Jobs read: TLS and credentials from a client-node KubeConfig', () 
   it('reads the token from a token file (in-cluster), as client-node does', async () => {
     const tokenFile = path.join(dir, 'token');
     await writeFile(tokenFile, 'from-file-1');
-    const kc = kubeConfig(`https://127.0.0.1:${port}`, { authProvider: { name: 'tokenFile', config: { tokenFile } } }, { caData: ca });
+    const kc = kubeConfig(
+      `https://127.0.0.1:${port}`,
+      { authProvider: { name: 'tokenFile', config: { tokenFile } } },
+      { caData: ca },
+    );
     assert.equal((await jobSetReader(kc)('ns', 'js')).kind, 'read');
     assert.equal(authorizations.at(-1), 'Bearer from-file-1');
   });
 
   it('basic auth from the kubeconfig', async () => {
-    assert.equal((await jobSetReader(kubeConfig(`https://127.0.0.1:${port}`, { username: 'admin', password: 'pw' }, { caData: ca }))('ns', 'js')).kind, 'read');
+    assert.equal(
+      (
+        await jobSetReader(
+          kubeConfig(`https://127.0.0.1:${port}`, { username: 'admin', password: 'pw' }, { caData: ca }),
+        )('ns', 'js')
+      ).kind,
+      'read',
+    );
     assert.equal(authorizations.at(-1), `Basic ${Buffer.from('admin:pw').toString('base64')}`);
   });
 });
@@ -265,8 +353,16 @@ describe('the Jobs read: TLS and credentials from a client-node KubeConfig', () 
 // HTTP proxy does for an http:// API server), and the same Jobs are kept.
 describe('the Jobs read through proxy-url', () => {
   const CAP = 16 * 1024;
-  const job = (i: number) => ({ metadata: { name: `big-node-${i}`, annotations: { note: 'x'.repeat(1024) } }, status: i % 2 ? { active: 1 } : {} });
-  const LIST = JSON.stringify({ apiVersion: 'batch/v1', kind: 'JobList', metadata: {}, items: Array.from({ length: 64 }, (_, i) => job(i)) });
+  const job = (i: number) => ({
+    metadata: { name: `big-node-${i}`, annotations: { note: 'x'.repeat(1024) } },
+    status: i % 2 ? { active: 1 } : {},
+  });
+  const LIST = JSON.stringify({
+    apiVersion: 'batch/v1',
+    kind: 'JobList',
+    metadata: {},
+    items: Array.from({ length: 64 }, (_, i) => job(i)),
+  });
   let api: Server;
   let proxy: Server;
   let apiUrl = '';
@@ -288,7 +384,13 @@ describe('the Jobs read through proxy-url', () => {
   });
 
   /** As serve loads a kubeconfig: its connections shared (client-node.ts shareConnections). */
-  const viaKubeConfig = (through?: string) => kubeConfig(apiUrl, { token: 't' }, { skipTLSVerify: true, ...(through ? { proxyUrl: through } : {}) }, shareConnections);
+  const viaKubeConfig = (through?: string) =>
+    kubeConfig(
+      apiUrl,
+      { token: 't' },
+      { skipTLSVerify: true, ...(through ? { proxyUrl: through } : {}) },
+      shareConnections,
+    );
 
   it('answers larger than the cap are refused, through the proxy as directly', async () => {
     assert.ok(LIST.length > CAP);
@@ -296,7 +398,11 @@ describe('the Jobs read through proxy-url', () => {
     assert.equal(direct.kind, 'failed', 'read directly: over the cap');
     const viaProxy = await jobSetReader(viaKubeConfig(proxyUrl), { maxBytes: CAP })('ns', 'big');
     assert.ok(proxied > 0, 'the read went through the proxy');
-    assert.equal(viaProxy.kind, 'failed', `through the proxy: a ${LIST.length}-byte answer over the ${CAP}-byte cap was ${viaProxy.kind === 'read' ? 'read in full' : viaProxy.kind}`);
+    assert.equal(
+      viaProxy.kind,
+      'failed',
+      `through the proxy: a ${LIST.length}-byte answer over the ${CAP}-byte cap was ${viaProxy.kind === 'read' ? 'read in full' : viaProxy.kind}`,
+    );
   });
 
   it('through the proxy, the same Jobs are kept as directly: those with pods, their name and counts', async () => {
@@ -339,7 +445,10 @@ describe('the Jobs read: memory', () => {
       const retained = process.memoryUsage().heapUsed - baseline;
       assert.equal(result.kind, 'read');
       assert.deepEqual(jobSetPodsWarnings(result, 'ns/tiny-items'), [], 'no Job has pods: nothing to warn about');
-      assert.ok(retained < 4 * CAP, `the read of a ${body.length}-byte answer keeps ${(retained / 2 ** 20).toFixed(1)} MiB of heap`);
+      assert.ok(
+        retained < 4 * CAP,
+        `the read of a ${body.length}-byte answer keeps ${(retained / 2 ** 20).toFixed(1)} MiB of heap`,
+      );
     } finally {
       server.closeAllConnections();
       server.close();

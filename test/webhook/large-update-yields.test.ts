@@ -32,12 +32,21 @@ function large(): string {
 
 function post(url: string, body: string, agent?: Agent): Promise<unknown> {
   return new Promise((resolve, reject) => {
-    const req = request(url + VALIDATE_PATH, { method: 'POST', rejectUnauthorized: false, agent, headers: { 'content-type': 'application/json', 'content-length': Buffer.byteLength(body) } }, (res) => {
-      let text = '';
-      res.setEncoding('utf8');
-      res.on('data', (d: string) => (text += d));
-      res.on('end', () => resolve((JSON.parse(text) as { response?: { allowed?: unknown } }).response?.allowed));
-    });
+    const req = request(
+      url + VALIDATE_PATH,
+      {
+        method: 'POST',
+        rejectUnauthorized: false,
+        agent,
+        headers: { 'content-type': 'application/json', 'content-length': Buffer.byteLength(body) },
+      },
+      (res) => {
+        let text = '';
+        res.setEncoding('utf8');
+        res.on('data', (d: string) => (text += d));
+        res.on('end', () => resolve((JSON.parse(text) as { response?: { allowed?: unknown } }).response?.allowed));
+      },
+    );
     req.once('error', reject);
     req.end(body);
   });
@@ -57,7 +66,10 @@ describe('a large UPDATE does not hold up other requests', () => {
       },
       describe: () => inner.describe(),
     };
-    const app = await buildAdmissionServer({ tls: await generateSelfSigned() }, { validator, logger: createLogger('silent'), metrics: createMetrics() });
+    const app = await buildAdmissionServer(
+      { tls: await generateSelfSigned() },
+      { validator, logger: createLogger('silent'), metrics: createMetrics() },
+    );
     const url = await app.listen({ host: '127.0.0.1', port: 0 });
     try {
       // The small reviews' connection is open before the large one starts: what is measured is
@@ -87,6 +99,10 @@ describe('a large UPDATE does not hold up other requests', () => {
   it('the staged decision is the same decision', async () => {
     const policy = await loadEmbeddedPolicy();
     const review = JSON.parse(large()).request;
-    for (const sliceMs of [0, 10]) assert.deepEqual(await decideUpdateYielding(policy, review.object, review.oldObject, sliceMs), decideUpdate(policy, review.object, review.oldObject));
+    for (const sliceMs of [0, 10])
+      assert.deepEqual(
+        await decideUpdateYielding(policy, review.object, review.oldObject, sliceMs),
+        decideUpdate(policy, review.object, review.oldObject),
+      );
   });
 });

@@ -8,8 +8,14 @@ import type { Validator } from '../../src/rules/contract.ts';
 import { createMetrics } from '../../src/observability/metrics.ts';
 import { captureLogs, fakeValidator, testCert } from './fixtures.ts';
 
-export async function listening(drain: DrainTiming = { idleGraceMs: 200, lingerMs: 200 }, validator: Validator = fakeValidator()): Promise<{ app: FastifyInstance; port: number }> {
-  const app = await buildAdmissionServer({ tls: await testCert(), drain }, { validator, logger: captureLogs().logger, metrics: createMetrics() });
+export async function listening(
+  drain: DrainTiming = { idleGraceMs: 200, lingerMs: 200 },
+  validator: Validator = fakeValidator(),
+): Promise<{ app: FastifyInstance; port: number }> {
+  const app = await buildAdmissionServer(
+    { tls: await testCert(), drain },
+    { validator, logger: captureLogs().logger, metrics: createMetrics() },
+  );
   await app.listen({ host: '127.0.0.1', port: 0 });
   after(() => app.close());
   return { app, port: (app.server.address() as { port: number }).port };

@@ -25,14 +25,21 @@ describe('mutating webhook', () => {
     assert.equal(r.uid, 'm1');
     assert.equal(r.allowed, true);
     assert.equal(r.patchType, 'JSONPatch');
-    assert.deepEqual(decodePatch(r), [{ op: 'add', path: '/spec/runtimePatches/0/time', value: '2026-03-04T05:06:07Z' }]);
+    assert.deepEqual(decodePatch(r), [
+      { op: 'add', path: '/spec/runtimePatches/0/time', value: '2026-03-04T05:06:07Z' },
+    ]);
     assert.equal(validator.calls.length, 0, 'the mutating webhook never validates');
   });
 
   it('UPDATE: keeps the old time of an unchanged patch, stamps a changed one', async () => {
     const { app } = await testServer({ now });
-    const oldObject = trainJob({ runtimePatches: [runtimePatch('kueue', '2025-12-01T10:00:00Z'), runtimePatch('user', '2025-12-02T10:00:00Z')] });
-    const changed = { ...runtimePatch('user'), trainingRuntimeSpec: { template: { metadata: { labels: { team: 'b' } } } } };
+    const oldObject = trainJob({
+      runtimePatches: [runtimePatch('kueue', '2025-12-01T10:00:00Z'), runtimePatch('user', '2025-12-02T10:00:00Z')],
+    });
+    const changed = {
+      ...runtimePatch('user'),
+      trainingRuntimeSpec: { template: { metadata: { labels: { team: 'b' } } } },
+    };
     const object = trainJob({ runtimePatches: [runtimePatch('kueue'), changed] });
     const res = await post(app, MUTATE, review('UPDATE', { object, oldObject }));
     assert.deepEqual(decodePatch(res.json.response), [
@@ -50,14 +57,22 @@ describe('mutating webhook', () => {
   it('v1beta1 and dry run: answered the same way', async () => {
     const { app } = await testServer({ now });
     const object = trainJob({ runtimePatches: [runtimePatch('kueue')] });
-    const res = await post(app, MUTATE, review('CREATE', { object, apiVersion: 'admission.k8s.io/v1beta1', dryRun: true }));
+    const res = await post(
+      app,
+      MUTATE,
+      review('CREATE', { object, apiVersion: 'admission.k8s.io/v1beta1', dryRun: true }),
+    );
     assert.equal(res.json.apiVersion, 'admission.k8s.io/v1beta1');
     assert.equal(decodePatch(res.json.response).length, 1);
   });
 
   it('DELETE is allowed without a patch', async () => {
     const { app } = await testServer({ now });
-    const res = await post(app, MUTATE, review('DELETE', { object: null, oldObject: trainJob({ runtimePatches: [runtimePatch('kueue')] }) }));
+    const res = await post(
+      app,
+      MUTATE,
+      review('DELETE', { object: null, oldObject: trainJob({ runtimePatches: [runtimePatch('kueue')] }) }),
+    );
     assert.deepEqual(res.json.response, { uid: '705ab4f5-6393-11e8-b7cc-42010a800002', allowed: true });
   });
 

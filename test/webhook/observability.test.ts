@@ -10,7 +10,13 @@ import type { WebhookMetrics } from '../../src/observability/metrics.ts';
 describe('logger', () => {
   it('redacts anything object-like that slips into a log call', () => {
     const { logger, lines } = captureLogs();
-    logger.info({ object: { spec: { trainer: { env: [{ name: 'TOKEN', value: 's3cret' }] } } }, request: { oldObject: { x: 's3cret' } } }, 'oops');
+    logger.info(
+      {
+        object: { spec: { trainer: { env: [{ name: 'TOKEN', value: 's3cret' }] } } },
+        request: { oldObject: { x: 's3cret' } },
+      },
+      'oops',
+    );
     logger.info({ ctx: { body: 's3cret', env: ['s3cret'] } }, 'oops');
     assert.doesNotMatch(JSON.stringify(lines), /s3cret/);
     assert.equal(lines[0].object, '[redacted]');
@@ -18,13 +24,33 @@ describe('logger', () => {
 
   it('one admission line: uid as reqId, level as a name', () => {
     const { logger, lines } = captureLogs();
-    logAdmission(logger, { reqId: 'u1', webhook: 'validate', operation: 'UPDATE', namespace: 'ns', name: 'j', user: 'alice', dryRun: false, decision: 'denied', code: 422, rules: ['trainer.image'], latencyMs: 1.5 });
+    logAdmission(logger, {
+      reqId: 'u1',
+      webhook: 'validate',
+      operation: 'UPDATE',
+      namespace: 'ns',
+      name: 'j',
+      user: 'alice',
+      dryRun: false,
+      decision: 'denied',
+      code: 422,
+      rules: ['trainer.image'],
+      latencyMs: 1.5,
+    });
     assert.equal(lines.length, 1);
     assert.equal(lines[0].level, 'info');
     assert.equal(lines[0].reqId, 'u1');
     assert.equal(lines[0].msg, 'admission');
     assert.deepEqual(lines[0].rules, ['trainer.image']);
-    logAdmission(logger, { reqId: 'u2', webhook: 'validate', operation: 'CREATE', dryRun: false, decision: 'error', error: 'boom', latencyMs: 1 });
+    logAdmission(logger, {
+      reqId: 'u2',
+      webhook: 'validate',
+      operation: 'CREATE',
+      dryRun: false,
+      decision: 'error',
+      error: 'boom',
+      latencyMs: 1,
+    });
     assert.equal(lines[1].level, 'error');
   });
 });
@@ -35,7 +61,10 @@ describe('process handlers', () => {
     const { logger, lines } = captureLogs();
     let closes = 0;
     const before = process.listenerCount('SIGVTALRM');
-    const uninstall = installProcessHandlers({ close: async () => void closes++ }, { logger, timeoutMs: 5000, signals: ['SIGVTALRM'], exit: () => {} });
+    const uninstall = installProcessHandlers(
+      { close: async () => void closes++ },
+      { logger, timeoutMs: 5000, signals: ['SIGVTALRM'], exit: () => {} },
+    );
     try {
       process.emit('SIGVTALRM', 'SIGVTALRM');
       await new Promise((r) => setImmediate(r));
@@ -53,20 +82,32 @@ async function seriesOf(metrics: WebhookMetrics, name: string): Promise<Record<s
   const metric = metrics.registry.getSingleMetric(name);
   assert.ok(metric, `${name} is registered`);
   const { values } = await metric.get();
-  return Object.fromEntries(values.map((v) => [Object.entries(v.labels).map(([k, x]) => `${k}=${x}`).join(','), v.value]));
+  return Object.fromEntries(
+    values.map((v) => [
+      Object.entries(v.labels)
+        .map(([k, x]) => `${k}=${x}`)
+        .join(','),
+      v.value,
+    ]),
+  );
 }
 
 describe("controller-runtime's webhook series", () => {
   it('a request whose client goes away while sending its body leaves the in-flight count, uncounted by code', async () => {
     const { app, metrics } = await testServer();
     const url = await app.listen({ host: '127.0.0.1', port: 0 });
-    const inFlight = async () => (await seriesOf(metrics, 'controller_runtime_webhook_requests_in_flight'))[`webhook=${VALIDATE}`];
+    const inFlight = async () =>
+      (await seriesOf(metrics, 'controller_runtime_webhook_requests_in_flight'))[`webhook=${VALIDATE}`];
     // Bounded waits for what the server notices over the network.
     const until = async (done: () => Promise<boolean>) => {
       for (let i = 0; i < 400 && !(await done()); i++) await new Promise((r) => setTimeout(r, 5));
     };
     try {
-      const req = httpsRequest(`${url}${VALIDATE}`, { method: 'POST', rejectUnauthorized: false, headers: { 'content-type': 'application/json', 'content-length': 1000 } });
+      const req = httpsRequest(`${url}${VALIDATE}`, {
+        method: 'POST',
+        rejectUnauthorized: false,
+        headers: { 'content-type': 'application/json', 'content-length': 1000 },
+      });
       req.on('error', () => {});
       req.write('{"kind":');
       await until(async () => (await inFlight()) === 1);
@@ -114,10 +155,21 @@ describe("controller-runtime's webhook series", () => {
     const latency = await seriesOf(metrics, 'controller_runtime_webhook_latency_seconds');
     assert.equal(latency[`le=+Inf,webhook=${VALIDATE}`], 4);
     assert.equal(latency[`le=+Inf,webhook=${MUTATE}`], 2);
-    assert.deepEqual(Object.keys(latency).filter((k) => k.endsWith(`webhook=${VALIDATE}`) && k.startsWith('le=')).map((k) => k.slice(3, k.indexOf(','))), [...CONTROLLER_RUNTIME_LATENCY_BUCKETS.map(String), '+Inf']);
-    assert.deepEqual(await seriesOf(metrics, 'controller_runtime_webhook_requests_in_flight'), { [`webhook=${VALIDATE}`]: 0, [`webhook=${MUTATE}`]: 0 });
+    assert.deepEqual(
+      Object.keys(latency)
+        .filter((k) => k.endsWith(`webhook=${VALIDATE}`) && k.startsWith('le='))
+        .map((k) => k.slice(3, k.indexOf(','))),
+      [...CONTROLLER_RUNTIME_LATENCY_BUCKETS.map(String), '+Inf'],
+    );
+    assert.deepEqual(await seriesOf(metrics, 'controller_runtime_webhook_requests_in_flight'), {
+      [`webhook=${VALIDATE}`]: 0,
+      [`webhook=${MUTATE}`]: 0,
+    });
     // Our own series keep the decision; the HTTP-level refusals stay in theirs.
-    assert.equal(Object.values(await seriesOf(metrics, 'trainjob_webhook_requests_total')).reduce((a, b) => a + b, 0), 3);
+    assert.equal(
+      Object.values(await seriesOf(metrics, 'trainjob_webhook_requests_total')).reduce((a, b) => a + b, 0),
+      3,
+    );
   });
 
   it('a request being decided is in flight until answered', async () => {
@@ -137,6 +189,9 @@ describe("controller-runtime's webhook series", () => {
     release();
     assert.equal((await pending).statusCode, 200);
     assert.equal((await seriesOf(metrics, 'controller_runtime_webhook_requests_in_flight'))[`webhook=${VALIDATE}`], 0);
-    assert.equal((await seriesOf(metrics, 'controller_runtime_webhook_requests_total'))[`webhook=${VALIDATE},code=200`], 1);
+    assert.equal(
+      (await seriesOf(metrics, 'controller_runtime_webhook_requests_total'))[`webhook=${VALIDATE},code=200`],
+      1,
+    );
   });
 });

@@ -6,7 +6,11 @@ import { captureLogs } from './fixtures.ts';
 
 async function ops(reason?: string) {
   const metrics = createMetrics();
-  const app = await buildOpsServer({ metrics, logger: captureLogs().logger, readiness: { notReadyReason: () => reason } });
+  const app = await buildOpsServer({
+    metrics,
+    logger: captureLogs().logger,
+    readiness: { notReadyReason: () => reason },
+  });
   return { app, metrics };
 }
 
@@ -36,7 +40,10 @@ describe('ops server', () => {
     const res = await app.inject({ method: 'GET', url: '/metrics' });
     assert.equal(res.statusCode, 200);
     assert.match(res.headers['content-type'] as string, /^text\/plain/);
-    assert.match(res.body, /trainjob_webhook_requests_total\{webhook="validate",operation="UPDATE",decision="denied"\} 1/);
+    assert.match(
+      res.body,
+      /trainjob_webhook_requests_total\{webhook="validate",operation="UPDATE",decision="denied"\} 1/,
+    );
     assert.match(res.body, /trainjob_webhook_handoff_hints_total\{result="delivered"\} 1/);
     assert.match(res.body, /trainjob_webhook_cert_reloads_total\{result="success"\} 1/);
     assert.match(res.body, /# TYPE trainjob_webhook_request_duration_seconds histogram/);
@@ -44,7 +51,11 @@ describe('ops server', () => {
 
   it('does not serve the webhooks', async () => {
     const { app } = await ops();
-    const res = await app.inject({ method: 'POST', url: '/validate-trainer-kubeflow-org-v1alpha1-trainjob', payload: {} });
+    const res = await app.inject({
+      method: 'POST',
+      url: '/validate-trainer-kubeflow-org-v1alpha1-trainjob',
+      payload: {},
+    });
     assert.equal(res.statusCode, 404);
   });
 });

@@ -47,7 +47,9 @@ export class RawClient {
 
   send(body: unknown): void {
     const text = JSON.stringify(body);
-    this.socket.write(`POST ${VALIDATE} HTTP/1.1\r\nHost: webhook\r\nContent-Type: application/json\r\nContent-Length: ${Buffer.byteLength(text)}\r\n\r\n${text}`);
+    this.socket.write(
+      `POST ${VALIDATE} HTTP/1.1\r\nHost: webhook\r\nContent-Type: application/json\r\nContent-Length: ${Buffer.byteLength(text)}\r\n\r\n${text}`,
+    );
   }
 
   /** The next response; fails if the connection ends or breaks first. */
@@ -56,7 +58,9 @@ export class RawClient {
       const head = this.#buffer.indexOf('\r\n\r\n');
       if (head >= 0) {
         const lines = this.#buffer.slice(0, head).split('\r\n');
-        const headers = Object.fromEntries(lines.slice(1).map((l) => [l.slice(0, l.indexOf(':')).toLowerCase(), l.slice(l.indexOf(':') + 1).trim()]));
+        const headers = Object.fromEntries(
+          lines.slice(1).map((l) => [l.slice(0, l.indexOf(':')).toLowerCase(), l.slice(l.indexOf(':') + 1).trim()]),
+        );
         const length = Number(headers['content-length']);
         if (this.#buffer.length >= head + 4 + length) {
           const body = this.#buffer.slice(head + 4, head + 4 + length);

@@ -24,10 +24,13 @@ describe('the request logger', () => {
     log.warn({ code: 413 }, 'request refused');
     assert.equal(children(), 1);
     assert.equal(log.level, 'debug');
-    assert.deepEqual(lines.map((l) => [l.httpReqId, l.msg, l.level]), [
-      ['req-7', 'a debug line', 'debug'],
-      ['req-7', 'request refused', 'warn'],
-    ]);
+    assert.deepEqual(
+      lines.map((l) => [l.httpReqId, l.msg, l.level]),
+      [
+        ['req-7', 'a debug line', 'debug'],
+        ['req-7', 'request refused', 'warn'],
+      ],
+    );
     const grandchild = log.child({ extra: 1 });
     grandchild.info('deeper');
     assert.equal(lines[2].httpReqId, 'req-7');
@@ -36,8 +39,15 @@ describe('the request logger', () => {
 
   it('a refusal through the server is logged with the request id and the server binding', async () => {
     const { logger, lines } = captureLogs();
-    const app = await buildAdmissionServer({ tls: await testCert(), bodyLimit: 100 }, { validator: fakeValidator(), logger, metrics: createMetrics() });
-    const res = await app.inject({ method: 'POST', url: '/validate-trainer-kubeflow-org-v1alpha1-trainjob', payload: 'x'.repeat(200) });
+    const app = await buildAdmissionServer(
+      { tls: await testCert(), bodyLimit: 100 },
+      { validator: fakeValidator(), logger, metrics: createMetrics() },
+    );
+    const res = await app.inject({
+      method: 'POST',
+      url: '/validate-trainer-kubeflow-org-v1alpha1-trainjob',
+      payload: 'x'.repeat(200),
+    });
     assert.equal(res.statusCode, 413);
     const refused = lines.find((l) => l.msg === 'request refused');
     assert.ok(refused);

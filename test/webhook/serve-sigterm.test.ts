@@ -18,7 +18,11 @@ describe('serve on SIGTERM', { timeout: 60_000 }, () => {
   it('answers a request on an idle keep-alive connection after the signal, then exits 0', async () => {
     const dir = await mkdtemp(path.join(tmpdir(), 'tjw-sigterm-'));
     after(() => rm(dir, { recursive: true, force: true }));
-    const child = spawn(process.execPath, [BIN, 'serve', '--port', '0', '--ops-port', '0', '--host', '127.0.0.1', '--table-only', '--offline'], { cwd: dir, stdio: ['ignore', 'pipe', 'inherit'] });
+    const child = spawn(
+      process.execPath,
+      [BIN, 'serve', '--port', '0', '--ops-port', '0', '--host', '127.0.0.1', '--table-only', '--offline'],
+      { cwd: dir, stdio: ['ignore', 'pipe', 'inherit'] },
+    );
     after(() => child.kill('SIGKILL'));
     const exited = new Promise<number | null>((resolve) => child.once('exit', (code) => resolve(code)));
 

@@ -65,24 +65,42 @@ describe('serve', () => {
       assert.equal(admissionPort, 404, `${path} is not on the admission port`);
     }
     const metrics = await (await fetch(handle.opsUrl + '/metrics')).text();
-    assert.match(metrics, /trainjob_webhook_requests_total\{webhook="validate",operation="CREATE",decision="allowed"\} 1/);
+    assert.match(
+      metrics,
+      /trainjob_webhook_requests_total\{webhook="validate",operation="CREATE",decision="allowed"\} 1/,
+    );
     assert.match(metrics, /trainjob_webhook_handoff_hints_total/);
     assert.match(metrics, /trainjob_webhook_cert_reloads_total/);
   });
 
-  it('listens on every address by default (dual-stack): both ports answer over IPv6 ::1 and IPv4 127.0.0.1', { skip: hasIpv6 ? false : 'this host has no IPv6 address' }, async () => {
-    const dir = await tempDir();
-    const everyAddress: ServeConfig = { ...parseServeArgs(['--port', '0', '--ops-port', '0'], {}), tls: { mode: 'generated', dir } };
-    const handle = await startServe(everyAddress, { validator: fakeValidator(), logger: captureLogs().logger, metrics: createMetrics() });
-    after(() => handle.close());
-    const ca = await readFile(join(dir, 'ca.crt'));
-    const [admissionPort, opsPort] = [new URL(handle.admissionUrl).port, new URL(handle.opsUrl).port];
-    for (const address of ['[::1]', '127.0.0.1']) {
-      const res = await httpsPost(`https://${address}:${admissionPort}${VALIDATE}`, review('CREATE', { uid: `via-${address}` }), ca);
-      assert.equal(res.json.response.uid, `via-${address}`, `admission port over ${address}`);
-      assert.equal((await fetch(`http://${address}:${opsPort}/healthz`)).status, 200, `ops port over ${address}`);
-    }
-  });
+  it(
+    'listens on every address by default (dual-stack): both ports answer over IPv6 ::1 and IPv4 127.0.0.1',
+    { skip: hasIpv6 ? false : 'this host has no IPv6 address' },
+    async () => {
+      const dir = await tempDir();
+      const everyAddress: ServeConfig = {
+        ...parseServeArgs(['--port', '0', '--ops-port', '0'], {}),
+        tls: { mode: 'generated', dir },
+      };
+      const handle = await startServe(everyAddress, {
+        validator: fakeValidator(),
+        logger: captureLogs().logger,
+        metrics: createMetrics(),
+      });
+      after(() => handle.close());
+      const ca = await readFile(join(dir, 'ca.crt'));
+      const [admissionPort, opsPort] = [new URL(handle.admissionUrl).port, new URL(handle.opsUrl).port];
+      for (const address of ['[::1]', '127.0.0.1']) {
+        const res = await httpsPost(
+          `https://${address}:${admissionPort}${VALIDATE}`,
+          review('CREATE', { uid: `via-${address}` }),
+          ca,
+        );
+        assert.equal(res.json.response.uid, `via-${address}`, `admission port over ${address}`);
+        assert.equal((await fetch(`http://${address}:${opsPort}/healthz`)).status, 200, `ops port over ${address}`);
+      }
+    },
+  );
 
   it('close() drains an in-flight request, then stops both ports', async () => {
     const { validator, inHandler, release } = gatedValidator();
@@ -121,13 +139,19 @@ describe('serve', () => {
     const ca = await readFile(join(dir, 'ca.crt'));
     assert.equal((await httpsPost(`${handle.admissionUrl}${VALIDATE}`, review('CREATE'), ca)).status, 200);
     const explicit = { ...config(await tempDir()), opsPort: busy, opsPortExplicit: true };
-    await assert.rejects(startServe(explicit, { validator: fakeValidator(), logger: captureLogs().logger, metrics: createMetrics() }), /EADDRINUSE/);
+    await assert.rejects(
+      startServe(explicit, { validator: fakeValidator(), logger: captureLogs().logger, metrics: createMetrics() }),
+      /EADDRINUSE/,
+    );
   });
 
   it('refuses to start with --cert-dir pointing at a directory without a key pair', async () => {
     const dir = await tempDir();
     const c = { ...config(dir), tls: { mode: 'files' as const, dir } };
-    await assert.rejects(startServe(c, { validator: fakeValidator(), logger: captureLogs().logger, metrics: createMetrics() }), /--cert-dir .*: .*ENOENT/);
+    await assert.rejects(
+      startServe(c, { validator: fakeValidator(), logger: captureLogs().logger, metrics: createMetrics() }),
+      /--cert-dir .*: .*ENOENT/,
+    );
   });
 });
 

@@ -69,7 +69,10 @@ describe('process handlers end the process', { timeout: 20_000 }, () => {
     const exits: number[] = [];
     let exited!: (code: number) => void;
     const exit = new Promise<number>((r) => (exited = r));
-    const uninstall = installProcessHandlers({ close }, { logger, timeoutMs, signals: [signal], exit: (code) => (exits.push(code), exited(code)) });
+    const uninstall = installProcessHandlers(
+      { close },
+      { logger, timeoutMs, signals: [signal], exit: (code) => (exits.push(code), exited(code)) },
+    );
     after(uninstall);
     return { exit, exits, lines };
   }

@@ -5,7 +5,10 @@ import type { FieldError } from '../../src/field/errors.ts';
 import { aggregate, denialStatus, thrownErrorStatus } from '../../src/webhook/status.ts';
 
 const image = fieldError.invalid('spec.trainer.image', 'x:2', 'field is immutable');
-const numNodes = fieldError.forbidden('spec.trainer.numNodes', 'may only change while the TrainJob is suspended; suspend it first');
+const numNodes = fieldError.forbidden(
+  'spec.trainer.numNodes',
+  'may only change while the TrainJob is suspended; suspend it first',
+);
 const managedBy = fieldError.forbidden('spec.managedBy', 'field is immutable');
 const jobsetRead = fieldError.internal('spec.trainer.numNodes', 'reading JobSet team-a/my-job: connection refused');
 const required = fieldError.required('spec.runtimeRef.name');
@@ -36,14 +39,21 @@ describe('denialStatus: messages and details like apierrors', () => {
     assert.deepEqual(denialStatus('my-job', [image]), {
       metadata: {},
       status: 'Failure',
-      message: 'TrainJob.trainer.kubeflow.org "my-job" is invalid: spec.trainer.image: Invalid value: "x:2": field is immutable',
+      message:
+        'TrainJob.trainer.kubeflow.org "my-job" is invalid: spec.trainer.image: Invalid value: "x:2": field is immutable',
       reason: 'Invalid',
       code: 422,
       details: {
         name: 'my-job',
         group: 'trainer.kubeflow.org',
         kind: 'TrainJob',
-        causes: [{ reason: 'FieldValueInvalid', message: 'Invalid value: "x:2": field is immutable', field: 'spec.trainer.image' }],
+        causes: [
+          {
+            reason: 'FieldValueInvalid',
+            message: 'Invalid value: "x:2": field is immutable',
+            field: 'spec.trainer.image',
+          },
+        ],
       },
     });
   });
@@ -54,12 +64,19 @@ describe('denialStatus: messages and details like apierrors', () => {
       s.message,
       'TrainJob.trainer.kubeflow.org "my-job" is invalid: [spec.trainer.image: Invalid value: "x:2": field is immutable, spec.runtimeRef.name: Required value]',
     );
-    assert.deepEqual(s.details?.causes?.[1], { reason: 'FieldValueRequired', message: 'Required value', field: 'spec.runtimeRef.name' });
+    assert.deepEqual(s.details?.causes?.[1], {
+      reason: 'FieldValueRequired',
+      message: 'Required value',
+      field: 'spec.runtimeRef.name',
+    });
   });
 
   it('duplicate messages appear once in the message (ToAggregate) but every cause is kept', () => {
     const s = denialStatus('my-job', [image, image]);
-    assert.equal(s.message, 'TrainJob.trainer.kubeflow.org "my-job" is invalid: spec.trainer.image: Invalid value: "x:2": field is immutable');
+    assert.equal(
+      s.message,
+      'TrainJob.trainer.kubeflow.org "my-job" is invalid: spec.trainer.image: Invalid value: "x:2": field is immutable',
+    );
     assert.equal(s.details?.causes?.length, 2);
   });
 
@@ -73,25 +90,49 @@ describe('denialStatus: messages and details like apierrors', () => {
       name: 'my-job',
       group: 'trainer.kubeflow.org',
       kind: 'trainjobs',
-      causes: [{ reason: 'FieldValueForbidden', message: 'Forbidden: may only change while the TrainJob is suspended; suspend it first', field: 'spec.trainer.numNodes' }],
+      causes: [
+        {
+          reason: 'FieldValueForbidden',
+          message: 'Forbidden: may only change while the TrainJob is suspended; suspend it first',
+          field: 'spec.trainer.numNodes',
+        },
+      ],
     });
   });
 
   it("the name is quoted with Go's %q, as the API server's NewInvalid and NewForbidden quote it (a hand-made review may name anything)", () => {
     const odd = 'Bad\u00e9\u0007name\t\u0000';
-    assert.match(denialStatus(odd, [image]).message, /^TrainJob\.trainer\.kubeflow\.org "Badé\\aname\\t\\x00" is invalid: /);
-    assert.match(denialStatus(odd, [numNodes]).message, /^trainjobs\.trainer\.kubeflow\.org "Badé\\aname\\t\\x00" is forbidden: /);
+    assert.match(
+      denialStatus(odd, [image]).message,
+      /^TrainJob\.trainer\.kubeflow\.org "Badé\\aname\\t\\x00" is invalid: /,
+    );
+    assert.match(
+      denialStatus(odd, [numNodes]).message,
+      /^trainjobs\.trainer\.kubeflow\.org "Badé\\aname\\t\\x00" is forbidden: /,
+    );
   });
 
   it('NewForbidden without a name', () => {
-    assert.match(denialStatus('', [managedBy]).message, /^trainjobs\.trainer\.kubeflow\.org is forbidden: spec\.managedBy: Forbidden: field is immutable$/);
+    assert.match(
+      denialStatus('', [managedBy]).message,
+      /^trainjobs\.trainer\.kubeflow\.org is forbidden: spec\.managedBy: Forbidden: field is immutable$/,
+    );
   });
 
   it('NewInternalError', () => {
     const s = denialStatus('my-job', [jobsetRead]);
-    assert.equal(s.message, 'Internal error occurred: spec.trainer.numNodes: Internal error: reading JobSet team-a/my-job: connection refused');
+    assert.equal(
+      s.message,
+      'Internal error occurred: spec.trainer.numNodes: Internal error: reading JobSet team-a/my-job: connection refused',
+    );
     assert.deepEqual(s.details, {
-      causes: [{ reason: 'InternalError', message: 'Internal error: reading JobSet team-a/my-job: connection refused', field: 'spec.trainer.numNodes' }],
+      causes: [
+        {
+          reason: 'InternalError',
+          message: 'Internal error: reading JobSet team-a/my-job: connection refused',
+          field: 'spec.trainer.numNodes',
+        },
+      ],
     });
   });
 

@@ -16,10 +16,30 @@ function recordingHandoff(): HandoffSender & { hints: Hint[] } {
 
 describe('validating webhook: envelope errors are HTTP 400 with a clear message', () => {
   const table: { name: string; body: unknown; message: RegExp }[] = [
-    { name: 'malformed JSON', body: '{"apiVersion": "admission.k8s.io/v1", ', message: /^request body is not valid JSON: / },
-    { name: 'missing request', body: { apiVersion: 'admission.k8s.io/v1', kind: 'AdmissionReview' }, message: /not a valid AdmissionReview: request is missing/ },
-    { name: 'missing uid', body: { apiVersion: 'admission.k8s.io/v1', kind: 'AdmissionReview', request: { operation: 'CREATE', object: {} } }, message: /not a valid AdmissionReview: request\.uid is missing/ },
-    { name: 'wrong kind', body: { apiVersion: 'admission.k8s.io/v1', kind: 'TrainJob', request: { uid: 'u' } }, message: /not a valid AdmissionReview: kind must be "AdmissionReview", got "TrainJob"/ },
+    {
+      name: 'malformed JSON',
+      body: '{"apiVersion": "admission.k8s.io/v1", ',
+      message: /^request body is not valid JSON: /,
+    },
+    {
+      name: 'missing request',
+      body: { apiVersion: 'admission.k8s.io/v1', kind: 'AdmissionReview' },
+      message: /not a valid AdmissionReview: request is missing/,
+    },
+    {
+      name: 'missing uid',
+      body: {
+        apiVersion: 'admission.k8s.io/v1',
+        kind: 'AdmissionReview',
+        request: { operation: 'CREATE', object: {} },
+      },
+      message: /not a valid AdmissionReview: request\.uid is missing/,
+    },
+    {
+      name: 'wrong kind',
+      body: { apiVersion: 'admission.k8s.io/v1', kind: 'TrainJob', request: { uid: 'u' } },
+      message: /not a valid AdmissionReview: kind must be "AdmissionReview", got "TrainJob"/,
+    },
     { name: 'empty body', body: '', message: /request body is empty/ },
   ];
   for (const row of table) {
@@ -44,7 +64,11 @@ describe('validating webhook: envelope errors are HTTP 400 with a clear message'
   it('a request for another kind is denied in-band with 400 BadRequest, not decided', async () => {
     const validator = fakeValidator();
     const { app } = await testServer({ validator });
-    const res = await post(app, VALIDATE, review('CREATE', { kind: { group: 'apps', version: 'v1', kind: 'Deployment' } }));
+    const res = await post(
+      app,
+      VALIDATE,
+      review('CREATE', { kind: { group: 'apps', version: 'v1', kind: 'Deployment' } }),
+    );
     assert.equal(res.statusCode, 200);
     assert.equal(res.json.response.allowed, false);
     assert.equal(res.json.response.status.code, 400);
@@ -56,14 +80,21 @@ describe('validating webhook: envelope errors are HTTP 400 with a clear message'
 
 describe('validating webhook: answers', () => {
   it('allowed CREATE: v1 answer, uid echoed, warnings carried, input passed on', async () => {
-    const validator = fakeValidator(() => ({ causes: [], warnings: ['JobSet team-a/my-job was not checked for pods: the webhook runs without cluster access'] }));
+    const validator = fakeValidator(() => ({
+      causes: [],
+      warnings: ['JobSet team-a/my-job was not checked for pods: the webhook runs without cluster access'],
+    }));
     const { app, lines } = await testServer({ validator });
     const res = await post(app, VALIDATE, review('CREATE', { uid: 'uid-1' }));
     assert.equal(res.statusCode, 200);
     assert.deepEqual(res.json, {
       apiVersion: 'admission.k8s.io/v1',
       kind: 'AdmissionReview',
-      response: { uid: 'uid-1', allowed: true, warnings: ['JobSet team-a/my-job was not checked for pods: the webhook runs without cluster access'] },
+      response: {
+        uid: 'uid-1',
+        allowed: true,
+        warnings: ['JobSet team-a/my-job was not checked for pods: the webhook runs without cluster access'],
+      },
     });
     assert.equal(validator.calls.length, 1);
     assert.deepEqual(validator.calls[0], {
@@ -93,18 +124,26 @@ describe('validating webhook: answers', () => {
 
   it('denied UPDATE: 422 status with every cause, rule ids logged, objects never logged', async () => {
     const validator = fakeValidator(() => ({
-      causes: [imageChanged, { ...fieldError.invalid('spec.trainer.args', ['--lr', '0.1'], 'field is immutable'), origin: 'trainer.args' }],
+      causes: [
+        imageChanged,
+        { ...fieldError.invalid('spec.trainer.args', ['--lr', '0.1'], 'field is immutable'), origin: 'trainer.args' },
+      ],
       warnings: [],
     }));
     const { app, lines } = await testServer({ validator });
-    const old = trainJob({ trainer: { image: 'ghcr.io/acme/train:1.0', numNodes: 1, env: [{ name: 'HF_TOKEN', value: 'hf_secret_value' }] } });
+    const old = trainJob({
+      trainer: { image: 'ghcr.io/acme/train:1.0', numNodes: 1, env: [{ name: 'HF_TOKEN', value: 'hf_secret_value' }] },
+    });
     const res = await post(app, VALIDATE, review('UPDATE', { oldObject: old }));
     const r = res.json.response;
     assert.equal(r.allowed, false);
     assert.equal(r.status.code, 422);
     assert.equal(r.status.reason, 'Invalid');
     assert.equal(r.status.details.causes.length, 2);
-    assert.match(r.status.message, /^TrainJob\.trainer\.kubeflow\.org "my-job" is invalid: \[spec\.trainer\.image: .*, spec\.trainer\.args: .*\]$/);
+    assert.match(
+      r.status.message,
+      /^TrainJob\.trainer\.kubeflow\.org "my-job" is invalid: \[spec\.trainer\.image: .*, spec\.trainer\.args: .*\]$/,
+    );
     assert.equal('warnings' in r, false);
     const line = lines.find((l) => l.msg === 'admission')!;
     assert.deepEqual(line.rules, ['trainer.image', 'trainer.args']);
@@ -135,13 +174,19 @@ describe('validating webhook: answers', () => {
     assert.equal(res.json.response.allowed, false);
     assert.equal(res.json.response.status.code, 500);
     assert.equal(res.json.response.status.reason, 'InternalError');
-    assert.equal(res.json.response.status.message, "Internal error occurred: Cannot read properties of undefined (reading 'numNodes')");
+    assert.equal(
+      res.json.response.status.message,
+      "Internal error occurred: Cannot read properties of undefined (reading 'numNodes')",
+    );
     assert.doesNotMatch(JSON.stringify(res.json), /\.ts:\d+/);
     assert.equal(lines.find((l) => l.msg === 'admission')?.decision, 'error');
     const again = await post(app, VALIDATE, review('UPDATE'));
     assert.equal(again.json.response.allowed, true);
     const { values } = await metrics.requests.get();
-    assert.deepEqual(values.map((v) => [v.labels.decision, v.value]).sort(), [['allowed', 1], ['error', 1]]);
+    assert.deepEqual(values.map((v) => [v.labels.decision, v.value]).sort(), [
+      ['allowed', 1],
+      ['error', 1],
+    ]);
   });
 
   it('a validator that rejects with a non-Error is handled too', async () => {
@@ -156,12 +201,19 @@ describe('validating webhook: hand-off', () => {
     const handoff = recordingHandoff();
     const { app } = await testServer({ handoff });
     await post(app, VALIDATE, review('UPDATE'));
-    assert.deepEqual(handoff.hints, [{ namespace: 'team-a', name: 'my-job', uid: '6f1c2a4e-0d7b-4a51-9a57-1f3c0b9e2d10', generation: 3 }]);
+    assert.deepEqual(handoff.hints, [
+      { namespace: 'team-a', name: 'my-job', uid: '6f1c2a4e-0d7b-4a51-9a57-1f3c0b9e2d10', generation: 3 },
+    ]);
   });
 
   it('a dry run is answered the same and nothing is handed on', async () => {
     const handoff = recordingHandoff();
-    const validator = fakeValidator(() => ({ causes: [], warnings: ['spec.trainer.numNodes changes from 1 to 2: the JobSet is rebuilt with 2 nodes as soon as it is suspended and none of its pods remain'] }));
+    const validator = fakeValidator(() => ({
+      causes: [],
+      warnings: [
+        'spec.trainer.numNodes changes from 1 to 2: the JobSet is rebuilt with 2 nodes as soon as it is suspended and none of its pods remain',
+      ],
+    }));
     const { app } = await testServer({ handoff, validator });
     const real = await post(app, VALIDATE, review('UPDATE', { uid: 'x' }));
     const dry = await post(app, VALIDATE, review('UPDATE', { uid: 'x', dryRun: true }));
@@ -172,7 +224,10 @@ describe('validating webhook: hand-off', () => {
 
   it('denied requests and DELETEs are not handed on', async () => {
     const handoff = recordingHandoff();
-    const { app } = await testServer({ handoff, validator: fakeValidator(() => ({ causes: [imageChanged], warnings: [] })) });
+    const { app } = await testServer({
+      handoff,
+      validator: fakeValidator(() => ({ causes: [imageChanged], warnings: [] })),
+    });
     await post(app, VALIDATE, review('UPDATE'));
     await post(app, VALIDATE, review('DELETE', { object: null, oldObject: trainJob() }));
     assert.equal(handoff.hints.length, 0);
@@ -181,7 +236,10 @@ describe('validating webhook: hand-off', () => {
   it('int64 values beyond 2^53 reach the validator exactly', async () => {
     const validator = fakeValidator();
     const { app } = await testServer({ validator });
-    const body = JSON.stringify(review('CREATE')).replace('"suspend":true', '"suspend":true,"activeDeadlineSeconds":9007199254740993');
+    const body = JSON.stringify(review('CREATE')).replace(
+      '"suspend":true',
+      '"suspend":true,"activeDeadlineSeconds":9007199254740993',
+    );
     await post(app, VALIDATE, body);
     const spec = (validator.calls[0].object as { spec: { activeDeadlineSeconds: unknown } }).spec;
     assert.equal(spec.activeDeadlineSeconds, 9007199254740993n);

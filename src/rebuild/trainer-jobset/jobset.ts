@@ -3,9 +3,29 @@
 // SSH Secret and hostfile ConfigMap, so it is refused as a whole, never half built. A malformed
 // TrainJob or runtime, or runtimePatches that make the template malformed, are refused with the
 // field that is (see wellformed.ts). Pure.
-import { ANCESTOR_LABEL, ANCESTOR_TRAINER, JOBSET_API_VERSION, NODE, TORCH_MASTER_PORT, TRAINJOB_API_VERSION } from '../../api/names.ts';
+import {
+  ANCESTOR_LABEL,
+  ANCESTOR_TRAINER,
+  JOBSET_API_VERSION,
+  NODE,
+  TORCH_MASTER_PORT,
+  TRAINJOB_API_VERSION,
+} from '../../api/names.ts';
 import { mlPolicyOf, effectiveNumNodes } from '../ml-policy.ts';
-import { intOf, isAbsent, labelOf, runtimeLabel, type Container, type EnvVar, type JobSet, type JobSetSpec, type Obj, type ReplicatedJob, type Runtime, type TrainJob } from '../../api/objects.ts';
+import {
+  intOf,
+  isAbsent,
+  labelOf,
+  runtimeLabel,
+  type Container,
+  type EnvVar,
+  type JobSet,
+  type JobSetSpec,
+  type Obj,
+  type ReplicatedJob,
+  type Runtime,
+  type TrainJob,
+} from '../../api/objects.ts';
 import { malformedJobSetSpec, malformedRuntime, malformedTrainJob } from '../wellformed.ts';
 import { strategicMerge } from './strategic-merge.ts';
 import { numProcPerNode, torchEnv, TORCHTUNE_ENTRYPOINT, upsertEnv } from './torch.ts';
@@ -22,22 +42,44 @@ export function buildJobSet(trainJob: TrainJob, runtime: Runtime): BuildResult {
   if (malformed) return { ok: false, reason: malformed };
   const policy = mlPolicyOf(runtime);
   const ref = runtimeLabel(runtime);
-  if (policy.kind === 'mpi') return { ok: false, reason: `${ref} uses the MPI policy, which standalone mode does not build (it needs Trainer's SSH Secret and hostfile ConfigMap); run Kubeflow Trainer's controller with the reconciler in companion mode for MPI runtimes` };
-  if (policy.kind === 'unknown') return { ok: false, reason: `${ref} uses the ML policy "${policy.name}", which standalone mode does not build (torch or no policy only)` };
+  if (policy.kind === 'mpi')
+    return {
+      ok: false,
+      reason: `${ref} uses the MPI policy, which standalone mode does not build (it needs Trainer's SSH Secret and hostfile ConfigMap); run Kubeflow Trainer's controller with the reconciler in companion mode for MPI runtimes`,
+    };
+  if (policy.kind === 'unknown')
+    return {
+      ok: false,
+      reason: `${ref} uses the ML policy "${policy.name}", which standalone mode does not build (torch or no policy only)`,
+    };
   const command = trainJob.spec?.trainer?.command;
-  if (policy.kind === 'torch' && command && command.length === TORCHTUNE_ENTRYPOINT.length && command.every((c, i) => c === TORCHTUNE_ENTRYPOINT[i])) {
-    return { ok: false, reason: `the torchtune entrypoint (${TORCHTUNE_ENTRYPOINT.join(' ')}) needs Trainer's argument rewriting, which standalone mode does not do` };
+  if (
+    policy.kind === 'torch' &&
+    command &&
+    command.length === TORCHTUNE_ENTRYPOINT.length &&
+    command.every((c, i) => c === TORCHTUNE_ENTRYPOINT[i])
+  ) {
+    return {
+      ok: false,
+      reason: `the torchtune entrypoint (${TORCHTUNE_ENTRYPOINT.join(' ')}) needs Trainer's argument rewriting, which standalone mode does not do`,
+    };
   }
   const template = structuredClone(runtime.spec.template ?? {});
   const merged = mergeRuntimePatches(trainJob, template.spec ?? {}, template.metadata ?? {});
-  const patchedBadly = malformedJobSetSpec(merged.spec, `the JobSet template of ${ref} with the runtimePatches of ${labelOf('TrainJob', trainJob)}`);
+  const patchedBadly = malformedJobSetSpec(
+    merged.spec,
+    `the JobSet template of ${ref} with the runtimePatches of ${labelOf('TrainJob', trainJob)}`,
+  );
   if (patchedBadly) return { ok: false, reason: patchedBadly };
   const rJobs = inRuntimeOrder(merged.spec.replicatedJobs ?? [], template.spec?.replicatedJobs ?? []);
-  if (!rJobs.some(isTrainer)) return { ok: false, reason: `${ref} has no replicated job labelled ${ANCESTOR_LABEL}=${ANCESTOR_TRAINER}` };
+  if (!rJobs.some(isTrainer))
+    return { ok: false, reason: `${ref} has no replicated job labelled ${ANCESTOR_LABEL}=${ANCESTOR_TRAINER}` };
 
   const numNodes = effectiveNumNodes(trainJob, runtime);
   const name = trainJob.metadata.name ?? '';
-  const runtimeNode = runtime.spec.template?.spec?.replicatedJobs?.find(isTrainer)?.template?.spec?.template?.spec?.containers?.find((c) => c.name === NODE);
+  const runtimeNode = runtime.spec.template?.spec?.replicatedJobs
+    ?.find(isTrainer)
+    ?.template?.spec?.template?.spec?.containers?.find((c) => c.name === NODE);
   const replicatedJobs = rJobs.map((rJob) => {
     const trainer = isTrainer(rJob);
     const count = trainer ? numNodes : (intOf(rJob.template?.spec?.parallelism) ?? 1);
@@ -56,7 +98,10 @@ export function buildJobSet(trainJob: TrainJob, runtime: Runtime): BuildResult {
       const source = trainJob.spec?.initializer?.[init.source];
       if (source && rJob.template?.metadata?.labels?.[ANCESTOR_LABEL] === init.ancestor) {
         updateContainer(out, init.ancestor, (c) => {
-          const env: EnvVar[] = [...(source.storageUri ? [{ name: 'STORAGE_URI', value: source.storageUri }] : []), ...(source.env ?? [])];
+          const env: EnvVar[] = [
+            ...(source.storageUri ? [{ name: 'STORAGE_URI', value: source.storageUri }] : []),
+            ...(source.env ?? []),
+          ];
           c.env = upsertEnv(c.env, env);
         });
       }
@@ -72,9 +117,23 @@ export function buildJobSet(trainJob: TrainJob, runtime: Runtime): BuildResult {
       namespace: trainJob.metadata.namespace,
       ...(Object.keys(merged.labels).length ? { labels: merged.labels } : {}),
       ...(Object.keys(merged.annotations).length ? { annotations: merged.annotations } : {}),
-      ownerReferences: [{ apiVersion: TRAINJOB_API_VERSION, kind: 'TrainJob', name, uid: trainJob.metadata.uid ?? '', controller: true, blockOwnerDeletion: true }],
+      ownerReferences: [
+        {
+          apiVersion: TRAINJOB_API_VERSION,
+          kind: 'TrainJob',
+          name,
+          uid: trainJob.metadata.uid ?? '',
+          controller: true,
+          blockOwnerDeletion: true,
+        },
+      ],
     },
-    spec: { ...merged.spec, ...volumeClaimPoliciesAsStored(merged.spec.volumeClaimPolicies), replicatedJobs, suspend: trainJob.spec?.suspend ?? false },
+    spec: {
+      ...merged.spec,
+      ...volumeClaimPoliciesAsStored(merged.spec.volumeClaimPolicies),
+      replicatedJobs,
+      suspend: trainJob.spec?.suspend ?? false,
+    },
   };
   return { ok: true, jobSet, numNodes };
 }
@@ -92,7 +151,9 @@ function volumeClaimPoliciesAsStored(policies: Obj[] | undefined): { volumeClaim
     volumeClaimPolicies: policies.map((policy) => ({
       ...policy,
       retentionPolicy: policy.retentionPolicy ?? { whenDeleted: 'Delete' },
-      ...(Array.isArray(policy.templates) ? { templates: policy.templates.map((t: Obj) => ('status' in t ? t : { ...t, status: {} })) } : {}),
+      ...(Array.isArray(policy.templates)
+        ? { templates: policy.templates.map((t: Obj) => ('status' in t ? t : { ...t, status: {} })) }
+        : {}),
     })),
   };
 }
@@ -102,7 +163,11 @@ function isTrainer(rJob: ReplicatedJob): boolean {
 }
 
 /** runtimePatches in list order. The merged spec is unchecked: patches may make it malformed. */
-function mergeRuntimePatches(trainJob: TrainJob, spec: JobSetSpec, metadata: { labels?: Record<string, string>; annotations?: Record<string, string> }) {
+function mergeRuntimePatches(
+  trainJob: TrainJob,
+  spec: JobSetSpec,
+  metadata: { labels?: Record<string, string>; annotations?: Record<string, string> },
+) {
   let merged = spec as Obj;
   let labels = { ...metadata.labels };
   let annotations = { ...metadata.annotations };
@@ -129,7 +194,11 @@ function rank(order: string[], name: string): number {
 
 function withCount(rJob: ReplicatedJob, count: number): ReplicatedJob {
   const template = rJob.template ?? {};
-  return { ...rJob, replicas: 1, template: { ...template, spec: { ...template.spec, parallelism: count, completions: count } } };
+  return {
+    ...rJob,
+    replicas: 1,
+    template: { ...template, spec: { ...template.spec, parallelism: count, completions: count } },
+  };
 }
 
 function updateContainer(rJob: ReplicatedJob, name: string, change: (c: Container) => void): void {

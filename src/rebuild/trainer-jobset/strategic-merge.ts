@@ -35,7 +35,9 @@ export function strategicMerge(original: unknown, patch: unknown, field = ''): u
   }
   if (Array.isArray(patch)) {
     const key = MERGE_KEYS[field];
-    return key && Array.isArray(original) ? mergeList(original, patch, key) : patch.map((item) => (isObject(item) ? withoutDirective(item) : item));
+    return key && Array.isArray(original)
+      ? mergeList(original, patch, key)
+      : patch.map((item) => (isObject(item) ? withoutDirective(item) : item));
   }
   return patch;
 }

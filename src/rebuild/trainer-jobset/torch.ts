@@ -19,7 +19,10 @@ export function wholeCpus(q: string | number | undefined): number {
 }
 
 function gpus(resources: Container['resources']): number {
-  const pick = (list: Quantities) => Object.entries(list ?? {}).filter(([k]) => k.toLowerCase().includes('gpu')).reduce((n, [, v]) => n + (Number(v) || 0), 0);
+  const pick = (list: Quantities) =>
+    Object.entries(list ?? {})
+      .filter(([k]) => k.toLowerCase().includes('gpu'))
+      .reduce((n, [, v]) => n + (Number(v) || 0), 0);
   return pick(resources?.limits) || pick(resources?.requests);
 }
 

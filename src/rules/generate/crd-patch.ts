@@ -28,7 +28,12 @@ function relative(row: RuleRow, field: string): string {
 
 /** The table rows scoped at the object, as x-kubernetes-validations entries for the schema's root. */
 export function rootValidations(): XValidation[] {
-  return RULES.filter((r) => r.scope === '').map((row) => ({ rule: markRule(row.id, row.rule), message: row.message, reason: row.reason, fieldPath: relative(row, row.field) }));
+  return RULES.filter((r) => r.scope === '').map((row) => ({
+    rule: markRule(row.id, row.rule),
+    message: row.message,
+    reason: row.reason,
+    fieldPath: relative(row, row.field),
+  }));
 }
 
 /** The table rows scoped at `spec`, as x-kubernetes-validations entries (catch-all expanded per field). */
@@ -37,11 +42,21 @@ export function specValidations(crdSchema?: unknown): XValidation[] {
   for (const row of RULES.filter((r) => r.scope === 'spec')) {
     if (row.perUnnamedTrainerField) {
       for (const name of unnamedTrainerProperties(crdSchema)) {
-        out.push({ rule: markRule(`${row.id}:${name}`, immutableTrainerField(name)), message: row.message, reason: row.reason, fieldPath: `.trainer.${name}` });
+        out.push({
+          rule: markRule(`${row.id}:${name}`, immutableTrainerField(name)),
+          message: row.message,
+          reason: row.reason,
+          fieldPath: `.trainer.${name}`,
+        });
       }
       continue;
     }
-    out.push({ rule: markRule(row.id, row.rule), message: row.message, reason: row.reason, fieldPath: relative(row, row.field) });
+    out.push({
+      rule: markRule(row.id, row.rule),
+      message: row.message,
+      reason: row.reason,
+      fieldPath: relative(row, row.field),
+    });
   }
   return out;
 }
@@ -55,15 +70,19 @@ function rulesAt(node: unknown): unknown[] | undefined {
   const list = (node as { 'x-kubernetes-validations'?: unknown } | undefined)?.['x-kubernetes-validations'];
   return Array.isArray(list) ? list : undefined;
 }
-const specNode = (crdSchema: unknown): unknown => (crdSchema as { properties?: { spec?: unknown } } | undefined)?.properties?.spec;
-const trainerNode = (crdSchema: unknown): unknown => (specNode(crdSchema) as { properties?: { trainer?: unknown } } | undefined)?.properties?.trainer;
+const specNode = (crdSchema: unknown): unknown =>
+  (crdSchema as { properties?: { spec?: unknown } } | undefined)?.properties?.spec;
+const trainerNode = (crdSchema: unknown): unknown =>
+  (specNode(crdSchema) as { properties?: { trainer?: unknown } } | undefined)?.properties?.trainer;
 /** Whether spec.trainer has rules besides the blanket one (then only that one is removed; an empty list would not round-trip, the API server omits it). */
 const trainerHasOtherRules = (crdSchema: unknown): boolean => (rulesAt(trainerNode(crdSchema))?.length ?? 1) > 1;
 
 /** Adds rules to a node's list: appended one by one when it has one (its rules kept), else the whole list. */
 function addRules(path: string, existing: unknown[] | undefined, rules: XValidation[]): unknown[] {
   if (rules.length === 0) return [];
-  return existing ? rules.map((value) => ({ op: 'add', path: `${path}/-`, value })) : [{ op: 'add', path, value: rules }];
+  return existing
+    ? rules.map((value) => ({ op: 'add', path: `${path}/-`, value }))
+    : [{ op: 'add', path, value: rules }];
 }
 
 export function crdPatchOps(crdSchema?: unknown): unknown[] {
@@ -96,6 +115,10 @@ export function crdRestoreOps(crdSchema?: unknown): unknown[] {
   };
   undo(`${VERSION_SCHEMA}/x-kubernetes-validations`, rulesAt(crdSchema) ?? [], rootValidations());
   undo(`${SPEC}/x-kubernetes-validations`, rulesAt(specNode(crdSchema)), specValidations(crdSchema));
-  ops.push(trainerHasOtherRules(crdSchema) ? { op: 'add', path: `${TRAINER_RULES}/0`, value: BLANKET_TRAINER_RULE } : { op: 'add', path: TRAINER_RULES, value: [BLANKET_TRAINER_RULE] });
+  ops.push(
+    trainerHasOtherRules(crdSchema)
+      ? { op: 'add', path: `${TRAINER_RULES}/0`, value: BLANKET_TRAINER_RULE }
+      : { op: 'add', path: TRAINER_RULES, value: [BLANKET_TRAINER_RULE] },
+  );
   return ops;
 }

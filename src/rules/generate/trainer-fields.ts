@@ -7,10 +7,14 @@ import { GENERATED_RULE_MARKER } from '../marker.ts';
 import { NAMED_TRAINER_FIELDS, RULES } from '../table.ts';
 
 export function unnamedTrainerProperties(crdSchema: unknown): string[] {
-  const props = (crdSchema as { properties?: { spec?: { properties?: { trainer?: { properties?: Record<string, unknown> } } } } } | undefined)
-    ?.properties?.spec?.properties?.trainer?.properties;
+  const props = (
+    crdSchema as
+      { properties?: { spec?: { properties?: { trainer?: { properties?: Record<string, unknown> } } } } } | undefined
+  )?.properties?.spec?.properties?.trainer?.properties;
   const named = new Set<string>(NAMED_TRAINER_FIELDS);
-  return Object.keys(props ?? {}).filter((k) => !named.has(k)).sort();
+  return Object.keys(props ?? {})
+    .filter((k) => !named.has(k))
+    .sort();
 }
 
 /** A rule of the CRD as the drift check reads it: where it sits and its CEL text. */
@@ -32,7 +36,8 @@ function coveringRuleIds(field: string): string[] {
   return named.length > 0 ? named : RULES.filter((r) => r.perUnnamedTrainerField).map((r) => `${r.id}:${field}`);
 }
 
-const isBlanketTrainerRule = (r: LocatedRule): boolean => r.location === 'spec.trainer' && r.rule.replace(/\s+/g, ' ').trim() === 'self == oldSelf';
+const isBlanketTrainerRule = (r: LocatedRule): boolean =>
+  r.location === 'spec.trainer' && r.rule.replace(/\s+/g, ' ').trim() === 'self == oldSelf';
 
 /**
  * The spec.trainer fields that no rule among `rules` covers at the API server, sorted. Upstream's

@@ -26,7 +26,10 @@ const containsKeyedList = (s: CelSchema | undefined): boolean =>
 
 /** The raw schema at a dotted path of property names (the table's scopes and fields). */
 function rawSchemaAt(s: CelSchema | undefined, path: string): CelSchema | undefined {
-  return path.split('.').filter(Boolean).reduce<CelSchema | undefined>((node, name) => node?.properties?.[name], s);
+  return path
+    .split('.')
+    .filter(Boolean)
+    .reduce<CelSchema | undefined>((node, name) => node?.properties?.[name], s);
 }
 
 let depth = 0;
@@ -39,7 +42,8 @@ export function vapEqual(a: string, b: string, s: CelSchema | undefined): string
   if (listType === 'map' || listType === 'set') {
     const [x, y] = fresh();
     const keys = s['x-kubernetes-list-map-keys'] ?? [];
-    const sameKey = listType === 'map' ? keys.map((k) => `${x}.${k} == ${y}.${k}`).join(' && ') : `${vapEqual(x, y, s.items)}`;
+    const sameKey =
+      listType === 'map' ? keys.map((k) => `${x}.${k} == ${y}.${k}`).join(' && ') : `${vapEqual(x, y, s.items)}`;
     const sameItem = listType === 'map' ? `${sameKey} && ${vapEqual(x, y, s.items)}` : sameKey;
     return `(size(${a}) == size(${b}) && ${a}.all(${x}, ${b}.exists(${y}, ${sameItem})))`;
   }
@@ -54,7 +58,9 @@ export function vapEqual(a: string, b: string, s: CelSchema | undefined): string
 export function toVapRule(rule: string, scope: string, schema: CelSchema | undefined): string {
   const root = (v: string): string => `${v}${scope ? `.${scope}` : ''}`;
   const scopeSchema = rawSchemaAt(schema, scope);
-  const keyed = rule.replace(/\bself\.([\w.]+) == oldSelf\.\1\b/g, (_m, path: string) => vapEqual(`self.${path}`, `oldSelf.${path}`, rawSchemaAt(scopeSchema, path)));
+  const keyed = rule.replace(/\bself\.([\w.]+) == oldSelf\.\1\b/g, (_m, path: string) =>
+    vapEqual(`self.${path}`, `oldSelf.${path}`, rawSchemaAt(scopeSchema, path)),
+  );
   return keyed.replace(/\boldSelf\b/g, root('oldObject')).replace(/\bself\b/g, root('object'));
 }
 
@@ -101,7 +107,8 @@ function unknownTrainerFieldsValidation(row: RuleRow, reason: string): VapValida
 }
 
 /** Upstream transition rules run only where the old value is present, and only when the new one is. */
-const mirrorsUpstreamTransitionRule = (row: RuleRow): boolean => row.allowed === 'when absent before (upstream transition rule)';
+const mirrorsUpstreamTransitionRule = (row: RuleRow): boolean =>
+  row.allowed === 'when absent before (upstream transition rule)';
 
 function transitionGuard(row: RuleRow): string {
   const path = row.scope;
@@ -109,10 +116,13 @@ function transitionGuard(row: RuleRow): string {
 }
 
 /** The spec.trainer fields with a validation of their own: the table's, and the other ones `crdSchema` declares. */
-const trainerFieldsWithRows = (crdSchema: unknown): string[] => [...NAMED_TRAINER_FIELDS, ...unnamedTrainerProperties(crdSchema)].sort();
+const trainerFieldsWithRows = (crdSchema: unknown): string[] =>
+  [...NAMED_TRAINER_FIELDS, ...unnamedTrainerProperties(crdSchema)].sort();
 
 export function vapVariables(crdSchema?: unknown): VapVariable[] {
-  return [{ name: CHANGED_UNKNOWN_TRAINER_FIELDS, expression: changedUnknownTrainerFields(trainerFieldsWithRows(crdSchema)) }];
+  return [
+    { name: CHANGED_UNKNOWN_TRAINER_FIELDS, expression: changedUnknownTrainerFields(trainerFieldsWithRows(crdSchema)) },
+  ];
 }
 
 export function vapValidations(schema: CelSchema, crdSchema?: unknown): VapValidation[] {
@@ -123,12 +133,18 @@ export function vapValidations(schema: CelSchema, crdSchema?: unknown): VapValid
     if (row.scope.includes('[*]')) continue; // runtimePatches[*].manager: the list key itself, so a keyed list never sees it change.
     if (row.perUnnamedTrainerField) {
       for (const name of unnamedTrainerProperties(crdSchema)) {
-        out.push({ expression: toVapRule(immutableTrainerField(name), 'spec', schema), message: `spec.trainer.${name}: ${row.message}`, reason: reason(row) });
+        out.push({
+          expression: toVapRule(immutableTrainerField(name), 'spec', schema),
+          message: `spec.trainer.${name}: ${row.message}`,
+          reason: reason(row),
+        });
       }
       out.push(unknownTrainerFieldsValidation(row, reason(row)));
       continue;
     }
-    const expression = mirrorsUpstreamTransitionRule(row) ? transitionGuard(row) : toVapRule(row.rule, row.scope, schema);
+    const expression = mirrorsUpstreamTransitionRule(row)
+      ? transitionGuard(row)
+      : toVapRule(row.rule, row.scope, schema);
     out.push({ expression, message: `${row.field}: ${row.message}`, reason: reason(row) });
   }
   return out;
@@ -142,7 +158,14 @@ export function vapManifests(schema: CelSchema, crdSchema?: unknown): unknown[] 
     spec: {
       failurePolicy: 'Fail',
       matchConstraints: {
-        resourceRules: [{ apiGroups: [TRAINJOB.group], apiVersions: [TRAINJOB.version], operations: ['UPDATE'], resources: [TRAINJOB.plural] }],
+        resourceRules: [
+          {
+            apiGroups: [TRAINJOB.group],
+            apiVersions: [TRAINJOB.version],
+            operations: ['UPDATE'],
+            resources: [TRAINJOB.plural],
+          },
+        ],
       },
       variables: vapVariables(crdSchema),
       validations: vapValidations(schema, crdSchema),

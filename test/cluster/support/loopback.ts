@@ -17,10 +17,19 @@ export function forwardingProxy(seen: (req: import('node:http').IncomingMessage)
   return createServer((req, res) => {
     seen(req);
     const target = new URL(req.url ?? '/');
-    const upstream = request({ host: target.hostname, port: target.port, path: target.pathname + target.search, method: req.method, headers: req.headers }, (r) => {
-      res.writeHead(r.statusCode ?? 502, r.headers);
-      r.pipe(res);
-    });
+    const upstream = request(
+      {
+        host: target.hostname,
+        port: target.port,
+        path: target.pathname + target.search,
+        method: req.method,
+        headers: req.headers,
+      },
+      (r) => {
+        res.writeHead(r.statusCode ?? 502, r.headers);
+        r.pipe(res);
+      },
+    );
     upstream.on('error', () => res.destroy());
     req.pipe(upstream);
   });
@@ -67,7 +76,11 @@ export interface Socks5Options {
 }
 
 /** A SOCKS5 proxy without authentication (RFC 1928: CONNECT to an IPv4 address or a domain name); a client that does not speak SOCKS5 is dropped. */
-export function socks5Proxy({ hello = () => {}, asked = () => {}, resolve = (address) => address }: Socks5Options = {}): NetServer {
+export function socks5Proxy({
+  hello = () => {},
+  asked = () => {},
+  resolve = (address) => address,
+}: Socks5Options = {}): NetServer {
   return createNetServer((client: Socket) => {
     client.on('error', () => {});
     client.once('data', (greeting: Buffer) => {
@@ -76,7 +89,12 @@ export function socks5Proxy({ hello = () => {}, asked = () => {}, resolve = (add
       client.write(Buffer.from([5, 0]));
       client.once('data', (req: Buffer) => {
         const type = req[3];
-        const address = type === 1 ? [...req.subarray(4, 8)].join('.') : type === 3 ? req.subarray(5, 5 + req[4]).toString() : `address type ${type}`;
+        const address =
+          type === 1
+            ? [...req.subarray(4, 8)].join('.')
+            : type === 3
+              ? req.subarray(5, 5 + req[4]).toString()
+              : `address type ${type}`;
         asked(address);
         const upstream = connect(req.readUInt16BE(req.length - 2), resolve(address), () => {
           client.write(Buffer.from([5, 0, 0, 1, 0, 0, 0, 0, 0, 0]));
@@ -90,10 +108,14 @@ export function socks5Proxy({ hello = () => {}, asked = () => {}, resolve = (add
 }
 
 /** An HTTPS stand-in for the API server on 127.0.0.1, its certificate (for `names`) signed by a new CA, answering `{}`. */
-export async function tlsApiServer(names?: ServingCertOptions): Promise<{ ca: CertificateAuthority; server: HttpsServer; url: string }> {
+export async function tlsApiServer(
+  names?: ServingCertOptions,
+): Promise<{ ca: CertificateAuthority; server: HttpsServer; url: string }> {
   const ca = await createCA();
   const serving = await issueServingCert(ca, 'apiserver', names);
-  const server = createHttpsServer({ cert: serving.certPem, key: serving.keyPem }, (_req, res) => res.writeHead(200, { 'content-type': 'application/json' }).end('{}'));
+  const server = createHttpsServer({ cert: serving.certPem, key: serving.keyPem }, (_req, res) =>
+    res.writeHead(200, { 'content-type': 'application/json' }).end('{}'),
+  );
   return { ca, server, url: `https://127.0.0.1:${await listen(server)}` };
 }
 

@@ -22,16 +22,29 @@ type Timed = LogLine & { time?: number | string };
 /** The sidecar logs pino's time as an ISO string (or epoch ms). */
 const msOf = (l: Timed): number => (typeof l.time === 'string' ? Date.parse(l.time) : (l.time ?? 0));
 
-export function stepTimes(sidecar: Sidecar, key: string, since: number, generation: number | undefined, recreated?: JobSet): StepTimes {
-  const lines = (sidecar.logLines() as Timed[]).filter((l) => l.msg === 'reconciled' && l.trainJob === key && msOf(l) >= since);
+export function stepTimes(
+  sidecar: Sidecar,
+  key: string,
+  since: number,
+  generation: number | undefined,
+  recreated?: JobSet,
+): StepTimes {
+  const lines = (sidecar.logLines() as Timed[]).filter(
+    (l) => l.msg === 'reconciled' && l.trainJob === key && msOf(l) >= since,
+  );
   const at = (l: Timed | undefined) => (l === undefined ? undefined : msOf(l) - since);
   const createdAt = (recreated?.metadata as { creationTimestamp?: string | Date } | undefined)?.creationTimestamp;
-  const created = createdAt ? Date.parse(String(createdAt instanceof Date ? createdAt.toISOString() : createdAt)) - since : undefined;
+  const created = createdAt
+    ? Date.parse(String(createdAt instanceof Date ? createdAt.toISOString() : createdAt)) - since
+    : undefined;
   return {
     seenMs: at(lines.find((l) => generation === undefined || (l.generation ?? 0) >= generation)),
     deletedMs: at(lines.find((l) => l.steps?.includes('delete-jobset'))),
     recreatedMs: created,
-    reconciles: lines.map((l) => `+${at(l)}ms ${l.outcome} [${(l.steps ?? []).join(',')}]${l.outcome === 'waiting' ? ` (${String(l.detail ?? '').slice(0, 120)})` : ''}`),
+    reconciles: lines.map(
+      (l) =>
+        `+${at(l)}ms ${l.outcome} [${(l.steps ?? []).join(',')}]${l.outcome === 'waiting' ? ` (${String(l.detail ?? '').slice(0, 120)})` : ''}`,
+    ),
   };
 }
 
@@ -51,7 +64,12 @@ export function formatStepTimes(flow: string, expectedEnd: string, t: StepTimes)
  * Polls, until stopped, whether the JobSet with this uid was gone while a pod of it still existed;
  * `violations` lists what was seen. Pods carry JobSet's jobset-uid label.
  */
-export function watchNoEarlyDelete(core: CoreV1Api, namespace: string, jobSet: { name: string; uid: string }, getJobSet: () => Promise<JobSet | undefined>) {
+export function watchNoEarlyDelete(
+  core: CoreV1Api,
+  namespace: string,
+  jobSet: { name: string; uid: string },
+  getJobSet: () => Promise<JobSet | undefined>,
+) {
   const violations: string[] = [];
   let podsSeenAfterDelete = 0;
   let lastPods = Number.NaN;
@@ -65,14 +83,18 @@ export function watchNoEarlyDelete(core: CoreV1Api, namespace: string, jobSet: {
       // them after the JobSet, and a finished one never held the rebuild up. (Pods first would
       // flag a correct delete that came between the two reads.)
       const js = await getJobSet();
-      const pods = (await core.listNamespacedPod({ namespace, labelSelector: `jobset.sigs.k8s.io/jobset-uid=${jobSet.uid}` })).items;
+      const pods = (
+        await core.listNamespacedPod({ namespace, labelSelector: `jobset.sigs.k8s.io/jobset-uid=${jobSet.uid}` })
+      ).items;
       lastPods = pods.length;
       if (pods.length === 0 && podsGoneAt === undefined) podsGoneAt = Date.now();
       const present = js !== undefined && js.metadata.uid === jobSet.uid && !js.metadata.deletionTimestamp;
       const live = pods.filter((p) => p.status?.phase !== 'Succeeded' && p.status?.phase !== 'Failed');
       if (!present && live.length > 0) {
         podsSeenAfterDelete++;
-        violations.push(`JobSet ${jobSet.name} (${jobSet.uid}) deleted while pods ran or terminated: ${live.map((p) => `${p.metadata?.name}${p.metadata?.deletionTimestamp ? '(Terminating)' : ''}/${p.status?.phase}`).join(', ')}`);
+        violations.push(
+          `JobSet ${jobSet.name} (${jobSet.uid}) deleted while pods ran or terminated: ${live.map((p) => `${p.metadata?.name}${p.metadata?.deletionTimestamp ? '(Terminating)' : ''}/${p.status?.phase}`).join(', ')}`,
+        );
       }
       await new Promise((r) => setTimeout(r, 200));
     }

@@ -28,25 +28,45 @@ export interface AuditedRequest {
   at: number;
 }
 
-export const showRight = (r: Right) => `${r.verb} ${r.resource}${r.group ? `.${r.group}` : ''}${r.names.length ? `[${r.names.join(',')}]` : ''}${r.namespace === '*' ? '' : ` in ${r.namespace}`}`;
-export const showRequest = (q: AuditedRequest) => `${q.verb} ${q.resource}${q.group ? `.${q.group}` : ''}${q.name ? `/${q.name}` : ''}${q.namespace ? ` in ${q.namespace}` : ''} (${q.decision}, ${q.code ?? '-'})`;
+export const showRight = (r: Right) =>
+  `${r.verb} ${r.resource}${r.group ? `.${r.group}` : ''}${r.names.length ? `[${r.names.join(',')}]` : ''}${r.namespace === '*' ? '' : ` in ${r.namespace}`}`;
+export const showRequest = (q: AuditedRequest) =>
+  `${q.verb} ${q.resource}${q.group ? `.${q.group}` : ''}${q.name ? `/${q.name}` : ''}${q.namespace ? ` in ${q.namespace}` : ''} (${q.decision}, ${q.code ?? '-'})`;
 
 const rightsOfRules = (rules: Obj[], namespace: string): Right[] =>
   rules.flatMap((rule) =>
     (rule.apiGroups ?? []).flatMap((group: string) =>
-      (rule.resources ?? []).flatMap((resource: string) => (rule.verbs ?? []).map((verb: string) => ({ group, resource, verb, names: [...(rule.resourceNames ?? [])].sort(), namespace }))),
+      (rule.resources ?? []).flatMap((resource: string) =>
+        (rule.verbs ?? []).map((verb: string) => ({
+          group,
+          resource,
+          verb,
+          names: [...(rule.resourceNames ?? [])].sort(),
+          namespace,
+        })),
+      ),
     ),
   );
 
 /** The rights the rendered manifests bind to the ServiceAccount (ClusterRoleBindings cluster-wide, RoleBindings in their namespace). */
 export function grantedRights(docs: Obj[], namespace: string, serviceAccount: string): Right[] {
-  const bound = (b: Obj) => (b.subjects ?? []).some((s: Obj) => s.kind === 'ServiceAccount' && s.name === serviceAccount && s.namespace === namespace);
-  const role = (kind: string, name: string, ns?: string) => docs.find((d) => d.kind === kind && d.metadata.name === name && (ns === undefined || d.metadata.namespace === ns));
+  const bound = (b: Obj) =>
+    (b.subjects ?? []).some(
+      (s: Obj) => s.kind === 'ServiceAccount' && s.name === serviceAccount && s.namespace === namespace,
+    );
+  const role = (kind: string, name: string, ns?: string) =>
+    docs.find((d) => d.kind === kind && d.metadata.name === name && (ns === undefined || d.metadata.namespace === ns));
   const out: Right[] = [];
   for (const b of docs.filter((d) => (d.kind === 'ClusterRoleBinding' || d.kind === 'RoleBinding') && bound(d))) {
     const scope = b.kind === 'ClusterRoleBinding' ? '*' : b.metadata.namespace;
-    const r = b.roleRef.kind === 'ClusterRole' ? role('ClusterRole', b.roleRef.name) : role('Role', b.roleRef.name, b.metadata.namespace);
-    if (!r) throw new Error(`${b.kind}/${b.metadata.name} refers to ${b.roleRef.kind}/${b.roleRef.name}, which the manifests do not have`);
+    const r =
+      b.roleRef.kind === 'ClusterRole'
+        ? role('ClusterRole', b.roleRef.name)
+        : role('Role', b.roleRef.name, b.metadata.namespace);
+    if (!r)
+      throw new Error(
+        `${b.kind}/${b.metadata.name} refers to ${b.roleRef.kind}/${b.roleRef.name}, which the manifests do not have`,
+      );
     out.push(...rightsOfRules(r.rules ?? [], scope));
   }
   return out;
@@ -54,18 +74,43 @@ export function grantedRights(docs: Obj[], namespace: string, serviceAccount: st
 
 /** Does the right allow the request (as RBAC decides: group, resource, verb, name if named, namespace if a Role's)? */
 export const allows = (r: Right, q: AuditedRequest) =>
-  r.group === q.group && r.resource === q.resource && r.verb === q.verb && (r.names.length === 0 || r.names.includes(q.name)) && (r.namespace === '*' || r.namespace === q.namespace);
+  r.group === q.group &&
+  r.resource === q.resource &&
+  r.verb === q.verb &&
+  (r.names.length === 0 || r.names.includes(q.name)) &&
+  (r.namespace === '*' || r.namespace === q.namespace);
 
 /** Rights every authenticated user has (system:basic-user, system:discovery, system:public-info-viewer). */
-const EVERYONE = new Set(['create selfsubjectaccessreviews.authorization.k8s.io', 'create selfsubjectrulesreviews.authorization.k8s.io', 'create selfsubjectreviews.authentication.k8s.io']);
+const EVERYONE = new Set([
+  'create selfsubjectaccessreviews.authorization.k8s.io',
+  'create selfsubjectrulesreviews.authorization.k8s.io',
+  'create selfsubjectreviews.authentication.k8s.io',
+]);
 
 /**
  * `kubectl auth can-i --list` as the ServiceAccount in its namespace (cluster-wide rules and that
  * namespace's Roles), parsed to rights, without those every authenticated user has; the
  * non-resource URLs listed apart. Rights read back have no namespace of their own: `namespace`.
  */
-export async function canIList(cp: ControlPlane, namespace: string, serviceAccount: string): Promise<{ rights: string[]; nonResource: string[] }> {
-  return parseCanIList((await cp.kubectl(['auth', 'can-i', '--list', '--no-headers', '-n', namespace, '--as', `system:serviceaccount:${namespace}:${serviceAccount}`])).stdout);
+export async function canIList(
+  cp: ControlPlane,
+  namespace: string,
+  serviceAccount: string,
+): Promise<{ rights: string[]; nonResource: string[] }> {
+  return parseCanIList(
+    (
+      await cp.kubectl([
+        'auth',
+        'can-i',
+        '--list',
+        '--no-headers',
+        '-n',
+        namespace,
+        '--as',
+        `system:serviceaccount:${namespace}:${serviceAccount}`,
+      ])
+    ).stdout,
+  );
 }
 
 /** `kubectl auth can-i --list --no-headers` output as rights (`verb resource[.group][/sub][names]`), without everyone's. Pure. */
@@ -102,13 +147,27 @@ export async function auditFlags(dir: string, namespace: string): Promise<{ args
   const logFile = path.join(dir, 'audit.log');
   await writeFile(
     policy,
-    ['apiVersion: audit.k8s.io/v1', 'kind: Policy', 'omitStages: [RequestReceived]', 'rules:', '  - level: Metadata', `    userGroups: ["system:serviceaccounts:${namespace}"]`, '  - level: None', ''].join('\n'),
+    [
+      'apiVersion: audit.k8s.io/v1',
+      'kind: Policy',
+      'omitStages: [RequestReceived]',
+      'rules:',
+      '  - level: Metadata',
+      `    userGroups: ["system:serviceaccounts:${namespace}"]`,
+      '  - level: None',
+      '',
+    ].join('\n'),
   );
   return { args: [`--audit-policy-file=${policy}`, `--audit-log-path=${logFile}`, '--audit-log-maxbackup=1'], logFile };
 }
 
 /** The requests of one user the audit log recorded from `since` on, one per request (a watch logs two stages). */
-export function auditedRequests(logFile: string, username: string, since: number, until = Number.POSITIVE_INFINITY): AuditedRequest[] {
+export function auditedRequests(
+  logFile: string,
+  username: string,
+  since: number,
+  until = Number.POSITIVE_INFINITY,
+): AuditedRequest[] {
   const seen = new Map<string, AuditedRequest>();
   for (const line of readFileSync(logFile, 'utf8').split('\n')) {
     if (!line.startsWith('{')) continue;

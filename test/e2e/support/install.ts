@@ -4,7 +4,14 @@
 import { writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { parseAllDocuments, stringify } from 'yaml';
-import { freePorts, httpGet, projectRoot, waitFor, type ControlPlane, type TrackedProcess } from '../../harness/index.ts';
+import {
+  freePorts,
+  httpGet,
+  projectRoot,
+  waitFor,
+  type ControlPlane,
+  type TrackedProcess,
+} from '../../harness/index.ts';
 
 export type Obj = Record<string, any>;
 
@@ -31,7 +38,8 @@ export async function userOverlay(cp: ControlPlane, name: string, body: string):
 
 export const toYaml = (docs: Obj[]): string => docs.map((d) => stringify(d)).join('---\n');
 
-export const byKind = (docs: Obj[], kind: string, name?: string): Obj[] => docs.filter((d) => d.kind === kind && (name === undefined || d.metadata?.name === name));
+export const byKind = (docs: Obj[], kind: string, name?: string): Obj[] =>
+  docs.filter((d) => d.kind === kind && (name === undefined || d.metadata?.name === name));
 
 /** A kubeconfig that authenticates with a fresh token of the ServiceAccount (TokenRequest). */
 export async function serviceAccountKubeconfig(cp: ControlPlane, namespace: string, name: string): Promise<string> {
@@ -40,7 +48,12 @@ export async function serviceAccountKubeconfig(cp: ControlPlane, namespace: stri
   const config = {
     apiVersion: 'v1',
     kind: 'Config',
-    clusters: [{ name: 'test', cluster: { server: cp.server, 'certificate-authority-data': Buffer.from(cp.caPem).toString('base64') } }],
+    clusters: [
+      {
+        name: 'test',
+        cluster: { server: cp.server, 'certificate-authority-data': Buffer.from(cp.caPem).toString('base64') },
+      },
+    ],
     users: [{ name, user: { token } }],
     contexts: [{ name: 'test', context: { cluster: 'test', user: name, namespace } }],
     'current-context': 'test',
@@ -53,7 +66,10 @@ export async function serviceAccountKubeconfig(cp: ControlPlane, namespace: stri
 export function pointAtLoopback(configs: Obj[], port: number): Obj[] {
   return configs.map((c) => ({
     ...c,
-    webhooks: c.webhooks.map((w: Obj) => ({ ...w, clientConfig: { url: `https://127.0.0.1:${port}${w.clientConfig.service.path}` } })),
+    webhooks: c.webhooks.map((w: Obj) => ({
+      ...w,
+      clientConfig: { url: `https://127.0.0.1:${port}${w.clientConfig.service.path}` },
+    })),
   }));
 }
 
@@ -134,7 +150,11 @@ export async function runPod(cp: ControlPlane, deployment: Obj, opts: PodRunOpti
   for (const c of containers) {
     const args = [...localArgs(c), '--kubeconfig', kubeconfig, ...(opts.extraArgs?.[c.name] ?? [])];
     const name = `${deployment.metadata.name}-${c.name}`;
-    const proc = cp.startProcess(name, process.execPath, [path.join(projectRoot, 'bin/trainjob-webhook.js'), ...args], { env: cp.childEnv(envOf(c)), cwd: projectRoot, stopTimeoutMs: 10_000 });
+    const proc = cp.startProcess(name, process.execPath, [path.join(projectRoot, 'bin/trainjob-webhook.js'), ...args], {
+      env: cp.childEnv(envOf(c)),
+      cwd: projectRoot,
+      stopTimeoutMs: 10_000,
+    });
     const ops = opsPortOf(c);
     out.push({
       name: c.name,
@@ -145,11 +165,15 @@ export async function runPod(cp: ControlPlane, deployment: Obj, opts: PodRunOpti
         if (local === undefined) throw new Error(`port ${p} is not one of the pod's`);
         return local;
       },
-      ready: async () => ops !== undefined && (await httpGet(`http://127.0.0.1:${ops}/readyz`).catch(() => ({ status: 0 }))).status === 200,
+      ready: async () =>
+        ops !== undefined &&
+        (await httpGet(`http://127.0.0.1:${ops}/readyz`).catch(() => ({ status: 0 }))).status === 200,
       metric: async (metric, labelFilter) =>
         (await httpGet(`http://127.0.0.1:${ops}/metrics`)).body
           .split('\n')
-          .filter((l) => (l.startsWith(`${metric} `) || l.startsWith(`${metric}{`)) && (!labelFilter || labelFilter.test(l)))
+          .filter(
+            (l) => (l.startsWith(`${metric} `) || l.startsWith(`${metric}{`)) && (!labelFilter || labelFilter.test(l)),
+          )
           .reduce((sum, l) => sum + Number(l.split(' ').pop()), 0),
     });
   }

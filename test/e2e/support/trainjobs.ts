@@ -19,7 +19,15 @@ export function trainJobObject(name: string, namespace: string, spec: Obj = {}):
     spec: {
       runtimeRef: { name: 'torch-distributed' },
       suspend: true,
-      trainer: { image: 'ghcr.io/acme/train:1', numNodes: 1, command: ['torchrun', 'train.py'], env: [{ name: 'A', value: '1' }, { name: 'B', value: '2' }] },
+      trainer: {
+        image: 'ghcr.io/acme/train:1',
+        numNodes: 1,
+        command: ['torchrun', 'train.py'],
+        env: [
+          { name: 'A', value: '1' },
+          { name: 'B', value: '2' },
+        ],
+      },
       ...spec,
     },
   };
@@ -52,8 +60,12 @@ export function trainJobs(kc: KubeConfig) {
     }
   };
   return {
-    create: (obj: Obj, dryRun?: 'All') => attempt(() => api.createNamespacedCustomObject({ ...TRAINJOB, namespace: obj.metadata.namespace, body: obj, dryRun })),
-    get: (namespace: string, name: string) => api.getNamespacedCustomObject({ ...TRAINJOB, namespace, name }) as Promise<Obj>,
+    create: (obj: Obj, dryRun?: 'All') =>
+      attempt(() =>
+        api.createNamespacedCustomObject({ ...TRAINJOB, namespace: obj.metadata.namespace, body: obj, dryRun }),
+      ),
+    get: (namespace: string, name: string) =>
+      api.getNamespacedCustomObject({ ...TRAINJOB, namespace, name }) as Promise<Obj>,
     /** An UPDATE: reads the stored object, changes it, replaces it. */
     update: async (namespace: string, name: string, change: (o: Obj) => void, dryRun?: 'All') => {
       const current = (await api.getNamespacedCustomObject({ ...TRAINJOB, namespace, name })) as Obj;
@@ -66,7 +78,10 @@ export function trainJobs(kc: KubeConfig) {
 }
 
 export function upstreamTrainJobCrd(version: 'master' | 'v2.3.0' = 'master'): Obj {
-  const file = version === 'master' ? 'crds/trainer.kubeflow.org_trainjobs.yaml' : 'crds/trainer-v2.3.0/trainer.kubeflow.org_trainjobs.yaml';
+  const file =
+    version === 'master'
+      ? 'crds/trainer.kubeflow.org_trainjobs.yaml'
+      : 'crds/trainer-v2.3.0/trainer.kubeflow.org_trainjobs.yaml';
   return parse(readFileSync(path.join(upstreamDir, file), 'utf8')) as Obj;
 }
 

@@ -3,7 +3,15 @@
 import { readFileSync } from 'node:fs';
 import path from 'node:path';
 import { parseAllDocuments } from 'yaml';
-import { freePort, httpGet, pointWebhooksAt, projectRoot, waitFor, type ControlPlane, type TrackedProcess } from '../../harness/index.ts';
+import {
+  freePort,
+  httpGet,
+  pointWebhooksAt,
+  projectRoot,
+  waitFor,
+  type ControlPlane,
+  type TrackedProcess,
+} from '../../harness/index.ts';
 
 export interface WebhookProcess {
   port: number;
@@ -31,12 +39,29 @@ const bin = path.join(projectRoot, 'bin/trainjob-webhook.js');
 export async function startWebhook(cp: ControlPlane, opts: WebhookOptions): Promise<WebhookProcess> {
   const [port, opsPort] = [await freePort(), await freePort()];
   const cert = await cp.issueServingCert(opts.name);
-  const args = [bin, 'serve', '--host', '127.0.0.1', '--port', String(port), '--ops-port', String(opsPort), '--cert-dir', cert.dir, '--kubeconfig', opts.kubeconfig ?? cp.kubeconfigPath];
+  const args = [
+    bin,
+    'serve',
+    '--host',
+    '127.0.0.1',
+    '--port',
+    String(port),
+    '--ops-port',
+    String(opsPort),
+    '--cert-dir',
+    cert.dir,
+    '--kubeconfig',
+    opts.kubeconfig ?? cp.kubeconfigPath,
+  ];
   if (opts.crdFile) args.push('--crd', opts.crdFile);
   if (opts.handoff) args.push('--handoff', opts.handoff);
   args.push(...(opts.extraArgs ?? []));
   const proc = cp.startProcess(opts.name, node, args, { env: cp.childEnv(), cwd: projectRoot });
-  await waitFor(`${opts.name} ready`, async () => (await httpGet(`http://127.0.0.1:${opsPort}/readyz`)).status === 200, { process: proc, timeoutMs: 30_000 });
+  await waitFor(
+    `${opts.name} ready`,
+    async () => (await httpGet(`http://127.0.0.1:${opsPort}/readyz`)).status === 200,
+    { process: proc, timeoutMs: 30_000 },
+  );
   return {
     port,
     opsPort,
@@ -71,5 +96,11 @@ export async function registerWebhook(cp: ControlPlane, wh: WebhookProcess, name
 }
 
 export async function unregisterWebhook(cp: ControlPlane, namePrefix = ''): Promise<void> {
-  await cp.kubectl(['delete', 'validatingwebhookconfiguration,mutatingwebhookconfiguration', `${namePrefix}trainjob-webhook-validating`, `${namePrefix}trainjob-webhook-mutating`, '--ignore-not-found']);
+  await cp.kubectl([
+    'delete',
+    'validatingwebhookconfiguration,mutatingwebhookconfiguration',
+    `${namePrefix}trainjob-webhook-validating`,
+    `${namePrefix}trainjob-webhook-mutating`,
+    '--ignore-not-found',
+  ]);
 }

@@ -3,7 +3,14 @@
 // timing in ms instead of client-go's 15 s / 10 s / 2 s, so that a takeover in the resilience
 // suite takes seconds, not 15 s). They are read here and put into the config; every other flag is
 // the real command's. sidecar.ts starts this entry when one of them is given.
-import { ConfigError, CRASH_POINTS, parseReconcileArgs, RECONCILE_USAGE, type CrashPoint, type LeaderElectionConfig } from '../../../src/reconciler/config.ts';
+import {
+  ConfigError,
+  CRASH_POINTS,
+  parseReconcileArgs,
+  RECONCILE_USAGE,
+  type CrashPoint,
+  type LeaderElectionConfig,
+} from '../../../src/reconciler/config.ts';
 import { runReconcile } from '../../../src/commands/reconcile.ts';
 import { loadKubeConfig } from '../../../src/cluster/client-node.ts';
 
@@ -12,7 +19,8 @@ export function splitCrashPoint(argv: readonly string[]): { crashAfter?: CrashPo
   const at = argv.indexOf('--crash-after');
   if (at < 0) return { args: [...argv] };
   const step = argv[at + 1];
-  if (!(CRASH_POINTS as readonly string[]).includes(step ?? '')) throw new ConfigError(`--crash-after must be one of ${CRASH_POINTS.join(', ')}, got "${step ?? ''}"`);
+  if (!(CRASH_POINTS as readonly string[]).includes(step ?? ''))
+    throw new ConfigError(`--crash-after must be one of ${CRASH_POINTS.join(', ')}, got "${step ?? ''}"`);
   return { crashAfter: step as CrashPoint, args: [...argv.slice(0, at), ...argv.slice(at + 2)] };
 }
 
@@ -25,9 +33,14 @@ export function splitLeaseTiming(argv: readonly string[]): { leaseTiming?: Lease
   const raw = argv[at + 1] ?? '';
   const ms = raw.split(',').map((x) => (/^\d+$/.test(x) ? Number(x) : Number.NaN));
   if (ms.length !== 3 || ms.some((x) => !(x >= 100)) || !(ms[0] > ms[1] && ms[1] > ms[2])) {
-    throw new ConfigError(`--lease-timing must be LEASE,RENEW,RETRY in ms (each at least 100, lease > renew deadline > retry period), got "${raw}"`);
+    throw new ConfigError(
+      `--lease-timing must be LEASE,RENEW,RETRY in ms (each at least 100, lease > renew deadline > retry period), got "${raw}"`,
+    );
   }
-  return { leaseTiming: { leaseDurationMs: ms[0], renewDeadlineMs: ms[1], retryPeriodMs: ms[2] }, args: [...argv.slice(0, at), ...argv.slice(at + 2)] };
+  return {
+    leaseTiming: { leaseDurationMs: ms[0], renewDeadlineMs: ms[1], retryPeriodMs: ms[2] },
+    args: [...argv.slice(0, at), ...argv.slice(at + 2)],
+  };
 }
 
 if (import.meta.main) {
@@ -35,7 +48,8 @@ if (import.meta.main) {
     const { crashAfter, args: rest } = splitCrashPoint(process.argv.slice(2));
     const { leaseTiming, args } = splitLeaseTiming(rest);
     const config = parseReconcileArgs(args);
-    const leaderElection = config.leaderElection && leaseTiming ? { ...config.leaderElection, ...leaseTiming } : config.leaderElection;
+    const leaderElection =
+      config.leaderElection && leaseTiming ? { ...config.leaderElection, ...leaseTiming } : config.leaderElection;
     process.exitCode = await runReconcile({ ...config, leaderElection, crashAfter }, loadKubeConfig(config.cluster)!);
   } catch (err) {
     if (!(err instanceof ConfigError)) throw err;

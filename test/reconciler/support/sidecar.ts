@@ -2,7 +2,14 @@
 // control plane, and reads what it logs and counts.
 import { readFileSync } from 'node:fs';
 import path from 'node:path';
-import { freePorts, httpGet, projectRoot, waitFor, type ControlPlane, type TrackedProcess } from '../../harness/index.ts';
+import {
+  freePorts,
+  httpGet,
+  projectRoot,
+  waitFor,
+  type ControlPlane,
+  type TrackedProcess,
+} from '../../harness/index.ts';
 
 export interface LogLine {
   msg?: string;
@@ -44,7 +51,9 @@ const TEST_ONLY_FLAGS = ['--crash-after', '--lease-timing'];
 
 /** The shipped CLI, or the test entry when the arguments ask for a test-only setting (a crash point, the Lease's timing). */
 function entrypoint(extraArgs: readonly string[]): string[] {
-  return TEST_ONLY_FLAGS.some((f) => extraArgs.includes(f)) ? [path.join(projectRoot, 'test/reconciler/support/run-reconciler.ts')] : [path.join(projectRoot, 'bin/trainjob-webhook.js'), 'reconcile'];
+  return TEST_ONLY_FLAGS.some((f) => extraArgs.includes(f))
+    ? [path.join(projectRoot, 'test/reconciler/support/run-reconciler.ts')]
+    : [path.join(projectRoot, 'bin/trainjob-webhook.js'), 'reconcile'];
 }
 
 export async function startSidecar(cp: ControlPlane, opts: SidecarOptions): Promise<Sidecar> {
@@ -52,13 +61,20 @@ export async function startSidecar(cp: ControlPlane, opts: SidecarOptions): Prom
   const handoffPort = opts.handoffPort ?? freeHandoff;
   const args = [
     ...entrypoint(opts.extraArgs ?? []),
-    '--kubeconfig', opts.kubeconfig,
-    '--mode', opts.mode,
-    '--handoff-port', String(handoffPort),
-    '--ops-port', String(opsPort),
-    '--ops-host', '127.0.0.1',
-    '--lease-namespace', opts.leaseNamespace,
-    '--log-level', 'debug',
+    '--kubeconfig',
+    opts.kubeconfig,
+    '--mode',
+    opts.mode,
+    '--handoff-port',
+    String(handoffPort),
+    '--ops-port',
+    String(opsPort),
+    '--ops-host',
+    '127.0.0.1',
+    '--lease-namespace',
+    opts.leaseNamespace,
+    '--log-level',
+    'debug',
     ...(opts.extraArgs ?? []),
   ];
   const proc = cp.startProcess(opts.name, node, args, { env: cp.childEnv(), cwd: projectRoot, stopTimeoutMs: 10_000 });
@@ -73,7 +89,11 @@ export async function startSidecar(cp: ControlPlane, opts: SidecarOptions): Prom
     }
   };
   if (opts.waitReady !== false) {
-    await waitFor(`${opts.name} ready`, async () => (await httpGet(`http://127.0.0.1:${opsPort}/readyz`)).status === 200, { process: proc, timeoutMs: 30_000 });
+    await waitFor(
+      `${opts.name} ready`,
+      async () => (await httpGet(`http://127.0.0.1:${opsPort}/readyz`)).status === 200,
+      { process: proc, timeoutMs: 30_000 },
+    );
   }
   return {
     name: opts.name,
@@ -90,7 +110,11 @@ export async function startSidecar(cp: ControlPlane, opts: SidecarOptions): Prom
         .reduce((sum, l) => sum + Number(l.split(' ').pop()), 0);
     },
     reconciled(key, pred, timeoutMs = 60_000) {
-      return waitFor(`${opts.name}: a reconcile of ${key} as expected`, () => logLines().find((l) => l.msg === 'reconciled' && l.trainJob === key && pred(l)), { timeoutMs, process: proc, intervalMs: 250 });
+      return waitFor(
+        `${opts.name}: a reconcile of ${key} as expected`,
+        () => logLines().find((l) => l.msg === 'reconciled' && l.trainJob === key && pred(l)),
+        { timeoutMs, process: proc, intervalMs: 250 },
+      );
     },
   };
 }

@@ -7,7 +7,13 @@ import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import { readFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
-import { BatchV1Api, CoreV1Api, CustomObjectsApi, type V1PersistentVolumeClaim, type V1Pod } from '@kubernetes/client-node';
+import {
+  BatchV1Api,
+  CoreV1Api,
+  CustomObjectsApi,
+  type V1PersistentVolumeClaim,
+  type V1Pod,
+} from '@kubernetes/client-node';
 import { parse, stringify } from 'yaml';
 import {
   freePorts,
@@ -52,7 +58,11 @@ export interface WorldOptions {
 }
 
 /** Upstream torchtune runtime with its workspace policy changed (name suffix, retentionPolicy, template spec). */
-export function torchtuneVariant(suffix: string, whenDeleted?: 'Delete' | 'Retain', templateSpec: Record<string, unknown> = {}): string {
+export function torchtuneVariant(
+  suffix: string,
+  whenDeleted?: 'Delete' | 'Retain',
+  templateSpec: Record<string, unknown> = {},
+): string {
   const doc = parse(readFileSync(path.join(upstreamDir, 'runtimes/torchtune_llama3_2_1B.yaml'), 'utf8'));
   doc.metadata.name = `torchtune-llama3.2-1b-${suffix}`;
   const policy = doc.spec.template.spec.volumeClaimPolicies[0];
@@ -65,27 +75,52 @@ export async function startWorld(opts: WorldOptions): Promise<World> {
   const scratch = await mkdtemp(path.join(tmpdir(), 'tjw-reconciler-'));
   const upstream = upstreamTrainJobCrd();
   const crdFile = path.join(scratch, 'trainjobs-patched.yaml');
-  await writeFile(crdFile, stringify(patchedCrd(upstream, crdPatchOps(upstream.spec.versions[0].schema.openAPIV3Schema))));
+  await writeFile(
+    crdFile,
+    stringify(patchedCrd(upstream, crdPatchOps(upstream.spec.versions[0].schema.openAPIV3Schema))),
+  );
   // Kueue's eleven CRDs as one file: one apply and one wait instead of eleven of each.
   const kueueFile = path.join(scratch, 'kueue-crds.yaml');
-  if (opts.kueue) await writeFile(kueueFile, (await Promise.all((await kueueCrds()).map((f) => readFile(f, 'utf8')))).join('---\n'));
-  const cp = await startControlPlane({ crds: [upstreamCrds.jobsets, crdFile, upstreamCrds.trainingRuntimes, upstreamCrds.clusterTrainingRuntimes, ...(opts.kueue ? [kueueFile] : [])] });
+  if (opts.kueue)
+    await writeFile(kueueFile, (await Promise.all((await kueueCrds()).map((f) => readFile(f, 'utf8')))).join('---\n'));
+  const cp = await startControlPlane({
+    crds: [
+      upstreamCrds.jobsets,
+      crdFile,
+      upstreamCrds.trainingRuntimes,
+      upstreamCrds.clusterTrainingRuntimes,
+      ...(opts.kueue ? [kueueFile] : []),
+    ],
+  });
   await rm(scratch, { recursive: true, force: true });
   try {
     const [handoffPort] = await freePorts(1);
     // serve starts beside the upstream managers (it needs only the CRD); registered further down.
     const [controllers, webhook] = await Promise.all([
       startUpstreamControllers(cp, { trainer: opts.trainer, kueue: opts.kueue }),
-      opts.webhook ? startWebhook(cp, { name: 'webhook', handoff: `http://127.0.0.1:${handoffPort}/hints` }) : undefined,
+      opts.webhook
+        ? startWebhook(cp, { name: 'webhook', handoff: `http://127.0.0.1:${handoffPort}/hints` })
+        : undefined,
     ]);
     // The runtimes in one apply (a kubectl run costs about half a second).
-    const runtimes = ['torch_distributed.yaml', 'deepspeed_distributed.yaml', 'torchtune_llama3_2_1B.yaml'].map((f) => readFileSync(path.join(upstreamDir, 'runtimes', f), 'utf8'));
-    await cp.applyYaml([...runtimes, torchtuneVariant('delete', 'Delete'), torchtuneVariant('retain', 'Retain', { volumeMode: 'Filesystem' })].join('\n---\n'));
+    const runtimes = ['torch_distributed.yaml', 'deepspeed_distributed.yaml', 'torchtune_llama3_2_1B.yaml'].map((f) =>
+      readFileSync(path.join(upstreamDir, 'runtimes', f), 'utf8'),
+    );
+    await cp.applyYaml(
+      [
+        ...runtimes,
+        torchtuneVariant('delete', 'Delete'),
+        torchtuneVariant('retain', 'Retain', { volumeMode: 'Filesystem' }),
+      ].join('\n---\n'),
+    );
 
     await cp.kubectl(['create', 'namespace', RECONCILER_SA.namespace]);
     // The default layout's account: the webhook's roles and the reconciler's (manifests/rbac).
     await cp.applyYaml((await cp.kubectl(['kustomize', path.join(projectRoot, 'manifests/rbac')])).stdout);
-    const reconcilerKubeconfig = await cp.makeUserKubeconfig(`system:serviceaccount:${RECONCILER_SA.namespace}:${RECONCILER_SA.name}`, ['system:serviceaccounts', `system:serviceaccounts:${RECONCILER_SA.namespace}`]);
+    const reconcilerKubeconfig = await cp.makeUserKubeconfig(
+      `system:serviceaccount:${RECONCILER_SA.namespace}:${RECONCILER_SA.name}`,
+      ['system:serviceaccounts', `system:serviceaccounts:${RECONCILER_SA.namespace}`],
+    );
 
     if (webhook) await registerWebhook(cp, webhook);
     return {
@@ -125,14 +160,22 @@ export function api(cp: ControlPlane) {
     getJobSet,
     /** Waits for the JobSet to satisfy `pred` (it may not exist for a while). */
     waitJobSet: (namespace: string, name: string, what: string, pred: (js: JobSet) => boolean, timeoutMs = 60_000) =>
-      waitFor(`JobSet ${namespace}/${name}: ${what}`, async () => {
-        const js = await getJobSet(namespace, name);
-        return js && !js.metadata.deletionTimestamp && pred(js) ? js : undefined;
-      }, { timeoutMs }),
-    pods: async (namespace: string, jobSet: string): Promise<V1Pod[]> => (await core.listNamespacedPod({ namespace, labelSelector: `jobset.sigs.k8s.io/jobset-name=${jobSet}` })).items,
-    pvc: (namespace: string, name: string): Promise<V1PersistentVolumeClaim> => core.readNamespacedPersistentVolumeClaim({ namespace, name }),
-    events: async (namespace: string, name: string) => (await core.listNamespacedEvent({ namespace, fieldSelector: `involvedObject.name=${name}` })).items,
-    mergePatchTrainJob: (namespace: string, name: string, patch: object) => cp.kubectl(['patch', 'trainjob', name, '-n', namespace, '--type', 'merge', '-p', JSON.stringify(patch)]),
+      waitFor(
+        `JobSet ${namespace}/${name}: ${what}`,
+        async () => {
+          const js = await getJobSet(namespace, name);
+          return js && !js.metadata.deletionTimestamp && pred(js) ? js : undefined;
+        },
+        { timeoutMs },
+      ),
+    pods: async (namespace: string, jobSet: string): Promise<V1Pod[]> =>
+      (await core.listNamespacedPod({ namespace, labelSelector: `jobset.sigs.k8s.io/jobset-name=${jobSet}` })).items,
+    pvc: (namespace: string, name: string): Promise<V1PersistentVolumeClaim> =>
+      core.readNamespacedPersistentVolumeClaim({ namespace, name }),
+    events: async (namespace: string, name: string) =>
+      (await core.listNamespacedEvent({ namespace, fieldSelector: `involvedObject.name=${name}` })).items,
+    mergePatchTrainJob: (namespace: string, name: string, patch: object) =>
+      cp.kubectl(['patch', 'trainjob', name, '-n', namespace, '--type', 'merge', '-p', JSON.stringify(patch)]),
     report: (t: TrainJob) => {
       const raw = t.metadata.annotations?.[REPORT];
       return raw ? (JSON.parse(raw) as Record<string, any>) : undefined;
@@ -141,28 +184,65 @@ export function api(cp: ControlPlane) {
      * Keeps the first pod of a JobSet with a finalizer, so that once deleted it stays Terminating
      * (with no nodes, pods vanish as soon as a JobSet is suspended); `release` lets it go.
      */
-    holdFirstPod: async (namespace: string, jobSet: string): Promise<{ podName: string; release(): Promise<unknown> }> => {
+    holdFirstPod: async (
+      namespace: string,
+      jobSet: string,
+    ): Promise<{ podName: string; release(): Promise<unknown> }> => {
       const [held] = await waitFor(`a pod of ${jobSet}`, async () => {
-        const p = (await core.listNamespacedPod({ namespace, labelSelector: `jobset.sigs.k8s.io/jobset-name=${jobSet}` })).items;
+        const p = (
+          await core.listNamespacedPod({ namespace, labelSelector: `jobset.sigs.k8s.io/jobset-name=${jobSet}` })
+        ).items;
         return p.length ? p : undefined;
       });
       const podName = held.metadata?.name ?? '';
-      await cp.kubectl(['patch', 'pod', podName, '-n', namespace, '--type', 'merge', '-p', '{"metadata":{"finalizers":["e2e.trainjob-webhook/hold"]}}']);
-      return { podName, release: () => cp.kubectl(['patch', 'pod', podName, '-n', namespace, '--type', 'json', '-p', '[{"op":"remove","path":"/metadata/finalizers"}]']) };
+      await cp.kubectl([
+        'patch',
+        'pod',
+        podName,
+        '-n',
+        namespace,
+        '--type',
+        'merge',
+        '-p',
+        '{"metadata":{"finalizers":["e2e.trainjob-webhook/hold"]}}',
+      ]);
+      return {
+        podName,
+        release: () =>
+          cp.kubectl([
+            'patch',
+            'pod',
+            podName,
+            '-n',
+            namespace,
+            '--type',
+            'json',
+            '-p',
+            '[{"op":"remove","path":"/metadata/finalizers"}]',
+          ]),
+      };
     },
   };
 }
 
 export const rJob = (js: JobSet | undefined, name = 'node') => js?.spec?.replicatedJobs?.find((r) => r.name === name);
 export const parallelism = (js: JobSet | undefined, name = 'node') => rJob(js, name)?.template?.spec?.parallelism;
-export const envValue = (js: JobSet | undefined, env: string) => rJob(js)?.template?.spec?.template?.spec?.containers?.find((c) => c.name === 'node')?.env?.find((e) => e.name === env)?.value;
+export const envValue = (js: JobSet | undefined, env: string) =>
+  rJob(js)
+    ?.template?.spec?.template?.spec?.containers?.find((c) => c.name === 'node')
+    ?.env?.find((e) => e.name === env)?.value;
 
 export function torchTrainJob(name: string, namespace: string, spec: Record<string, unknown> = {}): TrainJob {
   return {
     apiVersion: 'trainer.kubeflow.org/v1alpha1',
     kind: 'TrainJob',
     metadata: { name, namespace },
-    spec: { runtimeRef: { name: 'torch-distributed' }, suspend: true, trainer: { numNodes: 1, image: 'ghcr.io/acme/train:1', command: ['torchrun', 'train.py'] }, ...spec },
+    spec: {
+      runtimeRef: { name: 'torch-distributed' },
+      suspend: true,
+      trainer: { numNodes: 1, image: 'ghcr.io/acme/train:1', command: ['torchrun', 'train.py'] },
+      ...spec,
+    },
   };
 }
 

@@ -8,6 +8,9 @@ import { buildPolicy } from '../../../src/rules/policy.ts';
 import { generateSelfSigned } from '../../../src/certs/selfsigned.ts';
 
 const tls = await generateSelfSigned();
-const app = await buildAdmissionServer({ tls }, { validator: createValidator({ policy: buildPolicy() }), logger: createLogger('silent'), metrics: createMetrics() });
+const app = await buildAdmissionServer(
+  { tls },
+  { validator: createValidator({ policy: buildPolicy() }), logger: createLogger('silent'), metrics: createMetrics() },
+);
 process.stdout.write(`${await app.listen({ host: '127.0.0.1', port: 0 })}\n`);
 process.on('SIGTERM', () => void app.close().then(() => process.exit(0)));
