@@ -24,7 +24,10 @@ export interface CompiledCrdRule {
  */
 export interface UncompilableRule {
   rule: CelRule;
-  /** 'rule': the rule is left out; 'messageExpression': the rule runs, failures use `message` (as the API server does when a message expression fails). */
+  /**
+   * 'rule': the rule is left out; 'messageExpression': the rule runs, failures use `message` (as
+   * the API server does when a message expression fails).
+   */
   part: 'rule' | 'messageExpression';
   error: string;
 }
@@ -114,6 +117,7 @@ function reportedValue(value: unknown, type: string): unknown {
   return type === 'object' || type === 'array' ? OMIT_VALUE : value;
 }
 
+// eslint-disable-next-line complexity -- the API server's loop: budget, errors and ratcheting per value
 export function runCrdRules(
   rules: CompiledCrdRule[],
   run: RuleRun,

@@ -6,6 +6,7 @@ function isPlainMap(v: object): v is Record<string, unknown> {
   return proto === null || proto === Object.prototype;
 }
 
+// eslint-disable-next-line complexity -- one case per CEL value kind (number, set, list, bytes, map, optional)
 export function celEqual(a: unknown, b: unknown): boolean {
   if (a === b) return true;
   if (typeof a === 'bigint' || typeof a === 'number') {

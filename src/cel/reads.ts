@@ -29,7 +29,10 @@ function isAstNode(v: unknown): v is AstNode {
   return typeof v === 'object' && v !== null && 'op' in v && 'meta' in v;
 }
 
-/** Every AST node with each of its parents: the node objects cel-js shares between args, macros and alternates count once per parent. */
+/**
+ * Every AST node with each of its parents: the node objects cel-js shares between args, macros and
+ * alternates count once per parent.
+ */
 function parentsOf(root: unknown): Map<AstNode, AstNode[]> {
   const parents = new Map<AstNode, AstNode[]>();
   const seen = new Set<unknown>();

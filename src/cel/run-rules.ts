@@ -46,6 +46,7 @@ export class RuleRun {
     return this.#exhausted;
   }
 
+  // eslint-disable-next-line complexity -- one CEL call: oldSelf gating, ratcheting and the API server's error texts
   evaluate(rule: RuleToRun, at: Located): Outcome {
     if (this.#exhausted) return { kind: 'skipped' };
     const hasOld = this.isUpdate && at.oldValue !== undefined && at.oldValue !== null;

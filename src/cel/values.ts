@@ -325,7 +325,10 @@ export function toCelRoot(obj: Record<string, unknown>, schema: CelSchema, pool:
   return out;
 }
 
-/** The root's metadata where a rule only selects its declared fields: name and generateName (strings: ObjectMeta is typed). */
+/**
+ * The root's metadata where a rule only selects its declared fields: name and generateName
+ * (strings: ObjectMeta is typed).
+ */
 function visibleMetadata(m: Record<string, unknown>): Record<string, unknown> {
   const visible = newMap();
   if (typeof m.name === 'string') visible.name = m.name;
@@ -333,7 +336,10 @@ function visibleMetadata(m: Record<string, unknown>): Record<string, unknown> {
   return visible;
 }
 
-/** The root's metadata read whole: every key (for size() and equality), name and generateName as visibleMetadata has them. */
+/**
+ * The root's metadata read whole: every key (for size() and equality), name and generateName as
+ * visibleMetadata has them.
+ */
 function wholeMetadata(m: Record<string, unknown>): Record<string, unknown> {
   const whole = toDyn(m) as Record<string, unknown>;
   delete whole.name;

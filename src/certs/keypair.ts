@@ -33,7 +33,7 @@ export function checkKeyPair(pair: KeyPair): void {
   try {
     tls.createSecureContext({ cert: pair.cert, key: pair.key });
   } catch (err) {
-    throw new Error(`${CERT_FILE}/${KEY_FILE} are not a usable pair: ${(err as Error).message}`);
+    throw new Error(`${CERT_FILE}/${KEY_FILE} are not a usable pair: ${(err as Error).message}`, { cause: err });
   }
 }
 

@@ -49,6 +49,7 @@ export interface SyncResult {
 
 const MAX_SECRET_ATTEMPTS = 5;
 
+// eslint-disable-next-line max-lines-per-function -- passes share the run queue, retry backoff and ready promise
 export function startCertRotation(
   settings: RotationSettings,
   store: CertStore,
@@ -91,6 +92,7 @@ export function startCertRotation(
         if (!stored && statusCode(err) === 403)
           throw new Error(
             `the certificate Secret does not exist and cannot be created (${describeError(err)}): apply the manifests' Secret or allow create`,
+            { cause: err },
           );
         throw err;
       }

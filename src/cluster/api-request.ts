@@ -110,6 +110,7 @@ function router(server: URL, proxy: URL | undefined): (url: URL) => Target {
  * `headers` go with every request, over TLS or not (impersonation: client-go sets it outside the
  * credentials, which go only over TLS).
  */
+// eslint-disable-next-line max-lines-per-function -- request and stream share the pool, its retirement and the slots
 export function apiClient(
   connection: ApiConnection,
   options: { headers?: Record<string, string | string[]> } = {},

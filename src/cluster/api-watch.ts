@@ -18,7 +18,10 @@ export interface WatchHandlers {
   onMalformed(reason: string): void;
 }
 
-/** An event larger than this ends the watch (a CRD, the largest object followed, is ~0.5 MB of JSON; etcd caps objects at 1.5 MiB). */
+/**
+ * An event larger than this ends the watch (a CRD, the largest object followed, is ~0.5 MB of JSON;
+ * etcd caps objects at 1.5 MiB).
+ */
 export const MAX_WATCH_LINE_BYTES = 8 * 1024 * 1024;
 /** How much of a non-200 answer is read for its message. */
 const MAX_ERROR_BODY_BYTES = 64 * 1024;
@@ -26,7 +29,10 @@ const MAX_ERROR_BODY_BYTES = 64 * 1024;
 export interface WatchOptions {
   signal: AbortSignal;
   maxLineBytes?: number;
-  /** The server ends the watch after this (client-go's reflector: 5-10 min, random); the client gives up a minute later. */
+  /**
+   * The server ends the watch after this (client-go's reflector: 5-10 min, random); the client
+   * gives up a minute later.
+   */
   timeoutSeconds?: number;
 }
 

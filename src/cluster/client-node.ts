@@ -13,7 +13,7 @@ export function loadKubeConfig(access: ClusterAccess): KubeConfig | undefined {
     try {
       kc.loadFromFile(access.path);
     } catch (err) {
-      throw new Error(`--kubeconfig ${access.path}: ${(err as Error).message.split('\n')[0]}`);
+      throw new Error(`--kubeconfig ${access.path}: ${(err as Error).message.split('\n')[0]}`, { cause: err });
     }
     // A file that parses but names no cluster (empty, or no current-context) would only retry forever.
     if (!kc.getCurrentCluster()) throw new Error(`--kubeconfig ${access.path}: no current context with a cluster`);

@@ -53,6 +53,8 @@ async function usableTls(connection: ApiConnection, file: string): Promise<void>
     if (connection.server.protocol !== 'https:') return;
     createSecureContext({ ca: tls.ca, cert: tls.cert, key: tls.key });
   } catch (err) {
-    throw new Error(`--kubeconfig ${file}: the TLS material is not usable: ${(err as Error).message.split('\n')[0]}`);
+    throw new Error(`--kubeconfig ${file}: the TLS material is not usable: ${(err as Error).message.split('\n')[0]}`, {
+      cause: err,
+    });
   }
 }

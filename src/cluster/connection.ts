@@ -36,7 +36,10 @@ export interface ApiConnection {
 /** client-go re-reads a token file at most once a minute; client-node's FileAuth too. */
 export const REREAD_MS = 60_000;
 
-/** A value read from files, read again when older than REREAD_MS; the last good value when a re-read fails (or, at start, the error). */
+/**
+ * A value read from files, read again when older than REREAD_MS; the last good value when a re-read
+ * fails (or, at start, the error).
+ */
 function cached<T>(read: () => Promise<T>, now: () => number): () => Promise<T> {
   let last: { value: T; at: number } | undefined;
   return async () => {
@@ -104,7 +107,10 @@ function keyPair(cert: Source, key: Source, now: () => number): () => Promise<{ 
   }, now);
 }
 
-/** The token in a file; read empty (a write caught half-way) is an error, as client-go's "read empty token from file". */
+/**
+ * The token in a file; read empty (a write caught half-way) is an error, as client-go's "read empty
+ * token from file".
+ */
 function tokenIn(file: string, now: () => number): () => Promise<string> {
   return cached(async () => {
     const token = (await readFile(file)).toString('utf8').trim();

@@ -27,6 +27,7 @@ function stringList(v: unknown, where: string): string[] {
 }
 
 /** The user's impersonation, undefined when it has none; `uw` names the user in messages. */
+// eslint-disable-next-line complexity -- one check per as/as-uid/as-groups/as-user-extra field, as clientcmd
 export function impersonationOf(user: Obj, uw: string): Impersonation | undefined {
   const as = user.as === undefined || user.as === null || user.as === '' ? undefined : headerValue(user.as, `${uw}.as`);
   const uid =

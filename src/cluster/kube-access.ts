@@ -17,7 +17,10 @@ import { isObject } from '../json/object.ts';
 import { impersonationOf, type Impersonation } from './impersonation.ts';
 import { proxyCredentialsProblem } from './proxy-credentials.ts';
 
-/** How a command reaches the API server: not at all, through an explicit kubeconfig file, or as the pod's service account. */
+/**
+ * How a command reaches the API server: not at all, through an explicit kubeconfig file, or as the
+ * pod's service account.
+ */
 export type ClusterAccess =
   | { mode: 'none' }
   | { mode: 'kubeconfig'; path: string }
@@ -137,6 +140,7 @@ function refuseDuplicateNames(doc: Obj): void {
  * The current context's cluster and user from a parsed kubeconfig (`doc`), files resolved
  * against `dir`. Throws an Error whose message is one line: the reason.
  */
+// eslint-disable-next-line complexity -- one case per kubeconfig field, as client-go's loader reads them
 export function accessFromKubeconfig(doc: unknown, dir: string): LoadedAccess {
   // An empty file, a scalar or a list: like a file without current-context, it names no cluster.
   if (!isObject(doc)) throw new Error('no current context with a cluster');
@@ -253,7 +257,7 @@ export async function loadKubeconfigFile(file: string): Promise<LoadedAccess> {
     if (loaded.kind === 'direct') for (const f of filesOf(loaded.access)) await readFile(f);
     return loaded;
   } catch (err) {
-    throw new Error(`--kubeconfig ${file}: ${(err as Error).message.split('\n')[0]}`);
+    throw new Error(`--kubeconfig ${file}: ${(err as Error).message.split('\n')[0]}`, { cause: err });
   }
 }
 

@@ -20,7 +20,10 @@ export function percentDecodedBytes(component: string): Buffer | undefined {
   return Buffer.concat(bytes);
 }
 
-/** Why the proxy URL's credentials cannot be used, or undefined. SOCKS credentials must be UTF-8 (socks-proxy-agent decodes them as such). */
+/**
+ * Why the proxy URL's credentials cannot be used, or undefined. SOCKS credentials must be UTF-8
+ * (socks-proxy-agent decodes them as such).
+ */
 export function proxyCredentialsProblem(proxy: URL): string | undefined {
   const user = percentDecodedBytes(proxy.username);
   const pass = percentDecodedBytes(proxy.password);

@@ -8,7 +8,10 @@ import { installProcessHandlers } from '../process/signals.ts';
 import { InputError } from '../io/read-object.ts';
 import type { CommandIo } from './io.ts';
 
-/** What a user gave that cannot be used (a missing file, a bad CRD or kubeconfig, a busy port): a message, not a stack. */
+/**
+ * What a user gave that cannot be used (a missing file, a bad CRD or kubeconfig, a busy port): a
+ * message, not a stack.
+ */
 function isStartUpInputError(err: unknown): boolean {
   const code = (err as NodeJS.ErrnoException | null)?.code;
   const name = (err as Error | null)?.name;

@@ -18,7 +18,10 @@ interface DefaultsPlan {
 
 const plans = new WeakMap<SchemaNode, DefaultsPlan>();
 
-/** Computed once per schema node: most of a TrainJob's schema has no default, and a subtree without any is not walked. */
+/**
+ * Computed once per schema node: most of a TrainJob's schema has no default, and a subtree without
+ * any is not walked.
+ */
 function planOf(s: SchemaNode): DefaultsPlan {
   let plan = plans.get(s);
   if (plan !== undefined) return plan;
@@ -39,6 +42,7 @@ function planOf(s: SchemaNode): DefaultsPlan {
 }
 
 /** Defaulting in place (Go's Default): the caller owns `x`. */
+// eslint-disable-next-line complexity -- algorithm.go's Default: properties, additionalProperties, items in one walk
 export function applyDefaultsInPlace(x: unknown, s: SchemaNode | undefined): void {
   if (s === undefined) return;
   const plan = planOf(s);

@@ -33,7 +33,10 @@ function walkEmbedded(x: unknown, s: SchemaNode | undefined, path: string, visit
   }
 }
 
-/** Drops unknown fields of embedded metadata (reported as `spec.template.metadata.foo`, sorted) and a zero creationTimestamp. */
+/**
+ * Drops unknown fields of embedded metadata (reported as `spec.template.metadata.foo`, sorted) and
+ * a zero creationTimestamp.
+ */
 export function coerceEmbeddedInPlace(obj: unknown, root: SchemaNode): string[] {
   const out: string[] = [];
   walkEmbedded(
@@ -66,6 +69,7 @@ export function validateEmbeddedResources(obj: unknown, root: SchemaNode): Field
     obj,
     root,
     '',
+    // eslint-disable-next-line complexity -- validateEmbeddedResource's apiVersion, kind and metadata checks
     (x, _s, path) => {
       if (!Object.hasOwn(x, 'apiVersion'))
         errs.push({

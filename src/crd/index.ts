@@ -91,19 +91,35 @@ export interface CompiledCrdSchema {
   rules: CelRule[];
   /** Structural defaulting; returns a new object. */
   defaults(obj: unknown): unknown;
-  /** ObjectMeta round trip, pruning of unknown fields, null pruning; returns a new object and the unknown field paths. */
+  /**
+   * ObjectMeta round trip, pruning of unknown fields, null pruning; returns a new object and the
+   * unknown field paths.
+   */
   prune(obj: unknown): PruneResult;
   /** The decoder's whole job in order (prune, then defaults), with its `unknown field "x"` warnings. */
   decode(obj: unknown): { object: unknown; warnings: string[] };
   /** The registry's PrepareForCreate: status dropped (status subresource), generation 1. */
   prepareForCreate(obj: unknown): unknown;
-  /** rest.BeforeUpdate + PrepareForUpdate: uid/timestamps/generation carried over from the old object, status kept from it, generation bumped when anything but metadata changed. */
+  /**
+   * rest.BeforeUpdate + PrepareForUpdate: uid/timestamps/generation carried over from the old
+   * object, status kept from it, generation bumped when anything but metadata changed.
+   */
   prepareForUpdate(newObj: unknown, oldObj: unknown): unknown;
-  /** The same on an object decode() returned (a private copy): prepared in place, sharing the old object's status; neither may change afterwards. */
+  /**
+   * The same on an object decode() returned (a private copy): prepared in place, sharing the old
+   * object's status; neither may change afterwards.
+   */
   prepareDecodedForUpdate(decoded: unknown, oldObj: unknown): unknown;
-  /** CREATE (after prepareForCreate): type meta, ObjectMeta, schema, embedded resources' metadata, list types (not CEL). */
+  /**
+   * CREATE (after prepareForCreate): type meta, ObjectMeta, schema, embedded resources' metadata,
+   * list types (not CEL).
+   */
   validate(obj: unknown): FieldError[];
-  /** UPDATE (after prepareForUpdate): type meta, ObjectMeta update rules, schema with ratcheting (errors in unchanged values drop out), embedded resources' metadata, list types (skipped when the old object already broke them). */
+  /**
+   * UPDATE (after prepareForUpdate): type meta, ObjectMeta update rules, schema with ratcheting
+   * (errors in unchanged values drop out), embedded resources' metadata, list types (skipped when
+   * the old object already broke them).
+   */
   validateUpdate(newObj: unknown, oldObj: unknown): FieldError[];
   /** The same checks on an object already prepared (prepareForCreate), for callers that prepare once. */
   validatePrepared(obj: unknown): FieldError[];

@@ -7,7 +7,7 @@ import { coerceEmbeddedInPlace } from './embedded.ts';
 import type { SchemaNode } from './schema.ts';
 import { coerceObjectMetaInPlace } from './objectmeta.ts';
 import { deepClone, ownKeys } from './values.ts';
-import { isObject, type JsonObject } from '../json/object.ts';
+import { isObject } from '../json/object.ts';
 
 const META_FIELDS = new Set(['apiVersion', 'kind', 'metadata']);
 
@@ -43,6 +43,7 @@ class PathRecorder {
   }
 }
 
+// eslint-disable-next-line complexity -- pruning/algorithm.go's prune: preserved, schemaless, object and list cases
 function pruneNode(x: unknown, s: SchemaNode | undefined, rec: PathRecorder): void {
   if (s?.preserveUnknownFields) {
     skipPrune(x, s, rec);

@@ -131,6 +131,7 @@ export class Correlation {
     return this.#treeEqual();
   }
 
+  // eslint-disable-next-line complexity -- CachedDeepEqual's cases (nil, list, object, scalar) over Correlations
   #treeEqual(): boolean {
     const nv = this.value ?? null;
     const ov = this.oldValue ?? null;
@@ -190,6 +191,7 @@ function correlatedEqual(schema: SchemaNode, value: unknown, oldValue: unknown, 
   return equal;
 }
 
+// eslint-disable-next-line complexity -- CachedDeepEqual's cases (map list, other list, object, scalar) by schema
 function correlatedEqualAt(schema: SchemaNode, nv: unknown, ov: unknown, known: Map<object, boolean>): boolean {
   const newIsArray = Array.isArray(nv);
   if (newIsArray !== Array.isArray(ov) || isObject(nv) !== isObject(ov)) return false;

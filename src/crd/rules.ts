@@ -12,7 +12,10 @@ import { isObject } from '../json/object.ts';
 export type LocationStep = { field: string } | { items: true } | { values: true };
 
 export interface CelRule {
-  /** Schema location: `spec.trainer`, `spec.trainer.env[*]`, `spec.trainer.resourcesPerNode.limits[*]`; '' is the root. */
+  /**
+   * Schema location: `spec.trainer`, `spec.trainer.env[*]`,
+   * `spec.trainer.resourcesPerNode.limits[*]`; '' is the root.
+   */
   location: string;
   steps: LocationStep[];
   /** Position in the node's x-kubernetes-validations list. */
@@ -133,7 +136,10 @@ function parsedLocation(schema: SchemaNode, location: string): readonly Location
 }
 
 export interface LocatedValue {
-  /** Kubernetes field path, e.g. `spec.trainer.env[0]`, `spec.trainer.resourcesPerNode.limits[cpu]` ('' is the root). */
+  /**
+   * Kubernetes field path, e.g. `spec.trainer.env[0]`, `spec.trainer.resourcesPerNode.limits[cpu]`
+   * ('' is the root).
+   */
   path: string;
   segments: PathSegment[];
   value: unknown;
@@ -144,6 +150,7 @@ export interface LocatedValue {
  * The concrete non-null values at a location (steps or a location string), in data order.
  * Null and absent values are skipped: the API server does not run rules on them.
  */
+// eslint-disable-next-line complexity -- one branch per location step (field, items, values), as validation.go walks
 export function valuesAt(schema: SchemaNode, obj: unknown, location: string | readonly LocationStep[]): LocatedValue[] {
   const steps = typeof location === 'string' ? parsedLocation(schema, location) : location;
   if (steps === undefined) return [];
@@ -172,6 +179,7 @@ export function valuesAt(schema: SchemaNode, obj: unknown, location: string | re
       } else {
         const sub = at.schema.additionalProperties;
         if (sub && isObject(v)) {
+          // eslint-disable-next-line max-depth -- additionalProperties keys, inside validation.go's per-step walk
           for (const k of ownKeys(v)) {
             next.push({ path: keyPath(at.path, k), segments: [...at.segments, k], value: v[k], schema: sub });
           }

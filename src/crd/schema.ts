@@ -217,6 +217,8 @@ function compileBranches(s: JsonObject, key: string, location: string, ctx: Ctx)
   return v.map((b, i) => compileNode(b, `${location}.${key}[${i}]`, ctx));
 }
 
+// Every JSONSchemaProps field is read and checked here, in one place, as the structural schema has them.
+// eslint-disable-next-line complexity, max-lines-per-function -- one field per JSONSchemaProps key
 function compileNode(raw: unknown, location: string, ctx: Ctx): SchemaNode {
   if (!isObject(raw)) fail(location, `schema must be an object, got ${kindOf(raw)}`);
   if (ctx.depth > MAX_SCHEMA_DEPTH) fail(location, `schema nests deeper than ${MAX_SCHEMA_DEPTH} levels`);

@@ -164,6 +164,7 @@ function schemaInfo(kind: JsonKind): [string, string] {
 // ---------------------------------------------------------------------------------------------
 // The validators of one SchemaValidator, in kube-openapi's order.
 
+// eslint-disable-next-line complexity -- kube-openapi's typeValidator.Validate with its int/float/format exceptions
 function typeValidator(s: SchemaNode, data: unknown, kind: JsonKind, path: string): Result {
   const result = new Result();
   result.inc();
@@ -191,6 +192,7 @@ function typeValidator(s: SchemaNode, data: unknown, kind: JsonKind, path: strin
   return result;
 }
 
+// eslint-disable-next-line complexity -- kube-openapi's schemaPropsValidator: anyOf, oneOf, allOf, not in its order
 function schemaPropsValidator(s: SchemaNode, data: unknown, path: string): Result {
   const main = new Result();
   if (s.anyOf.length > 0) {
@@ -393,6 +395,7 @@ function sliceValidator(s: SchemaNode, data: unknown[], path: string, corr: Corr
 }
 
 /** reflect.Value.Convert of the data to the enum value's Go type, then DeepEqual. */
+// eslint-disable-next-line complexity -- one case per Go kind reflect.Value.Convert converts between
 function enumMatches(data: unknown, kind: JsonKind, enumValue: unknown): boolean {
   const ek = kindOf(enumValue);
   switch (ek) {
@@ -433,6 +436,7 @@ function commonValidator(s: SchemaNode, data: unknown, kind: JsonKind, path: str
   });
 }
 
+// eslint-disable-next-line complexity -- kube-openapi's objectValidator: counts, additional, properties, required
 function objectValidator(s: SchemaNode, data: JsonObject, path: string, corr: Correlation | null): Result {
   const res = new Result();
   const keys = ownKeys(data);
@@ -544,6 +548,7 @@ function plural(n: number, one: string, many: string): string {
   return n === 1 ? one : many;
 }
 
+// eslint-disable-next-line complexity -- one case per error code, as kubeOpenAPIResultToFieldErrors maps them
 function toFieldError(e: OpenApiError): FieldError {
   const origin = 'schema';
   if (e.code === 'composite')

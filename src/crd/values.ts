@@ -101,6 +101,7 @@ function numbersEqual(a: number | bigint, b: number | bigint): boolean {
  * Deep equality of JSON values (Go's reflect.DeepEqual on unstructured data): objects by keys,
  * arrays in order, and 5 equals 5n. Iterative.
  */
+// eslint-disable-next-line complexity -- reflect.DeepEqual over JSON kinds in one loop over an explicit stack
 export function semanticEqual(a: unknown, b: unknown): boolean {
   const stack: Array<[unknown, unknown]> = [[a, b]];
   while (stack.length > 0) {

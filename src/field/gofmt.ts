@@ -4,6 +4,7 @@
 const PRINTABLE = /^[\p{L}\p{M}\p{N}\p{P}\p{S} ]$/u;
 
 /** Go's `%q` (strconv.Quote): printable runes kept, the rest escaped Go-style. */
+// eslint-disable-next-line complexity -- one case per escape strconv.Quote writes
 export function goQuote(s: string): string {
   let out = '"';
   for (const ch of s) {

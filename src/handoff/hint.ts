@@ -21,6 +21,7 @@ const DNS_LABEL = /^[a-z0-9]([-a-z0-9]*[a-z0-9])?$/;
 const DNS_SUBDOMAIN = /^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$/;
 const UID = /^[A-Za-z0-9][A-Za-z0-9-]{0,127}$/;
 
+// eslint-disable-next-line complexity -- one check per hint field, every error reported at once
 export function parseHint(body: unknown): HintParse {
   if (body === null || typeof body !== 'object' || Array.isArray(body))
     return { ok: false, error: 'a hint is a JSON object {namespace, name, uid, generation}' };

@@ -88,6 +88,7 @@ const LITERALS: ReadonlyArray<[string, unknown]> = [
   ['null', null],
 ];
 
+// eslint-disable-next-line complexity -- the parser's single loop over an explicit stack (no recursion)
 export function parseJsonExact(text: string, maxDepth: number): unknown {
   const stack: Frame[] = [];
   let i = 0;

@@ -51,6 +51,7 @@ export function writeJson(value: unknown, style: JsonStyle): string {
         stack.push(CLOSE_ARRAY);
         for (let i = v.length - 1; i >= 0; i--) {
           stack.push(style.item ? style.item(v[i]) : v[i]);
+          // eslint-disable-next-line max-depth -- array items pushed inside writeJson's explicit-stack loop
           if (i > 0) stack.push(COMMA);
         }
       } else {
@@ -61,6 +62,7 @@ export function writeJson(value: unknown, style: JsonStyle): string {
         for (let i = keys.length - 1; i >= 0; i--) {
           stack.push(o[keys[i]]);
           stack.push(new Key(keys[i]));
+          // eslint-disable-next-line max-depth -- object members pushed inside writeJson's explicit-stack loop
           if (i > 0) stack.push(COMMA);
         }
       }

@@ -21,9 +21,15 @@ export interface WebhookMetrics {
    * 0 when it does not; absent without a CRD. Alert on it after Trainer upgrades.
    */
   crdBlanketTrainerRule: Gauge;
-  /** CRD rules this engine could not compile and skips (the API server still enforces them); absent without a CRD from the cluster. */
+  /**
+   * CRD rules this engine could not compile and skips (the API server still enforces them); absent
+   * without a CRD from the cluster.
+   */
   crdRulesUncompilable: Gauge;
-  /** 1 while a TrainJob CRD's schema and rules are checked, 0 while only the rule table runs (e.g. the cluster's CRD could not be read yet). */
+  /**
+   * 1 while a TrainJob CRD's schema and rules are checked, 0 while only the rule table runs (e.g.
+   * the cluster's CRD could not be read yet).
+   */
   crdInForce: Gauge;
   /**
    * spec.trainer fields of the CRD in force that none of its rules cover (a field a later Trainer

@@ -38,6 +38,7 @@ const OWNED_CONDITIONS = ['Suspended', UNBUILDABLE_CONDITION];
  * (spec, runtime, children, PVCs) is checked where it is judged and reported as Unsupported,
  * unsafe or blocked.
  */
+// eslint-disable-next-line complexity -- every skip, need and act of a reconcile, in the order it checks them
 export function decide(o: Observation): Decision {
   const { trainJob: tj, jobSet: js } = o;
   const unreadable = malformedMetadata('TrainJob', tj) ?? (js ? malformedMetadata('JobSet', js) : undefined);
@@ -155,6 +156,7 @@ function reportSteps(
   ];
 }
 
+// eslint-disable-next-line complexity -- the delete's gates in order: suspended, nothing runs, PVCs, re-creation
 function stale(
   o: Observation,
   js: JobSet,
@@ -289,6 +291,7 @@ function notRecreatable(js: JobSet, claims: string[], refusal: string): string {
   );
 }
 
+// eslint-disable-next-line complexity -- a current JobSet's PVC hand-back, standalone apply and Rebuilt report
 function current(
   o: Observation,
   runtime: Runtime,

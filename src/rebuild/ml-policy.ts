@@ -48,6 +48,7 @@ export type ShapeResult = { known: true; shape: NodeShape } | { known: false; re
  * TrainJob sets numNodes; otherwise the runtime's own `node` parallelism stays. A malformed
  * TrainJob or runtime (see wellformed.ts) is not judged.
  */
+// eslint-disable-next-line complexity -- one case per Trainer v2.3.0 ML policy plugin (Torch, PlainML, MPI)
 export function expectedNodeShape(trainJob: TrainJob, runtime: Runtime): ShapeResult {
   const malformed = malformedTrainJob(trainJob) ?? malformedRuntime(runtime);
   if (malformed) return { known: false, reason: malformed };

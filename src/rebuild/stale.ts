@@ -20,6 +20,7 @@ export type Staleness =
   /** Cannot be judged (unknown ML policy, no such replicated job, a malformed object): left alone and reported. */
   | { verdict: 'unknown'; reason: string };
 
+// eslint-disable-next-line complexity -- every count-bearing part compared in one place, all differences listed
 export function isJobSetStale(trainJob: TrainJob, runtime: Runtime, jobSet: JobSet): Staleness {
   const expected = expectedNodeShape(trainJob, runtime);
   if (!expected.known) return { verdict: 'unknown', reason: expected.reason };

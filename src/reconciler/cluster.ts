@@ -75,12 +75,14 @@ function cap(message: string): string {
   return message.length <= 1024 ? message : `${message.slice(0, 1020)} ...`;
 }
 
+// eslint-disable-next-line max-lines-per-function -- one method per cluster call, over the same three API clients
 export function createReconcilerCluster(kc: KubeConfig, opts: ClusterOptions): ReconcilerCluster {
   const objects = kc.makeApiClient(CustomObjectsApi);
   const core = kc.makeApiClient(CoreV1Api);
   const batch = kc.makeApiClient(BatchV1Api);
   const { fieldManager } = opts;
 
+  // eslint-disable-next-line complexity -- Trainer's lookup: the KEP-2599 snapshot, then runtimeRef's kind
   async function readRuntime(trainJob: TrainJob): Promise<RuntimeRead> {
     const namespace = trainJob.metadata.namespace ?? '';
     const name = trainJob.metadata.name ?? '';

@@ -106,6 +106,7 @@ export interface ConfigSources {
   uuid?: () => string;
 }
 
+// eslint-disable-next-line complexity -- each reconcile flag checked and defaulted where the config is built
 export function parseReconcileArgs(args: readonly string[], sources: ConfigSources = {}): ReconcileConfig {
   const env = sources.env ?? process.env;
   let values;

@@ -84,7 +84,10 @@ export function recordOf(lease: LeaseObject): string {
 }
 
 export interface LeaderElector {
-  /** Runs until stopped; calls onStartedLeading each time the Lease is acquired and onStoppedLeading each time it is lost (then campaigns again). */
+  /**
+   * Runs until stopped; calls onStartedLeading each time the Lease is acquired and onStoppedLeading
+   * each time it is lost (then campaigns again).
+   */
   run(callbacks: { onStartedLeading(): void; onStoppedLeading(): void }): void;
   /** True while the Lease is held and was renewed within the renew deadline. */
   isLeader(): boolean;
@@ -92,6 +95,7 @@ export interface LeaderElector {
   stop(): Promise<void>;
 }
 
+// eslint-disable-next-line max-lines-per-function -- client-go's LeaderElector: renew, run, release share its state
 export function createLeaderElector(
   kc: KubeConfig,
   config: LeaderElectionConfig,

@@ -41,6 +41,7 @@ function portOf(app: FastifyInstance): number {
   return typeof address === 'object' && address ? address.port : 0;
 }
 
+// eslint-disable-next-line max-lines-per-function -- the process's wiring, in start order, around one queue
 export async function startReconciler(config: ReconcileConfig, deps: ReconcilerDeps): Promise<ReconcilerHandle> {
   const logger = deps.logger.child({ role: 'reconciler', mode: config.mode });
   const metrics = deps.metrics ?? createReconcilerMetrics({ defaultMetrics: true });

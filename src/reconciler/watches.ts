@@ -62,6 +62,7 @@ export function trainJobKeyOfJob(meta: ObjectMeta): string | undefined {
   return jobSet && meta.namespace ? keyOf(meta.namespace, jobSet) : undefined;
 }
 
+// eslint-disable-next-line max-lines-per-function -- three informers and their cache share `listed` and `stopped`
 export function createWatches(kc: KubeConfig, opts: WatchOptions): Watches {
   const objects = kc.makeApiClient(CustomObjectsApi);
   const batch = kc.makeApiClient(BatchV1Api);

@@ -74,7 +74,8 @@ function* updateStages(policy: Policy, input: unknown, oldInput: unknown): Gener
     yield;
     const { checks } = policy.crd;
     appendAll(causes, checks.validateUpdate(obj, oldObj, correlation));
-    // The API server runs no CEL rule (and so none of the table's, which the CRD patch turns into CEL) after a blocking schema error.
+    // The API server runs no CEL rule (and so none of the table's, which the CRD patch turns into
+    // CEL) after a blocking schema error.
     const blocked = checks.celBlockedBy(causes);
     if (blocked) return { causes: [...causes, blocked], warnings };
   }
@@ -149,7 +150,10 @@ function suspendedAfter(obj: unknown): boolean {
   return isObject(spec) && spec.suspend === true;
 }
 
-/** A numNodes value in a message; a list or an object (a hand-written review only) is named by its type: String() of a deep one overflows the stack. */
+/**
+ * A numNodes value in a message; a list or an object (a hand-written review only) is named by its
+ * type: String() of a deep one overflows the stack.
+ */
 const shown = (v: unknown): string =>
   v !== null && typeof v === 'object' ? (Array.isArray(v) ? 'a list' : 'an object') : String(v);
 const nodes = (n: unknown): string =>
@@ -159,9 +163,9 @@ const nodes = (n: unknown): string =>
  * What the reconciler sidecar does with an admitted change (src/rebuild/decide.ts): it deletes
  * the stale JobSet once the JobSet is suspended (by Trainer, or by the sidecar itself when the
  * TrainJob was suspended in this very update) and nothing of it runs (every child Job suspended
- * or finished with no active or terminating pod, no pod left but finished ones not being deleted); Trainer (or the sidecar in standalone mode)
- * re-creates it at once with the new count. Not "on resume": a suspended job is rebuilt while it
- * stays suspended.
+ * or finished with no active or terminating pod, no pod left but finished ones not being
+ * deleted); Trainer (or the sidecar in standalone mode) re-creates it at once with the new count.
+ * Not "on resume": a suspended job is rebuilt while it stays suspended.
  */
 function rebuildWarning(from: unknown, to: unknown, suspended: boolean): string {
   const change = `spec.trainer.numNodes changes from ${from === undefined ? "the runtime's default" : shown(from)} to ${to === undefined ? "the runtime's default" : shown(to)}`;

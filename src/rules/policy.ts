@@ -16,9 +16,15 @@ export interface SchemaChecks {
   root: SchemaNode;
   /** Every x-kubernetes-validations rule of the CRD, with its location. */
   rules: readonly CelRule[];
-  /** What the API server's decoder does to every object, stored ones included: prune unknown fields (with warnings), apply defaults. */
+  /**
+   * What the API server's decoder does to every object, stored ones included: prune unknown fields
+   * (with warnings), apply defaults.
+   */
   decode(obj: unknown): { object: unknown; warnings: string[] };
-  /** Then the registry's PrepareForCreate/PrepareForUpdate (status, generation): what the schema checks and every CEL rule see. `obj` is what decode returned: an update prepares it in place. */
+  /**
+   * Then the registry's PrepareForCreate/PrepareForUpdate (status, generation): what the schema
+   * checks and every CEL rule see. `obj` is what decode returned: an update prepares it in place.
+   */
   prepare(obj: unknown, oldObj?: unknown): unknown;
   /** Schema and ObjectMeta checks of an admitted CREATE. */
   validate(obj: unknown): FieldError[];

@@ -23,7 +23,10 @@ export interface RuleRow {
   id: string;
   /** The field the rule guards (what a denial blames). */
   field: string;
-  /** Where the CEL runs: `self`/`oldSelf` are the values at this path ('' is the object: the only place status is visible). */
+  /**
+   * Where the CEL runs: `self`/`oldSelf` are the values at this path ('' is the object: the only
+   * place status is visible).
+   */
   scope: string;
   /** When a change is allowed, in words. */
   allowed:

@@ -216,6 +216,7 @@ const ROTATION_ONLY = [
 const DNS_NAME = /^(?=.{1,253}$)[a-z0-9]([-a-z0-9]{0,61}[a-z0-9])?(\.[a-z0-9]([-a-z0-9]{0,61}[a-z0-9])?)*$/;
 const IP_ADDRESS = /^(\d{1,3}(\.\d{1,3}){3}|[0-9a-f:]*:[0-9a-f:.]*)$/i;
 
+// eslint-disable-next-line complexity -- each --cert-rotation flag checked and defaulted where the config is built
 function parseCertRotation(
   values: Record<string, string | boolean | undefined>,
   cluster: ClusterAccess,

@@ -40,6 +40,7 @@ export class EnvelopeError extends Error {
   readonly statusCode = 400;
 }
 
+// eslint-disable-next-line complexity -- one check per AdmissionReview field, each with its own 400 message
 export function parseAdmissionReview(body: unknown): AdmissionReviewRequest {
   if (body === undefined || body === null || body === '')
     throw new EnvelopeError('request body is empty: expected an AdmissionReview');

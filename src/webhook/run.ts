@@ -241,7 +241,7 @@ async function loadServingCert(config: ServeConfig, logger: Logger): Promise<Key
       logger.info({ dir: config.tls.dir, ...summarizeCert(pair.cert) }, 'serving certificate loaded');
       return pair;
     } catch (err) {
-      throw new Error(`--cert-dir ${config.tls.dir}: ${(err as Error).message}`);
+      throw new Error(`--cert-dir ${config.tls.dir}: ${(err as Error).message}`, { cause: err });
     }
   }
   const cert = await ensureSelfSignedCert(config.tls.dir);

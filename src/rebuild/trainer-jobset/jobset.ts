@@ -37,6 +37,8 @@ const INITIALIZERS = [
   { ancestor: 'model-initializer', source: 'model' },
 ] as const;
 
+// Trainer v2.3.0's JobSet build in its order: the plugins' refusals, runtimePatches, per-job envs, owner.
+// eslint-disable-next-line complexity, max-lines-per-function -- Trainer v2.3.0's build, step for step
 export function buildJobSet(trainJob: TrainJob, runtime: Runtime): BuildResult {
   const malformed = malformedTrainJob(trainJob) ?? malformedRuntime(runtime);
   if (malformed) return { ok: false, reason: malformed };

@@ -27,6 +27,7 @@ function gpus(resources: Container['resources']): number {
 }
 
 /** numProcPerNode ("auto" by default); "cpu", or "auto" without GPUs, counts the node's CPUs (at least 1). */
+// eslint-disable-next-line complexity -- the Torch plugin's fallbacks: TrainJob, runtime, auto; GPUs, then CPUs
 export function numProcPerNode(trainJob: TrainJob, runtime: Runtime, runtimeNode: Container | undefined): string {
   const requested = trainJob.spec?.trainer?.numProcPerNode ?? runtime.spec.mlPolicy?.torch?.numProcPerNode ?? 'auto';
   const resources = trainJob.spec?.trainer?.resourcesPerNode ?? runtimeNode?.resources ?? {};

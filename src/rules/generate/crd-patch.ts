@@ -74,7 +74,10 @@ const specNode = (crdSchema: unknown): unknown =>
   (crdSchema as { properties?: { spec?: unknown } } | undefined)?.properties?.spec;
 const trainerNode = (crdSchema: unknown): unknown =>
   (specNode(crdSchema) as { properties?: { trainer?: unknown } } | undefined)?.properties?.trainer;
-/** Whether spec.trainer has rules besides the blanket one (then only that one is removed; an empty list would not round-trip, the API server omits it). */
+/**
+ * Whether spec.trainer has rules besides the blanket one (then only that one is removed; an empty
+ * list would not round-trip, the API server omits it).
+ */
 const trainerHasOtherRules = (crdSchema: unknown): boolean => (rulesAt(trainerNode(crdSchema))?.length ?? 1) > 1;
 
 /** Adds rules to a node's list: appended one by one when it has one (its rules kept), else the whole list. */

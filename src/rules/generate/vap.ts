@@ -77,7 +77,10 @@ interface VapVariable {
   expression: string;
 }
 
-/** The policy variable listing the spec.trainer keys this policy has no row for that an update adds, removes or changes. */
+/**
+ * The policy variable listing the spec.trainer keys this policy has no row for that an update adds,
+ * removes or changes.
+ */
 export const CHANGED_UNKNOWN_TRAINER_FIELDS = 'changedUnknownTrainerFields';
 
 const celString = (s: string): string => `'${s.replace(/\\/g, '\\\\').replace(/'/g, "\\'")}'`;
