@@ -53,7 +53,10 @@ interface Server {
   stop(): Promise<void>;
 }
 
-/** Spawns `serve` in `dir` (its self-signed certificate goes to dir/certs) and waits for its "serving" line (the admission port listens, /readyz is 200). */
+/**
+ * Spawns `serve` in `dir` (its self-signed certificate goes to dir/certs) and waits for its
+ * "serving" line (the admission port listens, /readyz is 200).
+ */
 async function startServer(dir: string): Promise<Server> {
   const started = performance.now();
   const args = [
@@ -137,7 +140,10 @@ function post(url: string, body: string): Promise<{ status: number; allowed?: bo
   });
 }
 
-/** What the process's RSS holds, from its own /metrics (prom-client's default process metrics): V8's heap by space, and the rest. */
+/**
+ * What the process's RSS holds, from its own /metrics (prom-client's default process metrics): V8's
+ * heap by space, and the rest.
+ */
 async function breakdown(ops: string): Promise<string> {
   const text = await (await fetch(`${ops.replace('[::]', '127.0.0.1')}/metrics`)).text();
   const value = (name: string, label = '') => {

@@ -85,7 +85,7 @@ function goPeer(): { bin?: string; note: string } {
   } catch (err) {
     const code = (err as { status?: number }).status;
     if (code === 3) return { note: 'Go peer skipped: Go is not installed (hack/build-bench-peer.sh needs it)' };
-    throw new Error(`building the Go peer failed (hack/build-bench-peer.sh exited ${code})`);
+    throw new Error(`building the Go peer failed (hack/build-bench-peer.sh exited ${code})`, { cause: err });
   }
 }
 
@@ -144,6 +144,7 @@ async function load(
   return { rps: latencies.length / duration, latencies };
 }
 
+// eslint-disable-next-line max-lines-per-function, complexity -- the benchmark's script: servers, rounds, report
 async function main() {
   const started = new Date();
   const loadBefore = loadavg()[0];
@@ -205,8 +206,10 @@ async function main() {
     const rssAfter = new Map<string, Map<string, number>>(servers.map((s) => [s.name, new Map()]));
     for (let round = 1; round <= rounds; round++) {
       for (const b of bodies) {
+        // eslint-disable-next-line max-depth -- try > round > body > first round > server: the warm-up loads
         if (round === 1) for (const s of servers) await load(s.url, b.json, 16, 1);
         for (const c of connectionCounts) {
+          // eslint-disable-next-line max-depth -- try > round > body > connection count > server: interleaved runs
           for (const s of servers) {
             const r = await load(s.url, b.json, c, seconds);
             const key = `${s.name}\u0000${b.name}\u0000${c}`;
@@ -219,6 +222,7 @@ async function main() {
             );
           }
         }
+        // eslint-disable-next-line max-depth -- try > round > body > first round > server: RSS after each body
         if (round === 1) for (const s of servers) rssAfter.get(s.name)!.set(b.short, processMemory(s.child.pid!).rss);
       }
     }

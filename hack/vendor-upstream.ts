@@ -29,7 +29,10 @@ export interface PinnedFile {
 
 const cell = (s: string): string => s.trim().replace(/^`|`$/g, '');
 
-/** The two tables of upstream/SOURCES.md: rows of `| file | module | version | path |` and of `| file | repository | commit | path | sha256 |`. */
+/**
+ * The two tables of upstream/SOURCES.md: rows of `| file | module | version | path |` and of
+ * `| file | repository | commit | path | sha256 |`.
+ */
 export async function vendoredFiles(root = upstreamRoot): Promise<{ modules: ModuleFile[]; pinned: PinnedFile[] }> {
   const text = await readFile(path.join(root, 'SOURCES.md'), 'utf8');
   const modules: ModuleFile[] = [];
@@ -46,7 +49,7 @@ export async function vendoredFiles(root = upstreamRoot): Promise<{ modules: Mod
 
 /** The module's folder in the Go module cache, downloaded from the proxy when absent. */
 export async function moduleDir(module: string, version: string, go = 'go'): Promise<string> {
-  let stdout = '';
+  let stdout: string;
   let failure = '';
   try {
     ({ stdout } = await promisify(execFile)(go, ['mod', 'download', '-json', `${module}@${version}`], {
@@ -57,7 +60,10 @@ export async function moduleDir(module: string, version: string, go = 'go'): Pro
   } catch (err) {
     const e = err as { code?: string; stdout?: string; message: string };
     if (e.code === 'ENOENT')
-      throw new Error(`\`${go}\` not found: the vendored files are refreshed from the Go module cache, which needs Go`);
+      throw new Error(
+        `\`${go}\` not found: the vendored files are refreshed from the Go module cache, which needs Go`,
+        { cause: err },
+      );
     stdout = e.stdout ?? '';
     failure = e.message.split('\n')[0];
   }

@@ -101,7 +101,10 @@ describe('correlated equality without a tree of Correlations', () => {
         const want = equalities(correlate(root, obj, oldObj));
         useCorrelationTreeEquality(false);
         const got = equalities(correlate(root, obj, oldObj));
-        for (const eq of Object.values(got)) eq ? equal++ : unequal++;
+        for (const eq of Object.values(got)) {
+          if (eq) equal++;
+          else unequal++;
+        }
         assert.deepEqual(got, want);
       }),
       { numRuns: 1_000 },

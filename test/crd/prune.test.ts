@@ -83,7 +83,8 @@ describe('prune: x-kubernetes-preserve-unknown-fields and embedded resources', (
       status: {},
     };
     const { object, pruned } = widget.prune(w({ template }));
-    // Structural pruning first (sorted), then the embedded ObjectMeta round trip (which also drops a zero creationTimestamp).
+    // Structural pruning first (sorted), then the embedded ObjectMeta round trip (which also drops
+    // a zero creationTimestamp).
     assert.deepEqual(pruned, ['spec.template.spec.y', 'spec.template.status', 'spec.template.metadata.x']);
     assert.deepEqual(spec(object).template, {
       apiVersion: 'v1',

@@ -119,10 +119,13 @@ const caseArb = fc
   });
 
 const EDGE_CASES: Omit<Case, 'name'>[] = [
-  { old: { suspend: true, trainer: {} }, new: { suspend: true, trainer: { numNodes: 2 } } }, // numNodes added while suspended
+  // numNodes added while suspended
+  { old: { suspend: true, trainer: {} }, new: { suspend: true, trainer: { numNodes: 2 } } },
   { old: { trainer: { numNodes: 1 } }, new: { trainer: { numNodes: 2 } } }, // suspend nil on both sides
-  { old: { suspend: false, trainer: { numNodes: 1 } }, new: { suspend: true, trainer: { numNodes: 2 } } }, // suspend and scale at once
-  { old: { suspend: true, trainer: { numNodes: 1 } }, new: { suspend: false, trainer: { numNodes: 2 } } }, // resume and scale at once
+  // suspend and scale at once
+  { old: { suspend: false, trainer: { numNodes: 1 } }, new: { suspend: true, trainer: { numNodes: 2 } } },
+  // resume and scale at once
+  { old: { suspend: true, trainer: { numNodes: 1 } }, new: { suspend: false, trainer: { numNodes: 2 } } },
   {
     old: { suspend: false, trainer: { env: VALUES.env[1] } },
     new: { suspend: false, trainer: { env: VALUES.env[2] } },
@@ -133,14 +136,21 @@ const EDGE_CASES: Omit<Case, 'name'>[] = [
   }, // atomic reordered
   { old: { suspend: true, trainer: { image: 'img:1' } }, new: { suspend: true, trainer: {} } }, // image removed
   { old: { suspend: true, trainer: {} }, new: { suspend: true, trainer: { image: 'img:1' } } }, // image added
-  { old: { suspend: false, trainer: { numNodes: 2 } }, new: { suspend: false, trainer: { numNodes: 0 } } }, // to zero while running
-  { old: { suspend: true, trainer: { numNodes: 2 } }, new: { suspend: true, trainer: {} } }, // numNodes removed while suspended
+  // to zero while running
+  { old: { suspend: false, trainer: { numNodes: 2 } }, new: { suspend: false, trainer: { numNodes: 0 } } },
+  // numNodes removed while suspended
+  { old: { suspend: true, trainer: { numNodes: 2 } }, new: { suspend: true, trainer: {} } },
   // Negative counts (issue 8): never changed to; a stored one may stay (ratcheting) or leave.
-  { old: { suspend: true, trainer: { numNodes: 1 } }, new: { suspend: true, trainer: { numNodes: -1 } } }, // to -1 while suspended
-  { old: { suspend: true, trainer: {} }, new: { suspend: true, trainer: { numNodes: -1 } } }, // -1 added while suspended
-  { old: { suspend: false, trainer: { numNodes: 1 } }, new: { suspend: false, trainer: { numNodes: -1 } } }, // to -1 while running (two reasons)
-  { old: { suspend: false, trainer: { numNodes: 1 } }, new: { suspend: true, trainer: { numNodes: -1 } } }, // suspend and go negative at once
-  { old: { suspend: true, trainer: { numNodes: -1 } }, new: { suspend: false, trainer: { numNodes: -1 } } }, // stored -1 kept while resuming
+  // to -1 while suspended
+  { old: { suspend: true, trainer: { numNodes: 1 } }, new: { suspend: true, trainer: { numNodes: -1 } } },
+  // -1 added while suspended
+  { old: { suspend: true, trainer: {} }, new: { suspend: true, trainer: { numNodes: -1 } } },
+  // to -1 while running (two reasons)
+  { old: { suspend: false, trainer: { numNodes: 1 } }, new: { suspend: false, trainer: { numNodes: -1 } } },
+  // suspend and go negative at once
+  { old: { suspend: false, trainer: { numNodes: 1 } }, new: { suspend: true, trainer: { numNodes: -1 } } },
+  // stored -1 kept while resuming
+  { old: { suspend: true, trainer: { numNodes: -1 } }, new: { suspend: false, trainer: { numNodes: -1 } } },
   {
     old: { suspend: true, trainer: { numNodes: -1, image: 'img:1' } },
     new: { suspend: true, trainer: { numNodes: -1, image: 'img:2' } },
@@ -148,7 +158,8 @@ const EDGE_CASES: Omit<Case, 'name'>[] = [
   { old: { suspend: true, trainer: { numNodes: -1 } }, new: { suspend: true, trainer: { numNodes: -2 } } }, // -1 to -2
   { old: { suspend: true, trainer: { numNodes: -1 } }, new: { suspend: true, trainer: { numNodes: 2 } } }, // -1 to 2
   { old: { suspend: true, trainer: { numNodes: -1 } }, new: { suspend: true, trainer: {} } }, // -1 removed
-  { old: { suspend: true, trainer: { numNodes: 2 } }, new: { suspend: true, trainer: { numNodes: 0 } } }, // to 0 while suspended (allowed)
+  // to 0 while suspended (allowed)
+  { old: { suspend: true, trainer: { numNodes: 2 } }, new: { suspend: true, trainer: { numNodes: 0 } } },
   // Finished jobs (issue 8): Trainer never reconciles Complete or DeadlineExceeded again; other failures it does.
   {
     old: { suspend: true, trainer: { numNodes: 1 }, finished: 'Complete' },

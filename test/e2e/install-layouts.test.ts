@@ -4,9 +4,10 @@
 // applied; its Deployments' pods land on KWOK nodes, and the containers of one pod per Deployment
 // (`serve`, `reconcile`) run as processes with the rendered containers' args, environment and
 // mounts and their ServiceAccounts' tokens (TokenRequest); the webhook configurations call `serve`
-// by URL on 127.0.0.1 (no Service endpoints on loopback). Then a TrainJob runs, is suspended, scaled several times and resumed:
-// each JobSet is rebuilt with the new count, and the last one's pods run. The time from each
-// scaling write to the new JobSet's creation (seen by a watch) is printed per layout.
+// by URL on 127.0.0.1 (no Service endpoints on loopback). Then a TrainJob runs, is suspended,
+// scaled several times and resumed: each JobSet is rebuilt with the new count, and the last one's
+// pods run. The time from each scaling write to the new JobSet's creation (seen by a watch) is
+// printed per layout.
 //
 // The default overlay's objects, its replicas one per node and its PodDisruptionBudget are checked
 // here too (install-manifests.test.ts checks the other overlays' objects, the matchConditions, and
@@ -311,7 +312,10 @@ describe(
       );
     }
 
-    /** (a) every request of the account allowed by the manifests' rules, (b) every right used or listed, (c) can-i --list shows exactly them. */
+    /**
+     * (a) every request of the account allowed by the manifests' rules, (b) every right used or
+     * listed, (c) can-i --list shows exactly them.
+     */
     async function checkRights(t: TestContext, layout: Layout, account: string) {
       const rights = grantedRights(layout.docs, NS, account);
       const requests = auditedRequests(auditLog, `system:serviceaccount:${NS}:${account}`, layout.since, layout.until);

@@ -1,12 +1,13 @@
 // Issue 9: the default install's in-process certificate rotation against the real API server.
 // The rendered default-plus-mutating overlay is applied server-side; `serve` runs as a process
 // with the rendered container's args and environment (ports and folder of this machine) and the
-// installed ServiceAccount's own token (TokenRequest), so it has exactly the manifests' rights. The webhook configurations call it by URL on 127.0.0.1 (there are no
-// Service endpoints on loopback); everything else is as rendered. Proven here: the Secret is
-// filled (and created where it may be), both configurations get the caBundle, the API server
-// calls the webhook with it, a second replica adopts the same CA, a caBundle someone removed
-// comes back, and a serving certificate forced near its expiry is renewed while TrainJob writes
-// keep going through with none failing.
+// installed ServiceAccount's own token (TokenRequest), so it has exactly the manifests' rights.
+// The webhook configurations call it by URL on 127.0.0.1 (there are no Service endpoints on
+// loopback); everything else is as rendered. Proven here: the Secret is filled (and created where
+// it may be), both configurations get the caBundle, the API server calls the webhook with it, a
+// second replica adopts the same CA, a caBundle someone removed comes back, and a serving
+// certificate forced near its expiry is renewed while TrainJob writes keep going through with
+// none failing.
 import assert from 'node:assert/strict';
 import { createPrivateKey, webcrypto, X509Certificate } from 'node:crypto';
 import * as x509 from '@peculiar/x509';

@@ -39,7 +39,7 @@ import {
   waitFor,
 } from '../harness/index.ts';
 import type { JobSet, TrainJob } from '../../src/api/objects.ts';
-import { startSidecar, type Sidecar } from '../reconciler/support/sidecar.ts';
+import { startSidecar } from '../reconciler/support/sidecar.ts';
 import {
   api,
   envValue,
@@ -118,7 +118,6 @@ describe(
     let w: World;
     let a: ReturnType<typeof api>;
     let p: ReturnType<typeof pods>;
-    let sidecar: Sidecar;
     const ns = 'queued';
     const name = 'queued';
     const { getTj, create, patch } = inNamespace(ns, () => w);
@@ -169,7 +168,7 @@ describe(
           'Active',
         ),
       );
-      sidecar = await startSidecar(w.cp, {
+      await startSidecar(w.cp, {
         name: 'reconciler',
         mode: 'companion',
         kubeconfig: w.reconcilerKubeconfig.path,
@@ -367,6 +366,7 @@ describe(
     // transition rule (skipped when the new value is absent) and our table allows runtimePatches
     // changes while suspended, so the write is admitted; Trainer's apply of the changed pod template
     // is then refused by JobSet's webhook, and the resumed TrainJob's JobSet stays suspended.
+    // eslint-disable-next-line complexity -- optional chains into the objects read back, no branching
     it("version skew: a v2.3.0-only field of a user's runtime patch is dropped by Kueue's write; Trainer's apply is refused and the resumed job's JobSet stays suspended", async () => {
       const skew = 'skew';
       const userPatch = {

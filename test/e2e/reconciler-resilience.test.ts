@@ -6,7 +6,6 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import { controlPlaneAvailability, upstreamControllersAvailability, waitFor } from '../harness/index.ts';
-import type { TrainJob } from '../../src/api/objects.ts';
 import { microTime } from '../../src/reconciler/lease.ts';
 import { startSidecar, type Sidecar } from '../reconciler/support/sidecar.ts';
 import { killRounds } from '../faults/kill-rounds.ts';

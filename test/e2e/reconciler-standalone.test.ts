@@ -10,7 +10,7 @@ import {
   upstreamControllersAvailability,
   waitFor,
 } from '../harness/index.ts';
-import type { Condition, TrainJob } from '../../src/api/objects.ts';
+import type { Condition } from '../../src/api/objects.ts';
 import { startSidecar, type Sidecar } from '../reconciler/support/sidecar.ts';
 import {
   api,

@@ -55,7 +55,10 @@ for (const mode of ['companion', 'standalone'] as const) {
     const ns = `flows-${mode}`;
     const { key, getTj, create, patch } = inNamespace(ns, () => w);
 
-    /** A numNodes change that the webhook must admit at once (suspended before or in the update), pods of the stale JobSet running or not. */
+    /**
+     * A numNodes change that the webhook must admit at once (suspended before or in the update),
+     * pods of the stale JobSet running or not.
+     */
     const scale = (name: string, numNodes: number, extra: Record<string, unknown> = {}) =>
       patch(name, { spec: { ...extra, trainer: { numNodes } } });
     const nodePods = async (name: string, jobSetUid?: string) =>

@@ -76,7 +76,7 @@ describe('certificates replaced under load', { timeout: 300_000 }, () => {
       const expected = new X509Certificate(pairs[i].certPem).fingerprint256;
       // The directory watch reloads within its debounce; the 10 s poll is the backstop.
       const deadline = Date.now() + 30_000;
-      let served = '';
+      let served: string;
       while ((served = await servedFingerprint(serve.port, ca.certPem)) !== expected && Date.now() < deadline)
         await new Promise((r) => setTimeout(r, 100));
       assert.equal(served, expected, `swap ${i}: the new certificate is served`);

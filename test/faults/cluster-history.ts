@@ -120,7 +120,7 @@ async function retrying(fn: () => Promise<void>, stop: () => boolean): Promise<v
   for (;;) {
     try {
       return await fn();
-    } catch (err) {
+    } catch {
       if (stop()) return;
       await new Promise((r) => setTimeout(r, 250));
     }
@@ -170,6 +170,7 @@ export interface DeletionRecord {
  * the deleting write. A pod whose phase is not terminal (Pending, Running, Unknown; Terminating or
  * not) still ran: that deletion was early. Pure.
  */
+// eslint-disable-next-line complexity -- a scan of the history per JobSet; mostly ?. and ?? on stored objects
 export function checkDeletions(versions: readonly StoredVersion[]): {
   deletions: DeletionRecord[];
   early: EarlyDelete[];

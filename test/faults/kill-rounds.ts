@@ -90,6 +90,7 @@ function lastStep(lines: LogLine[], key: string): string {
 }
 
 /** Runs the rounds in `w` (its sidecars, if any, stopped: this one starts its own). */
+// eslint-disable-next-line max-lines-per-function, complexity -- the fault scenario: set-up, kill rounds, checks
 export async function killRounds(t: TestContext, w: World, opts: KillRounds): Promise<void> {
   const ns = opts.ns;
   await w.cp.kubectl(['create', 'namespace', ns]);

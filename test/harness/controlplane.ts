@@ -100,6 +100,7 @@ function cleanEnv(extra: NodeJS.ProcessEnv = {}): NodeJS.ProcessEnv {
   return { ...env, NO_PROXY: '127.0.0.1,localhost', no_proxy: '127.0.0.1,localhost', ...extra };
 }
 
+// eslint-disable-next-line max-lines-per-function -- starts etcd, apiserver, controllers; its methods close over them
 export async function startControlPlane(opts: ControlPlaneOptions = {}): Promise<ControlPlane> {
   const binaries = opts.binaries ?? (await ensureControlPlaneBinaries());
   const timeoutMs = opts.startTimeoutMs ?? 60_000;

@@ -8,7 +8,10 @@ import { waitFor } from './wait.ts';
 export const TRAINING_ANNOTATION = 'world.trainjob-webhook.test/training';
 /** Seconds a deleted pod stays Terminating before its containers stop (default 2). */
 export const TERMINATION_ANNOTATION = 'world.trainjob-webhook.test/termination-seconds';
-/** The stages' fixed delays (kwok/stages.yaml; stages.test.ts keeps them equal), for tests that print the product's times apart from them. */
+/**
+ * The stages' fixed delays (kwok/stages.yaml; stages.test.ts keeps them equal), for tests that
+ * print the product's times apart from them.
+ */
 export const STAGE_DELAYS = { startMs: 1_000, initializerMs: 2_000, terminationMs: 2_000 } as const;
 
 export type TrainingEnd = 'Succeeded' | 'Failed';

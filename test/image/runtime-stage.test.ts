@@ -8,17 +8,7 @@
 // (ports 0, loopback, a certificate folder of the test's, --offline), and npm may use its cache.
 import assert from 'node:assert/strict';
 import { execFileSync, spawn } from 'node:child_process';
-import {
-  chmodSync,
-  cpSync,
-  existsSync,
-  mkdirSync,
-  mkdtempSync,
-  readFileSync,
-  readdirSync,
-  rmSync,
-  statSync,
-} from 'node:fs';
+import { chmodSync, cpSync, existsSync, mkdirSync, mkdtempSync, readFileSync, readdirSync, rmSync } from 'node:fs';
 import { request } from 'node:https';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
@@ -52,6 +42,7 @@ function sizeOf(dir: string): { bytes: number; diskMiB: number } {
 }
 
 /** Runs a stage's instructions into `root` (a folder standing for the image's filesystem). */
+// eslint-disable-next-line complexity -- a Dockerfile stage interpreter: one case per instruction
 function buildStage(stage: Stage, root: string, stages: Map<string, string>, log: (s: string) => void) {
   let workdir = '/';
   const env: Record<string, string> = {};

@@ -143,6 +143,7 @@ describe('parseJsonExact values', () => {
         99999999999999999999n,
         9007199254740991,
         1e20,
+        // eslint-disable-next-line no-loss-of-precision -- deliberate: a fraction past 2^53 stays a (rounded) double
         12345678901234567.5,
         -0,
       ],

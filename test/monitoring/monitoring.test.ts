@@ -220,10 +220,13 @@ describe('manifests/monitoring', () => {
         const matches = (value: string) =>
           m.op === '=' ? m.value === value : m.op === '=~' ? new RegExp(`^(?:${m.value})$`).test(value) : true;
         if (metric.startsWith('controller_runtime_reconcile') || metric.startsWith('workqueue_')) {
-          if (m.label === 'controller' || m.label === 'name')
-            (assert.ok(matches(CONTROLLER_NAME), `${metric}{${m.label}${m.op}"${m.value}"}`), checked++);
+          if (m.label === 'controller' || m.label === 'name') {
+            assert.ok(matches(CONTROLLER_NAME), `${metric}{${m.label}${m.op}"${m.value}"}`);
+            checked++;
+          }
         } else if (metric === 'leader_election_master_status' && m.label === 'name') {
-          (assert.ok(matches(COMPONENT), `${metric}{name${m.op}"${m.value}"} is the Lease ${COMPONENT}`), checked++);
+          assert.ok(matches(COMPONENT), `${metric}{name${m.op}"${m.value}"} is the Lease ${COMPONENT}`);
+          checked++;
         } else if (metric.startsWith('controller_runtime_webhook') && m.label === 'webhook') {
           for (const p of [VALIDATE_PATH, MUTATE_PATH])
             assert.ok(matches(p), `${metric}{webhook${m.op}"${m.value}"} matches ${p}`);

@@ -34,6 +34,7 @@ const OPERATORS = [
 /** A range or subquery: `[5m]`, `[1h:5m]`, or a Grafana variable `[$__rate_interval]`. */
 const RANGE = /^\[\s*(?:\$\w+|\$\{\w+\}|(?:\d+(?:ms|[smhdwy]))+)\s*(?::\s*(?:(?:\d+(?:ms|[smhdwy]))+)?\s*)?\]/;
 
+// eslint-disable-next-line complexity -- a PromQL tokenizer: one branch per token kind, and string escapes
 export function tokenize(expr: string): Token[] {
   const tokens: Token[] = [];
   let i = 0;
@@ -151,6 +152,7 @@ export interface Selector {
 }
 
 /** Every series selector in an expression; throws on an unknown function or unbalanced brackets. */
+// eslint-disable-next-line complexity -- a PromQL selector parser: one branch per token kind and matcher check
 export function selectors(expr: string): Selector[] {
   const tokens = tokenize(expr);
   const found: Selector[] = [];

@@ -25,6 +25,7 @@ interface World {
 }
 
 /** Runs decide() as the orchestrator does: answering each `need` from the world, in order. */
+// eslint-disable-next-line complexity -- answers each kind of need decide() asks, each with the World's default
 function run(w: World): { decision: Decision; needs: Need[] } {
   const o: Observation = {
     mode: w.mode ?? 'companion',

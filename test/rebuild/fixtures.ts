@@ -21,7 +21,10 @@ export function upstreamRuntime(which: keyof typeof RUNTIME_FILES): Runtime {
   return { kind: doc.kind, name: doc.metadata.name, spec: doc.spec };
 }
 
-/** A JobSet Trainer v2.3.0 built: torch1 (torch, numNodes 1, image/command/env/3 CPUs), mpi (deepspeed, node 1), ttpub (torchtune). */
+/**
+ * A JobSet Trainer v2.3.0 built: torch1 (torch, numNodes 1, image/command/env/3 CPUs), mpi
+ * (deepspeed, node 1), ttpub (torchtune).
+ */
 export function trainerJobSet(which: 'torch1' | 'mpi' | 'ttpub'): JobSet {
   return JSON.parse(readFileSync(path.join(here, 'fixtures', `trainer-v2.3.0-jobset-${which}.json`), 'utf8'));
 }

@@ -36,7 +36,10 @@ function repoFiles(): string[] {
 
 /** Relative paths that climb: `../x`, `../../x/y`, and `..` as a path segment of its own. */
 const CLIMBING = /(?<![\w.])(?:\.\.\/)+[\w.@-]*(?:\/[\w.@-]+)*|(?<=[/'"`(\s,])\.\.(?=['"`/)\s,]|$)/g;
-/** Lines resolving from their own file: imports, `import.meta`, `__dirname`/`dirname "$0"`, `here`, and the line defining the root. */
+/**
+ * Lines resolving from their own file: imports, `import.meta`, `__dirname`/`dirname "$0"`, `here`,
+ * and the line defining the root.
+ */
 const FROM_FILE =
   /\bimport\b|\bfrom\s+['"]|import\.meta|__dirname|\bdirname\b|\bhere\b|\b(root|projectRoot|repoRoot)\s*=/;
 const NAMES_ROOT = /\b(root|projectRoot|repoRoot|cwd)\b/;
@@ -170,7 +173,7 @@ describe('the repository stands alone', () => {
       assert.match(log, /embedded Trainer v2\.3\.0 TrainJob CRD/);
       assert.doesNotMatch(log, /ERR_ACCESS_DENIED/);
     } catch (err) {
-      throw new Error(`${(err as Error).message}\n${log}`);
+      throw new Error(`${(err as Error).message}\n${log}`, { cause: err });
     } finally {
       child.kill('SIGTERM');
       await new Promise((r) => child.once('close', r));

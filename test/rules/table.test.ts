@@ -24,7 +24,10 @@ interface Case {
   change: (o: TrainJob) => void;
   /** Expected causes as `field type origin`; empty means allowed. */
   want: string[];
-  /** Behind a CRD the API server first prunes unknown fields and defaults absent ones: the case then means something else. */
+  /**
+   * Behind a CRD the API server first prunes unknown fields and defaults absent ones: the case then
+   * means something else.
+   */
   tableAlone?: true;
 }
 

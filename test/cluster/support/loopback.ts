@@ -69,13 +69,19 @@ export function acceptConnect<S extends Server>(server: S, seen: (req: IncomingM
 export interface Socks5Options {
   /** Each client's first byte: 5 for SOCKS5 (a TLS ClientHello begins with 22). */
   hello?: (byte: number) => void;
-  /** Each CONNECT's address as sent: an IPv4 address, or a domain name (address type 3) left to the proxy to resolve. */
+  /**
+   * Each CONNECT's address as sent: an IPv4 address, or a domain name (address type 3) left to the
+   * proxy to resolve.
+   */
   asked?: (address: string) => void;
   /** The proxy's own "DNS": the host it dials for an address. */
   resolve?: (address: string) => string;
 }
 
-/** A SOCKS5 proxy without authentication (RFC 1928: CONNECT to an IPv4 address or a domain name); a client that does not speak SOCKS5 is dropped. */
+/**
+ * A SOCKS5 proxy without authentication (RFC 1928: CONNECT to an IPv4 address or a domain name); a
+ * client that does not speak SOCKS5 is dropped.
+ */
 export function socks5Proxy({
   hello = () => {},
   asked = () => {},
@@ -107,7 +113,10 @@ export function socks5Proxy({
   });
 }
 
-/** An HTTPS stand-in for the API server on 127.0.0.1, its certificate (for `names`) signed by a new CA, answering `{}`. */
+/**
+ * An HTTPS stand-in for the API server on 127.0.0.1, its certificate (for `names`) signed by a new
+ * CA, answering `{}`.
+ */
 export async function tlsApiServer(
   names?: ServingCertOptions,
 ): Promise<{ ca: CertificateAuthority; server: HttpsServer; url: string }> {
@@ -119,6 +128,9 @@ export async function tlsApiServer(
   return { ca, server, url: `https://127.0.0.1:${await listen(server)}` };
 }
 
-/** A kubeconfig (YAML) whose current context `c` joins cluster `k` (`cluster`: the inside of its flow mapping) and user `u` (`user`: likewise). */
+/**
+ * A kubeconfig (YAML) whose current context `c` joins cluster `k` (`cluster`: the inside of its
+ * flow mapping) and user `u` (`user`: likewise).
+ */
 export const kubeconfig = (cluster: string, user = 'token: t'): string =>
   `clusters: [{name: k, cluster: {${cluster}}}]\ncontexts: [{name: c, context: {cluster: k, user: u}}]\ncurrent-context: c\nusers: [{name: u, user: {${user}}}]\n`;

@@ -92,7 +92,10 @@ export interface PodContainerProcess {
 export interface PodRunOptions {
   /** A kubeconfig per ServiceAccount name (the pod's serviceAccountName picks one). */
   kubeconfigs: Record<string, string>;
-  /** Args a container gets after its rendered ones, by container name (what a pod would have had from its surroundings). */
+  /**
+   * Args a container gets after its rendered ones, by container name (what a pod would have had
+   * from its surroundings).
+   */
   extraArgs?: Record<string, string[]>;
   /** Containers of the pod not to run. */
   skip?: string[];

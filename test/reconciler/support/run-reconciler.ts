@@ -26,7 +26,10 @@ export function splitCrashPoint(argv: readonly string[]): { crashAfter?: CrashPo
 
 type LeaseTiming = Pick<LeaderElectionConfig, 'leaseDurationMs' | 'renewDeadlineMs' | 'retryPeriodMs'>;
 
-/** Takes `--lease-timing LEASE,RENEW,RETRY` (ms; lease > renew deadline > retry period, as client-go requires) out of the arguments. */
+/**
+ * Takes `--lease-timing LEASE,RENEW,RETRY` (ms; lease > renew deadline > retry period, as client-go
+ * requires) out of the arguments.
+ */
 export function splitLeaseTiming(argv: readonly string[]): { leaseTiming?: LeaseTiming; args: string[] } {
   const at = argv.indexOf('--lease-timing');
   if (at < 0) return { args: [...argv] };

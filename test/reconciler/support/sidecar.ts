@@ -49,7 +49,10 @@ const node = process.execPath;
 /** The flags only the test entry (run-reconciler.ts) reads. */
 const TEST_ONLY_FLAGS = ['--crash-after', '--lease-timing'];
 
-/** The shipped CLI, or the test entry when the arguments ask for a test-only setting (a crash point, the Lease's timing). */
+/**
+ * The shipped CLI, or the test entry when the arguments ask for a test-only setting (a crash point,
+ * the Lease's timing).
+ */
 function entrypoint(extraArgs: readonly string[]): string[] {
   return TEST_ONLY_FLAGS.some((f) => extraArgs.includes(f))
     ? [path.join(projectRoot, 'test/reconciler/support/run-reconciler.ts')]

@@ -35,7 +35,10 @@ import type { JobSet, TrainJob } from '../../../src/api/objects.ts';
 
 export const JOBSET = { group: 'jobset.x-k8s.io', version: 'v1alpha2', plural: 'jobsets' } as const;
 export const REPORT = 'trainjob-webhook.kubeflow.org/jobset-rebuild';
-/** The reconciler runs as the ServiceAccount of manifests/rbac (the default layout's account), with exactly that RBAC. */
+/**
+ * The reconciler runs as the ServiceAccount of manifests/rbac (the default layout's account), with
+ * exactly that RBAC.
+ */
 export const RECONCILER_SA = { namespace: 'kubeflow-system', name: 'trainjob-webhook' };
 
 export interface World {
