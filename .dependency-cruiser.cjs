@@ -65,7 +65,7 @@ const LAYERS = [
   {
     name: 'rebuild',
     is:
-      'the pure judgment of a JobSet rebuild (no I/O), shared by the webhook and the reconciler; ' +
+      'the pure judgment of a JobSet rebuild (no I/O): the reconciler acts on it, the webhook may consult it; ' +
       'rebuild/trainer-jobset/ builds the JobSet Trainer would build.',
     mayImport: ['api', 'json', 'field'],
   },
@@ -102,22 +102,9 @@ const LAYERS = [
     name: 'webhook',
     is:
       'the admission server: routes, envelope, defaulting, the Jobs read, the CRD follower, the ' +
-      'hand-off sender, its config and run. Never the reconciler.',
-    mayImport: [
-      'rules',
-      'rebuild',
-      'handoff',
-      'api',
-      'cluster',
-      'certs',
-      'observability',
-      'process',
-      'crd',
-      'cel',
-      'field',
-      'json',
-      'io',
-    ],
+      'hand-off sender, its config and run. Never the reconciler. It decides through rules/ (which ' +
+      'reaches crd/ and cel/), and may consult rebuild/ for what a rebuild can carry out.',
+    mayImport: ['rules', 'rebuild', 'handoff', 'api', 'cluster', 'certs', 'observability', 'process', 'field', 'json'],
   },
   {
     name: 'reconciler',
@@ -190,6 +177,15 @@ module.exports = {
       severity: 'error',
       from: { path: '^src/' },
       to: { dependencyTypes: ['npm-dev'], dependencyTypesNot: ['type-only'] },
+    },
+    {
+      name: 'pure-without-io',
+      comment:
+        'The pure layers (json, field, api, handoff, rebuild) decide from their arguments alone: no Node module ' +
+        '(fs, net, timers, http) and no package, so the judgment runs the same in both processes and in tests.',
+      severity: 'error',
+      from: { path: '^src/(json|field|api|handoff|rebuild)/' },
+      to: { dependencyTypes: ['core', 'npm', 'npm-dev', 'npm-optional', 'npm-peer', 'npm-no-pkg', 'npm-unknown'] },
     },
     {
       name: 'not-in-layer-map',

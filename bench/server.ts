@@ -3,7 +3,7 @@
 //   node bench/server.ts bare|table|embedded|crd CERT KEY [CRD_FILE]
 //
 // `bare` is a Fastify TLS endpoint that parses the JSON body and answers a fixed AdmissionReview
-// (the baseline); the others are the real admission server (src/server.ts) with the real
+// (the baseline); the others are the real admission server (src/webhook/server.ts) with the real
 // validator, deciding by the rule table alone (`table`), with the embedded default CRD (what
 // `serve` uses offline) or with a CRD file. Prints its URL once listening.
 import { readFileSync } from 'node:fs';

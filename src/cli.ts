@@ -31,7 +31,7 @@ const COMMANDS: Record<string, { run: Command; usage: () => Promise<string> }> =
     run: async (args, io) => (await import('./commands/rules.ts')).rulesCommand(args, io),
     usage: async () => (await import('./commands/rules.ts')).RULES_USAGE,
   },
-  // The reconciler's flags module reaches the cluster client through its constants.
+  // The usage text comes from the reconciler's flags module alone: --help loads no client.
   reconcile: {
     run: async (args, io) => (await import('./commands/reconcile.ts')).reconcileCommand(args, io),
     usage: async () => (await import('./reconciler/config.ts')).RECONCILE_USAGE,

@@ -1,5 +1,6 @@
 // What a server decided for one AdmissionReview, reduced to what every enforcer must agree on:
 // allowed or not, and for a denial its HTTP-like code and the fields its causes blame.
+import { isObject } from '../../src/json/object.ts';
 
 export interface Decision {
   allowed: boolean;
@@ -9,21 +10,18 @@ export interface Decision {
   fields: string[];
 }
 
-type Obj = Record<string, unknown>;
-const isObj = (v: unknown): v is Obj => typeof v === 'object' && v !== null && !Array.isArray(v);
-
 /** The decision in an AdmissionReview answer; a clear error when the answer is not one. */
 export function decisionOf(answer: unknown): Decision {
-  if (!isObj(answer) || answer.kind !== 'AdmissionReview' || !isObj(answer.response)) {
+  if (!isObject(answer) || answer.kind !== 'AdmissionReview' || !isObject(answer.response)) {
     throw new Error(`not an AdmissionReview answer: ${JSON.stringify(answer)?.slice(0, 200)}`);
   }
   const { allowed, status } = answer.response;
   if (typeof allowed !== 'boolean') throw new Error('response.allowed is not a boolean');
   if (allowed) return { allowed, fields: [] };
-  const details = isObj(status) && isObj(status.details) ? status.details : {};
+  const details = isObject(status) && isObject(status.details) ? status.details : {};
   const causes = Array.isArray(details.causes) ? details.causes : [];
-  const fields = causes.map((c) => (isObj(c) && typeof c.field === 'string' ? c.field : '')).sort();
-  return { allowed, code: isObj(status) && typeof status.code === 'number' ? status.code : undefined, fields };
+  const fields = causes.map((c) => (isObject(c) && typeof c.field === 'string' ? c.field : '')).sort();
+  return { allowed, code: isObject(status) && typeof status.code === 'number' ? status.code : undefined, fields };
 }
 
 export function formatDecision(d: Decision): string {

@@ -1,6 +1,6 @@
 // The names this project shares with upstream (Trainer v2.3.0, JobSet v0.12.0: groups, kinds,
-// the CRD, labels, annotations) and the few it adds, as JobSet keeps pkg/constants. Both
-// processes use them; nothing here imports anything.
+// the CRD, labels, annotations) and the few it adds, as JobSet keeps pkg/constants: the webhook,
+// the rebuild's judgment and the reconciler read them from here. Nothing here imports anything.
 
 export const TRAINJOB_GROUP = 'trainer.kubeflow.org';
 export const TRAINJOB_VERSION = 'v1alpha1';

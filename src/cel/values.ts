@@ -4,6 +4,7 @@
 // interned by content, so old and new values share identical elements. Conversion recurses only
 // along the schema (finite); values outside it are converted iteratively, at any depth.
 // toCelView converts only what a rule reads (src/cel/reads.ts).
+import { isObject } from '../json/object.ts';
 import { WHOLE, type Reads } from './reads.ts';
 
 /** The structural-schema keywords typing depends on (a subset of JSONSchemaProps). */
@@ -385,7 +386,7 @@ export function toCelView(
     const out = newMap();
     const additional = typeof schema.additionalProperties === 'object' ? schema.additionalProperties : undefined;
     const meta = obj.metadata;
-    const restrictMeta = root && meta !== null && typeof meta === 'object' && !Array.isArray(meta);
+    const restrictMeta = root && isObject(meta);
     for (const k of Object.keys(obj)) {
       const below = reads.get(k);
       if (below === undefined) continue;

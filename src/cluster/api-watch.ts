@@ -4,7 +4,7 @@
 // limit or a broken connection; followWatch starts it again with backoff, as client-go's
 // reflector does. A line that is not a JSON event is reported and skipped.
 import type { ApiClient } from './api-request.ts';
-import { ApiError, describeError, describeStatus } from './errors.ts';
+import { ApiError, describeError, describeStatus, statusMessage } from './errors.ts';
 import { lineSplitter } from './watch-lines.ts';
 
 export interface WatchEvent {
@@ -99,11 +99,8 @@ export async function watchOnce(
 
 /** An ERROR event's object is a Status: its code and message. */
 function describeWatchError(object: unknown): string {
-  const status = object as { code?: unknown; message?: unknown } | null;
-  return describeStatus(
-    typeof status?.code === 'number' ? status.code : undefined,
-    (typeof status?.message === 'string' && status.message) || 'no message',
-  );
+  const code = (object as { code?: unknown } | null)?.code;
+  return describeStatus(typeof code === 'number' ? code : undefined, statusMessage(object) || 'no message');
 }
 
 async function readSome(res: AsyncIterable<Buffer> & { destroy(): void }, max: number): Promise<string> {

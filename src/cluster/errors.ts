@@ -68,6 +68,6 @@ export function describeStatus(code: number | undefined, message: string): strin
 /** A short, single-line reason for a failed API call, without response bodies that may be large. */
 export function describeError(err: unknown): string {
   const body = (err as { body?: unknown } | null)?.body;
-  const reason = typeof body === 'string' ? statusMessage(body) : '';
+  const reason = statusMessage(body);
   return describeStatus(statusCode(err), reason || (err instanceof Error ? err.message : String(err)));
 }

@@ -11,6 +11,7 @@ import {
   RELEASED_FROM_ANNOTATION,
   RETAINED_FOR_LABEL,
   TRAINJOB_API_VERSION,
+  TRAINJOB_KIND,
 } from '../api/names.ts';
 import {
   isDeleting,
@@ -58,7 +59,7 @@ function rewrite(
 function trainJobOwner(trainJob: TrainJob): OwnerReference {
   return {
     apiVersion: TRAINJOB_API_VERSION,
-    kind: 'TrainJob',
+    kind: TRAINJOB_KIND,
     name: trainJob.metadata.name ?? '',
     uid: trainJob.metadata.uid ?? '',
     controller: false,

@@ -14,7 +14,7 @@ import {
 } from '@kubernetes/client-node';
 import { describeError } from '../cluster/errors.ts';
 import type { Logger } from '../observability/logger.ts';
-import { JOBSET, JOBSET_NAME_LABEL, TRAINJOB } from '../api/names.ts';
+import { JOBSET, JOBSET_NAME_LABEL, TRAINJOB, TRAINJOB_KIND } from '../api/names.ts';
 import { controllerOf, keyOf, type Job, type JobSet, type ObjectMeta, type TrainJob } from '../api/objects.ts';
 
 /**
@@ -53,7 +53,7 @@ export interface WatchOptions {
 /** The TrainJob a JobSet event concerns: its controller, when that is a TrainJob. */
 export function trainJobKeyOfJobSet(meta: ObjectMeta): string | undefined {
   const owner = controllerOf(meta);
-  return owner?.kind === 'TrainJob' && meta.namespace ? keyOf(meta.namespace, owner.name) : undefined;
+  return owner?.kind === TRAINJOB_KIND && meta.namespace ? keyOf(meta.namespace, owner.name) : undefined;
 }
 
 /** The TrainJob a Job event concerns: the JobSet it belongs to is named like its TrainJob. */

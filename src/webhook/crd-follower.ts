@@ -7,8 +7,6 @@ import { jsonApi } from '../cluster/api-json.ts';
 import { followWatch, reportingTo } from '../cluster/api-watch.ts';
 import { TRAINJOB_CRD } from '../api/names.ts';
 
-export { TRAINJOB_CRD };
-
 export interface CrdFollowerEvents {
   onChange(crd: unknown): void;
   onError(message: string): void;

@@ -10,6 +10,7 @@ import {
   NODE,
   TORCH_MASTER_PORT,
   TRAINJOB_API_VERSION,
+  TRAINJOB_KIND,
 } from '../../api/names.ts';
 import { mlPolicyOf, effectiveNumNodes } from '../ml-policy.ts';
 import {
@@ -122,7 +123,7 @@ export function buildJobSet(trainJob: TrainJob, runtime: Runtime): BuildResult {
       ownerReferences: [
         {
           apiVersion: TRAINJOB_API_VERSION,
-          kind: 'TrainJob',
+          kind: TRAINJOB_KIND,
           name,
           uid: trainJob.metadata.uid ?? '',
           controller: true,
