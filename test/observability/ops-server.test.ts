@@ -2,7 +2,7 @@ import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { createMetrics } from '../../src/observability/metrics.ts';
 import { buildOpsServer } from '../../src/observability/ops-server.ts';
-import { captureLogs } from './fixtures.ts';
+import { captureLogs } from '../webhook/fixtures.ts';
 
 async function ops(reason?: string) {
   const metrics = createMetrics();

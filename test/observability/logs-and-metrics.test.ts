@@ -2,8 +2,7 @@ import assert from 'node:assert/strict';
 import { request as httpsRequest } from 'node:https';
 import { describe, it } from 'node:test';
 import { logAdmission } from '../../src/observability/logger.ts';
-import { installProcessHandlers } from '../../src/process/signals.ts';
-import { MUTATE, VALIDATE, captureLogs, fakeValidator, post, review, testServer } from './fixtures.ts';
+import { MUTATE, VALIDATE, captureLogs, fakeValidator, post, review, testServer } from '../webhook/fixtures.ts';
 import { CONTROLLER_RUNTIME_LATENCY_BUCKETS } from '../../src/observability/metrics.ts';
 import type { WebhookMetrics } from '../../src/observability/metrics.ts';
 
@@ -52,28 +51,6 @@ describe('logger', () => {
       latencyMs: 1,
     });
     assert.equal(lines[1].level, 'error');
-  });
-});
-
-describe('process handlers', () => {
-  // A signal nothing else listens to (SIGUSR2 would also fire Node's diagnostic report).
-  it('a signal closes the server once; handlers can be removed', async () => {
-    const { logger, lines } = captureLogs();
-    let closes = 0;
-    const before = process.listenerCount('SIGVTALRM');
-    const uninstall = installProcessHandlers(
-      { close: async () => void closes++ },
-      { logger, timeoutMs: 5000, signals: ['SIGVTALRM'], exit: () => {} },
-    );
-    try {
-      process.emit('SIGVTALRM', 'SIGVTALRM');
-      await new Promise((r) => setImmediate(r));
-      assert.equal(closes, 1);
-      assert.ok(lines.some((l) => l.msg === 'signal received' && l.signal === 'SIGVTALRM'));
-    } finally {
-      uninstall();
-    }
-    assert.equal(process.listenerCount('SIGVTALRM'), before);
   });
 });
 
