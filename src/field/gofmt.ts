@@ -1,21 +1,29 @@
 // Go's fmt verbs as kube-openapi uses them in its messages (`%q`, `%v` of float64), so the
 // texts we build match the API server's byte for byte.
 
-const PRINTABLE = /^[\p{L}\p{M}\p{N}\p{P}\p{S} ]$/u;
+import { isGoPrint } from './go-isprint.ts';
 
-/** Go's `%q` (strconv.Quote): printable runes kept, the rest escaped Go-style. */
+/**
+ * Go's `%q` (strconv.Quote, its appendEscapedRune): `"` and `\\` backslashed, the runes
+ * strconv.IsPrint accepts kept (Go's tables, not Node's ICU: src/field/go-isprint.ts), the rest
+ * escaped. A lone surrogate is U+FFFD, as Go's JSON decoder made it, and U+FFFD is printable.
+ */
 // eslint-disable-next-line complexity -- one case per escape strconv.Quote writes
 export function goQuote(s: string): string {
   let out = '"';
-  for (const ch of s) {
+  for (const rune of s) {
+    // Go's JSON decoder replaced each lone surrogate with U+FFFD.
+    const ch = rune.length === 1 && rune >= '\ud800' && rune <= '\udfff' ? '\ufffd' : rune;
     const cp = ch.codePointAt(0)!;
+    if (ch === '"' || ch === '\\') {
+      out += `\\${ch}`; // always backslashed
+      continue;
+    }
+    if (isGoPrint(cp)) {
+      out += ch;
+      continue;
+    }
     switch (ch) {
-      case '"':
-        out += '\\"';
-        continue;
-      case '\\':
-        out += '\\\\';
-        continue;
       case '\u0007':
         out += '\\a';
         continue;
@@ -38,10 +46,8 @@ export function goQuote(s: string): string {
         out += '\\v';
         continue;
     }
-    if (cp >= 0xd800 && cp <= 0xdfff)
-      out += '\ufffd'; // Go's JSON decoder replaced lone surrogates
-    else if (PRINTABLE.test(ch)) out += ch;
-    else if (cp < 0x80) out += `\\x${cp.toString(16).padStart(2, '0')}`;
+    // No rune of a JS string is invalid for utf8.ValidRune (> 0x10FFFF or a surrogate, mapped above).
+    if (cp < 0x20 || cp === 0x7f) out += `\\x${cp.toString(16).padStart(2, '0')}`;
     else if (cp < 0x10000) out += `\\u${cp.toString(16).padStart(4, '0')}`;
     else out += `\\U${cp.toString(16).padStart(8, '0')}`;
   }
