@@ -1,5 +1,6 @@
-// The shapes the reconciler reads. Objects come from the API server as JSON: only the fields used
-// here are typed, everything stays optional, and nothing is assumed to be well formed.
+// The shapes of the TrainJob, its JobSet and the objects around them, as the rebuild's judgment and
+// the reconciler read them. Objects come from the API server as JSON: only the fields used are
+// typed, everything stays optional, and nothing is assumed to be well formed.
 import { isObject } from '../json/object.ts';
 
 export type Obj = Record<string, unknown>;
@@ -159,15 +160,6 @@ export interface Pod {
 
 export interface PersistentVolumeClaim {
   metadata: ObjectMeta;
-}
-
-export function keyOf(namespace: string, name: string): string {
-  return `${namespace}/${name}`;
-}
-
-export function splitKey(key: string): { namespace: string; name: string } {
-  const slash = key.indexOf('/');
-  return { namespace: key.slice(0, slash), name: key.slice(slash + 1) };
 }
 
 // Guards for reading objects that may be malformed (see wellformed.ts for whole objects). Absent

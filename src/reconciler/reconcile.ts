@@ -25,7 +25,7 @@ import type { ReconcilerMetrics } from './metrics.ts';
 import type { RuntimeMemo } from './runtime-memo.ts';
 import type { WaitMemo } from './wait-memo.ts';
 import type { ClusterCache } from './watches.ts';
-import { splitKey } from '../api/objects.ts';
+import { splitKey } from './keys.ts';
 import type { HandlerResult } from './queue.ts';
 import { eventFor, previousReport, type RebuildReport } from '../rebuild/report.ts';
 

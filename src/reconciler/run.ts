@@ -16,7 +16,7 @@ import type { Hint } from '../handoff/hint.ts';
 import { awaitPersisted } from './hint-wait.ts';
 import { createLeaderElector } from './lease.ts';
 import { createReconcilerMetrics, leaseRecorder, queueRecorder, type ReconcilerMetrics } from './metrics.ts';
-import { keyOf } from '../api/objects.ts';
+import { keyOf } from './keys.ts';
 import { WorkQueue } from './queue.ts';
 import { reconcileKey } from './reconcile.ts';
 import { WaitMemo } from './wait-memo.ts';

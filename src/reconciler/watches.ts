@@ -15,7 +15,8 @@ import {
 import { describeError } from '../cluster/errors.ts';
 import type { Logger } from '../observability/logger.ts';
 import { JOBSET, JOBSET_NAME_LABEL, TRAINJOB, TRAINJOB_KIND } from '../api/names.ts';
-import { controllerOf, keyOf, type Job, type JobSet, type ObjectMeta, type TrainJob } from '../api/objects.ts';
+import { keyOf } from './keys.ts';
+import { controllerOf, type Job, type JobSet, type ObjectMeta, type TrainJob } from '../api/objects.ts';
 
 /**
  * What the watches hold, read instead of the API server. A cache may lag behind by an event: every
