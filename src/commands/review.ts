@@ -1,6 +1,5 @@
 // `trainjob-webhook review --old FILE --new FILE [--crd FILE]`: decides one change offline and
 // prints the answer the validating webhook would give. Exit 0 allowed, 1 denied, 2 bad input.
-import { parseArgs } from 'node:util';
 import { createValidator } from '../rules/validator.ts';
 import { answer } from '../webhook/envelope.ts';
 import { denialStatus } from '../webhook/status.ts';
@@ -9,6 +8,7 @@ import { stringifyJsonLossless } from '../json/lossless.ts';
 import { loadEmbeddedPolicy, loadPolicyFromFile } from '../rules/crd-policy.ts';
 import { buildPolicy } from '../rules/policy.ts';
 import type { CommandIo } from './io.ts';
+import { parseFlags } from '../process/flags.ts';
 
 /** Every flag of `review`, each one in REVIEW_USAGE (a test keeps them equal). */
 export const REVIEW_FLAGS = {
@@ -32,7 +32,7 @@ Prints the AdmissionReview answer the webhook would give. Exit code 0 allowed, 1
 export async function reviewCommand(args: string[], io: CommandIo): Promise<number> {
   let values: { old?: string; new?: string; crd?: string; 'table-only'?: boolean };
   try {
-    ({ values } = parseArgs({ args, strict: true, allowPositionals: false, options: REVIEW_FLAGS }));
+    values = parseFlags(args, REVIEW_FLAGS);
   } catch (err) {
     io.err(`review: ${(err as Error).message}\n\n${REVIEW_USAGE}`);
     return 2;

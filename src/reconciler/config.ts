@@ -3,10 +3,15 @@
 import { randomUUID } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import { hostname } from 'node:os';
-import { parseArgs } from 'node:util';
 import type { ClusterAccess } from '../cluster/kube-access.ts';
 import { LOG_LEVELS, type LogLevel } from '../observability/log-levels.ts';
-import { ConfigError, nonEmptyFlag as nonEmpty, oneOfFlag as oneOf, portFlag as port } from '../process/flags.ts';
+import {
+  ConfigError,
+  nonEmptyFlag as nonEmpty,
+  oneOfFlag as oneOf,
+  parseFlags,
+  portFlag as port,
+} from '../process/flags.ts';
 import { COMPONENT, DEFAULT_FIELD_MANAGER } from './names.ts';
 import type { Mode } from '../rebuild/decision.ts';
 
@@ -106,20 +111,9 @@ export interface ConfigSources {
   uuid?: () => string;
 }
 
-// eslint-disable-next-line complexity -- each reconcile flag checked and defaulted where the config is built
 export function parseReconcileArgs(args: readonly string[], sources: ConfigSources = {}): ReconcileConfig {
   const env = sources.env ?? process.env;
-  let values;
-  try {
-    ({ values } = parseArgs({
-      args: [...args],
-      strict: true,
-      allowPositionals: false,
-      options: RECONCILE_FLAGS,
-    }));
-  } catch (err) {
-    throw new ConfigError((err as Error).message);
-  }
+  const values = parseFlags(args, RECONCILE_FLAGS);
 
   const inCluster = !!(env.KUBERNETES_SERVICE_HOST && env.KUBERNETES_SERVICE_PORT);
   const kubeconfig = nonEmpty('--kubeconfig', values.kubeconfig);

@@ -1,7 +1,12 @@
 // `serve` flags, parsed once into a config object. This is the only place that reads the
 // environment: everything below receives what it needs from the ServeConfig.
-import { parseArgs } from 'node:util';
-import { ConfigError, nonEmptyFlag as nonEmpty, oneOfFlag, portFlag as parsePort } from '../process/flags.ts';
+import {
+  ConfigError,
+  nonEmptyFlag as nonEmpty,
+  oneOfFlag,
+  parseFlags,
+  portFlag as parsePort,
+} from '../process/flags.ts';
 import type { ClusterAccess } from '../cluster/kube-access.ts';
 import { LOG_LEVELS, type LogLevel } from '../observability/log-levels.ts';
 
@@ -125,17 +130,7 @@ export const SERVE_FLAGS = {
 type Env = Readonly<Record<string, string | undefined>>;
 
 export function parseServeArgs(args: readonly string[], env: Env = process.env): ServeConfig {
-  let values;
-  try {
-    ({ values } = parseArgs({
-      args: [...args],
-      strict: true,
-      allowPositionals: false,
-      options: SERVE_FLAGS,
-    }));
-  } catch (err) {
-    throw new ConfigError((err as Error).message);
-  }
+  const values = parseFlags(args, SERVE_FLAGS);
 
   const port = parsePort('--port', values.port, SERVE_DEFAULTS.port);
   const opsPort = parsePort('--ops-port', values['ops-port'], SERVE_DEFAULTS.opsPort);
