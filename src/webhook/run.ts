@@ -87,6 +87,11 @@ export interface Webhook {
 export async function startWebhook(config: ServeConfig, logger: Logger, metrics: WebhookMetrics): Promise<Webhook> {
   let policies: PolicySource | undefined;
   let rotation: CertRotation | undefined;
+  /** Stops what runs beside the servers: the CRD follower and the rotation. */
+  const stopBackground = (): void => {
+    policies?.stop();
+    rotation?.stop();
+  };
   try {
     const cluster = config.cluster.mode === 'none' ? undefined : await loadClusterModules();
     const connection = await cluster?.connectCluster(config.cluster);
@@ -101,17 +106,14 @@ export async function startWebhook(config: ServeConfig, logger: Logger, metrics:
       crdSource: policies.source,
     });
     const handle = await startServe(config, { validator, logger, metrics, certificateReady: rotation?.ready });
-    const [following, rotating] = [policies, rotation];
     return {
       close: async () => {
-        following.stop();
-        rotating?.stop();
+        stopBackground();
         await handle.close();
       },
     };
   } catch (err) {
-    policies?.stop();
-    rotation?.stop();
+    stopBackground();
     throw err;
   }
 }
