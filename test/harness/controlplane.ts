@@ -10,7 +10,7 @@ import { ensureControlPlaneBinaries } from './availability.ts';
 import { trackDir, untrackDir } from './cleanup.ts';
 import { apiServerArgs, controllerManagerArgs, etcdArgs } from './flags.ts';
 import { writeKubeconfig } from './kubeconfig.ts';
-import { runKubectl, yamlSource, type KubectlOptions, type KubectlResult } from './kubectl.ts';
+import { runKubectl, yamlSource, type KubectlOptions } from './kubectl.ts';
 import {
   createCA,
   createServiceAccountKeys,
@@ -22,9 +22,9 @@ import {
 } from './pki.ts';
 
 export type { ServingCert } from './pki.ts';
-import { startProcess, type StartProcessOptions, type TrackedProcess } from './process.ts';
+import { startProcess, type TrackedProcess } from './process.ts';
 import { freePort, freePorts, httpGet, httpsGet, waitFor } from './wait.ts';
-import { startWorld, type World, type WorldOptions } from './world.ts';
+import { startWorld, type World, type WorldHost, type WorldOptions } from './world.ts';
 
 export { controlPlaneAvailability, upstreamControllersAvailability, type Availability } from './availability.ts';
 
@@ -53,29 +53,22 @@ export interface UserKubeconfig {
   kubeConfig: KubeConfig;
 }
 
-export interface ControlPlane {
+/** The control plane a test drives; the world (scheduler, KWOK, nodes) joins it as a WorldHost. */
+export interface ControlPlane extends WorldHost {
   /** The temp folder holding certs, data, logs; removed at stop(). */
   dir: string;
   logsDir: string;
   server: string;
   caPem: string;
-  kubeconfigPath: string;
   kubeConfig: KubeConfig;
   binaries: ControlPlaneBinaries;
   processes: { etcd: TrackedProcess; apiServer: TrackedProcess; controllerManager?: TrackedProcess };
   /** The scheduler, KWOK and the fake nodes, unless started with `world: false`. */
   world?: World;
-  kubectl(args: string[], opts?: KubectlOptions): Promise<KubectlResult>;
-  /** Server-side apply of YAML text or a YAML file (field manager e2e-harness, forced). */
-  applyYaml(textOrFile: string, opts?: KubectlOptions): Promise<KubectlResult>;
   /** Applies CRD files and waits for them to be Established. */
   installCRDs(files: string[]): Promise<void>;
   issueServingCert(name: string, opts?: ServingCertOptions): Promise<ServingCert>;
   makeUserKubeconfig(user: string, groups?: string[]): Promise<UserKubeconfig>;
-  /** Environment for a child process: admin KUBECONFIG, no proxy settings. */
-  childEnv(extra?: NodeJS.ProcessEnv): NodeJS.ProcessEnv;
-  /** A process stopped by stop() (before the control plane), logging to logsDir/<name>.log. */
-  startProcess(name: string, cmd: string, args: string[], opts?: StartProcessOptions): TrackedProcess;
   /** A fresh folder inside dir. */
   tempDir(name: string): Promise<string>;
   /** The last lines of every process's log, for a failing test's message. */

@@ -11,13 +11,16 @@ import { kwokArgs, schedulerArgs } from './flags.ts';
 import type { StartProcessOptions, TrackedProcess } from './process.ts';
 import { freePort, httpsGet, waitFor } from './wait.ts';
 
-/** What the world needs of the control plane it joins (controlplane.ts's ControlPlane). */
+/** What the world needs of the control plane it joins; controlplane.ts's ControlPlane extends it. */
 export interface WorldHost {
   kubeconfigPath: string;
   kubectl(args: string[], opts?: KubectlOptions): Promise<KubectlResult>;
+  /** Server-side apply of YAML text or a YAML file (field manager e2e-harness, forced). */
   applyYaml(textOrFile: string, opts?: KubectlOptions): Promise<KubectlResult>;
   issueServingCert(name: string): Promise<ServingCert>;
+  /** Environment for a child process: admin KUBECONFIG, no proxy settings. */
   childEnv(extra?: NodeJS.ProcessEnv): NodeJS.ProcessEnv;
+  /** A process stopped by stop() (before the control plane), logging to logsDir/<name>.log. */
   startProcess(name: string, cmd: string, args: string[], opts?: StartProcessOptions): TrackedProcess;
 }
 
