@@ -2,6 +2,7 @@
 // ApiException and this project's ApiError (api-json.ts) both carry the HTTP status in `code` and
 // the response body as text in `body`. No import of a client, so `serve` can use these without
 // loading @kubernetes/client-node.
+import { isObject } from '../json/object.ts';
 
 /** A non-2xx answer from the API server: its status and (the start of) its body. */
 export class ApiError extends Error {
@@ -44,9 +45,8 @@ export function statusMessage(body: unknown): string | undefined {
     } catch {
       return undefined;
     }
-  }
-  if (parsed === null || typeof parsed !== 'object') return typeof body === 'string' ? '' : undefined;
-  const message = (parsed as { message?: unknown }).message;
+  } else if (!isObject(body)) return undefined;
+  const message = (parsed as { message?: unknown } | null)?.message;
   return typeof message === 'string' ? message : '';
 }
 
