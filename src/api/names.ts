@@ -53,5 +53,12 @@ export const JOB_COMPLETION_INDEX_FIELD = "metadata.annotations['batch.kubernete
 // annotation mark a workspace PVC kept through a rebuild, so that it can be handed back.
 const PREFIX = 'trainjob-webhook.kubeflow.org';
 export const REPORT_ANNOTATION = `${PREFIX}/jobset-rebuild`;
+/**
+ * On the reconciler's leader-election Lease: its mode (companion or standalone). The webhook reads
+ * the Lease to admit a count change only while a reconciler leads, and judges it for that mode.
+ */
+export const RECONCILER_MODE_ANNOTATION = `${PREFIX}/reconciler-mode`;
+/** The reconciler's leader-election Lease, in the reconciler's namespace. */
+export const RECONCILER_LEASE_NAME = 'trainjob-webhook-reconciler';
 export const RETAINED_FOR_LABEL = `${PREFIX}/retained-for`;
 export const RELEASED_FROM_ANNOTATION = `${PREFIX}/released-from-jobset`;

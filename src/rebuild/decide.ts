@@ -8,7 +8,15 @@ import { TRAINER_MANAGED_BY } from '../api/names.ts';
 import { buildJobSet } from './trainer-jobset/jobset.ts';
 import type { Decision, Observation, Outcome, Step } from './decision.ts';
 import { neverReconciledAgain } from './finished.ts';
-import { controllerOf, isDeleting, show, type Condition, type JobSet, type Runtime } from '../api/objects.ts';
+import {
+  controllerOf,
+  isDeleting,
+  show,
+  type Condition,
+  type JobSet,
+  type Runtime,
+  type TrainJob,
+} from '../api/objects.ts';
 import { planPvcHandBack, planPvcRelease, workspaceClaims } from './pvc-plan.ts';
 import { eventFor, previousReport, sameReport, suspendEventFor, type RebuildReport } from './report.ts';
 import { canDeleteSafely } from './safety.ts';
@@ -21,6 +29,7 @@ import {
   type UnbuildableReason,
 } from './status.ts';
 import { malformedMetadata } from './wellformed.ts';
+import { judgeScale, type ScaleJudgment } from './scale-judgment.ts';
 
 export const RETRY = {
   /** Something of the JobSet still runs: look again soon (pods vanish without a JobSet event). */
@@ -29,6 +38,11 @@ export const RETRY = {
   whileDeletingMs: 1_000,
   /** Blocked or unreadable runtime: needs a user or an admin; look again now and then. */
   blockedMs: 30_000,
+  /**
+   * A suspended TrainJob whose JobSet still runs: Trainer suspends it within a reconcile; after
+   * this long the sidecar does (Trainer's apply is refused, e.g. beside workspace claims).
+   */
+  pauseGraceMs: 3_000,
 };
 
 const OWNED_CONDITIONS = ['Suspended', UNBUILDABLE_CONDITION];
@@ -88,9 +102,83 @@ export function decide(o: Observation): Decision {
       ...statusSteps(o, verdict.reason),
       ...reportSteps(o, prev, { state: 'Unsupported', reason: verdict.reason }),
     ]);
-  if (verdict.verdict === 'current') return current(o, runtime, js, prev, finished);
+  if (verdict.verdict === 'current') {
+    const pause = unpausedJobSet(o, js, prev);
+    return pause ?? current(o, runtime, js, prev, finished);
+  }
   if (finished) return keptFinished(o, js, verdict.counts, prev, finished, verdict.differences);
+  // The same judgment the webhook refuses by (scale-judgment.ts), for changes admitted without it
+  // (before this version, under the VAP layout, or a runtime edited since). Claims are judged live
+  // by `stale` (a dry-run create), which sees what a judgment from the objects cannot.
+  const judged = judgeScale({ mode: o.mode, trainJob: tj, runtime, jobSet: js, claimsJudgedLive: true });
+  if (judged.kind === 'refused') return notCarriedOut(o, js, verdict.counts, prev, judged, verdict.differences);
   return stale(o, js, verdict.counts, prev, verdict.differences);
+}
+
+/**
+ * A count change the judgment says cannot be carried out: the JobSet is kept as it is, and
+ * reported Blocked with the reason and the way out. If the TrainJob was suspended in the same
+ * update, no apply can suspend the stale JobSet, so the sidecar does: no pod runs under a
+ * suspended TrainJob.
+ */
+function notCarriedOut(
+  o: Observation,
+  js: JobSet,
+  counts: NodeCounts,
+  prev: RebuildReport | undefined,
+  judged: Extract<ScaleJudgment, { kind: 'refused' }>,
+  differences: string[],
+): Decision {
+  const report: RebuildReport = { ...countsOf(counts), state: 'Blocked', reason: `${judged.reason}; ${judged.wayOut}` };
+  const steps = reportSteps(o, prev, report, differences.join('; '));
+  if (o.trainJob.spec?.suspend === true && js.spec?.suspend !== true) {
+    steps.push(suspendStep(js), { kind: 'event', event: suspendEventFor(report, js.metadata.uid, judged.reason) });
+    return act('suspended', steps, RETRY.whileRunningMs, judged.reason);
+  }
+  return act('blocked', steps, RETRY.blockedMs, judged.reason);
+}
+
+function suspendStep(js: JobSet): Step {
+  return {
+    kind: 'suspend-jobset',
+    name: js.metadata.name ?? '',
+    uid: js.metadata.uid ?? '',
+    resourceVersion: js.metadata.resourceVersion ?? '',
+  };
+}
+
+/**
+ * Companion mode: the TrainJob is suspended, its JobSet is current but still not suspended. Trainer
+ * suspends it with its next apply; when that apply is refused (JobSet v0.12.0 refuses every apply
+ * of a JobSet with workspace claims, as the retention it defaulted at creation is left out), the
+ * TrainJob says Suspended while its pods run. Past a grace the sidecar suspends the JobSet by a
+ * patch of `spec.suspend` alone, as for a stale one. Trainer's apply takes the field back
+ * (ForceOwnership) when it works again.
+ */
+function unpausedJobSet(o: Observation, js: JobSet, prev: RebuildReport | undefined): Decision | undefined {
+  if (o.mode !== 'companion' || o.trainJob.spec?.suspend !== true || js.spec?.suspend === true) return undefined;
+  if (neverReconciledAgain(o.trainJob, js)) return undefined;
+  const since = suspendedSince(o.trainJob);
+  const waited = since === undefined ? 0 : Date.parse(o.now) - since;
+  if (!(waited >= RETRY.pauseGraceMs))
+    return act('waiting', [], RETRY.pauseGraceMs, 'the TrainJob was just suspended: Trainer suspends its JobSet');
+  const report: RebuildReport = {
+    state: 'Waiting',
+    reason: `the TrainJob is suspended but JobSet ${js.metadata.name} is not, ${RETRY.pauseGraceMs / 1000} s on (Trainer's apply is refused); suspending the JobSet`,
+  };
+  return act(
+    'suspended',
+    [suspendStep(js), { kind: 'event', event: suspendEventFor(report, js.metadata.uid, report.reason ?? '') }],
+    RETRY.whileRunningMs,
+    report.reason,
+  );
+}
+
+/** When the TrainJob's Suspended condition turned True (Trainer sets it from spec.suspend), in ms. */
+function suspendedSince(tj: TrainJob): number | undefined {
+  const c = tj.status?.conditions?.find((x) => x?.type === 'Suspended' && x.status === 'True');
+  const t = typeof c?.lastTransitionTime === 'string' ? Date.parse(c.lastTransitionTime) : NaN;
+  return Number.isFinite(t) ? t : undefined;
 }
 
 /**
@@ -268,12 +356,7 @@ function suspendStale(
   };
   const steps: Step[] = [
     ...(sameReport(prev, report) ? [] : [{ kind: 'report', report } as Step]),
-    {
-      kind: 'suspend-jobset',
-      name: js.metadata.name ?? '',
-      uid: js.metadata.uid ?? '',
-      resourceVersion: js.metadata.resourceVersion ?? '',
-    },
+    suspendStep(js),
     { kind: 'event', event: suspendEventFor(report, js.metadata.uid, differences.join('; ')) },
   ];
   // Its pods then vanish without a JobSet event: look again soon.

@@ -1,16 +1,28 @@
 // Where a TrainJob's node count lands in the JobSet Trainer builds, per ML policy (Trainer v2.3.0's
-// Torch, PlainML and MPI plugins). Pure.
+// Torch, PlainML, MPI, JAX, XGBoost and Flux plugins, pkg/runtime/framework/plugins/). Pure.
 import { ANCESTOR_LABEL, ANCESTOR_TRAINER, NODE, PET } from '../api/names.ts';
 import { intOf, runtimeLabel, type ReplicatedJob, type Runtime, type TrainJob } from '../api/objects.ts';
 import { malformedRuntime, malformedTrainJob } from './wellformed.ts';
+
+/** Trainer v2.3.0's JAX plugin: the number of JAX processes, one per node. */
+const JAX_NUM_PROCESSES = 'JAX_NUM_PROCESSES';
 
 export type MlPolicy =
   | { kind: 'torch' }
   /** No policy source: Trainer's PlainML plugin. */
   | { kind: 'plain' }
   | { kind: 'mpi'; runLauncherAsNode: boolean }
-  /** A policy this reconciler does not know how to judge (flux, jax, xgboost, ...): left alone. */
+  /** JAX: the count on the trainer job, JAX_NUM_PROCESSES on its `node` container. */
+  | { kind: 'jax' }
+  /** XGBoost: the count on the trainer job (PlainML's too: its guard does not exclude XGBoost). */
+  | { kind: 'xgboost' }
+  /** Flux: PlainML sets the trainer job's count; Flux's entrypoint ConfigMap is re-applied by Trainer. */
+  | { kind: 'flux' }
+  /** A policy this reconciler does not know how to judge (two sources, or one Trainer v2.3.0 has not): left alone. */
   | { kind: 'unknown'; name: string };
+
+/** The ML policy sources of Trainer v2.3.0, as the runtime's `spec.mlPolicy` names them. */
+export const KNOWN_POLICIES = ['torch', 'mpi', 'jax', 'xgboost', 'flux'] as const;
 
 export function mlPolicyOf(runtime: Runtime): MlPolicy {
   const policy = runtime.spec.mlPolicy ?? {};
@@ -20,6 +32,7 @@ export function mlPolicyOf(runtime: Runtime): MlPolicy {
   const [source] = sources;
   if (source === 'torch') return { kind: 'torch' };
   if (source === 'mpi') return { kind: 'mpi', runLauncherAsNode: policy.mpi?.runLauncherAsNode === true };
+  if (source === 'jax' || source === 'xgboost' || source === 'flux') return { kind: source };
   return { kind: 'unknown', name: source };
 }
 
@@ -48,7 +61,7 @@ export type ShapeResult = { known: true; shape: NodeShape } | { known: false; re
  * TrainJob sets numNodes; otherwise the runtime's own `node` parallelism stays. A malformed
  * TrainJob or runtime (see wellformed.ts) is not judged.
  */
-// eslint-disable-next-line complexity -- one case per Trainer v2.3.0 ML policy plugin (Torch, PlainML, MPI)
+// eslint-disable-next-line complexity -- one case per Trainer v2.3.0 ML policy plugin
 export function expectedNodeShape(trainJob: TrainJob, runtime: Runtime): ShapeResult {
   const malformed = malformedTrainJob(trainJob) ?? malformedRuntime(runtime);
   if (malformed) return { known: false, reason: malformed };
@@ -67,6 +80,20 @@ export function expectedNodeShape(trainJob: TrainJob, runtime: Runtime): ShapeRe
           env: { container: NODE, name: PET.nnodes, value: String(numNodes) },
         },
       };
+    case 'jax':
+      return {
+        known: true,
+        shape: {
+          policy,
+          numNodes,
+          replicatedJob: trainer,
+          count: numNodes,
+          env: { container: NODE, name: JAX_NUM_PROCESSES, value: String(numNodes) },
+        },
+      };
+    // XGBoost's DMLC_NUM_WORKER is numNodes times the GPUs per node: the count alone tells a stale JobSet.
+    case 'xgboost':
+    case 'flux':
     case 'plain':
       return { known: true, shape: { policy, numNodes, replicatedJob: trainer, count: numNodes } };
     case 'mpi': {
@@ -83,7 +110,7 @@ export function expectedNodeShape(trainJob: TrainJob, runtime: Runtime): ShapeRe
     case 'unknown':
       return {
         known: false,
-        reason: `ML policy "${policy.name}" of ${runtimeLabel(runtime)} is not one this reconciler can judge (torch, mpi, or none)`,
+        reason: `ML policy "${policy.name}" of ${runtimeLabel(runtime)} is not one this reconciler can judge (${KNOWN_POLICIES.join(', ')}, or none)`,
       };
   }
 }

@@ -13,6 +13,7 @@ import {
   portFlag as port,
 } from '../process/flags.ts';
 import { COMPONENT, DEFAULT_FIELD_MANAGER } from './names.ts';
+import { RECONCILER_LEASE_NAME, RECONCILER_MODE_ANNOTATION } from '../api/names.ts';
 import type { Mode } from '../rebuild/decision.ts';
 
 export { ConfigError };
@@ -32,6 +33,8 @@ export interface LeaderElectionConfig {
   leaseDurationMs: number;
   renewDeadlineMs: number;
   retryPeriodMs: number;
+  /** Written on the Lease with every renewal: what the webhook reads of the leader (its mode). */
+  annotations: Record<string, string>;
 }
 
 export interface ReconcileConfig {
@@ -134,9 +137,10 @@ export function parseReconcileArgs(args: readonly string[], sources: ConfigSourc
   if (fieldManager.length > 128 || !/^[\x21-\x7e]+$/.test(fieldManager))
     throw new ConfigError(`--field-manager must be 1-128 printable characters without spaces, got "${fieldManager}"`);
 
+  const mode = oneOf('--mode', values.mode, MODES, RECONCILE_DEFAULTS.mode);
   return {
     cluster,
-    mode: oneOf('--mode', values.mode, MODES, RECONCILE_DEFAULTS.mode),
+    mode,
     handoff: { host: '127.0.0.1', port: handoffPort, hintWaitMs: RECONCILE_DEFAULTS.hintWaitMs },
     ...(values['ops-host'] === undefined ? {} : { opsHost: nonEmpty('--ops-host', values['ops-host']) }),
     opsPort,
@@ -145,13 +149,18 @@ export function parseReconcileArgs(args: readonly string[], sources: ConfigSourc
     logLevel: oneOf('--log-level', values['log-level'], LOG_LEVELS, RECONCILE_DEFAULTS.logLevel),
     leaderElection: values['no-leader-election']
       ? undefined
-      : leaderElection(values['lease-namespace'], inCluster && !kubeconfig, sources),
+      : leaderElection(values['lease-namespace'], inCluster && !kubeconfig, sources, mode),
     resyncMs: RECONCILE_DEFAULTS.resyncMs,
     shutdownTimeoutMs: RECONCILE_DEFAULTS.shutdownTimeoutMs,
   };
 }
 
-function leaderElection(flag: string | undefined, inCluster: boolean, sources: ConfigSources): LeaderElectionConfig {
+function leaderElection(
+  flag: string | undefined,
+  inCluster: boolean,
+  sources: ConfigSources,
+  mode: Mode,
+): LeaderElectionConfig {
   let namespace = nonEmpty('--lease-namespace', flag);
   if (!namespace && inCluster) {
     try {
@@ -165,11 +174,12 @@ function leaderElection(flag: string | undefined, inCluster: boolean, sources: C
   const identity = `${(sources.hostname ?? hostname)()}_${(sources.uuid ?? randomUUID)()}`;
   return {
     namespace: namespace ?? 'default',
-    name: COMPONENT,
+    name: RECONCILER_LEASE_NAME,
     identity,
     leaseDurationMs: RECONCILE_DEFAULTS.leaseDurationMs,
     renewDeadlineMs: RECONCILE_DEFAULTS.renewDeadlineMs,
     retryPeriodMs: RECONCILE_DEFAULTS.retryPeriodMs,
+    annotations: { [RECONCILER_MODE_ANNOTATION]: mode },
   };
 }
 

@@ -20,7 +20,7 @@ export interface LeaseSpec {
 export interface LeaseObject {
   apiVersion?: string;
   kind?: string;
-  metadata: { name: string; namespace: string; resourceVersion?: string };
+  metadata: { name: string; namespace: string; resourceVersion?: string; annotations?: Record<string, string> };
   spec?: LeaseSpec;
 }
 
@@ -126,7 +126,12 @@ export function createLeaderElector(
     const body: LeaseObject = {
       apiVersion: 'coordination.k8s.io/v1',
       kind: 'Lease',
-      metadata: { name: config.name, namespace: config.namespace, resourceVersion: lease?.metadata.resourceVersion },
+      metadata: {
+        name: config.name,
+        namespace: config.namespace,
+        resourceVersion: lease?.metadata.resourceVersion,
+        annotations: { ...lease?.metadata.annotations, ...config.annotations },
+      },
       spec: step.spec,
     };
     try {

@@ -1,0 +1,144 @@
+// Can a numNodes change be carried out? One judgment for both processes: the webhook refuses a
+// change it says cannot be, with the reason and the way out (src/rebuild/scale-admission.ts); the
+// reconciler reports and leaves alone what it says cannot be (decide.ts). Pure. It answers for
+// the TrainJob as it would be stored (its new numNodes), the runtime Trainer builds it from and
+// its JobSet as it is (absent: nothing to rebuild, Trainer builds the new count from the start).
+//
+// The rules follow Trainer v2.3.0's plugins (github.com/kubeflow/trainer/v2@v2.3.0/pkg/runtime/
+// framework/plugins/) and JobSet v0.12.0's webhook: see each reason below.
+import { ANCESTOR_LABEL, ANCESTOR_TRAINER, NODE } from '../api/names.ts';
+import { runtimeLabel, type JobSet, type Runtime, type TrainJob } from '../api/objects.ts';
+import type { Mode } from './decision.ts';
+import { neverReconciledAgain } from './finished.ts';
+import { mlPolicyOf, type MlPolicy } from './ml-policy.ts';
+
+export type ScaleJudgment =
+  /** The change is carried out: `how` says by whom, for the warning. */
+  | { kind: 'carried-out'; policy: MlPolicy['kind']; how: string }
+  /** It cannot be: `reason` says why, `wayOut` what to do instead. Permanent for this job. */
+  | { kind: 'refused'; reason: string; wayOut: string };
+
+export interface ScaleFacts {
+  mode: Mode;
+  /** The TrainJob with the new numNodes. */
+  trainJob: TrainJob;
+  runtime: Runtime;
+  /** Its JobSet as it is; undefined when there is none (yet). */
+  jobSet: JobSet | undefined;
+  /** The reconciler asks the API server (a dry-run create) whether the JobSet is re-created beside its claims. */
+  claimsJudgedLive?: boolean;
+}
+
+/**
+ * ML policies whose JobSet the standalone builder (trainer-jobset/) builds as Trainer does. MPI
+ * needs Trainer's SSH Secret and hostfile ConfigMap, Flux its entrypoint ConfigMap and curve
+ * Secret: none of those is built here.
+ */
+export const STANDALONE_POLICIES: ReadonlySet<MlPolicy['kind']> = new Set(['torch', 'plain']);
+
+/**
+ * Gang schedulers whose PodGroup follows a rebuild. Trainer v2.3.0 re-applies an existing PodGroup
+ * only while the TrainJob is suspended and stops at the first failed apply, so after a resume that
+ * comes before the JobSet's re-creation it may keep the old minMember (plugins/coscheduling,
+ * plugins/volcano): until the rebuild deletes it with the JobSet, a count change is refused.
+ */
+export const GANG_SCHEDULERS_FOLLOWED: ReadonlySet<string> = new Set();
+
+/**
+ * Does a second run of the runtime's initializers keep what the first run made? Trainer v2.3.0's
+ * data-cache initializer (pkg/initializers/dataset/cache.py) does not: creating its
+ * LeaderWorkerSet again gets 409, and its `except ApiException` deletes the cache's live
+ * ServiceAccount `<job>-cache`, so the cache breaks at its next pod restart or token refresh.
+ */
+export const DATA_CACHE_RERUN_SAFE = false;
+
+const WAY_OUT_NEW_JOB = (n: string): string =>
+  `create a new TrainJob with numNodes ${n} (it resumes from the checkpoint if the training writes one), or set numNodes back`;
+
+function refused(reason: string, wayOut: string): ScaleJudgment {
+  return { kind: 'refused', reason, wayOut };
+}
+
+const countText = (tj: TrainJob): string =>
+  tj.spec?.trainer?.numNodes === undefined ? "the runtime's default" : String(tj.spec.trainer.numNodes);
+
+/** The replicated job the count lands in, present in the runtime (MPI: `node`; else the trainer ancestor). */
+function countBearingJob(runtime: Runtime, policy: MlPolicy): string | undefined {
+  const jobs = runtime.spec.template?.spec?.replicatedJobs ?? [];
+  const job =
+    policy.kind === 'mpi'
+      ? jobs.find((r) => r.name === NODE)
+      : jobs.find((r) => r.template?.metadata?.labels?.[ANCESTOR_LABEL] === ANCESTOR_TRAINER);
+  return job?.name;
+}
+
+/** The data-cache initializer: a `cache://` dataset, or the runtime's dataset initializer with CACHE_IMAGE. */
+export function usesDataCache(trainJob: TrainJob, runtime: Runtime): boolean {
+  const uri = trainJob.spec?.initializer?.dataset?.storageUri;
+  if (typeof uri === 'string' && uri.startsWith('cache://')) return true;
+  return (runtime.spec.template?.spec?.replicatedJobs ?? []).some((r) =>
+    (r.template?.spec?.template?.spec?.containers ?? []).some((c) =>
+      (c.env ?? []).some((e) => e?.name === 'CACHE_IMAGE'),
+    ),
+  );
+}
+
+function gangScheduler(runtime: Runtime): string | undefined {
+  const policy = runtime.spec.podGroupPolicy;
+  if (!policy || typeof policy !== 'object') return undefined;
+  const [source] = Object.keys(policy).filter((k) => (policy as Record<string, unknown>)[k] != null);
+  return source;
+}
+
+/** Whether the count change can be carried out, in the order a user would fix things. */
+// eslint-disable-next-line complexity -- one refusal per way a rebuild cannot be carried out, in order
+export function judgeScale({ mode, trainJob, runtime, jobSet, claimsJudgedLive }: ScaleFacts): ScaleJudgment {
+  const n = countText(trainJob);
+  const policy = mlPolicyOf(runtime);
+  const rt = runtimeLabel(runtime);
+  if (policy.kind === 'unknown')
+    return refused(
+      `the ML policy "${policy.name}" of ${rt} is not one whose JobSet can be rebuilt (torch, mpi, jax, xgboost, flux, or none)`,
+      WAY_OUT_NEW_JOB(n),
+    );
+  const job = countBearingJob(runtime, policy);
+  if (!job)
+    return refused(
+      policy.kind === 'mpi'
+        ? `${rt} has no replicated job named "${NODE}", where Trainer puts an MPI job's node count`
+        : `${rt} has no replicated job labelled ${ANCESTOR_LABEL}=${ANCESTOR_TRAINER}, so Trainer puts numNodes nowhere`,
+      'leave numNodes as it is, or use a runtime with such a job',
+    );
+  if (mode === 'standalone' && !STANDALONE_POLICIES.has(policy.kind))
+    return refused(
+      `in standalone mode the reconciler builds the JobSet itself, and it does not build the ${policy.kind} policy's JobSet (only ${[...STANDALONE_POLICIES].join(', ')})`,
+      WAY_OUT_NEW_JOB(n),
+    );
+  if (!jobSet) return carriedOut(mode, policy, 'Trainer builds the JobSet with the new count');
+  const finished = neverReconciledAgain(trainJob, jobSet);
+  if (finished)
+    return refused(`${finished}: Trainer never reconciles it again, so its JobSet is never rebuilt`, WAY_OUT_NEW_JOB(n));
+  const claims = jobSet.spec?.volumeClaimPolicies ?? runtime.spec.template?.spec?.volumeClaimPolicies ?? [];
+  if (claims.length > 0 && !claimsJudgedLive)
+    return refused(
+      `JobSet ${jobSet.metadata.name} has workspace claims (spec.volumeClaimPolicies): JobSet v0.12.0 refuses to re-create it beside the existing claims (their retention defaults to Delete, and a bound claim never equals its template), and deleting the claims loses their data`,
+      `copy the data out of the claims and ${WAY_OUT_NEW_JOB(n)}`,
+    );
+  const gang = gangScheduler(runtime);
+  if (gang && !GANG_SCHEDULERS_FOLLOWED.has(gang))
+    return refused(
+      `${rt} is gang-scheduled (podGroupPolicy ${gang}): Trainer keeps an existing PodGroup's minMember once the job is resumed, so the gang would keep the old size`,
+      WAY_OUT_NEW_JOB(n),
+    );
+  if (!DATA_CACHE_RERUN_SAFE && usesDataCache(trainJob, runtime))
+    return refused(
+      `${rt} runs the data-cache initializer, which runs again when the JobSet is rebuilt and then deletes the live cache's ServiceAccount (Trainer v2.3.0 cache.py)`,
+      WAY_OUT_NEW_JOB(n),
+    );
+  return carriedOut(mode, policy, `JobSet ${jobSet.metadata.name} is rebuilt`);
+}
+
+function carriedOut(mode: Mode, policy: MlPolicy, how: string): ScaleJudgment {
+  const builder = mode === 'standalone' ? 'by the reconciler' : 'by Trainer';
+  return { kind: 'carried-out', policy: policy.kind, how: `${how} (${policy.kind}, ${builder})` };
+}
