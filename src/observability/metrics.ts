@@ -13,6 +13,11 @@ export interface WebhookMetrics {
   rejected: Counter<'code'>;
   /** Hand-off hints posted to the reconciler, by result (delivered|failed). */
   handoffHints: Counter<'result'>;
+  /**
+   * numNodes changes the rule table allows, judged against the cluster: admitted, refused (cannot
+   * be carried out) or transient (no reconciler leads, a read failed), by reason.
+   */
+  scaleJudgments: Counter<'result' | 'reason'>;
   /** Certificate reloads, by result (success|failure). */
   certReloads: Counter<'result'>;
   /**
@@ -89,6 +94,12 @@ export function createMetrics(options: MetricsOptions = {}): WebhookMetrics {
       name: 'trainjob_webhook_handoff_hints_total',
       help: 'Hand-off hints posted to the reconciler after an admitted, non-dry-run CREATE/UPDATE, by result.',
       labelNames: ['result'] as const,
+      registers,
+    }),
+    scaleJudgments: new Counter({
+      name: 'trainjob_webhook_scale_judgments_total',
+      help: 'numNodes changes judged against the cluster, by result (admitted|refused|transient) and reason.',
+      labelNames: ['result', 'reason'] as const,
       registers,
     }),
     crdBlanketTrainerRule: new Gauge({

@@ -103,7 +103,7 @@ export function decide(o: Observation): Decision {
       ...reportSteps(o, prev, { state: 'Unsupported', reason: verdict.reason }),
     ]);
   if (verdict.verdict === 'current') {
-    const pause = unpausedJobSet(o, js, prev);
+    const pause = unpausedJobSet(o, js);
     return pause ?? current(o, runtime, js, prev, finished);
   }
   if (finished) return keptFinished(o, js, verdict.counts, prev, finished, verdict.differences);
@@ -155,7 +155,7 @@ function suspendStep(js: JobSet): Step {
  * patch of `spec.suspend` alone, as for a stale one. Trainer's apply takes the field back
  * (ForceOwnership) when it works again.
  */
-function unpausedJobSet(o: Observation, js: JobSet, prev: RebuildReport | undefined): Decision | undefined {
+function unpausedJobSet(o: Observation, js: JobSet): Decision | undefined {
   if (o.mode !== 'companion' || o.trainJob.spec?.suspend !== true || js.spec?.suspend === true) return undefined;
   if (neverReconciledAgain(o.trainJob, js)) return undefined;
   const since = suspendedSince(o.trainJob);

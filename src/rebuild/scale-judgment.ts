@@ -7,7 +7,15 @@
 // The rules follow Trainer v2.3.0's plugins (github.com/kubeflow/trainer/v2@v2.3.0/pkg/runtime/
 // framework/plugins/) and JobSet v0.12.0's webhook: see each reason below.
 import { ANCESTOR_LABEL, ANCESTOR_TRAINER, NODE } from '../api/names.ts';
-import { runtimeLabel, type JobSet, type Runtime, type TrainJob } from '../api/objects.ts';
+import {
+  isAbsent,
+  runtimeLabel,
+  type Container,
+  type JobSet,
+  type ReplicatedJob,
+  type Runtime,
+  type TrainJob,
+} from '../api/objects.ts';
 import type { Mode } from './decision.ts';
 import { neverReconciledAgain } from './finished.ts';
 import { mlPolicyOf, type MlPolicy } from './ml-policy.ts';
@@ -76,9 +84,10 @@ function countBearingJob(runtime: Runtime, policy: MlPolicy): string | undefined
 export function usesDataCache(trainJob: TrainJob, runtime: Runtime): boolean {
   const uri = trainJob.spec?.initializer?.dataset?.storageUri;
   if (typeof uri === 'string' && uri.startsWith('cache://')) return true;
-  return (runtime.spec.template?.spec?.replicatedJobs ?? []).some((r) =>
-    (r.template?.spec?.template?.spec?.containers ?? []).some((c) =>
-      (c.env ?? []).some((e) => e?.name === 'CACHE_IMAGE'),
+  const list = (v: unknown): unknown[] => (Array.isArray(v) ? v : []);
+  return list(runtime.spec.template?.spec?.replicatedJobs).some((r) =>
+    list((r as ReplicatedJob)?.template?.spec?.template?.spec?.containers).some((c) =>
+      list((c as Container)?.env).some((e) => (e as { name?: unknown })?.name === 'CACHE_IMAGE'),
     ),
   );
 }
@@ -86,7 +95,7 @@ export function usesDataCache(trainJob: TrainJob, runtime: Runtime): boolean {
 function gangScheduler(runtime: Runtime): string | undefined {
   const policy = runtime.spec.podGroupPolicy;
   if (!policy || typeof policy !== 'object') return undefined;
-  const [source] = Object.keys(policy).filter((k) => (policy as Record<string, unknown>)[k] != null);
+  const [source] = Object.keys(policy).filter((k) => !isAbsent((policy as Record<string, unknown>)[k]));
   return source;
 }
 
@@ -117,7 +126,10 @@ export function judgeScale({ mode, trainJob, runtime, jobSet, claimsJudgedLive }
   if (!jobSet) return carriedOut(mode, policy, 'Trainer builds the JobSet with the new count');
   const finished = neverReconciledAgain(trainJob, jobSet);
   if (finished)
-    return refused(`${finished}: Trainer never reconciles it again, so its JobSet is never rebuilt`, WAY_OUT_NEW_JOB(n));
+    return refused(
+      `${finished}: Trainer never reconciles it again, so its JobSet is never rebuilt`,
+      WAY_OUT_NEW_JOB(n),
+    );
   const claims = jobSet.spec?.volumeClaimPolicies ?? runtime.spec.template?.spec?.volumeClaimPolicies ?? [];
   if (claims.length > 0 && !claimsJudgedLive)
     return refused(

@@ -18,7 +18,30 @@ export interface AdmissionInput {
 export interface Decision {
   causes: FieldError[];
   warnings: string[];
+  /**
+   * Set when the refusal is transient (no reconciler leads, a read failed): it clears by itself,
+   * and the answer is 503 ServiceUnavailable with this in details.retryAfterSeconds.
+   */
+  retryAfterSeconds?: number;
 }
+
+/** A numNodes change the rule table allows, to be judged against the cluster. */
+export interface ScaleChange {
+  namespace: string;
+  name: string;
+  /** The TrainJob as it would be stored. */
+  object: unknown;
+}
+
+/** The cluster's judgment: causes refuse the change (transient when retryAfterSeconds is set). */
+export interface ScaleCheckResult {
+  causes: FieldError[];
+  warnings: string[];
+  retryAfterSeconds?: number;
+}
+
+/** Judges an allowed numNodes change against the cluster (src/webhook/scale-check.ts). */
+export type ScaleCheck = (change: ScaleChange) => Promise<ScaleCheckResult>;
 
 /** Built once at start-up (rules compiled, CRD schema loaded); decides one request at a time. */
 export interface Validator {

@@ -14,8 +14,12 @@ import { isObject } from '../json/object.ts';
 export interface Verdict {
   causes: FieldError[];
   warnings: string[];
-  /** Set when an update changes spec.trainer.numNodes and is admitted: the webhook then reports the JobSet's pods. */
-  numNodesChange?: { from: unknown; to: unknown };
+  /**
+   * Set when an update changes spec.trainer.numNodes and the rules allow it: the webhook then
+   * judges it against the cluster. Its warnings (the rebuild, a count of 0) are said only when it
+   * is admitted, so they are not in `warnings`.
+   */
+  numNodesChange?: { from: unknown; to: unknown; warnings: string[] };
 }
 
 function numNodesOf(obj: unknown): unknown {
@@ -95,8 +99,8 @@ function* updateStages(policy: Policy, input: unknown, oldInput: unknown): Gener
   if (causes.length > 0 || semanticEqual(from ?? null, to ?? null)) return { causes, warnings };
   return {
     causes,
-    warnings: [...warnings, rebuildWarning(from, to, suspendedAfter(obj)), ...zeroNodesWarning(to)],
-    numNodesChange: { from, to },
+    warnings,
+    numNodesChange: { from, to, warnings: [rebuildWarning(from, to, suspendedAfter(obj)), ...zeroNodesWarning(to)] },
   };
 }
 

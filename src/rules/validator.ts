@@ -1,23 +1,45 @@
-// The validating webhook's decision with its one I/O step: when an update that changes numNodes is
-// admitted, read the Jobs of the TrainJob's JobSet and say, as a warning, which of its pods the
-// rebuild still waits for. That read never refuses: it fails open, with a warning.
-import type { AdmissionInput, Decision, Validator } from './contract.ts';
+// The validating webhook's decision with its one I/O step: when the rules allow an update that
+// changes numNodes, the change is judged against the cluster (its JobSet, runtime and the
+// reconciler's Lease: src/webhook/scale-check.ts), which may refuse it for good or for now.
+// Without cluster access the answer is the rules' alone, with a warning that it was not judged.
+import type { AdmissionInput, Decision, ScaleCheck, ScaleCheckResult, Validator } from './contract.ts';
 import { decideCreateYielding, decideUpdateYielding } from './decide.ts';
-import { jobSetPodsWarnings, type JobSetRead } from './jobset-pods.ts';
 import type { Policy } from './policy.ts';
-
-/** Reads the Jobs of the JobSet named like the TrainJob; undefined when the webhook has no cluster access. */
-export type JobSetReader = (namespace: string, name: string) => Promise<JobSetRead>;
+import { OMIT_VALUE } from '../field/errors.ts';
 
 export interface ValidatorDeps {
   /** The policy, or a getter for the one in force when the CRD can change at run time. */
   policy: Policy | (() => Policy);
-  readJobSet?: JobSetReader;
+  /** Judges an allowed numNodes change; undefined when the webhook has no cluster access. */
+  scaleCheck?: ScaleCheck;
   /** Says where the CRD schema came from, for the start-up line. */
   crdSource?: string;
 }
 
-export function createValidator({ policy: policyOrGetter, readJobSet, crdSource }: ValidatorDeps): Validator {
+/** How long a refusal after a failed judgment suggests waiting. */
+const RETRY_AFTER_FAILED_CHECK_SECONDS = 5;
+
+export const NOT_JUDGED =
+  'spec.trainer.numNodes: the change was not judged against the cluster (the webhook runs without cluster access): whether the runtime can be rebuilt, and whether a reconciler runs to rebuild it, was not checked';
+
+function failedCheck(err: unknown): ScaleCheckResult {
+  const text = err instanceof Error ? err.message : String(err);
+  return {
+    causes: [
+      {
+        type: 'FieldValueForbidden',
+        field: 'spec.trainer.numNodes',
+        value: OMIT_VALUE,
+        detail: `the change could not be judged (${text.split('\n')[0].slice(0, 300)}); it is refused for now and can be applied again in a few seconds`,
+        origin: 'scale-check',
+      },
+    ],
+    warnings: [],
+    retryAfterSeconds: RETRY_AFTER_FAILED_CHECK_SECONDS,
+  };
+}
+
+export function createValidator({ policy: policyOrGetter, scaleCheck, crdSource }: ValidatorDeps): Validator {
   const current = typeof policyOrGetter === 'function' ? policyOrGetter : () => policyOrGetter;
   return {
     async validate(input: AdmissionInput): Promise<Decision> {
@@ -26,18 +48,21 @@ export function createValidator({ policy: policyOrGetter, readJobSet, crdSource 
       if (input.operation === 'CREATE') return decideCreateYielding(policy, input.object);
       if (input.operation !== 'UPDATE') return { causes: [], warnings: [] };
       const verdict = await decideUpdateYielding(policy, input.object, input.oldObject);
-      if (!verdict.numNodesChange) return verdict;
-      const namespace = input.namespace ?? '';
-      const name = input.name ?? '';
-      const read: JobSetRead = readJobSet
-        ? await readJobSet(namespace, name).catch(
-            (err: unknown) => ({ kind: 'failed', error: err instanceof Error ? err.message : String(err) }) as const,
-          )
-        : { kind: 'no-cluster' };
-      return {
-        causes: verdict.causes,
-        warnings: [...verdict.warnings, ...jobSetPodsWarnings(read, `${namespace}/${name}`)],
-      };
+      const change = verdict.numNodesChange;
+      if (!change) return verdict;
+      if (!scaleCheck) return { causes: [], warnings: [...verdict.warnings, ...change.warnings, NOT_JUDGED] };
+      const judged = await scaleCheck({
+        namespace: input.namespace ?? '',
+        name: input.name ?? '',
+        object: input.object,
+      }).catch(failedCheck);
+      if (judged.causes.length > 0)
+        return {
+          causes: judged.causes,
+          warnings: [...verdict.warnings, ...judged.warnings],
+          ...(judged.retryAfterSeconds === undefined ? {} : { retryAfterSeconds: judged.retryAfterSeconds }),
+        };
+      return { causes: [], warnings: [...verdict.warnings, ...change.warnings, ...judged.warnings] };
     },
     describe(): string {
       const policy = current();

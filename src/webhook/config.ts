@@ -9,6 +9,7 @@ import {
 } from '../process/flags.ts';
 import type { ClusterAccess } from '../cluster/kube-access.ts';
 import { LOG_LEVELS, type LogLevel } from '../observability/log-levels.ts';
+import { RECONCILER_LEASE_NAME } from '../api/names.ts';
 
 /** Where the serving certificate comes from. */
 export type TlsSource =
@@ -40,6 +41,15 @@ export interface CertRotationConfig {
   mutatingWebhookConfig: string;
 }
 
+/**
+ * The reconciler whose leadership a numNodes change needs (item: "admit a change only when it
+ * will be carried out"): its leader-election Lease. Absent with --no-reconciler-check.
+ */
+export interface ReconcilerLeaseRef {
+  namespace: string;
+  name: string;
+}
+
 export interface ServeConfig {
   /** Both ports' address; undefined: every address, dual-stack where the host has IPv6 (src/process/listen.ts). */
   host?: string;
@@ -51,6 +61,8 @@ export interface ServeConfig {
   crd: CrdSource;
   cluster: ClusterAccess;
   handoff?: HandoffConfig;
+  /** Whose Lease must be fresh for a numNodes change to be admitted; undefined: not required. */
+  reconcilerLease?: ReconcilerLeaseRef;
   /** Set with --cert-rotation: the certificate files in tls.dir are written from the Secret. */
   certRotation?: CertRotationConfig;
   logLevel: LogLevel;
@@ -99,6 +111,13 @@ export const SERVE_USAGE = `Usage: trainjob-webhook serve [flags]
                       ${SERVE_DEFAULTS.validatingWebhookConfig}, ${SERVE_DEFAULTS.mutatingWebhookConfig};
                       one that does not exist is skipped until it does)
   --handoff URL       POST a hint for each admitted, non-dry-run CREATE/UPDATE to URL (off by default)
+  --reconciler-lease NS/NAME
+                      with cluster access, a numNodes change that needs a rebuild is admitted only
+                      while this Lease is held and fresh (a reconciler leads), else refused for now
+                      (503, clears by itself) (default: $POD_NAMESPACE, else default, /${RECONCILER_LEASE_NAME})
+  --no-reconciler-check
+                      admit such changes without checking that a reconciler leads (a reconciler run
+                      with --no-leader-election holds no Lease)
   --log-level LEVEL   ${LOG_LEVELS.join(', ')} (default ${SERVE_DEFAULTS.logLevel})
 
 In a pod (KUBERNETES_SERVICE_HOST and KUBERNETES_SERVICE_PORT set) the in-cluster service
@@ -117,6 +136,8 @@ export const SERVE_FLAGS = {
   kubeconfig: { type: 'string' },
   offline: { type: 'boolean' },
   handoff: { type: 'string' },
+  'reconciler-lease': { type: 'string' },
+  'no-reconciler-check': { type: 'boolean' },
   'log-level': { type: 'string' },
   'cert-rotation': { type: 'boolean' },
   'cert-secret': { type: 'string' },
@@ -163,6 +184,7 @@ export function parseServeArgs(args: readonly string[], env: Env = process.env):
       values.handoff === undefined
         ? undefined
         : { url: parseHandoffUrl(values.handoff), timeoutMs: SERVE_DEFAULTS.handoffTimeoutMs },
+    ...reconcilerLease(values, cluster, env),
     ...(certRotation ? { certRotation } : {}),
     logLevel: parseLogLevel(values['log-level']),
     shutdownTimeoutMs: SERVE_DEFAULTS.shutdownTimeoutMs,
@@ -181,6 +203,30 @@ function clusterAccess(kubeconfig: string | undefined, offline: boolean, env: En
   if (env.KUBERNETES_SERVICE_HOST && env.KUBERNETES_SERVICE_PORT)
     return { mode: 'in-cluster', host: env.KUBERNETES_SERVICE_HOST, port: env.KUBERNETES_SERVICE_PORT };
   return { mode: 'none' };
+}
+
+const DNS_LABEL = /^[a-z0-9]([-a-z0-9]{0,61}[a-z0-9])?$/;
+const DNS_SUBDOMAIN = /^(?=.{1,253}$)[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$/;
+
+function reconcilerLease(
+  values: { 'reconciler-lease'?: string; 'no-reconciler-check'?: boolean },
+  cluster: ClusterAccess,
+  env: Env,
+): { reconcilerLease?: ReconcilerLeaseRef } {
+  const raw = nonEmpty('--reconciler-lease', values['reconciler-lease']);
+  if (values['no-reconciler-check']) {
+    if (raw) throw new ConfigError('--reconciler-lease and --no-reconciler-check contradict each other');
+    return {};
+  }
+  if (cluster.mode === 'none') return {};
+  if (!raw)
+    return { reconcilerLease: { namespace: env.POD_NAMESPACE?.trim() || 'default', name: RECONCILER_LEASE_NAME } };
+  const [namespace, name, ...rest] = raw.split('/');
+  if (rest.length > 0 || !DNS_LABEL.test(namespace ?? '') || !DNS_SUBDOMAIN.test(name ?? ''))
+    throw new ConfigError(
+      `--reconciler-lease must be NAMESPACE/NAME, such as kubeflow-system/${RECONCILER_LEASE_NAME}, got "${raw}"`,
+    );
+  return { reconcilerLease: { namespace, name } };
 }
 
 function parseHandoffUrl(raw: string): URL {

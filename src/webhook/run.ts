@@ -29,13 +29,14 @@ import { policySource, type PolicySource } from './policy-source.ts';
  * only client-node implements (exec, auth-provider).
  */
 async function loadClusterModules() {
-  const [connect, errors, jobsets, follower] = await Promise.all([
+  const [connect, errors, jobsets, follower, scale] = await Promise.all([
     import('../cluster/connect.ts'),
     import('../cluster/errors.ts'),
     import('./jobset-read.ts'),
     import('./crd-follower.ts'),
+    import('./scale-check.ts'),
   ]);
-  return { ...connect, ...errors, ...jobsets, ...follower };
+  return { ...connect, ...errors, ...jobsets, ...follower, ...scale };
 }
 
 /** --cert-rotation's modules, only when it is on: they bring @peculiar/x509 (~15 MiB, ~0.15 s at import). */
@@ -102,7 +103,10 @@ export async function startWebhook(config: ServeConfig, logger: Logger, metrics:
     policies = await policySource(config, api, cluster, logger, metrics);
     const validator = createValidator({
       policy: policies.get,
-      readJobSet: api && cluster ? cluster.jobSetReader(api) : undefined,
+      scaleCheck:
+        api && cluster
+          ? cluster.scaleChecker(api, { lease: config.reconcilerLease, readJobs: cluster.jobSetReader(api), metrics })
+          : undefined,
       crdSource: policies.source,
     });
     const handle = await startServe(config, { validator, logger, metrics, certificateReady: rotation?.ready });

@@ -17,13 +17,14 @@ export interface Status {
   metadata: Record<string, never>;
   status: 'Failure';
   message: string;
-  reason: 'Invalid' | 'Forbidden' | 'InternalError' | 'BadRequest';
-  code: 422 | 403 | 500 | 400;
+  reason: 'Invalid' | 'Forbidden' | 'InternalError' | 'BadRequest' | 'ServiceUnavailable';
+  code: 422 | 403 | 500 | 400 | 503;
   details?: {
     name?: string;
     group?: string;
     kind?: string;
     causes?: StatusCause[];
+    retryAfterSeconds?: number;
   };
 }
 
@@ -75,6 +76,23 @@ export function forbiddenStatus(name: string, causes: readonly FieldError[]): St
     code: 403,
     // NewForbidden puts the resource (not the kind) in details.kind.
     details: { name, group: TRAINJOB_GROUP, kind: RESOURCE, causes: causes.map(toCause) },
+  };
+}
+
+/**
+ * A refusal that clears by itself (no reconciler leads, a read failed): like
+ * apierrors.NewServiceUnavailable, 503 with details.retryAfterSeconds, plus the kind, name and
+ * causes NewInvalid gives, so a person and a GitOps tool both see it is to be retried.
+ */
+export function transientStatus(name: string, causes: readonly FieldError[], retryAfterSeconds: number): Status {
+  const agg = aggregate(causes.map(errorString)) ?? '';
+  return {
+    metadata: {},
+    status: 'Failure',
+    message: `${GROUP_KIND} ${goQuote(name)} cannot be changed now: ${agg}`,
+    reason: 'ServiceUnavailable',
+    code: 503,
+    details: { name, group: TRAINJOB_GROUP, kind: TRAINJOB_KIND, causes: causes.map(toCause), retryAfterSeconds },
   };
 }
 

@@ -10,7 +10,7 @@ import { admissionInput } from './envelope.ts';
 import type { AdmissionReviewRequest } from './envelope.ts';
 import { admissionRoute } from './route.ts';
 import type { EdgeDeps, Outcome } from './route.ts';
-import { denialStatus } from './status.ts';
+import { denialStatus, transientStatus } from './status.ts';
 
 export const VALIDATE_PATH = '/validate-trainer-kubeflow-org-v1alpha1-trainjob';
 
@@ -29,7 +29,14 @@ async function validate(req: AdmissionReviewRequest, deps: ValidateDeps): Promis
   const decision = await deps.validator.validate(admissionInput(req));
   if (decision.causes.length > 0) {
     return {
-      parts: { allowed: false, status: denialStatus(req.name, decision.causes), warnings: decision.warnings },
+      parts: {
+        allowed: false,
+        status:
+          decision.retryAfterSeconds === undefined
+            ? denialStatus(req.name, decision.causes)
+            : transientStatus(req.name, decision.causes, decision.retryAfterSeconds),
+        warnings: decision.warnings,
+      },
       rules: [...new Set(decision.causes.map((c) => c.origin ?? c.field))],
     };
   }

@@ -14,6 +14,10 @@ export const RUNTIME_FILES = {
   torch: 'torch_distributed.yaml',
   deepspeed: 'deepspeed_distributed.yaml',
   torchtune: 'torchtune_llama3_2_1B.yaml',
+  torchCache: 'torch_distributed_with_cache.yaml',
+  jax: 'jax_distributed.yaml',
+  xgboost: 'xgboost_distributed.yaml',
+  mlx: 'mlx_distributed.yaml',
 } as const;
 
 export function upstreamRuntime(which: keyof typeof RUNTIME_FILES): Runtime {

@@ -1,10 +1,11 @@
-// The validator's one I/O step: the read of the JobSet's Jobs happens only for an admitted numNodes
-// change, and it only ever adds a warning: pods that still run, a failed read or no cluster never refuse.
+// The validator's one I/O step: an allowed numNodes change, and nothing else, is judged against the
+// cluster; the judgment may refuse it for good or for now, and a judgment that fails refuses it for now.
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { buildPolicy } from '../../src/rules/policy.ts';
-import { createValidator, type JobSetReader } from '../../src/rules/validator.ts';
-import type { JobSetRead } from '../../src/rules/jobset-pods.ts';
+import { createValidator, NOT_JUDGED } from '../../src/rules/validator.ts';
+import type { ScaleCheck, ScaleCheckResult } from '../../src/rules/contract.ts';
+import { OMIT_VALUE } from '../../src/field/errors.ts';
 import { finished, trainJob, variant } from './fixtures.ts';
 
 const policy = buildPolicy();
@@ -13,22 +14,32 @@ const scaled = variant(old, (o) => (o.spec.trainer.numNodes = 2));
 const running = variant(old, (o) => (o.spec.suspend = false));
 /** Issue 8: a running job suspended and scaled in one update (what Kueue does). */
 const suspendedAndScaled = variant(running, (o) => ((o.spec.suspend = true), (o.spec.trainer.numNodes = 2)));
-const twoPodsRunning: JobSetRead = {
-  kind: 'read',
-  jobs: [{ metadata: { name: 'llama-ft-node-0' }, status: { active: 2, ready: 2 } }],
-};
+type Call = { namespace: string; name: string; numNodes: unknown };
 
-function reader(result: JobSetRead | Error): { read: JobSetReader; calls: string[] } {
-  const calls: string[] = [];
+/** A stand-in for the cluster's judgment (src/webhook/scale-check.ts, tested against a real API server in e2e). */
+function checker(result: ScaleCheckResult | Error): { check: ScaleCheck; calls: Call[] } {
+  const calls: Call[] = [];
   return {
     calls,
-    read: async (ns, name) => {
-      calls.push(`${ns}/${name}`);
+    check: async ({ namespace, name, object }) => {
+      calls.push({
+        namespace,
+        name,
+        numNodes: (object as { spec: { trainer: { numNodes: unknown } } }).spec.trainer.numNodes,
+      });
       if (result instanceof Error) throw result;
       return result;
     },
   };
 }
+const admits = (warnings: string[] = []): ScaleCheckResult => ({ causes: [], warnings });
+const numNodesCause = (detail: string) => ({
+  type: 'FieldValueForbidden' as const,
+  field: 'spec.trainer.numNodes',
+  value: OMIT_VALUE,
+  detail,
+  origin: 'scale-check',
+});
 
 const update = (object: unknown, oldObject: unknown) => ({
   uid: 'u',
@@ -41,39 +52,40 @@ const update = (object: unknown, oldObject: unknown) => ({
 });
 
 describe('validator', () => {
-  it('reads the Jobs of the JobSet of the same namespace and name for a numNodes change', async () => {
-    const r = reader({ kind: 'read', jobs: [] });
-    const d = await createValidator({ policy, readJobSet: r.read }).validate(update(scaled, old));
-    assert.deepEqual(r.calls, ['team-a/llama-ft']);
-    assert.equal(d.causes.length, 0);
+  it('judges an allowed numNodes change against the cluster: the TrainJob of the same namespace and name, as it would be stored', async () => {
+    const c = checker(admits());
+    const d = await createValidator({ policy, scaleCheck: c.check }).validate(update(scaled, old));
+    assert.deepEqual(c.calls, [{ namespace: 'team-a', name: 'llama-ft', numNodes: 2 }]);
+    assert.deepEqual(d.causes, []);
   });
-  it('does not read when nothing about numNodes changes', async () => {
-    const r = reader({ kind: 'read', jobs: [] });
-    await createValidator({ policy, readJobSet: r.read }).validate(
+  it('does not judge when nothing about numNodes changes', async () => {
+    const c = checker(admits());
+    await createValidator({ policy, scaleCheck: c.check }).validate(
       update(
         variant(old, (o) => (o.metadata.labels = { a: 'b' })),
         old,
       ),
     );
-    assert.deepEqual(r.calls, []);
+    assert.deepEqual(c.calls, []);
   });
-  it('does not read for a refused change, and the refusal carries no rebuild warning', async () => {
-    const r = reader(twoPodsRunning);
-    const d = await createValidator({ policy, readJobSet: r.read }).validate(
+  it('does not judge a change the rules refuse, and the refusal carries no rebuild warning', async () => {
+    const c = checker(admits());
+    const d = await createValidator({ policy, scaleCheck: c.check }).validate(
       update(
         variant(running, (o) => (o.spec.trainer.numNodes = 2)),
         running,
       ),
     );
-    assert.deepEqual(r.calls, []);
+    assert.deepEqual(c.calls, []);
     assert.deepEqual(
       d.causes.map((c) => c.origin),
       ['trainer-numNodes-while-suspended'],
     );
     assert.deepEqual(d.warnings, []);
   });
-  it('suspend and scale in one update while two pods run: admitted, warning that the rebuild waits for the 2 pods', async () => {
-    const d = await createValidator({ policy, readJobSet: reader(twoPodsRunning).read }).validate(
+  it('admitted: the rebuild warning first, then what the judgment says (the pods the rebuild waits for)', async () => {
+    const pods = 'JobSet team-a/llama-ft still has 2 pods (2 pending or running; Job llama-ft-node-0: 2 active)';
+    const d = await createValidator({ policy, scaleCheck: checker(admits([pods])).check }).validate(
       update(suspendedAndScaled, running),
     );
     assert.deepEqual(d.causes, []);
@@ -83,41 +95,58 @@ describe('validator', () => {
       /rebuilt with 2 nodes as soon as it is suspended and none of its pods runs or is terminating/,
     );
     assert.doesNotMatch(d.warnings[0], /on resume/);
-    assert.match(
-      d.warnings[1],
-      /^JobSet team-a\/llama-ft still has 2 pods \(2 pending or running; Job llama-ft-node-0: 2 active\)/,
-    );
+    assert.equal(d.warnings[1], pods);
+    assert.equal(d.retryAfterSeconds, undefined);
   });
-  it('a reader that throws admits the change with a warning (fail open: the read is advisory)', async () => {
-    const d = await createValidator({ policy, readJobSet: reader(new Error('connection refused')).read }).validate(
+  it('refused for good by the judgment: its cause alone, no rebuild warning, not transient', async () => {
+    const cause = numNodesCause(
+      'the ML policy "foo" of ClusterTrainingRuntime x is not one whose JobSet can be rebuilt',
+    );
+    const d = await createValidator({ policy, scaleCheck: checker({ causes: [cause], warnings: [] }).check }).validate(
       update(scaled, old),
     );
-    assert.deepEqual(d.causes, []);
-    assert.ok(
-      d.warnings.some((w) => /could not be counted \(connection refused\)/.test(w)),
-      d.warnings.join('\n'),
-    );
+    assert.deepEqual(d.causes, [cause]);
+    assert.deepEqual(d.warnings, []);
+    assert.equal(d.retryAfterSeconds, undefined);
   });
-  it('a failed read admits the change with a warning', async () => {
+  it('refused for now by the judgment: transient, with its retryAfterSeconds', async () => {
+    const cause = numNodesCause('no reconciler leads to carry the rebuild out');
     const d = await createValidator({
       policy,
-      readJobSet: reader({ kind: 'failed', error: 'reading its Jobs failed: HTTP 403: forbidden' }).read,
+      scaleCheck: checker({ causes: [cause], warnings: [], retryAfterSeconds: 5 }).check,
     }).validate(update(scaled, old));
-    assert.deepEqual(d.causes, []);
-    assert.ok(
-      d.warnings.some((w) => /HTTP 403/.test(w)),
-      d.warnings.join('\n'),
-    );
+    assert.deepEqual(d.causes, [cause]);
+    assert.equal(d.retryAfterSeconds, 5);
   });
-  it('without cluster access the change is allowed with a warning', async () => {
+  it('a judgment that throws refuses the count change for now (transient), with the error', async () => {
+    const d = await createValidator({ policy, scaleCheck: checker(new Error('connection refused')).check }).validate(
+      update(scaled, old),
+    );
+    assert.equal(d.causes.length, 1);
+    assert.equal(d.causes[0].field, 'spec.trainer.numNodes');
+    assert.match(d.causes[0].detail, /could not be judged \(connection refused\).*refused for now/);
+    assert.equal(d.retryAfterSeconds, 5);
+  });
+  it('a judgment that throws refuses nothing but count changes', async () => {
+    const c = checker(new Error('connection refused'));
+    const d = await createValidator({ policy, scaleCheck: c.check }).validate(
+      update(
+        variant(old, (o) => (o.metadata.labels = { a: 'b' })),
+        old,
+      ),
+    );
+    assert.deepEqual(d.causes, []);
+  });
+  it('without cluster access the change is allowed with the rebuild warning and one saying it was not judged', async () => {
     const d = await createValidator({ policy }).validate(update(scaled, old));
     assert.equal(d.causes.length, 0);
-    assert.ok(d.warnings.some((w) => /not checked/.test(w)));
+    assert.match(d.warnings[0], /^spec\.trainer\.numNodes changes from 1 to 2/);
+    assert.equal(d.warnings.at(-1), NOT_JUDGED);
   });
   it('a finished job is refused by the table, whatever runs', async () => {
-    const r = reader({ kind: 'read', jobs: [] });
+    const c = checker(admits());
     const done = finished(old, 'Complete');
-    const d = await createValidator({ policy, readJobSet: r.read }).validate(
+    const d = await createValidator({ policy, scaleCheck: c.check }).validate(
       update(
         variant(done, (o) => (o.spec.trainer.numNodes = 2)),
         done,
@@ -127,7 +156,7 @@ describe('validator', () => {
       d.causes.map((c) => c.origin),
       ['trainer-numNodes-not-after-finish'],
     );
-    assert.deepEqual(r.calls, []);
+    assert.deepEqual(c.calls, []);
   });
   it('DELETE and CONNECT are allowed without evaluating anything', async () => {
     const v = createValidator({ policy });

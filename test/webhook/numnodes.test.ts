@@ -5,20 +5,29 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { buildPolicy } from '../../src/rules/policy.ts';
-import type { JobSetRead } from '../../src/rules/jobset-pods.ts';
+import type { ScaleCheckResult } from '../../src/rules/contract.ts';
+import { OMIT_VALUE } from '../../src/field/errors.ts';
 import { createValidator } from '../../src/rules/validator.ts';
 import { post, review, testServer, trainJob, VALIDATE } from './fixtures.ts';
 
 const policy = buildPolicy();
-const twoPods: JobSetRead = {
-  kind: 'read',
-  jobs: [{ metadata: { name: 'my-job-node-0' }, status: { active: 2, ready: 2 } }],
+const twoPods: ScaleCheckResult = {
+  causes: [],
+  warnings: [
+    'JobSet team-a/my-job still has 2 pods (2 pending or running; Job my-job-node-0: 2 active): the rebuild waits',
+  ],
 };
-const server = (read: JobSetRead | Error) =>
+const refusal = (detail: string, retryAfterSeconds?: number): ScaleCheckResult => ({
+  causes: [{ type: 'FieldValueForbidden', field: 'spec.trainer.numNodes', value: OMIT_VALUE, detail }],
+  warnings: [],
+  ...(retryAfterSeconds === undefined ? {} : { retryAfterSeconds }),
+});
+/** The cluster's judgment stood in for (scale-check.ts meets the real API server in test/e2e/scale-admission.test.ts). */
+const server = (judged: ScaleCheckResult | Error) =>
   testServer({
     validator: createValidator({
       policy,
-      readJobSet: async () => (read instanceof Error ? Promise.reject(read) : read),
+      scaleCheck: async () => (judged instanceof Error ? Promise.reject(judged) : judged),
     }),
   });
 const running = (
@@ -61,7 +70,7 @@ describe('numNodes at the validating webhook (issue 8)', () => {
     );
   });
 
-  it('a JobSet read that fails does not refuse: allowed with a warning', async () => {
+  it('a judgment that fails refuses for now: 503 ServiceUnavailable, retryAfterSeconds, the cause on spec.trainer.numNodes', async () => {
     const { app } = await server(new Error('connect ECONNREFUSED'));
     const res = await post(
       app,
@@ -71,8 +80,51 @@ describe('numNodes at the validating webhook (issue 8)', () => {
         object: trainJob({ suspend: true, trainer: { image: 'ghcr.io/acme/train:1.0', numNodes: 2 } }),
       }),
     );
-    assert.equal(res.json.response.allowed, true);
-    assert.ok(res.json.response.warnings.some((w: string) => /could not be counted \(connect ECONNREFUSED\)/.test(w)));
+    const { allowed, status } = res.json.response;
+    assert.equal(allowed, false);
+    assert.equal(status.code, 503);
+    assert.equal(status.reason, 'ServiceUnavailable');
+    assert.equal(status.details.retryAfterSeconds, 5);
+    assert.equal(status.details.causes[0].field, 'spec.trainer.numNodes');
+    assert.match(
+      status.message,
+      /^TrainJob\.trainer\.kubeflow\.org "my-job" cannot be changed now: spec\.trainer\.numNodes: Forbidden: the change could not be judged \(connect ECONNREFUSED\)/,
+    );
+  });
+
+  it('no reconciler leads: 503, transient, with the reason', async () => {
+    const { app } = await server(refusal('no reconciler leads to carry the rebuild out: its Lease does not exist', 5));
+    const res = await post(
+      app,
+      VALIDATE,
+      review('UPDATE', {
+        oldObject: trainJob({ suspend: true, trainer: { image: 'ghcr.io/acme/train:1.0', numNodes: 1 } }),
+        object: trainJob({ suspend: true, trainer: { image: 'ghcr.io/acme/train:1.0', numNodes: 2 } }),
+      }),
+    );
+    const { allowed, status, warnings } = res.json.response;
+    assert.equal(allowed, false);
+    assert.equal(status.code, 503);
+    assert.match(status.message, /no reconciler leads to carry the rebuild out/);
+    assert.equal(warnings, undefined);
+  });
+
+  it('a change that cannot be carried out: 403 Forbidden with the reason, and no rebuild warning', async () => {
+    const { app } = await server(refusal('JobSet my-job has workspace claims; copy the data out'));
+    const res = await post(
+      app,
+      VALIDATE,
+      review('UPDATE', {
+        oldObject: trainJob({ suspend: true, trainer: { image: 'ghcr.io/acme/train:1.0', numNodes: 1 } }),
+        object: trainJob({ suspend: true, trainer: { image: 'ghcr.io/acme/train:1.0', numNodes: 2 } }),
+      }),
+    );
+    const { allowed, status, warnings } = res.json.response;
+    assert.equal(allowed, false);
+    assert.equal(status.code, 403);
+    assert.equal(status.details.retryAfterSeconds, undefined);
+    assert.match(status.message, /spec\.trainer\.numNodes: Forbidden: JobSet my-job has workspace claims/);
+    assert.equal(warnings, undefined);
   });
 
   it('running on both sides: denied 403, says to suspend, no rebuild warning', async () => {

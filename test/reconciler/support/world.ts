@@ -102,13 +102,23 @@ export async function startWorld(opts: WorldOptions): Promise<World> {
     const [controllers, webhook] = await Promise.all([
       startUpstreamControllers(cp, { trainer: opts.trainer, kueue: opts.kueue }),
       opts.webhook
-        ? startWebhook(cp, { name: 'webhook', handoff: `http://127.0.0.1:${handoffPort}/hints` })
+        ? startWebhook(cp, {
+            name: 'webhook',
+            handoff: `http://127.0.0.1:${handoffPort}/hints`,
+            // The sidecars' Lease (startSidecar's leaseNamespace): count changes need its leader.
+            extraArgs: ['--reconciler-lease', `${RECONCILER_SA.namespace}/trainjob-webhook-reconciler`],
+          })
         : undefined,
     ]);
     // The runtimes in one apply (a kubectl run costs about half a second).
-    const runtimes = ['torch_distributed.yaml', 'deepspeed_distributed.yaml', 'torchtune_llama3_2_1B.yaml'].map((f) =>
-      readFileSync(path.join(upstreamDir, 'runtimes', f), 'utf8'),
-    );
+    const runtimes = [
+      'torch_distributed.yaml',
+      'deepspeed_distributed.yaml',
+      'torchtune_llama3_2_1B.yaml',
+      'jax_distributed.yaml',
+      'xgboost_distributed.yaml',
+      'mlx_distributed.yaml',
+    ].map((f) => readFileSync(path.join(upstreamDir, 'runtimes', f), 'utf8'));
     await cp.applyYaml(
       [
         ...runtimes,

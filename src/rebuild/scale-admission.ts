@@ -1,0 +1,129 @@
+// Whether the webhook admits a numNodes change the rule table allows, from what it read of the
+// cluster: the TrainJob's JobSet, its runtime and the reconciler's Lease. Pure. A change is
+// admitted only when it will be carried out: refused for good when the judgment
+// (scale-judgment.ts) says it cannot be, with the reason and the way out; refused for now
+// (transient: it clears by itself) while no reconciler leads or a read failed. A change that
+// rebuilds nothing (no JobSet yet, or back to the count the JobSet was built with) is always admitted.
+import { RECONCILER_MODE_ANNOTATION } from '../api/names.ts';
+import { runtimeLabel, type JobSet, type Runtime, type TrainJob } from '../api/objects.ts';
+import type { Mode } from './decision.ts';
+import { judgeScale } from './scale-judgment.ts';
+import { isJobSetStale } from './stale.ts';
+
+/** What a read of one object gave. */
+export type Read<T> = { kind: 'found'; value: T } | { kind: 'absent' } | { kind: 'failed'; error: string };
+
+/** The parts of a coordination.k8s.io/v1 Lease this reads. */
+export interface LeaseView {
+  metadata?: { name?: string; namespace?: string; annotations?: Record<string, string> };
+  spec?: { holderIdentity?: string; leaseDurationSeconds?: number; renewTime?: string };
+}
+
+export interface ScaleAdmissionFacts {
+  /** The TrainJob as it would be stored (the new numNodes). */
+  trainJob: TrainJob;
+  jobSet: Read<JobSet>;
+  runtime: Read<Runtime>;
+  /** The reconciler's Lease; 'unchecked' when the webhook is told not to require a reconciler. */
+  lease: Read<LeaseView> | 'unchecked';
+  nowMs: number;
+}
+
+export type ScaleAdmission =
+  | { kind: 'admit'; note?: string }
+  | { kind: 'refuse'; transient: false; reason: string; metric: string }
+  | { kind: 'refuse'; transient: true; reason: string; metric: string };
+
+/**
+ * Slack on the Lease's expiry for clock skew between the reconciler's node and the webhook's: a
+ * Lease is fresh while renewTime + leaseDurationSeconds + this is in the future on our clock.
+ */
+export const LEASE_SKEW_MS = 5_000;
+
+/** How long a transient refusal suggests waiting (the reconciler renews every 2 s, takes over within 15 s). */
+export const RETRY_AFTER_SECONDS = 5;
+
+type Leader = { leading: true; mode: Mode; holder: string } | { leading: false; why: string };
+
+/** Does a reconciler lead, judged from its Lease on our clock (with LEASE_SKEW_MS of slack)? */
+export function leaderOf(lease: LeaseView | undefined, nowMs: number): Leader {
+  if (!lease) return { leading: false, why: 'its Lease does not exist (no reconciler has started)' };
+  const holder = lease.spec?.holderIdentity ?? '';
+  if (!holder) return { leading: false, why: 'its Lease has no holder (the last leader stopped)' };
+  const renewed = Date.parse(lease.spec?.renewTime ?? '');
+  const seconds = lease.spec?.leaseDurationSeconds;
+  if (!Number.isFinite(renewed) || typeof seconds !== 'number' || !(seconds > 0))
+    return { leading: false, why: 'its Lease has no renewTime or leaseDurationSeconds' };
+  const age = nowMs - renewed;
+  if (age > seconds * 1000 + LEASE_SKEW_MS)
+    return {
+      leading: false,
+      why: `its Lease was last renewed ${Math.round(age / 1000)} s ago by ${holder} (it expires after ${seconds} s)`,
+    };
+  const mode = lease.metadata?.annotations?.[RECONCILER_MODE_ANNOTATION] === 'standalone' ? 'standalone' : 'companion';
+  return { leading: true, mode, holder };
+}
+
+const transient = (reason: string, metric: string): ScaleAdmission => ({
+  kind: 'refuse',
+  transient: true,
+  reason: `${reason}; the change is refused for now and can be applied again in a few seconds`,
+  metric,
+});
+
+// eslint-disable-next-line complexity -- the reads' failures, then no rebuild, then the judgment, then the leader
+export function admitScale(f: ScaleAdmissionFacts): ScaleAdmission {
+  const name = f.trainJob.metadata?.name ?? '';
+  if (f.jobSet.kind === 'failed')
+    return transient(`JobSet ${name} could not be read (${f.jobSet.error})`, 'read-failed');
+  if (f.jobSet.kind === 'absent')
+    return { kind: 'admit', note: 'no JobSet exists yet: it is built with the new count' };
+  const jobSet = f.jobSet.value;
+  if (f.runtime.kind === 'failed')
+    return transient(`the runtime could not be read (${f.runtime.error})`, 'read-failed');
+  if (f.runtime.kind === 'absent') {
+    const ref = f.trainJob.spec?.runtimeRef;
+    return {
+      kind: 'refuse',
+      transient: false,
+      reason: `the runtime ${ref?.kind ?? 'ClusterTrainingRuntime'} ${ref?.name ?? '?'} does not exist, so the change cannot be judged and JobSet ${name} cannot be rebuilt; restore the runtime, or set numNodes back`,
+      metric: 'no-runtime',
+    };
+  }
+  const runtime = f.runtime.value;
+  const staleness = isJobSetStale(f.trainJob, runtime, jobSet);
+  if (staleness.verdict === 'current')
+    return { kind: 'admit', note: `JobSet ${name} already has this count: nothing is rebuilt` };
+  if (staleness.verdict === 'unknown')
+    return {
+      kind: 'refuse',
+      transient: false,
+      reason: `JobSet ${name} of ${runtimeLabel(runtime)} cannot be judged (${staleness.reason}), so it would not be rebuilt; leave numNodes as it is`,
+      metric: 'unjudgeable',
+    };
+  const leader =
+    f.lease === 'unchecked'
+      ? undefined
+      : f.lease.kind === 'found'
+        ? leaderOf(f.lease.value, f.nowMs)
+        : f.lease.kind === 'absent'
+          ? leaderOf(undefined, f.nowMs)
+          : undefined;
+  const judged = judgeScale({
+    mode: leader?.leading ? leader.mode : 'companion',
+    trainJob: f.trainJob,
+    runtime,
+    jobSet,
+  });
+  if (judged.kind === 'refused')
+    return { kind: 'refuse', transient: false, reason: `${judged.reason}; ${judged.wayOut}`, metric: 'cannot-rebuild' };
+  if (f.lease === 'unchecked') return { kind: 'admit', note: judged.how };
+  if (f.lease.kind === 'failed')
+    return transient(
+      `the reconciler's Lease could not be read (${f.lease.error}), so no one may carry the rebuild out`,
+      'read-failed',
+    );
+  if (leader && !leader.leading)
+    return transient(`no reconciler leads to carry the rebuild out: ${leader.why}`, 'no-reconciler');
+  return { kind: 'admit', note: judged.how };
+}

@@ -1,0 +1,143 @@
+// Judges a numNodes change the rules allow against the cluster (the I/O edge of
+// src/rebuild/scale-admission.ts): reads the TrainJob's JobSet, its runtime (the one runtimeRef
+// names), the reconciler's Lease and the JobSet's Jobs, all at once and each bounded in time and
+// size well below the webhook's timeoutSeconds (10), then asks the pure judgment. A read that
+// fails refuses the change for now (transient), never for good, and never any other update.
+//
+// The webhook reads the named runtime, not Trainer's `<job>-runtime-snapshot` ConfigMap (reading
+// ConfigMaps cluster-wide is a right it should not have); the reconciler judges from the
+// snapshot again before it deletes anything, and reports what the webhook could not foresee.
+import { STATUS_CODES } from 'node:http';
+import { CLUSTER_TRAINING_RUNTIME, JOBSET, TRAINING_RUNTIME, TRAINJOB_GROUP } from '../api/names.ts';
+import type { JobSet, Runtime, RuntimeSpec, TrainJob } from '../api/objects.ts';
+import { isObject } from '../json/object.ts';
+import type { ApiClient } from '../cluster/api-request.ts';
+import { describeStatus, statusMessage } from '../cluster/errors.ts';
+import { OMIT_VALUE } from '../field/errors.ts';
+import type { WebhookMetrics } from '../observability/metrics.ts';
+import { admitScale, RETRY_AFTER_SECONDS, type LeaseView, type Read } from '../rebuild/scale-admission.ts';
+import type { ScaleChange, ScaleCheck, ScaleCheckResult } from '../rules/contract.ts';
+import { jobSetPodsWarnings, type JobSetRead } from '../rules/jobset-pods.ts';
+import { JOBSET_READ_TIMEOUT_MS } from './jobset-read.ts';
+
+/** A JobSet or runtime is at most etcd's 1.5 MiB object; JSON of it is not much larger. */
+const OBJECT_MAX_BYTES = 4 * 1024 * 1024;
+
+export interface ScaleCheckOptions {
+  /** The reconciler's Lease; undefined: no reconciler is required (`--no-reconciler-check`). */
+  lease: { namespace: string; name: string } | undefined;
+  readJobs: (namespace: string, name: string) => Promise<JobSetRead>;
+  metrics: WebhookMetrics;
+  timeoutMs?: number;
+  now?: () => number;
+}
+
+function describeAnswer(status: number, body: Buffer): string {
+  const text = body.subarray(0, 64 * 1024).toString('utf8');
+  return describeStatus(status, statusMessage(text) ?? (text.trim() || STATUS_CODES[status] || 'no message'));
+}
+
+/** One GET, as a Read: 404 is absent, any other failure (status, transport, timeout, not JSON) failed. */
+async function getObject(api: ApiClient, path: string, what: string, timeoutMs: number): Promise<Read<unknown>> {
+  const signal = AbortSignal.timeout(timeoutMs);
+  try {
+    // resourceVersion 0: from the API server's watch cache, as the Jobs are (see jobset-read.ts).
+    const res = await api.request(`${path}?resourceVersion=0`, { signal, maxBytes: OBJECT_MAX_BYTES });
+    if (res.status === 404) return { kind: 'absent' };
+    if (res.status !== 200)
+      return { kind: 'failed', error: `reading ${what}: ${describeAnswer(res.status, res.body)}` };
+    const value: unknown = JSON.parse(res.body.toString('utf8'));
+    if (!isObject(value)) return { kind: 'failed', error: `reading ${what}: the answer is not an object` };
+    return { kind: 'found', value };
+  } catch (err) {
+    const text = signal.aborted
+      ? `timed out after ${timeoutMs} ms`
+      : err instanceof SyntaxError
+        ? 'the answer is not JSON'
+        : (err instanceof Error ? err.message : String(err)).split('\n')[0].slice(0, 300);
+    return { kind: 'failed', error: `reading ${what}: ${text}` };
+  }
+}
+
+const seg = encodeURIComponent;
+
+/** Trainer's lookup of runtimeRef (kind defaults to ClusterTrainingRuntime); undefined: names no runtime. */
+function runtimePath(tj: TrainJob, namespace: string): { path: string; kind: string; name: string } | undefined {
+  const ref = isObject(tj.spec?.runtimeRef) ? tj.spec.runtimeRef : {};
+  const name = typeof ref.name === 'string' ? ref.name : '';
+  if ((ref.apiGroup ?? TRAINJOB_GROUP) !== TRAINJOB_GROUP || !name) return undefined;
+  if (ref.kind === 'TrainingRuntime') {
+    const { group, version, plural } = TRAINING_RUNTIME;
+    return {
+      path: `/apis/${group}/${version}/namespaces/${seg(namespace)}/${plural}/${seg(name)}`,
+      kind: ref.kind,
+      name,
+    };
+  }
+  const { group, version, plural } = CLUSTER_TRAINING_RUNTIME;
+  return { path: `/apis/${group}/${version}/${plural}/${seg(name)}`, kind: 'ClusterTrainingRuntime', name };
+}
+
+function asRuntime(read: Read<unknown>, kind: string, name: string): Read<Runtime> {
+  if (read.kind !== 'found') return read;
+  const spec = (read.value as { spec?: unknown }).spec;
+  return isObject(spec) ? { kind: 'found', value: { kind, name, spec: spec as RuntimeSpec } } : { kind: 'absent' };
+}
+
+export function scaleChecker(api: ApiClient, options: ScaleCheckOptions): ScaleCheck {
+  const timeoutMs = options.timeoutMs ?? JOBSET_READ_TIMEOUT_MS;
+  const now = options.now ?? Date.now;
+  return async ({ namespace, name, object }: ScaleChange): Promise<ScaleCheckResult> => {
+    const trainJob = (isObject(object) ? object : { metadata: {} }) as unknown as TrainJob;
+    const runtimeAt = runtimePath(trainJob, namespace);
+    const { group, version, plural } = JOBSET;
+    const lease = options.lease;
+    const [jobSet, runtime, leaseRead, jobs] = await Promise.all([
+      getObject(
+        api,
+        `/apis/${group}/${version}/namespaces/${seg(namespace)}/${plural}/${seg(name)}`,
+        'the JobSet',
+        timeoutMs,
+      ),
+      runtimeAt
+        ? getObject(api, runtimeAt.path, `${runtimeAt.kind} ${runtimeAt.name}`, timeoutMs).then((r) =>
+            asRuntime(r, runtimeAt.kind, runtimeAt.name),
+          )
+        : Promise.resolve<Read<Runtime>>({ kind: 'absent' }),
+      lease
+        ? getObject(
+            api,
+            `/apis/coordination.k8s.io/v1/namespaces/${seg(lease.namespace)}/leases/${seg(lease.name)}`,
+            `the reconciler's Lease ${lease.namespace}/${lease.name}`,
+            timeoutMs,
+          )
+        : Promise.resolve('unchecked' as const),
+      options.readJobs(namespace, name),
+    ]);
+    const verdict = admitScale({
+      trainJob: { ...trainJob, metadata: { ...trainJob.metadata, name } },
+      jobSet: jobSet as Read<JobSet>,
+      runtime,
+      lease: leaseRead as Read<LeaseView> | 'unchecked',
+      nowMs: now(),
+    });
+    if (verdict.kind === 'admit') {
+      options.metrics.scaleJudgments.inc({ result: 'admitted', reason: '' });
+      return { causes: [], warnings: jobSetPodsWarnings(jobs, `${namespace}/${name}`) };
+    }
+    options.metrics.scaleJudgments.inc({ result: verdict.transient ? 'transient' : 'refused', reason: verdict.metric });
+    return {
+      causes: [
+        {
+          type: 'FieldValueForbidden',
+          field: 'spec.trainer.numNodes',
+          value: OMIT_VALUE,
+          detail: verdict.reason,
+          origin: verdict.transient ? 'scale-check:transient' : 'scale-check',
+        },
+      ],
+      warnings: [],
+      ...(verdict.transient ? { retryAfterSeconds: RETRY_AFTER_SECONDS } : {}),
+    };
+  };
+}

@@ -1,0 +1,228 @@
+// Every count change that is admitted is carried out, and one that cannot be is refused at
+// admission with the reason: the webhook (serve, judging against the cluster) and the reconciler
+// sidecar beside the real Trainer v2.3.0 and JobSet v0.12.0 managers, in the world where pods run.
+// The stock runtimes the sidecar now rebuilds (JAX, XGBoost, MLX), the refusals (a workspace claim,
+// a runtime without a trainer job), the transient refusal while no reconciler leads, and the pause
+// Trainer cannot carry out beside a workspace claim.
+import assert from 'node:assert/strict';
+import { after, before, describe, it } from 'node:test';
+import { controlPlaneAvailability, upstreamControllersAvailability, waitFor } from '../harness/index.ts';
+import type { JobSet, TrainJob } from '../../src/api/objects.ts';
+import { startSidecar, type Sidecar } from '../reconciler/support/sidecar.ts';
+import {
+  api,
+  inNamespace,
+  parallelism,
+  RECONCILER_SA,
+  rJob,
+  startWorld,
+  type World,
+} from '../reconciler/support/world.ts';
+
+const controlPlane = controlPlaneAvailability();
+const controllers = upstreamControllersAvailability();
+const skip = !controlPlane.available ? controlPlane.reason : !controllers.available ? controllers.reason : false;
+
+const env = (js: JobSet | undefined, name: string, job = 'node') =>
+  rJob(js, job)
+    ?.template?.spec?.template?.spec?.containers?.find((c) => c.name === 'node')
+    ?.env?.find((e) => e.name === name)?.value;
+
+const trainJob = (name: string, ns: string, runtime: string, numNodes: number, suspend = false): TrainJob => ({
+  apiVersion: 'trainer.kubeflow.org/v1alpha1',
+  kind: 'TrainJob',
+  metadata: { name, namespace: ns },
+  spec: { runtimeRef: { name: runtime }, suspend, trainer: { numNodes } },
+});
+
+describe('every admitted count change is carried out; the others are refused with the reason', { skip }, () => {
+  let w: World;
+  let a: ReturnType<typeof api>;
+  let sidecar: Sidecar;
+  const ns = 'scale';
+  const { getTj, create, patch } = inNamespace(ns, () => w);
+  const runningPods = async (name: string) =>
+    (await a.pods(ns, name)).filter((p) => p.status?.phase === 'Running' && !p.metadata?.deletionTimestamp);
+  const startReconciler = async () =>
+    (sidecar = await startSidecar(w.cp, {
+      name: `reconciler-${Date.now()}`,
+      mode: 'companion',
+      kubeconfig: w.reconcilerKubeconfig.path,
+      leaseNamespace: RECONCILER_SA.namespace,
+      handoffPort: w.handoffPort,
+    }));
+  /** numNodes changed through the API server (and so the webhook): the Outcome, allowed or refused. */
+  const scale = (name: string, numNodes: number, suspend?: boolean) =>
+    w.tj.update(ns, name, (o) => {
+      o.spec.trainer = { ...o.spec.trainer, numNodes };
+      if (suspend !== undefined) o.spec.suspend = suspend;
+    });
+
+  before(async () => {
+    w = await startWorld({ trainer: true, webhook: true });
+    a = api(w.cp);
+    await w.cp.kubectl(['create', 'namespace', ns]);
+    // A runtime of a user's own without the trainer-ancestor job: Trainer puts numNodes nowhere.
+    await w.cp.applyYaml(
+      JSON.stringify({
+        apiVersion: 'trainer.kubeflow.org/v1alpha1',
+        kind: 'ClusterTrainingRuntime',
+        metadata: { name: 'no-trainer-job' },
+        spec: {
+          mlPolicy: { numNodes: 1 },
+          template: {
+            spec: {
+              replicatedJobs: [
+                {
+                  name: 'worker',
+                  template: {
+                    spec: { template: { spec: { containers: [{ name: 'worker', image: 'busybox' }] } } },
+                  },
+                },
+              ],
+            },
+          },
+        },
+      }),
+    );
+    await startReconciler();
+  });
+  after(async () => {
+    if (process.exitCode && w) process.stderr.write(w.cp.logTails(20));
+    await w?.stop();
+  });
+
+  for (const [runtime, numEnv, want] of [
+    ['jax-distributed', 'JAX_NUM_PROCESSES', '2'],
+    ['xgboost-distributed', 'DMLC_NUM_WORKER', '2'],
+  ] as const) {
+    it(`${runtime}: run, suspend, scale 1 -> 2, resume: the JobSet is rebuilt with 2 nodes (${numEnv}=${want}) and 2 pods run`, async () => {
+      const name = runtime.split('-')[0];
+      await create(trainJob(name, ns, runtime, 1));
+      const old = await a.waitJobSet(
+        ns,
+        name,
+        'running with 1 node',
+        (js) => parallelism(js) === 1 && !js.spec?.suspend,
+      );
+      assert.equal(env(old, numEnv), '1');
+      await waitFor('1 pod running', async () => (await runningPods(name)).length === 1);
+      await patch(name, { spec: { suspend: true } });
+      const scaled = await scale(name, 2);
+      assert.ok(scaled.allowed, JSON.stringify(scaled));
+      await patch(name, { spec: { suspend: false } });
+      const js = await a.waitJobSet(
+        ns,
+        name,
+        're-created with 2 nodes, running',
+        (j) => j.metadata.uid !== old.metadata.uid && parallelism(j) === 2 && j.spec?.suspend === false,
+      );
+      assert.equal(rJob(js)?.template?.spec?.completions, 2);
+      assert.equal(env(js, numEnv), want);
+      await waitFor('2 pods running', async () => (await runningPods(name)).length === 2);
+    });
+  }
+
+  it('mlx-distributed (MPI, launcher as node): suspended, scaled 2 -> 1: the node job goes to 1 (max(n - 1, 1)), the JobSet is rebuilt', async () => {
+    await create(trainJob('mlx', ns, 'mlx-distributed', 2, true));
+    const old = await a.waitJobSet(ns, 'mlx', 'built for 2 nodes', (js) => parallelism(js) === 1);
+    const scaled = await scale('mlx', 3);
+    assert.ok(scaled.allowed, JSON.stringify(scaled));
+    await a.waitJobSet(
+      ns,
+      'mlx',
+      're-created for 3 nodes',
+      (j) => j.metadata.uid !== old.metadata.uid && parallelism(j) === 2,
+    );
+  });
+
+  it('a workspace claim (torchtune): refused at admission, 403, with the reason and the way out; the JobSet is kept', async () => {
+    await create(trainJob('claims', ns, 'torchtune-llama3.2-1b', 1, true));
+    const old = await a.waitJobSet(ns, 'claims', 'built', (js) => parallelism(js) === 1);
+    const out = await scale('claims', 2);
+    assert.equal(out.allowed, false);
+    if (out.allowed) return;
+    assert.equal(out.refusal.code, 403);
+    assert.match(
+      out.refusal.message,
+      /spec\.trainer\.numNodes: Forbidden: JobSet claims has workspace claims \(spec\.volumeClaimPolicies\): JobSet v0\.12\.0 refuses to re-create it.*copy the data out of the claims and create a new TrainJob with numNodes 2/,
+    );
+    assert.deepEqual(
+      out.refusal.causes.map((c) => c.field),
+      ['spec.trainer.numNodes'],
+    );
+    assert.equal((await a.getJobSet(ns, 'claims'))?.metadata.uid, old.metadata.uid);
+    assert.equal((await getTj('claims')).spec?.trainer?.numNodes, 1);
+  });
+
+  it('a runtime without the trainer-ancestor job: refused, Trainer puts numNodes nowhere', async () => {
+    await create(trainJob('nowhere', ns, 'no-trainer-job', 1, true));
+    await a.waitJobSet(ns, 'nowhere', 'built', () => true);
+    const out = await scale('nowhere', 2);
+    assert.equal(out.allowed, false);
+    if (!out.allowed) assert.match(out.refusal.message, /cannot be judged .*has no replicated job labelled/);
+  });
+
+  it('a dry run is judged the same, and changes nothing', async () => {
+    const out = await w.tj.update(ns, 'claims', (o) => (o.spec.trainer.numNodes = 2), 'All');
+    assert.equal(out.allowed, false);
+    if (!out.allowed) assert.equal(out.refusal.code, 403);
+  });
+
+  it('a pause Trainer cannot carry out (every apply of a JobSet with a workspace claim is refused): the sidecar suspends the JobSet, so no pod runs under the suspended TrainJob', async () => {
+    await create(trainJob('pause', ns, 'torchtune-llama3.2-1b', 1));
+    await a.waitJobSet(ns, 'pause', 'running', (js) => js.spec?.suspend === false);
+    await waitFor('a pod running', async () => (await runningPods('pause')).length > 0);
+    await patch('pause', { spec: { suspend: true } });
+    await a.waitJobSet(ns, 'pause', 'suspended', (js) => js.spec?.suspend === true);
+    await waitFor('no pod', async () => (await a.pods(ns, 'pause')).length === 0);
+    const suspendedBy = (await a.events(ns, 'pause')).filter((e) => e.reason === 'JobSetSuspended');
+    assert.ok(suspendedBy.length > 0, 'the sidecar says it suspended the JobSet');
+  });
+
+  describe('while no reconciler leads', () => {
+    before(async () => {
+      await create(trainJob('idle', ns, 'torch-distributed', 1, true));
+      await a.waitJobSet(ns, 'idle', 'built', (js) => parallelism(js) === 1);
+      await create(trainJob('busy', ns, 'torch-distributed', 1));
+      await waitFor('busy: a pod running', async () => (await runningPods('busy')).length === 1);
+      await sidecar.proc.stop(); // releases the Lease
+    });
+
+    it('a count change that needs a rebuild is refused for now: 503 ServiceUnavailable, retryAfterSeconds, the reason', async () => {
+      const out = await scale('idle', 2);
+      assert.equal(out.allowed, false);
+      if (out.allowed) return;
+      assert.equal(out.refusal.code, 503);
+      assert.equal(out.refusal.reason, 'ServiceUnavailable');
+      assert.match(
+        out.refusal.message,
+        /cannot be changed now: spec\.trainer\.numNodes: Forbidden: no reconciler leads to carry the rebuild out: its Lease has no holder.*refused for now and can be applied again in a few seconds/,
+      );
+    });
+
+    it('suspend and scale in one update on a running job is refused whole: the job keeps running with its quota, nothing runs without its rebuild', async () => {
+      const out = await scale('busy', 2, true);
+      assert.equal(out.allowed, false);
+      if (!out.allowed) assert.equal(out.refusal.code, 503);
+      const tj = await getTj('busy');
+      assert.deepEqual([tj.spec?.suspend, tj.spec?.trainer?.numNodes], [false, 1]);
+      assert.equal((await runningPods('busy')).length, 1);
+    });
+
+    it('every other update is admitted: a lone suspend, a label', async () => {
+      await patch('busy', { spec: { suspend: true }, metadata: { labels: { team: 'a' } } });
+      assert.equal((await getTj('busy')).spec?.suspend, true);
+    });
+
+    it('the refusal clears by itself once a reconciler leads again: the same change is admitted and carried out', async () => {
+      await startReconciler();
+      const out = await waitFor('admitted', async () => {
+        const o = await scale('idle', 2);
+        return o.allowed ? o : undefined;
+      });
+      assert.ok(out.allowed);
+      await a.waitJobSet(ns, 'idle', 'rebuilt with 2 nodes', (js) => parallelism(js) === 2);
+    });
+  });
+});

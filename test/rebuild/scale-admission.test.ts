@@ -1,0 +1,153 @@
+// Whether the webhook admits an allowed count change, from what it read (src/rebuild/scale-admission.ts):
+// a table over the reads' outcomes, the reconciler's Lease and the judgment.
+import assert from 'node:assert/strict';
+import { describe, it } from 'node:test';
+import { RECONCILER_MODE_ANNOTATION } from '../../src/api/names.ts';
+import type { JobSet, Runtime } from '../../src/api/objects.ts';
+import {
+  admitScale,
+  leaderOf,
+  LEASE_SKEW_MS,
+  type LeaseView,
+  type Read,
+  type ScaleAdmission,
+} from '../../src/rebuild/scale-admission.ts';
+import { torch1, trainerJobSet, upstreamRuntime } from './fixtures.ts';
+
+const NOW = Date.parse('2026-12-01T10:00:00Z');
+const lease = (renewedAgoMs: number, holder = 'pod-a_1', mode?: string): LeaseView => ({
+  metadata: {
+    name: 'trainjob-webhook-reconciler',
+    ...(mode ? { annotations: { [RECONCILER_MODE_ANNOTATION]: mode } } : {}),
+  },
+  spec: { holderIdentity: holder, leaseDurationSeconds: 15, renewTime: new Date(NOW - renewedAgoMs).toISOString() },
+});
+const found = <T>(value: T): Read<T> => ({ kind: 'found', value });
+const torchRuntime = found<Runtime>(upstreamRuntime('torch'));
+const builtFor1 = found<JobSet>(trainerJobSet('torch1'));
+
+function admit(over: Partial<Parameters<typeof admitScale>[0]> = {}): ScaleAdmission {
+  return admitScale({
+    trainJob: torch1(2),
+    jobSet: builtFor1,
+    runtime: torchRuntime,
+    lease: found(lease(1_000)),
+    nowMs: NOW,
+    ...over,
+  });
+}
+
+const isTransient = (a: ScaleAdmission, metric: string, reason: RegExp) => {
+  assert.equal(a.kind, 'refuse', JSON.stringify(a));
+  if (a.kind !== 'refuse') return;
+  assert.equal(a.transient, true);
+  assert.equal(a.metric, metric);
+  assert.match(a.reason, reason);
+  assert.match(a.reason, /refused for now and can be applied again in a few seconds$/);
+};
+const isPermanent = (a: ScaleAdmission, metric: string, reason: RegExp) => {
+  assert.equal(a.kind, 'refuse', JSON.stringify(a));
+  if (a.kind !== 'refuse') return;
+  assert.equal(a.transient, false);
+  assert.equal(a.metric, metric);
+  assert.match(a.reason, reason);
+};
+
+describe('admitScale', () => {
+  it('a stale JobSet, a runtime that can be rebuilt and a fresh Lease: admitted', () => {
+    assert.equal(admit().kind, 'admit');
+  });
+  it('no JobSet yet: admitted, whoever leads (it is built with the new count)', () => {
+    assert.equal(admit({ jobSet: { kind: 'absent' }, lease: { kind: 'absent' } }).kind, 'admit');
+  });
+  it('back to the count the JobSet was built with: admitted even with no reconciler, and a Lease that cannot be read', () => {
+    assert.equal(admit({ trainJob: torch1(1), lease: { kind: 'absent' } }).kind, 'admit');
+    assert.equal(admit({ trainJob: torch1(1), lease: { kind: 'failed', error: 'HTTP 403' } }).kind, 'admit');
+  });
+  it('the JobSet read failed: transient', () => {
+    isTransient(
+      admit({ jobSet: { kind: 'failed', error: 'timed out after 2000 ms' } }),
+      'read-failed',
+      /JobSet torch1 could not be read \(timed out/,
+    );
+  });
+  it('the runtime read failed: transient', () => {
+    isTransient(
+      admit({ runtime: { kind: 'failed', error: 'HTTP 500' } }),
+      'read-failed',
+      /the runtime could not be read \(HTTP 500\)/,
+    );
+  });
+  it('the runtime does not exist: refused for good, with the way out', () => {
+    isPermanent(
+      admit({ runtime: { kind: 'absent' } }),
+      'no-runtime',
+      /ClusterTrainingRuntime torch-distributed does not exist.*restore the runtime, or set numNodes back/,
+    );
+  });
+  it('a JobSet that cannot be judged (no count-bearing job): refused for good', () => {
+    const bare = found<JobSet>({ ...trainerJobSet('torch1'), spec: { replicatedJobs: [] } });
+    isPermanent(admit({ jobSet: bare }), 'unjudgeable', /cannot be judged .* has no replicated job labelled/);
+  });
+  it('a change the judgment refuses is refused for good, before the Lease is looked at', () => {
+    const gang = found<Runtime>({
+      ...upstreamRuntime('torch'),
+      spec: { ...upstreamRuntime('torch').spec, podGroupPolicy: { coscheduling: {} } },
+    });
+    isPermanent(
+      admit({ runtime: gang, lease: { kind: 'absent' } }),
+      'cannot-rebuild',
+      /gang-scheduled.*create a new TrainJob with numNodes 2/,
+    );
+  });
+  it('no Lease: transient, no reconciler has started', () => {
+    isTransient(
+      admit({ lease: { kind: 'absent' } }),
+      'no-reconciler',
+      /no reconciler leads .* its Lease does not exist/,
+    );
+  });
+  it('a released Lease (no holder): transient', () => {
+    isTransient(admit({ lease: found(lease(1_000, '')) }), 'no-reconciler', /its Lease has no holder/);
+  });
+  it('an expired Lease: transient, says when it was last renewed', () => {
+    isTransient(
+      admit({ lease: found(lease(60_000)) }),
+      'no-reconciler',
+      /last renewed 60 s ago by pod-a_1 \(it expires after 15 s\)/,
+    );
+  });
+  it('a Lease renewed within its duration plus the skew slack is fresh; one past it is not', () => {
+    assert.equal(leaderOf(lease(15_000 + LEASE_SKEW_MS - 1), NOW).leading, true);
+    assert.equal(leaderOf(lease(15_000 + LEASE_SKEW_MS + 1), NOW).leading, false);
+    // A reconciler whose clock runs ahead of ours.
+    assert.equal(leaderOf(lease(-3_000), NOW).leading, true);
+  });
+  it('a Lease without renewTime or duration is no leader', () => {
+    assert.equal(leaderOf({ spec: { holderIdentity: 'x' } }, NOW).leading, false);
+    assert.equal(
+      leaderOf({ spec: { holderIdentity: 'x', renewTime: 'garbage', leaseDurationSeconds: 15 } }, NOW).leading,
+      false,
+    );
+  });
+  it('the Lease read failed: transient', () => {
+    isTransient(
+      admit({ lease: { kind: 'failed', error: 'HTTP 403: forbidden' } }),
+      'read-failed',
+      /Lease could not be read \(HTTP 403: forbidden\)/,
+    );
+  });
+  it('not checked (--no-reconciler-check): admitted on the judgment alone', () => {
+    assert.equal(admit({ lease: 'unchecked' }).kind, 'admit');
+  });
+  it("the leader's mode decides: an MPI job in standalone mode is refused, in companion mode admitted", () => {
+    const mpi = {
+      trainJob: { ...torch1(2), spec: { ...torch1(2).spec, runtimeRef: { name: 'deepspeed-distributed' } } },
+      runtime: found(upstreamRuntime('deepspeed')),
+      jobSet: found(trainerJobSet('mpi')),
+    };
+    mpi.trainJob.spec.trainer = { numNodes: 3 };
+    assert.equal(admit({ ...mpi, lease: found(lease(1_000, 'a', 'companion')) }).kind, 'admit');
+    isPermanent(admit({ ...mpi, lease: found(lease(1_000, 'a', 'standalone')) }), 'cannot-rebuild', /standalone mode/);
+  });
+});

@@ -1,0 +1,230 @@
+// The one judgment of whether a count change can be carried out (src/rebuild/scale-judgment.ts),
+// as a table over every stock runtime of Trainer v2.3.0 (upstream/runtimes/) and the variants a
+// user's own runtime may take, in both modes.
+import assert from 'node:assert/strict';
+import { describe, it } from 'node:test';
+import type { JobSet, Runtime } from '../../src/api/objects.ts';
+import type { Mode } from '../../src/rebuild/decision.ts';
+import { judgeScale } from '../../src/rebuild/scale-judgment.ts';
+import { trainJob, upstreamRuntime } from './fixtures.ts';
+
+const jobSet = (spec: JobSet['spec'] = {}, status?: JobSet['status']): JobSet => ({
+  metadata: { name: 'job', namespace: 'ns', uid: 'js-uid' },
+  spec: { suspend: true, replicatedJobs: [], ...spec },
+  ...(status ? { status } : {}),
+});
+
+const edited = (runtime: Runtime, change: (r: Runtime) => void): Runtime => {
+  const copy = structuredClone(runtime);
+  change(copy);
+  return copy;
+};
+
+const noAncestor = edited(upstreamRuntime('torch'), (r) => {
+  for (const j of r.spec.template?.spec?.replicatedJobs ?? []) delete j.template?.metadata?.labels;
+});
+const unknownPolicy = edited(upstreamRuntime('torch'), (r) => (r.spec.mlPolicy = { numNodes: 1, paddle: {} }));
+const twoPolicies = edited(upstreamRuntime('torch'), (r) => (r.spec.mlPolicy = { numNodes: 1, torch: {}, jax: {} }));
+const plain = edited(upstreamRuntime('torch'), (r) => (r.spec.mlPolicy = { numNodes: 1 }));
+const claims = [{ templates: [{ metadata: { name: 'workspace' }, spec: {} }] }];
+const withClaims = edited(upstreamRuntime('torch'), (r) => {
+  if (r.spec.template?.spec) r.spec.template.spec.volumeClaimPolicies = claims;
+});
+const coscheduled = edited(upstreamRuntime('torch'), (r) => (r.spec.podGroupPolicy = { coscheduling: {} }));
+const volcano = edited(upstreamRuntime('torch'), (r) => (r.spec.podGroupPolicy = { volcano: {} }));
+
+interface Row {
+  name: string;
+  runtime: Runtime;
+  mode: Mode;
+  jobSet?: JobSet;
+  cacheUri?: boolean;
+  want: 'carried-out' | RegExp;
+}
+
+const rows: Row[] = [
+  {
+    name: 'torch, companion',
+    runtime: upstreamRuntime('torch'),
+    mode: 'companion',
+    jobSet: jobSet(),
+    want: 'carried-out',
+  },
+  {
+    name: 'torch, standalone',
+    runtime: upstreamRuntime('torch'),
+    mode: 'standalone',
+    jobSet: jobSet(),
+    want: 'carried-out',
+  },
+  {
+    name: 'DeepSpeed (MPI), companion',
+    runtime: upstreamRuntime('deepspeed'),
+    mode: 'companion',
+    jobSet: jobSet(),
+    want: 'carried-out',
+  },
+  {
+    name: 'MLX (MPI, launcher as node), companion',
+    runtime: upstreamRuntime('mlx'),
+    mode: 'companion',
+    jobSet: jobSet(),
+    want: 'carried-out',
+  },
+  { name: 'JAX, companion', runtime: upstreamRuntime('jax'), mode: 'companion', jobSet: jobSet(), want: 'carried-out' },
+  {
+    name: 'XGBoost, companion',
+    runtime: upstreamRuntime('xgboost'),
+    mode: 'companion',
+    jobSet: jobSet(),
+    want: 'carried-out',
+  },
+  {
+    name: 'no ML policy (PlainML), companion',
+    runtime: plain,
+    mode: 'companion',
+    jobSet: jobSet(),
+    want: 'carried-out',
+  },
+  { name: 'no ML policy, standalone', runtime: plain, mode: 'standalone', jobSet: jobSet(), want: 'carried-out' },
+  {
+    name: 'DeepSpeed, standalone: MPI is not built here',
+    runtime: upstreamRuntime('deepspeed'),
+    mode: 'standalone',
+    jobSet: jobSet(),
+    want: /standalone mode .* does not build the mpi policy's JobSet/,
+  },
+  {
+    name: 'JAX, standalone',
+    runtime: upstreamRuntime('jax'),
+    mode: 'standalone',
+    jobSet: jobSet(),
+    want: /does not build the jax policy's JobSet/,
+  },
+  {
+    name: 'an unknown ML policy is refused with its name',
+    runtime: unknownPolicy,
+    mode: 'companion',
+    jobSet: jobSet(),
+    want: /the ML policy "paddle" of ClusterTrainingRuntime torch-distributed is not one whose JobSet can be rebuilt/,
+  },
+  {
+    name: 'two ML policies at once',
+    runtime: twoPolicies,
+    mode: 'companion',
+    jobSet: jobSet(),
+    want: /the ML policy "jax\+torch"/,
+  },
+  {
+    name: 'a runtime without the trainer-ancestor job',
+    runtime: noAncestor,
+    mode: 'companion',
+    jobSet: jobSet(),
+    want: /has no replicated job labelled trainer\.kubeflow\.org\/trainjob-ancestor-step=trainer, so Trainer puts numNodes nowhere/,
+  },
+  {
+    name: 'a runtime without the trainer-ancestor job, even before a JobSet exists',
+    runtime: noAncestor,
+    mode: 'companion',
+    want: /puts numNodes nowhere/,
+  },
+  {
+    name: 'workspace claims on the JobSet (torchtune)',
+    runtime: upstreamRuntime('torchtune'),
+    mode: 'companion',
+    jobSet: jobSet({ volumeClaimPolicies: claims }),
+    want: /has workspace claims .* refuses to re-create it beside the existing claims/,
+  },
+  {
+    name: "workspace claims in the runtime, the JobSet's not read yet",
+    runtime: withClaims,
+    mode: 'standalone',
+    jobSet: jobSet(),
+    want: /workspace claims/,
+  },
+  {
+    name: 'workspace claims, but no JobSet yet: built with the new count from the start',
+    runtime: withClaims,
+    mode: 'companion',
+    want: 'carried-out',
+  },
+  {
+    name: 'gang-scheduled (coscheduling)',
+    runtime: coscheduled,
+    mode: 'companion',
+    jobSet: jobSet(),
+    want: /gang-scheduled \(podGroupPolicy coscheduling\)/,
+  },
+  {
+    name: 'gang-scheduled (Volcano)',
+    runtime: volcano,
+    mode: 'companion',
+    jobSet: jobSet(),
+    want: /podGroupPolicy volcano/,
+  },
+  {
+    name: 'the data-cache runtime',
+    runtime: upstreamRuntime('torchCache'),
+    mode: 'companion',
+    jobSet: jobSet(),
+    want: /runs the data-cache initializer, .* deletes the live cache's ServiceAccount/,
+  },
+  {
+    name: 'a cache:// dataset on the plain torch runtime',
+    runtime: upstreamRuntime('torch'),
+    mode: 'companion',
+    jobSet: jobSet(),
+    cacheUri: true,
+    want: /data-cache initializer/,
+  },
+  {
+    name: 'a finished JobSet',
+    runtime: upstreamRuntime('torch'),
+    mode: 'companion',
+    jobSet: jobSet({}, { conditions: [{ type: 'Completed', status: 'True' }] }),
+    want: /is Completed .* never rebuilt/,
+  },
+];
+
+describe('judgeScale: can a count change be carried out', () => {
+  for (const row of rows) {
+    it(row.name, () => {
+      const tj = trainJob('job', {
+        trainer: { numNodes: 2 },
+        ...(row.cacheUri ? { initializer: { dataset: { storageUri: 'cache://iceberg/table' } } } : {}),
+      });
+      const judged = judgeScale({ mode: row.mode, trainJob: tj, runtime: row.runtime, jobSet: row.jobSet });
+      if (row.want === 'carried-out') assert.equal(judged.kind, 'carried-out', JSON.stringify(judged));
+      else {
+        assert.equal(judged.kind, 'refused');
+        if (judged.kind === 'refused') {
+          assert.match(judged.reason, row.want);
+          assert.ok(judged.wayOut.length > 0);
+        }
+      }
+    });
+  }
+
+  it('every refusal names a way out', () => {
+    for (const row of rows.filter((r) => r.want !== 'carried-out')) {
+      const judged = judgeScale({
+        mode: row.mode,
+        trainJob: trainJob('job', { trainer: { numNodes: 3 } }),
+        runtime: row.runtime,
+        jobSet: row.jobSet,
+      });
+      if (judged.kind === 'refused') assert.match(judged.wayOut, /numNodes|runtime/, row.name);
+    }
+  });
+
+  it('claims judged live (the reconciler): left to its dry-run create', () => {
+    const judged = judgeScale({
+      mode: 'companion',
+      trainJob: trainJob('job', { trainer: { numNodes: 2 } }),
+      runtime: upstreamRuntime('torch'),
+      jobSet: jobSet({ volumeClaimPolicies: claims }),
+      claimsJudgedLive: true,
+    });
+    assert.equal(judged.kind, 'carried-out');
+  });
+});
