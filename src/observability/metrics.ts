@@ -64,6 +64,7 @@ export interface MetricsOptions {
   defaultMetrics?: boolean;
 }
 
+// eslint-disable-next-line max-lines-per-function -- one declaration per series
 export function createMetrics(options: MetricsOptions = {}): WebhookMetrics {
   const registry = new Registry();
   if (options.defaultMetrics) collectDefaultMetrics({ register: registry });

@@ -13,7 +13,7 @@ import { isObject } from '../json/object.ts';
  * Pods are counted from each Job's status, not from the JobSet's: `replicatedJobsStatus[].active`
  * counts Jobs, not pods.
  */
-export type JobSetRead = { kind: 'read'; jobs: unknown } | { kind: 'failed'; error: string } | { kind: 'no-cluster' };
+export type JobSetRead = { kind: 'read'; jobs: unknown } | { kind: 'failed'; error: string };
 
 export interface JobPods {
   job: string;
@@ -47,8 +47,6 @@ const WAITS = 'the rebuild waits until none of its pods runs or is terminating';
 /** Warnings for an admitted numNodes change; none when nothing of the JobSet runs. */
 export function jobSetPodsWarnings(read: JobSetRead, jobSetName: string): string[] {
   switch (read.kind) {
-    case 'no-cluster':
-      return [`JobSet ${jobSetName} was not checked for pods: the webhook runs without cluster access (${WAITS})`];
     case 'failed':
       return [
         `JobSet ${jobSetName}: its pods could not be counted (${read.error}); the change is admitted all the same and ${WAITS}`,

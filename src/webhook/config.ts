@@ -116,8 +116,8 @@ export const SERVE_USAGE = `Usage: trainjob-webhook serve [flags]
                       while this Lease is held and fresh (a reconciler leads), else refused for now
                       (503, clears by itself) (default: $POD_NAMESPACE, else default, /${RECONCILER_LEASE_NAME})
   --no-reconciler-check
-                      admit such changes without checking that a reconciler leads (a reconciler run
-                      with --no-leader-election holds no Lease)
+                      admit such changes without checking that a reconciler leads (needed when the
+                      reconciler runs without leader election: it holds no Lease)
   --log-level LEVEL   ${LOG_LEVELS.join(', ')} (default ${SERVE_DEFAULTS.logLevel})
 
 In a pod (KUBERNETES_SERVICE_HOST and KUBERNETES_SERVICE_PORT set) the in-cluster service

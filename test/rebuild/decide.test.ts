@@ -62,6 +62,21 @@ const deleting = <T extends { metadata: object }>(o: T): T => ({
   metadata: { ...o.metadata, deletionTimestamp: '2026-11-30T00:00:00Z' },
 });
 const stale2 = () => ({ trainJob: torch1(2), jobSet: trainerJobSet('torch1') });
+/** Trainer's Suspended=True condition, set at `at` (run()'s clock reads 2026-11-30T00:00:00Z). */
+const suspendedAt = (t: TrainJob, at: string): TrainJob => ({
+  ...t,
+  status: {
+    conditions: [
+      {
+        type: 'Suspended',
+        status: 'True',
+        reason: 'Suspended',
+        message: 'TrainJob is suspended',
+        lastTransitionTime: at,
+      },
+    ],
+  },
+});
 
 describe('decide: left alone', () => {
   it('a TrainJob managed by MultiKueue is skipped before anything is read', () => {
@@ -91,16 +106,16 @@ describe('decide: left alone', () => {
   });
 
   it('an unknown ML policy is reported once, and not again when nothing changed', () => {
-    const flux = { ...torch, spec: { ...torch.spec, mlPolicy: { flux: {} } } };
-    const first = run({ ...stale2(), runtime: flux }).decision;
+    const paddle = { ...torch, spec: { ...torch.spec, mlPolicy: { paddle: {} } } };
+    const first = run({ ...stale2(), runtime: paddle }).decision;
     assert.equal(first.kind === 'act' && first.outcome, 'unsupported');
     const report = stepOf(first, 'report')?.report;
-    assert.match(report?.reason ?? '', /"flux"/);
+    assert.match(report?.reason ?? '', /"paddle"/);
     assert.equal(stepOf(first, 'event')?.event.type, 'Warning');
     const again = run({
       trainJob: withReport(torch1(2), report!),
       jobSet: trainerJobSet('torch1'),
-      runtime: flux,
+      runtime: paddle,
     }).decision;
     assert.deepEqual(kinds(again), []);
   });
@@ -307,10 +322,63 @@ describe('decide: companion mode', () => {
     assert.ok(!kinds(waiting.decision).includes('suspend-jobset'));
   });
 
-  it("the JobSet is current (not stale) while the TrainJob is suspended and it is not: Trainer's own apply suspends it, nothing to do", () => {
+  it("the JobSet is current while the TrainJob is just suspended and it is not: Trainer's own apply suspends it; look again after the grace", () => {
     const { decision } = run({ trainJob: torch1(1), jobSet: running(trainerJobSet('torch1')) });
-    assert.equal(decision.kind === 'act' && decision.outcome, 'current');
+    assert.equal(decision.kind === 'act' && decision.outcome, 'waiting');
+    assert.equal(decision.kind === 'act' && decision.requeueAfterMs, RETRY.pauseGraceMs);
     assert.deepEqual(kinds(decision), []);
+    const within = suspendedAt(torch1(1), '2026-11-29T23:59:58Z');
+    assert.deepEqual(kinds(run({ trainJob: within, jobSet: running(trainerJobSet('torch1')) }).decision), []);
+  });
+
+  it("still not suspended past the grace (Trainer's apply refused, as beside a workspace claim): the sidecar suspends the JobSet alone, preconditions set", () => {
+    const tj = suspendedAt(torch1(1), '2026-11-29T23:59:50Z');
+    const js = running(trainerJobSet('torch1'));
+    js.metadata.resourceVersion = '42';
+    const { decision } = run({ trainJob: tj, jobSet: js });
+    assert.equal(decision.kind === 'act' && decision.outcome, 'suspended');
+    assert.deepEqual(kinds(decision), ['suspend-jobset', 'event']);
+    assert.deepEqual(stepOf(decision, 'suspend-jobset'), {
+      kind: 'suspend-jobset',
+      name: js.metadata.name,
+      uid: js.metadata.uid,
+      resourceVersion: js.metadata.resourceVersion,
+    });
+  });
+
+  it('a finished TrainJob is never paused by the sidecar', () => {
+    const tj = suspendedAt(torch1(1), '2026-11-29T23:59:50Z');
+    tj.status?.conditions?.push({
+      type: 'Complete',
+      status: 'True',
+      reason: 'x',
+      message: 'x',
+      lastTransitionTime: '2026-11-29T23:00:00Z',
+    });
+    assert.ok(
+      !kinds(run({ trainJob: tj, jobSet: running(trainerJobSet('torch1')) }).decision).includes('suspend-jobset'),
+    );
+  });
+
+  it('standalone mode never takes the pause path: its own apply suspends the JobSet', () => {
+    const tj = suspendedAt(torch1(1), '2026-11-29T23:59:50Z');
+    const { decision } = run({ mode: 'standalone', trainJob: tj, jobSet: running(trainerJobSet('torch1')) });
+    assert.ok(!kinds(decision).includes('suspend-jobset'));
+  });
+
+  it('stale and refused by the judgment (gang-scheduled): Blocked with the reason and the way out; nothing deleted', () => {
+    const gang = { ...torch, spec: { ...torch.spec, podGroupPolicy: { coscheduling: {} } } };
+    const { decision } = run({ ...stale2(), runtime: gang });
+    assert.equal(decision.kind === 'act' && decision.outcome, 'blocked');
+    assert.ok(!kinds(decision).includes('delete-jobset'));
+    assert.match(stepOf(decision, 'report')?.report?.reason ?? '', /gang-scheduled.*create a new TrainJob/);
+  });
+
+  it('stale, refused by the judgment, suspended in the same update while the JobSet runs: Blocked, and the JobSet is suspended so nothing runs', () => {
+    const gang = { ...torch, spec: { ...torch.spec, podGroupPolicy: { coscheduling: {} } } };
+    const { decision } = run({ trainJob: torch1(2), jobSet: running(trainerJobSet('torch1')), runtime: gang });
+    assert.equal(decision.kind === 'act' && decision.outcome, 'suspended');
+    assert.deepEqual(kinds(decision), ['report', 'event', 'suspend-jobset', 'event']);
   });
 
   it('stale and being deleted already: wait for it', () => {

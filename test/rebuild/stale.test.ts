@@ -195,12 +195,12 @@ const rows: Row[] = [
   },
   // left alone and reported
   {
-    name: 'unknown policy (flux)',
+    name: 'unknown policy (paddle)',
     trainJob: torch1(2),
-    runtime: { ...torch, spec: { ...torch.spec, mlPolicy: { numNodes: 1, flux: {} } } },
+    runtime: { ...torch, spec: { ...torch.spec, mlPolicy: { numNodes: 1, paddle: {} } } },
     jobSet: trainerJobSet('torch1'),
     verdict: 'unknown',
-    reason: /ML policy "flux"/,
+    reason: /ML policy "paddle"/,
   },
   {
     name: 'two policy sources',

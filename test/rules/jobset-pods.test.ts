@@ -44,11 +44,6 @@ const cases: { name: string; read: JobSetRead; warning: RegExp | undefined }[] =
     read: { kind: 'failed', error: 'reading its Jobs timed out after 2000 ms' },
     warning: /could not be counted \(reading its Jobs timed out after 2000 ms\)/,
   },
-  {
-    name: 'no cluster access: a warning',
-    read: { kind: 'no-cluster' },
-    warning: /^JobSet ns\/job was not checked for pods: the webhook runs without cluster access/,
-  },
   { name: 'hostile list shapes count nothing', read: { kind: 'read', jobs: 'nope' }, warning: undefined },
   {
     name: 'hostile entries are skipped, good ones counted',

@@ -393,8 +393,8 @@ describe('warnings on allowed numNodes changes', () => {
       variant(suspended, (o) => (o.spec.trainer.numNodes = 3)),
       suspended,
     );
-    assert.deepEqual(v.numNodesChange, { from: 1, to: 3 });
-    assert.deepEqual(v.warnings, [
+    assert.deepEqual(v.warnings, [], 'said only once the change is admitted (numNodesChange.warnings)');
+    assert.deepEqual(v.numNodesChange?.warnings, [
       'spec.trainer.numNodes changes from 1 to 3: the JobSet is rebuilt with 3 nodes as soon as it is suspended and none of its pods runs or is terminating (the reconciler sidecar deletes it and it is re-created, suspended); the training runs on 3 nodes once the TrainJob is resumed',
     ]);
   });
@@ -404,7 +404,7 @@ describe('warnings on allowed numNodes changes', () => {
       variant(suspended, (o) => ((o.spec.suspend = false), (o.spec.trainer.numNodes = 2))),
       suspended,
     );
-    assert.deepEqual(v.warnings, [
+    assert.deepEqual(v.numNodesChange?.warnings, [
       'spec.trainer.numNodes changes from 1 to 2: the JobSet is rebuilt with 2 nodes as soon as none of its pods runs or is terminating (the reconciler sidecar deletes the suspended JobSet and it is re-created and starts at once)',
     ]);
   });
@@ -415,7 +415,7 @@ describe('warnings on allowed numNodes changes', () => {
       suspended,
     );
     assert.match(
-      v.warnings.join('\n'),
+      (v.numNodesChange?.warnings ?? []).join('\n'),
       /changes from 1 to the runtime's default: the JobSet is rebuilt with the runtime's default number of nodes/,
     );
   });
@@ -440,7 +440,7 @@ describe('warnings on allowed numNodes changes', () => {
     );
     assert.equal(v.causes.length, 0);
     assert.ok(
-      v.warnings.some((w) => /complete at once/.test(w)),
+      (v.numNodesChange?.warnings ?? []).some((w) => /complete at once/.test(w)),
       v.warnings.join('\n'),
     );
   });

@@ -71,7 +71,7 @@ describe('examples/', () => {
       allowed.warnings.join('\n'),
       /the JobSet is rebuilt with 2 nodes as soon as it is suspended and none of its pods runs or is terminating/,
     );
-    assert.match(allowed.warnings.join('\n'), /was not checked for pods/);
+    assert.match(allowed.warnings.join('\n'), /was not judged against the cluster/);
     const running = await answer('denied-numnodes-running.json');
     assert.deepEqual([running.allowed, running.status.code, running.warnings], [false, 403, undefined]);
     assert.match(running.status.message, /numNodes may only change while the TrainJob is suspended/);

@@ -22,7 +22,7 @@ const refusal = (detail: string, retryAfterSeconds?: number): ScaleCheckResult =
   warnings: [],
   ...(retryAfterSeconds === undefined ? {} : { retryAfterSeconds }),
 });
-/** The cluster's judgment stood in for (scale-check.ts meets the real API server in test/e2e/scale-admission.test.ts). */
+/** The cluster judgment stood in for (scale-check.ts meets the API server in test/e2e/scale-carried-out.test.ts). */
 const server = (judged: ScaleCheckResult | Error) =>
   testServer({
     validator: createValidator({

@@ -82,7 +82,7 @@ describe('validating webhook: answers', () => {
   it('allowed CREATE: v1 answer, uid echoed, warnings carried, input passed on', async () => {
     const validator = fakeValidator(() => ({
       causes: [],
-      warnings: ['JobSet team-a/my-job was not checked for pods: the webhook runs without cluster access'],
+      warnings: ['spec.trainer.numNodes: the change was not judged against the cluster'],
     }));
     const { app, lines } = await testServer({ validator });
     const res = await post(app, VALIDATE, review('CREATE', { uid: 'uid-1' }));
@@ -93,7 +93,7 @@ describe('validating webhook: answers', () => {
       response: {
         uid: 'uid-1',
         allowed: true,
-        warnings: ['JobSet team-a/my-job was not checked for pods: the webhook runs without cluster access'],
+        warnings: ['spec.trainer.numNodes: the change was not judged against the cluster'],
       },
     });
     assert.equal(validator.calls.length, 1);

@@ -50,10 +50,10 @@ export function buildJobSet(trainJob: TrainJob, runtime: Runtime): BuildResult {
       ok: false,
       reason: `${ref} uses the MPI policy, which standalone mode does not build (it needs Trainer's SSH Secret and hostfile ConfigMap); run Kubeflow Trainer's controller with the reconciler in companion mode for MPI runtimes`,
     };
-  if (policy.kind === 'unknown')
+  if (policy.kind !== 'torch' && policy.kind !== 'plain')
     return {
       ok: false,
-      reason: `${ref} uses the ML policy "${policy.name}", which standalone mode does not build (torch or no policy only)`,
+      reason: `${ref} uses the ML policy "${policy.kind === 'unknown' ? policy.name : policy.kind}", which standalone mode does not build (torch or no policy only)`,
     };
   const command = trainJob.spec?.trainer?.command;
   if (
