@@ -29,6 +29,8 @@ import {
   startWorld,
   torchTrainJob,
   type World,
+  untilAdmitted,
+  withoutWebhook,
 } from '../reconciler/support/world.ts';
 
 const controlPlane = controlPlaneAvailability();
@@ -53,10 +55,18 @@ describe('reconciler, companion mode, beside the real Trainer and JobSet control
     await w?.stop();
   });
 
-  it("control: without the sidecar, scale 1 -> 2 while suspended and resume leave the JobSet suspended at 1 node, Trainer's applies refused", async () => {
+  it("control: without the sidecar, the webhook refuses a scale for now (503: no reconciler leads); stored anyway (no webhook), scale 1 -> 2 while suspended and resume leave the JobSet suspended at 1 node, Trainer's applies refused", async () => {
     await create(torchTrainJob('control', ns));
     const before = await a.waitJobSet(ns, 'control', 'built with 1 node', (js) => parallelism(js) === 1);
-    await patch('control', { spec: { trainer: { numNodes: 2 } } });
+    const forNow = await w.tj.update(ns, 'control', (o) => (o.spec.trainer.numNodes = 2));
+    assert.equal(forNow.allowed, false);
+    if (!forNow.allowed) {
+      assert.equal(forNow.refusal.code, 503);
+      assert.match(forNow.refusal.message, /no reconciler leads to carry the rebuild out/);
+    }
+    await withoutWebhook(w, () =>
+      untilAdmitted('numNodes 2 stored', () => patch('control', { spec: { trainer: { numNodes: 2 } } })),
+    );
     const refused = await waitFor("Trainer's refused apply", async () =>
       (await a.events(ns, 'control')).find(
         (e) =>
@@ -298,7 +308,14 @@ describe('reconciler, companion mode, beside the real Trainer and JobSet control
             old.metadata.uid,
             'JobSet v0.12.0 owns the claim (retentionPolicy Delete)',
           );
-          await patch(name, { spec: { trainer: { numNodes: 2 } } });
+          // The webhook refuses the change (JobSet would refuse the re-creation); stored anyway, as
+          // before this version or without the webhook, the sidecar keeps the JobSet and the claim.
+          const refused = await w.tj.update(ns, name, (o) => (o.spec.trainer.numNodes = 2));
+          assert.equal(refused.allowed, false);
+          if (!refused.allowed) assert.match(refused.refusal.message, /has workspace claims/);
+          await withoutWebhook(w, () =>
+            untilAdmitted('numNodes 2 stored', () => patch(name, { spec: { trainer: { numNodes: 2 } } })),
+          );
           const report = await waitFor('the Blocked report', async () => {
             const r = a.report(await getTj(name));
             return r?.state === 'Blocked' ? r : undefined;
@@ -334,7 +351,9 @@ describe('reconciler, companion mode, beside the real Trainer and JobSet control
           return c?.status?.phase === 'Bound' ? c : undefined;
         });
         assert.ok(claim.spec?.volumeName, 'bound to a volume');
-        await patch('t7r', { spec: { trainer: { numNodes: 2 } } });
+        await withoutWebhook(w, () =>
+          untilAdmitted('numNodes 2 stored', () => patch('t7r', { spec: { trainer: { numNodes: 2 } } })),
+        );
         const report = await waitFor('the Blocked report', async () => {
           const r = a.report(await getTj('t7r'));
           return r?.state === 'Blocked' ? r : undefined;

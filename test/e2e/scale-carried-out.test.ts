@@ -51,12 +51,27 @@ describe('every admitted count change is carried out; the others are refused wit
       leaseNamespace: RECONCILER_SA.namespace,
       handoffPort: w.handoffPort,
     }));
-  /** numNodes changed through the API server (and so the webhook): the Outcome, allowed or refused. */
-  const scale = (name: string, numNodes: number, suspend?: boolean) =>
-    w.tj.update(ns, name, (o) => {
-      o.spec.trainer = { ...o.spec.trainer, numNodes };
-      if (suspend !== undefined) o.spec.suspend = suspend;
-    });
+  /**
+   * numNodes changed through the API server (and so the webhook) by an UPDATE: the Outcome, allowed
+   * or refused. A 409 (Trainer wrote the status in between) is read again and retried, as kubectl does.
+   */
+  const scale = async (name: string, numNodes: number, suspend?: boolean, dryRun?: 'All') => {
+    for (;;) {
+      const out = await w.tj.update(
+        ns,
+        name,
+        (o) => {
+          o.spec.trainer = { ...o.spec.trainer, numNodes };
+          if (suspend !== undefined) o.spec.suspend = suspend;
+        },
+        dryRun,
+      );
+      if (out.allowed || out.refusal.code !== 409) return out;
+    }
+  };
+  /** Pods that are not finished: what a suspended JobSet must not have (initializer pods stay Succeeded). */
+  const livePods = async (name: string) =>
+    (await a.pods(ns, name)).filter((p) => p.status?.phase !== 'Succeeded' && p.status?.phase !== 'Failed');
 
   before(async () => {
     w = await startWorld({ trainer: true, webhook: true });
@@ -123,7 +138,7 @@ describe('every admitted count change is carried out; the others are refused wit
     });
   }
 
-  it('mlx-distributed (MPI, launcher as node): suspended, scaled 2 -> 1: the node job goes to 1 (max(n - 1, 1)), the JobSet is rebuilt', async () => {
+  it('mlx-distributed (MPI, launcher as node): suspended, scaled 2 -> 3: the node job goes from 1 to 2 (max(n - 1, 1)), the JobSet is rebuilt', async () => {
     await create(trainJob('mlx', ns, 'mlx-distributed', 2, true));
     const old = await a.waitJobSet(ns, 'mlx', 'built for 2 nodes', (js) => parallelism(js) === 1);
     const scaled = await scale('mlx', 3);
@@ -164,7 +179,7 @@ describe('every admitted count change is carried out; the others are refused wit
   });
 
   it('a dry run is judged the same, and changes nothing', async () => {
-    const out = await w.tj.update(ns, 'claims', (o) => (o.spec.trainer.numNodes = 2), 'All');
+    const out = await scale('claims', 2, undefined, 'All');
     assert.equal(out.allowed, false);
     if (!out.allowed) assert.equal(out.refusal.code, 403);
   });
@@ -175,9 +190,16 @@ describe('every admitted count change is carried out; the others are refused wit
     await waitFor('a pod running', async () => (await runningPods('pause')).length > 0);
     await patch('pause', { spec: { suspend: true } });
     await a.waitJobSet(ns, 'pause', 'suspended', (js) => js.spec?.suspend === true);
-    await waitFor('no pod', async () => (await a.pods(ns, 'pause')).length === 0);
-    const suspendedBy = (await a.events(ns, 'pause')).filter((e) => e.reason === 'JobSetSuspended');
-    assert.ok(suspendedBy.length > 0, 'the sidecar says it suspended the JobSet');
+    await waitFor('no pod but finished ones', async () => (await livePods('pause')).length === 0);
+    const events = await a.events(ns, 'pause');
+    assert.ok(
+      events.some((e) => e.reason === 'TrainJobResourcesCreationFailed' && /volumeClaimPolicies/.test(e.message ?? '')),
+      "Trainer's apply of the suspend was refused",
+    );
+    assert.ok(
+      events.some((e) => e.reason === 'JobSetSuspended'),
+      'the sidecar says it suspended the JobSet',
+    );
   });
 
   describe('while no reconciler leads', () => {

@@ -30,7 +30,7 @@ import {
 } from '../../harness/index.ts';
 import { crdPatchOps } from '../../../src/rules/generate/crd-patch.ts';
 import { patchedCrd, trainJobs, upstreamTrainJobCrd } from '../../e2e/support/trainjobs.ts';
-import { registerWebhook, startWebhook, type WebhookProcess } from '../../e2e/support/webhook.ts';
+import { registerWebhook, startWebhook, unregisterWebhook, type WebhookProcess } from '../../e2e/support/webhook.ts';
 import type { JobSet, TrainJob } from '../../../src/api/objects.ts';
 
 export const JOBSET = { group: 'jobset.x-k8s.io', version: 'v1alpha2', plural: 'jobsets' } as const;
@@ -277,3 +277,39 @@ export function inNamespace(ns: string, world: () => World) {
     patch: (name: string, p: object) => api(world().cp).mergePatchTrainJob(ns, name, p),
   };
 }
+
+/**
+ * Runs `fn` with the webhook configurations removed, as in a cluster where the change reached the
+ * object without this webhook (before it was installed, the VAP layout, an uninstall): what the
+ * webhook refuses can then be stored, so the reconciler's backstop can be tried. `fn` should retry
+ * its write (the API server drops a configuration within about a second). The webhook is
+ * registered again afterwards, and waited for.
+ */
+export async function withoutWebhook<T>(w: World, fn: () => Promise<T>): Promise<T> {
+  const webhook = w.webhook;
+  if (!webhook) return fn();
+  await unregisterWebhook(w.cp);
+  try {
+    return await fn();
+  } finally {
+    await registerWebhook(w.cp, webhook);
+    const calls = () => webhook.counter('trainjob_webhook_requests_total', /webhook="validate"/);
+    const before = await calls();
+    const probe = torchTrainJob('webhook-probe', 'default');
+    await waitFor('the API server calls the webhook again', async () => {
+      await w.tj.create(probe as Record<string, any>, 'All');
+      return (await calls()) > before;
+    });
+  }
+}
+
+/** A write retried until it is admitted (a configuration just removed may still be called for a moment). */
+export const untilAdmitted = (what: string, write: () => Promise<unknown>) =>
+  waitFor(what, async () => {
+    try {
+      await write();
+      return true;
+    } catch {
+      return undefined;
+    }
+  });
