@@ -15,6 +15,7 @@ import {
   pods,
   startControlPlane,
   upstreamCrds,
+  upstreamDir,
   waitFor,
   type ControlPlane,
 } from '../harness/index.ts';
@@ -269,6 +270,26 @@ describe(
         };
 
         before(async () => {
+          // What the webhook judges a count change by: the runtime runtimeRef names, and a Lease that
+          // says a reconciler leads (as `reconcile` writes it; no reconciler runs in this world, the
+          // webhook only reads the Lease). Without them the change would be refused (403, 503).
+          await cp.applyYaml(path.join(upstreamDir, 'runtimes/torch_distributed.yaml'));
+          await cp.applyYaml(
+            JSON.stringify({
+              apiVersion: 'coordination.k8s.io/v1',
+              kind: 'Lease',
+              metadata: {
+                name: 'trainjob-webhook-reconciler',
+                namespace: 'default',
+                annotations: { 'trainjob-webhook.kubeflow.org/reconciler-mode': 'companion' },
+              },
+              spec: {
+                holderIdentity: 'admission-test',
+                leaseDurationSeconds: 3600,
+                renewTime: new Date().toISOString().replace(/\.(\d{3})Z$/, '.$1000Z'),
+              },
+            }),
+          );
           assert.equal((await tj.create(trainJobObject('guarded', ns, { suspend: false }))).allowed, true);
           // The JobSet too, with the status its controller would report for one Job with 2 running
           // pods (replicatedJobsStatus counts Jobs: active 1): what the old guard judged, and refused.
@@ -286,6 +307,7 @@ describe(
                   {
                     name: 'node',
                     template: {
+                      metadata: { labels: { 'trainer.kubeflow.org/trainjob-ancestor-step': 'trainer' } },
                       spec: {
                         parallelism: 2,
                         template: { spec: { restartPolicy: 'Never', containers: [{ name: 'node', image: 'x' }] } },
@@ -380,14 +402,16 @@ describe(
           );
         });
 
-        it('a webhook that may not list Jobs admits it all the same, with a warning (fail open)', async () => {
-          // A second webhook whose identity may read the CRD but not Jobs, registered for one namespace.
+        it('a webhook that may not read the JobSet refuses the count change for now (503, HTTP 403); one that may not list Jobs admits it, with a warning', async () => {
+          // A second webhook whose identity may read the CRD but not JobSets or Jobs, registered for one namespace.
           const user = await cp.makeUserKubeconfig('tjw-no-jobs');
-          await cp.applyYaml(`apiVersion: rbac.authorization.k8s.io/v1
+          const role = (extra: string) => `apiVersion: rbac.authorization.k8s.io/v1
 kind: ClusterRole
 metadata: { name: tjw-no-jobs }
 rules:
   - { apiGroups: ["apiextensions.k8s.io"], resources: ["customresourcedefinitions"], verbs: ["get", "list", "watch"] }
+${extra}`;
+          await cp.applyYaml(`${role('')}
 ---
 apiVersion: rbac.authorization.k8s.io/v1
 kind: ClusterRoleBinding
@@ -408,6 +432,21 @@ subjects: [{ kind: User, name: tjw-no-jobs, apiGroup: rbac.authorization.k8s.io 
             for (const w of d.webhooks) w.namespaceSelector = { matchLabels: { tjw: 'restricted' } };
           await cp.applyYaml(docs.map((d) => stringify(d)).join('---\n'));
           assert.equal((await tj.create(trainJobObject('guarded', rns))).allowed, true);
+          const forNow = await waitFor('the restricted webhook answers', async () => {
+            const o = await patchTrainJob(rns, 'guarded', { spec: { trainer: { numNodes: 2 } } }, true);
+            return /could not be read/.test(o.error) ? o : undefined;
+          });
+          assert.equal(forNow.allowed, false);
+          assert.match(
+            forNow.error,
+            /cannot be changed now: .*JobSet guarded could not be read \(reading the JobSet: HTTP 403/,
+          );
+          assert.match(forNow.error, /refused for now and can be applied again in a few seconds/);
+          await cp.applyYaml(
+            role(`  - { apiGroups: ["jobset.x-k8s.io"], resources: ["jobsets"], verbs: ["get"] }
+  - { apiGroups: ["trainer.kubeflow.org"], resources: ["clustertrainingruntimes"], verbs: ["get"] }
+  - { apiGroups: ["coordination.k8s.io"], resources: ["leases"], verbs: ["get"] }`),
+          );
           const out = await waitFor('the restricted webhook answers', async () => {
             const o = await patchTrainJob(rns, 'guarded', { spec: { trainer: { numNodes: 2 } } }, true);
             return o.warnings.some((w) => /its pods could not be counted/.test(w)) ? o : undefined;
