@@ -25,7 +25,7 @@ export function upstreamRuntime(which: keyof typeof RUNTIME_FILES): Runtime {
 /**
  * A JobSet Trainer v2.3.0 built: torch1 (torch, numNodes 1, image/command/env/3 CPUs), mpi
  * (deepspeed, node 1), ttpub (torchtune); and the cases of trainer-cases.ts (secrets, extras, jax,
- * xgboost), written by capture-trainer-fixtures.ts.
+ * xgboost, notrainer), written by capture-trainer-fixtures.ts.
  */
 export function trainerJobSet(which: 'torch1' | 'mpi' | 'ttpub' | CaseName): JobSet {
   return JSON.parse(readFileSync(path.join(here, 'fixtures', `trainer-v2.3.0-jobset-${which}.json`), 'utf8'));

@@ -89,7 +89,7 @@ export const CASE_RUNTIMES = {
   'torch-extras': () => structuredClone(TORCH_EXTRAS),
 } as const;
 
-export type CaseName = 'secrets' | 'extras' | 'jax' | 'xgboost';
+export type CaseName = 'secrets' | 'extras' | 'jax' | 'xgboost' | 'notrainer';
 
 /** The cases: a runtime name and the TrainJob spec Trainer got (always suspended: no pods needed). */
 export const CASES: Record<CaseName, { runtime: keyof typeof CASE_RUNTIMES; spec: NonNullable<TrainJob['spec']> }> = {
@@ -119,6 +119,8 @@ export const CASES: Record<CaseName, { runtime: keyof typeof CASE_RUNTIMES; spec
     runtime: 'jax-distributed',
     spec: { trainer: { numNodes: 2, command: ['python', 'train.py'], env: [{ name: 'B', value: '2' }] } },
   },
+  /** No spec.trainer: the plugins leave the node container alone (no PET_*, no port); envInjection still runs. */
+  notrainer: { runtime: 'torch-extras', spec: {} },
   /** Two GPUs per node: DMLC_NUM_WORKER = 2 nodes x 2. */
   xgboost: {
     runtime: 'xgboost-distributed',

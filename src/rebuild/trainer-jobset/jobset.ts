@@ -138,6 +138,8 @@ export function buildJobSet(trainJob: TrainJob, runtime: Runtime): BuildResult {
         // resourcesPerNode is merged at the runtime info, for the trainer's job of a runtime with an mlPolicy.
         const perNode = trainJob.spec?.trainer?.resourcesPerNode;
         if (hasPolicy && !isAbsent(perNode)) c.resources = mergeResources(c.resources, perNode);
+        // The plugins touch the node container only when the TrainJob has spec.trainer.
+        if (isAbsent(trainJob.spec?.trainer)) return;
         c.env = upsertEnv(c.env, trainerEnvs(framework, trainJob, numNodes, rJobNode(rJobs)));
         if (framework !== 'plain') c.ports = upsertPort(c.ports, { containerPort: TORCH_MASTER_PORT });
         applyTrainer(c, trainJob);
