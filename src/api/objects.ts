@@ -92,6 +92,13 @@ export interface Condition {
   observedGeneration?: number;
 }
 
+/** A dataset or model initializer's source: its URI, envs, and the Secret its envs come from. */
+export interface InitializerSource {
+  storageUri?: string;
+  env?: EnvVar[];
+  secretRef?: { name?: string };
+}
+
 export interface TrainJobSpec {
   suspend?: boolean;
   managedBy?: string;
@@ -106,8 +113,8 @@ export interface TrainJobSpec {
     resourcesPerNode?: Container['resources'];
   };
   initializer?: {
-    dataset?: { storageUri?: string; env?: EnvVar[] };
-    model?: { storageUri?: string; env?: EnvVar[] };
+    dataset?: InitializerSource;
+    model?: InitializerSource;
   };
   runtimePatches?: { manager?: string; trainingRuntimeSpec?: { template?: { metadata?: Obj; spec?: Obj } } }[];
 }
@@ -120,10 +127,16 @@ export interface TrainJob {
   status?: { conditions?: Condition[]; [key: string]: unknown };
 }
 
+/** Torch's envInjection target: a replicated job and containers (or init containers) in it. */
+export interface EnvInjectionTarget {
+  jobName?: string;
+  containerNames?: string[];
+}
+
 export interface RuntimeSpec {
   mlPolicy?: {
     numNodes?: number;
-    torch?: { numProcPerNode?: number | string };
+    torch?: { numProcPerNode?: number | string; envInjection?: { targets?: EnvInjectionTarget[] } };
     mpi?: { runLauncherAsNode?: boolean; numProcPerNode?: number; mpiImplementation?: string };
     [policy: string]: unknown;
   };

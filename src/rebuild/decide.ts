@@ -8,26 +8,12 @@ import { TRAINER_MANAGED_BY } from '../api/names.ts';
 import { buildJobSet } from './trainer-jobset/jobset.ts';
 import type { Decision, Observation, Outcome, Step } from './decision.ts';
 import { neverReconciledAgain } from './finished.ts';
-import {
-  controllerOf,
-  isDeleting,
-  show,
-  type Condition,
-  type JobSet,
-  type Runtime,
-  type TrainJob,
-} from '../api/objects.ts';
+import { controllerOf, isDeleting, show, type JobSet, type Runtime, type TrainJob } from '../api/objects.ts';
 import { planPvcHandBack, planPvcRelease, workspaceClaims } from './pvc-plan.ts';
 import { eventFor, previousReport, sameReport, suspendEventFor, type RebuildReport } from './report.ts';
 import { canDeleteSafely } from './safety.ts';
 import { isJobSetStale, type NodeCounts } from './stale.ts';
-import {
-  conditionsChanged,
-  suspendedCondition,
-  unbuildableCondition,
-  UNBUILDABLE_CONDITION,
-  type UnbuildableReason,
-} from './status.ts';
+import { statusStep, type UnbuildableReason } from './status.ts';
 import { malformedMetadata } from './wellformed.ts';
 import { judgeScale, type ScaleJudgment } from './scale-judgment.ts';
 
@@ -44,8 +30,6 @@ export const RETRY = {
    */
   pauseGraceMs: 3_000,
 };
-
-const OWNED_CONDITIONS = ['Suspended', UNBUILDABLE_CONDITION];
 
 /**
  * Malformed objects are never acted on: metadata that cannot be read is left alone here, the rest
@@ -428,12 +412,9 @@ function create(o: Observation, runtime: Runtime, prev: RebuildReport | undefine
   return act('applied', [{ kind: 'apply-jobset', jobSet: built.jobSet }, ...statusSteps(o)]);
 }
 
-/** Standalone only: the TrainJob's conditions, applied when they change. */
+/** Standalone only: the TrainJob's status (status.ts), applied when it changes. */
 function statusSteps(o: Observation, unbuildable?: string, why: UnbuildableReason = 'UnsupportedRuntime'): Step[] {
   if (o.mode !== 'standalone') return [];
-  const conditions: Condition[] = [];
-  const suspended = suspendedCondition(o.trainJob, o.now);
-  if (suspended) conditions.push(suspended);
-  if (unbuildable) conditions.push(unbuildableCondition(o.trainJob, unbuildable, o.now, why));
-  return conditionsChanged(o.trainJob, conditions, OWNED_CONDITIONS) ? [{ kind: 'apply-status', conditions }] : [];
+  const step = statusStep(o.trainJob, o.jobSet, o.now, unbuildable ? { message: unbuildable, reason: why } : undefined);
+  return step ? [step] : [];
 }

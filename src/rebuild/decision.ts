@@ -1,8 +1,9 @@
 // The vocabulary between the pure decision (decide.ts) and the I/O edge (reconcile.ts): what was
 // observed, what more to read, and the ordered steps to take.
-import type { Condition, Job, JobSet, PersistentVolumeClaim, Pod, Runtime, TrainJob } from '../api/objects.ts';
+import type { Job, JobSet, PersistentVolumeClaim, Pod, Runtime, TrainJob } from '../api/objects.ts';
 import type { PvcPatch } from './pvc-plan.ts';
 import type { EventSpec, RebuildReport } from './report.ts';
+import type { StatusStep } from './status.ts';
 
 export type Mode = 'companion' | 'standalone';
 
@@ -53,7 +54,7 @@ export type Step =
    */
   | { kind: 'suspend-jobset'; name: string; uid: string; resourceVersion: string }
   | { kind: 'apply-jobset'; jobSet: JobSet }
-  | { kind: 'apply-status'; conditions: Condition[] }
+  | StatusStep
   /** Apply the report annotation (undefined removes it). */
   | { kind: 'report'; report: RebuildReport | undefined }
   | { kind: 'event'; event: EventSpec };

@@ -42,7 +42,7 @@ export interface ScaleFacts {
  * needs Trainer's SSH Secret and hostfile ConfigMap, Flux its entrypoint ConfigMap and curve
  * Secret: none of those is built here.
  */
-export const STANDALONE_POLICIES: ReadonlySet<MlPolicy['kind']> = new Set(['torch', 'plain']);
+export const STANDALONE_POLICIES: ReadonlySet<MlPolicy['kind']> = new Set(['torch', 'plain', 'jax', 'xgboost']);
 
 /**
  * Gang schedulers whose PodGroup follows a rebuild. Trainer v2.3.0 re-applies an existing PodGroup

@@ -1,12 +1,17 @@
 // Standalone mode owns the TrainJob's status (there is no Trainer controller): the `Suspended`
-// condition the way Trainer writes it, and a condition that says why a JobSet cannot be built.
+// condition the way Trainer writes it, Complete, Failed and jobsStatus from the JobSet the way
+// Trainer copies them (terminal-status.ts), and a condition that says why a JobSet cannot be built.
 // Applied with SSA on the status subresource; conditions are a map list keyed by type, so the
 // reconciler's field manager owns exactly the entries it applies. Pure.
 import { TRAINJOB_API_VERSION, TRAINJOB_KIND } from '../api/names.ts';
-import { type Condition, type TrainJob } from '../api/objects.ts';
+import { type Condition, type JobSet, type TrainJob } from '../api/objects.ts';
 import { isObject } from '../json/object.ts';
+import { COMPLETE, FAILED, jobsStatusOf, terminalConditions, type JobStatus } from './terminal-status.ts';
 
 export const UNBUILDABLE_CONDITION = 'JobSetCreated';
+
+/** The condition types this reconciler applies (and so owns, under its field manager). */
+export const OWNED_CONDITIONS = ['Suspended', UNBUILDABLE_CONDITION, COMPLETE, FAILED];
 
 /** The TrainJob's readable conditions; a malformed entry is ignored (and replaced by the next apply of its type). */
 function conditionsOf(trainJob: TrainJob): Condition[] {
@@ -68,14 +73,47 @@ export function unbuildableCondition(
   return transition(existing, { type: UNBUILDABLE_CONDITION, status: 'False', reason, message }, now);
 }
 
-/** The SSA apply configuration for the status subresource. */
-export function statusApplyConfiguration(trainJob: TrainJob, conditions: Condition[]): Record<string, unknown> {
+/** The SSA apply configuration for the status subresource (jobsStatus left out: the apply removes ours). */
+export function statusApplyConfiguration(
+  trainJob: TrainJob,
+  conditions: Condition[],
+  jobsStatus?: JobStatus[],
+): Record<string, unknown> {
   return {
     apiVersion: trainJob.apiVersion ?? TRAINJOB_API_VERSION,
     kind: TRAINJOB_KIND,
     metadata: { name: trainJob.metadata.name, namespace: trainJob.metadata.namespace },
-    status: { conditions },
+    status: { conditions, ...(jobsStatus ? { jobsStatus } : {}) },
   };
+}
+
+export interface StatusStep {
+  kind: 'apply-status';
+  conditions: Condition[];
+  jobsStatus?: JobStatus[];
+}
+
+/**
+ * The standalone status of one reconcile: Suspended, Complete, Failed and jobsStatus as Trainer
+ * v2.3.0 would write them from this JobSet (or none), and the unbuildable condition when a JobSet
+ * cannot be built. Undefined when the TrainJob's status already says all of it.
+ */
+export function statusStep(
+  trainJob: TrainJob,
+  jobSet: JobSet | undefined,
+  now: string,
+  unbuildable?: { message: string; reason: UnbuildableReason },
+): StatusStep | undefined {
+  const conditions: Condition[] = [];
+  const suspended = suspendedCondition(trainJob, now);
+  if (suspended) conditions.push(suspended);
+  conditions.push(...terminalConditions(trainJob, jobSet, now));
+  if (unbuildable) conditions.push(unbuildableCondition(trainJob, unbuildable.message, now, unbuildable.reason));
+  const jobsStatus = jobsStatusOf(trainJob, jobSet);
+  const changed =
+    conditionsChanged(trainJob, conditions, OWNED_CONDITIONS) ||
+    JSON.stringify(jobsStatus ?? []) !== JSON.stringify(jobsStatusOf(trainJob, undefined) ?? []);
+  return changed ? { kind: 'apply-status', conditions, ...(jobsStatus ? { jobsStatus } : {}) } : undefined;
 }
 
 /** Whether applying `conditions` would change what the TrainJob's status already says. */

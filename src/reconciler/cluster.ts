@@ -41,6 +41,7 @@ import {
 import type { PvcPatch } from '../rebuild/pvc-plan.ts';
 import { reportApplyConfiguration, type EventSpec, type RebuildReport } from '../rebuild/report.ts';
 import { statusApplyConfiguration } from '../rebuild/status.ts';
+import type { JobStatus } from '../rebuild/terminal-status.ts';
 
 export interface ReconcilerCluster {
   getTrainJob(namespace: string, name: string): Promise<TrainJob | undefined>;
@@ -56,7 +57,7 @@ export interface ReconcilerCluster {
   /** A server-side dry-run create of the same JobSet: would it be admitted again (RecreateCheck)? */
   dryRunRecreate(jobSet: JobSet): Promise<RecreateCheck>;
   applyJobSet(jobSet: JobSet): Promise<JobSet>;
-  applyTrainJobStatus(trainJob: TrainJob, conditions: Condition[]): Promise<void>;
+  applyTrainJobStatus(trainJob: TrainJob, conditions: Condition[], jobsStatus?: JobStatus[]): Promise<void>;
   applyReport(trainJob: TrainJob, report: RebuildReport | undefined): Promise<void>;
   recordEvent(trainJob: TrainJob, event: EventSpec): Promise<void>;
 }
@@ -205,14 +206,14 @@ export function createReconcilerCluster(kc: KubeConfig, opts: ClusterOptions): R
       )) as JobSet;
     },
 
-    async applyTrainJobStatus(trainJob, conditions) {
+    async applyTrainJobStatus(trainJob, conditions, jobsStatus) {
       const { namespace = '', name = '' } = trainJob.metadata;
       await objects.patchNamespacedCustomObjectStatus(
         {
           ...TRAINJOB,
           namespace,
           name,
-          body: statusApplyConfiguration(trainJob, conditions),
+          body: statusApplyConfiguration(trainJob, conditions, jobsStatus),
           fieldManager,
           force: true,
         },

@@ -223,7 +223,7 @@ async function execute(o: Observation, steps: Step[], deps: ReconcileDeps, log: 
         break;
       case 'apply-status':
         write();
-        await cluster.applyTrainJobStatus(o.trainJob, step.conditions);
+        await cluster.applyTrainJobStatus(o.trainJob, step.conditions, step.jobsStatus);
         break;
       case 'report':
         write();

@@ -91,6 +91,8 @@ const UNUSED_BY_THE_FLOW: Record<string, string> = {
     "a TrainJob without Trainer's runtime snapshot ConfigMap (Trainer v2.3.0 writes one at the first reconcile; the reconciler reads that)",
   'get trainingruntimes.trainer.kubeflow.org':
     'a TrainJob whose runtimeRef names a namespaced TrainingRuntime, without a runtime snapshot',
+  'update trainjobs.trainer.kubeflow.org/finalizers':
+    'checked, not requested: the OwnerReferencesPermissionEnforcement admission plugin asks for it when standalone mode creates a JobSet owned by the TrainJob with blockOwnerDeletion',
   'update jobsets.jobset.x-k8s.io/finalizers':
     'checked, not requested: the OwnerReferencesPermissionEnforcement admission plugin asks for it when a workspace PVC is handed back with blockOwnerDeletion',
   'patch persistentvolumeclaims':

@@ -1,12 +1,16 @@
 // Issue 4, flow 4: standalone mode, where Trainer's controller is not installed. The sidecar builds
 // the JobSet itself and applies it with SSA under its own field manager (the real JobSet v0.12.0
 // manager and webhooks beside it), rebuilds it on a node-count change with the same guards as in
-// companion mode, and owns the TrainJob's status (the Suspended condition, via SSA on /status).
+// companion mode, and owns the TrainJob's status (Suspended, and Complete/Failed and jobsStatus
+// from the JobSet as Trainer writes them, via SSA on /status). The API server enforces owner
+// references (OwnerReferencesPermissionEnforcement, on by default in OpenShift).
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
+import { CustomObjectsApi } from '@kubernetes/client-node';
 import {
   controlPlaneAvailability,
   isRunningReady,
+  pods,
   upstreamControllersAvailability,
   waitFor,
 } from '../harness/index.ts';
@@ -53,7 +57,11 @@ describe('reconciler, standalone mode (no Trainer controller), beside the real J
   };
 
   before(async () => {
-    w = await startWorld({ trainer: false, webhook: true });
+    w = await startWorld({
+      trainer: false,
+      webhook: true,
+      apiServerArgs: ['--enable-admission-plugins=OwnerReferencesPermissionEnforcement'],
+    });
     a = api(w.cp);
     await w.cp.kubectl(['create', 'namespace', ns]);
     sidecar = await startSidecar(w.cp, {
@@ -213,6 +221,83 @@ describe('reconciler, standalone mode (no Trainer controller), beside the real J
       're-applied with 2 nodes',
       (j) => j.metadata.uid !== old.metadata.uid && parallelism(j) === 2,
     );
+  });
+
+  it("under OwnerReferencesPermissionEnforcement the JobSet is created, owned with blockOwnerDeletion (the reconciler may update the TrainJob's finalizers); without that right the same create is refused", async () => {
+    const tj = await create(torchTrainJob('owned', ns));
+    const js = await a.waitJobSet(ns, 'owned', 'created', () => true);
+    assert.equal(js.metadata.ownerReferences?.[0]?.blockOwnerDeletion, true);
+    // Control: the plugin is on. An identity that may create JobSets but not update trainjobs/finalizers is refused.
+    const user = 'no-finalizers';
+    await w.cp.applyYaml(
+      JSON.stringify({
+        apiVersion: 'v1',
+        kind: 'List',
+        items: [
+          {
+            apiVersion: 'rbac.authorization.k8s.io/v1',
+            kind: 'Role',
+            metadata: { name: user, namespace: ns },
+            rules: [{ apiGroups: ['jobset.x-k8s.io'], resources: ['jobsets'], verbs: ['create'] }],
+          },
+          {
+            apiVersion: 'rbac.authorization.k8s.io/v1',
+            kind: 'RoleBinding',
+            metadata: { name: user, namespace: ns },
+            roleRef: { apiGroup: 'rbac.authorization.k8s.io', kind: 'Role', name: user },
+            subjects: [{ apiGroup: 'rbac.authorization.k8s.io', kind: 'User', name: user }],
+          },
+        ],
+      }),
+    );
+    const objects = (await w.cp.makeUserKubeconfig(user)).kubeConfig.makeApiClient(CustomObjectsApi);
+    const {
+      uid: _uid,
+      resourceVersion: _rv,
+      creationTimestamp: _ct,
+      managedFields: _mf,
+      ...metadata
+    } = js.metadata as Record<string, unknown>;
+    const refused = await objects
+      .createNamespacedCustomObject({
+        group: 'jobset.x-k8s.io',
+        version: 'v1alpha2',
+        plural: 'jobsets',
+        namespace: ns,
+        dryRun: 'All',
+        body: { ...js, metadata: { ...metadata, name: 'owned-copy' }, status: undefined },
+      })
+      .then(
+        () => 'admitted',
+        (err: { body?: string }) => String(err.body),
+      );
+    assert.match(
+      refused,
+      /cannot set blockOwnerDeletion if an ownerReference refers to a resource you can't set finalizers on/,
+    );
+    assert.equal(js.metadata.ownerReferences?.[0]?.uid, tj.metadata.uid);
+  });
+
+  it("a finished JobSet makes the TrainJob Complete (the JobSet's Completed condition, as Trainer copies it) with jobsStatus", async () => {
+    await create(torchTrainJob('done', ns, { suspend: false }));
+    await a.waitJobSet(ns, 'done', 'created running', (j) => j.spec?.suspend === false);
+    await waitFor('1 running pod', async () => (await a.pods(ns, 'done')).filter(isRunningReady).length === 1);
+    await pods(w.cp).endJobSetTraining(ns, 'done', 'Succeeded');
+    const complete = await waitFor('Complete=True', () =>
+      condition('done', 'Complete').then((c) => (c?.status === 'True' ? c : undefined)),
+    );
+    const completed = (await a.getJobSet(ns, 'done'))?.status?.conditions as Condition[];
+    const fromJobSet = completed.find((c) => c.type === 'Completed');
+    assert.deepEqual(
+      [complete.reason, complete.message, complete.lastTransitionTime],
+      [fromJobSet?.reason, fromJobSet?.message, fromJobSet?.lastTransitionTime],
+    );
+    assert.equal(complete.reason, 'AllJobsCompleted');
+    const status = await waitFor('jobsStatus: node succeeded', async () => {
+      const s = (await getTj('done')).status?.jobsStatus as { name: string; succeeded: number }[] | undefined;
+      return s?.find((j) => j.name === 'node')?.succeeded === 1 ? s : undefined;
+    });
+    assert.deepEqual(status, [{ name: 'node', ready: 0, succeeded: 1, failed: 0, active: 0, suspended: 0 }]);
   });
 
   it('an MPI runtime gets a clear condition, never a half-built JobSet', async () => {

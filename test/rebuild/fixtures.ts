@@ -6,6 +6,7 @@ import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { parse } from 'yaml';
 import type { Job, JobSet, PersistentVolumeClaim, Pod, Runtime, TrainJob } from '../../src/api/objects.ts';
+import type { CaseName } from './trainer-cases.ts';
 
 const here = path.dirname(fileURLToPath(import.meta.url));
 const upstream = path.resolve(here, '../../upstream');
@@ -27,9 +28,10 @@ export function upstreamRuntime(which: keyof typeof RUNTIME_FILES): Runtime {
 
 /**
  * A JobSet Trainer v2.3.0 built: torch1 (torch, numNodes 1, image/command/env/3 CPUs), mpi
- * (deepspeed, node 1), ttpub (torchtune).
+ * (deepspeed, node 1), ttpub (torchtune); and the cases of trainer-cases.ts (secrets, extras, jax,
+ * xgboost, notrainer), written by capture-trainer-fixtures.ts.
  */
-export function trainerJobSet(which: 'torch1' | 'mpi' | 'ttpub'): JobSet {
+export function trainerJobSet(which: 'torch1' | 'mpi' | 'ttpub' | CaseName): JobSet {
   return JSON.parse(readFileSync(path.join(here, 'fixtures', `trainer-v2.3.0-jobset-${which}.json`), 'utf8'));
 }
 

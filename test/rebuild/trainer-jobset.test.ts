@@ -5,9 +5,11 @@ import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { buildJobSet } from '../../src/rebuild/trainer-jobset/jobset.ts';
 import { strategicMerge } from '../../src/rebuild/trainer-jobset/strategic-merge.ts';
-import { numProcPerNode, wholeCpus } from '../../src/rebuild/trainer-jobset/torch.ts';
-import type { JobSet, TrainJob } from '../../src/api/objects.ts';
+import { mergeResources } from '../../src/rebuild/trainer-jobset/resources.ts';
+import { numProcPerNode, upsertPort, wholeCpus } from '../../src/rebuild/trainer-jobset/torch.ts';
+import type { JobSet, Runtime, TrainJob } from '../../src/api/objects.ts';
 import { subsetDiff, torch1, trainJob, trainerJobSet, upstreamRuntime, withCount } from './fixtures.ts';
+import { CASES, caseRuntime, caseTrainJob, type CaseName } from './trainer-cases.ts';
 
 const torch = upstreamRuntime('torch');
 
@@ -51,6 +53,88 @@ describe('buildJobSet matches what Trainer v2.3.0 built', () => {
   });
 });
 
+/** XGBoost's env order (TrainJob's envs around DMLC_*) is Go's map order of Trainer's plugins: compared by name. */
+function envByName(js: JobSet): JobSet {
+  const copy = structuredClone(js);
+  for (const r of copy.spec?.replicatedJobs ?? [])
+    for (const c of r.template?.spec?.template?.spec?.containers ?? [])
+      c.env?.sort((a, b) => a.name.localeCompare(b.name));
+  return copy;
+}
+
+describe('buildJobSet matches what Trainer v2.3.0 built: the cases of trainer-cases.ts', () => {
+  const rJobOf = (js: JobSet, name: string) => js.spec?.replicatedJobs?.find((r) => r.name === name);
+  const containerOf = (js: JobSet, job: string, name: string, init = false) => {
+    const spec = rJobOf(js, job)?.template?.spec?.template?.spec;
+    return (init ? spec?.initContainers : spec?.containers)?.find((c) => c.name === name);
+  };
+  for (const name of Object.keys(CASES) as CaseName[]) {
+    it(`${name}: every field built equals Trainer's`, () => {
+      const ours = built(caseTrainJob(name), caseRuntime(name));
+      const trainers = trainerJobSet(name);
+      const [a, b] = name === 'xgboost' ? [envByName(ours), envByName(trainers)] : [ours, trainers];
+      assert.deepEqual(subsetDiff(a, b), []);
+    });
+  }
+
+  it("secrets: each initializer's Secret as envFrom (what a gated model's download reads its token from)", () => {
+    const js = built(caseTrainJob('secrets'), caseRuntime('secrets'));
+    for (const job of ['dataset-initializer', 'model-initializer']) {
+      assert.deepEqual(containerOf(js, job, job)?.envFrom, [{ secretRef: { name: 'hf-token' } }]);
+      assert.deepEqual(containerOf(trainerJobSet('secrets'), job, job)?.envFrom, [{ secretRef: { name: 'hf-token' } }]);
+    }
+  });
+
+  it("extras: resourcesPerNode.requests merged over the runtime's GPU limit; PET_NPROC_PER_NODE from the TrainJob's CPUs", () => {
+    const js = built(caseTrainJob('extras'), caseRuntime('extras'));
+    assert.deepEqual(containerOf(js, 'node', 'node')?.resources, {
+      limits: { 'nvidia.com/gpu': '2', cpu: '8', memory: '16Gi' },
+      requests: { cpu: '2', memory: '8Gi' },
+    });
+    assert.equal(envOf(js).PET_NPROC_PER_NODE, '2');
+  });
+
+  it('extras: envInjection puts PET_* and the master on the targets (an init container, a container of another job)', () => {
+    const js = built(caseTrainJob('extras'), caseRuntime('extras'));
+    const names = (c: { env?: { name: string }[] } | undefined) => (c?.env ?? []).map((e) => e.name);
+    const pet = ['PET_NNODES', 'PET_NPROC_PER_NODE', 'PET_NODE_RANK', 'PET_MASTER_ADDR', 'PET_MASTER_PORT'];
+    assert.deepEqual(names(containerOf(js, 'node', 'preflight', true)), ['P', ...pet]);
+    assert.deepEqual(names(containerOf(js, 'aux', 'aux')), pet);
+  });
+
+  it("extras: replicas 1 on the trainer's job, the runtime's on the others", () => {
+    const js = built(caseTrainJob('extras'), caseRuntime('extras'));
+    assert.deepEqual(
+      js.spec?.replicatedJobs?.map((r) => [r.name, r.replicas, r.template?.spec?.parallelism]),
+      [
+        ['node', 1, 2],
+        ['aux', 3, 2],
+      ],
+    );
+  });
+
+  it('jax: JAX_NUM_PROCESSES, JAX_PROCESS_ID, JAX_COORDINATOR_ADDRESS, then the TrainJob envs; port 29500', () => {
+    const js = built(caseTrainJob('jax'), caseRuntime('jax'));
+    assert.deepEqual(envOf(js), {
+      JAX_NUM_PROCESSES: '2',
+      JAX_PROCESS_ID: { fieldRef: { fieldPath: "metadata.annotations['batch.kubernetes.io/job-completion-index']" } },
+      JAX_COORDINATOR_ADDRESS: 'jax-node-0-0.jax:29500',
+      B: '2',
+    });
+    assert.deepEqual(Object.keys(envOf(js)), ['JAX_NUM_PROCESSES', 'JAX_PROCESS_ID', 'JAX_COORDINATOR_ADDRESS', 'B']);
+    assert.deepEqual(nodeContainer(js)?.ports, [{ containerPort: 29500 }]);
+  });
+
+  it('xgboost: DMLC_* with workers = nodes x GPUs per node, 1 per node without GPUs', () => {
+    const js = built(caseTrainJob('xgboost'), caseRuntime('xgboost'));
+    assert.equal(envOf(js).DMLC_NUM_WORKER, '4');
+    assert.equal(envOf(js).DMLC_TRACKER_URI, 'xgboost-node-0-0.xgboost');
+    const noGpu = caseTrainJob('xgboost');
+    delete noGpu.spec!.trainer!.resourcesPerNode;
+    assert.equal(envOf(built(noGpu, caseRuntime('xgboost'))).DMLC_NUM_WORKER, '2');
+  });
+});
+
 describe('buildJobSet', () => {
   it('owner reference: the TrainJob, controller, blockOwnerDeletion', () => {
     assert.deepEqual(built(torch1()).metadata.ownerReferences, [
@@ -71,7 +155,7 @@ describe('buildJobSet', () => {
     assert.equal(built(torch1(1, (t) => delete t.spec!.suspend)).spec?.suspend, false);
   });
 
-  it('numNodes: the TrainJob, else the runtime mlPolicy.numNodes, else 1; replicas 1', () => {
+  it('numNodes: the TrainJob, else the runtime mlPolicy.numNodes, else 1; replicas 1 on the trainer', () => {
     const noCount = torch1(1, (t) => delete t.spec!.trainer!.numNodes);
     const r3 = { ...torch, spec: { ...torch.spec, mlPolicy: { numNodes: 3, torch: {} } } };
     assert.equal(node(built(noCount, r3))?.template?.spec?.parallelism, 3);
@@ -196,11 +280,79 @@ describe('buildJobSet', () => {
   });
 });
 
+describe('buildJobSet: Trainer v2.3.0 details', () => {
+  it('initializer envFrom: the Secret joins the envFrom the runtime has', () => {
+    const runtime = upstreamRuntime('torchtune');
+    const ds = runtime.spec.template!.spec!.replicatedJobs!.find((r) => r.name === 'dataset-initializer')!;
+    ds.template!.spec!.template!.spec!.containers![0].envFrom = [{ configMapRef: { name: 'cfg' } }];
+    const t = trainJob(
+      'ttpub',
+      { trainer: { numNodes: 1 }, initializer: { dataset: { secretRef: { name: 's' } } } },
+      'torchtune-llama3.2-1b',
+    );
+    const c = node(built(t, runtime), 'dataset-initializer')?.template?.spec?.template?.spec?.containers?.[0];
+    assert.deepEqual(c?.envFrom, [{ configMapRef: { name: 'cfg' } }, { secretRef: { name: 's' } }]);
+    assert.equal(
+      node(built(t, runtime), 'model-initializer')?.template?.spec?.template?.spec?.containers?.[0].envFrom,
+      undefined,
+    );
+  });
+
+  it('resourcesPerNode is not applied when the runtime has no mlPolicy (Trainer merges it only for one with a policy)', () => {
+    const noPolicy: Runtime = { ...torch, spec: { ...torch.spec, mlPolicy: undefined } };
+    assert.equal(nodeContainer(built(torch1(1), noPolicy))?.resources, undefined);
+  });
+
+  it('an envInjection target that is not in the template refuses the build', () => {
+    const r = structuredClone(torch);
+    r.spec.mlPolicy = {
+      numNodes: 1,
+      torch: { envInjection: { targets: [{ jobName: 'node', containerNames: ['nope'] }] } },
+    };
+    const out = buildJobSet(torch1(), r);
+    assert.match(
+      !out.ok ? out.reason : '',
+      /envInjection target podSet "node" container "nope" not found in runtime template/,
+    );
+  });
+
+  it("flux is refused with what it would need (Trainer's ConfigMap and Secret)", () => {
+    const out = buildJobSet(torch1(), { ...torch, spec: { ...torch.spec, mlPolicy: { flux: {} } } });
+    assert.match(!out.ok ? out.reason : '', /"flux".*entrypoint ConfigMap and CURVE Secret/);
+  });
+});
+
+describe('mergeResources (MergeResourceRequirements)', () => {
+  it('merges limits and requests by name, the TrainJob winning; claims by name', () => {
+    assert.deepEqual(
+      mergeResources({ limits: { 'nvidia.com/gpu': 2, cpu: '8' } }, { requests: { cpu: '2' }, limits: { cpu: '4' } }),
+      { limits: { 'nvidia.com/gpu': 2, cpu: '4' }, requests: { cpu: '2' } },
+    );
+    assert.deepEqual(
+      mergeResources({ claims: [{ name: 'a' }], limits: {} }, { claims: [{ name: 'b' }, { name: 'a', request: 'r' }] }),
+      { claims: [{ name: 'a', request: 'r' }, { name: 'b' }] },
+    );
+    assert.deepEqual(mergeResources(undefined, {}), {});
+  });
+});
+
+describe('upsertPort (apply.UpsertPort)', () => {
+  it('replaces the port with the same number, or the first unnamed one when unnamed; else appends', () => {
+    assert.deepEqual(upsertPort([{ containerPort: 29500, name: 'x' }], { containerPort: 29500 }), [
+      { containerPort: 29500 },
+    ]);
+    assert.deepEqual(upsertPort([{ containerPort: 8080 }], { containerPort: 29500 }), [{ containerPort: 29500 }]);
+    assert.deepEqual(upsertPort([{ containerPort: 8080, name: 'http' }], { containerPort: 29500 }), [
+      { containerPort: 8080, name: 'http' },
+      { containerPort: 29500 },
+    ]);
+  });
+});
+
 describe('numProcPerNode (Trainer v2.3.0)', () => {
   const row = (npp: number | string | undefined, resources: object | undefined) =>
     numProcPerNode(
       torch1(1, (t) => ((t.spec!.trainer!.numProcPerNode = npp), (t.spec!.trainer!.resourcesPerNode = resources))),
-      torch,
       undefined,
     );
   it('auto without GPUs counts CPUs (at least 1); with GPUs stays auto; cpu counts CPUs; numbers stay', () => {
@@ -210,6 +362,9 @@ describe('numProcPerNode (Trainer v2.3.0)', () => {
     assert.equal(row('auto', { limits: { 'nvidia.com/gpu': 2 } }), 'auto');
     assert.equal(row('cpu', { limits: { 'nvidia.com/gpu': 2, cpu: 4 } }), '4');
     assert.equal(row(6, { limits: { cpu: 2 } }), '6');
+    // Trainer reads the requests first, for CPUs and for GPUs.
+    assert.equal(row(undefined, { limits: { cpu: 8 }, requests: { cpu: 2 } }), '2');
+    assert.equal(row(undefined, { requests: { 'nvidia.com/gpu': 1 }, limits: { cpu: 4 } }), 'auto');
   });
   it('wholeCpus rounds up like resource.Quantity.Value()', () => {
     assert.deepEqual(

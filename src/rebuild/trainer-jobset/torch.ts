@@ -1,11 +1,13 @@
 // Trainer v2.3.0's Torch plugin, the parts a standalone build needs: PET_NPROC_PER_NODE from
-// numProcPerNode and the node's resources, and the PET_* envs on the trainer's `node` container.
+// numProcPerNode and the node's resources, the PET_* envs on the trainer's `node` container and on
+// the envInjection targets; and the GPU count runtime.GetNumGPUPerNode reads (XGBoost's too).
 import { JOB_COMPLETION_INDEX_FIELD, PET, TORCH_MASTER_PORT } from '../../api/names.ts';
-import type { Container, EnvVar, Runtime, TrainJob } from '../../api/objects.ts';
+import type { Container, EnvVar, TrainJob } from '../../api/objects.ts';
 
 /** The torchtune entrypoint: Trainer rewrites its arguments instead of setting PET_* envs. */
 export const TORCHTUNE_ENTRYPOINT = ['tune', 'run'];
 
+export type Resources = Container['resources'];
 type Quantities = Record<string, string | number> | undefined;
 
 /** A CPU quantity ("2", "500m", "1.5") rounded up to whole CPUs, as resource.Quantity.Value() does. */
@@ -18,25 +20,38 @@ export function wholeCpus(q: string | number | undefined): number {
   return Math.ceil(value);
 }
 
-function gpus(resources: Container['resources']): number {
-  const pick = (list: Quantities) =>
-    Object.entries(list ?? {})
-      .filter(([k]) => k.toLowerCase().includes('gpu'))
-      .reduce((n, [, v]) => n + (Number(v) || 0), 0);
-  return pick(resources?.limits) || pick(resources?.requests);
+/** The first resource whose name contains "gpu" (Go reads one, in map order: there is one in practice). */
+function gpuIn(list: Quantities): number {
+  const found = Object.entries(list ?? {}).find(([k]) => k.toLowerCase().includes('gpu'));
+  return found ? wholeCpus(found[1]) : 0;
 }
 
-/** numProcPerNode ("auto" by default); "cpu", or "auto" without GPUs, counts the node's CPUs (at least 1). */
-// eslint-disable-next-line complexity -- the Torch plugin's fallbacks: TrainJob, runtime, auto; GPUs, then CPUs
-export function numProcPerNode(trainJob: TrainJob, runtime: Runtime, runtimeNode: Container | undefined): string {
-  const requested = trainJob.spec?.trainer?.numProcPerNode ?? runtime.spec.mlPolicy?.torch?.numProcPerNode ?? 'auto';
+/** runtime.GetNumGPUPerNode: the requests' GPUs, else the limits'. */
+export function gpusPerNode(resources: Resources): number {
+  return gpuIn(resources?.requests) || gpuIn(resources?.limits);
+}
+
+/** The Torch plugin's getNumCPUPerNode: the requests' CPUs, else the limits'. */
+function cpusPerNode(resources: Resources): number {
+  const requested = wholeCpus(resources?.requests?.cpu);
+  return requested || wholeCpus(resources?.limits?.cpu);
+}
+
+/**
+ * numProcPerNode: the TrainJob's, else "auto"; "auto" without GPUs counts the node's CPUs (at
+ * least 1). The resources are the TrainJob's resourcesPerNode as given (not merged), else the
+ * runtime node's. ("cpu" is the value older Trainer versions took; counted the same way.)
+ */
+export function numProcPerNode(trainJob: TrainJob, runtimeNode: Container | undefined): string {
+  const requested = trainJob.spec?.trainer?.numProcPerNode ?? 'auto';
   const resources = trainJob.spec?.trainer?.resourcesPerNode ?? runtimeNode?.resources ?? {};
-  if (requested === 'cpu' || (requested === 'auto' && gpus(resources) === 0)) {
-    return String(Math.max(1, wholeCpus(resources.limits?.cpu ?? resources.requests?.cpu)));
+  if (requested === 'cpu' || (requested === 'auto' && gpusPerNode(resources) === 0)) {
+    return String(Math.max(1, cpusPerNode(resources)));
   }
   return String(requested);
 }
 
+/** PET_NNODES, PET_NPROC_PER_NODE, PET_NODE_RANK, then the master's address and port. */
 export function torchEnv(trainJobName: string, numNodes: number, nprocPerNode: string): EnvVar[] {
   return [
     { name: PET.nnodes, value: String(numNodes) },
@@ -55,5 +70,19 @@ export function upsertEnv(env: readonly EnvVar[] | undefined, add: readonly EnvV
     if (at >= 0) out[at] = e;
     else out.push(e);
   }
+  return out;
+}
+
+type Port = NonNullable<Container['ports']>[number];
+
+/**
+ * Trainer's apply.UpsertPort: replaces the first port with the same containerPort or the same
+ * name, where two absent names are the same (so an unnamed port of the runtime is replaced).
+ */
+export function upsertPort(ports: readonly Port[] | undefined, port: Port): Port[] {
+  const out = [...(ports ?? [])];
+  const at = out.findIndex((p) => p.containerPort === port.containerPort || p.name === port.name);
+  if (at >= 0) out[at] = port;
+  else out.push(port);
   return out;
 }

@@ -58,6 +58,8 @@ export interface WorldOptions {
   webhook: boolean;
   /** Kueue's manager (its CRDs, the TrainJob integration only) beside Trainer and JobSet (default false). */
   kueue?: boolean;
+  /** More kube-apiserver flags (e.g. admission plugins). */
+  apiServerArgs?: string[];
 }
 
 /** Upstream torchtune runtime with its workspace policy changed (name suffix, retentionPolicy, template spec). */
@@ -94,6 +96,7 @@ export async function startWorld(opts: WorldOptions): Promise<World> {
       upstreamCrds.clusterTrainingRuntimes,
       ...(opts.kueue ? [kueueFile] : []),
     ],
+    apiServerArgs: opts.apiServerArgs,
   });
   await rm(scratch, { recursive: true, force: true });
   try {
