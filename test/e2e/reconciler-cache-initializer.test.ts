@@ -29,7 +29,7 @@ import {
   type UserKubeconfig,
 } from '../harness/index.ts';
 import { TRAINING_ANNOTATION } from '../harness/pods.ts';
-import { startSidecar, type Sidecar } from '../reconciler/support/sidecar.ts';
+import { startSidecar } from '../reconciler/support/sidecar.ts';
 import {
   api,
   inNamespace,
@@ -76,7 +76,6 @@ interface InitializerRun {
 describe("the data cache initializer's second run after a rebuild, with Trainer's cache.py", { skip }, () => {
   let w: World;
   let a: ReturnType<typeof api>;
-  let sidecar: Sidecar;
   let py: string;
   let initializerKubeconfig: UserKubeconfig;
   const ns = 'cache';
@@ -145,7 +144,7 @@ describe("the data cache initializer's second run after a rebuild, with Trainer'
     let running = true;
     const available = makeAvailable(`${env.TRAIN_JOB_NAME}-cache`, () => running);
     let code = 0;
-    let log = '';
+    let log: string;
     try {
       const out = await promisify(execFile)(py, [path.join(projectRoot, 'test/e2e/support/run-cache-initializer.py')], {
         cwd: initializers,
@@ -229,13 +228,28 @@ describe("the data cache initializer's second run after a rebuild, with Trainer'
           `roleRef:\n  apiGroup: rbac.authorization.k8s.io\n  kind: ClusterRole\n  name: ${INITIALIZER_SA}`,
           `subjects:\n  - kind: ServiceAccount\n    name: ${INITIALIZER_SA}\n    namespace: ${ns}`,
         ].join('\n'),
+        // Not in Trainer v2.3.0's ClusterRole, yet cache.py's first call (without it, cache.py logs
+        // "Failed to get TrainJob" and exits 0 having made nothing): what an admin must add.
+        [
+          'apiVersion: rbac.authorization.k8s.io/v1',
+          'kind: Role',
+          `metadata:\n  name: cache-initializer-trainjobs\n  namespace: ${ns}`,
+          'rules:\n  - apiGroups: ["trainer.kubeflow.org"]\n    resources: ["trainjobs"]\n    verbs: ["get"]',
+        ].join('\n'),
+        [
+          'apiVersion: rbac.authorization.k8s.io/v1',
+          'kind: RoleBinding',
+          `metadata:\n  name: cache-initializer-trainjobs\n  namespace: ${ns}`,
+          'roleRef:\n  apiGroup: rbac.authorization.k8s.io\n  kind: Role\n  name: cache-initializer-trainjobs',
+          `subjects:\n  - kind: ServiceAccount\n    name: ${INITIALIZER_SA}\n    namespace: ${ns}`,
+        ].join('\n'),
       ].join('\n---\n'),
     );
     initializerKubeconfig = await w.cp.makeUserKubeconfig(`system:serviceaccount:${ns}:${INITIALIZER_SA}`, [
       'system:serviceaccounts',
       `system:serviceaccounts:${ns}`,
     ]);
-    sidecar = await startSidecar(w.cp, {
+    await startSidecar(w.cp, {
       name: 'reconciler',
       mode: 'companion',
       kubeconfig: w.reconcilerKubeconfig.path,
