@@ -152,6 +152,8 @@ describe("the data cache initializer's second run after a rebuild, with Trainer'
         env: {
           PATH: process.env.PATH ?? '',
           PYTHONPATH: initializers,
+          // No __pycache__ under upstream/ (test/repo/vendored.test.ts: every file there is recorded).
+          PYTHONDONTWRITEBYTECODE: '1',
           ...env,
           CACHE_INITIALIZER_KUBECONFIG: initializerKubeconfig.path,
           POD_NAMESPACE: ns,
