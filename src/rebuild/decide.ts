@@ -8,6 +8,7 @@ import { TRAINER_MANAGED_BY } from '../api/names.ts';
 import { buildJobSet } from './trainer-jobset/jobset.ts';
 import type { Decision, Observation, Outcome, Step } from './decision.ts';
 import { neverReconciledAgain } from './finished.ts';
+import { cacheInitializerOf, planInitializerCleanup } from './initializers.ts';
 import { controllerOf, isDeleting, show, type JobSet, type Runtime, type TrainJob } from '../api/objects.ts';
 import { planPvcHandBack, planPvcRelease, workspaceClaims } from './pvc-plan.ts';
 import { eventFor, previousReport, sameReport, suspendEventFor, type RebuildReport } from './report.ts';
@@ -228,7 +229,7 @@ function reportSteps(
   ];
 }
 
-// eslint-disable-next-line complexity -- the delete's gates in order: suspended, nothing runs, PVCs, re-creation
+// eslint-disable-next-line complexity, max-lines-per-function -- the delete's gates, in order (initializers last)
 function stale(
   o: Observation,
   js: JobSet,
@@ -296,6 +297,8 @@ function stale(
       );
     }
   }
+  const initializers = initializerCleanup(o, js, base, prev);
+  if (initializers) return initializers;
   const report: RebuildReport = {
     ...base,
     state: 'Rebuilding',
@@ -345,6 +348,38 @@ function suspendStale(
   ];
   // Its pods then vanish without a JobSet event: look again soon.
   return act('suspended', steps, RETRY.whileRunningMs);
+}
+
+/**
+ * Before the JobSet goes, the data cache initializer's objects that its second run would trip over
+ * are deleted, and the delete waits until they are gone (initializers.ts). Undefined: none left.
+ */
+function initializerCleanup(
+  o: Observation,
+  js: JobSet,
+  base: RebuildReport,
+  prev: RebuildReport | undefined,
+): Decision | undefined {
+  const cache = cacheInitializerOf(js);
+  if (!cache.cache) return undefined;
+  if ('unreadable' in cache)
+    return act(
+      'blocked',
+      reportSteps(o, prev, { ...base, state: 'Blocked', reason: cache.unreadable }),
+      RETRY.blockedMs,
+    );
+  if (!o.initializerObjects) return { kind: 'need', what: 'initializer-objects' };
+  const plan = planInitializerCleanup(o.trainJob, o.initializerObjects);
+  if (plan.kind === 'clear') return undefined;
+  if (plan.kind === 'foreign')
+    return act('blocked', reportSteps(o, prev, { ...base, state: 'Blocked', reason: plan.reason }), RETRY.blockedMs);
+  const reason =
+    "the data cache initializer runs again after the rebuild: its LeaderWorkerSet and ServiceAccount are deleted first, so that its second run creates them anew (the cache's content is loaded again from its table)";
+  const steps: Step[] = [
+    ...reportSteps(o, prev, { ...base, reason }),
+    ...(plan.kind === 'delete' ? plan.objects.map((d): Step => ({ kind: 'delete-initializer-object', ...d })) : []),
+  ];
+  return act('waiting', steps, RETRY.whileDeletingMs, plan.kind === 'wait' ? plan.reason : reason);
 }
 
 /** Why a JobSet whose re-creation would be refused beside its claims is kept, and the ways out. */

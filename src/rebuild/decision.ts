@@ -1,6 +1,7 @@
 // The vocabulary between the pure decision (decide.ts) and the I/O edge (reconcile.ts): what was
 // observed, what more to read, and the ordered steps to take.
 import type { Job, JobSet, PersistentVolumeClaim, Pod, Runtime, TrainJob } from '../api/objects.ts';
+import type { InitializerObject, InitializerObjectRef } from './initializers.ts';
 import type { PvcPatch } from './pvc-plan.ts';
 import type { EventSpec, RebuildReport } from './report.ts';
 import type { StatusStep } from './status.ts';
@@ -37,11 +38,13 @@ export interface Observation {
   /** The PVCs retained for this TrainJob during an earlier rebuild. */
   retained?: PersistentVolumeClaim[];
   recreate?: RecreateCheck;
+  /** The objects of the data cache initializer's first run that exist now, read live (initializers.ts). */
+  initializerObjects?: InitializerObject[];
   /** RFC 3339, for condition transition times. */
   now: string;
 }
 
-export type Need = 'runtime' | 'cached-jobs' | 'children' | 'pvcs' | 'retained' | 'recreate';
+export type Need = 'runtime' | 'cached-jobs' | 'children' | 'pvcs' | 'retained' | 'recreate' | 'initializer-objects';
 
 export type Step =
   | { kind: 'release-pvc'; patch: PvcPatch }
@@ -53,6 +56,11 @@ export type Step =
    * Not an apply of the JobSet: nothing else of it is written.
    */
   | { kind: 'suspend-jobset'; name: string; uid: string; resourceVersion: string }
+  /**
+   * An object an initializer's first run made, which its second run (after the rebuild) must not
+   * find (initializers.ts): deleted with uid and resourceVersion preconditions, foreground.
+   */
+  | { kind: 'delete-initializer-object'; ref: InitializerObjectRef; uid: string; resourceVersion: string }
   | { kind: 'apply-jobset'; jobSet: JobSet }
   | StatusStep
   /** Apply the report annotation (undefined removes it). */

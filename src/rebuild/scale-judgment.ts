@@ -7,15 +7,7 @@
 // The rules follow Trainer v2.3.0's plugins (github.com/kubeflow/trainer/v2@v2.3.0/pkg/runtime/
 // framework/plugins/) and JobSet v0.12.0's webhook: see each reason below.
 import { ANCESTOR_LABEL, ANCESTOR_TRAINER, NODE } from '../api/names.ts';
-import {
-  isAbsent,
-  runtimeLabel,
-  type Container,
-  type JobSet,
-  type ReplicatedJob,
-  type Runtime,
-  type TrainJob,
-} from '../api/objects.ts';
+import { isAbsent, runtimeLabel, type JobSet, type Runtime, type TrainJob } from '../api/objects.ts';
 import type { Mode } from './decision.ts';
 import { neverReconciledAgain } from './finished.ts';
 import { mlPolicyOf, type MlPolicy } from './ml-policy.ts';
@@ -52,14 +44,6 @@ export const STANDALONE_POLICIES: ReadonlySet<MlPolicy['kind']> = new Set(['torc
  */
 export const GANG_SCHEDULERS_FOLLOWED: ReadonlySet<string> = new Set();
 
-/**
- * Does a second run of the runtime's initializers keep what the first run made? Trainer v2.3.0's
- * data-cache initializer (pkg/initializers/dataset/cache.py) does not: creating its
- * LeaderWorkerSet again gets 409, and its `except ApiException` deletes the cache's live
- * ServiceAccount `<job>-cache`, so the cache breaks at its next pod restart or token refresh.
- */
-export const DATA_CACHE_RERUN_SAFE = false;
-
 const WAY_OUT_NEW_JOB = (n: string): string =>
   `create a new TrainJob with numNodes ${n} (it resumes from the checkpoint if the training writes one), or set numNodes back`;
 
@@ -78,18 +62,6 @@ function countBearingJob(runtime: Runtime, policy: MlPolicy): string | undefined
       ? jobs.find((r) => r.name === NODE)
       : jobs.find((r) => r.template?.metadata?.labels?.[ANCESTOR_LABEL] === ANCESTOR_TRAINER);
   return job?.name;
-}
-
-/** The data-cache initializer: a `cache://` dataset, or the runtime's dataset initializer with CACHE_IMAGE. */
-export function usesDataCache(trainJob: TrainJob, runtime: Runtime): boolean {
-  const uri = trainJob.spec?.initializer?.dataset?.storageUri;
-  if (typeof uri === 'string' && uri.startsWith('cache://')) return true;
-  const list = (v: unknown): unknown[] => (Array.isArray(v) ? v : []);
-  return list(runtime.spec.template?.spec?.replicatedJobs).some((r) =>
-    list((r as ReplicatedJob)?.template?.spec?.template?.spec?.containers).some((c) =>
-      list((c as Container)?.env).some((e) => (e as { name?: unknown })?.name === 'CACHE_IMAGE'),
-    ),
-  );
 }
 
 function gangScheduler(runtime: Runtime): string | undefined {
@@ -142,11 +114,8 @@ export function judgeScale({ mode, trainJob, runtime, jobSet, claimsJudgedLive }
       `${rt} is gang-scheduled (podGroupPolicy ${gang}): Trainer keeps an existing PodGroup's minMember once the job is resumed, so the gang would keep the old size`,
       WAY_OUT_NEW_JOB(n),
     );
-  if (!DATA_CACHE_RERUN_SAFE && usesDataCache(trainJob, runtime))
-    return refused(
-      `${rt} runs the data-cache initializer, which runs again when the JobSet is rebuilt and then deletes the live cache's ServiceAccount (Trainer v2.3.0 cache.py)`,
-      WAY_OUT_NEW_JOB(n),
-    );
+  // A second run of the data-cache initializer is made safe by the rebuild itself (initializers.ts
+  // deletes the cache objects its first run made); the other stock initializers are idempotent.
   return carriedOut(mode, policy, `JobSet ${jobSet.metadata.name} is rebuilt`);
 }
 

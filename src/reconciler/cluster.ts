@@ -26,6 +26,7 @@ import {
   TRAINJOB_GROUP,
   TRAINJOB_KIND,
 } from '../api/names.ts';
+import { initializerObjects, type InitializerObjects } from './initializer-objects.ts';
 import { COMPONENT } from './names.ts';
 import type { RecreateCheck, RuntimeRead } from '../rebuild/decision.ts';
 import {
@@ -60,6 +61,9 @@ export interface ReconcilerCluster {
   applyTrainJobStatus(trainJob: TrainJob, conditions: Condition[], jobsStatus?: JobStatus[]): Promise<void>;
   applyReport(trainJob: TrainJob, report: RebuildReport | undefined): Promise<void>;
   recordEvent(trainJob: TrainJob, event: EventSpec): Promise<void>;
+  /** The initializer objects of these that exist (initializer-objects.ts). */
+  getInitializerObjects: InitializerObjects['get'];
+  deleteInitializerObject: InitializerObjects['delete'];
 }
 
 export interface ClusterOptions {
@@ -82,6 +86,7 @@ export function createReconcilerCluster(kc: KubeConfig, opts: ClusterOptions): R
   const core = kc.makeApiClient(CoreV1Api);
   const batch = kc.makeApiClient(BatchV1Api);
   const { fieldManager } = opts;
+  const initializers = initializerObjects(kc);
 
   // eslint-disable-next-line complexity -- Trainer's lookup: the KEP-2599 snapshot, then runtimeRef's kind
   async function readRuntime(trainJob: TrainJob): Promise<RuntimeRead> {
@@ -122,6 +127,8 @@ export function createReconcilerCluster(kc: KubeConfig, opts: ClusterOptions): R
     getJobSet: (namespace, name) =>
       orUndefinedIfNotFound(objects.getNamespacedCustomObject({ ...JOBSET, namespace, name }) as Promise<JobSet>),
     readRuntime,
+    getInitializerObjects: initializers.get,
+    deleteInitializerObject: initializers.delete,
 
     async listChildren(namespace, jobSetName) {
       const labelSelector = `${JOBSET_NAME_LABEL}=${jobSetName}`;

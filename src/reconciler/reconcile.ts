@@ -28,6 +28,7 @@ import type { ClusterCache } from './watches.ts';
 import { splitKey } from './keys.ts';
 import type { HandlerResult } from './queue.ts';
 import { eventFor, previousReport, type RebuildReport } from '../rebuild/report.ts';
+import { cacheInitializerOf } from '../rebuild/initializers.ts';
 
 export interface ReconcileDeps {
   mode: Mode;
@@ -94,6 +95,7 @@ async function read(
   if (what === 'pvcs') o.pvcs = await cluster.listPvcs(namespace);
   if (what === 'retained') o.retained = await cluster.listRetainedPvcs(namespace, o.trainJob.metadata.uid ?? '');
   if (what === 'recreate' && o.jobSet) o.recreate = await cluster.dryRunRecreate(o.jobSet);
+  if (what === 'initializer-objects') o.initializerObjects = await readInitializerObjects(o, deps);
   return true;
 }
 
@@ -159,7 +161,7 @@ export async function reconcileKey(key: string, deps: ReconcileDeps): Promise<Ha
  * Takes the steps in order. Returns a reason when the rebuild turned out to be blocked (a PVC
  * the reconciler may not patch): then nothing is deleted and the report says why.
  */
-// eslint-disable-next-line complexity -- one case per Step kind, each with its leader check and crash point
+// eslint-disable-next-line complexity, max-lines-per-function -- one case per Step kind, each with its leader check
 async function execute(o: Observation, steps: Step[], deps: ReconcileDeps, log: Logger): Promise<string | undefined> {
   const { cluster } = deps;
   const namespace = o.trainJob.metadata.namespace ?? '';
@@ -217,6 +219,11 @@ async function execute(o: Observation, steps: Step[], deps: ReconcileDeps, log: 
           'stale JobSet suspended (spec.suspend alone, uid and resourceVersion tested), so that it can be rebuilt',
         );
         break;
+      case 'delete-initializer-object': {
+        const refused = await deleteInitializerObject(o, step, deps, log);
+        if (refused) return blockRebuild(o, steps, deps, refused);
+        break;
+      }
       case 'apply-jobset':
         write();
         await cluster.applyJobSet(step.jobSet);
@@ -235,6 +242,40 @@ async function execute(o: Observation, steps: Step[], deps: ReconcileDeps, log: 
     }
     deps.metrics.steps.inc({ step: step.kind });
   }
+  return undefined;
+}
+
+/** The data cache initializer's objects that exist now, read live (src/rebuild/initializers.ts). */
+async function readInitializerObjects(o: Observation, deps: ReconcileDeps) {
+  const cache = o.jobSet ? cacheInitializerOf(o.jobSet) : { cache: false as const };
+  const refs = cache.cache && 'objects' in cache ? cache.objects : [];
+  return deps.cluster.getInitializerObjects(o.trainJob.metadata.namespace ?? '', refs);
+}
+
+/**
+ * One initializer object deleted; gone already is fine, a changed or replaced one (409) is thrown
+ * and retried from a fresh read. A refusal (403) blocks the rebuild: returned as the reason.
+ */
+async function deleteInitializerObject(
+  o: Observation,
+  step: Extract<Step, { kind: 'delete-initializer-object' }>,
+  deps: ReconcileDeps,
+  log: Logger,
+): Promise<string | undefined> {
+  if (deps.mayWrite && !deps.mayWrite()) throw new NotLeaderError('no longer the leader: nothing is written');
+  const { ref, uid, resourceVersion } = step;
+  try {
+    await deps.cluster.deleteInitializerObject(o.trainJob.metadata.namespace ?? '', ref, uid, resourceVersion);
+  } catch (err) {
+    const code = statusCode(err);
+    if (code === 403)
+      return `${ref.kind} ${ref.name} of the data cache cannot be deleted before the rebuild (${describeError(err)}); its initializer's second run would fail on it: grant the reconciler delete on ${ref.kind === 'ServiceAccount' ? 'serviceaccounts' : 'leaderworkersets.leaderworkerset.x-k8s.io'}, or keep the TrainJob suspended at its old numNodes`;
+    if (code !== 404) throw err;
+  }
+  log.info(
+    { kind: ref.kind, name: ref.name, uid, resourceVersion },
+    'data cache object deleted before the rebuild, so that its initializer creates it anew',
+  );
   return undefined;
 }
 

@@ -97,6 +97,14 @@ const UNUSED_BY_THE_FLOW: Record<string, string> = {
     'checked, not requested: the OwnerReferencesPermissionEnforcement admission plugin asks for it when a workspace PVC is handed back with blockOwnerDeletion',
   'patch persistentvolumeclaims':
     'runtimes with volumeClaimPolicies (workspace PVCs handed back to the re-created JobSet)',
+  'get leaderworkersets.leaderworkerset.x-k8s.io':
+    "a stale JobSet whose dataset initializer is Trainer's data cache: its LeaderWorkerSet is read before the rebuild (test/e2e/reconciler-cache-initializer.test.ts)",
+  'delete leaderworkersets.leaderworkerset.x-k8s.io':
+    "the data cache's LeaderWorkerSet, deleted before the rebuild so that the initializer's second run creates it anew",
+  'get serviceaccounts':
+    "the data cache's ServiceAccount, read before the rebuild of a JobSet whose dataset initializer is the cache",
+  'delete serviceaccounts':
+    "the data cache's ServiceAccount, deleted before the rebuild so that the initializer's second run creates it anew",
   'update mutatingwebhookconfigurations.admissionregistration.k8s.io[trainjob-webhook-mutating]':
     'overlays/mutating only (the rotation keeps its caBundle current; here it does not exist)',
 };

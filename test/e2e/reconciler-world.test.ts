@@ -144,20 +144,41 @@ for (const mode of ['companion', 'standalone'] as const) {
       await w?.stop();
     });
 
-    it("torch-distributed-with-cache, its initializer finished, suspended: a count change is refused at admission (the initializer's second run would break the live cache), and the JobSet is kept", async () => {
+    it('torch-distributed-with-cache, its initializer finished: suspended, scaled 1 -> 2 and resumed, it is rebuilt and runs 2 nodes', async (t) => {
+      const expected =
+        'a new JobSet with 2 nodes, unsuspended; its initializer succeeds again and 2 node pods run; report Rebuilt';
       await create(trainJob('cache', ns, 'torch-distributed-with-cache', 1));
       const old = await a.waitJobSet(ns, 'cache', 'built', () => true);
+      // The initializer pod succeeds (a stage), its Job completes, then the node pod runs.
       await waitFor('the dataset initializer pod Succeeded', async () =>
         (await p.ofJobSet(ns, 'cache', 'dataset-initializer')).some((x) => x.status?.phase === 'Succeeded'),
       );
+      await p.waitJobSetRunning(ns, 'cache', 1, 'node');
       await patch('cache', { spec: { suspend: true } });
-      const out = await w.tj.update(ns, 'cache', (o) => (o.spec.trainer.numNodes = 2));
-      assert.equal(out.allowed, false);
-      if (!out.allowed) {
-        assert.equal(out.refusal.code, 403);
-        assert.match(out.refusal.message, /runs the data-cache initializer, .*deletes the live cache's ServiceAccount/);
-      }
-      assert.equal((await a.getJobSet(ns, 'cache'))?.metadata.uid, old.metadata.uid);
+      await waitFor('the node pod gone', async () => (await nodePods('cache')).length === 0);
+      const since = Date.now();
+      await scale('cache', 2);
+      const gen = (await getTj('cache')).metadata.generation;
+      await patch('cache', { spec: { suspend: false } });
+      const js = await waitRebuilt('cache', old, 're-created with 2 nodes', (j) => parallelism(j) === 2);
+      await a.waitJobSet(
+        ns,
+        'cache',
+        'running',
+        (j) => j.metadata.uid === js.metadata.uid && j.spec?.suspend === false,
+      );
+      await p.waitJobSetRunning(ns, 'cache', 2, 'node', 120_000);
+      assert.equal(envValue(js, 'PET_NNODES'), '2');
+      await waitFor('the Rebuilt report', async () => a.report(await getTj('cache'))?.state === 'Rebuilt');
+      await report(
+        t,
+        'with-cache: initializer finished, suspend / scale 1->2 / resume',
+        expected,
+        'cache',
+        since,
+        gen,
+        js,
+      );
     });
 
     // Companion mode only: standalone mode builds no MPI JobSet (reported Unsupported: reconciler-standalone.test.ts).

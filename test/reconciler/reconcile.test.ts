@@ -54,6 +54,8 @@ function fakeCluster(
     applyTrainJobStatus: async () => maybeFail('apply-status'),
     applyReport: async (_t, r) => maybeFail(`report:${r?.state ?? 'none'}`),
     recordEvent: async (_t, e) => maybeFail(`event:${e.reason}`),
+    getInitializerObjects: async () => (calls.push('read-initializer-objects'), []),
+    deleteInitializerObject: async (_ns, ref) => maybeFail(`delete-initializer-object:${ref.kind}`),
   };
   return { cluster, calls };
 }
