@@ -26,6 +26,8 @@ export interface ScaleAdmissionFacts {
   runtime: Read<Runtime>;
   /** The reconciler's Lease; 'unchecked' when the webhook is told not to require a reconciler. */
   lease: Read<LeaseView> | 'unchecked';
+  /** The mode judged for when no leader's Lease says (unchecked; offline `review --mode`). Default companion. */
+  mode?: Mode;
   nowMs: number;
 }
 
@@ -110,7 +112,7 @@ export function admitScale(f: ScaleAdmissionFacts): ScaleAdmission {
           ? leaderOf(undefined, f.nowMs)
           : undefined;
   const judged = judgeScale({
-    mode: leader?.leading ? leader.mode : 'companion',
+    mode: leader?.leading ? leader.mode : (f.mode ?? 'companion'),
     trainJob: f.trainJob,
     runtime,
     jobSet,

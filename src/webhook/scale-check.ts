@@ -15,7 +15,13 @@ import type { ApiClient } from '../cluster/api-request.ts';
 import { describeStatus, statusMessage } from '../cluster/errors.ts';
 import { OMIT_VALUE } from '../field/errors.ts';
 import type { WebhookMetrics } from '../observability/metrics.ts';
-import { admitScale, RETRY_AFTER_SECONDS, type LeaseView, type Read } from '../rebuild/scale-admission.ts';
+import {
+  admitScale,
+  RETRY_AFTER_SECONDS,
+  type LeaseView,
+  type Read,
+  type ScaleAdmission,
+} from '../rebuild/scale-admission.ts';
 import type { ScaleChange, ScaleCheck, ScaleCheckResult } from '../rules/contract.ts';
 import { jobSetPodsWarnings, type JobSetRead } from '../rules/jobset-pods.ts';
 import { JOBSET_READ_TIMEOUT_MS } from './jobset-read.ts';
@@ -121,23 +127,29 @@ export function scaleChecker(api: ApiClient, options: ScaleCheckOptions): ScaleC
       lease: leaseRead as Read<LeaseView> | 'unchecked',
       nowMs: now(),
     });
-    if (verdict.kind === 'admit') {
-      options.metrics.scaleJudgments.inc({ result: 'admitted', reason: '' });
-      return { causes: [], warnings: jobSetPodsWarnings(jobs, `${namespace}/${name}`) };
-    }
-    options.metrics.scaleJudgments.inc({ result: verdict.transient ? 'transient' : 'refused', reason: verdict.metric });
-    return {
-      causes: [
-        {
-          type: 'FieldValueForbidden',
-          field: 'spec.trainer.numNodes',
-          value: OMIT_VALUE,
-          detail: verdict.reason,
-          origin: verdict.transient ? 'scale-check:transient' : 'scale-check',
-        },
-      ],
-      warnings: [],
-      ...(verdict.transient ? { retryAfterSeconds: RETRY_AFTER_SECONDS } : {}),
-    };
+    options.metrics.scaleJudgments.inc(
+      verdict.kind === 'admit'
+        ? { result: 'admitted', reason: '' }
+        : { result: verdict.transient ? 'transient' : 'refused', reason: verdict.metric },
+    );
+    return scaleCheckResult(verdict, jobSetPodsWarnings(jobs, `${namespace}/${name}`));
+  };
+}
+
+/** The admission's answer as the validator takes it: one cause on spec.trainer.numNodes when refused. */
+export function scaleCheckResult(verdict: ScaleAdmission, warnings: string[]): ScaleCheckResult {
+  if (verdict.kind === 'admit') return { causes: [], warnings };
+  return {
+    causes: [
+      {
+        type: 'FieldValueForbidden',
+        field: 'spec.trainer.numNodes',
+        value: OMIT_VALUE,
+        detail: verdict.reason,
+        origin: verdict.transient ? 'scale-check:transient' : 'scale-check',
+      },
+    ],
+    warnings: [],
+    ...(verdict.transient ? { retryAfterSeconds: RETRY_AFTER_SECONDS } : {}),
   };
 }

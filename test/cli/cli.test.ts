@@ -52,6 +52,97 @@ describe('trainjob-webhook review', () => {
     assert.ok(review.response.warnings.some((w: string) => /rebuilt with 2 nodes/.test(w)));
   });
 
+  describe('--runtime and --jobset: a numNodes change judged as the webhook judges it', () => {
+    const scaleArgs = [
+      'review',
+      '--old',
+      `${objects}/suspended-1-node.yaml`,
+      '--new',
+      `${objects}/suspended-2-nodes.yaml`,
+    ];
+    const jobSet = (spec: Record<string, unknown>) =>
+      file(
+        `js-${Object.keys(spec).join('-') || 'plain'}.json`,
+        JSON.stringify({
+          apiVersion: 'jobset.x-k8s.io/v1alpha2',
+          kind: 'JobSet',
+          metadata: { name: 'x', namespace: 'y' },
+          spec: {
+            suspend: true,
+            replicatedJobs: [
+              {
+                name: 'node',
+                template: {
+                  metadata: { labels: { 'trainer.kubeflow.org/trainjob-ancestor-step': 'trainer' } },
+                  spec: { parallelism: 1, completions: 1 },
+                },
+              },
+            ],
+            ...spec,
+          },
+        }),
+      );
+    const torch = path.join(root, 'upstream/runtimes/torch_distributed.yaml');
+    const deepspeed = path.join(root, 'upstream/runtimes/deepspeed_distributed.yaml');
+
+    it('a torch runtime with a stale JobSet: allowed, saying no reconciler was checked', async () => {
+      const r = await run(...scaleArgs, '--runtime', torch, '--jobset', await jobSet({}));
+      assert.equal(r.code, 0, r.out + r.err);
+      const { response } = JSON.parse(r.out);
+      assert.ok(response.warnings.some((w: string) => /whether a reconciler leads .* was not checked/.test(w)));
+    });
+    it('a JobSet with workspace claims: denied 403 with the reason', async () => {
+      const claims = [{ templates: [{ metadata: { name: 'initializer' } }] }];
+      const r = await run(...scaleArgs, '--runtime', torch, '--jobset', await jobSet({ volumeClaimPolicies: claims }));
+      assert.equal(r.code, 1);
+      const { response } = JSON.parse(r.out);
+      assert.equal(response.status.code, 403);
+      assert.match(response.status.message, /has workspace claims/);
+    });
+    it('an MPI runtime judged for standalone mode: denied; for companion mode: allowed (no JobSet yet)', async () => {
+      const staleMpi = await file(
+        'js-mpi.json',
+        JSON.stringify({
+          kind: 'JobSet',
+          metadata: { name: 'x' },
+          spec: { replicatedJobs: [{ name: 'node', template: { spec: { parallelism: 5, completions: 5 } } }] },
+        }),
+      );
+      const standalone = await run(...scaleArgs, '--runtime', deepspeed, '--jobset', staleMpi, '--mode', 'standalone');
+      assert.equal(standalone.code, 1, standalone.out);
+      assert.match(JSON.parse(standalone.out).response.status.message, /standalone mode/);
+      assert.equal((await run(...scaleArgs, '--runtime', deepspeed)).code, 0);
+    });
+    for (const [what, args, error] of [
+      [
+        '--jobset without --runtime',
+        async () => [...scaleArgs, '--jobset', await jobSet({})],
+        /--jobset needs --runtime/,
+      ],
+      [
+        'an unknown --mode',
+        async () => [...scaleArgs, '--runtime', torch, '--mode', 'solo'],
+        /--mode must be companion or standalone/,
+      ],
+      [
+        'a runtime file that is a JobSet',
+        async () => [...scaleArgs, '--runtime', await jobSet({})],
+        /not a TrainingRuntime or ClusterTrainingRuntime/,
+      ],
+      [
+        'a JobSet file that is a runtime',
+        async () => [...scaleArgs, '--runtime', torch, '--jobset', torch],
+        /not a JobSet with metadata/,
+      ],
+    ] as const) {
+      it(`exit 2 with a message: ${what}`, async () => {
+        const r = await run(...(await args()));
+        assert.equal(r.code, 2, r.out);
+        assert.match(r.err, error);
+      });
+    }
+  });
+
   it('exit 1 for a denied change, with the causes', async () => {
     const r = await run(
       'review',
