@@ -58,20 +58,9 @@ export async function reviewCommand(args: string[], io: CommandIo): Promise<numb
     io.err(`review: ${(err as Error).message}\n\n${REVIEW_USAGE}`);
     return 2;
   }
-  if (!values.new) {
-    io.err(`review: --new is required\n\n${REVIEW_USAGE}`);
-    return 2;
-  }
-  if (values.crd !== undefined && values['table-only']) {
-    io.err(`review: --crd and --table-only contradict each other\n\n${REVIEW_USAGE}`);
-    return 2;
-  }
-  if (values.jobset !== undefined && values.runtime === undefined) {
-    io.err(`review: --jobset needs --runtime\n\n${REVIEW_USAGE}`);
-    return 2;
-  }
-  if (values.mode !== undefined && values.mode !== 'companion' && values.mode !== 'standalone') {
-    io.err(`review: --mode must be companion or standalone, got "${values.mode}"\n\n${REVIEW_USAGE}`);
+  const wrong = wrongFlags(values);
+  if (wrong) {
+    io.err(`review: ${wrong}\n\n${REVIEW_USAGE}`);
     return 2;
   }
   try {
@@ -124,6 +113,23 @@ export async function reviewCommand(args: string[], io: CommandIo): Promise<numb
     }
     throw err;
   }
+}
+
+/** What is wrong with the flags together, if anything. */
+function wrongFlags(values: {
+  new?: string;
+  crd?: string;
+  'table-only'?: boolean;
+  runtime?: string;
+  jobset?: string;
+  mode?: string;
+}): string | undefined {
+  if (!values.new) return '--new is required';
+  if (values.crd !== undefined && values['table-only']) return '--crd and --table-only contradict each other';
+  if (values.jobset !== undefined && values.runtime === undefined) return '--jobset needs --runtime';
+  if (values.mode !== undefined && values.mode !== 'companion' && values.mode !== 'standalone')
+    return `--mode must be companion or standalone, got "${values.mode}"`;
+  return undefined;
 }
 
 const RUNTIME_KINDS = new Set(['TrainingRuntime', 'ClusterTrainingRuntime']);
