@@ -74,7 +74,7 @@ export async function reviewCommand(args: string[], io: CommandIo): Promise<numb
         `review: warning: ${u.error}; ${u.part === 'rule' ? 'the rule is skipped here (the API server would still enforce it)' : 'the rule runs with its static message'}`,
       );
     }
-    const object = await readObjectFile(values.new);
+    const object = await readObjectFile(values.new ?? '');
     const oldObject = values.old ? await readObjectFile(values.old) : undefined;
     const meta = (object.metadata ?? {}) as { name?: unknown; namespace?: unknown };
     const name = typeof meta.name === 'string' ? meta.name : '';
