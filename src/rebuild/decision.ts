@@ -1,6 +1,7 @@
 // The vocabulary between the pure decision (decide.ts) and the I/O edge (reconcile.ts): what was
 // observed, what more to read, and the ordered steps to take.
 import type { Condition, Job, JobSet, PersistentVolumeClaim, Pod, Runtime, TrainJob } from '../api/objects.ts';
+import type { ObservedPodGroup, PodGroupDeletion } from './podgroup.ts';
 import type { PvcPatch } from './pvc-plan.ts';
 import type { EventSpec, RebuildReport } from './report.ts';
 
@@ -36,11 +37,16 @@ export interface Observation {
   /** The PVCs retained for this TrainJob during an earlier rebuild. */
   retained?: PersistentVolumeClaim[];
   recreate?: RecreateCheck;
+  /**
+   * Companion mode, a runtime with a podGroupPolicy: the TrainJob's PodGroups (named after it) of the
+   * schedulers the policy names, read live right before a delete (none: absent, or no such CRD).
+   */
+  podGroups?: ObservedPodGroup[];
   /** RFC 3339, for condition transition times. */
   now: string;
 }
 
-export type Need = 'runtime' | 'cached-jobs' | 'children' | 'pvcs' | 'retained' | 'recreate';
+export type Need = 'runtime' | 'cached-jobs' | 'children' | 'pvcs' | 'retained' | 'recreate' | 'podgroups';
 
 export type Step =
   | { kind: 'release-pvc'; patch: PvcPatch }
@@ -53,6 +59,11 @@ export type Step =
    */
   | { kind: 'suspend-jobset'; name: string; uid: string; resourceVersion: string }
   | { kind: 'apply-jobset'; jobSet: JobSet }
+  /**
+   * Companion mode: delete the TrainJob's PodGroup whose minMember is not what Trainer builds for the
+   * new count (uid and resourceVersion preconditions), so that Trainer creates it again (podgroup.ts).
+   */
+  | { kind: 'delete-podgroup'; podGroup: PodGroupDeletion }
   | { kind: 'apply-status'; conditions: Condition[] }
   /** Apply the report annotation (undefined removes it). */
   | { kind: 'report'; report: RebuildReport | undefined }
