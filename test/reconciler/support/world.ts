@@ -16,8 +16,11 @@ import {
 } from '@kubernetes/client-node';
 import { parse, stringify } from 'yaml';
 import {
+  COSCHEDULING_SCHEDULER,
+  ensureCoschedulingBinaries,
   freePorts,
   kueueCrds,
+  startCoscheduler,
   projectRoot,
   startControlPlane,
   startUpstreamControllers,
@@ -58,6 +61,30 @@ export interface WorldOptions {
   webhook: boolean;
   /** Kueue's manager (its CRDs, the TrainJob integration only) beside Trainer and JobSet (default false). */
   kueue?: boolean;
+  /**
+   * Gang scheduling (default false): the PodGroup CRDs of scheduler-plugins (Coscheduling) and of
+   * Volcano installed before Trainer starts (its plugins need the kinds at start), scheduler-plugins'
+   * scheduler running beside the default one, and the gang runtimes (`GANG_RUNTIMES`).
+   */
+  gang?: boolean;
+}
+
+/** The vendored Volcano PodGroup CRD (upstream/SOURCES.md). */
+export const VOLCANO_POD_GROUP_CRD = path.join(upstreamDir, 'volcano/scheduling.volcano.sh_podgroups.yaml');
+
+/** torch-distributed with a podGroupPolicy: gang-scheduled by Coscheduling (its scheduler) or by Volcano (by value only). */
+export const GANG_RUNTIMES = { coscheduling: 'torch-distributed-coscheduling', volcano: 'torch-distributed-volcano' };
+
+function gangRuntimes(): string[] {
+  const base = () => parse(readFileSync(path.join(upstreamDir, 'runtimes/torch_distributed.yaml'), 'utf8'));
+  const cosched = base();
+  cosched.metadata.name = GANG_RUNTIMES.coscheduling;
+  cosched.spec.podGroupPolicy = { coscheduling: { scheduleTimeoutSeconds: 60 } };
+  cosched.spec.template.spec.replicatedJobs[0].template.spec.template.spec.schedulerName = COSCHEDULING_SCHEDULER;
+  const volcano = base();
+  volcano.metadata.name = GANG_RUNTIMES.volcano;
+  volcano.spec.podGroupPolicy = { volcano: {} };
+  return [stringify(cosched), stringify(volcano)];
 }
 
 /** Upstream torchtune runtime with its workspace policy changed (name suffix, retentionPolicy, template spec). */
@@ -86,8 +113,10 @@ export async function startWorld(opts: WorldOptions): Promise<World> {
   const kueueFile = path.join(scratch, 'kueue-crds.yaml');
   if (opts.kueue)
     await writeFile(kueueFile, (await Promise.all((await kueueCrds()).map((f) => readFile(f, 'utf8')))).join('---\n'));
+  const gang = opts.gang ? await ensureCoschedulingBinaries() : undefined;
   const cp = await startControlPlane({
     crds: [
+      ...(gang ? [gang.podGroupCrd, VOLCANO_POD_GROUP_CRD] : []),
       upstreamCrds.jobsets,
       crdFile,
       upstreamCrds.trainingRuntimes,
@@ -99,8 +128,9 @@ export async function startWorld(opts: WorldOptions): Promise<World> {
   try {
     const [handoffPort] = await freePorts(1);
     // serve starts beside the upstream managers (it needs only the CRD); registered further down.
-    const [controllers, webhook] = await Promise.all([
+    const [controllers, , webhook] = await Promise.all([
       startUpstreamControllers(cp, { trainer: opts.trainer, kueue: opts.kueue }),
+      gang ? startCoscheduler(cp, gang) : undefined,
       opts.webhook
         ? startWebhook(cp, { name: 'webhook', handoff: `http://127.0.0.1:${handoffPort}/hints` })
         : undefined,
@@ -114,6 +144,7 @@ export async function startWorld(opts: WorldOptions): Promise<World> {
         ...runtimes,
         torchtuneVariant('delete', 'Delete'),
         torchtuneVariant('retain', 'Retain', { volumeMode: 'Filesystem' }),
+        ...(gang ? gangRuntimes() : []),
       ].join('\n---\n'),
     );
 
