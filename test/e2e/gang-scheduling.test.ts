@@ -46,7 +46,7 @@ describe(
   () => {
     let w: World;
     let a: ReturnType<typeof api>;
-    let sidecar: Sidecar;
+    let _sidecar: Sidecar;
     const ns = 'gang';
     const { getTj, create, patch } = inNamespace(ns, () => w);
 
@@ -95,7 +95,8 @@ describe(
       w = await startWorld({ trainer: true, webhook: true, gang: true });
       a = api(w.cp);
       await w.cp.kubectl(['create', 'namespace', ns]);
-      sidecar = await startSidecar(w.cp, {
+      // The world stops it; its log is in the control plane's logs.
+      _sidecar = await startSidecar(w.cp, {
         name: 'reconciler',
         mode: 'companion',
         kubeconfig: w.reconcilerKubeconfig.path,

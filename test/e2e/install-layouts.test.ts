@@ -97,7 +97,8 @@ const UNUSED_BY_THE_FLOW: Record<string, string> = {
     "gang-scheduled runtimes (podGroupPolicy.coscheduling): the TrainJob's PodGroup read before a rebuild (test/e2e/gang-scheduling.test.ts)",
   'delete podgroups.scheduling.x-k8s.io':
     'gang-scheduled runtimes: a PodGroup whose minMember is the old count deleted, so Trainer re-creates it from the new one',
-  'get podgroups.scheduling.volcano.sh': "runtimes with podGroupPolicy.volcano: the TrainJob's Volcano PodGroup read before a rebuild",
+  'get podgroups.scheduling.volcano.sh':
+    "runtimes with podGroupPolicy.volcano: the TrainJob's Volcano PodGroup read before a rebuild",
   'delete podgroups.scheduling.volcano.sh': 'runtimes with podGroupPolicy.volcano: a stale Volcano PodGroup deleted',
   'patch persistentvolumeclaims':
     'runtimes with volumeClaimPolicies (workspace PVCs handed back to the re-created JobSet)',

@@ -72,7 +72,7 @@ export interface WorldOptions {
 /** The vendored Volcano PodGroup CRD (upstream/SOURCES.md). */
 export const VOLCANO_POD_GROUP_CRD = path.join(upstreamDir, 'volcano/scheduling.volcano.sh_podgroups.yaml');
 
-/** torch-distributed with a podGroupPolicy: gang-scheduled by Coscheduling (its scheduler) or by Volcano (by value only). */
+/** torch-distributed with a podGroupPolicy: gang-scheduled by Coscheduling (its scheduler), or Volcano (by value). */
 export const GANG_RUNTIMES = { coscheduling: 'torch-distributed-coscheduling', volcano: 'torch-distributed-volcano' };
 
 function gangRuntimes(): string[] {
