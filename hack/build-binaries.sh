@@ -2,12 +2,13 @@
 # Builds the real components the end-to-end tests run, from the Go module proxy only, into a
 # cache folder keyed by version. A warm run (binaries present) does nothing.
 #
-#   hack/build-binaries.sh [all|controlplane|controllers|k8s|etcd|kwok|kueue]...   (default: all)
+#   hack/build-binaries.sh [all|controlplane|controllers|k8s|etcd|kwok|kueue|coscheduling]...   (default: all)
 #
 #   controlplane = k8s (kube-apiserver, kube-controller-manager, kube-scheduler, kubectl) + etcd
 #                  + kwok (KWOK's controller: the fake nodes and pod lifecycles of the e2e world)
 #   controllers  = Kubeflow Trainer's and JobSet's managers
 #   kueue        = Kueue's manager (its own module: it pins older Trainer and JobSet APIs)
+#   coscheduling = scheduler-plugins' kube-scheduler (Coscheduling plugin) and its PodGroup CRD
 #
 # Env: TJW_BIN_CACHE (default ~/.cache/trainjob-webhook/bin), TJW_BUILD_SERIAL=1 to build one
 # component at a time (on 2 cores parallel builds mostly overlap downloads with compiling).
@@ -23,6 +24,7 @@ ETCD_DIR="$CACHE/etcd-$ETCD_VERSION"
 CTRL_DIR="$CACHE/controllers-trainer-$TRAINER_VERSION-jobset-$JOBSET_VERSION"
 KWOK_DIR="$CACHE/kwok-$KWOK_VERSION"
 KUEUE_DIR="$CACHE/kueue-$KUEUE_VERSION"
+COSCHED_DIR="$CACHE/scheduler-plugins-$SCHEDULER_PLUGINS_VERSION"
 LOG_DIR="$CACHE/logs"
 # The staging modules (k8s.io/api, ...) are released as v0.X.Y for k8s v1.X.Y.
 STAGING_VERSION="v0.${K8S_VERSION#v1.}"
@@ -240,17 +242,54 @@ build_kueue() {
   log "$label: done in $((SECONDS - t0))s"
 }
 
+# scheduler-plugins' scheduler (kube-scheduler with its out-of-tree plugins, Coscheduling among
+# them) in a wrapper of its own. Its go.mod replaces every k8s.io staging module (and
+# k8s.io/kubernetes) with a release; a replace in a dependency is ignored, so the wrapper copies
+# them (one per line: `replace (` block entries and single `replace A => B v` lines). The
+# PodGroup CRD it schedules by is kept beside the binary, so the tests need no module cache.
+build_coscheduling() {
+  local label="scheduler-plugins $SCHEDULER_PLUGINS_VERSION"
+  if have_all "$COSCHED_DIR" kube-scheduler && [[ -f "$COSCHED_DIR/manifests/podgroups.yaml" ]]; then
+    log "$label: cached in $COSCHED_DIR"; return
+  fi
+  local t0=$SECONDS logfile="$LOG_DIR/scheduler-plugins-$SCHEDULER_PLUGINS_VERSION.log" dir info src
+  : >"$logfile"
+  dir="$(new_wrapper "scheduler-plugins-$SCHEDULER_PLUGINS_VERSION")"
+  log "$label: downloading modules... (log: $logfile)"
+  info="$(cd "$dir" && go mod download -json "sigs.k8s.io/scheduler-plugins@$SCHEDULER_PLUGINS_VERSION")"
+  src="$(sed -n 's/^[[:space:]]*"Dir": "\(.*\)",\{0,1\}$/\1/p' <<<"$info")"
+  local edits=(-require="sigs.k8s.io/scheduler-plugins@$SCHEDULER_PLUGINS_VERSION") r
+  for r in $(sed -n 's#^\(replace\)\{0,1\}[[:space:]]*\([^[:space:]()]\{1,\}\)[[:space:]]*=>[[:space:]]*\([^[:space:]]\{1,\}\)[[:space:]]\{1,\}\(v[^[:space:]]\{1,\}\)[[:space:]]*$#\2=\3@\4#p' "$src/go.mod"); do
+    edits+=(-replace="$r")
+  done
+  (( ${#edits[@]} > 1 )) || { log "$label: no replace directives found in $src/go.mod"; return 1; }
+  (cd "$dir" && go mod edit "${edits[@]}")
+  local pkg=sigs.k8s.io/scheduler-plugins/cmd/scheduler
+  run_step "$label" "$logfile" bash -c "cd '$dir' && go list -deps $pkg >/dev/null"
+  log "$label: building ($((SECONDS - t0))s so far)"
+  run_step "$label" "$logfile" bash -c "cd '$dir' && go build ${BUILD_FLAGS[*]} -ldflags='$LDFLAGS_BASE' -o '$dir/out/kube-scheduler' $pkg"
+  mkdir -p "$dir/out/manifests"
+  cp "$src/manifests/coscheduling/crd.yaml" "$dir/out/manifests/podgroups.yaml"
+  chmod u+w,go+r "$dir/out/manifests/podgroups.yaml" # module-cache files are read-only
+  mkdir -p "$COSCHED_DIR/manifests"
+  mv -f "$dir/out/manifests/podgroups.yaml" "$COSCHED_DIR/manifests/.podgroups.yaml.tmp.$$"
+  mv -f "$COSCHED_DIR/manifests/.podgroups.yaml.tmp.$$" "$COSCHED_DIR/manifests/podgroups.yaml"
+  install_binaries "$dir/out" "$COSCHED_DIR" kube-scheduler
+  rm -rf "$dir"
+  log "$label: done in $((SECONDS - t0))s"
+}
+
 main() {
   local want=("$@")
   [[ ${#want[@]} -gt 0 ]] || want=(all)
   local jobs=() w
   for w in "${want[@]}"; do
     case "$w" in
-      all) jobs+=(k8s etcd controllers kwok kueue) ;;
+      all) jobs+=(k8s etcd controllers kwok kueue coscheduling) ;;
       controlplane) jobs+=(k8s etcd kwok) ;;
-      controllers|k8s|etcd|kwok|kueue) jobs+=("$w") ;;
-      -h|--help) sed -n '2,13p' "${BASH_SOURCE[0]}"; return 0 ;;
-      *) echo "unknown component: $w (want all|controlplane|controllers|k8s|etcd|kwok|kueue)" >&2; return 2 ;;
+      controllers|k8s|etcd|kwok|kueue|coscheduling) jobs+=("$w") ;;
+      -h|--help) sed -n '2,14p' "${BASH_SOURCE[0]}"; return 0 ;;
+      *) echo "unknown component: $w (want all|controlplane|controllers|k8s|etcd|kwok|kueue|coscheduling)" >&2; return 2 ;;
     esac
   done
   # Unique, in order.
@@ -262,6 +301,7 @@ main() {
   case " ${uniq[*]} " in *" etcd "*) have_all "$ETCD_DIR" etcd || missing=1 ;; esac
   case " ${uniq[*]} " in *" kwok "*) have_all "$KWOK_DIR" kwok || missing=1 ;; esac
   case " ${uniq[*]} " in *" kueue "*) have_all "$KUEUE_DIR" kueue || missing=1 ;; esac
+  case " ${uniq[*]} " in *" coscheduling "*) { have_all "$COSCHED_DIR" kube-scheduler && [[ -f "$COSCHED_DIR/manifests/podgroups.yaml" ]]; } || missing=1 ;; esac
   case " ${uniq[*]} " in *" controllers "*) { have_all "$CTRL_DIR" trainer-controller-manager jobset-controller-manager && [[ -f "$CTRL_DIR/manifests/trainer/manifests.yaml" ]]; } || missing=1 ;; esac
   if (( missing )); then
     command -v go >/dev/null || { echo "[build] go is not installed: cannot build ${uniq[*]}" >&2; return 1; }
@@ -283,6 +323,7 @@ main() {
   case " ${uniq[*]} " in *" etcd "*) echo "  $ETCD_DIR/etcd" ;; esac
   case " ${uniq[*]} " in *" kwok "*) echo "  $KWOK_DIR/kwok" ;; esac
   case " ${uniq[*]} " in *" kueue "*) echo "  $KUEUE_DIR/kueue" ;; esac
+  case " ${uniq[*]} " in *" coscheduling "*) echo "  $COSCHED_DIR/{kube-scheduler,manifests/podgroups.yaml}" ;; esac
   case " ${uniq[*]} " in *" controllers "*) echo "  $CTRL_DIR/{trainer-controller-manager,jobset-controller-manager}" ;; esac
 }
 

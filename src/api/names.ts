@@ -62,3 +62,15 @@ export const RECONCILER_MODE_ANNOTATION = `${PREFIX}/reconciler-mode`;
 export const RECONCILER_LEASE_NAME = 'trainjob-webhook-reconciler';
 export const RETAINED_FOR_LABEL = `${PREFIX}/retained-for`;
 export const RELEASED_FROM_ANNOTATION = `${PREFIX}/released-from-jobset`;
+
+/**
+ * The PodGroups Trainer v2.3.0's gang-scheduling plugins apply, one per TrainJob, named after it and
+ * controlled by it (plugins/coscheduling and plugins/volcano, Build): scheduler-plugins'
+ * Coscheduling and Volcano.
+ */
+export const COSCHEDULING_POD_GROUP = {
+  group: 'scheduling.x-k8s.io',
+  version: 'v1alpha1',
+  plural: 'podgroups',
+} as const;
+export const VOLCANO_POD_GROUP = { group: 'scheduling.volcano.sh', version: 'v1beta1', plural: 'podgroups' } as const;

@@ -10,6 +10,7 @@ import type { Decision, Observation, Outcome, Step } from './decision.ts';
 import { neverReconciledAgain } from './finished.ts';
 import { cacheInitializerOf, planInitializerCleanup } from './initializers.ts';
 import { controllerOf, isDeleting, show, type JobSet, type Runtime, type TrainJob } from '../api/objects.ts';
+import { describeDeletion, expectedMinMember, gangSchedulersOf, stalePodGroups } from './podgroup.ts';
 import { planPvcHandBack, planPvcRelease, workspaceClaims } from './pvc-plan.ts';
 import { eventFor, previousReport, sameReport, suspendEventFor, type RebuildReport } from './report.ts';
 import { canDeleteSafely } from './safety.ts';
@@ -229,7 +230,7 @@ function reportSteps(
   ];
 }
 
-// eslint-disable-next-line complexity, max-lines-per-function -- the delete's gates, in order (initializers last)
+// eslint-disable-next-line complexity -- the delete's gates, in order (initializers last)
 function stale(
   o: Observation,
   js: JobSet,
@@ -299,6 +300,8 @@ function stale(
   }
   const initializers = initializerCleanup(o, js, base, prev);
   if (initializers) return initializers;
+  const gang = podGroupSteps(o, js, { replicatedJob: counts.replicatedJob, to: counts.to });
+  if (!Array.isArray(gang)) return gang;
   const report: RebuildReport = {
     ...base,
     state: 'Rebuilding',
@@ -309,15 +312,36 @@ function stale(
     ...plan.release.map((patch): Step => ({ kind: 'release-pvc', patch })),
     // The report goes first: a crash after the delete still leaves the replaced uid on record.
     ...(sameReport(prev, report) ? [] : [{ kind: 'report', report } as Step]),
-    {
-      kind: 'delete-jobset',
-      name: js.metadata.name ?? '',
-      uid: js.metadata.uid ?? '',
-      resourceVersion: js.metadata.resourceVersion ?? '',
-    },
-    { kind: 'event', event: eventFor(report, differences.join('; ')) },
+    ...gang,
+    deleteJobSetStep(js),
+    { kind: 'event', event: eventFor(report, [...differences, ...gangDetails(gang)].join('; ')) },
   ];
   return act('deleted', steps, RETRY.whileDeletingMs);
+}
+
+function deleteJobSetStep(js: JobSet): Step {
+  const { name = '', uid = '', resourceVersion = '' } = js.metadata;
+  return { kind: 'delete-jobset', name, uid, resourceVersion };
+}
+
+/**
+ * Companion mode, a runtime with a podGroupPolicy: the TrainJob's PodGroups whose minMember is not
+ * what Trainer builds for this JobSet's count (`count`: the count-bearing job's new count; absent:
+ * the JobSet's own), deleted so that Trainer creates them again from the new count (podgroup.ts:
+ * Trainer re-applies an existing PodGroup only while the TrainJob is suspended). Standalone mode
+ * builds no PodGroup, so it deletes none.
+ */
+function podGroupSteps(o: Observation, js: JobSet, count?: { replicatedJob: string; to: number }): Decision | Step[] {
+  if (o.mode !== 'companion' || !o.runtime?.found || !gangSchedulersOf(o.runtime.runtime).length) return [];
+  if (!o.podGroups) return { kind: 'need', what: 'podgroups' };
+  return stalePodGroups(o.trainJob, o.podGroups, expectedMinMember(js, count)).map((podGroup): Step => ({
+    kind: 'delete-podgroup',
+    podGroup,
+  }));
+}
+
+function gangDetails(steps: Step[]): string[] {
+  return steps.flatMap((s) => (s.kind === 'delete-podgroup' ? [describeDeletion(s.podGroup)] : []));
 }
 
 /**
@@ -409,6 +433,10 @@ function current(
     kind: 'hand-back-pvc',
     patch,
   }));
+  // Once, as the re-created JobSet is found: a PodGroup Trainer built from an older count meanwhile.
+  const gang = prev?.state === 'Rebuilding' && prev.replacedJobSetUID !== js.metadata.uid ? podGroupSteps(o, js) : [];
+  if (!Array.isArray(gang)) return gang;
+  steps.push(...gang);
   let applied = false;
   if (o.mode === 'standalone') {
     const built = buildJobSet(o.trainJob, runtime);

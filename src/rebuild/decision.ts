@@ -2,6 +2,7 @@
 // observed, what more to read, and the ordered steps to take.
 import type { Job, JobSet, PersistentVolumeClaim, Pod, Runtime, TrainJob } from '../api/objects.ts';
 import type { InitializerObject, InitializerObjectRef } from './initializers.ts';
+import type { ObservedPodGroup, PodGroupDeletion } from './podgroup.ts';
 import type { PvcPatch } from './pvc-plan.ts';
 import type { EventSpec, RebuildReport } from './report.ts';
 import type { StatusStep } from './status.ts';
@@ -40,11 +41,17 @@ export interface Observation {
   recreate?: RecreateCheck;
   /** The objects of the data cache initializer's first run that exist now, read live (initializers.ts). */
   initializerObjects?: InitializerObject[];
+  /**
+   * Companion mode, a runtime with a podGroupPolicy: the TrainJob's PodGroups (named after it) of the
+   * schedulers the policy names, read live right before a delete (none: absent, or no such CRD).
+   */
+  podGroups?: ObservedPodGroup[];
   /** RFC 3339, for condition transition times. */
   now: string;
 }
 
-export type Need = 'runtime' | 'cached-jobs' | 'children' | 'pvcs' | 'retained' | 'recreate' | 'initializer-objects';
+export type Need =
+  'runtime' | 'cached-jobs' | 'children' | 'pvcs' | 'retained' | 'recreate' | 'initializer-objects' | 'podgroups';
 
 export type Step =
   | { kind: 'release-pvc'; patch: PvcPatch }
@@ -62,6 +69,11 @@ export type Step =
    */
   | { kind: 'delete-initializer-object'; ref: InitializerObjectRef; uid: string; resourceVersion: string }
   | { kind: 'apply-jobset'; jobSet: JobSet }
+  /**
+   * Companion mode: delete the TrainJob's PodGroup whose minMember is not what Trainer builds for the
+   * new count (uid and resourceVersion preconditions), so that Trainer creates it again (podgroup.ts).
+   */
+  | { kind: 'delete-podgroup'; podGroup: PodGroupDeletion }
   | StatusStep
   /** Apply the report annotation (undefined removes it). */
   | { kind: 'report'; report: RebuildReport | undefined }

@@ -37,12 +37,12 @@ export interface ScaleFacts {
 export const STANDALONE_POLICIES: ReadonlySet<MlPolicy['kind']> = new Set(['torch', 'plain', 'jax', 'xgboost']);
 
 /**
- * Gang schedulers whose PodGroup follows a rebuild. Trainer v2.3.0 re-applies an existing PodGroup
- * only while the TrainJob is suspended and stops at the first failed apply, so after a resume that
- * comes before the JobSet's re-creation it may keep the old minMember (plugins/coscheduling,
- * plugins/volcano): until the rebuild deletes it with the JobSet, a count change is refused.
+ * Gang schedulers whose PodGroup follows a rebuild in companion mode. Trainer v2.3.0 re-applies an
+ * existing PodGroup only while the TrainJob is suspended and stops at the first failed apply
+ * (plugins/coscheduling, plugins/volcano), so the rebuild deletes a stale PodGroup with the JobSet
+ * and Trainer creates it from the new count (podgroup.ts). Standalone mode builds no PodGroup.
  */
-export const GANG_SCHEDULERS_FOLLOWED: ReadonlySet<string> = new Set();
+export const GANG_SCHEDULERS_FOLLOWED: ReadonlySet<string> = new Set(['coscheduling', 'volcano']);
 
 const WAY_OUT_NEW_JOB = (n: string): string =>
   `create a new TrainJob with numNodes ${n} (it resumes from the checkpoint if the training writes one), or set numNodes back`;
@@ -109,9 +109,11 @@ export function judgeScale({ mode, trainJob, runtime, jobSet, claimsJudgedLive }
       `copy the data out of the claims and ${WAY_OUT_NEW_JOB(n)}`,
     );
   const gang = gangScheduler(runtime);
-  if (gang && !GANG_SCHEDULERS_FOLLOWED.has(gang))
+  if (gang && (mode === 'standalone' || !GANG_SCHEDULERS_FOLLOWED.has(gang)))
     return refused(
-      `${rt} is gang-scheduled (podGroupPolicy ${gang}): Trainer keeps an existing PodGroup's minMember once the job is resumed, so the gang would keep the old size`,
+      mode === 'standalone'
+        ? `${rt} is gang-scheduled (podGroupPolicy ${gang}), and in standalone mode the reconciler builds no PodGroup, so the gang would not follow the new count`
+        : `${rt} is gang-scheduled by ${gang}, whose PodGroup is not rebuilt (only coscheduling's and Volcano's are)`,
       WAY_OUT_NEW_JOB(n),
     );
   // A second run of the data-cache initializer is made safe by the rebuild itself (initializers.ts

@@ -15,6 +15,8 @@ import { parse } from 'yaml';
 import { orUndefinedIfNotFound, refusalMessage, statusCode } from '../cluster/errors.ts';
 import {
   CLUSTER_TRAINING_RUNTIME,
+  COSCHEDULING_POD_GROUP,
+  VOLCANO_POD_GROUP,
   JOBSET,
   JOBSET_NAME_LABEL,
   RETAINED_FOR_LABEL,
@@ -39,6 +41,7 @@ import {
   type RuntimeSpec,
   type TrainJob,
 } from '../api/objects.ts';
+import type { GangScheduler, PodGroup } from '../rebuild/podgroup.ts';
 import type { PvcPatch } from '../rebuild/pvc-plan.ts';
 import { reportApplyConfiguration, type EventSpec, type RebuildReport } from '../rebuild/report.ts';
 import { statusApplyConfiguration } from '../rebuild/status.ts';
@@ -57,6 +60,15 @@ export interface ReconcilerCluster {
   suspendJobSet(namespace: string, name: string, uid: string, resourceVersion: string): Promise<void>;
   /** A server-side dry-run create of the same JobSet: would it be admitted again (RecreateCheck)? */
   dryRunRecreate(jobSet: JobSet): Promise<RecreateCheck>;
+  /** The scheduler's PodGroup of that name; undefined when absent or when its CRD is not installed (both 404). */
+  getPodGroup(scheduler: GangScheduler, namespace: string, name: string): Promise<PodGroup | undefined>;
+  deletePodGroup(
+    scheduler: GangScheduler,
+    namespace: string,
+    name: string,
+    uid: string,
+    resourceVersion: string,
+  ): Promise<void>;
   applyJobSet(jobSet: JobSet): Promise<JobSet>;
   applyTrainJobStatus(trainJob: TrainJob, conditions: Condition[], jobsStatus?: JobStatus[]): Promise<void>;
   applyReport(trainJob: TrainJob, report: RebuildReport | undefined): Promise<void>;
@@ -71,6 +83,8 @@ export interface ClusterOptions {
   /** Names this replica on its Events (reportingInstance). */
   identity: string;
 }
+
+const POD_GROUPS = { coscheduling: COSCHEDULING_POD_GROUP, volcano: VOLCANO_POD_GROUP } as const;
 
 const ssa = () => setHeaderOptions('Content-Type', PatchStrategy.ServerSideApply);
 const jsonPatch = () => setHeaderOptions('Content-Type', PatchStrategy.JsonPatch);
@@ -202,6 +216,20 @@ export function createReconcilerCluster(kc: KubeConfig, opts: ClusterOptions): R
         if (code === 400 || code === 403 || code === 422) return { admitted: false, reason: refusalMessage(err) };
         throw err;
       }
+    },
+
+    getPodGroup: (scheduler, namespace, name) =>
+      orUndefinedIfNotFound(
+        objects.getNamespacedCustomObject({ ...POD_GROUPS[scheduler], namespace, name }) as Promise<PodGroup>,
+      ),
+
+    async deletePodGroup(scheduler, namespace, name, uid, resourceVersion) {
+      await objects.deleteNamespacedCustomObject({
+        ...POD_GROUPS[scheduler],
+        namespace,
+        name,
+        body: { preconditions: { uid, resourceVersion } },
+      });
     },
 
     async applyJobSet(jobSet) {

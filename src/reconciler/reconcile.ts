@@ -21,6 +21,7 @@ import type { ReconcilerCluster } from './cluster.ts';
 import type { CrashPoint } from './config.ts';
 import { decide, RETRY } from '../rebuild/decide.ts';
 import type { Decision, Mode, Need, Observation, Step } from '../rebuild/decision.ts';
+import { gangSchedulersOf, type ObservedPodGroup, type PodGroupDeletion } from '../rebuild/podgroup.ts';
 import type { ReconcilerMetrics } from './metrics.ts';
 import type { RuntimeMemo } from './runtime-memo.ts';
 import type { WaitMemo } from './wait-memo.ts';
@@ -96,7 +97,34 @@ async function read(
   if (what === 'retained') o.retained = await cluster.listRetainedPvcs(namespace, o.trainJob.metadata.uid ?? '');
   if (what === 'recreate' && o.jobSet) o.recreate = await cluster.dryRunRecreate(o.jobSet);
   if (what === 'initializer-objects') o.initializerObjects = await readInitializerObjects(o, deps);
+  if (what === 'podgroups') o.podGroups = await readPodGroups(o, cluster);
   return true;
+}
+
+/** The TrainJob's PodGroups of the schedulers its runtime's podGroupPolicy names (podgroup.ts). */
+async function readPodGroups(o: Observation, cluster: ReconcilerCluster): Promise<ObservedPodGroup[]> {
+  const schedulers = o.runtime?.found ? gangSchedulersOf(o.runtime.runtime) : [];
+  const { namespace = '', name = '' } = o.trainJob.metadata;
+  const read = await Promise.all(
+    schedulers.map(async (scheduler) => ({
+      scheduler,
+      podGroup: await cluster.getPodGroup(scheduler, namespace, name),
+    })),
+  );
+  return read.filter((r): r is ObservedPodGroup => r.podGroup !== undefined);
+}
+
+/** Deleted with preconditions; already gone is as good (Trainer creates it again either way). */
+async function deletePodGroup(namespace: string, d: PodGroupDeletion, deps: ReconcileDeps, log: Logger) {
+  try {
+    await deps.cluster.deletePodGroup(d.scheduler, namespace, d.name, d.uid, d.resourceVersion);
+  } catch (err) {
+    if (statusCode(err) !== 404) throw err;
+  }
+  log.info(
+    { podGroup: d.name, scheduler: d.scheduler, uid: d.uid, minMember: d.minMember, want: d.want },
+    'stale PodGroup deleted (uid and resourceVersion preconditions); Trainer creates it again from the new count',
+  );
 }
 
 // eslint-disable-next-line complexity -- one reconcile: read, decide, execute, then its metrics, log and requeue
@@ -224,6 +252,10 @@ async function execute(o: Observation, steps: Step[], deps: ReconcileDeps, log: 
         if (refused) return blockRebuild(o, steps, deps, refused);
         break;
       }
+      case 'delete-podgroup':
+        write();
+        await deletePodGroup(namespace, step.podGroup, deps, log);
+        break;
       case 'apply-jobset':
         write();
         await cluster.applyJobSet(step.jobSet);

@@ -95,6 +95,13 @@ const UNUSED_BY_THE_FLOW: Record<string, string> = {
     'checked, not requested: the OwnerReferencesPermissionEnforcement admission plugin asks for it when standalone mode creates a JobSet owned by the TrainJob with blockOwnerDeletion',
   'update jobsets.jobset.x-k8s.io/finalizers':
     'checked, not requested: the OwnerReferencesPermissionEnforcement admission plugin asks for it when a workspace PVC is handed back with blockOwnerDeletion',
+  'get podgroups.scheduling.x-k8s.io':
+    "gang-scheduled runtimes (podGroupPolicy.coscheduling): the TrainJob's PodGroup read before a rebuild (test/e2e/gang-scheduling.test.ts)",
+  'delete podgroups.scheduling.x-k8s.io':
+    'gang-scheduled runtimes: a PodGroup whose minMember is the old count deleted, so Trainer re-creates it from the new one',
+  'get podgroups.scheduling.volcano.sh':
+    "runtimes with podGroupPolicy.volcano: the TrainJob's Volcano PodGroup read before a rebuild",
+  'delete podgroups.scheduling.volcano.sh': 'runtimes with podGroupPolicy.volcano: a stale Volcano PodGroup deleted',
   'patch persistentvolumeclaims':
     'runtimes with volumeClaimPolicies (workspace PVCs handed back to the re-created JobSet)',
   'get leaderworkersets.leaderworkerset.x-k8s.io':

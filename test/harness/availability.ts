@@ -7,6 +7,8 @@ import {
   locateControlPlaneBinaries,
   locateControllerBinaries,
   locateKueueBinaries,
+  locateCoschedulingBinaries,
+  type CoschedulingBinaries,
   type ControlPlaneBinaries,
   type ControllerBinaries,
   type KueueBinaries,
@@ -78,8 +80,18 @@ export function kueueAvailability(
   return { available: false, reason: `Kueue cannot run here: ${problem}` };
 }
 
+/** scheduler-plugins' scheduler and PodGroup CRD, built by `hack/build-binaries.sh coscheduling`. */
+export function coschedulingAvailability(env: NodeJS.ProcessEnv = process.env): Availability {
+  return decide(
+    locateCoschedulingBinaries(env),
+    "scheduler-plugins' scheduler (Coscheduling)",
+    'run `hack/build-binaries.sh coscheduling` (needs Go), or set TEST_ASSET_COSCHEDULING_SCHEDULER and TEST_ASSET_COSCHEDULING_CRD',
+    env,
+  );
+}
+
 // Runs the build script with its progress on stderr (stdout belongs to the test reporter).
-type Component = 'controlplane' | 'controllers' | 'kueue';
+type Component = 'controlplane' | 'controllers' | 'kueue' | 'coscheduling';
 
 async function runBuild(component: Component): Promise<void> {
   process.stderr.write(`[harness] building missing ${component} binaries with ${buildScript} (cold: many minutes)\n`);
@@ -116,4 +128,8 @@ export function ensureControllerBinaries(env: NodeJS.ProcessEnv = process.env): 
 
 export function ensureKueueBinaries(env: NodeJS.ProcessEnv = process.env): Promise<KueueBinaries> {
   return ensure(() => locateKueueBinaries(env), 'kueue', kueueAvailability(env));
+}
+
+export function ensureCoschedulingBinaries(env: NodeJS.ProcessEnv = process.env): Promise<CoschedulingBinaries> {
+  return ensure(() => locateCoschedulingBinaries(env), 'coscheduling', coschedulingAvailability(env));
 }

@@ -18,6 +18,7 @@ export interface Versions {
   jobset: string;
   kwok: string;
   kueue: string;
+  schedulerPlugins: string;
 }
 
 export interface ControlPlaneBinaries {
@@ -35,6 +36,12 @@ export interface ControllerBinaries {
   jobset: string;
   /** Upstream webhook manifests copied by the build script (jobset/, trainer/). */
   manifestsDir: string;
+}
+
+/** scheduler-plugins' kube-scheduler (the Coscheduling plugin) and its PodGroup CRD, kept beside it. */
+export interface CoschedulingBinaries {
+  scheduler: string;
+  podGroupCrd: string;
 }
 
 /** Kueue's manager (its CRDs and webhook manifests are vendored in upstream/kueue-<version>/). */
@@ -61,6 +68,7 @@ export function readVersions(file = path.join(projectRoot, 'hack/versions.env'))
     jobset: need('JOBSET_VERSION'),
     kwok: need('KWOK_VERSION'),
     kueue: need('KUEUE_VERSION'),
+    schedulerPlugins: need('SCHEDULER_PLUGINS_VERSION'),
   };
 }
 
@@ -77,6 +85,7 @@ export function cacheDirs(versions = readVersions(), env: NodeJS.ProcessEnv = pr
     controllers: path.join(root, `controllers-trainer-${versions.trainer}-jobset-${versions.jobset}`),
     kwok: path.join(root, `kwok-${versions.kwok}`),
     kueue: path.join(root, `kueue-${versions.kueue}`),
+    coscheduling: path.join(root, `scheduler-plugins-${versions.schedulerPlugins}`),
   };
 }
 
@@ -165,6 +174,18 @@ export function locateKueueBinaries(env: NodeJS.ProcessEnv = process.env): Looku
     { kueue: { env: 'TEST_ASSET_KUEUE', candidates: [path.join(cacheDirs(readVersions(), env).kueue, 'kueue')] } },
     env,
   );
+}
+
+export function locateCoschedulingBinaries(env: NodeJS.ProcessEnv = process.env): Lookup<CoschedulingBinaries> {
+  const dir = cacheDirs(readVersions(), env).coscheduling;
+  const found = lookup(
+    { scheduler: { env: 'TEST_ASSET_COSCHEDULING_SCHEDULER', candidates: [path.join(dir, 'kube-scheduler')] } },
+    env,
+  );
+  if (!found.found) return found;
+  const podGroupCrd = env.TEST_ASSET_COSCHEDULING_CRD || path.join(dir, 'manifests/podgroups.yaml');
+  if (!existsSync(podGroupCrd)) return { found: false, missing: ['PodGroup CRD'], searched: [podGroupCrd] };
+  return { found: true, paths: { ...found.paths, podGroupCrd } };
 }
 
 /** True when a `go` command is on PATH, so the build script can make missing binaries. */

@@ -6,6 +6,8 @@ export {
   ensureControlPlaneBinaries,
   ensureControllerBinaries,
   ensureKueueBinaries,
+  coschedulingAvailability,
+  ensureCoschedulingBinaries,
   type Availability,
 } from './availability.ts';
 export {
@@ -15,6 +17,8 @@ export {
   locateControlPlaneBinaries,
   locateControllerBinaries,
   locateKueueBinaries,
+  locateCoschedulingBinaries,
+  type CoschedulingBinaries,
   type Versions,
   type ControlPlaneBinaries,
   type ControllerBinaries,
@@ -76,3 +80,4 @@ export {
   STAGE_DELAYS,
   type TrainingEnd,
 } from './pods.ts';
+export { startCoscheduler, COSCHEDULING_SCHEDULER } from './coscheduling.ts';

@@ -366,8 +366,8 @@ describe('decide: companion mode', () => {
     assert.ok(!kinds(decision).includes('suspend-jobset'));
   });
 
-  it('stale and refused by the judgment (gang-scheduled): Blocked with the reason and the way out; nothing deleted', () => {
-    const gang = { ...torch, spec: { ...torch.spec, podGroupPolicy: { coscheduling: {} } } };
+  it('stale and refused by the judgment (gang-scheduled by a scheduler with no PodGroup plugin): Blocked with the reason and the way out; nothing deleted', () => {
+    const gang = { ...torch, spec: { ...torch.spec, podGroupPolicy: { kai: {} } } };
     const { decision } = run({ ...stale2(), runtime: gang });
     assert.equal(decision.kind === 'act' && decision.outcome, 'blocked');
     assert.ok(!kinds(decision).includes('delete-jobset'));
@@ -375,7 +375,7 @@ describe('decide: companion mode', () => {
   });
 
   it('stale, refused by the judgment, suspended in the same update while the JobSet runs: Blocked, and the JobSet is suspended so nothing runs', () => {
-    const gang = { ...torch, spec: { ...torch.spec, podGroupPolicy: { coscheduling: {} } } };
+    const gang = { ...torch, spec: { ...torch.spec, podGroupPolicy: { kai: {} } } };
     const { decision } = run({ trainJob: torch1(2), jobSet: running(trainerJobSet('torch1')), runtime: gang });
     assert.equal(decision.kind === 'act' && decision.outcome, 'suspended');
     assert.deepEqual(kinds(decision), ['report', 'event', 'suspend-jobset', 'event']);

@@ -92,7 +92,7 @@ describe('admitScale', () => {
   it('a change the judgment refuses is refused for good, before the Lease is looked at', () => {
     const gang = found<Runtime>({
       ...upstreamRuntime('torch'),
-      spec: { ...upstreamRuntime('torch').spec, podGroupPolicy: { coscheduling: {} } },
+      spec: { ...upstreamRuntime('torch').spec, podGroupPolicy: { kai: {} } },
     });
     isPermanent(
       admit({ runtime: gang, lease: { kind: 'absent' } }),

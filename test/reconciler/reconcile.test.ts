@@ -5,7 +5,8 @@ import { describe, it } from 'node:test';
 import type { ReconcilerCluster } from '../../src/reconciler/cluster.ts';
 import type { Mode, RecreateCheck } from '../../src/rebuild/decision.ts';
 import { createReconcilerMetrics } from '../../src/reconciler/metrics.ts';
-import type { JobSet, PersistentVolumeClaim, TrainJob } from '../../src/api/objects.ts';
+import type { JobSet, PersistentVolumeClaim, Runtime, TrainJob } from '../../src/api/objects.ts';
+import type { GangScheduler, PodGroup } from '../../src/rebuild/podgroup.ts';
 import { reconcileKey, NotLeaderError } from '../../src/reconciler/reconcile.ts';
 import { createLogger } from '../../src/observability/logger.ts';
 import { RuntimeMemo } from '../../src/reconciler/runtime-memo.ts';
@@ -28,6 +29,8 @@ function fakeCluster(
     runtime?: 'torch' | 'torchtune';
     snapshot?: boolean;
     recreate?: RecreateCheck;
+    runtimeChange?: (r: Runtime) => void;
+    podGroups?: Partial<Record<GangScheduler, PodGroup>>;
   },
   fail: Partial<Record<string, number>> = {},
 ) {
@@ -39,10 +42,12 @@ function fakeCluster(
   const cluster: ReconcilerCluster = {
     getTrainJob: async () => (calls.push('get-trainjob'), state.trainJob),
     getJobSet: async () => (calls.push('get-jobset'), state.jobSet),
-    readRuntime: async () => (
-      calls.push('read-runtime'),
-      { found: true, snapshot: state.snapshot, runtime: upstreamRuntime(state.runtime ?? 'torch') }
-    ),
+    readRuntime: async () => {
+      calls.push('read-runtime');
+      const runtime = upstreamRuntime(state.runtime ?? 'torch');
+      state.runtimeChange?.(runtime);
+      return { found: true, snapshot: state.snapshot, runtime };
+    },
     listChildren: async () => (calls.push('list-children'), { jobs: [job('x-0')], pods: [] }),
     listPvcs: async () => (calls.push('list-pvcs'), state.pvcs ?? []),
     listRetainedPvcs: async () => (calls.push('list-retained'), []),
@@ -50,6 +55,9 @@ function fakeCluster(
     deleteJobSet: async () => maybeFail('delete-jobset'),
     suspendJobSet: async (_ns, name, uid, rv) => maybeFail(`suspend-jobset:${name}:${uid}:${rv}`),
     dryRunRecreate: async () => (calls.push('read-dry-run'), state.recreate ?? { admitted: true }),
+    getPodGroup: async (scheduler) => (calls.push(`get-podgroup:${scheduler}`), state.podGroups?.[scheduler]),
+    deletePodGroup: async (scheduler, _ns, name, uid, rv) =>
+      maybeFail(`delete-podgroup:${scheduler}:${name}:${uid}:${rv}`),
     applyJobSet: async (js) => (maybeFail('apply-jobset'), js),
     applyTrainJobStatus: async () => maybeFail('apply-status'),
     applyReport: async (_t, r) => maybeFail(`report:${r?.state ?? 'none'}`),
@@ -92,6 +100,61 @@ describe('reconcileKey', () => {
       'event:JobSetDeleted',
     ]);
     assert.equal(result.requeueAfterMs, 1_000);
+  });
+
+  it('a gang-scheduled runtime: the PodGroup is read live before the delete; a stale one is deleted (uid and resourceVersion) before the JobSet; a 404 on it is fine', async () => {
+    const tj = torch1(2);
+    const podGroup: PodGroup = {
+      metadata: {
+        name: 'torch1',
+        uid: 'pg-uid',
+        resourceVersion: '5',
+        ownerReferences: [
+          {
+            apiVersion: 'trainer.kubeflow.org/v1alpha1',
+            kind: 'TrainJob',
+            name: 'torch1',
+            uid: tj.metadata.uid ?? '',
+            controller: true,
+          },
+        ],
+      },
+      spec: { minMember: 1 },
+    };
+    for (const fail of [{}, { 'delete-podgroup:coscheduling:torch1:pg-uid:5': 404 }]) {
+      const { cluster, calls } = fakeCluster(
+        {
+          trainJob: tj,
+          jobSet: trainerJobSet('torch1'),
+          runtimeChange: (r) => (r.spec.podGroupPolicy = { coscheduling: { scheduleTimeoutSeconds: 60 } }),
+          podGroups: { coscheduling: podGroup },
+        },
+        fail,
+      );
+      await reconcileKey('ns/torch1', deps(cluster));
+      assert.ok(calls.includes('get-podgroup:coscheduling'), calls.join(' '));
+      assert.ok(!calls.includes('get-podgroup:volcano'), 'only the scheduler the runtime names is read');
+      assert.deepEqual(writes(calls), [
+        'report:Rebuilding',
+        'delete-podgroup:coscheduling:torch1:pg-uid:5',
+        'delete-jobset',
+        'event:JobSetDeleted',
+      ]);
+    }
+    const refused = fakeCluster(
+      {
+        trainJob: tj,
+        jobSet: trainerJobSet('torch1'),
+        runtimeChange: (r) => (r.spec.podGroupPolicy = { coscheduling: {} }),
+        podGroups: { coscheduling: podGroup },
+      },
+      { 'delete-podgroup:coscheduling:torch1:pg-uid:5': 409 },
+    );
+    await assert.rejects(reconcileKey('ns/torch1', deps(refused.cluster)), /409/);
+    assert.ok(
+      !refused.calls.includes('delete-jobset'),
+      'a refused PodGroup delete stops the rebuild; retried from a fresh read',
+    );
   });
 
   it('a JobSet that would not be admitted again beside its workspace PVC: dry-run asked, nothing written but the Blocked report', async () => {

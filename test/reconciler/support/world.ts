@@ -16,8 +16,11 @@ import {
 } from '@kubernetes/client-node';
 import { parse, stringify } from 'yaml';
 import {
+  COSCHEDULING_SCHEDULER,
+  ensureCoschedulingBinaries,
   freePorts,
   kueueCrds,
+  startCoscheduler,
   projectRoot,
   startControlPlane,
   startUpstreamControllers,
@@ -60,6 +63,30 @@ export interface WorldOptions {
   kueue?: boolean;
   /** More kube-apiserver flags (e.g. admission plugins). */
   apiServerArgs?: string[];
+  /**
+   * Gang scheduling (default false): the PodGroup CRDs of scheduler-plugins (Coscheduling) and of
+   * Volcano installed before Trainer starts (its plugins need the kinds at start), scheduler-plugins'
+   * scheduler running beside the default one, and the gang runtimes (`GANG_RUNTIMES`).
+   */
+  gang?: boolean;
+}
+
+/** The vendored Volcano PodGroup CRD (upstream/SOURCES.md). */
+export const VOLCANO_POD_GROUP_CRD = path.join(upstreamDir, 'volcano/scheduling.volcano.sh_podgroups.yaml');
+
+/** torch-distributed with a podGroupPolicy: gang-scheduled by Coscheduling (its scheduler), or Volcano (by value). */
+export const GANG_RUNTIMES = { coscheduling: 'torch-distributed-coscheduling', volcano: 'torch-distributed-volcano' };
+
+function gangRuntimes(): string[] {
+  const base = () => parse(readFileSync(path.join(upstreamDir, 'runtimes/torch_distributed.yaml'), 'utf8'));
+  const cosched = base();
+  cosched.metadata.name = GANG_RUNTIMES.coscheduling;
+  cosched.spec.podGroupPolicy = { coscheduling: { scheduleTimeoutSeconds: 60 } };
+  cosched.spec.template.spec.replicatedJobs[0].template.spec.template.spec.schedulerName = COSCHEDULING_SCHEDULER;
+  const volcano = base();
+  volcano.metadata.name = GANG_RUNTIMES.volcano;
+  volcano.spec.podGroupPolicy = { volcano: {} };
+  return [stringify(cosched), stringify(volcano)];
 }
 
 /** Upstream torchtune runtime with its workspace policy changed (name suffix, retentionPolicy, template spec). */
@@ -88,8 +115,10 @@ export async function startWorld(opts: WorldOptions): Promise<World> {
   const kueueFile = path.join(scratch, 'kueue-crds.yaml');
   if (opts.kueue)
     await writeFile(kueueFile, (await Promise.all((await kueueCrds()).map((f) => readFile(f, 'utf8')))).join('---\n'));
+  const gang = opts.gang ? await ensureCoschedulingBinaries() : undefined;
   const cp = await startControlPlane({
     crds: [
+      ...(gang ? [gang.podGroupCrd, VOLCANO_POD_GROUP_CRD] : []),
       upstreamCrds.jobsets,
       crdFile,
       upstreamCrds.trainingRuntimes,
@@ -102,8 +131,9 @@ export async function startWorld(opts: WorldOptions): Promise<World> {
   try {
     const [handoffPort] = await freePorts(1);
     // serve starts beside the upstream managers (it needs only the CRD); registered further down.
-    const [controllers, webhook] = await Promise.all([
+    const [controllers, , webhook] = await Promise.all([
       startUpstreamControllers(cp, { trainer: opts.trainer, kueue: opts.kueue }),
+      gang ? startCoscheduler(cp, gang) : undefined,
       opts.webhook
         ? startWebhook(cp, {
             name: 'webhook',
@@ -127,6 +157,7 @@ export async function startWorld(opts: WorldOptions): Promise<World> {
         ...runtimes,
         torchtuneVariant('delete', 'Delete'),
         torchtuneVariant('retain', 'Retain', { volumeMode: 'Filesystem' }),
+        ...(gang ? gangRuntimes() : []),
       ].join('\n---\n'),
     );
 
