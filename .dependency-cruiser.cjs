@@ -116,6 +116,7 @@ const LAYERS = [
     is: 'the CLI commands (serve, review, rules, reconcile), each wiring the layers below.',
     mayImport: [
       'webhook',
+      'rebuild',
       'reconciler',
       'rules',
       'io',
