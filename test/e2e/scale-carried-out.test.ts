@@ -51,24 +51,17 @@ describe('every admitted count change is carried out; the others are refused wit
       leaseNamespace: RECONCILER_SA.namespace,
       handoffPort: w.handoffPort,
     }));
-  /**
-   * numNodes changed through the API server (and so the webhook) by an UPDATE: the Outcome, allowed
-   * or refused. A 409 (Trainer wrote the status in between) is read again and retried, as kubectl does.
-   */
-  const scale = async (name: string, numNodes: number, suspend?: boolean, dryRun?: 'All') => {
-    for (;;) {
-      const out = await w.tj.update(
-        ns,
-        name,
-        (o) => {
-          o.spec.trainer = { ...o.spec.trainer, numNodes };
-          if (suspend !== undefined) o.spec.suspend = suspend;
-        },
-        dryRun,
-      );
-      if (out.allowed || out.refusal.code !== 409) return out;
-    }
-  };
+  /** numNodes changed through the API server (and so the webhook) by an UPDATE: the Outcome, allowed or refused. */
+  const scale = (name: string, numNodes: number, suspend?: boolean, dryRun?: 'All') =>
+    w.tj.update(
+      ns,
+      name,
+      (o) => {
+        o.spec.trainer = { ...o.spec.trainer, numNodes };
+        if (suspend !== undefined) o.spec.suspend = suspend;
+      },
+      dryRun,
+    );
   /** Pods that are not finished: what a suspended JobSet must not have (initializer pods stay Succeeded). */
   const livePods = async (name: string) =>
     (await a.pods(ns, name)).filter((p) => p.status?.phase !== 'Succeeded' && p.status?.phase !== 'Failed');

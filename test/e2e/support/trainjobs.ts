@@ -66,12 +66,20 @@ export function trainJobs(kc: KubeConfig) {
       ),
     get: (namespace: string, name: string) =>
       api.getNamespacedCustomObject({ ...TRAINJOB, namespace, name }) as Promise<Obj>,
-    /** An UPDATE: reads the stored object, changes it, replaces it. */
+    /**
+     * An UPDATE: reads the stored object, changes it, replaces it. A 409 (a controller wrote the
+     * object in between: Trainer's status) is read again and retried, as `kubectl edit` does.
+     */
     update: async (namespace: string, name: string, change: (o: Obj) => void, dryRun?: 'All') => {
-      const current = (await api.getNamespacedCustomObject({ ...TRAINJOB, namespace, name })) as Obj;
-      const next = structuredClone(current);
-      change(next);
-      return attempt(() => api.replaceNamespacedCustomObject({ ...TRAINJOB, namespace, name, body: next, dryRun }));
+      for (let attempt409 = 0; ; attempt409++) {
+        const current = (await api.getNamespacedCustomObject({ ...TRAINJOB, namespace, name })) as Obj;
+        const next = structuredClone(current);
+        change(next);
+        const out = await attempt(() =>
+          api.replaceNamespacedCustomObject({ ...TRAINJOB, namespace, name, body: next, dryRun }),
+        );
+        if (out.allowed || out.refusal.code !== 409 || attempt409 >= 10) return out;
+      }
     },
     delete: (namespace: string, name: string) => api.deleteNamespacedCustomObject({ ...TRAINJOB, namespace, name }),
   };
