@@ -99,9 +99,9 @@ export async function reviewCommand(args: string[], io: CommandIo): Promise<numb
         warnings: decision.warnings,
         status: allowed
           ? undefined
-          : decision.retryAfterSeconds === undefined
-            ? denialStatus(name, decision.causes)
-            : transientStatus(name, decision.causes, decision.retryAfterSeconds),
+          : decision.transient
+            ? transientStatus(name, decision.causes)
+            : denialStatus(name, decision.causes),
       },
     );
     io.out(stringifyJsonLossless(review, 2));

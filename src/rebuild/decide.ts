@@ -89,7 +89,7 @@ export function decide(o: Observation): Decision {
       ...reportSteps(o, prev, { state: 'Unsupported', reason: verdict.reason }),
     ]);
   if (verdict.verdict === 'current') {
-    const pause = unpausedJobSet(o, js);
+    const pause = unpausedJobSet(o, js) ?? unresumedJobSet(o, js);
     return pause ?? current(o, runtime, js, prev, finished);
   }
   if (finished) return keptFinished(o, js, verdict.counts, prev, finished, verdict.differences);
@@ -148,21 +148,59 @@ function unpausedJobSet(o: Observation, js: JobSet): Decision | undefined {
   const waited = since === undefined ? 0 : Date.parse(o.now) - since;
   if (!(waited >= RETRY.pauseGraceMs))
     return act('waiting', [], RETRY.pauseGraceMs, 'the TrainJob was just suspended: Trainer suspends its JobSet');
-  const report: RebuildReport = {
-    state: 'Waiting',
-    reason: `the TrainJob is suspended but JobSet ${js.metadata.name} is not, ${RETRY.pauseGraceMs / 1000} s on (Trainer's apply is refused); suspending the JobSet`,
-  };
+  const reason = `the TrainJob is suspended but JobSet ${js.metadata.name} is not, ${RETRY.pauseGraceMs / 1000} s on (Trainer's apply is refused); suspending the JobSet`;
   return act(
     'suspended',
-    [suspendStep(js), { kind: 'event', event: suspendEventFor(report, js.metadata.uid, report.reason ?? '') }],
+    [suspendStep(js), { kind: 'event', event: { type: 'Normal', reason: 'JobSetSuspended', message: reason } }],
     RETRY.whileRunningMs,
-    report.reason,
+    reason,
   );
 }
 
-/** When the TrainJob's Suspended condition turned True (Trainer sets it from spec.suspend), in ms. */
-function suspendedSince(tj: TrainJob): number | undefined {
-  const c = tj.status?.conditions?.find((x) => x?.type === 'Suspended' && x.status === 'True');
+/**
+ * The mirror of unpausedJobSet: the TrainJob is resumed, its current JobSet is still suspended, and
+ * it was this sidecar that suspended it (its field manager owns spec.suspend): Trainer's apply of
+ * the resume is refused for the same reason as its suspend was, so past the grace the sidecar
+ * resumes the JobSet itself. A JobSet suspended by anyone else (Trainer, Kueue through Trainer)
+ * is never resumed here.
+ */
+function unresumedJobSet(o: Observation, js: JobSet): Decision | undefined {
+  if (o.mode !== 'companion' || o.trainJob.spec?.suspend === true || js.spec?.suspend !== true) return undefined;
+  if (!o.fieldManager || !ownsSuspend(js, o.fieldManager) || neverReconciledAgain(o.trainJob, js)) return undefined;
+  const since = suspendedSince(o.trainJob, 'False');
+  const waited = since === undefined ? 0 : Date.parse(o.now) - since;
+  if (!(waited >= RETRY.pauseGraceMs))
+    return act('waiting', [], RETRY.pauseGraceMs, 'the TrainJob was just resumed: Trainer resumes its JobSet');
+  const reason = `the TrainJob is resumed but JobSet ${js.metadata.name}, which the sidecar suspended, is not, ${RETRY.pauseGraceMs / 1000} s on (Trainer's apply is refused); resuming the JobSet`;
+  return act(
+    'applied',
+    [
+      {
+        kind: 'resume-jobset',
+        name: js.metadata.name ?? '',
+        uid: js.metadata.uid ?? '',
+        resourceVersion: js.metadata.resourceVersion ?? '',
+      },
+      { kind: 'event', event: { type: 'Normal', reason: 'JobSetResumed', message: reason } },
+    ],
+    undefined,
+    reason,
+  );
+}
+
+/** Does this field manager own the JobSet's spec.suspend (managedFields)? */
+function ownsSuspend(js: JobSet, manager: string): boolean {
+  const entries = (js.metadata as { managedFields?: unknown }).managedFields;
+  if (!Array.isArray(entries)) return false;
+  return entries.some((e: unknown) => {
+    const entry = e as { manager?: unknown; fieldsV1?: { 'f:spec'?: { 'f:suspend'?: unknown } } } | null;
+    return entry?.manager === manager && entry.fieldsV1?.['f:spec']?.['f:suspend'] !== undefined;
+  });
+}
+
+/** When the TrainJob's Suspended condition turned to `status` (Trainer sets it from spec.suspend), in ms. */
+function suspendedSince(tj: TrainJob, status: 'True' | 'False' = 'True'): number | undefined {
+  const c = tj.status?.conditions?.find((x) => x?.type === 'Suspended' && x.status === status);
   const t = typeof c?.lastTransitionTime === 'string' ? Date.parse(c.lastTransitionTime) : NaN;
   return Number.isFinite(t) ? t : undefined;
 }

@@ -48,6 +48,8 @@ export interface Observation {
   podGroups?: ObservedPodGroup[];
   /** RFC 3339, for condition transition times. */
   now: string;
+  /** The reconciler's field manager: does it own a JobSet's spec.suspend (it suspended it)? */
+  fieldManager?: string;
 }
 
 export type Need =
@@ -63,6 +65,11 @@ export type Step =
    * Not an apply of the JobSet: nothing else of it is written.
    */
   | { kind: 'suspend-jobset'; name: string; uid: string; resourceVersion: string }
+  /**
+   * Companion mode: undo the sidecar's own suspend of a JobSet Trainer cannot apply (workspace
+   * claims), once the TrainJob is resumed: spec.suspend alone set to false, preconditions tested.
+   */
+  | { kind: 'resume-jobset'; name: string; uid: string; resourceVersion: string }
   /**
    * An object an initializer's first run made, which its second run (after the rebuild) must not
    * find (initializers.ts): deleted with uid and resourceVersion preconditions, foreground.

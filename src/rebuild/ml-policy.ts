@@ -36,9 +36,20 @@ export function mlPolicyOf(runtime: Runtime): MlPolicy {
   return { kind: 'unknown', name: source };
 }
 
-/** spec.trainer.numNodes, else the runtime's mlPolicy.numNodes, else 1. */
+/**
+ * spec.trainer.numNodes, else what Trainer v2.3.0 gives the trainer job without it
+ * (core/trainingruntime.go newRuntimeInfo): with an mlPolicy its numNodes (default 1), without one
+ * the trainer job's own parallelism in the runtime (default 1).
+ */
 export function effectiveNumNodes(trainJob: TrainJob, runtime: Runtime): number {
-  return intOf(trainJob.spec?.trainer?.numNodes) ?? intOf(runtime.spec.mlPolicy?.numNodes) ?? 1;
+  const requested = intOf(trainJob.spec?.trainer?.numNodes);
+  if (requested !== undefined) return requested;
+  const mlPolicy = runtime.spec.mlPolicy;
+  if (mlPolicy !== undefined && mlPolicy !== null) return intOf(mlPolicy.numNodes) ?? 1;
+  const trainerJob = (runtime.spec.template?.spec?.replicatedJobs ?? []).find(
+    (r) => r.template?.metadata?.labels?.[ANCESTOR_LABEL] === ANCESTOR_TRAINER,
+  );
+  return intOf(trainerJob?.template?.spec?.parallelism) ?? 1;
 }
 
 /** What the node count fixes in the JobSet: one replicated job's parallelism/completions, maybe an env. */

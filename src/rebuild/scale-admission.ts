@@ -4,8 +4,16 @@
 // (scale-judgment.ts) says it cannot be, with the reason and the way out; refused for now
 // (transient: it clears by itself) while no reconciler leads or a read failed. A change that
 // rebuilds nothing (no JobSet yet, or back to the count the JobSet was built with) is always admitted.
-import { RECONCILER_MODE_ANNOTATION } from '../api/names.ts';
-import { runtimeLabel, type JobSet, type Runtime, type TrainJob } from '../api/objects.ts';
+import { ANCESTOR_LABEL, ANCESTOR_TRAINER, NODE, RECONCILER_MODE_ANNOTATION } from '../api/names.ts';
+import {
+  controllerOf,
+  intOf,
+  runtimeLabel,
+  type JobSet,
+  type ReplicatedJob,
+  type Runtime,
+  type TrainJob,
+} from '../api/objects.ts';
 import type { Mode } from './decision.ts';
 import { judgeScale } from './scale-judgment.ts';
 import { isJobSetStale } from './stale.ts';
@@ -42,9 +50,6 @@ export type ScaleAdmission =
  */
 export const LEASE_SKEW_MS = 5_000;
 
-/** How long a transient refusal suggests waiting (the reconciler renews every 2 s, takes over within 15 s). */
-export const RETRY_AFTER_SECONDS = 5;
-
 type Leader = { leading: true; mode: Mode; holder: string } | { leading: false; why: string };
 
 /** Does a reconciler lead, judged from its Lease on our clock (with LEASE_SKEW_MS of slack)? */
@@ -57,13 +62,43 @@ export function leaderOf(lease: LeaseView | undefined, nowMs: number): Leader {
   if (!Number.isFinite(renewed) || typeof seconds !== 'number' || !(seconds > 0))
     return { leading: false, why: 'its Lease has no renewTime or leaseDurationSeconds' };
   const age = nowMs - renewed;
+  if (-age > seconds * 1000 + LEASE_SKEW_MS)
+    return {
+      leading: false,
+      why: `its Lease's renewTime lies ${Math.round(-age / 1000)} s ahead of this webhook's clock (the clocks of the reconciler's node and the webhook's disagree)`,
+    };
   if (age > seconds * 1000 + LEASE_SKEW_MS)
     return {
       leading: false,
       why: `its Lease was last renewed ${Math.round(age / 1000)} s ago by ${holder} (it expires after ${seconds} s)`,
     };
-  const mode = lease.metadata?.annotations?.[RECONCILER_MODE_ANNOTATION] === 'standalone' ? 'standalone' : 'companion';
-  return { leading: true, mode, holder };
+  return { leading: true, mode: modeOf(lease) ?? 'companion', holder };
+}
+
+/** The mode the reconciler wrote on its Lease (the last holder's, whether it still leads or not). */
+function modeOf(lease: LeaseView | undefined): Mode | undefined {
+  const mode = lease?.metadata?.annotations?.[RECONCILER_MODE_ANNOTATION];
+  return mode === 'standalone' || mode === 'companion' ? mode : undefined;
+}
+
+/**
+ * Without the runtime (unreadable, gone, or one that cannot be judged): is the new count the one
+ * the JobSet was built with? Its trainer job's parallelism equals numNodes (torch, JAX, XGBoost,
+ * Flux, PlainML); or, with an MPI `node` job beside it, the node job has numNodes or
+ * max(numNodes - 1, 1). A revert then needs no judgment and is admitted.
+ */
+function builtWithThisCount(trainJob: TrainJob, jobSet: JobSet): boolean {
+  const n = intOf(trainJob.spec?.trainer?.numNodes);
+  const jobs = Array.isArray(jobSet.spec?.replicatedJobs) ? jobSet.spec.replicatedJobs : [];
+  const parallelismOf = (r: ReplicatedJob | undefined) => intOf(r?.template?.spec?.parallelism);
+  const trainerJob = jobs.find((r) => r?.template?.metadata?.labels?.[ANCESTOR_LABEL] === ANCESTOR_TRAINER);
+  const nodeJob = jobs.find((r) => r?.name === NODE);
+  if (n === undefined || !trainerJob) return false;
+  if (nodeJob && nodeJob !== trainerJob) {
+    const p = parallelismOf(nodeJob);
+    return p === n || p === Math.max(n - 1, 1);
+  }
+  return parallelismOf(trainerJob) === n;
 }
 
 const transient = (reason: string, metric: string): ScaleAdmission => ({
@@ -81,6 +116,16 @@ export function admitScale(f: ScaleAdmissionFacts): ScaleAdmission {
   if (f.jobSet.kind === 'absent')
     return { kind: 'admit', note: 'no JobSet exists yet: it is built with the new count' };
   const jobSet = f.jobSet.value;
+  const owner = controllerOf(jobSet.metadata);
+  if (f.trainJob.metadata?.uid && owner?.uid !== f.trainJob.metadata.uid)
+    return {
+      kind: 'refuse',
+      transient: false,
+      reason: `JobSet ${name} is not controlled by this TrainJob (its controller is ${owner ? `${owner.kind} ${owner.name}` : 'none'}), so the reconciler leaves it alone and it would not be rebuilt; leave numNodes as it is`,
+      metric: 'not-ours',
+    };
+  if (f.runtime.kind !== 'found' && builtWithThisCount(f.trainJob, jobSet))
+    return { kind: 'admit', note: `JobSet ${name} already has this count: nothing is rebuilt` };
   if (f.runtime.kind === 'failed')
     return transient(`the runtime could not be read (${f.runtime.error})`, 'read-failed');
   if (f.runtime.kind === 'absent') {
@@ -95,6 +140,8 @@ export function admitScale(f: ScaleAdmissionFacts): ScaleAdmission {
   const runtime = f.runtime.value;
   const staleness = isJobSetStale(f.trainJob, runtime, jobSet);
   if (staleness.verdict === 'current')
+    return { kind: 'admit', note: `JobSet ${name} already has this count: nothing is rebuilt` };
+  if (staleness.verdict === 'unknown' && builtWithThisCount(f.trainJob, jobSet))
     return { kind: 'admit', note: `JobSet ${name} already has this count: nothing is rebuilt` };
   if (staleness.verdict === 'unknown')
     return {
@@ -112,7 +159,11 @@ export function admitScale(f: ScaleAdmissionFacts): ScaleAdmission {
           ? leaderOf(undefined, f.nowMs)
           : undefined;
   const judged = judgeScale({
-    mode: leader?.leading ? leader.mode : (f.mode ?? 'companion'),
+    mode: leader?.leading
+      ? leader.mode
+      : (modeOf(f.lease !== 'unchecked' && f.lease.kind === 'found' ? f.lease.value : undefined) ??
+        f.mode ??
+        'companion'),
     trainJob: f.trainJob,
     runtime,
     jobSet,

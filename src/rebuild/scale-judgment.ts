@@ -82,6 +82,13 @@ export function judgeScale({ mode, trainJob, runtime, jobSet, claimsJudgedLive }
       `the ML policy "${policy.name}" of ${rt} is not one whose JobSet can be rebuilt (torch, mpi, jax, xgboost, flux, or none)`,
       WAY_OUT_NEW_JOB(n),
     );
+  // Trainer v2.3.0's Flux plugin reads spec.trainer.numNodes without a nil check (flux.go
+  // generateFluxEntrypoint): without it every reconcile of the job fails.
+  if (policy.kind === 'flux' && trainJob.spec?.trainer?.numNodes === undefined)
+    return refused(
+      `${rt} uses the Flux policy, whose plugin in Trainer v2.3.0 needs spec.trainer.numNodes set: without it the JobSet is never built`,
+      'set numNodes to a count instead of removing it',
+    );
   const job = countBearingJob(runtime, policy);
   if (!job)
     return refused(

@@ -57,7 +57,14 @@ export interface ReconcilerCluster {
   patchPvc(namespace: string, patch: PvcPatch): Promise<PersistentVolumeClaim>;
   deleteJobSet(namespace: string, name: string, uid: string, resourceVersion: string): Promise<void>;
   /** Sets only `spec.suspend` to true, testing uid and resourceVersion (not an apply of the JobSet). */
-  suspendJobSet(namespace: string, name: string, uid: string, resourceVersion: string): Promise<void>;
+  /** spec.suspend alone, uid and resourceVersion tested (the sidecar's suspend, and its undoing). */
+  setJobSetSuspend(
+    namespace: string,
+    name: string,
+    uid: string,
+    resourceVersion: string,
+    suspend: boolean,
+  ): Promise<void>;
   /** A server-side dry-run create of the same JobSet: would it be admitted again (RecreateCheck)? */
   dryRunRecreate(jobSet: JobSet): Promise<RecreateCheck>;
   /** The scheduler's PodGroup of that name; undefined when absent or when its CRD is not installed (both 404). */
@@ -184,7 +191,7 @@ export function createReconcilerCluster(kc: KubeConfig, opts: ClusterOptions): R
       });
     },
 
-    async suspendJobSet(namespace, name, uid, resourceVersion) {
+    async setJobSetSuspend(namespace, name, uid, resourceVersion, suspend) {
       // A JSON patch that changes spec.suspend alone (JobSet's webhook allows it, while the whole
       // JobSet Trainer applies is refused), under this reconciler's field manager; the tests make
       // it fail (and the key be retried from a fresh read) if the JobSet was replaced or changed.
@@ -193,7 +200,7 @@ export function createReconcilerCluster(kc: KubeConfig, opts: ClusterOptions): R
       const body = [
         { op: 'test', path: '/metadata/uid', value: uid },
         { op: 'test', path: '/metadata/resourceVersion', value: resourceVersion },
-        { op: 'add', path: '/spec/suspend', value: true },
+        { op: 'add', path: '/spec/suspend', value: suspend },
       ];
       await objects.patchNamespacedCustomObject({ ...JOBSET, namespace, name, body, fieldManager }, jsonPatch());
     },

@@ -33,6 +33,8 @@ import { cacheInitializerOf } from '../rebuild/initializers.ts';
 
 export interface ReconcileDeps {
   mode: Mode;
+  /** This reconciler's field manager: whether it, not Trainer, last set a JobSet's spec.suspend. */
+  fieldManager?: string;
   cluster: ReconcilerCluster;
   /** The watches' caches; without one (or before they synced), everything is read live. */
   cache?: ClusterCache;
@@ -143,7 +145,13 @@ export async function reconcileKey(key: string, deps: ReconcileDeps): Promise<Ha
     const trainJob = cache ? cache.getTrainJob(namespace, name) : await deps.cluster.getTrainJob(namespace, name);
     if (!trainJob) return gone();
     const jobSet = cache ? cache.getJobSet(namespace, name) : await deps.cluster.getJobSet(namespace, name);
-    const o: Observation = { mode: deps.mode, trainJob, jobSet, now: (deps.now?.() ?? new Date()).toISOString() };
+    const o: Observation = {
+      mode: deps.mode,
+      trainJob,
+      jobSet,
+      now: (deps.now?.() ?? new Date()).toISOString(),
+      ...(deps.fieldManager ? { fieldManager: deps.fieldManager } : {}),
+    };
     let decision: Decision = decide(o);
     const asked = new Set<Need>();
     while (decision.kind === 'need') {
@@ -238,10 +246,18 @@ async function execute(o: Observation, steps: Step[], deps: ReconcileDeps, log: 
         );
         if (deps.crashAfter === 'delete-jobset') await deps.crash?.();
         break;
+      case 'resume-jobset':
+        write();
+        await cluster.setJobSetSuspend(namespace, step.name, step.uid, step.resourceVersion, false);
+        log.info(
+          { jobSet: step.name, uid: step.uid, resourceVersion: step.resourceVersion },
+          'JobSet resumed (spec.suspend alone, as the sidecar had suspended it), since Trainer cannot apply it',
+        );
+        break;
       case 'suspend-jobset':
         write();
         // Refused (changed, replaced or gone meanwhile): thrown, and retried from a fresh read.
-        await cluster.suspendJobSet(namespace, step.name, step.uid, step.resourceVersion);
+        await cluster.setJobSetSuspend(namespace, step.name, step.uid, step.resourceVersion, true);
         log.info(
           { jobSet: step.name, uid: step.uid, resourceVersion: step.resourceVersion },
           'stale JobSet suspended (spec.suspend alone, uid and resourceVersion tested), so that it can be rebuilt',

@@ -59,6 +59,7 @@ export async function startReconciler(config: ReconcileConfig, deps: ReconcilerD
       metrics.queueDepth.set(queue.length);
       return reconcileKey(key, {
         mode: config.mode,
+        fieldManager: config.fieldManager,
         cluster,
         cache: watches.cache,
         runtimes,

@@ -20,9 +20,9 @@ export interface Decision {
   warnings: string[];
   /**
    * Set when the refusal is transient (no reconciler leads, a read failed): it clears by itself,
-   * and the answer is 503 ServiceUnavailable with this in details.retryAfterSeconds.
+   * and the answer is 503 ServiceUnavailable.
    */
-  retryAfterSeconds?: number;
+  transient?: true;
 }
 
 /** A numNodes change the rule table allows, to be judged against the cluster. */
@@ -33,11 +33,11 @@ export interface ScaleChange {
   object: unknown;
 }
 
-/** The cluster's judgment: causes refuse the change (transient when retryAfterSeconds is set). */
+/** The cluster's judgment: causes refuse the change (for now when `transient`). */
 export interface ScaleCheckResult {
   causes: FieldError[];
   warnings: string[];
-  retryAfterSeconds?: number;
+  transient?: true;
 }
 
 /** Judges an allowed numNodes change against the cluster (src/webhook/scale-check.ts). */

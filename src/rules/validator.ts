@@ -16,9 +16,6 @@ export interface ValidatorDeps {
   crdSource?: string;
 }
 
-/** How long a refusal after a failed judgment suggests waiting. */
-const RETRY_AFTER_FAILED_CHECK_SECONDS = 5;
-
 export const NOT_JUDGED =
   'spec.trainer.numNodes: the change was not judged against the cluster (the webhook runs without cluster access): whether the runtime can be rebuilt, and whether a reconciler runs to rebuild it, was not checked';
 
@@ -35,7 +32,7 @@ function failedCheck(err: unknown): ScaleCheckResult {
       },
     ],
     warnings: [],
-    retryAfterSeconds: RETRY_AFTER_FAILED_CHECK_SECONDS,
+    transient: true,
   };
 }
 
@@ -60,7 +57,7 @@ export function createValidator({ policy: policyOrGetter, scaleCheck, crdSource 
         return {
           causes: judged.causes,
           warnings: [...verdict.warnings, ...judged.warnings],
-          ...(judged.retryAfterSeconds === undefined ? {} : { retryAfterSeconds: judged.retryAfterSeconds }),
+          ...(judged.transient ? { transient: true as const } : {}),
         };
       return { causes: [], warnings: [...verdict.warnings, ...change.warnings, ...judged.warnings] };
     },

@@ -15,13 +15,7 @@ import type { ApiClient } from '../cluster/api-request.ts';
 import { describeStatus, statusMessage } from '../cluster/errors.ts';
 import { OMIT_VALUE } from '../field/errors.ts';
 import type { WebhookMetrics } from '../observability/metrics.ts';
-import {
-  admitScale,
-  RETRY_AFTER_SECONDS,
-  type LeaseView,
-  type Read,
-  type ScaleAdmission,
-} from '../rebuild/scale-admission.ts';
+import { admitScale, type LeaseView, type Read, type ScaleAdmission } from '../rebuild/scale-admission.ts';
 import type { ScaleChange, ScaleCheck, ScaleCheckResult } from '../rules/contract.ts';
 import { jobSetPodsWarnings, type JobSetRead } from '../rules/jobset-pods.ts';
 import { JOBSET_READ_TIMEOUT_MS } from './jobset-read.ts';
@@ -150,6 +144,6 @@ export function scaleCheckResult(verdict: ScaleAdmission, warnings: string[]): S
       },
     ],
     warnings: [],
-    ...(verdict.transient ? { retryAfterSeconds: RETRY_AFTER_SECONDS } : {}),
+    ...(verdict.transient ? { transient: true as const } : {}),
   };
 }

@@ -24,7 +24,6 @@ export interface Status {
     group?: string;
     kind?: string;
     causes?: StatusCause[];
-    retryAfterSeconds?: number;
   };
 }
 
@@ -81,10 +80,12 @@ export function forbiddenStatus(name: string, causes: readonly FieldError[]): St
 
 /**
  * A refusal that clears by itself (no reconciler leads, a read failed): like
- * apierrors.NewServiceUnavailable, 503 with details.retryAfterSeconds, plus the kind, name and
- * causes NewInvalid gives, so a person and a GitOps tool both see it is to be retried.
+ * apierrors.NewServiceUnavailable, 503, plus the kind, name and causes NewInvalid gives, so a
+ * person and a GitOps tool both see it is to be retried. No details.retryAfterSeconds: the API
+ * server would turn it into a Retry-After header, and client-go (kubectl, Argo CD, Flux) would
+ * then retry silently up to 10 times before the user sees the reason.
  */
-export function transientStatus(name: string, causes: readonly FieldError[], retryAfterSeconds: number): Status {
+export function transientStatus(name: string, causes: readonly FieldError[]): Status {
   const agg = aggregate(causes.map(errorString)) ?? '';
   return {
     metadata: {},
@@ -92,7 +93,7 @@ export function transientStatus(name: string, causes: readonly FieldError[], ret
     message: `${GROUP_KIND} ${goQuote(name)} cannot be changed now: ${agg}`,
     reason: 'ServiceUnavailable',
     code: 503,
-    details: { name, group: TRAINJOB_GROUP, kind: TRAINJOB_KIND, causes: causes.map(toCause), retryAfterSeconds },
+    details: { name, group: TRAINJOB_GROUP, kind: TRAINJOB_KIND, causes: causes.map(toCause) },
   };
 }
 

@@ -31,10 +31,9 @@ async function validate(req: AdmissionReviewRequest, deps: ValidateDeps): Promis
     return {
       parts: {
         allowed: false,
-        status:
-          decision.retryAfterSeconds === undefined
-            ? denialStatus(req.name, decision.causes)
-            : transientStatus(req.name, decision.causes, decision.retryAfterSeconds),
+        status: decision.transient
+          ? transientStatus(req.name, decision.causes)
+          : denialStatus(req.name, decision.causes),
         warnings: decision.warnings,
       },
       rules: [...new Set(decision.causes.map((c) => c.origin ?? c.field))],

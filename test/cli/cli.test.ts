@@ -66,7 +66,19 @@ describe('trainjob-webhook review', () => {
         JSON.stringify({
           apiVersion: 'jobset.x-k8s.io/v1alpha2',
           kind: 'JobSet',
-          metadata: { name: 'x', namespace: 'y' },
+          metadata: {
+            name: 'x',
+            namespace: 'y',
+            ownerReferences: [
+              {
+                apiVersion: 'trainer.kubeflow.org/v1alpha1',
+                kind: 'TrainJob',
+                name: 'llama-finetune',
+                uid: '0b6e4a9c-5f2d-4c8e-a1b3-9d7f6e5c4b3a',
+                controller: true,
+              },
+            ],
+          },
           spec: {
             suspend: true,
             replicatedJobs: [
@@ -104,7 +116,18 @@ describe('trainjob-webhook review', () => {
         'js-mpi.json',
         JSON.stringify({
           kind: 'JobSet',
-          metadata: { name: 'x' },
+          metadata: {
+            name: 'x',
+            ownerReferences: [
+              {
+                apiVersion: 'trainer.kubeflow.org/v1alpha1',
+                kind: 'TrainJob',
+                name: 'llama-finetune',
+                uid: '0b6e4a9c-5f2d-4c8e-a1b3-9d7f6e5c4b3a',
+                controller: true,
+              },
+            ],
+          },
           spec: { replicatedJobs: [{ name: 'node', template: { spec: { parallelism: 5, completions: 5 } } }] },
         }),
       );

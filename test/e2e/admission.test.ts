@@ -290,7 +290,8 @@ describe(
               },
             }),
           );
-          assert.equal((await tj.create(trainJobObject('guarded', ns, { suspend: false }))).allowed, true);
+          const created = await tj.create(trainJobObject('guarded', ns, { suspend: false }));
+          assert.ok(created.allowed);
           // The JobSet too, with the status its controller would report for one Job with 2 running
           // pods (replicatedJobsStatus counts Jobs: active 1): what the old guard judged, and refused.
           const objects = cp.kubeConfig.makeApiClient(CustomObjectsApi);
@@ -300,7 +301,20 @@ describe(
             body: {
               apiVersion: 'jobset.x-k8s.io/v1alpha2',
               kind: 'JobSet',
-              metadata: { name: 'guarded', namespace: ns },
+              metadata: {
+                name: 'guarded',
+                namespace: ns,
+                // Controlled by the TrainJob, as Trainer's would be: the webhook judges only its own JobSet.
+                ownerReferences: [
+                  {
+                    apiVersion: 'trainer.kubeflow.org/v1alpha1',
+                    kind: 'TrainJob',
+                    name: 'guarded',
+                    uid: created.object.metadata.uid,
+                    controller: true,
+                  },
+                ],
+              },
               spec: {
                 suspend: false,
                 replicatedJobs: [

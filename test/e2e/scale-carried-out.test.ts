@@ -177,7 +177,7 @@ describe('every admitted count change is carried out; the others are refused wit
     if (!out.allowed) assert.equal(out.refusal.code, 403);
   });
 
-  it('a pause Trainer cannot carry out (every apply of a JobSet with a workspace claim is refused): the sidecar suspends the JobSet, so no pod runs under the suspended TrainJob', async () => {
+  it('a pause Trainer cannot carry out (every apply of a JobSet with a workspace claim is refused): the sidecar suspends the JobSet, so no pod runs under the suspended TrainJob, and resumes it on resume', async () => {
     await create(trainJob('pause', ns, 'torchtune-llama3.2-1b', 1));
     await a.waitJobSet(ns, 'pause', 'running', (js) => js.spec?.suspend === false);
     await waitFor('a pod running', async () => (await runningPods('pause')).length > 0);
@@ -193,6 +193,14 @@ describe('every admitted count change is carried out; the others are refused wit
       events.some((e) => e.reason === 'JobSetSuspended'),
       'the sidecar says it suspended the JobSet',
     );
+    // The resume: Trainer's apply is refused the same way, so the sidecar undoes its own suspend.
+    await patch('pause', { spec: { suspend: false } });
+    await a.waitJobSet(ns, 'pause', 'resumed', (js) => js.spec?.suspend === false);
+    await waitFor('a pod running again', async () => (await runningPods('pause')).length > 0);
+    assert.ok(
+      (await a.events(ns, 'pause')).some((e) => e.reason === 'JobSetResumed'),
+      'the sidecar says it resumed the JobSet',
+    );
   });
 
   describe('while no reconciler leads', () => {
@@ -204,7 +212,7 @@ describe('every admitted count change is carried out; the others are refused wit
       await sidecar.proc.stop(); // releases the Lease
     });
 
-    it('a count change that needs a rebuild is refused for now: 503 ServiceUnavailable, retryAfterSeconds, the reason', async () => {
+    it('a count change that needs a rebuild is refused for now: 503 ServiceUnavailable with the reason, at once (no Retry-After, which client-go would retry silently)', async () => {
       const out = await scale('idle', 2);
       assert.equal(out.allowed, false);
       if (out.allowed) return;
@@ -214,6 +222,13 @@ describe('every admitted count change is carried out; the others are refused wit
         out.refusal.message,
         /cannot be changed now: spec\.trainer\.numNodes: Forbidden: no reconciler leads to carry the rebuild out: its Lease has no holder.*refused for now and can be applied again in a few seconds/,
       );
+      // kubectl (client-go) shows it as it is: no Retry-After for it to retry on silently.
+      const kubectl = await w.cp.kubectl(
+        ['patch', 'trainjob', 'idle', '-n', ns, '--type', 'merge', '-p', '{"spec":{"trainer":{"numNodes":2}}}'],
+        { check: false },
+      );
+      assert.notEqual(kubectl.code, 0);
+      assert.match(kubectl.stderr, /denied the request: TrainJob\.trainer\.kubeflow\.org "idle" cannot be changed now/);
     });
 
     it('suspend and scale in one update on a running job is refused whole: the job keeps running with its quota, nothing runs without its rebuild', async () => {

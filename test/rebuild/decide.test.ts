@@ -32,6 +32,7 @@ function run(w: World): { decision: Decision; needs: Need[] } {
     trainJob: w.trainJob,
     jobSet: w.jobSet,
     now: '2026-11-30T00:00:00Z',
+    fieldManager: 'trainjob-webhook-reconciler',
   };
   const needs: Need[] = [];
   for (;;) {
@@ -343,6 +344,57 @@ describe('decide: companion mode', () => {
       name: js.metadata.name,
       uid: js.metadata.uid,
       resourceVersion: js.metadata.resourceVersion,
+    });
+  });
+
+  describe('a JobSet the sidecar suspended, its TrainJob resumed (Trainer cannot apply the resume either)', () => {
+    const resumedAt = (at: string): TrainJob => ({
+      ...torch1(1, (t) => (t.spec!.suspend = false)),
+      status: {
+        conditions: [
+          {
+            type: 'Suspended',
+            status: 'False',
+            reason: 'Resumed',
+            message: 'TrainJob is resumed',
+            lastTransitionTime: at,
+          },
+        ],
+      },
+    });
+    const suspendedBy = (manager: string): JobSet => {
+      const js = trainerJobSet('torch1');
+      js.spec = { ...js.spec, suspend: true };
+      js.metadata.resourceVersion = '43';
+      (js.metadata as Record<string, unknown>).managedFields = [
+        { manager: 'trainer', operation: 'Apply', fieldsV1: { 'f:spec': { 'f:replicatedJobs': {} } } },
+        { manager, operation: 'Update', fieldsV1: { 'f:spec': { 'f:suspend': {} } } },
+      ];
+      return js;
+    };
+    it('past the grace: the sidecar resumes it (spec.suspend alone, preconditions set)', () => {
+      const js = suspendedBy('trainjob-webhook-reconciler');
+      const { decision } = run({ trainJob: resumedAt('2026-11-29T23:59:50Z'), jobSet: js });
+      assert.deepEqual(kinds(decision), ['resume-jobset', 'event']);
+      assert.deepEqual(stepOf(decision, 'resume-jobset'), {
+        kind: 'resume-jobset',
+        name: 'torch1',
+        uid: js.metadata.uid,
+        resourceVersion: '43',
+      });
+      assert.equal(stepOf(decision, 'event')?.event.reason, 'JobSetResumed');
+    });
+    it('within the grace: waits for Trainer', () => {
+      const { decision } = run({
+        trainJob: resumedAt('2026-11-29T23:59:59Z'),
+        jobSet: suspendedBy('trainjob-webhook-reconciler'),
+      });
+      assert.deepEqual(kinds(decision), []);
+      assert.equal(decision.kind === 'act' && decision.requeueAfterMs, RETRY.pauseGraceMs);
+    });
+    it('suspended by anyone else (Trainer, for Kueue): never resumed here', () => {
+      const { decision } = run({ trainJob: resumedAt('2026-11-29T23:59:50Z'), jobSet: suspendedBy('trainer') });
+      assert.ok(!kinds(decision).includes('resume-jobset'));
     });
   });
 

@@ -137,6 +137,43 @@ describe('admitScale', () => {
       /Lease could not be read \(HTTP 403: forbidden\)/,
     );
   });
+  it('back to the built count is admitted without the runtime too: gone, unreadable, or one that cannot be judged', () => {
+    assert.equal(admit({ trainJob: torch1(1), runtime: { kind: 'absent' } }).kind, 'admit');
+    assert.equal(admit({ trainJob: torch1(1), runtime: { kind: 'failed', error: 'HTTP 500' } }).kind, 'admit');
+    const paddle = found<Runtime>({
+      ...upstreamRuntime('torch'),
+      spec: { ...upstreamRuntime('torch').spec, mlPolicy: { paddle: {} } },
+    });
+    assert.equal(admit({ trainJob: torch1(1), runtime: paddle, lease: { kind: 'absent' } }).kind, 'admit');
+    assert.equal(admit({ trainJob: torch1(2), runtime: { kind: 'absent' } }).kind, 'refuse');
+  });
+  it('a JobSet this TrainJob does not control: refused for good (the reconciler leaves it alone)', () => {
+    const foreign = trainerJobSet('torch1');
+    foreign.metadata.ownerReferences = [];
+    isPermanent(
+      admit({ jobSet: found(foreign) }),
+      'not-ours',
+      /is not controlled by this TrainJob \(its controller is none\)/,
+    );
+  });
+  it('a renewTime far ahead of our clock is no leader (clock skew), with the reason', () => {
+    const ahead = leaderOf(lease(-(15_000 + LEASE_SKEW_MS + 60_000)), NOW);
+    assert.equal(ahead.leading, false);
+    if (!ahead.leading) assert.match(ahead.why, /renewTime lies 80 s ahead of this webhook's clock/);
+  });
+  it('an expired Lease still tells the mode: a standalone MPI change is refused for good, not for now', () => {
+    const mpi = {
+      trainJob: { ...torch1(3), spec: { ...torch1(3).spec, runtimeRef: { name: 'deepspeed-distributed' } } },
+      runtime: found(upstreamRuntime('deepspeed')),
+      jobSet: found(trainerJobSet('mpi')),
+    };
+    mpi.trainJob.metadata.uid = trainerJobSet('mpi').metadata.ownerReferences?.[0]?.uid;
+    isPermanent(
+      admit({ ...mpi, lease: found(lease(120_000, 'a', 'standalone')) }),
+      'cannot-rebuild',
+      /standalone mode/,
+    );
+  });
   it('not checked (--no-reconciler-check): admitted on the judgment alone', () => {
     assert.equal(admit({ lease: 'unchecked' }).kind, 'admit');
   });
@@ -147,6 +184,7 @@ describe('admitScale', () => {
       jobSet: found(trainerJobSet('mpi')),
     };
     mpi.trainJob.spec.trainer = { numNodes: 3 };
+    mpi.trainJob.metadata.uid = trainerJobSet('mpi').metadata.ownerReferences?.[0]?.uid;
     assert.equal(admit({ ...mpi, lease: found(lease(1_000, 'a', 'companion')) }).kind, 'admit');
     isPermanent(admit({ ...mpi, lease: found(lease(1_000, 'a', 'standalone')) }), 'cannot-rebuild', /standalone mode/);
   });

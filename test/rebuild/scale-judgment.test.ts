@@ -231,6 +231,19 @@ describe('judgeScale: can a count change be carried out', () => {
     }
   });
 
+  it('Flux with numNodes removed: refused, Trainer v2.3.0 cannot build it', () => {
+    const flux = edited(upstreamRuntime('torch'), (r) => (r.spec.mlPolicy = { numNodes: 1, flux: {} }));
+    const judged = judgeScale({
+      mode: 'companion',
+      trainJob: trainJob('job', { trainer: {} }),
+      runtime: flux,
+      jobSet: jobSet(),
+    });
+    assert.equal(judged.kind, 'refused');
+    if (judged.kind === 'refused')
+      assert.match(judged.reason, /Flux policy, whose plugin in Trainer v2\.3\.0 needs spec\.trainer\.numNodes/);
+  });
+
   it('claims judged live (the reconciler): left to its dry-run create', () => {
     const judged = judgeScale({
       mode: 'companion',

@@ -38,6 +38,25 @@ interface Row {
 }
 
 const rows: Row[] = [
+  // No mlPolicy and no numNodes: Trainer keeps the trainer job's parallelism from the runtime.
+  {
+    name: 'no mlPolicy, no numNodes: the runtime trainer job parallelism (3) stands',
+    trainJob: (() => {
+      const t = torch1(1);
+      delete t.spec!.trainer!.numNodes;
+      return t;
+    })(),
+    runtime: (() => {
+      const r = structuredClone(torch);
+      delete r.spec.mlPolicy;
+      r.spec.template!.spec!.replicatedJobs![0].template!.spec!.parallelism = 3;
+      return r;
+    })(),
+    jobSet: withCount(trainerJobSet('torch1'), 'node', 3, false),
+    verdict: 'current',
+    from: 3,
+    to: 3,
+  },
   // torch: parallelism and completions of the trainer-labelled job, and PET_NNODES
   {
     name: 'torch, numNodes unchanged',

@@ -53,7 +53,8 @@ function fakeCluster(
     listRetainedPvcs: async () => (calls.push('list-retained'), []),
     patchPvc: async (_ns, p) => (maybeFail(`patch-pvc:${p.name}`), pvc(p.name)),
     deleteJobSet: async () => maybeFail('delete-jobset'),
-    suspendJobSet: async (_ns, name, uid, rv) => maybeFail(`suspend-jobset:${name}:${uid}:${rv}`),
+    setJobSetSuspend: async (_ns, name, uid, rv, suspend) =>
+      maybeFail(`${suspend ? 'suspend' : 'resume'}-jobset:${name}:${uid}:${rv}`),
     dryRunRecreate: async () => (calls.push('read-dry-run'), state.recreate ?? { admitted: true }),
     getPodGroup: async (scheduler) => (calls.push(`get-podgroup:${scheduler}`), state.podGroups?.[scheduler]),
     deletePodGroup: async (scheduler, _ns, name, uid, rv) =>

@@ -96,7 +96,7 @@ describe('validator', () => {
     );
     assert.doesNotMatch(d.warnings[0], /on resume/);
     assert.equal(d.warnings[1], pods);
-    assert.equal(d.retryAfterSeconds, undefined);
+    assert.equal(d.transient, undefined);
   });
   it('refused for good by the judgment: its cause alone, no rebuild warning, not transient', async () => {
     const cause = numNodesCause(
@@ -107,16 +107,16 @@ describe('validator', () => {
     );
     assert.deepEqual(d.causes, [cause]);
     assert.deepEqual(d.warnings, []);
-    assert.equal(d.retryAfterSeconds, undefined);
+    assert.equal(d.transient, undefined);
   });
-  it('refused for now by the judgment: transient, with its retryAfterSeconds', async () => {
+  it('refused for now by the judgment: transient', async () => {
     const cause = numNodesCause('no reconciler leads to carry the rebuild out');
     const d = await createValidator({
       policy,
-      scaleCheck: checker({ causes: [cause], warnings: [], retryAfterSeconds: 5 }).check,
+      scaleCheck: checker({ causes: [cause], warnings: [], transient: true }).check,
     }).validate(update(scaled, old));
     assert.deepEqual(d.causes, [cause]);
-    assert.equal(d.retryAfterSeconds, 5);
+    assert.equal(d.transient, true);
   });
   it('a judgment that throws refuses the count change for now (transient), with the error', async () => {
     const d = await createValidator({ policy, scaleCheck: checker(new Error('connection refused')).check }).validate(
@@ -125,7 +125,7 @@ describe('validator', () => {
     assert.equal(d.causes.length, 1);
     assert.equal(d.causes[0].field, 'spec.trainer.numNodes');
     assert.match(d.causes[0].detail, /could not be judged \(connection refused\).*refused for now/);
-    assert.equal(d.retryAfterSeconds, 5);
+    assert.equal(d.transient, true);
   });
   it('a judgment that throws refuses nothing but count changes', async () => {
     const c = checker(new Error('connection refused'));

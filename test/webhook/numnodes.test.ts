@@ -17,10 +17,10 @@ const twoPods: ScaleCheckResult = {
     'JobSet team-a/my-job still has 2 pods (2 pending or running; Job my-job-node-0: 2 active): the rebuild waits',
   ],
 };
-const refusal = (detail: string, retryAfterSeconds?: number): ScaleCheckResult => ({
+const refusal = (detail: string, transient?: true): ScaleCheckResult => ({
   causes: [{ type: 'FieldValueForbidden', field: 'spec.trainer.numNodes', value: OMIT_VALUE, detail }],
   warnings: [],
-  ...(retryAfterSeconds === undefined ? {} : { retryAfterSeconds }),
+  ...(transient ? { transient } : {}),
 });
 /** The cluster judgment stood in for (scale-check.ts meets the API server in test/e2e/scale-carried-out.test.ts). */
 const server = (judged: ScaleCheckResult | Error) =>
@@ -70,7 +70,7 @@ describe('numNodes at the validating webhook (issue 8)', () => {
     );
   });
 
-  it('a judgment that fails refuses for now: 503 ServiceUnavailable, retryAfterSeconds, the cause on spec.trainer.numNodes', async () => {
+  it('a judgment that fails refuses for now: 503 ServiceUnavailable (no Retry-After: client-go would retry it silently), the cause on spec.trainer.numNodes', async () => {
     const { app } = await server(new Error('connect ECONNREFUSED'));
     const res = await post(
       app,
@@ -84,7 +84,7 @@ describe('numNodes at the validating webhook (issue 8)', () => {
     assert.equal(allowed, false);
     assert.equal(status.code, 503);
     assert.equal(status.reason, 'ServiceUnavailable');
-    assert.equal(status.details.retryAfterSeconds, 5);
+    assert.equal(status.details.retryAfterSeconds, undefined);
     assert.equal(status.details.causes[0].field, 'spec.trainer.numNodes');
     assert.match(
       status.message,
@@ -93,7 +93,9 @@ describe('numNodes at the validating webhook (issue 8)', () => {
   });
 
   it('no reconciler leads: 503, transient, with the reason', async () => {
-    const { app } = await server(refusal('no reconciler leads to carry the rebuild out: its Lease does not exist', 5));
+    const { app } = await server(
+      refusal('no reconciler leads to carry the rebuild out: its Lease does not exist', true),
+    );
     const res = await post(
       app,
       VALIDATE,
