@@ -449,9 +449,9 @@ function notRecreatable(js: JobSet, claims: string[], refusal: string): string {
   const exist = claims.length === 1 ? 'exists' : 'exist';
   return (
     `JobSet ${js.metadata.name} could not be re-created while PVC ${claims.join(', ')} ${exist} (${refusal}), so it is not deleted: ` +
-    "that would leave the TrainJob without a JobSet, or lose the claim's data; to rebuild, use a runtime whose volumeClaimPolicies set " +
-    "retentionPolicy.whenDeleted: Retain and a claim spec equal to the existing claim's (e.g. volumeMode: Filesystem), or save the data and " +
-    'delete the claim (the rebuild then proceeds with a new, empty one), or set numNodes back to what the JobSet was built for'
+    "that would leave the TrainJob without a JobSet, or lose the claim's data; set numNodes back to what the JobSet was built for " +
+    '(always admitted), or copy the data out of the claim and create a new TrainJob with the new count (a bound claim never equals its ' +
+    'template, so even a runtime whose volumeClaimPolicies set retentionPolicy.whenDeleted: Retain cannot be re-created beside it)'
   );
 }
 
