@@ -13,6 +13,7 @@ Commands:
   review      decide one change offline from files (--old, --new), print the webhook's answer
   rules       print the rule table, or generate the CRD patch / ValidatingAdmissionPolicy from it
   reconcile   run the reconciler sidecar
+  settle      before an uninstall: finish or revert every numNodes change not carried out yet
 
 Run "trainjob-webhook <command> --help" for the flags of a command.`;
 
@@ -35,6 +36,10 @@ const COMMANDS: Record<string, { run: Command; usage: () => Promise<string> }> =
   reconcile: {
     run: async (args, io) => (await import('./commands/reconcile.ts')).reconcileCommand(args, io),
     usage: async () => (await import('./reconciler/config.ts')).RECONCILE_USAGE,
+  },
+  settle: {
+    run: async (args, io) => (await import('./commands/settle.ts')).settleCommand(args, io),
+    usage: async () => (await import('./commands/settle.ts')).SETTLE_USAGE,
   },
 };
 

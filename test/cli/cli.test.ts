@@ -12,6 +12,7 @@ import { main } from '../../src/cli.ts';
 import { crdPatchOps } from '../../src/rules/generate/crd-patch.ts';
 import { REVIEW_FLAGS, REVIEW_USAGE } from '../../src/commands/review.ts';
 import { RULES_FLAGS, RULES_USAGE } from '../../src/commands/rules.ts';
+import { SETTLE_FLAGS, SETTLE_USAGE } from '../../src/commands/settle.ts';
 import { SERVE_FLAGS, SERVE_USAGE } from '../../src/webhook/config.ts';
 import { RECONCILE_FLAGS, RECONCILE_USAGE } from '../../src/reconciler/config.ts';
 
@@ -32,6 +33,21 @@ const file = async (name: string, text: string) => {
   await writeFile(p, text);
   return p;
 };
+
+describe('trainjob-webhook settle: bad input is a message and exit 2', () => {
+  for (const [what, argv, error] of [
+    ['no --kubeconfig', ['settle'], /--kubeconfig is required/],
+    ['a --wait that is not seconds', ['settle', '--kubeconfig', 'x', '--wait', '5m'], /--wait must be whole seconds/],
+    ['an unknown flag', ['settle', '--kubeconfig', 'x', '--force'], /Unknown option/],
+    ['a kubeconfig that does not exist', ['settle', '--kubeconfig', '/nonexistent/kubeconfig'], /nonexistent/],
+  ] as const) {
+    it(what, async () => {
+      const r = await run(...argv);
+      assert.equal(r.code, 2, r.out);
+      assert.match(r.err, error);
+    });
+  }
+});
 
 describe('trainjob-webhook review', () => {
   before(async () => {
@@ -435,6 +451,7 @@ describe('--help is the whole CLI', () => {
     ['review', REVIEW_FLAGS, REVIEW_USAGE],
     ['rules', RULES_FLAGS, RULES_USAGE],
     ['reconcile', RECONCILE_FLAGS, RECONCILE_USAGE],
+    ['settle', SETTLE_FLAGS, SETTLE_USAGE],
   ] as const) {
     it(`${command}: every flag it accepts is in its --help, and every flag there is accepted`, () => {
       assert.deepEqual(

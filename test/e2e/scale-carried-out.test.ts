@@ -5,8 +5,11 @@
 // a runtime without a trainer job), the transient refusal while no reconciler leads, and the pause
 // Trainer cannot carry out beside a workspace claim.
 import assert from 'node:assert/strict';
+import { execFile } from 'node:child_process';
+import path from 'node:path';
+import { promisify } from 'node:util';
 import { after, before, describe, it } from 'node:test';
-import { controlPlaneAvailability, upstreamControllersAvailability, waitFor } from '../harness/index.ts';
+import { controlPlaneAvailability, projectRoot, upstreamControllersAvailability, waitFor } from '../harness/index.ts';
 import type { JobSet, TrainJob } from '../../src/api/objects.ts';
 import { startSidecar, type Sidecar } from '../reconciler/support/sidecar.ts';
 import {
@@ -16,8 +19,12 @@ import {
   RECONCILER_SA,
   rJob,
   startWorld,
+  untilAdmitted,
+  withoutWebhook,
   type World,
 } from '../reconciler/support/world.ts';
+
+const execFileAsync = promisify(execFile);
 
 const controlPlane = controlPlaneAvailability();
 const controllers = upstreamControllersAvailability();
@@ -201,6 +208,35 @@ describe('every admitted count change is carried out; the others are refused wit
       (await a.events(ns, 'pause')).some((e) => e.reason === 'JobSetResumed'),
       'the sidecar says it resumed the JobSet',
     );
+  });
+
+  it('settle before an uninstall: a Blocked change (stored without the webhook) is reverted to the count its JobSet was built with; then nothing is pending', async () => {
+    const old = await a.waitJobSet(ns, 'claims', 'built', (js) => parallelism(js) === 1);
+    await withoutWebhook(w, () =>
+      untilAdmitted('numNodes 2 stored', () => patch('claims', { spec: { trainer: { numNodes: 2 } } })),
+    );
+    await waitFor('Blocked', async () => a.report(await getTj('claims'))?.state === 'Blocked');
+    const settle = (...args: string[]) =>
+      execFileAsync(process.execPath, [
+        path.join(projectRoot, 'bin/trainjob-webhook.js'),
+        'settle',
+        '--kubeconfig',
+        w.cp.kubeconfigPath,
+        ...args,
+      ]).then(
+        (r) => ({ code: 0, out: r.stdout }),
+        (err: { code?: number; stdout?: string }) => ({ code: err.code ?? -1, out: err.stdout ?? '' }),
+      );
+    const before = await settle();
+    assert.equal(before.code, 1, before.out);
+    assert.match(before.out, /scale\/claims: needs a person: not rebuilt; --revert sets numNodes back to 1/);
+    const reverted = await settle('--revert');
+    assert.match(reverted.out, /scale\/claims: reverted to numNodes 1/);
+    assert.equal((await getTj('claims')).spec?.trainer?.numNodes, 1);
+    assert.equal((await a.getJobSet(ns, 'claims'))?.metadata.uid, old.metadata.uid, 'nothing rebuilt');
+    const after = await settle('--wait', '30');
+    assert.equal(after.code, 0, after.out);
+    assert.match(after.out, /settled: no TrainJob has a count change that is not carried out/);
   });
 
   describe('while no reconciler leads', () => {
