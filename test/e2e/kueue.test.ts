@@ -157,7 +157,7 @@ describe(
     const eventReasons = async () => (await a.events(ns, name)).map((e) => e.reason);
     /** A change that our webhook must admit (kubectl fails on a refusal). */
     const suspendAndScale = (numNodes: number) => patch(name, { spec: { suspend: true, trainer: { numNodes } } });
-    /** The same change as an UPDATE whose refusal is returned (a 409, Kueue or Trainer writing in between, is retried). */
+    /** The same change as an UPDATE that returns its refusal (a 409, another writer in between, is retried). */
     const tryScale = async (numNodes: number) => {
       for (;;) {
         const out = await w.tj.update(ns, name, (o) => {
@@ -565,7 +565,11 @@ describe(
 
       await patchWorkload(updated, { spec: { active: true } });
       await waitWorkload('admitted again with 2 pods', (x) => isTrue(x, 'Admitted') && podCount(x) === 2, 120_000);
-      assert.equal(await reservedCpu(), String(2 * CPU_PER_NODE));
+      // The ClusterQueue's status follows Kueue's cache a moment later.
+      await waitFor(
+        'the ClusterQueue reserves 2 nodes',
+        async () => (await reservedCpu()) === String(2 * CPU_PER_NODE),
+      );
       await waitTj('resumed by Kueue', (t) => t.spec?.suspend === false);
       await a.waitJobSet(
         ns,
