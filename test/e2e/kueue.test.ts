@@ -22,7 +22,9 @@
 //   again, so a user's suspend alone does not stay (Kueue's way to stop a job is to deactivate its
 //   Workload); a user scales a queued job by suspending and changing numNodes in one update, and
 //   Kueue resumes it once the new count is admitted. Step 8: a job resumed without an admitted
-//   Workload is suspended again.
+//   Workload is suspended again. Step 6: a Workload Evicted (preempted, or deactivated by an admin's
+//   `spec.active: false`) has its job stopped (`Stop`) and, once no Job is active, its quota
+//   reservation cleared; the suspended job's pending Workload is then updated in place (above).
 // - Kueue's own TrainJob writes are whole-object UPDATEs of TrainJobs decoded with Trainer v2.2.0's
 //   types (go.mod): fields Trainer v2.3.0 added are lost (the last test).
 import assert from 'node:assert/strict';
@@ -378,7 +380,10 @@ describe(
       const out = await tryScale(3);
       assert.equal(out.allowed, false, 'admitted with no reconciler to carry it out');
       if (out.allowed) return;
-      assert.deepEqual([out.refusal.code, out.refusal.reason], [503, 'ServiceUnavailable']);
+      assert.deepEqual(
+        [out.refusal.code, out.refusal.reason, out.refusal.retryAfterSeconds],
+        [503, 'ServiceUnavailable', 5],
+      );
       assert.match(out.refusal.message, /no reconciler leads to carry the rebuild out.*refused for now/);
       assert.deepEqual(
         out.refusal.causes.map((c) => c.field),
@@ -521,7 +526,9 @@ describe(
         (x) => x.metadata.uid === rebuilt.metadata.uid && x.spec?.suspend === false,
       );
       assert.equal(envValue(running, 'PET_NNODES'), String(QUOTA_NODES));
-      await p.waitJobSetRunning(ns, name, QUOTA_NODES, 'node', 120_000);
+      const ran = await p.waitJobSetRunning(ns, name, QUOTA_NODES, 'node', 120_000);
+      // Kueue's Stop cleared its runtime patch; its start wrote the flavor's labels again.
+      for (const pod of ran) assert.equal(pod.spec?.nodeSelector?.[NODE_LABEL.key], NODE_LABEL.value);
     });
 
     // Kueue's own pause: `spec.active: false` on the Workload (workload-editor-role, a batch admin's;
