@@ -22,7 +22,9 @@
 //   again, so a user's suspend alone does not stay (Kueue's way to stop a job is to deactivate its
 //   Workload); a user scales a queued job by suspending and changing numNodes in one update, and
 //   Kueue resumes it once the new count is admitted. Step 8: a job resumed without an admitted
-//   Workload is suspended again.
+//   Workload is suspended again. Step 6: a Workload Evicted (preempted, or deactivated by an admin's
+//   `spec.active: false`) has its job stopped (`Stop`) and, once no Job is active, its quota
+//   reservation cleared; the suspended job's pending Workload is then updated in place (above).
 // - Kueue's own TrainJob writes are whole-object UPDATEs of TrainJobs decoded with Trainer v2.2.0's
 //   types (go.mod): fields Trainer v2.3.0 added are lost (the last test).
 import assert from 'node:assert/strict';
@@ -39,7 +41,7 @@ import {
   waitFor,
 } from '../harness/index.ts';
 import type { JobSet, TrainJob } from '../../src/api/objects.ts';
-import { startSidecar } from '../reconciler/support/sidecar.ts';
+import { startSidecar, type Sidecar } from '../reconciler/support/sidecar.ts';
 import {
   api,
   envValue,
@@ -77,6 +79,8 @@ const condition = (o: Obj | undefined, type: string) =>
 const kueuePatch = (tj: TrainJob) =>
   ((tj.spec?.runtimePatches ?? []) as Obj[]).find((p) => p.manager === KUEUE_PATCH_MANAGER);
 const podCount = (wl: Obj) => (wl.spec.podSets as Obj[]).reduce((n, ps) => n + ps.count, 0);
+/** The label naming a Workload's WorkloadPriorityClass (pkg/controller/constants: WorkloadPriorityClassLabel). */
+const PRIORITY_LABEL = 'kueue.x-k8s.io/priority-class';
 
 /** The queue: one flavor whose node labels Kueue writes into the TrainJob (pods then carry them as nodeSelector). */
 const queueObjects = (ns: string) =>
@@ -155,6 +159,43 @@ describe(
     const eventReasons = async () => (await a.events(ns, name)).map((e) => e.reason);
     /** A change that our webhook must admit (kubectl fails on a refusal). */
     const suspendAndScale = (numNodes: number) => patch(name, { spec: { suspend: true, trainer: { numNodes } } });
+    /** The same change as an UPDATE that returns its refusal (a 409, another writer in between, is retried). */
+    const tryScale = async (numNodes: number) => {
+      for (;;) {
+        const out = await w.tj.update(ns, name, (o) => {
+          o.spec.suspend = true;
+          o.spec.trainer = { ...o.spec.trainer, numNodes };
+        });
+        if (out.allowed || out.refusal.code !== 409) return out;
+      }
+    };
+    let sidecar: Sidecar;
+    const startReconciler = async () =>
+      (sidecar = await startSidecar(w.cp, {
+        name: `reconciler-${Date.now()}`,
+        mode: 'companion',
+        kubeconfig: w.reconcilerKubeconfig.path,
+        leaseNamespace: RECONCILER_SA.namespace,
+        handoffPort: w.handoffPort,
+      }));
+    /** An admin's merge patch of the TrainJob's Workload (batch users may only read Workloads). */
+    const patchWorkload = (wl: Obj, body: object) =>
+      w.cp.kubectl(['patch', 'workload', wl.metadata.name, '-n', ns, '--type', 'merge', '-p', JSON.stringify(body)]);
+    /** CPUs the ClusterQueue has reserved (status.flavorsReservation of its one flavor). */
+    const reservedCpu = async () => {
+      const cq = (await a.objects.getClusterCustomObject({
+        ...KUEUE,
+        plural: 'clusterqueues',
+        name: 'cluster-queue',
+      })) as Obj;
+      const cpu = ((cq.status?.flavorsReservation?.[0]?.resources ?? []) as Obj[]).find((r) => r.name === 'cpu');
+      return cpu?.total as string | undefined;
+    };
+    /** Pods of the TrainJob's JobSet that run or are pending (not finished, not terminating). */
+    const livePods = async (job = name) =>
+      (await p.ofJobSet(ns, job, 'node')).filter(
+        (x) => !x.metadata?.deletionTimestamp && x.status?.phase !== 'Succeeded' && x.status?.phase !== 'Failed',
+      );
 
     before(async () => {
       w = await startWorld({ trainer: true, webhook: true, kueue: true });
@@ -168,13 +209,7 @@ describe(
           'Active',
         ),
       );
-      await startSidecar(w.cp, {
-        name: 'reconciler',
-        mode: 'companion',
-        kubeconfig: w.reconcilerKubeconfig.path,
-        leaseNamespace: RECONCILER_SA.namespace,
-        handoffPort: w.handoffPort,
-      });
+      await startReconciler();
     });
     after(async () => {
       if (process.exitCode && w) process.stderr.write(w.cp.logTails(40));
@@ -336,6 +371,220 @@ describe(
         120_000,
       );
       await p.waitJobSetRunning(ns, name, QUOTA_NODES, 'node', 120_000);
+    });
+
+    it('suspended and scaled 4 -> 3 while no reconciler leads (its sidecar stopped, the Lease released): refused whole, 503; the job runs on with its admitted Workload and quota; once a reconciler leads the same update is admitted and carried out', async () => {
+      const [held] = await workloads();
+      const js = await a.getJobSet(ns, name);
+      await sidecar.proc.stop(); // releases the Lease
+      const out = await tryScale(3);
+      assert.equal(out.allowed, false, 'admitted with no reconciler to carry it out');
+      if (out.allowed) return;
+      assert.deepEqual(
+        [out.refusal.code, out.refusal.reason, out.refusal.retryAfterSeconds],
+        [503, 'ServiceUnavailable', 5],
+      );
+      assert.match(out.refusal.message, /no reconciler leads to carry the rebuild out.*refused for now/);
+      assert.deepEqual(
+        out.refusal.causes.map((c) => c.field),
+        ['spec.trainer.numNodes'],
+      );
+      const tj = await getTj(name);
+      assert.deepEqual(
+        [tj.spec?.suspend, tj.spec?.trainer?.numNodes],
+        [false, QUOTA_NODES],
+        'the TrainJob is unchanged',
+      );
+      const [wl] = await workloads();
+      assert.deepEqual(
+        [wl.metadata.uid, isTrue(wl, 'Admitted'), podCount(wl)],
+        [held.metadata.uid, true, QUOTA_NODES],
+        'its Workload stays admitted',
+      );
+      assert.equal(await reservedCpu(), String(QUOTA_NODES * CPU_PER_NODE), 'and holds its quota');
+      const ran = await p.waitJobSetRunning(ns, name, QUOTA_NODES, 'node');
+      assert.ok(
+        ran.every((x) => x.metadata?.labels?.['jobset.sigs.k8s.io/jobset-uid'] === js?.metadata.uid),
+        'the same JobSet runs',
+      );
+
+      await startReconciler();
+      const admittedNow = await waitFor('the same update admitted once a reconciler leads', async () => {
+        const o = await tryScale(3);
+        return o.allowed ? o : undefined;
+      });
+      assert.ok(admittedNow.allowed);
+      admitted = await waitWorkload(
+        're-created for 3 pods and admitted',
+        (x) => x.metadata.uid !== held.metadata.uid && isTrue(x, 'Admitted') && podCount(x) === 3,
+        120_000,
+      );
+      await waitTj('resumed by Kueue', (t) => t.spec?.suspend === false);
+      running = await a.waitJobSet(
+        ns,
+        name,
+        'rebuilt with 3 nodes, running',
+        (x) => x.metadata.uid !== js?.metadata.uid && x.spec?.suspend === false && parallelism(x) === 3,
+        120_000,
+      );
+      await p.waitJobSetRunning(ns, name, 3, 'node', 120_000);
+    });
+
+    // Kueue's preemption (pkg/controller/jobframework/reconciler.go, step 6 "handle eviction"): the
+    // evicted Workload's job is stopped (trainjob_controller.go `Stop`: an UPDATE that suspends),
+    // and once the TrainJob's status.jobsStatus shows no active Job its quota reservation is cleared
+    // and it is requeued (pending). The preemptor needs `withinClusterQueue: LowerPriority`.
+    it('preempted in the middle of a rebuild (scaled 3 -> 4, an old pod held Terminating): Kueue suspends the job; the rebuild ends with one suspended JobSet of 4 nodes and no pod; once the preemptor is deleted the job is admitted again and 4 pods run', async () => {
+      await w.cp.applyYaml(
+        stringify({
+          apiVersion: `${KUEUE.group}/${KUEUE.version}`,
+          kind: 'WorkloadPriorityClass',
+          metadata: { name: 'urgent' },
+          value: 1000,
+        }),
+      );
+      await w.cp.kubectl([
+        'patch',
+        'clusterqueue',
+        'cluster-queue',
+        '--type',
+        'merge',
+        '-p',
+        JSON.stringify({ spec: { preemption: { withinClusterQueue: 'LowerPriority' } } }),
+      ]);
+      const stale = running;
+      const hold = await a.holdFirstPod(ns, name);
+      await suspendAndScale(QUOTA_NODES);
+      // The rebuild waits on the held pod; Kueue replaces the Workload meanwhile (no Job is active),
+      // admits it with the whole quota and resumes the job.
+      const replaced = await waitWorkload(
+        're-created for 4 pods and admitted',
+        (x) => x.metadata.uid !== admitted.metadata.uid && isTrue(x, 'Admitted') && podCount(x) === QUOTA_NODES,
+        120_000,
+      );
+      await waitTj('resumed by Kueue', (t) => t.spec?.suspend === false);
+      await waitFor("the sidecar's Waiting report for 4 nodes (the held pod terminates)", async () => {
+        const r = a.report(await getTj(name));
+        return r?.state === 'Waiting' && r.numNodes === QUOTA_NODES;
+      });
+      assert.equal((await a.getJobSet(ns, name))?.metadata.uid, stale.metadata.uid, 'the stale JobSet is still there');
+
+      await create({
+        apiVersion: 'trainer.kubeflow.org/v1alpha1',
+        kind: 'TrainJob',
+        metadata: { name: 'urgent', namespace: ns, labels: { [QUEUE_LABEL]: 'queue', [PRIORITY_LABEL]: 'urgent' } },
+        spec: {
+          runtimeRef: { name: 'torch-distributed' },
+          trainer: { numNodes: 2, resourcesPerNode: { requests: { cpu: String(CPU_PER_NODE) } } },
+        },
+      });
+      const evicted = await waitWorkload(
+        'evicted by preemption, its quota released',
+        (x) =>
+          x.metadata.uid === replaced.metadata.uid &&
+          condition(x, 'Evicted')?.reason === 'Preempted' &&
+          !isTrue(x, 'QuotaReserved'),
+        120_000,
+      );
+      assert.equal(isTrue(evicted, 'Admitted'), false);
+      await waitTj('suspended by Kueue', (t) => t.spec?.suspend === true);
+      await p.waitJobSetRunning(ns, 'urgent', 2, 'node', 120_000);
+
+      await hold.release();
+      await waitFor(
+        "the sidecar's Rebuilt report for 4 nodes",
+        async () => {
+          const r = a.report(await getTj(name));
+          return r?.state === 'Rebuilt' && r.numNodes === QUOTA_NODES;
+        },
+        { timeoutMs: 120_000 },
+      );
+      const rebuilt = await a.waitJobSet(
+        ns,
+        name,
+        'rebuilt with 4 nodes',
+        (x) => x.metadata.uid !== stale.metadata.uid && parallelism(x) === QUOTA_NODES,
+      );
+      assert.equal(rebuilt.spec?.suspend, true, 'suspended while the job is evicted');
+      await waitFor('no pod of the old JobSet left', async () => (await p.ofJobSet(ns, name)).length === 0);
+      const [tj, [wl]] = [await getTj(name), await workloads()];
+      assert.deepEqual([tj.spec?.suspend, tj.spec?.trainer?.numNodes], [true, QUOTA_NODES]);
+      assert.deepEqual([wl.metadata.uid, isTrue(wl, 'QuotaReserved')], [replaced.metadata.uid, false]);
+      assert.equal((await livePods()).length, 0, 'no pod runs under the suspended TrainJob');
+
+      await w.tj.delete(ns, 'urgent');
+      admitted = await waitWorkload(
+        'admitted again with 4 pods',
+        (x) => isTrue(x, 'Admitted') && podCount(x) === QUOTA_NODES,
+        120_000,
+      );
+      await waitTj('resumed by Kueue', (t) => t.spec?.suspend === false);
+      running = await a.waitJobSet(
+        ns,
+        name,
+        'the rebuilt JobSet running',
+        (x) => x.metadata.uid === rebuilt.metadata.uid && x.spec?.suspend === false,
+      );
+      assert.equal(envValue(running, 'PET_NNODES'), String(QUOTA_NODES));
+      const ran = await p.waitJobSetRunning(ns, name, QUOTA_NODES, 'node', 120_000);
+      // Kueue's Stop cleared its runtime patch; its start wrote the flavor's labels again.
+      for (const pod of ran) assert.equal(pod.spec?.nodeSelector?.[NODE_LABEL.key], NODE_LABEL.value);
+    });
+
+    // Kueue's own pause: `spec.active: false` on the Workload (workload-editor-role, a batch admin's;
+    // a batch user gets workload-viewer-role, read only). Kueue evicts it (reason Deactivated),
+    // stops the job and clears the quota reservation; re-activated, it is queued again.
+    it('its Workload deactivated by an admin: Kueue suspends the job, the pods stop, the quota is released; scaled 4 -> 2 meanwhile, the JobSet is rebuilt suspended and the Workload updated in place; reactivated, it is admitted and 2 pods run', async () => {
+      const [wl] = await workloads();
+      await patchWorkload(wl, { spec: { active: false } });
+      await waitTj('suspended by Kueue', (t) => t.spec?.suspend === true);
+      await waitWorkload(
+        'evicted as deactivated, its quota released',
+        (x) => condition(x, 'Evicted')?.reason.startsWith('Deactivated') && !isTrue(x, 'QuotaReserved'),
+      );
+      await waitFor('the pods gone', async () => (await p.ofJobSet(ns, name)).length === 0);
+      await waitFor('the ClusterQueue reserves nothing', async () => (await reservedCpu()) === '0');
+
+      const suspended = await a.waitJobSet(ns, name, 'suspended', (x) => x.spec?.suspend === true);
+      await patch(name, { spec: { trainer: { numNodes: 2 } } });
+      await waitFor(
+        "the sidecar's Rebuilt report for 2 nodes",
+        async () => {
+          const r = a.report(await getTj(name));
+          return r?.state === 'Rebuilt' && r.numNodes === 2;
+        },
+        { timeoutMs: 120_000 },
+      );
+      const rebuilt = await a.waitJobSet(
+        ns,
+        name,
+        'rebuilt with 2 nodes',
+        (x) => x.metadata.uid !== suspended.metadata.uid && parallelism(x) === 2,
+      );
+      assert.equal(rebuilt.spec?.suspend, true);
+      const updated = await waitWorkload('updated in place to 2 pods', (x) => podCount(x) === 2);
+      assert.deepEqual(
+        [updated.metadata.uid, updated.spec.active, isTrue(updated, 'QuotaReserved')],
+        [wl.metadata.uid, false, false],
+        'the same Workload, still deactivated',
+      );
+      assert.equal((await livePods()).length, 0);
+
+      await patchWorkload(updated, { spec: { active: true } });
+      await waitWorkload('admitted again with 2 pods', (x) => isTrue(x, 'Admitted') && podCount(x) === 2, 120_000);
+      // The ClusterQueue's status follows Kueue's cache a moment later.
+      await waitFor(
+        'the ClusterQueue reserves 2 nodes',
+        async () => (await reservedCpu()) === String(2 * CPU_PER_NODE),
+      );
+      await waitTj('resumed by Kueue', (t) => t.spec?.suspend === false);
+      await a.waitJobSet(
+        ns,
+        name,
+        'the rebuilt JobSet running',
+        (x) => x.metadata.uid === rebuilt.metadata.uid && x.spec?.suspend === false,
+      );
+      await p.waitJobSetRunning(ns, name, 2, 'node', 120_000);
     });
 
     it("every write of Kueue that reached our webhook was admitted, and Kueue's log holds no refusal by it", async () => {

@@ -38,6 +38,8 @@ export interface Refusal {
   reason: string;
   message: string;
   causes: { reason?: string; field?: string; message?: string }[];
+  /** details.retryAfterSeconds: the API server passes a webhook's Status on whole. */
+  retryAfterSeconds?: number;
 }
 
 /** The Status of a refused call, or throws what was not a refusal. */
@@ -45,7 +47,13 @@ export function refusalOf(err: unknown): Refusal {
   const body = (err as { body?: unknown }).body;
   const status = (typeof body === 'string' ? JSON.parse(body) : body) as Obj | undefined;
   if (!status || status.kind !== 'Status') throw err;
-  return { code: status.code, reason: status.reason, message: status.message, causes: status.details?.causes ?? [] };
+  return {
+    code: status.code,
+    reason: status.reason,
+    message: status.message,
+    causes: status.details?.causes ?? [],
+    ...(status.details?.retryAfterSeconds === undefined ? {} : { retryAfterSeconds: status.details.retryAfterSeconds }),
+  };
 }
 
 export type Outcome = { allowed: true; object: Obj; warnings?: string[] } | { allowed: false; refusal: Refusal };
