@@ -38,7 +38,9 @@ export function builtCount(trainJob: TrainJob, runtime: Runtime, jobSet: JobSet)
 
 export function settleAction({ trainJob, jobSet, runtime, revertWaiting }: SettleFacts): SettleAction {
   const report = previousReport(trainJob);
-  if (!report || report.state === 'Rebuilt') return { kind: 'settled' };
+  // Unsupported: the reconciler never acted on the job (not judged, not its JobSet), so an uninstall
+  // takes nothing from it.
+  if (!report || report.state === 'Rebuilt' || report.state === 'Unsupported') return { kind: 'settled' };
   if (!jobSet)
     return report.state === 'Rebuilding'
       ? { kind: 'wait', why: 'its JobSet is being re-created' }

@@ -33,6 +33,14 @@ describe('settleAction', () => {
       'settled',
     );
   });
+  it('Unsupported (the reconciler never acted on it): settled, an uninstall takes nothing from it', () => {
+    const unsupported = reported(torch1(2), { state: 'Unsupported', reason: 'no trainer job' });
+    assert.equal(
+      settleAction({ trainJob: unsupported, jobSet: trainerJobSet('torch1'), runtime: torch, revertWaiting: true })
+        .kind,
+      'settled',
+    );
+  });
   it('Blocked: reverted to the count the JobSet was built with', () => {
     const action = settleAction({
       trainJob: reported(torch1(2), blocked(2)),
