@@ -41,17 +41,20 @@ export const REVIEW_USAGE = `Usage: trainjob-webhook review [--old FILE] --new F
 
 Whether a reconciler leads is never checked offline. Prints the AdmissionReview answer the webhook would give. Exit code 0 allowed, 1 denied, 2 bad input.`;
 
+/** The flags as parsed (REVIEW_FLAGS). */
+interface ReviewValues {
+  old?: string;
+  new?: string;
+  crd?: string;
+  'table-only'?: boolean;
+  runtime?: string;
+  jobset?: string;
+  mode?: string;
+}
+
 // eslint-disable-next-line complexity -- the command top to bottom: flags, policy, files, review, exit code
 export async function reviewCommand(args: string[], io: CommandIo): Promise<number> {
-  let values: {
-    old?: string;
-    new?: string;
-    crd?: string;
-    'table-only'?: boolean;
-    runtime?: string;
-    jobset?: string;
-    mode?: string;
-  };
+  let values: ReviewValues;
   try {
     values = parseFlags(args, REVIEW_FLAGS);
   } catch (err) {
@@ -116,14 +119,7 @@ export async function reviewCommand(args: string[], io: CommandIo): Promise<numb
 }
 
 /** What is wrong with the flags together, if anything. */
-function wrongFlags(values: {
-  new?: string;
-  crd?: string;
-  'table-only'?: boolean;
-  runtime?: string;
-  jobset?: string;
-  mode?: string;
-}): string | undefined {
+function wrongFlags(values: ReviewValues): string | undefined {
   if (!values.new) return '--new is required';
   if (values.crd !== undefined && values['table-only']) return '--crd and --table-only contradict each other';
   if (values.jobset !== undefined && values.runtime === undefined) return '--jobset needs --runtime';
