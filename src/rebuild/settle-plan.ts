@@ -36,6 +36,7 @@ export function builtCount(trainJob: TrainJob, runtime: Runtime, jobSet: JobSet)
   return undefined;
 }
 
+// eslint-disable-next-line complexity -- one action per report state, in the order a person would settle them
 export function settleAction({ trainJob, jobSet, runtime, revertWaiting }: SettleFacts): SettleAction {
   const report = previousReport(trainJob);
   // Unsupported: the reconciler never acted on the job (not judged, not its JobSet), so an uninstall
