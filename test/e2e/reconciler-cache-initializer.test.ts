@@ -368,6 +368,7 @@ describe("the data cache initializer's second run after a rebuild, with Trainer'
           (p) => p.metadata?.labels?.['jobset.sigs.k8s.io/replicatedjob-name'] === 'node' && isRunningReady(p),
         ).length === 2,
     );
-    assert.equal(a.report(await getTj('c'))?.state, 'Rebuilt');
+    // Written on the sidecar's reconcile after the re-creation: waited for, not read once.
+    await waitFor('the Rebuilt report', async () => a.report(await getTj('c'))?.state === 'Rebuilt');
   });
 });
