@@ -47,7 +47,7 @@ function jobsOf(list: unknown): unknown[] | undefined {
 }
 
 /** `HTTP 403: jobs.batch is forbidden`: the Status message when the body is one, else the start of the body. */
-function describeAnswer(status: number, body: Buffer): string {
+export function describeAnswer(status: number, body: Buffer): string {
   const text = body.subarray(0, 64 * 1024).toString('utf8');
   const message = statusMessage(text) ?? text.trim();
   return describeStatus(status, message || STATUS_CODES[status] || 'no message');

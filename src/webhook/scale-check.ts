@@ -7,18 +7,16 @@
 // The webhook reads the named runtime, not Trainer's `<job>-runtime-snapshot` ConfigMap (reading
 // ConfigMaps cluster-wide is a right it should not have); the reconciler judges from the
 // snapshot again before it deletes anything, and reports what the webhook could not foresee.
-import { STATUS_CODES } from 'node:http';
 import { CLUSTER_TRAINING_RUNTIME, JOBSET, TRAINING_RUNTIME, TRAINJOB_GROUP } from '../api/names.ts';
 import type { JobSet, Runtime, RuntimeSpec, TrainJob } from '../api/objects.ts';
 import { isObject } from '../json/object.ts';
 import type { ApiClient } from '../cluster/api-request.ts';
-import { describeStatus, statusMessage } from '../cluster/errors.ts';
 import { OMIT_VALUE } from '../field/errors.ts';
 import type { WebhookMetrics } from '../observability/metrics.ts';
 import { admitScale, type LeaseView, type Read, type ScaleAdmission } from '../rebuild/scale-admission.ts';
 import type { ScaleChange, ScaleCheck, ScaleCheckResult } from '../rules/contract.ts';
 import { jobSetPodsWarnings, type JobSetRead } from '../rules/jobset-pods.ts';
-import { JOBSET_READ_TIMEOUT_MS } from './jobset-read.ts';
+import { describeAnswer, JOBSET_READ_TIMEOUT_MS } from './jobset-read.ts';
 
 /** A JobSet or runtime is at most etcd's 1.5 MiB object; JSON of it is not much larger. */
 const OBJECT_MAX_BYTES = 4 * 1024 * 1024;
@@ -30,11 +28,6 @@ export interface ScaleCheckOptions {
   metrics: WebhookMetrics;
   timeoutMs?: number;
   now?: () => number;
-}
-
-function describeAnswer(status: number, body: Buffer): string {
-  const text = body.subarray(0, 64 * 1024).toString('utf8');
-  return describeStatus(status, statusMessage(text) ?? (text.trim() || STATUS_CODES[status] || 'no message'));
 }
 
 /** One GET, as a Read: 404 is absent, any other failure (status, transport, timeout, not JSON) failed. */
