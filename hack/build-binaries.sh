@@ -17,6 +17,9 @@ set -euo pipefail
 HACK_DIR="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
 # shellcheck source=versions.env
 source "$HACK_DIR/versions.env"
+# A matrix cell's versions (hack/build-matrix.sh) override the defaults.
+K8S_VERSION="${TJW_K8S_VERSION:-$K8S_VERSION}"
+ETCD_VERSION="${TJW_ETCD_VERSION:-$ETCD_VERSION}"
 
 CACHE="${TJW_BIN_CACHE:-$HOME/.cache/trainjob-webhook/bin}"
 K8S_DIR="$CACHE/k8s-$K8S_VERSION"

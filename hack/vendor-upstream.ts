@@ -2,7 +2,8 @@
 // ship in the modules' zips; upstream/SOURCES.md's table says which file comes from where.
 //   node hack/vendor-upstream.ts           copy every file from its module (downloading it if needed)
 //   node hack/vendor-upstream.ts --check   write nothing; exit 1 when a file differs from its source
-// The newer Trainer snapshot (not served by the Go module proxy) is pinned by SHA-256 instead.
+// The newer Trainer snapshot (not served by the Go module proxy) is pinned by SHA-256 instead; a
+// pinned file named SHA256SUMS pins a whole tree: every file it lists, by the sum it gives.
 import { execFile } from 'node:child_process';
 import { createHash } from 'node:crypto';
 import { mkdir, readFile, writeFile } from 'node:fs/promises';
@@ -44,7 +45,22 @@ export async function vendoredFiles(root = upstreamRoot): Promise<{ modules: Mod
     else if (cells.length === 5) pinned.push({ file: cells[0], sha256: cells[4] });
     else throw new Error(`upstream/SOURCES.md: a table row with ${cells.length} cells: ${line}`);
   }
-  return { modules, pinned };
+  return { modules, pinned: [...pinned, ...(await pinnedTrees(root, pinned))] };
+}
+
+/** The files a pinned `<dir>/SHA256SUMS` (sha256sum's format) lists, each pinned by its sum. */
+async function pinnedTrees(root: string, pinned: PinnedFile[]): Promise<PinnedFile[]> {
+  const out: PinnedFile[] = [];
+  for (const sums of pinned.filter((f) => path.posix.basename(f.file) === 'SHA256SUMS')) {
+    const dir = path.posix.dirname(sums.file);
+    const text = await readFile(path.join(root, sums.file), 'utf8').catch(() => '');
+    for (const line of text.split('\n')) {
+      const m = /^([0-9a-f]{64}) [ *](.+)$/.exec(line);
+      if (m) out.push({ file: path.posix.join(dir, m[2]), sha256: m[1] });
+      else if (line !== '') throw new Error(`upstream/${sums.file}: not a sha256sum line: ${line.slice(0, 120)}`);
+    }
+  }
+  return out;
 }
 
 /** The module's folder in the Go module cache, downloaded from the proxy when absent. */
