@@ -2,11 +2,14 @@
 # Builds the real components the end-to-end tests run, from the Go module proxy only, into a
 # cache folder keyed by version. A warm run (binaries present) does nothing.
 #
-#   hack/build-binaries.sh [all|controlplane|controllers|k8s|etcd|kwok|kueue|coscheduling]...   (default: all)
+#   hack/build-binaries.sh [all|controlplane|controllers|matrix|helm|k8s|etcd|kwok|kueue|coscheduling]...   (default: all)
 #
 #   controlplane = k8s (kube-apiserver, kube-controller-manager, kube-scheduler, kubectl) + etcd
 #                  + kwok (KWOK's controller: the fake nodes and pod lifecycles of the e2e world)
-#   controllers  = Kubeflow Trainer's and JobSet's managers
+#   controllers  = Kubeflow Trainer's and JobSet's managers (the default cell's, each its own module)
+#   matrix       = the version matrix's other cells: k8s + etcd of K8S_NEXT_VERSION, Trainer's
+#                  previous release with its JobSet, Trainer's main line (vendored in upstream/)
+#   helm         = Helm 3 and Helm 4 (the chart's tests)
 #   kueue        = Kueue's manager (its own module: it pins older Trainer and JobSet APIs)
 #   coscheduling = scheduler-plugins' kube-scheduler (Coscheduling plugin) and its PodGroup CRD
 #
@@ -15,16 +18,13 @@
 set -euo pipefail
 
 HACK_DIR="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
+PROJECT_ROOT="$(cd "$HACK_DIR/.." && pwd)"
 # shellcheck source=versions.env
 source "$HACK_DIR/versions.env"
-# A matrix cell's versions (hack/build-matrix.sh) override the defaults.
-K8S_VERSION="${TJW_K8S_VERSION:-$K8S_VERSION}"
-ETCD_VERSION="${TJW_ETCD_VERSION:-$ETCD_VERSION}"
 
 CACHE="${TJW_BIN_CACHE:-$HOME/.cache/trainjob-webhook/bin}"
 K8S_DIR="$CACHE/k8s-$K8S_VERSION"
 ETCD_DIR="$CACHE/etcd-$ETCD_VERSION"
-CTRL_DIR="$CACHE/controllers-trainer-$TRAINER_VERSION-jobset-$JOBSET_VERSION"
 KWOK_DIR="$CACHE/kwok-$KWOK_VERSION"
 KUEUE_DIR="$CACHE/kueue-$KUEUE_VERSION"
 COSCHED_DIR="$CACHE/scheduler-plugins-$SCHEDULER_PLUGINS_VERSION"
@@ -165,46 +165,121 @@ build_etcd() {
 # The harness registers the upstream webhooks from the upstream manifests (paths, rules and
 # the kustomize patches that add object selectors), so they are kept beside the binaries:
 # the tests must not need Go or a module cache once the binaries exist.
-copy_controller_manifests() {
-  local dest="$CTRL_DIR/manifests" tmp src
-  tmp="$(mktemp -d "$CTRL_DIR/.manifests.XXXXXX")"
-  src="$(go mod download -json "sigs.k8s.io/jobset@$JOBSET_VERSION" | sed -n 's/^[[:space:]]*"Dir": "\(.*\)",\{0,1\}$/\1/p')"
-  mkdir -p "$tmp/jobset/patches"
-  cp "$src/config/components/webhook/manifests.yaml" "$src/config/components/webhook/kustomization.yaml" "$tmp/jobset/"
-  cp "$src"/config/components/webhook/patches/*.yaml "$tmp/jobset/patches/"
-  src="$(go mod download -json "github.com/kubeflow/trainer/v2@$TRAINER_VERSION" | sed -n 's/^[[:space:]]*"Dir": "\(.*\)",\{0,1\}$/\1/p')"
-  mkdir -p "$tmp/trainer"
-  cp "$src"/manifests/base/webhook/{manifests.yaml,kustomization.yaml,patch_mutating.yaml,patch_validating.yaml} "$tmp/trainer/"
+# copy_webhook_manifests DEST FILE...: copies upstream files into DEST/manifests atomically.
+copy_webhook_manifests() {
+  local dest=$1; shift
+  local tmp
+  mkdir -p "$dest"
+  tmp="$(mktemp -d "$dest/.manifests.XXXXXX")"
+  mkdir -p "$tmp/patches"
+  local f
+  for f in "$@"; do
+    case "$f" in */patches/*) cp "$f" "$tmp/patches/" ;; *) cp "$f" "$tmp/" ;; esac
+  done
+  rmdir "$tmp/patches" 2>/dev/null || true
   chmod -R u+w,go+rX "$tmp" # module-cache files are read-only; mktemp -d is 0700
-  rm -rf "$dest"; mv "$tmp" "$dest"
+  rm -rf "$dest/manifests"; mv "$tmp" "$dest/manifests"
 }
 
-build_controllers() {
-  local bins=(trainer-controller-manager jobset-controller-manager)
-  local label="trainer-controller-manager $TRAINER_VERSION + jobset-controller-manager $JOBSET_VERSION"
-  if have_all "$CTRL_DIR" "${bins[@]}"; then
-    [[ -f "$CTRL_DIR/manifests/trainer/manifests.yaml" ]] || copy_controller_manifests
-    log "$label: cached in $CTRL_DIR"; return
-  fi
-  local t0=$SECONDS logfile="$LOG_DIR/controllers.log" dir
+module_dir() { # module@version -> its folder in the module cache (downloaded when absent)
+  go mod download -json "$1" | sed -n 's/^[[:space:]]*"Dir": "\(.*\)",\{0,1\}$/\1/p'
+}
+
+# Each manager is built in a module of its own, as upstream builds it: in one module MVS would
+# pair them on the newer of each dependency (JobSet v0.11 does not compile against the
+# controller-runtime Trainer v2.3.0's dependencies pull in).
+# build_manager LABEL DIR BINARY PKG LOGFILE [go mod edit flags...]
+build_manager() {
+  local label=$1 dest=$2 bin=$3 pkg=$4 logfile=$5; shift 5
+  local t0=$SECONDS dir
   : >"$logfile"
-  dir="$(new_wrapper "controllers")"
+  dir="$(new_wrapper "$(basename "$dest")")"
   log "$label: downloading modules... (log: $logfile)"
-  # One module for both, so they share dependency versions (MVS picks the newer of each).
-  (cd "$dir" && go mod edit \
-    -require="github.com/kubeflow/trainer/v2@$TRAINER_VERSION" \
-    -require="sigs.k8s.io/jobset@$JOBSET_VERSION")
-  local trainer=github.com/kubeflow/trainer/v2/cmd/trainer-controller-manager jobset=sigs.k8s.io/jobset
-  run_step "$label" "$logfile" bash -c "cd '$dir' && go list -deps $trainer $jobset >/dev/null"
+  # Every step checked by hand: callers run this on the left of `||`, where `set -e` is off.
+  (cd "$dir" && go mod edit "$@") || return 1
+  run_step "$label" "$logfile" bash -c "cd '$dir' && go list -deps $pkg >/dev/null" || return 1
   log "$label: building ($((SECONDS - t0))s so far)"
-  mkdir -p "$dir/out"
-  run_step "$label" "$logfile" bash -c "cd '$dir' && go build ${BUILD_FLAGS[*]} -ldflags='$LDFLAGS_BASE' -o '$dir/out/trainer-controller-manager' $trainer"
-  run_step "$label" "$logfile" bash -c "cd '$dir' && go build ${BUILD_FLAGS[*]} -ldflags='$LDFLAGS_BASE' -o '$dir/out/jobset-controller-manager' $jobset"
-  mkdir -p "$CTRL_DIR"
-  (cd "$dir" && copy_controller_manifests)
-  install_binaries "$dir/out" "$CTRL_DIR" "${bins[@]}"
+  run_step "$label" "$logfile" bash -c "cd '$dir' && go build ${BUILD_FLAGS[*]} -ldflags='$LDFLAGS_BASE' -o '$dir/out/$bin' $pkg" || return 1
+  install_binaries "$dir/out" "$dest" "$bin" || return 1
   rm -rf "$dir"
   log "$label: done in $((SECONDS - t0))s"
+}
+
+# build_jobset VERSION: JobSet's manager and its webhook manifests, in $CACHE/jobset-VERSION.
+build_jobset() {
+  local v=$1 dest="$CACHE/jobset-$1" label="jobset-controller-manager $1"
+  if have_all "$dest" jobset-controller-manager && [[ -f "$dest/manifests/manifests.yaml" ]]; then
+    log "$label: cached in $dest"; return
+  fi
+  mkdir -p "$dest"
+  if ! have_all "$dest" jobset-controller-manager; then
+    build_manager "$label" "$dest" jobset-controller-manager sigs.k8s.io/jobset "$LOG_DIR/jobset-$v.log" \
+      -require="sigs.k8s.io/jobset@$v" || return 1
+  fi
+  local src; src="$(cd "$dest" && GOFLAGS= module_dir "sigs.k8s.io/jobset@$v")"
+  [[ -d "$src" ]] || { log "$label: sigs.k8s.io/jobset@$v is not in the module cache"; return 1; }
+  copy_webhook_manifests "$dest" "$src"/config/components/webhook/{manifests.yaml,kustomization.yaml} \
+    "$src"/config/components/webhook/patches/*.yaml
+}
+
+# build_trainer VERSION: Trainer's manager and its webhook manifests, in $CACHE/trainer-VERSION.
+# VERSION `main` is the vendored main-line tree (upstream/trainer-main-*, SOURCES.md), replaced
+# in for a pseudo-version of its commit.
+build_trainer() {
+  local v=$1 dest="$CACHE/trainer-$1" label="trainer-controller-manager $1"
+  local pkg=github.com/kubeflow/trainer/v2/cmd/trainer-controller-manager src edits
+  if [[ "$v" == main ]]; then
+    src="$PROJECT_ROOT/upstream/trainer-main-${TRAINER_MAIN_COMMIT:0:8}"
+    dest="$CACHE/trainer-main-${TRAINER_MAIN_COMMIT:0:8}"; label="trainer-controller-manager main@${TRAINER_MAIN_COMMIT:0:8}"
+    [[ -f "$src/go.mod" ]] || { log "$label: $src/go.mod is missing"; return 1; }
+    edits=(-require="github.com/kubeflow/trainer/v2@$TRAINER_MAIN_PSEUDO_VERSION" -replace="github.com/kubeflow/trainer/v2=$src")
+  else
+    edits=(-require="github.com/kubeflow/trainer/v2@$v")
+  fi
+  if have_all "$dest" trainer-controller-manager && [[ -f "$dest/manifests/manifests.yaml" ]]; then
+    log "$label: cached in $dest"; return
+  fi
+  mkdir -p "$dest"
+  if ! have_all "$dest" trainer-controller-manager; then
+    build_manager "$label" "$dest" trainer-controller-manager "$pkg" "$LOG_DIR/$(basename "$dest").log" "${edits[@]}" || return 1
+  fi
+  [[ "$v" == main ]] || src="$(cd "$dest" && GOFLAGS= module_dir "github.com/kubeflow/trainer/v2@$v")"
+  [[ -d "$src" ]] || { log "$label: its source is not in the module cache"; return 1; }
+  copy_webhook_manifests "$dest" "$src"/manifests/base/webhook/{manifests.yaml,kustomization.yaml,patch_mutating.yaml,patch_validating.yaml}
+}
+
+# The default cell's managers.
+build_controllers() {
+  build_trainer "$TRAINER_VERSION" || return 1
+  build_jobset "$JOBSET_VERSION" || return 1
+}
+
+# The version matrix's other cells (test/compat/): Kubernetes v1.37 with its etcd, Trainer's
+# previous release with the JobSet its go.mod requires, and Trainer's main line (JobSet as v2.3.0).
+build_matrix() {
+  ( K8S_VERSION=$K8S_NEXT_VERSION; K8S_DIR="$CACHE/k8s-$K8S_VERSION"; STAGING_VERSION="v0.${K8S_VERSION#v1.}"; with_lock k8s-next build_k8s ) &
+  local a=$!
+  ( ETCD_VERSION=$ETCD_NEXT_VERSION; ETCD_DIR="$CACHE/etcd-$ETCD_VERSION"; with_lock etcd-next build_etcd ) &
+  local b=$!
+  local failed=0
+  build_trainer "$TRAINER_PREVIOUS_VERSION" || failed=1
+  build_jobset "$JOBSET_PREVIOUS_VERSION" || failed=1
+  build_trainer main || failed=1
+  wait "$a" || failed=1; wait "$b" || failed=1
+  return "$failed"
+}
+
+# build_helm: Helm 3 and Helm 4 (the chart's tests render with both; upgrades are tried with both).
+build_helm() {
+  local major v
+  for major in 3 4; do
+    if [[ $major == 3 ]]; then v=$HELM3_VERSION; else v=$HELM4_VERSION; fi
+    local dest="$CACHE/helm-$v"
+    if have_all "$dest" helm; then log "helm $v: cached in $dest"; continue; fi
+    # Stamped as upstream's Makefile does (internal/version), so `helm version` names it.
+    build_manager "helm $v" "$dest" helm "helm.sh/helm/v$major/cmd/helm" "$LOG_DIR/helm-$v.log" \
+      -require="helm.sh/helm/v$major@$v" || return 1
+  done
 }
 
 build_kwok() {
@@ -282,17 +357,36 @@ build_coscheduling() {
   log "$label: done in $((SECONDS - t0))s"
 }
 
+# cached_COMPONENT: true when everything the component builds is in the cache.
+cached_k8s() { have_all "$K8S_DIR" "${K8S_BINS[@]}"; }
+cached_etcd() { have_all "$ETCD_DIR" etcd; }
+cached_kwok() { have_all "$KWOK_DIR" kwok; }
+cached_kueue() { have_all "$KUEUE_DIR" kueue; }
+cached_coscheduling() { have_all "$COSCHED_DIR" kube-scheduler && [[ -f "$COSCHED_DIR/manifests/podgroups.yaml" ]]; }
+cached_manager() { have_all "$CACHE/$1" "$2" && [[ -f "$CACHE/$1/manifests/manifests.yaml" ]]; }
+cached_controllers() {
+  cached_manager "trainer-$TRAINER_VERSION" trainer-controller-manager &&
+    cached_manager "jobset-$JOBSET_VERSION" jobset-controller-manager
+}
+cached_matrix() {
+  have_all "$CACHE/k8s-$K8S_NEXT_VERSION" "${K8S_BINS[@]}" && have_all "$CACHE/etcd-$ETCD_NEXT_VERSION" etcd &&
+    cached_manager "trainer-$TRAINER_PREVIOUS_VERSION" trainer-controller-manager &&
+    cached_manager "jobset-$JOBSET_PREVIOUS_VERSION" jobset-controller-manager &&
+    cached_manager "trainer-main-${TRAINER_MAIN_COMMIT:0:8}" trainer-controller-manager
+}
+cached_helm() { have_all "$CACHE/helm-$HELM3_VERSION" helm && have_all "$CACHE/helm-$HELM4_VERSION" helm; }
+
 main() {
   local want=("$@")
   [[ ${#want[@]} -gt 0 ]] || want=(all)
   local jobs=() w
   for w in "${want[@]}"; do
     case "$w" in
-      all) jobs+=(k8s etcd controllers kwok kueue coscheduling) ;;
+      all) jobs+=(k8s etcd controllers kwok kueue coscheduling helm matrix) ;;
       controlplane) jobs+=(k8s etcd kwok) ;;
-      controllers|k8s|etcd|kwok|kueue|coscheduling) jobs+=("$w") ;;
-      -h|--help) sed -n '2,14p' "${BASH_SOURCE[0]}"; return 0 ;;
-      *) echo "unknown component: $w (want all|controlplane|controllers|k8s|etcd|kwok|kueue|coscheduling)" >&2; return 2 ;;
+      controllers|k8s|etcd|kwok|kueue|coscheduling|helm|matrix) jobs+=("$w") ;;
+      -h|--help) sed -n '2,18p' "${BASH_SOURCE[0]}"; return 0 ;;
+      *) echo "unknown component: $w (want all|controlplane|controllers|k8s|etcd|kwok|kueue|coscheduling|helm|matrix)" >&2; return 2 ;;
     esac
   done
   # Unique, in order.
@@ -300,12 +394,7 @@ main() {
   for j in "${jobs[@]}"; do [[ " ${uniq[*]} " == *" $j "* ]] || uniq+=("$j"); done
 
   local missing=0
-  case " ${uniq[*]} " in *" k8s "*) have_all "$K8S_DIR" "${K8S_BINS[@]}" || missing=1 ;; esac
-  case " ${uniq[*]} " in *" etcd "*) have_all "$ETCD_DIR" etcd || missing=1 ;; esac
-  case " ${uniq[*]} " in *" kwok "*) have_all "$KWOK_DIR" kwok || missing=1 ;; esac
-  case " ${uniq[*]} " in *" kueue "*) have_all "$KUEUE_DIR" kueue || missing=1 ;; esac
-  case " ${uniq[*]} " in *" coscheduling "*) { have_all "$COSCHED_DIR" kube-scheduler && [[ -f "$COSCHED_DIR/manifests/podgroups.yaml" ]]; } || missing=1 ;; esac
-  case " ${uniq[*]} " in *" controllers "*) { have_all "$CTRL_DIR" trainer-controller-manager jobset-controller-manager && [[ -f "$CTRL_DIR/manifests/trainer/manifests.yaml" ]]; } || missing=1 ;; esac
+  for j in "${uniq[@]}"; do "cached_$j" || missing=1; done
   if (( missing )); then
     command -v go >/dev/null || { echo "[build] go is not installed: cannot build ${uniq[*]}" >&2; return 1; }
     mkdir -p "$LOG_DIR"
@@ -321,13 +410,7 @@ main() {
   for p in "${pids[@]}"; do wait "$p" || failed=1; done
 
   (( failed )) && { log "FAILED after $((SECONDS - t0))s"; return 1; }
-  log "all requested binaries ready in $((SECONDS - t0))s:"
-  case " ${uniq[*]} " in *" k8s "*) echo "  $K8S_DIR/{kube-apiserver,kube-controller-manager,kube-scheduler,kubectl}" ;; esac
-  case " ${uniq[*]} " in *" etcd "*) echo "  $ETCD_DIR/etcd" ;; esac
-  case " ${uniq[*]} " in *" kwok "*) echo "  $KWOK_DIR/kwok" ;; esac
-  case " ${uniq[*]} " in *" kueue "*) echo "  $KUEUE_DIR/kueue" ;; esac
-  case " ${uniq[*]} " in *" coscheduling "*) echo "  $COSCHED_DIR/{kube-scheduler,manifests/podgroups.yaml}" ;; esac
-  case " ${uniq[*]} " in *" controllers "*) echo "  $CTRL_DIR/{trainer-controller-manager,jobset-controller-manager}" ;; esac
+  log "all requested binaries ready in $((SECONDS - t0))s in $CACHE: ${uniq[*]}"
 }
 
 main "$@"
