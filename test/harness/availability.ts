@@ -3,6 +3,7 @@
 import { spawn, spawnSync } from 'node:child_process';
 import {
   buildScript,
+  currentCell,
   goAvailable,
   locateControlPlaneBinaries,
   locateControllerBinaries,
@@ -13,6 +14,7 @@ import {
   type ControllerBinaries,
   type KueueBinaries,
   type Lookup,
+  type TrainerLine,
 } from './binaries.ts';
 
 export type Availability = { available: true; needsBuild: boolean } | { available: false; reason: string };
@@ -40,9 +42,12 @@ export function controlPlaneAvailability(env: NodeJS.ProcessEnv = process.env): 
 }
 
 /** Kubeflow Trainer's and JobSet's managers, built by `hack/build-binaries.sh controllers`. */
-export function upstreamControllersAvailability(env: NodeJS.ProcessEnv = process.env): Availability {
+export function upstreamControllersAvailability(
+  env: NodeJS.ProcessEnv = process.env,
+  line: TrainerLine = currentCell(env).trainer,
+): Availability {
   return decide(
-    locateControllerBinaries(env),
+    locateControllerBinaries(env, line),
     'upstream Trainer and JobSet controllers',
     'run `hack/build-binaries.sh controllers` (needs Go)',
     env,
@@ -91,7 +96,7 @@ export function coschedulingAvailability(env: NodeJS.ProcessEnv = process.env): 
 }
 
 // Runs the build script with its progress on stderr (stdout belongs to the test reporter).
-type Component = 'controlplane' | 'controllers' | 'kueue' | 'coscheduling';
+type Component = 'controlplane' | 'controllers' | 'kueue' | 'coscheduling' | 'matrix';
 
 async function runBuild(component: Component): Promise<void> {
   process.stderr.write(`[harness] building missing ${component} binaries with ${buildScript} (cold: many minutes)\n`);
@@ -119,11 +124,18 @@ async function ensure<T>(locate: () => Lookup<T>, component: Component, availabi
 
 /** The control plane's binaries, building them first when missing and Go is available. */
 export function ensureControlPlaneBinaries(env: NodeJS.ProcessEnv = process.env): Promise<ControlPlaneBinaries> {
-  return ensure(() => locateControlPlaneBinaries(env), 'controlplane', controlPlaneAvailability(env));
+  // Another Kubernetes than the default cell's is built by the matrix component.
+  const component = currentCell(env).k8sMinor === '1.35' ? 'controlplane' : 'matrix';
+  return ensure(() => locateControlPlaneBinaries(env), component, controlPlaneAvailability(env));
 }
 
-export function ensureControllerBinaries(env: NodeJS.ProcessEnv = process.env): Promise<ControllerBinaries> {
-  return ensure(() => locateControllerBinaries(env), 'controllers', upstreamControllersAvailability(env));
+/** Trainer's and JobSet's managers of a Trainer line (default: the current cell's). */
+export function ensureControllerBinaries(
+  env: NodeJS.ProcessEnv = process.env,
+  line: TrainerLine = currentCell(env).trainer,
+): Promise<ControllerBinaries> {
+  const component = line === 'v2.3.0' ? 'controllers' : 'matrix';
+  return ensure(() => locateControllerBinaries(env, line), component, upstreamControllersAvailability(env, line));
 }
 
 export function ensureKueueBinaries(env: NodeJS.ProcessEnv = process.env): Promise<KueueBinaries> {

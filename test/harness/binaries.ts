@@ -32,10 +32,13 @@ export interface ControlPlaneBinaries {
 }
 
 export interface ControllerBinaries {
+  /** The Trainer line these are (a cell's, or the one an upgrade test asked for). */
+  line: TrainerLine;
   trainer: string;
   jobset: string;
-  /** Upstream webhook manifests copied by the build script (jobset/, trainer/). */
-  manifestsDir: string;
+  /** Upstream webhook manifests copied by the build script beside each binary. */
+  trainerManifests: string;
+  jobsetManifests: string;
 }
 
 /** scheduler-plugins' kube-scheduler (the Coscheduling plugin) and its PodGroup CRD, kept beside it. */
@@ -51,21 +54,78 @@ export interface KueueBinaries {
 
 export type Lookup<T> = { found: true; paths: T } | { found: false; missing: string[]; searched: string[] };
 
-export function readVersions(file = path.join(projectRoot, 'hack/versions.env')): Versions {
+/** hack/versions.env's KEY=value lines. */
+function readVersionsFile(file: string): Record<string, string> {
   const vars: Record<string, string> = {};
   for (const line of readFileSync(file, 'utf8').split('\n')) {
     const m = /^\s*([A-Z0-9_]+)=(\S*)\s*$/.exec(line);
     if (m) vars[m[1]] = m[2].replace(/^["']|["']$/g, '');
   }
+  return vars;
+}
+
+/** The Trainer lines of the version matrix: its previous release, the default, its main line. */
+export type TrainerLine = 'v2.2.1' | 'v2.3.0' | 'main';
+export const TRAINER_LINES: readonly TrainerLine[] = ['v2.2.1', 'v2.3.0', 'main'];
+
+/** One cell of the version matrix: a Trainer line (with its JobSet) on a Kubernetes release. */
+export interface Cell {
+  /** e.g. `trainer-v2.3.0/k8s-v1.35.8`: what a failure names, what TJW_CELL selects. */
+  name: string;
+  trainer: TrainerLine;
+  k8sMinor: '1.35' | '1.37';
+}
+
+/** The cells CI runs (README "Supported versions"): the first runs every suite, the others the compatibility suite. */
+export function matrixCells(file = path.join(projectRoot, 'hack/versions.env')): Cell[] {
+  const v = readVersionsFile(file);
+  const cell = (trainer: TrainerLine, k8sMinor: Cell['k8sMinor']): Cell => {
+    const k8s = k8sMinor === '1.35' ? v.K8S_VERSION : v.K8S_NEXT_VERSION;
+    return { name: `trainer-${trainer}/k8s-${k8s}`, trainer, k8sMinor };
+  };
+  return [
+    cell('v2.3.0', '1.35'),
+    cell('v2.3.0', '1.37'),
+    cell('v2.2.1', '1.35'),
+    cell('main', '1.35'),
+    cell('main', '1.37'),
+  ];
+}
+
+/** The cell this process runs in: TJW_CELL (a cell's name), else the default cell (the first). */
+export function currentCell(env: NodeJS.ProcessEnv = process.env, file?: string): Cell {
+  const cells = matrixCells(file);
+  if (!env.TJW_CELL) return cells[0];
+  const found = cells.find((c) => c.name === env.TJW_CELL);
+  if (!found)
+    throw new Error(`TJW_CELL=${env.TJW_CELL} is not a cell of the matrix (${cells.map((c) => c.name).join(', ')})`);
+  return found;
+}
+
+/**
+ * The versions of one cell (default: the current one): Kubernetes and the etcd it ships with, a
+ * Trainer line and the JobSet its go.mod requires; KWOK, Kueue and scheduler-plugins are the same in
+ * every cell.
+ */
+export function readVersions(
+  file = path.join(projectRoot, 'hack/versions.env'),
+  cell: Pick<Cell, 'trainer' | 'k8sMinor'> = currentCell(process.env, file),
+): Versions {
+  const vars = readVersionsFile(file);
   const need = (k: string): string => {
     if (!vars[k]) throw new Error(`${file}: ${k} is not set`);
     return vars[k];
   };
+  const next = cell.k8sMinor === '1.37';
+  const trainer = {
+    'v2.2.1': () => ({ trainer: need('TRAINER_PREVIOUS_VERSION'), jobset: need('JOBSET_PREVIOUS_VERSION') }),
+    'v2.3.0': () => ({ trainer: need('TRAINER_VERSION'), jobset: need('JOBSET_VERSION') }),
+    main: () => ({ trainer: `main-${need('TRAINER_MAIN_COMMIT').slice(0, 8)}`, jobset: need('JOBSET_VERSION') }),
+  }[cell.trainer]();
   return {
-    k8s: need('K8S_VERSION'),
-    etcd: need('ETCD_VERSION'),
-    trainer: need('TRAINER_VERSION'),
-    jobset: need('JOBSET_VERSION'),
+    k8s: need(next ? 'K8S_NEXT_VERSION' : 'K8S_VERSION'),
+    etcd: need(next ? 'ETCD_NEXT_VERSION' : 'ETCD_VERSION'),
+    ...trainer,
     kwok: need('KWOK_VERSION'),
     kueue: need('KUEUE_VERSION'),
     schedulerPlugins: need('SCHEDULER_PLUGINS_VERSION'),
@@ -82,7 +142,8 @@ export function cacheDirs(versions = readVersions(), env: NodeJS.ProcessEnv = pr
   return {
     k8s: path.join(root, `k8s-${versions.k8s}`),
     etcd: path.join(root, `etcd-${versions.etcd}`),
-    controllers: path.join(root, `controllers-trainer-${versions.trainer}-jobset-${versions.jobset}`),
+    trainer: path.join(root, `trainer-${versions.trainer}`),
+    jobset: path.join(root, `jobset-${versions.jobset}`),
     kwok: path.join(root, `kwok-${versions.kwok}`),
     kueue: path.join(root, `kueue-${versions.kueue}`),
     coscheduling: path.join(root, `scheduler-plugins-${versions.schedulerPlugins}`),
@@ -125,7 +186,7 @@ function lookup<K extends string>(
 }
 
 export function locateControlPlaneBinaries(env: NodeJS.ProcessEnv = process.env): Lookup<ControlPlaneBinaries> {
-  const dirs = cacheDirs(readVersions(), env);
+  const dirs = cacheDirs(readVersions(undefined, currentCell(env)), env);
   const assets = env.KUBEBUILDER_ASSETS;
   // envtest's assets hold etcd, kube-apiserver and kubectl but no kube-controller-manager,
   // kube-scheduler or kwok: those then come from TEST_ASSET_* or the build cache.
@@ -146,38 +207,49 @@ export function locateControlPlaneBinaries(env: NodeJS.ProcessEnv = process.env)
   );
 }
 
-export function locateControllerBinaries(env: NodeJS.ProcessEnv = process.env): Lookup<ControllerBinaries> {
-  const dir = cacheDirs(readVersions(), env).controllers;
+/** Trainer's and JobSet's managers of a Trainer line (default: the current cell's). */
+export function locateControllerBinaries(
+  env: NodeJS.ProcessEnv = process.env,
+  line: TrainerLine = currentCell(env).trainer,
+): Lookup<ControllerBinaries> {
+  const dirs = cacheDirs(readVersions(undefined, { trainer: line, k8sMinor: currentCell(env).k8sMinor }), env);
   const found = lookup(
     {
       trainer: {
         env: 'TEST_ASSET_TRAINER_CONTROLLER_MANAGER',
-        candidates: [path.join(dir, 'trainer-controller-manager')],
+        candidates: [path.join(dirs.trainer, 'trainer-controller-manager')],
       },
       jobset: {
         env: 'TEST_ASSET_JOBSET_CONTROLLER_MANAGER',
-        candidates: [path.join(dir, 'jobset-controller-manager')],
+        candidates: [path.join(dirs.jobset, 'jobset-controller-manager')],
       },
     },
     env,
   );
   if (!found.found) return found;
-  const manifestsDir = env.TEST_ASSET_UPSTREAM_WEBHOOK_MANIFESTS || path.join(dir, 'manifests');
-  if (!existsSync(path.join(manifestsDir, 'trainer/manifests.yaml'))) {
-    return { found: false, missing: ['upstream webhook manifests'], searched: [manifestsDir] };
-  }
-  return { found: true, paths: { ...found.paths, manifestsDir } };
+  // TEST_ASSET_UPSTREAM_WEBHOOK_MANIFESTS: one folder holding jobset/ and trainer/.
+  const given = env.TEST_ASSET_UPSTREAM_WEBHOOK_MANIFESTS;
+  const trainerManifests = given ? path.join(given, 'trainer') : path.join(dirs.trainer, 'manifests');
+  const jobsetManifests = given ? path.join(given, 'jobset') : path.join(dirs.jobset, 'manifests');
+  const absent = [trainerManifests, jobsetManifests].filter((d) => !existsSync(path.join(d, 'manifests.yaml')));
+  if (absent.length > 0) return { found: false, missing: ['upstream webhook manifests'], searched: absent };
+  return { found: true, paths: { ...found.paths, line, trainerManifests, jobsetManifests } };
 }
 
 export function locateKueueBinaries(env: NodeJS.ProcessEnv = process.env): Lookup<KueueBinaries> {
   return lookup(
-    { kueue: { env: 'TEST_ASSET_KUEUE', candidates: [path.join(cacheDirs(readVersions(), env).kueue, 'kueue')] } },
+    {
+      kueue: {
+        env: 'TEST_ASSET_KUEUE',
+        candidates: [path.join(cacheDirs(readVersions(undefined, currentCell(env)), env).kueue, 'kueue')],
+      },
+    },
     env,
   );
 }
 
 export function locateCoschedulingBinaries(env: NodeJS.ProcessEnv = process.env): Lookup<CoschedulingBinaries> {
-  const dir = cacheDirs(readVersions(), env).coscheduling;
+  const dir = cacheDirs(readVersions(undefined, currentCell(env)), env).coscheduling;
   const found = lookup(
     { scheduler: { env: 'TEST_ASSET_COSCHEDULING_SCHEDULER', candidates: [path.join(dir, 'kube-scheduler')] } },
     env,

@@ -8,7 +8,15 @@ import { readFileSync } from 'node:fs';
 import { mkdir, readdir, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { parseAllDocuments, stringify } from 'yaml';
-import { readVersions, upstreamDir, type ControllerBinaries, type KueueBinaries } from './binaries.ts';
+import {
+  currentCell,
+  matrixCells,
+  readVersions,
+  upstreamDir,
+  type ControllerBinaries,
+  type KueueBinaries,
+  type TrainerLine,
+} from './binaries.ts';
 import { ensureControllerBinaries, ensureKueueBinaries, mountNamespaceFlags } from './availability.ts';
 import type { ControlPlane } from './controlplane.ts';
 import { writeKeyPair } from './pki.ts';
@@ -35,13 +43,29 @@ export interface UpstreamControllers {
   stop(): Promise<void>;
 }
 
-/** The upstream CRDs (JobSet v0.12.0, Trainer at SOURCES.md's commit) the controllers need. */
-export const upstreamCrds = {
-  jobsets: path.join(upstreamDir, 'crds/jobset.x-k8s.io_jobsets.yaml'),
-  trainjobs: path.join(upstreamDir, 'crds/trainer.kubeflow.org_trainjobs.yaml'),
-  trainingRuntimes: path.join(upstreamDir, 'crds/trainer.kubeflow.org_trainingruntimes.yaml'),
-  clusterTrainingRuntimes: path.join(upstreamDir, 'crds/trainer.kubeflow.org_clustertrainingruntimes.yaml'),
-};
+/** The vendored folder of a Trainer line's CRDs (upstream/SOURCES.md; main's sit at the top of crds/). */
+export function trainerCrdsDir(line: TrainerLine): string {
+  return path.join(upstreamDir, line === 'main' ? 'crds' : `crds/trainer-${line}`);
+}
+
+/** The upstream CRDs a Trainer line's managers need: its own TrainJob and runtime CRDs, its JobSet's. */
+export function upstreamCrdsOf(line: TrainerLine) {
+  const dir = trainerCrdsDir(line);
+  return {
+    jobsets: path.join(upstreamDir, line === 'v2.2.1' ? 'crds/jobset-v0.11.1' : 'crds', 'jobset.x-k8s.io_jobsets.yaml'),
+    trainjobs: path.join(dir, 'trainer.kubeflow.org_trainjobs.yaml'),
+    trainingRuntimes: path.join(dir, 'trainer.kubeflow.org_trainingruntimes.yaml'),
+    clusterTrainingRuntimes: path.join(dir, 'trainer.kubeflow.org_clustertrainingruntimes.yaml'),
+  };
+}
+
+/**
+ * The current cell's upstream CRDs. The default cell (Trainer v2.3.0) keeps the main line's CRDs
+ * it has always installed (they add bounds v2.3.0 lacks, which the ratcheting suites need); the
+ * matrix's other cells install their own line's.
+ */
+export const upstreamCrds =
+  currentCell().name === matrixCells()[0].name ? upstreamCrdsOf('main') : upstreamCrdsOf(currentCell().trainer);
 export const allUpstreamCrds = Object.values(upstreamCrds);
 
 /** Kueue's folder in upstream/ (SOURCES.md), named by hack/versions.env's KUEUE_VERSION. */
@@ -161,7 +185,7 @@ export async function startJobSetController(cp: ControlPlane, bins: ControllerBi
     proc,
     webhookPort,
     probePort,
-    path.join(bins.manifestsDir, 'jobset'),
+    bins.jobsetManifests,
     cert.caPem,
     'jobset-',
   );
@@ -192,16 +216,7 @@ export async function startTrainerController(cp: ControlPlane, bins: ControllerB
     cwd: dir,
     env: cp.childEnv({ TMPDIR: tmp }),
   });
-  return finish(
-    cp,
-    'trainer-controller-manager',
-    proc,
-    webhookPort,
-    probePort,
-    path.join(bins.manifestsDir, 'trainer'),
-    cert.caPem,
-    '',
-  );
+  return finish(cp, 'trainer-controller-manager', proc, webhookPort, probePort, bins.trainerManifests, cert.caPem, '');
 }
 
 // Kueue v0.17.0 reads its metrics certificate from a fixed path whenever its internal certificate

@@ -1,11 +1,10 @@
 // TrainJob helpers for end-to-end suites: objects, create/update through the real API server,
 // and the API server's answer when it refuses (a metav1.Status).
 import { readFileSync } from 'node:fs';
-import path from 'node:path';
 import { CustomObjectsApi, type KubeConfig } from '@kubernetes/client-node';
 import jsonpatch from 'fast-json-patch';
 import { parse } from 'yaml';
-import { upstreamDir } from '../../harness/index.ts';
+import { upstreamCrds, upstreamCrdsOf, type TrainerLine } from '../../harness/index.ts';
 
 export const TRAINJOB = { group: 'trainer.kubeflow.org', version: 'v1alpha1', plural: 'trainjobs' } as const;
 
@@ -93,12 +92,14 @@ export function trainJobs(kc: KubeConfig) {
   };
 }
 
-export function upstreamTrainJobCrd(version: 'master' | 'v2.3.0' = 'master'): Obj {
+/**
+ * An upstream TrainJob CRD: the current cell's (the one its world installs) by default, or a
+ * named one ('master': the main line at SOURCES.md's commit).
+ */
+export function upstreamTrainJobCrd(version?: 'master' | TrainerLine): Obj {
   const file =
-    version === 'master'
-      ? 'crds/trainer.kubeflow.org_trainjobs.yaml'
-      : 'crds/trainer-v2.3.0/trainer.kubeflow.org_trainjobs.yaml';
-  return parse(readFileSync(path.join(upstreamDir, file), 'utf8')) as Obj;
+    version === undefined ? upstreamCrds.trainjobs : upstreamCrdsOf(version === 'master' ? 'main' : version).trainjobs;
+  return parse(readFileSync(file, 'utf8')) as Obj;
 }
 
 /** The upstream CRD with a JSON6902 patch applied (e.g. manifests/crd-patch/trainjob-crd-patch.yaml). */
