@@ -55,7 +55,7 @@ export interface KueueBinaries {
 export type Lookup<T> = { found: true; paths: T } | { found: false; missing: string[]; searched: string[] };
 
 /** hack/versions.env's KEY=value lines. */
-function readVersionsFile(file: string): Record<string, string> {
+export function readVersionsFile(file = path.join(projectRoot, 'hack/versions.env')): Record<string, string> {
   const vars: Record<string, string> = {};
   for (const line of readFileSync(file, 'utf8').split('\n')) {
     const m = /^\s*([A-Z0-9_]+)=(\S*)\s*$/.exec(line);

@@ -1,0 +1,48 @@
+// Helm 3 and Helm 4, built by `hack/build-binaries.sh helm` into the binary cache (TEST_ASSET_HELM3
+// and TEST_ASSET_HELM4 point elsewhere). The chart's tests render with both; upgrades try both.
+import { accessSync, constants } from 'node:fs';
+import path from 'node:path';
+import { binCacheDir, buildScript, goAvailable, readVersionsFile } from './binaries.ts';
+import { spawn } from 'node:child_process';
+
+export interface HelmBinaries {
+  helm3: string;
+  helm4: string;
+}
+
+function executable(file: string): boolean {
+  try {
+    accessSync(file, constants.X_OK);
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+export function locateHelmBinaries(env: NodeJS.ProcessEnv = process.env): HelmBinaries | { missing: string[] } {
+  const v = readVersionsFile();
+  const helm3 = env.TEST_ASSET_HELM3 || path.join(binCacheDir(env), `helm-${v.HELM3_VERSION}`, 'helm');
+  const helm4 = env.TEST_ASSET_HELM4 || path.join(binCacheDir(env), `helm-${v.HELM4_VERSION}`, 'helm');
+  const missing = [helm3, helm4].filter((f) => !executable(f));
+  return missing.length > 0 ? { missing } : { helm3, helm4 };
+}
+
+/** Both Helms, building them first when missing and Go is available (minutes, cold). */
+export async function ensureHelmBinaries(env: NodeJS.ProcessEnv = process.env): Promise<HelmBinaries> {
+  let found = locateHelmBinaries(env);
+  if ('missing' in found && goAvailable(env) && env.TJW_NO_BUILD !== '1') {
+    process.stderr.write(`[harness] building Helm with ${buildScript} helm (cold: minutes)\n`);
+    const child = spawn('bash', [buildScript, 'helm'], { stdio: ['ignore', 2, 2] });
+    const code = await new Promise<number | null>((resolve, reject) => {
+      child.once('error', reject);
+      child.once('exit', resolve);
+    });
+    if (code !== 0) throw new Error(`${buildScript} helm failed with exit code ${code}`);
+    found = locateHelmBinaries(env);
+  }
+  if ('missing' in found)
+    throw new Error(
+      `Helm not available: missing ${found.missing.join(', ')} (run \`hack/build-binaries.sh helm\`, needs Go)`,
+    );
+  return found;
+}
