@@ -3,7 +3,7 @@
 // (c) the generated ValidatingAdmissionPolicy alone — and every answer must agree: allowed or
 // denied, and the blamed fields wherever the enforcer reports fields (a VAP reports only its
 // first failed message, which names its field). At least 200 generated cases plus edge cases,
-// against Trainer v2.3.0's CRD (the release the patch targets, with no numNodes minimum, so
+// against the cell's Trainer CRD (default v2.3.0's: the release the patch targets, with no numNodes minimum, so
 // negative counts reach the enforcers), some of them on finished jobs (conditions written
 // through the status subresource before the update, as Trainer writes them). And, on the same
 // control plane, the drift gap: a spec.trainer field added after v2.3.0, which the shipped CRD
@@ -18,6 +18,7 @@ import fc from 'fast-check';
 import { parse, stringify } from 'yaml';
 import {
   controlPlaneAvailability,
+  currentCell,
   projectRoot,
   startControlPlane,
   upstreamCrds,
@@ -39,6 +40,7 @@ import {
 } from './support/trainjobs.ts';
 
 const availability = controlPlaneAvailability();
+const cell = currentCell();
 
 type Fields = Record<string, unknown>;
 /** The old object's state as Trainer reports it: a True Complete or Failed condition (with its reason), or none. */
@@ -206,11 +208,12 @@ function answerOf(out: Outcome): Answer {
 }
 
 describe(
-  'one table, three enforcers (differential, real API server)',
+  `[${cell.name}] one table, three enforcers (differential, real API server)`,
   { skip: availability.available ? false : availability.reason },
   () => {
     let cp: ControlPlane;
-    const upstream = upstreamTrainJobCrd('v2.3.0');
+    // The cell's Trainer line's CRD (the default cell: v2.3.0's, not the main line's the world installs).
+    const upstream = upstreamTrainJobCrd(cell.trainer);
     const schema = upstream.spec.versions[0].schema.openAPIV3Schema;
     const allOps = crdPatchOps(schema) as Obj[];
     const withoutTrainerRules = patchedCrd(

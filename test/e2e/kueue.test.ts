@@ -1,9 +1,9 @@
-// Kueue v0.17.0 queueing a TrainJob in the world where pods run, beside the real Trainer v2.3.0 and
+// Kueue v0.17.1 queueing a TrainJob in the world where pods run, beside the real Trainer v2.3.0 and
 // JobSet v0.12.0 managers, the project's webhook (validating and mutating, handing hints on) and the
 // reconciler sidecar in companion mode. Kueue runs with only its TrainJob integration, as its own
 // user (KUEUE_USER), so its writes can be told apart in the webhook's admission log.
 //
-// What Kueue does, from its source (sigs.k8s.io/kueue@v0.17.0):
+// What Kueue does, from its source (sigs.k8s.io/kueue@v0.17.1):
 // - pkg/controller/jobs/trainjob/trainjob_webhook.go `Default` (CREATE only): a TrainJob with a
 //   queue-name label is suspended, and a runtimePatches entry with manager `kueue.x-k8s.io/manager`
 //   is appended.
@@ -51,6 +51,19 @@ import {
   startWorld,
   type World,
 } from '../reconciler/support/world.ts';
+import {
+  condition,
+  CPU_PER_NODE,
+  isTrue,
+  KUEUE,
+  kueuePatch,
+  podCount,
+  PRIORITY_LABEL,
+  QUEUE_LABEL,
+  queueObjects,
+  QUOTA_NODES,
+  type Obj,
+} from './support/kueue.ts';
 
 const controlPlane = controlPlaneAvailability();
 const controllers = upstreamControllersAvailability();
@@ -62,58 +75,6 @@ const skip = !controlPlane.available
     : !kueue.available
       ? kueue.reason
       : false;
-
-type Obj = Record<string, any>;
-const KUEUE = { group: 'kueue.x-k8s.io', version: 'v1beta2' } as const;
-const QUEUE_LABEL = 'kueue.x-k8s.io/queue-name';
-/** trainjob_controller.go: runtimePatchManagerName. */
-const KUEUE_PATCH_MANAGER = 'kueue.x-k8s.io/manager';
-/** Each node pod requests this many CPUs; the ClusterQueue's quota holds QUOTA_NODES of them. */
-const CPU_PER_NODE = 8;
-const QUOTA_NODES = 4;
-
-const isTrue = (o: Obj | undefined, type: string) =>
-  (o?.status?.conditions as Obj[] | undefined)?.some((c) => c.type === type && c.status === 'True') ?? false;
-const condition = (o: Obj | undefined, type: string) =>
-  (o?.status?.conditions as Obj[] | undefined)?.find((c) => c.type === type);
-const kueuePatch = (tj: TrainJob) =>
-  ((tj.spec?.runtimePatches ?? []) as Obj[]).find((p) => p.manager === KUEUE_PATCH_MANAGER);
-const podCount = (wl: Obj) => (wl.spec.podSets as Obj[]).reduce((n, ps) => n + ps.count, 0);
-/** The label naming a Workload's WorkloadPriorityClass (pkg/controller/constants: WorkloadPriorityClassLabel). */
-const PRIORITY_LABEL = 'kueue.x-k8s.io/priority-class';
-
-/** The queue: one flavor whose node labels Kueue writes into the TrainJob (pods then carry them as nodeSelector). */
-const queueObjects = (ns: string) =>
-  [
-    {
-      apiVersion: `${KUEUE.group}/${KUEUE.version}`,
-      kind: 'ResourceFlavor',
-      metadata: { name: 'kwok' },
-      spec: { nodeLabels: { [NODE_LABEL.key]: NODE_LABEL.value } },
-    },
-    {
-      apiVersion: `${KUEUE.group}/${KUEUE.version}`,
-      kind: 'ClusterQueue',
-      metadata: { name: 'cluster-queue' },
-      spec: {
-        namespaceSelector: {},
-        resourceGroups: [
-          {
-            coveredResources: ['cpu'],
-            flavors: [{ name: 'kwok', resources: [{ name: 'cpu', nominalQuota: String(CPU_PER_NODE * QUOTA_NODES) }] }],
-          },
-        ],
-      },
-    },
-    {
-      apiVersion: `${KUEUE.group}/${KUEUE.version}`,
-      kind: 'LocalQueue',
-      metadata: { name: 'queue', namespace: ns },
-      spec: { clusterQueue: 'cluster-queue' },
-    },
-  ]
-    .map((o) => stringify(o))
-    .join('---\n');
 
 describe(
   'Kueue queues a TrainJob beside Trainer, JobSet, the webhook and the sidecar (companion mode)',
@@ -609,7 +570,7 @@ describe(
     });
 
     // An upstream version skew, not a rule of ours (it fails once Kueue is built against Trainer
-    // v2.3.0's API, and then says so). Kueue v0.17.0
+    // v2.3.0's API, and then says so). Kueue v0.17.1
     // decodes TrainJobs with Trainer v2.2.0's types and writes them back whole (RunWithPodSetsInfo's
     // client.Update), so fields Trainer v2.3.0 added are dropped, in any manager's runtime patch:
     // PodSpecPatch.terminationGracePeriodSeconds here. The CRD's `self == oldSelf` on it is a

@@ -1,5 +1,5 @@
 // The real upstream controllers beside the control plane, out of cluster: JobSet's manager
-// (v0.12.0), Kubeflow Trainer's (v2.3.0) and, on request, Kueue's (v0.17.0). Each gets its own
+// (v0.12.0), Kubeflow Trainer's (v2.3.0) and, on request, Kueue's (v0.17.1). Each gets its own
 // serving certificate and ports (all default to 9443 for webhooks and 8081 for probes), no
 // metrics server, no leader election, no certificate management of its own, and its webhooks
 // registered through `clientConfig.url` + `caBundle` from the upstream manifests (kept by
@@ -219,7 +219,7 @@ export async function startTrainerController(cp: ControlPlane, bins: ControllerB
   return finish(cp, 'trainer-controller-manager', proc, webhookPort, probePort, bins.trainerManifests, cert.caPem, '');
 }
 
-// Kueue v0.17.0 reads its metrics certificate from a fixed path whenever its internal certificate
+// Kueue v0.17.1 reads its metrics certificate from a fixed path whenever its internal certificate
 // management is off (cmd/kueue/main.go: metricsCertPath "/etc/kueue/metrics/certs", read at once
 // by controller-runtime's certwatcher.New, which fails the start when the files are absent), even
 // with the metrics server disabled. Rather than write to the host's /etc, the manager runs in a

@@ -17,6 +17,7 @@ import {
 import { parse, stringify } from 'yaml';
 import {
   COSCHEDULING_SCHEDULER,
+  currentCell,
   ensureCoschedulingBinaries,
   freePorts,
   kueueCrds,
@@ -29,6 +30,7 @@ import {
   waitFor,
   type ControlPlane,
   type UpstreamControllers,
+  type TrainerLine,
   type UserKubeconfig,
 } from '../../harness/index.ts';
 import { crdPatchOps } from '../../../src/rules/generate/crd-patch.ts';
@@ -103,6 +105,25 @@ export function torchtuneVariant(
   return stringify(doc);
 }
 
+/**
+ * A Trainer line's stock runtimes (upstream/SOURCES.md): v2.3.0's six for v2.3.0 and the main line
+ * (the same files at its commit), v2.2.1's own torch and deepspeed runtimes for v2.2.1.
+ */
+export function stockRuntimes(line: TrainerLine): string[] {
+  const files =
+    line === 'v2.2.1'
+      ? ['v2.2.1/torch_distributed.yaml', 'v2.2.1/deepspeed_distributed.yaml']
+      : [
+          'torch_distributed.yaml',
+          'deepspeed_distributed.yaml',
+          'torchtune_llama3_2_1B.yaml',
+          'jax_distributed.yaml',
+          'xgboost_distributed.yaml',
+          'mlx_distributed.yaml',
+        ];
+  return files.map((f) => readFileSync(path.join(upstreamDir, 'runtimes', f), 'utf8'));
+}
+
 export async function startWorld(opts: WorldOptions): Promise<World> {
   const scratch = await mkdtemp(path.join(tmpdir(), 'tjw-reconciler-'));
   const upstream = upstreamTrainJobCrd();
@@ -143,20 +164,13 @@ export async function startWorld(opts: WorldOptions): Promise<World> {
           })
         : undefined,
     ]);
-    // The runtimes in one apply (a kubectl run costs about half a second).
-    const runtimes = [
-      'torch_distributed.yaml',
-      'deepspeed_distributed.yaml',
-      'torchtune_llama3_2_1B.yaml',
-      'jax_distributed.yaml',
-      'xgboost_distributed.yaml',
-      'mlx_distributed.yaml',
-    ].map((f) => readFileSync(path.join(upstreamDir, 'runtimes', f), 'utf8'));
+    // The runtimes in one apply (a kubectl run costs about half a second): the cell's Trainer line's.
     await cp.applyYaml(
       [
-        ...runtimes,
-        torchtuneVariant('delete', 'Delete'),
-        torchtuneVariant('retain', 'Retain', { volumeMode: 'Filesystem' }),
+        ...stockRuntimes(currentCell().trainer),
+        ...(currentCell().trainer === 'v2.2.1'
+          ? []
+          : [torchtuneVariant('delete', 'Delete'), torchtuneVariant('retain', 'Retain', { volumeMode: 'Filesystem' })]),
         ...(gang ? gangRuntimes() : []),
       ].join('\n---\n'),
     );
