@@ -1,8 +1,10 @@
-// Runs the version matrix's compatibility suite (test/compat/ and the differential oracle) in every
-// cell but the default one, which the full suites cover (test/harness/binaries.ts matrixCells;
-// README "Supported versions"). Each cell is a `node --test` run of its own with TJW_CELL set, its
-// lines prefixed with the cell's name; the last lines say what each cell cost and which failed.
-//   node hack/test-matrix.ts [--cells a,b] [--jobs N]     (default: every other cell, 2 at a time)
+// Runs the version matrix (test/harness/binaries.ts matrixCells; README "Supported versions"): the
+// default cell runs the fault and end-to-end suites, every other cell the compatibility suite
+// (test/compat/ and the differential oracle). Each cell is a `node --test` run of its own with
+// TJW_CELL set, one file at a time, its lines prefixed with the cell's name; cells run side by side
+// (the default cell's long run in one slot, the others one after another in the next), and the last
+// lines say what each cell cost and which failed.
+//   node hack/test-matrix.ts [--cells a,b] [--jobs N]     (default: every cell, 2 at a time)
 import { spawn } from 'node:child_process';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -10,8 +12,10 @@ import { parseArgs } from 'node:util';
 import { matrixCells, type Cell } from '../test/harness/binaries.ts';
 
 const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
-/** What a cell runs: the compatibility suite and the differential oracle (three enforcers, one table). */
+/** What the other cells run: the compatibility suite and the differential oracle (three enforcers, one table). */
 export const COMPAT_FILES = ['test/compat/**/*.test.ts', 'test/e2e/differential.test.ts'];
+/** What the default cell runs: every suite that needs the real control plane. */
+export const FULL_FILES = ['test/{faults,e2e}/**/*.test.ts'];
 
 interface CellResult {
   cell: Cell;
@@ -20,9 +24,9 @@ interface CellResult {
   summary: string[];
 }
 
-function runCell(cell: Cell): Promise<CellResult> {
+function runCell(cell: Cell, files: string[]): Promise<CellResult> {
   const t0 = Date.now();
-  const child = spawn(process.execPath, ['--test', '--test-concurrency=1', ...COMPAT_FILES], {
+  const child = spawn(process.execPath, ['--test', '--test-concurrency=1', ...files], {
     cwd: root,
     env: { ...process.env, TJW_CELL: cell.name },
     stdio: ['ignore', 'pipe', 'pipe'],
@@ -55,7 +59,7 @@ function runCell(cell: Cell): Promise<CellResult> {
 async function main(): Promise<number> {
   const { values } = parseArgs({ options: { cells: { type: 'string' }, jobs: { type: 'string', default: '2' } } });
   const all = matrixCells();
-  const wanted = values.cells ? values.cells.split(',') : all.slice(1).map((c) => c.name);
+  const wanted = values.cells ? values.cells.split(',') : all.map((c) => c.name);
   const unknown = wanted.filter((n) => !all.some((c) => c.name === n));
   if (unknown.length > 0) {
     process.stderr.write(
@@ -73,7 +77,8 @@ async function main(): Promise<number> {
   const t0 = Date.now();
   await Promise.all(
     Array.from({ length: Math.min(jobs, queue.length) }, async () => {
-      for (let cell = queue.shift(); cell; cell = queue.shift()) results.push(await runCell(cell));
+      for (let cell = queue.shift(); cell; cell = queue.shift())
+        results.push(await runCell(cell, cell === all[0] ? FULL_FILES : COMPAT_FILES));
     }),
   );
   const failed = results.filter((r) => r.code !== 0);
