@@ -14,6 +14,7 @@ export {
   projectRoot,
   upstreamDir,
   readVersions,
+  readVersionsFile,
   currentCell,
   matrixCells,
   TRAINER_LINES,

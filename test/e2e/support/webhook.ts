@@ -31,16 +31,18 @@ export interface WebhookOptions {
   crdFile?: string;
   handoff?: string;
   extraArgs?: string[];
+  /** The checkout whose `serve` runs (default: this one; an older version's tree in upgrade tests). */
+  root?: string;
 }
 
 const node = process.execPath;
-const bin = path.join(projectRoot, 'bin/trainjob-webhook.js');
 
 export async function startWebhook(cp: ControlPlane, opts: WebhookOptions): Promise<WebhookProcess> {
   const [port, opsPort] = [await freePort(), await freePort()];
   const cert = await cp.issueServingCert(opts.name);
+  const root = opts.root ?? projectRoot;
   const args = [
-    bin,
+    path.join(root, 'bin/trainjob-webhook.js'),
     'serve',
     '--host',
     '127.0.0.1',
@@ -56,7 +58,7 @@ export async function startWebhook(cp: ControlPlane, opts: WebhookOptions): Prom
   if (opts.crdFile) args.push('--crd', opts.crdFile);
   if (opts.handoff) args.push('--handoff', opts.handoff);
   args.push(...(opts.extraArgs ?? []));
-  const proc = cp.startProcess(opts.name, node, args, { env: cp.childEnv(), cwd: projectRoot });
+  const proc = cp.startProcess(opts.name, node, args, { env: cp.childEnv(), cwd: root });
   await waitFor(
     `${opts.name} ready`,
     async () => (await httpGet(`http://127.0.0.1:${opsPort}/readyz`)).status === 200,

@@ -43,6 +43,8 @@ export interface SidecarOptions {
   extraArgs?: string[];
   /** Wait for /readyz (default true; false for a process expected to die early). */
   waitReady?: boolean;
+  /** The checkout whose `reconcile` runs (default: this one; an older version's tree in upgrade tests). */
+  root?: string;
 }
 
 const node = process.execPath;
@@ -53,17 +55,17 @@ const TEST_ONLY_FLAGS = ['--crash-after', '--lease-timing'];
  * The shipped CLI, or the test entry when the arguments ask for a test-only setting (a crash point,
  * the Lease's timing).
  */
-function entrypoint(extraArgs: readonly string[]): string[] {
+function entrypoint(extraArgs: readonly string[], root: string): string[] {
   return TEST_ONLY_FLAGS.some((f) => extraArgs.includes(f))
-    ? [path.join(projectRoot, 'test/reconciler/support/run-reconciler.ts')]
-    : [path.join(projectRoot, 'bin/trainjob-webhook.js'), 'reconcile'];
+    ? [path.join(root, 'test/reconciler/support/run-reconciler.ts')]
+    : [path.join(root, 'bin/trainjob-webhook.js'), 'reconcile'];
 }
 
 export async function startSidecar(cp: ControlPlane, opts: SidecarOptions): Promise<Sidecar> {
   const [freeHandoff, opsPort] = await freePorts(2);
   const handoffPort = opts.handoffPort ?? freeHandoff;
   const args = [
-    ...entrypoint(opts.extraArgs ?? []),
+    ...entrypoint(opts.extraArgs ?? [], opts.root ?? projectRoot),
     '--kubeconfig',
     opts.kubeconfig,
     '--mode',
@@ -80,7 +82,11 @@ export async function startSidecar(cp: ControlPlane, opts: SidecarOptions): Prom
     'debug',
     ...(opts.extraArgs ?? []),
   ];
-  const proc = cp.startProcess(opts.name, node, args, { env: cp.childEnv(), cwd: projectRoot, stopTimeoutMs: 10_000 });
+  const proc = cp.startProcess(opts.name, node, args, {
+    env: cp.childEnv(),
+    cwd: opts.root ?? projectRoot,
+    stopTimeoutMs: 10_000,
+  });
   const logLines = (): LogLine[] => {
     try {
       return readFileSync(proc.logFile, 'utf8')
