@@ -4,7 +4,9 @@
 //   manifests/crd-patch/trainjob-crd-restore.yaml the patch that undoes it (uninstall)
 //   manifests/vap/trainjob-vap.yaml              the ValidatingAdmissionPolicy and binding
 //   src/embedded/trainjob-crd.json               that CRD with the patch applied: serve's default
-// `node hack/generate.ts --check` writes nothing and exits 1 when a file is stale.
+// `node hack/generate.ts --check` writes nothing and exits 1 when a file is stale. It runs with
+// Node alone (test/repo/self-contained.test.ts runs it confined to the clone); `npm run generate`
+// then runs hack/generate-chart.ts, which needs kubectl's kustomize for the Helm chart.
 import { readFile, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
