@@ -74,6 +74,7 @@ export function startCrdPatchRestorer(opts: CrdPatchRestorerOptions): CrdPatchRe
   let stopped = false;
   let timer: NodeJS.Timeout | undefined;
   let lastRefusal = '';
+  let decided = false;
   const restores: number[] = [];
 
   const count = (verb: string) => metrics.apiRequests.inc({ verb, resource: 'customresourcedefinitions' });
@@ -193,10 +194,17 @@ export function startCrdPatchRestorer(opts: CrdPatchRestorerOptions): CrdPatchRe
     if (decision.action === 'keep') {
       metrics.crdPatchInForce.set(1);
       lastRefusal = '';
-      logger.debug({ resourceVersion: metaOf(crd).resourceVersion }, decision.reason);
+      // The first decision is worth a line (what the restorer found); later ones follow its own writes.
+      (decided ? logger.debug : logger.info).call(
+        logger,
+        { resourceVersion: metaOf(crd).resourceVersion },
+        decision.reason,
+      );
+      decided = true;
       return disclaim(crd);
     }
     metrics.crdPatchInForce.set(0);
+    decided = true;
     if (decision.action === 'refuse') {
       if (decision.reason !== lastRefusal) {
         metrics.crdPatchRestores.inc({ result: 'refused' });
