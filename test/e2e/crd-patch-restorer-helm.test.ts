@@ -29,9 +29,9 @@ import {
 import { goAvailable, projectRoot } from '../harness/binaries.ts';
 import { ensureHelmBinaries, locateHelmBinaries } from '../harness/helm.ts';
 import { jsonEqual } from '../../src/rules/crd-patch-restore.ts';
-import { BLANKET_TRAINER_RULE, crdPatchOps } from '../../src/rules/generate/crd-patch.ts';
+import { BLANKET_TRAINER_RULE, crdPatchOps, crdRestoreOps } from '../../src/rules/generate/crd-patch.ts';
 import { isGeneratedRule } from '../../src/rules/marker.ts';
-import { helmFor, prepareTrainerCharts, renderedTrainJobCrd, type Helm } from './support/trainer-chart.ts';
+import { helmFor, prepareTrainerCharts, chartTrainJobCrd, type Helm } from './support/trainer-chart.ts';
 
 type Obj = Record<string, any>;
 const CRD = 'trainjobs.trainer.kubeflow.org';
@@ -101,7 +101,7 @@ describe("the CRD patch restorer across Trainer's helm upgrades (Helm 3, then He
     h3 = await helmFor('helm3', bins.helm3, dir, cp.childEnv());
     h4 = await helmFor('helm4', bins.helm4, dir, cp.childEnv());
     for (const key of ['v230', 'main'] as const) {
-      const crd = await renderedTrainJobCrd(h3, charts[key]);
+      const crd = await chartTrainJobCrd(charts[key]);
       patched[key] = schemaOf(
         fastJsonPatch.applyPatch(crd, crdPatchOps(schemaOf(crd)) as Operation[], true, false).newDocument,
       );
@@ -300,22 +300,19 @@ describe("the CRD patch restorer across Trainer's helm upgrades (Helm 3, then He
 
   it("without the restorer, a kubectl patch makes Helm 4's next upgrade fail on .spec.versions (what the hand-back prevents)", async () => {
     await restorer.stop();
+    // Main's CRD as its chart has it, then patched the README's way (its patch generated for that
+    // CRD), both by kubectl: the manager kubectl-patch keeps .spec.versions.
+    const chartCrd = await chartTrainJobCrd(charts.main);
+    const patch = (ops: unknown[]) => cp.kubectl(['patch', 'crd', CRD, '--type=json', '-p', JSON.stringify(ops)]);
     const mark = seen.length;
-    await h4.run(['upgrade', RELEASE, charts.main, '-n', 'kubeflow-system', ...h4.postRender]);
-    await waitFor('the blanket rule back, and kept (no restorer)', () => seen.slice(mark).some((v) => v.blanket));
-    await cp.kubectl([
-      'patch',
-      'crd',
-      CRD,
-      '--type=json',
-      '--patch-file',
-      path.join(projectRoot, 'manifests/crd-patch/trainjob-crd-patch.yaml'),
-    ]);
-    const patchedByKubectl = await waitFor('the kubectl patch seen', () => {
-      const last = seen.at(-1);
-      return last && last.ours > 0 && last;
+    await patch(crdRestoreOps(schemaOf(chartCrd)));
+    await patch(crdPatchOps(schemaOf(chartCrd)));
+    await waitFor('both kubectl patches seen', () => {
+      const since = seen.slice(mark);
+      return since.some((v) => v.blanket) && since.at(-1)?.ours;
     });
-    assert.deepEqual(versionsOwners(patchedByKubectl.crd), ['kubectl-patch/Update']);
+    assert.ok(jsonEqual(schemaOf(latest()!), patched.main));
+    assert.deepEqual(versionsOwners(latest()!), ['kubectl-patch/Update']);
     const failed = await h4.run(['upgrade', RELEASE, charts.main, '-n', 'kubeflow-system', ...h4.postRender], {
       check: false,
     });
