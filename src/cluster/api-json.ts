@@ -16,14 +16,27 @@ export interface JsonApi {
   get(path: string): Promise<unknown>;
   post(path: string, body: unknown): Promise<unknown>;
   put(path: string, body: unknown): Promise<unknown>;
+  /** A JSON patch (RFC 6902): `ops` applied in order by the API server, all or none. */
+  jsonPatch(path: string, ops: unknown[]): Promise<unknown>;
 }
 
 export function jsonApi(
   client: ApiClient,
   { timeoutMs = API_CALL_TIMEOUT_MS, maxBytes = MAX_OBJECT_BYTES } = {},
 ): JsonApi {
-  const call = async (method: 'GET' | 'POST' | 'PUT', path: string, body?: unknown): Promise<unknown> => {
-    const res = await client.request(path, { method, body, signal: AbortSignal.timeout(timeoutMs), maxBytes });
+  const call = async (
+    method: 'GET' | 'POST' | 'PUT' | 'PATCH',
+    path: string,
+    body?: unknown,
+    contentType?: string,
+  ): Promise<unknown> => {
+    const res = await client.request(path, {
+      method,
+      body,
+      ...(contentType ? { contentType } : {}),
+      signal: AbortSignal.timeout(timeoutMs),
+      maxBytes,
+    });
     const text = res.body.toString('utf8');
     if (res.status < 200 || res.status > 299)
       throw new ApiError(res.status, text.slice(0, ERROR_BODY_CHARS), `${method} ${path}`);
@@ -37,5 +50,6 @@ export function jsonApi(
     get: (path) => call('GET', path),
     post: (path, body) => call('POST', path, body),
     put: (path, body) => call('PUT', path, body),
+    jsonPatch: (path, ops) => call('PATCH', path, ops, 'application/json-patch+json'),
   };
 }

@@ -22,9 +22,11 @@ export interface ApiResponse {
 }
 
 export interface ApiRequestOptions {
-  method?: 'GET' | 'POST' | 'PUT';
+  method?: 'GET' | 'POST' | 'PUT' | 'PATCH';
   /** Sent as JSON. */
   body?: unknown;
+  /** The body's content type (default application/json; a PATCH names its patch type here). */
+  contentType?: string;
   /** Ends the exchange: the request is destroyed and the call fails. */
   signal: AbortSignal;
   /** A larger response body is abandoned (the connection destroyed) and the call fails. */
@@ -176,12 +178,11 @@ export function apiClient(
 
   const requestInSlot = async (
     path: string,
-    { method = 'GET', body, signal, maxBytes }: ApiRequestOptions,
+    { method = 'GET', body, contentType = 'application/json', signal, maxBytes }: ApiRequestOptions,
   ): Promise<ApiResponse> => {
     const { to, headers, pool: p } = await prepare(path, signal);
     const payload = body === undefined ? undefined : Buffer.from(JSON.stringify(body));
-    if (payload)
-      Object.assign(headers, { 'content-type': 'application/json', 'content-length': String(payload.length) });
+    if (payload) Object.assign(headers, { 'content-type': contentType, 'content-length': String(payload.length) });
     p.inFlight++;
     const once = () => exchange({ ...to, method, agent: p.agent, headers, payload, signal, maxBytes });
     try {

@@ -7,6 +7,10 @@ import { createLogger } from '../observability/logger.ts';
 import { ConfigError, parseReconcileArgs, RECONCILE_USAGE, type ReconcileConfig } from '../reconciler/config.ts';
 import { startReconciler } from '../reconciler/run.ts';
 import { installProcessHandlers } from '../process/signals.ts';
+import { crdPatchOps } from '../rules/generate/crd-patch.ts';
+import { decideCrdPatchRestore } from '../rules/crd-patch-restore.ts';
+import { disclaimVersionsOps } from '../rules/crd-patch-ownership.ts';
+import type { CrdPatchPlanner } from '../reconciler/crd-patch-restorer.ts';
 import type { CommandIo } from './io.ts';
 
 export { RECONCILE_USAGE };
@@ -34,10 +38,19 @@ export async function reconcileCommand(args: string[], io: CommandIo): Promise<n
   return runReconcile(config, kc);
 }
 
+/**
+ * What the CRD patch restorer writes: the patch generated for the CRD it finds (crdPatchOps, the
+ * one generator of manifests/crd-patch/; a generator per Trainer line slots in here).
+ */
+export const crdPatchPlanner: CrdPatchPlanner = {
+  decide: (crd) => decideCrdPatchRestore(crd, crdPatchOps),
+  disclaim: disclaimVersionsOps,
+};
+
 /** Runs the reconciler with a parsed config until a signal stops it; resolves to the exit code. */
 export async function runReconcile(config: ReconcileConfig, kc: KubeConfig): Promise<number> {
   const logger = createLogger(config.logLevel);
-  const handle = await startReconciler(config, { kc, logger });
+  const handle = await startReconciler(config, { kc, logger, crdPatchPlanner });
   // Runs until a signal closes it; then resolves 0, so the process ends with a clean exit code.
   return new Promise<number>((resolve) => {
     installProcessHandlers(

@@ -55,6 +55,8 @@ export interface ReconcileConfig {
   shutdownTimeoutMs: number;
   /** Test only (see CRASH_POINTS). */
   crashAfter?: CrashPoint;
+  /** --restore-crd-patch: put the TrainJob CRD patch back whenever the CRD lacks it (off by default). */
+  restoreCrdPatch: boolean;
 }
 
 export const RECONCILE_DEFAULTS = {
@@ -85,6 +87,8 @@ export const RECONCILE_USAGE = `Usage: trainjob-webhook reconcile [flags]
   --workers N            TrainJobs reconciled at once (default ${RECONCILE_DEFAULTS.workers})
   --lease-namespace NS   namespace of the leader-election Lease "${COMPONENT}" (default: the pod's namespace, else default)
   --no-leader-election   act without a Lease (only when a single replica runs)
+  --restore-crd-patch    watch the TrainJob CRD and put this project's CRD patch back whenever it is gone (a Trainer
+                         upgrade rewrote the CRD); needs the rights of manifests/components/crd-patch-restorer
   --log-level LEVEL      ${LOG_LEVELS.join(', ')} (default ${RECONCILE_DEFAULTS.logLevel})
 
 Replicas elect a leader through the Lease; only the leader acts, the others keep their caches warm.`;
@@ -100,6 +104,7 @@ export const RECONCILE_FLAGS = {
   workers: { type: 'string' },
   'lease-namespace': { type: 'string' },
   'no-leader-election': { type: 'boolean' },
+  'restore-crd-patch': { type: 'boolean' },
   'log-level': { type: 'string' },
 } as const;
 
@@ -152,6 +157,7 @@ export function parseReconcileArgs(args: readonly string[], sources: ConfigSourc
       : leaderElection(values['lease-namespace'], inCluster && !kubeconfig, sources, mode),
     resyncMs: RECONCILE_DEFAULTS.resyncMs,
     shutdownTimeoutMs: RECONCILE_DEFAULTS.shutdownTimeoutMs,
+    restoreCrdPatch: values['restore-crd-patch'] === true,
   };
 }
 

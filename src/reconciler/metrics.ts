@@ -30,6 +30,13 @@ export interface ReconcilerMetrics {
   leader: Gauge;
   /** Requests sent to the API server, by verb (get, list, watch, patch...) and resource. */
   apiRequests: Counter<'verb' | 'resource'>;
+  /**
+   * The CRD patch restorer (`--restore-crd-patch`): what it did, by result (restored, disclaimed:
+   * the field ownership given back, refused: a CRD it may not patch, failed: a write that failed).
+   */
+  crdPatchRestores: Counter<'result'>;
+  /** 1 while the TrainJob CRD has the patch in force, 0 while not; only with the restorer on. */
+  crdPatchInForce: Gauge;
   controllerRuntime: {
     reconciles: Counter<'controller' | 'result'>;
     reconcileErrors: Counter<'controller'>;
@@ -98,6 +105,17 @@ export function createReconcilerMetrics(options: { defaultMetrics?: boolean } = 
       name: 'trainjob_reconciler_api_requests_total',
       help: 'Requests sent to the API server, by verb and resource.',
       labelNames: ['verb', 'resource'] as const,
+      registers,
+    }),
+    crdPatchRestores: new Counter({
+      name: 'trainjob_reconciler_crd_patch_restores_total',
+      help: 'What the CRD patch restorer did to the TrainJob CRD, by result (restored, disclaimed, refused, failed).',
+      labelNames: ['result'] as const,
+      registers,
+    }),
+    crdPatchInForce: new Gauge({
+      name: 'trainjob_reconciler_crd_patch_in_force',
+      help: "1 while the TrainJob CRD has this project's patch in force, 0 while not (set by the CRD patch restorer only).",
       registers,
     }),
     controllerRuntime: {

@@ -7,6 +7,10 @@ import type { Logger } from '../observability/logger.ts';
 import { buildOpsServer } from '../observability/ops-server.ts';
 import { listenOn } from '../process/listen.ts';
 import { describeError } from '../cluster/errors.ts';
+import { apiClient } from '../cluster/api-request.ts';
+import { kubeConfigConnection } from '../cluster/kubeconfig-connection.ts';
+import { startCrdPatchRestorer, type CrdPatchPlanner, type CrdPatchRestorer } from './crd-patch-restorer.ts';
+import { CRD_PATCH_RESTORER_FIELD_MANAGER } from './names.ts';
 import { countingKubeConfig } from './api-requests.ts';
 import { crashNow } from './crash-point.ts';
 import { createReconcilerCluster } from './cluster.ts';
@@ -34,6 +38,8 @@ export interface ReconcilerDeps {
   kc: KubeConfig;
   logger: Logger;
   metrics?: ReconcilerMetrics;
+  /** With --restore-crd-patch: decides what the CRD patch restorer writes (chosen by the command). */
+  crdPatchPlanner?: CrdPatchPlanner;
 }
 
 function portOf(app: FastifyInstance): number {
@@ -134,10 +140,25 @@ export async function startReconciler(config: ReconcileConfig, deps: ReconcilerD
   const resync = setInterval(() => watches.trainJobKeys().forEach(enqueue), config.resyncMs);
   resync.unref();
 
+  let restorer: CrdPatchRestorer | undefined;
+  if (config.restoreCrdPatch) {
+    if (!deps.crdPatchPlanner) throw new Error('--restore-crd-patch needs a CRD patch planner');
+    restorer = startCrdPatchRestorer({
+      client: apiClient(kubeConfigConnection(deps.kc)),
+      planner: deps.crdPatchPlanner,
+      fieldManager: CRD_PATCH_RESTORER_FIELD_MANAGER,
+      logger,
+      metrics,
+      mayWrite: elector ? () => elector.isLeader() : () => true,
+      identity,
+    });
+  }
+
   const lead = () => {
     metrics.leader.set(1);
     watches.trainJobKeys().forEach(enqueue);
     queue.start();
+    restorer?.check();
   };
   if (elector && config.leaderElection) {
     const lease = leaseRecorder(metrics, config.leaderElection.name);
@@ -164,6 +185,7 @@ export async function startReconciler(config: ReconcileConfig, deps: ReconcilerD
       leaderElection: config.leaderElection
         ? `${config.leaderElection.namespace}/${config.leaderElection.name}`
         : 'off',
+      crdPatchRestorer: config.restoreCrdPatch ? 'on' : 'off',
     },
     'reconciler started',
   );
@@ -174,6 +196,7 @@ export async function startReconciler(config: ReconcileConfig, deps: ReconcilerD
     metrics,
     async close() {
       clearInterval(resync);
+      restorer?.stop();
       await handoff.close();
       await watches.stop();
       await queue.shutdown();

@@ -38,6 +38,11 @@ describe('parseReconcileArgs', () => {
       [15_000, 10_000, 2_000],
     );
     assert.equal(c.crashAfter, undefined);
+    assert.equal(c.restoreCrdPatch, false, 'the CRD patch restorer is opt-in');
+  });
+
+  it('--restore-crd-patch switches the CRD patch restorer on', () => {
+    assert.equal(parseReconcileArgs(['--kubeconfig', 'kc', '--restore-crd-patch'], sources).restoreCrdPatch, true);
   });
 
   it('reads every flag', () => {

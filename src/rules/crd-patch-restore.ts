@@ -1,0 +1,168 @@
+// The CRD patch restorer's decision, pure: given the TrainJob CRD as the API server sent it and
+// the function that generates the patch for a CRD (`crdPatchOps` today; one per Trainer line
+// later), is the patch in force, and if not, which JSON patch puts it back?
+//
+// The patch is generated for the CRD's upstream form: the CRD read, without the rules this project
+// wrote (marked, src/rules/marker.ts) and with upstream's blanket spec.trainer rule first (where
+// it is missing). So a CRD that Trainer's chart rewrote (blanket rule back, ours gone), one with
+// both (a partial merge), one with our rules of an older table and one with the blanket rule
+// lifted alone all converge on the same patched schema, and a patched CRD is left alone. What is
+// sent is the difference between the schema read and that patched schema, after a test of the
+// resourceVersion read: a CRD that changed since is never patched from a stale read.
+import fastJsonPatch, { type Operation } from 'fast-json-patch';
+import { TRAINJOB_CRD } from '../api/names.ts';
+import { BLANKET_TRAINER_RULE } from './generate/crd-patch.ts';
+import { isGeneratedRule } from './marker.ts';
+
+/** Generates the CRD patch (JSON6902 ops on the CRD, paths from /spec/versions/0/schema) for an upstream schema. */
+export type PatchOpsFor = (openAPIV3Schema: unknown) => unknown[];
+
+export type RestoreDecision =
+  /** Nothing to do: the patch is in force, or the CRD is being deleted. */
+  | { action: 'keep'; reason: string }
+  /** Send `ops` (a JSON patch on the CRD) to put the patch back. */
+  | { action: 'patch'; ops: unknown[]; reason: string }
+  /** The patch cannot be put back on this object: say why, touch nothing. */
+  | { action: 'refuse'; reason: string };
+
+const SCHEMA_PATH = '/spec/versions/0/schema/openAPIV3Schema';
+type Obj = Record<string, unknown>;
+
+const isObj = (v: unknown): v is Obj => typeof v === 'object' && v !== null && !Array.isArray(v);
+const own = (o: Obj, key: string): unknown => (Object.hasOwn(o, key) ? o[key] : undefined);
+
+/** JSON values equal, object keys in any order. */
+export function jsonEqual(a: unknown, b: unknown): boolean {
+  if (a === b) return true;
+  if (Array.isArray(a) || Array.isArray(b)) {
+    if (!Array.isArray(a) || !Array.isArray(b) || a.length !== b.length) return false;
+    return a.every((v, i) => jsonEqual(v, b[i]));
+  }
+  if (!isObj(a) || !isObj(b)) return false;
+  const keys = Object.keys(a);
+  if (keys.length !== Object.keys(b).length) return false;
+  return keys.every((k) => Object.hasOwn(b, k) && jsonEqual(a[k], b[k]));
+}
+
+interface RuleLists {
+  root: Obj;
+  spec: Obj;
+  trainer: Obj;
+}
+
+/** The schema nodes whose rules the patch changes, or why this is not a CRD the restorer may touch. */
+function ruleNodes(schema: Obj): RuleLists | string {
+  const specNode = isObj(own(schema, 'properties')) ? own(own(schema, 'properties') as Obj, 'spec') : undefined;
+  if (!isObj(specNode)) return 'its schema has no spec';
+  const specProps = own(specNode, 'properties');
+  const trainer = isObj(specProps) ? own(specProps, 'trainer') : undefined;
+  if (!isObj(trainer)) return 'its schema has no spec.trainer';
+  for (const [where, node] of [
+    ['the root', schema],
+    ['spec', specNode],
+    ['spec.trainer', trainer],
+  ] as const) {
+    const rules = own(node, 'x-kubernetes-validations');
+    if (rules === undefined) continue;
+    if (!Array.isArray(rules)) return `the x-kubernetes-validations of ${where} are not a list`;
+    if (!rules.every((r) => isObj(r) && typeof own(r, 'rule') === 'string'))
+      return `a rule of ${where} is not an object with a string rule`;
+  }
+  return { root: schema, spec: specNode, trainer };
+}
+
+/** Removes this project's (marked) rules from a node; the list goes when nothing is left of it. */
+function withoutOurs(node: Obj): void {
+  const rules = own(node, 'x-kubernetes-validations') as Obj[] | undefined;
+  if (!rules) return;
+  const kept = rules.filter((r) => !isGeneratedRule(r.rule as string));
+  if (kept.length > 0) node['x-kubernetes-validations'] = kept;
+  else delete node['x-kubernetes-validations'];
+}
+
+const isBlanket = (r: Obj): boolean => jsonEqual(r, BLANKET_TRAINER_RULE);
+
+/** The CRD's schema as upstream shipped it: our rules out, the blanket rule first at spec.trainer if missing. */
+function upstreamForm(schema: Obj): { schema: Obj; blanketFound: boolean; oursFound: number } | string {
+  const copy = structuredClone(schema);
+  const nodes = ruleNodes(copy);
+  if (typeof nodes === 'string') return nodes;
+  let oursFound = 0;
+  for (const node of [nodes.root, nodes.spec, nodes.trainer]) {
+    const rules = own(node, 'x-kubernetes-validations') as Obj[] | undefined;
+    oursFound += rules?.filter((r) => isGeneratedRule(r.rule as string)).length ?? 0;
+    withoutOurs(node);
+  }
+  const trainerRules = (own(nodes.trainer, 'x-kubernetes-validations') as Obj[] | undefined) ?? [];
+  const blanketFound = trainerRules.some(isBlanket);
+  if (!blanketFound) nodes.trainer['x-kubernetes-validations'] = [{ ...BLANKET_TRAINER_RULE }, ...trainerRules];
+  return { schema: copy, blanketFound, oursFound };
+}
+
+/** The object's metadata, or why the restorer may not touch it. */
+function metadataOf(crd: unknown): { resourceVersion: string; deleting: boolean } | string {
+  if (!isObj(crd)) return 'not an object';
+  const meta = own(crd, 'metadata');
+  if (!isObj(meta)) return 'no metadata';
+  if (own(meta, 'name') !== TRAINJOB_CRD) return `not ${TRAINJOB_CRD} (named ${JSON.stringify(own(meta, 'name'))})`;
+  const rv = own(meta, 'resourceVersion');
+  if (typeof rv !== 'string' || rv === '') return 'no resourceVersion';
+  return {
+    resourceVersion: rv,
+    deleting: own(meta, 'deletionTimestamp') !== undefined && own(meta, 'deletionTimestamp') !== null,
+  };
+}
+
+/** versions[0]'s openAPIV3Schema (the one the patch is generated for), or why there is none. */
+function schemaOf(crd: Obj): Obj | string {
+  const spec = own(crd, 'spec');
+  const versions = isObj(spec) ? own(spec, 'versions') : undefined;
+  if (!Array.isArray(versions) || versions.length === 0) return 'no spec.versions';
+  const first: unknown = versions[0];
+  const schema =
+    isObj(first) && isObj(own(first, 'schema')) ? own(own(first, 'schema') as Obj, 'openAPIV3Schema') : undefined;
+  return isObj(schema) ? schema : 'spec.versions[0] has no schema.openAPIV3Schema';
+}
+
+/** Applies generated ops to a CRD whose versions[0] schema is `schema`: the patched schema, or the error. */
+function patchedSchema(schema: Obj, ops: unknown[]): Obj | string {
+  const doc = { spec: { versions: [{ schema: { openAPIV3Schema: structuredClone(schema) } }] } };
+  try {
+    const out = fastJsonPatch.applyPatch(doc, structuredClone(ops) as Operation[], true, false).newDocument;
+    const result = out.spec.versions[0]?.schema?.openAPIV3Schema as unknown;
+    return isObj(result) ? result : 'the generated patch leaves no schema';
+  } catch (err) {
+    return `the generated patch does not apply to this CRD: ${(err as Error).message.split('\n')[0]}`;
+  }
+}
+
+/** What the live rules are, in words (for the decision's reason). */
+const describe = (blanket: boolean, ours: number): string =>
+  `${blanket ? "upstream's blanket spec.trainer rule" : 'no blanket spec.trainer rule'}, ${ours} rule(s) of this project`;
+
+/** Is the CRD patch in force on this CRD, and if not, which JSON patch puts it back? Never throws. */
+export function decideCrdPatchRestore(crd: unknown, patchOpsFor: PatchOpsFor): RestoreDecision {
+  const meta = metadataOf(crd);
+  if (typeof meta === 'string') return { action: 'refuse', reason: `the CRD read is unusable: ${meta}` };
+  if (meta.deleting) return { action: 'keep', reason: 'the CRD is being deleted' };
+  const schema = schemaOf(crd as Obj);
+  if (typeof schema === 'string') return { action: 'refuse', reason: `the CRD read is unusable: ${schema}` };
+  const upstream = upstreamForm(schema);
+  if (typeof upstream === 'string') return { action: 'refuse', reason: `not the TrainJob CRD's shape: ${upstream}` };
+  let ops: unknown[];
+  try {
+    ops = patchOpsFor(upstream.schema);
+  } catch (err) {
+    return { action: 'refuse', reason: `the patch could not be generated for this CRD: ${(err as Error).message}` };
+  }
+  const wanted = patchedSchema(upstream.schema, ops);
+  if (typeof wanted === 'string') return { action: 'refuse', reason: wanted };
+  const live = describe(upstream.blanketFound, upstream.oursFound);
+  if (jsonEqual(schema, wanted)) return { action: 'keep', reason: `the patch is in force (${live})` };
+  const diff = fastJsonPatch.compare(schema, wanted).map((op) => ({ ...op, path: `${SCHEMA_PATH}${op.path}` }));
+  return {
+    action: 'patch',
+    ops: [{ op: 'test', path: '/metadata/resourceVersion', value: meta.resourceVersion }, ...diff],
+    reason: `the patch is not in force (${live})`,
+  };
+}
