@@ -199,7 +199,7 @@ build_manager() {
   (cd "$dir" && go mod edit "$@") || return 1
   run_step "$label" "$logfile" bash -c "cd '$dir' && go list -deps $pkg >/dev/null" || return 1
   log "$label: building ($((SECONDS - t0))s so far)"
-  run_step "$label" "$logfile" bash -c "cd '$dir' && go build ${BUILD_FLAGS[*]} -ldflags='$LDFLAGS_BASE' -o '$dir/out/$bin' $pkg" || return 1
+  run_step "$label" "$logfile" bash -c "cd '$dir' && go build ${BUILD_FLAGS[*]} -ldflags='$LDFLAGS_BASE${MANAGER_LDFLAGS:-}' -o '$dir/out/$bin' $pkg" || return 1
   install_binaries "$dir/out" "$dest" "$bin" || return 1
   rm -rf "$dir"
   log "$label: done in $((SECONDS - t0))s"
@@ -274,10 +274,22 @@ build_helm() {
   local major v
   for major in 3 4; do
     if [[ $major == 3 ]]; then v=$HELM3_VERSION; else v=$HELM4_VERSION; fi
-    local dest="$CACHE/helm-$v"
+    local dest="$CACHE/helm-$v-stamped"
     if have_all "$dest" helm; then log "helm $v: cached in $dest"; continue; fi
-    # Stamped as upstream's Makefile does (internal/version), so `helm version` names it.
-    build_manager "helm $v" "$dest" helm "helm.sh/helm/v$major/cmd/helm" "$LOG_DIR/helm-$v.log" \
+    # Stamped as upstream's Makefile does: internal/version, so `helm version` names it, and (Helm 3)
+    # the Kubernetes version `helm template` assumes, from the client-go its go.mod requires (its
+    # Makefile's K8S_MODULES_*; unstamped, Helm 3 assumes v1.20). Helm 4 reads it from its build info.
+    local x=" -X helm.sh/helm/v$major/internal/version.version=$v -X helm.sh/helm/v$major/internal/version.gitTreeState=clean"
+    if [[ $major == 3 ]]; then
+      local src client minor
+      src="$(GOFLAGS= module_dir "helm.sh/helm/v3@$v")"
+      client="$(sed -n 's#^[[:space:]]*k8s.io/client-go v0\.\([0-9]*\)\..*#\1#p' "$src/go.mod")"
+      [[ -n "$client" ]] || { log "helm $v: no k8s.io/client-go in $src/go.mod"; return 1; }
+      for p in pkg/lint/rules pkg/chartutil; do
+        x+=" -X helm.sh/helm/v3/$p.k8sVersionMajor=1 -X helm.sh/helm/v3/$p.k8sVersionMinor=$client"
+      done
+    fi
+    MANAGER_LDFLAGS="$x" build_manager "helm $v" "$dest" helm "helm.sh/helm/v$major/cmd/helm" "$LOG_DIR/helm-$v.log" \
       -require="helm.sh/helm/v$major@$v" || return 1
   done
 }
@@ -374,7 +386,7 @@ cached_matrix() {
     cached_manager "jobset-$JOBSET_PREVIOUS_VERSION" jobset-controller-manager &&
     cached_manager "trainer-main-${TRAINER_MAIN_COMMIT:0:8}" trainer-controller-manager
 }
-cached_helm() { have_all "$CACHE/helm-$HELM3_VERSION" helm && have_all "$CACHE/helm-$HELM4_VERSION" helm; }
+cached_helm() { have_all "$CACHE/helm-$HELM3_VERSION-stamped" helm && have_all "$CACHE/helm-$HELM4_VERSION-stamped" helm; }
 
 main() {
   local want=("$@")

@@ -21,8 +21,8 @@ function executable(file: string): boolean {
 
 export function locateHelmBinaries(env: NodeJS.ProcessEnv = process.env): HelmBinaries | { missing: string[] } {
   const v = readVersionsFile();
-  const helm3 = env.TEST_ASSET_HELM3 || path.join(binCacheDir(env), `helm-${v.HELM3_VERSION}`, 'helm');
-  const helm4 = env.TEST_ASSET_HELM4 || path.join(binCacheDir(env), `helm-${v.HELM4_VERSION}`, 'helm');
+  const helm3 = env.TEST_ASSET_HELM3 || path.join(binCacheDir(env), `helm-${v.HELM3_VERSION}-stamped`, 'helm');
+  const helm4 = env.TEST_ASSET_HELM4 || path.join(binCacheDir(env), `helm-${v.HELM4_VERSION}-stamped`, 'helm');
   const missing = [helm3, helm4].filter((f) => !executable(f));
   return missing.length > 0 ? { missing } : { helm3, helm4 };
 }
