@@ -30,6 +30,8 @@ export interface ReconcilerMetrics {
   leader: Gauge;
   /** Requests sent to the API server, by verb (get, list, watch, patch...) and resource. */
   apiRequests: Counter<'verb' | 'resource'>;
+  /** 1 for the Trainer line whose rules are in force (from the live CRD; `unknown`: the careful rules). */
+  trainerLine: Gauge<'line'>;
   controllerRuntime: {
     reconciles: Counter<'controller' | 'result'>;
     reconcileErrors: Counter<'controller'>;
@@ -98,6 +100,12 @@ export function createReconcilerMetrics(options: { defaultMetrics?: boolean } = 
       name: 'trainjob_reconciler_api_requests_total',
       help: 'Requests sent to the API server, by verb and resource.',
       labelNames: ['verb', 'resource'] as const,
+      registers,
+    }),
+    trainerLine: new Gauge({
+      name: 'trainjob_reconciler_trainer_line',
+      help: '1 for the Trainer line found from the live TrainJob CRD, whose rules the reconciler follows; line="unknown": none of the known lines (or the CRD unreadable), so the most careful rules apply.',
+      labelNames: ['line'] as const,
       registers,
     }),
     controllerRuntime: {

@@ -1,5 +1,6 @@
 // decide(): one reconcile, from observation to ordered steps, for both modes. Each row states
 // what the cluster holds and what the reconciler must (and must not) do about it.
+import { TRAINER_LINES, UNKNOWN_TRAINER_LINE } from '../../src/api/trainer-line.ts';
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { decide, RETRY } from '../../src/rebuild/decide.ts';
@@ -13,6 +14,8 @@ const torch = upstreamRuntime('torch');
 
 interface World {
   mode?: Mode;
+  /** The installed Trainer line (default v2.3.0). */
+  trainer?: keyof typeof TRAINER_LINES | 'unknown';
   trainJob: TrainJob;
   jobSet?: JobSet;
   runtime?: Runtime | null;
@@ -29,6 +32,7 @@ interface World {
 function run(w: World): { decision: Decision; needs: Need[] } {
   const o: Observation = {
     mode: w.mode ?? 'companion',
+    trainer: w.trainer === 'unknown' ? UNKNOWN_TRAINER_LINE : TRAINER_LINES[w.trainer ?? 'v2.3.0'],
     trainJob: w.trainJob,
     jobSet: w.jobSet,
     now: '2026-11-30T00:00:00Z',

@@ -1,6 +1,7 @@
 // The one judgment of whether a count change can be carried out (src/rebuild/scale-judgment.ts),
 // as a table over every stock runtime of Trainer v2.3.0 (upstream/runtimes/) and the variants a
 // user's own runtime may take, in both modes.
+import { TRAINER_LINES } from '../../src/api/trainer-line.ts';
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import type { JobSet, Runtime } from '../../src/api/objects.ts';
@@ -207,7 +208,13 @@ describe('judgeScale: can a count change be carried out', () => {
         trainer: { numNodes: 2 },
         ...(row.cacheUri ? { initializer: { dataset: { storageUri: 'cache://iceberg/table' } } } : {}),
       });
-      const judged = judgeScale({ mode: row.mode, trainJob: tj, runtime: row.runtime, jobSet: row.jobSet });
+      const judged = judgeScale({
+        trainer: TRAINER_LINES['v2.3.0'],
+        mode: row.mode,
+        trainJob: tj,
+        runtime: row.runtime,
+        jobSet: row.jobSet,
+      });
       if (row.want === 'carried-out') assert.equal(judged.kind, 'carried-out', JSON.stringify(judged));
       else {
         assert.equal(judged.kind, 'refused');
@@ -222,6 +229,7 @@ describe('judgeScale: can a count change be carried out', () => {
   it('every refusal names a way out', () => {
     for (const row of rows.filter((r) => r.want !== 'carried-out')) {
       const judged = judgeScale({
+        trainer: TRAINER_LINES['v2.3.0'],
         mode: row.mode,
         trainJob: trainJob('job', { trainer: { numNodes: 3 } }),
         runtime: row.runtime,
@@ -234,6 +242,7 @@ describe('judgeScale: can a count change be carried out', () => {
   it('Flux with numNodes removed: refused, Trainer v2.3.0 cannot build it', () => {
     const flux = edited(upstreamRuntime('torch'), (r) => (r.spec.mlPolicy = { numNodes: 1, flux: {} }));
     const judged = judgeScale({
+      trainer: TRAINER_LINES['v2.3.0'],
       mode: 'companion',
       trainJob: trainJob('job', { trainer: {} }),
       runtime: flux,
@@ -246,6 +255,7 @@ describe('judgeScale: can a count change be carried out', () => {
 
   it('claims judged live (the reconciler): left to its dry-run create', () => {
     const judged = judgeScale({
+      trainer: TRAINER_LINES['v2.3.0'],
       mode: 'companion',
       trainJob: trainJob('job', { trainer: { numNodes: 2 } }),
       runtime: upstreamRuntime('torch'),
