@@ -33,8 +33,8 @@ export interface PolicySource {
 /**
  * Publishes what the policy now in force checks: the Trainer line its rules follow, whether a CRD
  * is in force at all (0: the rule table alone), whether it still has upstream's blanket
- * spec.trainer rule, its spec.trainer fields no CRD rule covers (the drift check), and the CRD rules this engine could not compile
- * (left out; the API server still runs them), each logged.
+ * spec.trainer rule, its spec.trainer fields no CRD rule covers (the drift check), and the CRD
+ * rules this engine could not compile (left out; the API server still runs them), each logged.
  */
 function reportPolicy(policy: Policy, metrics: WebhookMetrics, logger: Logger, source: string): void {
   metrics.crdInForce.set(policy.crd ? 1 : 0);
