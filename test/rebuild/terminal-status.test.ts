@@ -142,3 +142,15 @@ describe('statusStep (standalone)', () => {
     assert.deepEqual(step?.jobsStatus, [rjs('node', { active: 2 })]);
   });
 });
+
+// Trainer's main line keeps a Failed the JobSet no longer has (kubeflow/trainer#3891: no
+// removeFailedCondition); standalone mode under main writes the status as main would.
+describe('terminalConditions per Trainer line', () => {
+  it('a Failed (FailedJobs) the JobSet no longer has: dropped on v2.3.0, kept where Failed is terminal', () => {
+    const failed = cond('Failed', 'True', 'FailedJobs');
+    const tj = withStatus(torch1(1), { conditions: [failed] });
+    const js = withJobSetStatus({});
+    assert.deepEqual(terminalConditions(tj, js, NOW, false), []);
+    assert.deepEqual(terminalConditions(tj, js, NOW, true), [failed]);
+  });
+});
