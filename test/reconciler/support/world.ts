@@ -105,20 +105,19 @@ export function torchtuneVariant(
   return stringify(doc);
 }
 
+/** The CRD with the patch generated for the Trainer line it is (the README's file for that line). */
+function patchedForItsLine(crd: ReturnType<typeof upstreamTrainJobCrd>) {
+  return patchedCrd(
+    crd,
+    crdPatchOps(crd.spec.versions[0].schema.openAPIV3Schema, rulesFor(detectTrainerLine(crd).line)),
+  );
+}
+
 export async function startWorld(opts: WorldOptions): Promise<World> {
   const scratch = await mkdtemp(path.join(tmpdir(), 'tjw-reconciler-'));
   const upstream = upstreamTrainJobCrd();
   const crdFile = path.join(scratch, 'trainjobs-patched.yaml');
-  await writeFile(
-    crdFile,
-    // The patch generated for the line this cell's CRD is (the README's file for it).
-    stringify(
-      patchedCrd(
-        upstream,
-        crdPatchOps(upstream.spec.versions[0].schema.openAPIV3Schema, rulesFor(detectTrainerLine(upstream).line)),
-      ),
-    ),
-  );
+  await writeFile(crdFile, stringify(patchedForItsLine(upstream)));
   // Kueue's eleven CRDs as one file: one apply and one wait instead of eleven of each.
   const kueueFile = path.join(scratch, 'kueue-crds.yaml');
   if (opts.kueue)
