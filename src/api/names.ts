@@ -74,3 +74,10 @@ export const COSCHEDULING_POD_GROUP = {
   plural: 'podgroups',
 } as const;
 export const VOLCANO_POD_GROUP = { group: 'scheduling.volcano.sh', version: 'v1beta1', plural: 'podgroups' } as const;
+
+/**
+ * Rules this project writes into the TrainJob CRD start with this CEL comment, so the webhook can
+ * recognise them and not report a violation twice, and the Trainer line's detection can leave them
+ * out (src/rules/marker.ts, src/api/trainer-line-detect.ts).
+ */
+export const GENERATED_RULE_MARKER = '// trainjob-webhook:';

@@ -143,9 +143,10 @@ async function judgeFromFiles(runtimeFile: string, jobSetFile: string | undefine
   if (jobSet && (jobSet.kind !== 'JobSet' || !isObject(jobSet.metadata)))
     throw new InputError(`${jobSetFile}: not a JobSet with metadata`);
   const jobSetRead: Read<JobSet> = jobSet ? { kind: 'found', value: jobSet as unknown as JobSet } : { kind: 'absent' };
-  return async ({ name, object }) => {
+  return async ({ name, trainer, object }) => {
     const trainJob = (isObject(object) ? object : { metadata: {} }) as unknown as TrainJob;
     const verdict = admitScale({
+      trainer,
       trainJob: { ...trainJob, metadata: { ...trainJob.metadata, name } },
       jobSet: jobSetRead,
       runtime: {

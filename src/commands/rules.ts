@@ -8,6 +8,8 @@ import { TABLE_SCHEMA } from '../rules/table-schema.ts';
 import { InputError, readObjectFile } from '../io/read-object.ts';
 import { CrdLoadError, loadEmbeddedPolicy, schemaChecksFor, uncoveredTrainerFieldsOf } from '../rules/crd-policy.ts';
 import { hasBlanketTrainerRule } from '../rules/generate/trainer-fields.ts';
+import { RULES, rulesFor } from '../rules/table.ts';
+import { detectTrainerLine } from '../api/trainer-line-detect.ts';
 import type { CommandIo } from './io.ts';
 import { parseFlags } from '../process/flags.ts';
 
@@ -25,7 +27,9 @@ export const RULES_USAGE = `Usage: trainjob-webhook rules [--format text|crd-pat
                       later Trainer added, not named by the patch): for a patched CRD its own rules,
                       for an upstream one the shipped patch (generated for Trainer v2.3.0).
                       Exit 0 none, 1 some (listed), 2 bad input
-  --crd FILE          the TrainJob CRD to generate for (covers every spec.trainer field it declares)`;
+  --crd FILE          the TrainJob CRD to generate for (covers every spec.trainer field it declares,
+                      with the rules of the Trainer line it is, found by feature; an unknown one
+                      gets the most careful rules). Without it: Trainer v2.3.0's`;
 
 const FORMATS = ['text', 'crd-patch', 'crd-restore', 'vap', 'drift'] as const;
 
@@ -60,18 +64,29 @@ export async function rulesCommand(args: string[], io: CommandIo): Promise<numbe
     }
     throw err;
   }
-  const crdSchema = crd ? crdSchemaOf(crd) : undefined;
-  if (format === 'text') io.out(renderTable());
-  if (format === 'crd-patch') io.out(HEADER + stringify(crdPatchOps(crdSchema), { lineWidth: 0 }));
-  if (format === 'crd-restore') io.out(HEADER + stringify(crdRestoreOps(crdSchema), { lineWidth: 0 }));
-  if (format === 'vap')
-    io.out(
-      HEADER +
-        vapManifests(TABLE_SCHEMA, crdSchema)
-          .map((m) => stringify(m, { lineWidth: 0 }))
-          .join('---\n'),
-    );
+  io.out(generated(format, crd, io));
   return 0;
+}
+
+/** The table or an enforcer generated from it, for the Trainer line the CRD is. */
+function generated(format: string, crd: Record<string, unknown> | undefined, io: CommandIo): string {
+  const crdSchema = crd ? crdSchemaOf(crd) : undefined;
+  // Generated for the Trainer line the CRD is (found by feature; an unknown one gets the careful
+  // rules); without --crd, for Trainer v2.3.0 (the shipped patch's target).
+  const detected = crd ? detectTrainerLine(crd) : undefined;
+  const rows = detected ? rulesFor(detected.line) : RULES;
+  const header = detected ? `${HEADER}# Trainer line: ${detected.summary}.\n` : HEADER;
+  if (detected?.line.id === 'unknown' && format !== 'text') io.err(`rules: warning: ${detected.summary}\n`);
+  if (format === 'crd-patch') return header + stringify(crdPatchOps(crdSchema, rows), { lineWidth: 0 });
+  if (format === 'crd-restore') return header + stringify(crdRestoreOps(crdSchema, rows), { lineWidth: 0 });
+  if (format === 'vap')
+    return (
+      header +
+      vapManifests(TABLE_SCHEMA, crdSchema, rows)
+        .map((m) => stringify(m, { lineWidth: 0 }))
+        .join('---\n')
+    );
+  return renderTable(rows);
 }
 
 /** `--format drift`: exit 0 when every spec.trainer field of the CRD is covered, 1 when some are not. */

@@ -26,6 +26,8 @@ export interface WebhookMetrics {
    * 0 when it does not; absent without a CRD. Alert on it after Trainer upgrades.
    */
   crdBlanketTrainerRule: Gauge;
+  /** 1 for the Trainer line of the CRD in force (`unknown`: none known, the careful rules). */
+  trainerLine: Gauge<'line'>;
   /**
    * CRD rules this engine could not compile and skips (the API server still enforces them); absent
    * without a CRD from the cluster.
@@ -106,6 +108,12 @@ export function createMetrics(options: MetricsOptions = {}): WebhookMetrics {
     crdBlanketTrainerRule: new Gauge({
       name: 'trainjob_webhook_crd_blanket_trainer_rule',
       help: "1 while the TrainJob CRD still has upstream's blanket spec.trainer rule (numNodes changes are refused before the webhook runs): apply the CRD patch.",
+      registers,
+    }),
+    trainerLine: new Gauge({
+      name: 'trainjob_webhook_trainer_line',
+      help: '1 for the Trainer line of the TrainJob CRD in force (found by feature), whose rules the webhook follows; line="unknown": none of the known lines, so the most careful rules apply.',
+      labelNames: ['line'] as const,
       registers,
     }),
     crdRulesUncompilable: new Gauge({

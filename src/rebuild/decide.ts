@@ -17,7 +17,7 @@ import { canDeleteSafely } from './safety.ts';
 import { isJobSetStale, type NodeCounts } from './stale.ts';
 import { statusStep, type UnbuildableReason } from './status.ts';
 import { malformedMetadata } from './wellformed.ts';
-import { judgeScale, type ScaleJudgment } from './scale-judgment.ts';
+import { judgeScale, standaloneRefusal, type ScaleJudgment } from './scale-judgment.ts';
 
 export const RETRY = {
   /** Something of the JobSet still runs: look again soon (pods vanish without a JobSet event). */
@@ -63,7 +63,7 @@ export function decide(o: Observation): Decision {
       ...statusSteps(o, negative, 'InvalidNumNodes'),
       ...reportSteps(o, prev, { state: 'Unsupported', reason: negative }),
     ]);
-  const finished = neverReconciledAgain(tj, js);
+  const finished = neverReconciledAgain(tj, js, o.trainer);
   // Nothing to judge yet, so nothing to read: Trainer builds the JobSet (companion), or it goes.
   if (!js && o.mode === 'companion') return act(finished ? 'finished' : 'no-jobset', [], undefined, finished);
   if (js && isDeleting(js.metadata))
@@ -96,7 +96,14 @@ export function decide(o: Observation): Decision {
   // The same judgment the webhook refuses by (scale-judgment.ts), for changes admitted without it
   // (before this version, under the VAP layout, or a runtime edited since). Claims are judged live
   // by `stale` (a dry-run create), which sees what a judgment from the objects cannot.
-  const judged = judgeScale({ mode: o.mode, trainJob: tj, runtime, jobSet: js, claimsJudgedLive: true });
+  const judged = judgeScale({
+    mode: o.mode,
+    trainer: o.trainer,
+    trainJob: tj,
+    runtime,
+    jobSet: js,
+    claimsJudgedLive: true,
+  });
   if (judged.kind === 'refused') return notCarriedOut(o, js, verdict.counts, prev, judged, verdict.differences);
   return stale(o, js, verdict.counts, prev, verdict.differences);
 }
@@ -143,7 +150,7 @@ function suspendStep(js: JobSet): Step {
  */
 function unpausedJobSet(o: Observation, js: JobSet): Decision | undefined {
   if (o.mode !== 'companion' || o.trainJob.spec?.suspend !== true || js.spec?.suspend === true) return undefined;
-  if (neverReconciledAgain(o.trainJob, js)) return undefined;
+  if (neverReconciledAgain(o.trainJob, js, o.trainer)) return undefined;
   const since = suspendedSince(o.trainJob);
   const waited = since === undefined ? 0 : Date.parse(o.now) - since;
   if (!(waited >= RETRY.pauseGraceMs))
@@ -166,7 +173,8 @@ function unpausedJobSet(o: Observation, js: JobSet): Decision | undefined {
  */
 function unresumedJobSet(o: Observation, js: JobSet): Decision | undefined {
   if (o.mode !== 'companion' || o.trainJob.spec?.suspend === true || js.spec?.suspend !== true) return undefined;
-  if (!o.fieldManager || !ownsSuspend(js, o.fieldManager) || neverReconciledAgain(o.trainJob, js)) return undefined;
+  if (!o.fieldManager || !ownsSuspend(js, o.fieldManager) || neverReconciledAgain(o.trainJob, js, o.trainer))
+    return undefined;
   const since = suspendedSince(o.trainJob, 'False');
   const waited = since === undefined ? 0 : Date.parse(o.now) - since;
   if (!(waited >= RETRY.pauseGraceMs))
@@ -230,8 +238,8 @@ function keptFinished(
 ): Decision {
   const builder =
     o.mode === 'companion'
-      ? 'Trainer v2.3.0 never reconciles it again'
-      : 'it is never built again (as Trainer v2.3.0 never reconciles it again)';
+      ? `${o.trainer.label} never reconciles it again`
+      : `it is never built again (as ${o.trainer.label} never reconciles it again)`;
   const reason = `${finished}: ${builder}, so a deleted JobSet would never come back; JobSet ${js.metadata.name} is kept with the old node count; to train with ${counts.numNodes} nodes, create a new TrainJob`;
   return act(
     'blocked',
@@ -477,7 +485,7 @@ function current(
   steps.push(...gang);
   let applied = false;
   if (o.mode === 'standalone') {
-    const built = buildJobSet(o.trainJob, runtime);
+    const built = standaloneBuild(o, runtime);
     if (!built.ok)
       return act('unsupported', [
         ...statusSteps(o, built.reason),
@@ -503,8 +511,18 @@ function current(
   return act(outcome, steps);
 }
 
+/** Standalone mode's build: only under a Trainer line whose JobSet it builds the same (scale-judgment.ts). */
+function standaloneBuild(o: Observation, runtime: Runtime): ReturnType<typeof buildJobSet> {
+  if (!o.trainer.standaloneBuilds)
+    return {
+      ok: false,
+      reason: `${standaloneRefusal(o.trainer)}: no JobSet is built; run Kubeflow Trainer's controller with the reconciler in companion mode`,
+    };
+  return buildJobSet(o.trainJob, runtime);
+}
+
 function create(o: Observation, runtime: Runtime, prev: RebuildReport | undefined): Decision {
-  const built = buildJobSet(o.trainJob, runtime);
+  const built = standaloneBuild(o, runtime);
   if (!built.ok)
     return act('unsupported', [
       ...statusSteps(o, built.reason),
@@ -516,6 +534,12 @@ function create(o: Observation, runtime: Runtime, prev: RebuildReport | undefine
 /** Standalone only: the TrainJob's status (status.ts), applied when it changes. */
 function statusSteps(o: Observation, unbuildable?: string, why: UnbuildableReason = 'UnsupportedRuntime'): Step[] {
   if (o.mode !== 'standalone') return [];
-  const step = statusStep(o.trainJob, o.jobSet, o.now, unbuildable ? { message: unbuildable, reason: why } : undefined);
+  const step = statusStep(
+    o.trainJob,
+    o.jobSet,
+    o.now,
+    o.trainer.failedIsTerminal,
+    unbuildable ? { message: unbuildable, reason: why } : undefined,
+  );
   return step ? [step] : [];
 }

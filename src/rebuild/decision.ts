@@ -1,5 +1,6 @@
 // The vocabulary between the pure decision (decide.ts) and the I/O edge (reconcile.ts): what was
 // observed, what more to read, and the ordered steps to take.
+import type { TrainerLine } from '../api/trainer-line.ts';
 import type { Job, JobSet, PersistentVolumeClaim, Pod, Runtime, TrainJob } from '../api/objects.ts';
 import type { InitializerObject, InitializerObjectRef } from './initializers.ts';
 import type { ObservedPodGroup, PodGroupDeletion } from './podgroup.ts';
@@ -22,6 +23,8 @@ export type RecreateCheck = { admitted: true } | { admitted: false; reason: stri
 
 export interface Observation {
   mode: Mode;
+  /** The installed Trainer line's rules (from the live CRD, src/api/trainer-line-detect.ts). */
+  trainer: TrainerLine;
   trainJob: TrainJob;
   /** Absent: the TrainJob has no JobSet (of that name). */
   jobSet: JobSet | undefined;

@@ -10,8 +10,13 @@
 // is dropped, the JobSet re-applied, and the status taken from the new JobSet). A JobSet whose
 // `Completed` condition is True makes its TrainJob Complete on Trainer's next pass (the jobset
 // plugin's `Status`, pkg/runtime/framework/plugins/jobset/jobset.go:450-453), so it counts too.
+// Trainer's main line (kubeflow/trainer#3891) dropped `removeFailedCondition`: every Failed stays,
+// and `!IsTrainJobFinished` never builds its JobSet again (upstream/trainer-main-8c0f5059/pkg/
+// controller/trainjob_controller.go:101-113), so there any Failed TrainJob is finished for good;
+// so it is under an unknown line (the careful rule). See src/api/trainer-line.ts.
 // Standalone mode follows the same rule, as it stands in for Trainer's controller.
 import { type JobSet, type TrainJob } from '../api/objects.ts';
+import type { TrainerLine } from '../api/trainer-line.ts';
 import { isObject } from '../json/object.ts';
 
 /** Trainer v2.3.0's reason on the Failed condition of a TrainJob past its activeDeadlineSeconds. */
@@ -23,11 +28,17 @@ function trueCondition(status: unknown, type: string): Record<string, unknown> |
   return conditions.find((c): c is Record<string, unknown> => isObject(c) && c.type === type && c.status === 'True');
 }
 
-/** Why the TrainJob will never be reconciled again, or undefined when it will. */
-export function neverReconciledAgain(trainJob: TrainJob, jobSet: JobSet | undefined): string | undefined {
+/** Why the TrainJob will never be reconciled again by `trainer`'s line, or undefined when it will. */
+export function neverReconciledAgain(
+  trainJob: TrainJob,
+  jobSet: JobSet | undefined,
+  trainer: Pick<TrainerLine, 'failedIsTerminal' | 'label'>,
+): string | undefined {
   if (trueCondition(trainJob.status, 'Complete')) return 'the TrainJob is Complete';
-  if (trueCondition(trainJob.status, 'Failed')?.reason === DEADLINE_EXCEEDED)
-    return `the TrainJob failed with ${DEADLINE_EXCEEDED}`;
+  const failed = trueCondition(trainJob.status, 'Failed');
+  if (failed?.reason === DEADLINE_EXCEEDED) return `the TrainJob failed with ${DEADLINE_EXCEEDED}`;
+  if (failed && trainer.failedIsTerminal)
+    return `the TrainJob is Failed${typeof failed.reason === 'string' && failed.reason ? ` (${failed.reason})` : ''}, which is final under ${trainer.label}`;
   if (jobSet && trueCondition(jobSet.status, 'Completed'))
     return `its JobSet ${jobSet.metadata.name} is Completed (the TrainJob is Complete from it)`;
   return undefined;

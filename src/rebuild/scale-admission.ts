@@ -15,6 +15,7 @@ import {
   type TrainJob,
 } from '../api/objects.ts';
 import type { Mode } from './decision.ts';
+import type { TrainerLine } from '../api/trainer-line.ts';
 import { judgeScale } from './scale-judgment.ts';
 import { isJobSetStale } from './stale.ts';
 
@@ -28,6 +29,8 @@ export interface LeaseView {
 }
 
 export interface ScaleAdmissionFacts {
+  /** The installed Trainer line's rules: the line of the CRD in force (src/rules/policy.ts). */
+  trainer: TrainerLine;
   /** The TrainJob as it would be stored (the new numNodes). */
   trainJob: TrainJob;
   jobSet: Read<JobSet>;
@@ -164,6 +167,7 @@ export function admitScale(f: ScaleAdmissionFacts): ScaleAdmission {
       : (modeOf(f.lease !== 'unchecked' && f.lease.kind === 'found' ? f.lease.value : undefined) ??
         f.mode ??
         'companion'),
+    trainer: f.trainer,
     trainJob: f.trainJob,
     runtime,
     jobSet,

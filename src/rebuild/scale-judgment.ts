@@ -9,6 +9,7 @@
 import { ANCESTOR_LABEL, ANCESTOR_TRAINER, NODE } from '../api/names.ts';
 import { isAbsent, runtimeLabel, type JobSet, type Runtime, type TrainJob } from '../api/objects.ts';
 import type { Mode } from './decision.ts';
+import type { TrainerLine } from '../api/trainer-line.ts';
 import { neverReconciledAgain } from './finished.ts';
 import { mlPolicyOf, type MlPolicy } from './ml-policy.ts';
 
@@ -20,6 +21,8 @@ export type ScaleJudgment =
 
 export interface ScaleFacts {
   mode: Mode;
+  /** The installed Trainer line's rules (src/api/trainer-line.ts). */
+  trainer: TrainerLine;
   /** The TrainJob with the new numNodes. */
   trainJob: TrainJob;
   runtime: Runtime;
@@ -73,7 +76,7 @@ function gangScheduler(runtime: Runtime): string | undefined {
 
 /** Whether the count change can be carried out, in the order a user would fix things. */
 // eslint-disable-next-line complexity -- one refusal per way a rebuild cannot be carried out, in order
-export function judgeScale({ mode, trainJob, runtime, jobSet, claimsJudgedLive }: ScaleFacts): ScaleJudgment {
+export function judgeScale({ mode, trainer, trainJob, runtime, jobSet, claimsJudgedLive }: ScaleFacts): ScaleJudgment {
   const n = countText(trainJob);
   const policy = mlPolicyOf(runtime);
   const rt = runtimeLabel(runtime);
@@ -97,16 +100,21 @@ export function judgeScale({ mode, trainJob, runtime, jobSet, claimsJudgedLive }
         : `${rt} has no replicated job labelled ${ANCESTOR_LABEL}=${ANCESTOR_TRAINER}, so Trainer puts numNodes nowhere`,
       'leave numNodes as it is, or use a runtime with such a job',
     );
+  if (mode === 'standalone' && !trainer.standaloneBuilds)
+    return refused(
+      standaloneRefusal(trainer),
+      `run Kubeflow Trainer's controller with the reconciler in companion mode, or ${WAY_OUT_NEW_JOB(n)}`,
+    );
   if (mode === 'standalone' && !STANDALONE_POLICIES.has(policy.kind))
     return refused(
       `in standalone mode the reconciler builds the JobSet itself, and it does not build the ${policy.kind} policy's JobSet (only ${[...STANDALONE_POLICIES].join(', ')})`,
       WAY_OUT_NEW_JOB(n),
     );
   if (!jobSet) return carriedOut(mode, policy, 'Trainer builds the JobSet with the new count');
-  const finished = neverReconciledAgain(trainJob, jobSet);
+  const finished = neverReconciledAgain(trainJob, jobSet, trainer);
   if (finished)
     return refused(
-      `${finished}: Trainer never reconciles it again, so its JobSet is never rebuilt`,
+      `${finished}: ${trainer.label} never reconciles it again, so its JobSet is never rebuilt`,
       WAY_OUT_NEW_JOB(n),
     );
   const claims = jobSet.spec?.volumeClaimPolicies ?? runtime.spec.template?.spec?.volumeClaimPolicies ?? [];
@@ -126,6 +134,17 @@ export function judgeScale({ mode, trainJob, runtime, jobSet, claimsJudgedLive }
   // A second run of the data-cache initializer is made safe by the rebuild itself (initializers.ts
   // deletes the cache objects its first run made); the other stock initializers are idempotent.
   return carriedOut(mode, policy, `JobSet ${jobSet.metadata.name} is rebuilt`);
+}
+
+/**
+ * Why standalone mode builds no JobSet under this line: it builds Trainer v2.3.0's JobSets, which
+ * main builds the same (src/api/trainer-line.ts); v2.2.1 builds them differently, and an unknown
+ * line's build is not known.
+ */
+export function standaloneRefusal(trainer: TrainerLine): string {
+  return trainer.id === 'unknown'
+    ? `in standalone mode the reconciler builds the JobSet itself as Trainer v2.3.0 and main@8c0f5059 build it, and the installed TrainJob CRD is ${trainer.label}'s, whose JobSet is not known to be the same`
+    : `in standalone mode the reconciler builds the JobSet itself as Trainer v2.3.0 and main@8c0f5059 build it, and ${trainer.label} builds it differently (the node container's resources replaced by resourcesPerNode, no torch envInjection)`;
 }
 
 function carriedOut(mode: Mode, policy: MlPolicy, how: string): ScaleJudgment {

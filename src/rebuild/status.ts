@@ -94,20 +94,22 @@ export interface StatusStep {
 }
 
 /**
- * The standalone status of one reconcile: Suspended, Complete, Failed and jobsStatus as Trainer
- * v2.3.0 would write them from this JobSet (or none), and the unbuildable condition when a JobSet
- * cannot be built. Undefined when the TrainJob's status already says all of it.
+ * The standalone status of one reconcile: Suspended, Complete, Failed and jobsStatus as the
+ * installed Trainer line would write them from this JobSet (or none; `failedIsTerminal`: a Failed
+ * stays, as on main), and the unbuildable condition when a JobSet cannot be built. Undefined when
+ * the TrainJob's status already says all of it.
  */
 export function statusStep(
   trainJob: TrainJob,
   jobSet: JobSet | undefined,
   now: string,
+  failedIsTerminal: boolean,
   unbuildable?: { message: string; reason: UnbuildableReason },
 ): StatusStep | undefined {
   const conditions: Condition[] = [];
   const suspended = suspendedCondition(trainJob, now);
   if (suspended) conditions.push(suspended);
-  conditions.push(...terminalConditions(trainJob, jobSet, now));
+  conditions.push(...terminalConditions(trainJob, jobSet, now, failedIsTerminal));
   if (unbuildable) conditions.push(unbuildableCondition(trainJob, unbuildable.message, now, unbuildable.reason));
   const jobsStatus = jobsStatusOf(trainJob, jobSet);
   const changed =

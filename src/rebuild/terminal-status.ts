@@ -4,7 +4,7 @@
 //   reason, message, observedGeneration, lastTransitionTime); never removed once set.
 // - `Failed`: likewise from the JobSet's `Failed` (True). `removeFailedCondition` drops Failed at
 //   the start of each reconcile unless its reason is DeadlineExceeded, so a Failed the JobSet no
-//   longer has goes.
+//   longer has goes. Not on Trainer's main line (#3891): there a Failed stays (`failedIsTerminal`).
 // - `jobsStatus`: one entry per `status.replicatedJobsStatus` of the JobSet (name, ready,
 //   succeeded, failed, active, suspended), absent when the JobSet lists none.
 // Without a JobSet, Trainer's Get fails and the status it had stays (apart from the Failed drop).
@@ -54,7 +54,12 @@ function copied(trainJob: TrainJob, from: Condition, type: string, now: string):
 }
 
 /** Complete and Failed as Trainer would leave them after a reconcile with this JobSet (or none). */
-export function terminalConditions(trainJob: TrainJob, jobSet: JobSet | undefined, now: string): Condition[] {
+export function terminalConditions(
+  trainJob: TrainJob,
+  jobSet: JobSet | undefined,
+  now: string,
+  failedIsTerminal: boolean,
+): Condition[] {
   const out: Condition[] = [];
   const completed = jobSet ? conditionOf(jobSet.status, 'Completed') : undefined;
   const complete = conditionOf(trainJob.status, COMPLETE);
@@ -63,7 +68,7 @@ export function terminalConditions(trainJob: TrainJob, jobSet: JobSet | undefine
   const jsFailed = jobSet ? conditionOf(jobSet.status, 'Failed') : undefined;
   const failed = conditionOf(trainJob.status, FAILED);
   if (jsFailed?.status === 'True') out.push(copied(trainJob, jsFailed, FAILED, now));
-  else if (failed?.reason === DEADLINE_EXCEEDED) out.push(failed);
+  else if (failed && (failedIsTerminal || failed.reason === DEADLINE_EXCEEDED)) out.push(failed);
   return out;
 }
 

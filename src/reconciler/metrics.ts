@@ -37,6 +37,8 @@ export interface ReconcilerMetrics {
   crdPatchRestores: Counter<'result'>;
   /** 1 while the TrainJob CRD has the patch in force, 0 while not; only with the restorer on. */
   crdPatchInForce: Gauge;
+  /** 1 for the Trainer line whose rules are in force (from the live CRD; `unknown`: the careful rules). */
+  trainerLine: Gauge<'line'>;
   controllerRuntime: {
     reconciles: Counter<'controller' | 'result'>;
     reconcileErrors: Counter<'controller'>;
@@ -116,6 +118,12 @@ export function createReconcilerMetrics(options: { defaultMetrics?: boolean } = 
     crdPatchInForce: new Gauge({
       name: 'trainjob_reconciler_crd_patch_in_force',
       help: "1 while the TrainJob CRD has this project's patch in force, 0 while not (set by the CRD patch restorer only).",
+      registers,
+    }),
+    trainerLine: new Gauge({
+      name: 'trainjob_reconciler_trainer_line',
+      help: '1 for the Trainer line found from the live TrainJob CRD, whose rules the reconciler follows; line="unknown": none of the known lines (or the CRD unreadable), so the most careful rules apply.',
+      labelNames: ['line'] as const,
       registers,
     }),
     controllerRuntime: {

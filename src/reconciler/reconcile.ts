@@ -18,6 +18,7 @@
 import { describeError, statusCode } from '../cluster/errors.ts';
 import type { Logger } from '../observability/logger.ts';
 import type { ReconcilerCluster } from './cluster.ts';
+import type { TrainerLine } from '../api/trainer-line.ts';
 import type { CrashPoint } from './config.ts';
 import { decide, RETRY } from '../rebuild/decide.ts';
 import type { Decision, Mode, Need, Observation, Step } from '../rebuild/decision.ts';
@@ -33,6 +34,8 @@ import { cacheInitializerOf } from '../rebuild/initializers.ts';
 
 export interface ReconcileDeps {
   mode: Mode;
+  /** The installed Trainer line's rules now (trainer-line-source.ts). */
+  trainer: () => TrainerLine;
   /** This reconciler's field manager: whether it, not Trainer, last set a JobSet's spec.suspend. */
   fieldManager?: string;
   cluster: ReconcilerCluster;
@@ -147,6 +150,7 @@ export async function reconcileKey(key: string, deps: ReconcileDeps): Promise<Ha
     const jobSet = cache ? cache.getJobSet(namespace, name) : await deps.cluster.getJobSet(namespace, name);
     const o: Observation = {
       mode: deps.mode,
+      trainer: deps.trainer(),
       trainJob,
       jobSet,
       now: (deps.now?.() ?? new Date()).toISOString(),

@@ -26,6 +26,7 @@ import { reconcileKey } from './reconcile.ts';
 import { WaitMemo } from './wait-memo.ts';
 import { RuntimeMemo } from './runtime-memo.ts';
 import { createWatches } from './watches.ts';
+import { followTrainerLine } from './trainer-line-source.ts';
 
 export interface ReconcilerHandle {
   handoffPort: number;
@@ -65,6 +66,7 @@ export async function startReconciler(config: ReconcileConfig, deps: ReconcilerD
       metrics.queueDepth.set(queue.length);
       return reconcileKey(key, {
         mode: config.mode,
+        trainer: trainerLine.current,
         fieldManager: config.fieldManager,
         cluster,
         cache: watches.cache,
@@ -86,6 +88,15 @@ export async function startReconciler(config: ReconcileConfig, deps: ReconcilerD
   };
 
   const watches = createWatches(kc, { onKey: enqueue, logger });
+  const trainerLine = followTrainerLine(kc, {
+    logger,
+    onLine: (d) => {
+      metrics.trainerLine.reset();
+      metrics.trainerLine.set({ line: d.line.id }, 1);
+      // The rules changed (a Trainer upgrade): every TrainJob is judged again under them.
+      if (watches.synced()) watches.trainJobKeys().forEach(enqueue);
+    },
+  });
 
   // One wait per TrainJob at a time: a hint no newer than the one already awaited adds nothing.
   const waiting = new Map<string, Hint>();
@@ -135,6 +146,8 @@ export async function startReconciler(config: ReconcileConfig, deps: ReconcilerD
   });
   await handoff.listen({ host: config.handoff.host, port: config.handoff.port });
   await listenOn(ops, config.opsHost, config.opsPort);
+  metrics.trainerLine.set({ line: 'unknown' }, 1);
+  await trainerLine.start();
   await watches.start();
 
   const resync = setInterval(() => watches.trainJobKeys().forEach(enqueue), config.resyncMs);
@@ -199,6 +212,7 @@ export async function startReconciler(config: ReconcileConfig, deps: ReconcilerD
       restorer?.stop();
       await handoff.close();
       await watches.stop();
+      await trainerLine.stop();
       await queue.shutdown();
       await elector?.stop();
       await ops.close();

@@ -51,15 +51,20 @@ export function numNodesNotNegative(): string {
 }
 
 /**
- * The TrainJob at root variable `v` has finished for good: Trainer v2.3.0 never reconciles it
- * again (trainjob_controller.go: IsTrainJobFinished skips reconcileObjects, and
- * removeFailedCondition keeps only a DeadlineExceeded failure; any other Failed condition is
- * cleared first and the job reconciled again). Conditions are a list-type map keyed by type with
- * maxItems 8, so `exists` stays cheap; has() guards keep it total on plain JSON (VAP).
+ * The TrainJob at root variable `v` has finished for good: its Trainer never reconciles it again
+ * (trainjob_controller.go: IsTrainJobFinished skips reconcileObjects). On v2.2.1 and v2.3.0
+ * removeFailedCondition keeps only a DeadlineExceeded failure, any other Failed condition is
+ * cleared first and the job reconciled again; on main (kubeflow/trainer#3891) and on an unknown
+ * line every Failed is terminal (`failedIsTerminal`, src/api/trainer-line.ts). Conditions are a
+ * list-type map keyed by type with maxItems 8, so `exists` stays cheap; has() guards keep it
+ * total on plain JSON (VAP).
  */
-export function finishedForGood(v: string): string {
+export function finishedForGood(v: string, failedIsTerminal = false): string {
+  const failed = (c: string) =>
+    failedIsTerminal
+      ? `${c}.type == 'Failed'`
+      : `(${c}.type == 'Failed' && has(${c}.reason) && ${c}.reason == 'DeadlineExceeded')`;
   const cond = (c: string) =>
-    `has(${c}.type) && has(${c}.status) && ${c}.status == 'True' && ` +
-    `(${c}.type == 'Complete' || (${c}.type == 'Failed' && has(${c}.reason) && ${c}.reason == 'DeadlineExceeded'))`;
+    `has(${c}.type) && has(${c}.status) && ${c}.status == 'True' && ` + `(${c}.type == 'Complete' || ${failed(c)})`;
   return `(has(${v}.status) && has(${v}.status.conditions) && ${v}.status.conditions.exists(c, ${cond('c')}))`;
 }

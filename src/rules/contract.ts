@@ -1,5 +1,6 @@
 // The contract between the HTTP edge (src/webhook/) and the pure decision code (src/rules/).
 import type { FieldError } from '../field/errors.ts';
+import type { TrainerLine } from '../api/trainer-line.ts';
 
 export type Operation = 'CREATE' | 'UPDATE' | 'DELETE' | 'CONNECT';
 
@@ -29,6 +30,8 @@ export interface Decision {
 export interface ScaleChange {
   namespace: string;
   name: string;
+  /** The Trainer line of the CRD in force, whose rules the judgment follows. */
+  trainer: TrainerLine;
   /** The TrainJob as it would be stored. */
   object: unknown;
 }

@@ -6,6 +6,7 @@ import { TRAINJOB_GROUP, TRAINJOB_KIND } from '../api/names.ts';
 import { CEL_SKIPPED_ERROR, compileCrdSchema, hasBlockingErrors } from '../crd/index.ts';
 import { readObjectFile } from '../io/read-object.ts';
 import { buildPolicy, type Policy, type SchemaChecks } from './policy.ts';
+import { detectTrainerLine } from '../api/trainer-line-detect.ts';
 import { uncoveredTrainerFields, type LocatedRule } from './generate/trainer-fields.ts';
 
 /**
@@ -42,9 +43,9 @@ export function schemaChecksFor(crd: unknown): SchemaChecks {
   };
 }
 
-export function policyFromCrd(crd: unknown): Policy {
+export function policyFromCrd(crd: unknown, options: { controllerImage?: string } = {}): Policy {
   try {
-    return buildPolicy(schemaChecksFor(crd));
+    return buildPolicy(schemaChecksFor(crd), detectTrainerLine(crd, options));
   } catch (err) {
     if (err instanceof CrdLoadError) throw err;
     throw new CrdLoadError((err as Error).message);

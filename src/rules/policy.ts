@@ -7,7 +7,9 @@ import { compileSchema, type CelRule, type Correlation, type SchemaNode } from '
 import type { FieldError } from '../field/errors.ts';
 import { compileTable, type CompiledRow } from './compiled-table.ts';
 import { isGeneratedRule } from './marker.ts';
-import { RULES } from './table.ts';
+import { RULES, rulesFor } from './table.ts';
+import type { LineDetection } from '../api/trainer-line-detect.ts';
+import { UNKNOWN_TRAINER_LINE } from '../api/trainer-line.ts';
 import { TABLE_SCHEMA } from './table-schema.ts';
 
 /** The structural-schema side of the API server (src/crd/). */
@@ -36,6 +38,11 @@ export interface SchemaChecks {
 }
 
 export interface Policy {
+  /**
+   * The Trainer line the CRD is (found by feature: src/api/trainer-line-detect.ts), whose rules the
+   * table and the scale judgment follow; without a CRD, none is known and the careful rules apply.
+   */
+  line: LineDetection;
   table: CompiledRow[];
   /** The schema the table's rules are located and typed with: the CRD's, or the table's own. */
   tableRoot: SchemaNode;
@@ -63,14 +70,28 @@ export function supersededBy(rule: CelRule): string | undefined {
   return row?.id;
 }
 
-export function buildPolicy(checks?: SchemaChecks): Policy {
+/** No CRD in force (`--table-only`, or before one could be read): no line is known. */
+export const NO_CRD_LINE: LineDetection = {
+  line: UNKNOWN_TRAINER_LINE,
+  features: undefined,
+  fingerprint: undefined,
+  summary:
+    'no TrainJob CRD in force, so no Trainer line is known: the most careful rules apply (Failed is terminal; standalone mode builds no JobSet)',
+};
+
+export function buildPolicy(checks?: SchemaChecks, line: LineDetection = NO_CRD_LINE): Policy {
   const env = createCelEnvironment();
-  const table = compileTable(env);
-  if (!checks) return { table, tableRoot: tableSchemaRoot() };
+  const table = compileTable(env, rulesFor(line.line));
+  if (!checks) return { line, table, tableRoot: tableSchemaRoot() };
   const all = checks.rules;
   const skipped = all.filter((r) => isGeneratedRule(r.rule) || supersededBy(r));
   const kept = all.filter((r) => !skipped.includes(r));
   const blanketTrainerRule = all.some((r) => r.location === 'spec.trainer' && normalize(r.rule) === 'self == oldSelf');
   const { compiled, uncompilable } = compileCrdRules(env, kept);
-  return { table, tableRoot: checks.root, crd: { checks, rules: compiled, skipped, uncompilable, blanketTrainerRule } };
+  return {
+    line,
+    table,
+    tableRoot: checks.root,
+    crd: { checks, rules: compiled, skipped, uncompilable, blanketTrainerRule },
+  };
 }

@@ -1,7 +1,7 @@
 // `trainjob-webhook rules`: the table as text a person reads.
-import { RULES, NAMED_TRAINER_FIELDS } from './table.ts';
+import { RULES, NAMED_TRAINER_FIELDS, type RuleRow } from './table.ts';
 
-export function renderTable(): string {
+export function renderTable(rows: readonly RuleRow[] = RULES): string {
   const lines: string[] = [
     'TrainJob update rules (one table: the webhook evaluates it, `--format crd-patch` and `--format vap` generate the other enforcers)',
     '',
@@ -9,7 +9,7 @@ export function renderTable(): string {
     'and every other spec.trainer field is immutable too. Adding, changing and removing all count as changes.',
     '',
   ];
-  for (const row of RULES) {
+  for (const row of rows) {
     lines.push(`${row.id}`);
     lines.push(`  field:   ${row.field}`);
     lines.push(`  allowed: ${row.allowed}`);

@@ -51,6 +51,7 @@ export function createValidator({ policy: policyOrGetter, scaleCheck, crdSource 
       const judged = await scaleCheck({
         namespace: input.namespace ?? '',
         name: input.name ?? '',
+        trainer: policy.line.line,
         object: input.object,
       }).catch(failedCheck);
       if (judged.causes.length > 0)

@@ -31,13 +31,20 @@ export interface PolicySource {
 }
 
 /**
- * Publishes what the policy now in force checks: whether a CRD is in force at all (0: the rule
- * table alone), whether it still has upstream's blanket spec.trainer rule, its spec.trainer
- * fields no CRD rule covers (the drift check), and the CRD rules this engine could not compile
- * (left out; the API server still runs them), each logged.
+ * Publishes what the policy now in force checks: the Trainer line its rules follow, whether a CRD
+ * is in force at all (0: the rule table alone), whether it still has upstream's blanket
+ * spec.trainer rule, its spec.trainer fields no CRD rule covers (the drift check), and the CRD
+ * rules this engine could not compile (left out; the API server still runs them), each logged.
  */
 function reportPolicy(policy: Policy, metrics: WebhookMetrics, logger: Logger, source: string): void {
   metrics.crdInForce.set(policy.crd ? 1 : 0);
+  // The Trainer line the rules follow (finished-for-good, the scale judgment), found by feature.
+  metrics.trainerLine.reset();
+  metrics.trainerLine.set({ line: policy.line.line.id }, 1);
+  const line = { crd: source, line: policy.line.line.id, fingerprint: policy.line.fingerprint };
+  if (policy.line.line.id === 'unknown')
+    logger.warn({ ...line, resembles: policy.line.resembles }, policy.line.summary);
+  else logger.info(line, `Trainer line: ${policy.line.summary}`);
   if (policy.crd) metrics.crdBlanketTrainerRule.set(policy.crd.blanketTrainerRule ? 1 : 0);
   if (policy.crd) {
     const uncovered = uncoveredTrainerFieldsOf(policy.crd.checks);

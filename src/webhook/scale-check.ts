@@ -80,7 +80,7 @@ function asRuntime(read: Read<unknown>, kind: string, name: string): Read<Runtim
 export function scaleChecker(api: ApiClient, options: ScaleCheckOptions): ScaleCheck {
   const timeoutMs = options.timeoutMs ?? JOBSET_READ_TIMEOUT_MS;
   const now = options.now ?? Date.now;
-  return async ({ namespace, name, object }: ScaleChange): Promise<ScaleCheckResult> => {
+  return async ({ namespace, name, trainer, object }: ScaleChange): Promise<ScaleCheckResult> => {
     const trainJob = (isObject(object) ? object : { metadata: {} }) as unknown as TrainJob;
     const runtimeAt = runtimePath(trainJob, namespace);
     const { group, version, plural } = JOBSET;
@@ -108,6 +108,7 @@ export function scaleChecker(api: ApiClient, options: ScaleCheckOptions): ScaleC
       options.readJobs(namespace, name),
     ]);
     const verdict = admitScale({
+      trainer,
       trainJob: { ...trainJob, metadata: { ...trainJob.metadata, name } },
       jobSet: jobSet as Read<JobSet>,
       runtime,

@@ -20,6 +20,8 @@ import {
   type ControlPlane,
 } from '../harness/index.ts';
 import { crdPatchOps } from '../../src/rules/generate/crd-patch.ts';
+import { rulesFor } from '../../src/rules/table.ts';
+import { detectTrainerLine } from '../../src/api/trainer-line-detect.ts';
 import { registerWebhook, startWebhook, type WebhookProcess } from './support/webhook.ts';
 import { createValidator } from '../../src/rules/validator.ts';
 import { loadPolicyFromFile } from '../../src/rules/crd-policy.ts';
@@ -59,7 +61,9 @@ describe(
     let tj: ReturnType<typeof trainJobs>;
     const ns = 'admission';
     const upstream = upstreamTrainJobCrd();
-    const patched = patchedCrd(upstream, crdPatchOps(upstream.spec.versions[0].schema.openAPIV3Schema));
+    // The patch generated for the line this cell's CRD is (the default cell installs main's CRD).
+    const line = detectTrainerLine(upstream).line;
+    const patched = patchedCrd(upstream, crdPatchOps(upstream.spec.versions[0].schema.openAPIV3Schema, rulesFor(line)));
 
     const applyCrd = async (crd: Obj) => {
       const file = path.join(await cp.tempDir('crd'), 'crd.yaml');
@@ -656,11 +660,16 @@ subjects: [{ kind: User, name: tjw-no-jobs, apiGroup: rbac.authorization.k8s.io 
           `${name}: other updates still go through`,
         );
       }
-      assert.equal(
-        (await tj.update(ns, 'crashed', (o) => (o.spec.trainer.numNodes = 2))).allowed,
-        true,
-        'Failed otherwise: Trainer reconciles it again',
-      );
+      // Failed otherwise: v2.3.0 reconciles it again (main keeps Failed, #3891: crd-patch-lines.test.ts).
+      const v230Line = detectTrainerLine(v230).line;
+      assert.equal(v230Line.id, 'v2.3.0');
+      const crashed = await tj.update(ns, 'crashed', (o) => (o.spec.trainer.numNodes = 2));
+      assert.equal(crashed.allowed, !v230Line.failedIsTerminal, `Failed otherwise, under ${v230Line.label}`);
+      if (!crashed.allowed)
+        assert.match(
+          crashed.refusal.message,
+          /numNodes may not change once the TrainJob has finished \(condition Complete or Failed\)/,
+        );
       await applyCrd(patched);
     });
 

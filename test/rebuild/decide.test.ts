@@ -1,5 +1,6 @@
 // decide(): one reconcile, from observation to ordered steps, for both modes. Each row states
 // what the cluster holds and what the reconciler must (and must not) do about it.
+import { TRAINER_LINES, UNKNOWN_TRAINER_LINE } from '../../src/api/trainer-line.ts';
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { decide, RETRY } from '../../src/rebuild/decide.ts';
@@ -13,6 +14,8 @@ const torch = upstreamRuntime('torch');
 
 interface World {
   mode?: Mode;
+  /** The installed Trainer line (default v2.3.0). */
+  trainer?: keyof typeof TRAINER_LINES | 'unknown';
   trainJob: TrainJob;
   jobSet?: JobSet;
   runtime?: Runtime | null;
@@ -29,6 +32,7 @@ interface World {
 function run(w: World): { decision: Decision; needs: Need[] } {
   const o: Observation = {
     mode: w.mode ?? 'companion',
+    trainer: w.trainer === 'unknown' ? UNKNOWN_TRAINER_LINE : TRAINER_LINES[w.trainer ?? 'v2.3.0'],
     trainJob: w.trainJob,
     jobSet: w.jobSet,
     now: '2026-11-30T00:00:00Z',
@@ -753,6 +757,33 @@ describe('decide: finished TrainJobs', () => {
     });
   }
 
+  // Trainer's main line keeps every Failed (kubeflow/trainer#3891): the JobSet of a Failed
+  // TrainJob is never built again there, so it is kept; so under an unknown line.
+  for (const trainer of ['main-8c0f5059', 'unknown'] as const) {
+    it(`companion under ${trainer}: Failed for another reason: Blocked, the JobSet kept (never deleted, suspended or applied)`, () => {
+      const { decision } = run({ trainer, trainJob: failed(), jobSet: trainerJobSet('torch1'), ...finishedChildren });
+      assert.equal(decision.kind === 'act' && decision.outcome, 'blocked');
+      assert.deepEqual(kinds(decision), ['report', 'event']);
+      const report = stepOf(decision, 'report')?.report;
+      assert.equal(report?.state, 'Blocked');
+      assert.match(
+        report?.reason ?? '',
+        trainer === 'unknown'
+          ? /^the TrainJob is Failed \(FailedJobs\), which is final under an unknown Trainer version: an unknown Trainer version never reconciles it again/
+          : /^the TrainJob is Failed \(FailedJobs\), which is final under Trainer's main line at 8c0f5059 .* never reconciles it again, so a deleted JobSet would never come back/,
+      );
+    });
+  }
+  it('v2.2.1 rebuilds a Failed job as v2.3.0 does (both drop a Failed that is not DeadlineExceeded)', () => {
+    const { decision } = run({
+      trainer: 'v2.2.1',
+      trainJob: failed(),
+      jobSet: trainerJobSet('torch1'),
+      ...finishedChildren,
+    });
+    assert.deepEqual(kinds(decision), ['report', 'delete-jobset', 'event']);
+  });
+
   it('standalone: a finished TrainJob without a JobSet gets none (Complete, TTL-deleted; deadline, deleted by Trainer)', () => {
     for (const tj of [complete(), deadline()]) {
       const { decision } = run({ mode: 'standalone', trainJob: tj });
@@ -810,5 +841,42 @@ describe('decide: a negative numNodes', () => {
         run({ trainJob: torch1(0), jobSet: trainerJobSet('torch1'), jobs: [job('torch1-node-0')] }).decision,
       ).includes('delete-jobset'),
     );
+  });
+});
+
+// Standalone mode builds Trainer v2.3.0's JobSets, which main@8c0f5059 builds the same for its
+// runtimes (src/api/trainer-line.ts); under v2.2.1 (which builds differently) or an unknown line
+// it builds nothing and says why.
+describe('decide: standalone mode per Trainer line', () => {
+  it('v2.3.0 and main: the same JobSet applied for a new TrainJob', () => {
+    const built = (['v2.3.0', 'main-8c0f5059'] as const).map(
+      (trainer) => stepOf(run({ mode: 'standalone', trainer, trainJob: torch1(2) }).decision, 'apply-jobset')?.jobSet,
+    );
+    assert.ok(built[0]);
+    assert.deepEqual(built[1], built[0]);
+  });
+  for (const trainer of ['v2.2.1', 'unknown'] as const) {
+    it(`${trainer}: nothing applied, the TrainJob's condition and the report say why`, () => {
+      const { decision } = run({ mode: 'standalone', trainer, trainJob: torch1(2) });
+      assert.equal(decision.kind === 'act' && decision.outcome, 'unsupported');
+      assert.ok(!kinds(decision).includes('apply-jobset'));
+      const report = stepOf(decision, 'report')?.report;
+      assert.equal(report?.state, 'Unsupported');
+      assert.match(
+        report?.reason ?? '',
+        /standalone mode the reconciler builds the JobSet itself as Trainer v2\.3\.0 and main@8c0f5059 build it/,
+      );
+      assert.match(
+        report?.reason ?? '',
+        trainer === 'v2.2.1' ? /Trainer v2\.2\.1 builds it differently/ : /not known to be the same/,
+      );
+      const status = stepOf(decision, 'apply-status');
+      assert.ok(status?.conditions.some((c) => c.status === 'False' && /companion mode/.test(c.message ?? '')));
+    });
+  }
+  it('v2.2.1: a stale JobSet is kept and reported Blocked (its rebuild would need a build)', () => {
+    const { decision } = run({ mode: 'standalone', trainer: 'v2.2.1', ...stale2(), jobs: [job('torch1-node-0')] });
+    assert.ok(!kinds(decision).includes('delete-jobset'));
+    assert.ok(!kinds(decision).includes('apply-jobset'));
   });
 });

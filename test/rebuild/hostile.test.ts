@@ -1,5 +1,6 @@
 // Objects read from the cluster are input too: malformed or hostile shapes give a clear "leave
 // alone / not safe / cannot build" answer, never a throw that would kill a worker in a loop.
+import { TRAINER_LINES } from '../../src/api/trainer-line.ts';
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import fc from 'fast-check';
@@ -116,7 +117,7 @@ function runDecide(
   pods: Pod[],
   pvcs: PersistentVolumeClaim[],
 ): Decision {
-  const o: Observation = { mode, trainJob, jobSet, now: '2026-11-30T00:00:00Z' };
+  const o: Observation = { trainer: TRAINER_LINES['v2.3.0'], mode, trainJob, jobSet, now: '2026-11-30T00:00:00Z' };
   for (let i = 0; i < 10; i++) {
     const d = decide(o);
     if (d.kind !== 'need') return d;

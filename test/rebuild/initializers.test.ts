@@ -1,6 +1,7 @@
 // The initializers a rebuild runs again (src/rebuild/initializers.ts): which JobSet runs Trainer's
 // data cache initializer (cache.py), which of its objects a second run must not find, and what the
 // rebuild does with them before the JobSet is deleted.
+import { TRAINER_LINES } from '../../src/api/trainer-line.ts';
 import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
 import path from 'node:path';
@@ -145,7 +146,13 @@ describe('planInitializerCleanup: what happens to the objects found', () => {
 
 /** decide() with the cache runtime, answering its needs; `objects` are the initializer objects found. */
 function run(objects: InitializerObject[], jobSet = cacheJobSet()): { decision: Decision; needs: Need[] } {
-  const o: Observation = { mode: 'companion', trainJob: torch1(2), jobSet, now: '2026-11-30T00:00:00Z' };
+  const o: Observation = {
+    trainer: TRAINER_LINES['v2.3.0'],
+    mode: 'companion',
+    trainJob: torch1(2),
+    jobSet,
+    now: '2026-11-30T00:00:00Z',
+  };
   const needs: Need[] = [];
   for (;;) {
     const d = decide(o);

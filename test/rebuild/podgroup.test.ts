@@ -1,6 +1,7 @@
 // The TrainJob's PodGroup through a rebuild (src/rebuild/podgroup.ts), and where decide() deletes
 // it: which PodGroup is the TrainJob's, what minMember Trainer v2.3.0 builds (the sum of every
 // PodSet's count: plugins/coscheduling and plugins/volcano, Build), and when it is stale.
+import { TRAINER_LINES } from '../../src/api/trainer-line.ts';
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { decide } from '../../src/rebuild/decide.ts';
@@ -171,6 +172,7 @@ interface World {
 
 function run(w: World): { decision: Decision; needs: Need[] } {
   const o: Observation = {
+    trainer: TRAINER_LINES['v2.3.0'],
     mode: w.mode ?? 'companion',
     trainJob: w.trainJob,
     jobSet: w.jobSet,
@@ -246,7 +248,13 @@ describe('decide: the PodGroup is deleted with the stale JobSet, so that Trainer
 
   it('something still runs: the PodGroup is neither read nor deleted (the delete waits)', () => {
     const w = world(4);
-    const o: Observation = { mode: 'companion', trainJob: w.trainJob, jobSet: w.jobSet, now: '2026-12-01T00:00:00Z' };
+    const o: Observation = {
+      trainer: TRAINER_LINES['v2.3.0'],
+      mode: 'companion',
+      trainJob: w.trainJob,
+      jobSet: w.jobSet,
+      now: '2026-12-01T00:00:00Z',
+    };
     o.runtime = { found: true, runtime: cosched };
     o.cachedJobs = [job('torch1-node-0', { status: { active: 1 } })];
     const d = decide(o);

@@ -1,5 +1,6 @@
 // Whether the webhook admits an allowed count change, from what it read (src/rebuild/scale-admission.ts):
 // a table over the reads' outcomes, the reconciler's Lease and the judgment.
+import { TRAINER_LINES } from '../../src/api/trainer-line.ts';
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { RECONCILER_MODE_ANNOTATION } from '../../src/api/names.ts';
@@ -28,6 +29,7 @@ const builtFor1 = found<JobSet>(trainerJobSet('torch1'));
 
 function admit(over: Partial<Parameters<typeof admitScale>[0]> = {}): ScaleAdmission {
   return admitScale({
+    trainer: TRAINER_LINES['v2.3.0'],
     trainJob: torch1(2),
     jobSet: builtFor1,
     runtime: torchRuntime,

@@ -1,6 +1,7 @@
 // The one judgment of whether a count change can be carried out (src/rebuild/scale-judgment.ts),
 // as a table over every stock runtime of Trainer v2.3.0 (upstream/runtimes/) and the variants a
 // user's own runtime may take, in both modes.
+import { TRAINER_LINES, UNKNOWN_TRAINER_LINE } from '../../src/api/trainer-line.ts';
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import type { JobSet, Runtime } from '../../src/api/objects.ts';
@@ -207,7 +208,13 @@ describe('judgeScale: can a count change be carried out', () => {
         trainer: { numNodes: 2 },
         ...(row.cacheUri ? { initializer: { dataset: { storageUri: 'cache://iceberg/table' } } } : {}),
       });
-      const judged = judgeScale({ mode: row.mode, trainJob: tj, runtime: row.runtime, jobSet: row.jobSet });
+      const judged = judgeScale({
+        trainer: TRAINER_LINES['v2.3.0'],
+        mode: row.mode,
+        trainJob: tj,
+        runtime: row.runtime,
+        jobSet: row.jobSet,
+      });
       if (row.want === 'carried-out') assert.equal(judged.kind, 'carried-out', JSON.stringify(judged));
       else {
         assert.equal(judged.kind, 'refused');
@@ -222,6 +229,7 @@ describe('judgeScale: can a count change be carried out', () => {
   it('every refusal names a way out', () => {
     for (const row of rows.filter((r) => r.want !== 'carried-out')) {
       const judged = judgeScale({
+        trainer: TRAINER_LINES['v2.3.0'],
         mode: row.mode,
         trainJob: trainJob('job', { trainer: { numNodes: 3 } }),
         runtime: row.runtime,
@@ -234,6 +242,7 @@ describe('judgeScale: can a count change be carried out', () => {
   it('Flux with numNodes removed: refused, Trainer v2.3.0 cannot build it', () => {
     const flux = edited(upstreamRuntime('torch'), (r) => (r.spec.mlPolicy = { numNodes: 1, flux: {} }));
     const judged = judgeScale({
+      trainer: TRAINER_LINES['v2.3.0'],
       mode: 'companion',
       trainJob: trainJob('job', { trainer: {} }),
       runtime: flux,
@@ -246,6 +255,7 @@ describe('judgeScale: can a count change be carried out', () => {
 
   it('claims judged live (the reconciler): left to its dry-run create', () => {
     const judged = judgeScale({
+      trainer: TRAINER_LINES['v2.3.0'],
       mode: 'companion',
       trainJob: trainJob('job', { trainer: { numNodes: 2 } }),
       runtime: upstreamRuntime('torch'),
@@ -253,5 +263,70 @@ describe('judgeScale: can a count change be carried out', () => {
       claimsJudgedLive: true,
     });
     assert.equal(judged.kind, 'carried-out');
+  });
+});
+
+describe('judgeScale per Trainer line', () => {
+  const failedJob = () => {
+    const tj = trainJob('job', { trainer: { numNodes: 2 } });
+    tj.status = {
+      conditions: [{ type: 'Failed', status: 'True', reason: 'FailedJobs', message: 'm', lastTransitionTime: 't' }],
+    };
+    return tj;
+  };
+  const built = jobSet({
+    replicatedJobs: [
+      {
+        name: 'node',
+        template: {
+          metadata: { labels: { 'trainer.kubeflow.org/trainjob-ancestor-step': 'trainer' } },
+          spec: { parallelism: 1 },
+        },
+      },
+    ],
+  });
+  it('a Failed job: carried out on v2.2.1 and v2.3.0 (Trainer reconciles it again), refused on main and unknown', () => {
+    const kinds = (['v2.2.1', 'v2.3.0', 'main-8c0f5059'] as const).map(
+      (l) =>
+        judgeScale({
+          trainer: TRAINER_LINES[l],
+          mode: 'companion',
+          trainJob: failedJob(),
+          runtime: upstreamRuntime('torch'),
+          jobSet: built,
+        }).kind,
+    );
+    assert.deepEqual(kinds, ['carried-out', 'carried-out', 'refused']);
+    const unknown = judgeScale({
+      trainer: UNKNOWN_TRAINER_LINE,
+      mode: 'companion',
+      trainJob: failedJob(),
+      runtime: upstreamRuntime('torch'),
+      jobSet: built,
+    });
+    assert.equal(unknown.kind, 'refused');
+    if (unknown.kind === 'refused')
+      assert.match(unknown.reason, /Failed \(FailedJobs\), which is final under an unknown Trainer version/);
+  });
+  it('standalone: refused under v2.2.1 and unknown (no build of theirs), carried out under v2.3.0 and main', () => {
+    const judged = [
+      TRAINER_LINES['v2.2.1'],
+      UNKNOWN_TRAINER_LINE,
+      TRAINER_LINES['v2.3.0'],
+      TRAINER_LINES['main-8c0f5059'],
+    ].map((trainer) =>
+      judgeScale({
+        trainer,
+        mode: 'standalone',
+        trainJob: trainJob('job', { trainer: { numNodes: 2 } }),
+        runtime: upstreamRuntime('torch'),
+        jobSet: built,
+      }),
+    );
+    assert.deepEqual(
+      judged.map((j) => j.kind),
+      ['refused', 'refused', 'carried-out', 'carried-out'],
+    );
+    if (judged[0].kind === 'refused') assert.match(judged[0].wayOut, /companion mode/);
   });
 });

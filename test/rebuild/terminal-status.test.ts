@@ -38,7 +38,7 @@ describe('terminalConditions', () => {
     const js = withJobSetStatus({
       conditions: [cond('Completed', 'True', 'AllJobsCompleted', { observedGeneration: 3 })],
     });
-    assert.deepEqual(terminalConditions(torch1(), js, NOW), [
+    assert.deepEqual(terminalConditions(torch1(), js, NOW, false), [
       {
         type: 'Complete',
         status: 'True',
@@ -55,25 +55,29 @@ describe('terminalConditions', () => {
       conditions: [cond('Failed', 'True', 'FailedJobs'), cond('Completed', 'False', 'x')],
     });
     assert.deepEqual(
-      terminalConditions(torch1(), js, NOW).map((c) => [c.type, c.status, c.reason]),
+      terminalConditions(torch1(), js, NOW, false).map((c) => [c.type, c.status, c.reason]),
       [['Failed', 'True', 'FailedJobs']],
     );
     assert.deepEqual(
-      terminalConditions(torch1(), withJobSetStatus({ conditions: [cond('Failed', 'False', 'x')] }), NOW),
+      terminalConditions(torch1(), withJobSetStatus({ conditions: [cond('Failed', 'False', 'x')] }), NOW, false),
       [],
     );
   });
 
   it('Complete stays once set (JobSet gone, TTL); Failed goes unless DeadlineExceeded (removeFailedCondition)', () => {
     const complete = cond('Complete', 'True', 'AllJobsCompleted', { lastTransitionTime: 't0' });
-    assert.deepEqual(terminalConditions(withStatus(torch1(), { conditions: [complete] }), undefined, NOW), [complete]);
+    assert.deepEqual(terminalConditions(withStatus(torch1(), { conditions: [complete] }), undefined, NOW, false), [
+      complete,
+    ]);
     const failed = cond('Failed', 'True', 'FailedJobs');
     assert.deepEqual(
-      terminalConditions(withStatus(torch1(), { conditions: [failed] }), trainerJobSet('torch1'), NOW),
+      terminalConditions(withStatus(torch1(), { conditions: [failed] }), trainerJobSet('torch1'), NOW, false),
       [],
     );
     const deadline = cond('Failed', 'True', 'DeadlineExceeded');
-    assert.deepEqual(terminalConditions(withStatus(torch1(), { conditions: [deadline] }), undefined, NOW), [deadline]);
+    assert.deepEqual(terminalConditions(withStatus(torch1(), { conditions: [deadline] }), undefined, NOW, false), [
+      deadline,
+    ]);
   });
 
   it('an existing Complete keeps its transition time (SetStatusCondition: same status)', () => {
@@ -81,7 +85,7 @@ describe('terminalConditions', () => {
       conditions: [cond('Complete', 'True', 'AllJobsCompleted', { lastTransitionTime: 't0' })],
     });
     const js = withJobSetStatus({ conditions: [cond('Completed', 'True', 'AllJobsCompleted')] });
-    assert.equal(terminalConditions(tj, js, NOW)[0].lastTransitionTime, 't0');
+    assert.equal(terminalConditions(tj, js, NOW, false)[0].lastTransitionTime, 't0');
   });
 });
 
@@ -107,7 +111,7 @@ describe('statusStep (standalone)', () => {
       torch1(1, (t) => (t.spec!.suspend = false)),
       { conditions: [suspended] },
     );
-    const step = statusStep(tj, finished, NOW);
+    const step = statusStep(tj, finished, NOW, false);
     assert.deepEqual(
       step?.conditions.map((c) => c.type),
       ['Suspended', 'Complete'],
@@ -118,7 +122,7 @@ describe('statusStep (standalone)', () => {
       jobsStatus: [rjs('node', { succeeded: 1 })],
     });
     const after = withStatus(structuredClone(tj), { conditions: step!.conditions, jobsStatus: step!.jobsStatus });
-    assert.equal(statusStep(after, finished, NOW), undefined);
+    assert.equal(statusStep(after, finished, NOW, false), undefined);
   });
 
   it('jobsStatus that changes is applied; a Failed the JobSet no longer has is left out (the apply removes it)', () => {
@@ -130,11 +134,23 @@ describe('statusStep (standalone)', () => {
       },
     );
     const js = withJobSetStatus({ replicatedJobsStatus: [rjs('node', { active: 2 })] });
-    const step = statusStep(tj, js, NOW);
+    const step = statusStep(tj, js, NOW, false);
     assert.deepEqual(
       step?.conditions.map((c) => c.type),
       ['Suspended'],
     );
     assert.deepEqual(step?.jobsStatus, [rjs('node', { active: 2 })]);
+  });
+});
+
+// Trainer's main line keeps a Failed the JobSet no longer has (kubeflow/trainer#3891: no
+// removeFailedCondition); standalone mode under main writes the status as main would.
+describe('terminalConditions per Trainer line', () => {
+  it('a Failed (FailedJobs) the JobSet no longer has: dropped on v2.3.0, kept where Failed is terminal', () => {
+    const failed = cond('Failed', 'True', 'FailedJobs');
+    const tj = withStatus(torch1(1), { conditions: [failed] });
+    const js = withJobSetStatus({});
+    assert.deepEqual(terminalConditions(tj, js, NOW, false), []);
+    assert.deepEqual(terminalConditions(tj, js, NOW, true), [failed]);
   });
 });

@@ -1,5 +1,6 @@
 // reconcileKey, the orchestration around decide(), against an in-memory cluster: the reads it
 // makes, the order of its writes, and what it does when a write is refused.
+import { TRAINER_LINES } from '../../src/api/trainer-line.ts';
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import type { ReconcilerCluster } from '../../src/reconciler/cluster.ts';
@@ -71,6 +72,7 @@ function fakeCluster(
 
 const deps = (cluster: ReconcilerCluster, extra: object = {}, mode: Mode = 'companion') => ({
   mode,
+  trainer: () => TRAINER_LINES['v2.3.0'],
   cluster,
   logger: createLogger('silent'),
   metrics: createReconcilerMetrics(),

@@ -11,11 +11,17 @@ import { RECONCILE_DEFAULTS } from '../../src/reconciler/config.ts';
 
 describe('generated files are up to date (regenerate with `npm run generate`)', async () => {
   const files = await generatedFiles();
-  it('covers the patch, its restore, the VAP and the embedded CRD', () => {
+  it("covers the patch, its restore, the VAP, the embedded CRD, the lines' fingerprints, and main's own patch and VAP", () => {
+    // v2.2.1's patch, restore and VAP are v2.3.0's (no files of their own); main's finished-job
+    // rule differs (Failed is terminal there), so it has its own.
     assert.deepEqual([...files.keys()].sort(), [
+      'manifests/crd-patch/trainer-main-8c0f5059/trainjob-crd-patch.yaml',
+      'manifests/crd-patch/trainer-main-8c0f5059/trainjob-crd-restore.yaml',
       'manifests/crd-patch/trainjob-crd-patch.yaml',
       'manifests/crd-patch/trainjob-crd-restore.yaml',
+      'manifests/vap/trainer-main-8c0f5059/trainjob-vap.yaml',
       'manifests/vap/trainjob-vap.yaml',
+      'src/api/trainer-line-fingerprints.ts',
       'src/embedded/trainjob-crd.json',
     ]);
   });

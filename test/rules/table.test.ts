@@ -8,7 +8,7 @@ import { decideUpdate } from '../../src/rules/decide.ts';
 import { errorString } from '../../src/field/errors.ts';
 import { RULES } from '../../src/rules/table.ts';
 import { policyFromCrd } from '../../src/rules/crd-policy.ts';
-import { trainJobCrdV230Object } from '../crd/fixtures.ts';
+import { readYaml, trainJobCrdObject, trainJobCrdV230Object, upstreamCrdPath } from '../crd/fixtures.ts';
 import { condition, finished, trainJob, variant, type TrainJob } from './fixtures.ts';
 
 const policy = buildPolicy();
@@ -29,6 +29,13 @@ interface Case {
    * means something else.
    */
   tableAlone?: true;
+  /**
+   * Behind a CRD whose schema has numNodes `minimum: 0` (main, #3809): its schema refuses a
+   * negative count too, as the API server does, and says so first.
+   */
+  negativeRefusedBySchema?: true;
+  /** Where every Failed is terminal (main, an unknown line, no CRD at all): these causes instead. */
+  wantWhereFailedIsTerminal?: string[];
 }
 
 const cases: Case[] = [
@@ -166,18 +173,21 @@ const cases: Case[] = [
   // spec.trainer.numNodes: never to a negative count; 0 is allowed (with a warning); a stored negative count may stay.
   {
     name: 'numNodes changed to -1 while suspended',
+    negativeRefusedBySchema: true,
     old: suspended,
     change: (o) => (o.spec.trainer.numNodes = -1),
     want: [NEGATIVE_ROW],
   },
   {
     name: 'numNodes added as -1 while suspended',
+    negativeRefusedBySchema: true,
     old: variant(suspended, (o) => delete o.spec.trainer.numNodes),
     change: (o) => (o.spec.trainer.numNodes = -1),
     want: [NEGATIVE_ROW],
   },
   {
     name: 'numNodes changed to -1 while running: both reasons',
+    negativeRefusedBySchema: true,
     old: running,
     change: (o) => (o.spec.trainer.numNodes = -1),
     want: [SUSPEND_ROW, NEGATIVE_ROW],
@@ -196,6 +206,7 @@ const cases: Case[] = [
   },
   {
     name: 'numNodes -1 stored, changed to -2',
+    negativeRefusedBySchema: true,
     old: variant(suspended, (o) => (o.spec.trainer.numNodes = -1)),
     change: (o) => (o.spec.trainer.numNodes = -2),
     want: [NEGATIVE_ROW],
@@ -244,10 +255,11 @@ const cases: Case[] = [
     want: [FINISHED_ROW],
   },
   {
-    name: 'numNodes changed on a job Failed otherwise (Trainer reconciles it again)',
+    name: 'numNodes changed on a job Failed otherwise (v2.2.1 and v2.3.0 reconcile it again; main never does)',
     old: finished(suspended, 'Failed', 'BackoffLimitExceeded'),
     change: (o) => (o.spec.trainer.numNodes = 2),
     want: [],
+    wantWhereFailedIsTerminal: [FINISHED_ROW],
   },
   {
     name: 'numNodes changed with Complete not True',
@@ -329,20 +341,39 @@ const cases: Case[] = [
 ];
 
 const behindV230Crd = policyFromCrd(trainJobCrdV230Object());
+const behindV221Crd = policyFromCrd(readYaml(upstreamCrdPath('trainer-v2.2.1/trainer.kubeflow.org_trainjobs.yaml')));
+const behindMainCrd = policyFromCrd(trainJobCrdObject());
 for (const [title, p] of [
-  ['rule table (no CRD: the table alone)', policy],
+  ['rule table (no CRD: the table alone, no line known: the careful rules)', policy],
   ["rule table behind Trainer v2.3.0's CRD", behindV230Crd],
+  ["rule table behind Trainer v2.2.1's CRD", behindV221Crd],
+  ["rule table behind main@8c0f5059's CRD (numNodes minimum: 0, Failed terminal)", behindMainCrd],
 ] as [string, Policy][]) {
   describe(title, () => {
     for (const c of cases.filter((x) => p === policy || !x.tableAlone)) {
       it(c.name, () => {
         const verdict = decideUpdate(p, variant(c.old, c.change), c.old);
         const got = verdict.causes.map((e) => `${e.field} ${e.type} ${e.origin}`).sort();
-        assert.deepEqual(got, [...c.want].sort(), verdict.causes.map(errorString).join('\n'));
+        const want = [
+          ...(p.line.line.failedIsTerminal ? (c.wantWhereFailedIsTerminal ?? c.want) : c.want),
+          ...(c.negativeRefusedBySchema && p.line.features?.numNodesMinimum === 0
+            ? ['spec.trainer.numNodes FieldValueInvalid schema']
+            : []),
+        ];
+        assert.deepEqual(got, [...want].sort(), verdict.causes.map(errorString).join('\n'));
       });
     }
   });
 }
+
+describe('the line each policy follows is found from its CRD', () => {
+  it('no CRD: unknown; v2.3.0, v2.2.1 and main: theirs', () => {
+    assert.deepEqual(
+      [policy, behindV230Crd, behindV221Crd, behindMainCrd].map((p) => p.line.line.id),
+      ['unknown', 'v2.3.0', 'v2.2.1', 'main-8c0f5059'],
+    );
+  });
+});
 
 describe('messages', () => {
   it('an immutable field names the field, the new value and the reason', () => {

@@ -27,19 +27,21 @@ function relative(row: RuleRow, field: string): string {
 }
 
 /** The table rows scoped at the object, as x-kubernetes-validations entries for the schema's root. */
-export function rootValidations(): XValidation[] {
-  return RULES.filter((r) => r.scope === '').map((row) => ({
-    rule: markRule(row.id, row.rule),
-    message: row.message,
-    reason: row.reason,
-    fieldPath: relative(row, row.field),
-  }));
+export function rootValidations(rows: readonly RuleRow[] = RULES): XValidation[] {
+  return rows
+    .filter((r) => r.scope === '')
+    .map((row) => ({
+      rule: markRule(row.id, row.rule),
+      message: row.message,
+      reason: row.reason,
+      fieldPath: relative(row, row.field),
+    }));
 }
 
 /** The table rows scoped at `spec`, as x-kubernetes-validations entries (catch-all expanded per field). */
-export function specValidations(crdSchema?: unknown): XValidation[] {
+export function specValidations(crdSchema?: unknown, rows: readonly RuleRow[] = RULES): XValidation[] {
   const out: XValidation[] = [];
-  for (const row of RULES.filter((r) => r.scope === 'spec')) {
+  for (const row of rows.filter((r) => r.scope === 'spec')) {
     if (row.perUnnamedTrainerField) {
       for (const name of unnamedTrainerProperties(crdSchema)) {
         out.push({
@@ -88,13 +90,14 @@ function addRules(path: string, existing: unknown[] | undefined, rules: XValidat
     : [{ op: 'add', path, value: rules }];
 }
 
-export function crdPatchOps(crdSchema?: unknown): unknown[] {
+/** `rows`: the table for the CRD's Trainer line (rulesFor), Trainer v2.3.0's by default. */
+export function crdPatchOps(crdSchema?: unknown, rows: readonly RuleRow[] = RULES): unknown[] {
   return [
     { op: 'test', path: `${TRAINER_RULES}/0`, value: BLANKET_TRAINER_RULE },
     { op: 'remove', path: trainerHasOtherRules(crdSchema) ? `${TRAINER_RULES}/0` : TRAINER_RULES },
-    ...addRules(`${SPEC}/x-kubernetes-validations`, rulesAt(specNode(crdSchema)), specValidations(crdSchema)),
+    ...addRules(`${SPEC}/x-kubernetes-validations`, rulesAt(specNode(crdSchema)), specValidations(crdSchema, rows)),
     // The root always has upstream's metadata.name rules; append after them.
-    ...addRules(`${VERSION_SCHEMA}/x-kubernetes-validations`, rulesAt(crdSchema) ?? [], rootValidations()),
+    ...addRules(`${VERSION_SCHEMA}/x-kubernetes-validations`, rulesAt(crdSchema) ?? [], rootValidations(rows)),
   ];
 }
 
@@ -103,7 +106,7 @@ export function crdPatchOps(crdSchema?: unknown): unknown[] {
  * but ours is removed) and removed, last first, and the blanket rule goes back first at
  * spec.trainer. For uninstalling, or for a Trainer version this project does not support yet.
  */
-export function crdRestoreOps(crdSchema?: unknown): unknown[] {
+export function crdRestoreOps(crdSchema?: unknown, rows: readonly RuleRow[] = RULES): unknown[] {
   const ops: unknown[] = [];
   const undo = (path: string, existing: unknown[] | undefined, rules: XValidation[]): void => {
     if (rules.length === 0) return;
@@ -116,8 +119,8 @@ export function crdRestoreOps(crdSchema?: unknown): unknown[] {
       ops.push({ op: 'test', path: at, value: rules[i] }, { op: 'remove', path: at });
     }
   };
-  undo(`${VERSION_SCHEMA}/x-kubernetes-validations`, rulesAt(crdSchema) ?? [], rootValidations());
-  undo(`${SPEC}/x-kubernetes-validations`, rulesAt(specNode(crdSchema)), specValidations(crdSchema));
+  undo(`${VERSION_SCHEMA}/x-kubernetes-validations`, rulesAt(crdSchema) ?? [], rootValidations(rows));
+  undo(`${SPEC}/x-kubernetes-validations`, rulesAt(specNode(crdSchema)), specValidations(crdSchema, rows));
   ops.push(
     trainerHasOtherRules(crdSchema)
       ? { op: 'add', path: `${TRAINER_RULES}/0`, value: BLANKET_TRAINER_RULE }

@@ -128,11 +128,15 @@ export function vapVariables(crdSchema?: unknown): VapVariable[] {
   ];
 }
 
-export function vapValidations(schema: CelSchema, crdSchema?: unknown): VapValidation[] {
+export function vapValidations(
+  schema: CelSchema,
+  crdSchema?: unknown,
+  rows: readonly RuleRow[] = RULES,
+): VapValidation[] {
   depth = 0;
   const reason = (r: RuleRow): string => (r.reason === 'FieldValueForbidden' ? 'Forbidden' : 'Invalid');
   const out: VapValidation[] = [];
-  for (const row of RULES) {
+  for (const row of rows) {
     if (row.scope.includes('[*]')) continue; // runtimePatches[*].manager: the list key itself, so a keyed list never sees it change.
     if (row.perUnnamedTrainerField) {
       for (const name of unnamedTrainerProperties(crdSchema)) {
@@ -153,7 +157,8 @@ export function vapValidations(schema: CelSchema, crdSchema?: unknown): VapValid
   return out;
 }
 
-export function vapManifests(schema: CelSchema, crdSchema?: unknown): unknown[] {
+/** `rows`: the table for the CRD's Trainer line (rulesFor), Trainer v2.3.0's by default. */
+export function vapManifests(schema: CelSchema, crdSchema?: unknown, rows: readonly RuleRow[] = RULES): unknown[] {
   const policy = {
     apiVersion: 'admissionregistration.k8s.io/v1',
     kind: 'ValidatingAdmissionPolicy',
@@ -171,7 +176,7 @@ export function vapManifests(schema: CelSchema, crdSchema?: unknown): unknown[] 
         ],
       },
       variables: vapVariables(crdSchema),
-      validations: vapValidations(schema, crdSchema),
+      validations: vapValidations(schema, crdSchema, rows),
     },
   };
   const binding = {

@@ -2,6 +2,8 @@
 // TrainJob CRD patch, the real JobSet manager (and Trainer's, in companion suites), the upstream
 // runtimes plus two variants of the torchtune workspace policy, the project's own RBAC for the
 // reconciler's identity, and (optionally) the real webhook handing hints on to the sidecar.
+import { rulesFor } from '../../../src/rules/table.ts';
+import { detectTrainerLine } from '../../../src/api/trainer-line-detect.ts';
 import assert from 'node:assert/strict';
 import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import { readFileSync } from 'node:fs';
@@ -124,14 +126,19 @@ export function stockRuntimes(line: TrainerLine): string[] {
   return files.map((f) => readFileSync(path.join(upstreamDir, 'runtimes', f), 'utf8'));
 }
 
+/** The CRD with the patch generated for the Trainer line it is (the README's file for that line). */
+function patchedForItsLine(crd: ReturnType<typeof upstreamTrainJobCrd>) {
+  return patchedCrd(
+    crd,
+    crdPatchOps(crd.spec.versions[0].schema.openAPIV3Schema, rulesFor(detectTrainerLine(crd).line)),
+  );
+}
+
 export async function startWorld(opts: WorldOptions): Promise<World> {
   const scratch = await mkdtemp(path.join(tmpdir(), 'tjw-reconciler-'));
   const upstream = upstreamTrainJobCrd();
   const crdFile = path.join(scratch, 'trainjobs-patched.yaml');
-  await writeFile(
-    crdFile,
-    stringify(patchedCrd(upstream, crdPatchOps(upstream.spec.versions[0].schema.openAPIV3Schema))),
-  );
+  await writeFile(crdFile, stringify(patchedForItsLine(upstream)));
   // Kueue's eleven CRDs as one file: one apply and one wait instead of eleven of each.
   const kueueFile = path.join(scratch, 'kueue-crds.yaml');
   if (opts.kueue)

@@ -1,0 +1,83 @@
+// The installed Trainer line, for the reconciler's decisions: found by feature from the live
+// TrainJob CRD (src/api/trainer-line-detect.ts), read with a watch on that one CRD (by name, raw
+// JSON: a typed client would rename x-kubernetes-validations) and followed, so a Trainer upgrade
+// changes the rules within a watch event. Until the CRD is read, or when it cannot be (no right,
+// deleted, unreadable), the careful rules apply (UNKNOWN_TRAINER_LINE), with a warning.
+// Read-only: putting the CRD patch back after an upgrade is not this module's concern.
+import { CustomObjectsApi, ListWatch, Watch, type KubeConfig, type KubernetesObject } from '@kubernetes/client-node';
+import { describeError } from '../cluster/errors.ts';
+import type { Logger } from '../observability/logger.ts';
+import { TRAINJOB_CRD } from '../api/names.ts';
+import { detectTrainerLine, type LineDetection } from '../api/trainer-line-detect.ts';
+import { UNKNOWN_TRAINER_LINE, type TrainerLine } from '../api/trainer-line.ts';
+
+export interface TrainerLineSource {
+  current(): TrainerLine;
+  detection(): LineDetection | undefined;
+  start(): Promise<void>;
+  stop(): Promise<void>;
+}
+
+const CRDS = { group: 'apiextensions.k8s.io', version: 'v1', plural: 'customresourcedefinitions' } as const;
+
+export function followTrainerLine(
+  kc: KubeConfig,
+  opts: {
+    logger: Logger;
+    /** Told every line adopted: the metric (one gauge per line id). */
+    onLine?: (detection: LineDetection) => void;
+    restartDelayMs?: number;
+  },
+): TrainerLineSource {
+  const objects = kc.makeApiClient(CustomObjectsApi);
+  let detection: LineDetection | undefined;
+  let stopped = false;
+  const byName = `metadata.name=${TRAINJOB_CRD}`;
+  const informer = new ListWatch<KubernetesObject>(
+    `/apis/${CRDS.group}/${CRDS.version}/${CRDS.plural}`,
+    new Watch(kc),
+    () => objects.listClusterCustomObject({ ...CRDS, fieldSelector: byName }) as Promise<never>,
+    false,
+    undefined,
+    byName,
+  );
+  const adopt = (crd: KubernetesObject) => {
+    const next = detectTrainerLine(crd);
+    const changed = next.line.id !== detection?.line.id || next.fingerprint !== detection?.fingerprint;
+    detection = next;
+    if (!changed) return;
+    opts.onLine?.(next);
+    const fields = { crd: TRAINJOB_CRD, line: next.line.id, fingerprint: next.fingerprint, resembles: next.resembles };
+    if (next.line.id === 'unknown') opts.logger.warn(fields, next.summary);
+    else opts.logger.info(fields, `Trainer line: ${next.summary}`);
+  };
+  informer.on('add', adopt);
+  informer.on('update', adopt);
+  informer.on('delete', () =>
+    opts.logger.warn({ crd: TRAINJOB_CRD }, 'the TrainJob CRD was deleted; the last line found stays in force'),
+  );
+  informer.on('error', (err: unknown) => {
+    if (stopped) return;
+    opts.logger.warn(
+      { crd: TRAINJOB_CRD, error: describeError(err) },
+      detection
+        ? 'the TrainJob CRD watch failed; the last line found stays in force; restarting it'
+        : 'the TrainJob CRD cannot be read, so no Trainer line is known: the most careful rules apply (Failed is terminal; standalone mode builds no JobSet); retrying',
+    );
+    setTimeout(() => {
+      if (!stopped) informer.start().catch(() => undefined);
+    }, opts.restartDelayMs ?? 5_000).unref();
+  });
+  return {
+    current: () => detection?.line ?? UNKNOWN_TRAINER_LINE,
+    detection: () => detection,
+    async start() {
+      // A first list that fails is reported through 'error' and retried; start does not wait for it.
+      await informer.start().catch(() => undefined);
+    },
+    async stop() {
+      stopped = true;
+      await informer.stop();
+    },
+  };
+}
