@@ -61,8 +61,9 @@ export function upstreamCrdsOf(line: TrainerLine) {
 
 /**
  * The current cell's upstream CRDs. The default cell (Trainer v2.3.0) keeps the main line's CRDs
- * it has always installed (they add bounds v2.3.0 lacks, which the ratcheting suites need); the
- * matrix's other cells install their own line's.
+ * for the admission suites (they add bounds v2.3.0 lacks, which the ratcheting suites need; where
+ * Trainer's manager runs, test/reconciler/support/world.ts installs the line's own); the matrix's
+ * other cells install their own line's.
  */
 export const upstreamCrds =
   currentCell().name === matrixCells()[0].name ? upstreamCrdsOf('main') : upstreamCrdsOf(currentCell().trainer);

@@ -27,7 +27,7 @@ import {
   projectRoot,
   startControlPlane,
   startUpstreamControllers,
-  upstreamCrds,
+  upstreamCrdsOf,
   upstreamDir,
   waitFor,
   type ControlPlane,
@@ -136,7 +136,11 @@ function patchedForItsLine(crd: ReturnType<typeof upstreamTrainJobCrd>) {
 
 export async function startWorld(opts: WorldOptions): Promise<World> {
   const scratch = await mkdtemp(path.join(tmpdir(), 'tjw-reconciler-'));
-  const upstream = upstreamTrainJobCrd();
+  // The CRDs of the Trainer line whose managers run here (the default cell too: v2.3.0's beside
+  // v2.3.0's manager, whatever CRD the admission-only suites install).
+  const line = currentCell().trainer;
+  const crds = upstreamCrdsOf(line);
+  const upstream = upstreamTrainJobCrd(line);
   const crdFile = path.join(scratch, 'trainjobs-patched.yaml');
   await writeFile(crdFile, stringify(patchedForItsLine(upstream)));
   // Kueue's eleven CRDs as one file: one apply and one wait instead of eleven of each.
@@ -147,10 +151,10 @@ export async function startWorld(opts: WorldOptions): Promise<World> {
   const cp = await startControlPlane({
     crds: [
       ...(gang ? [gang.podGroupCrd, VOLCANO_POD_GROUP_CRD] : []),
-      upstreamCrds.jobsets,
+      crds.jobsets,
       crdFile,
-      upstreamCrds.trainingRuntimes,
-      upstreamCrds.clusterTrainingRuntimes,
+      crds.trainingRuntimes,
+      crds.clusterTrainingRuntimes,
       ...(opts.kueue ? [kueueFile] : []),
     ],
     apiServerArgs: opts.apiServerArgs,
