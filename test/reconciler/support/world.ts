@@ -24,12 +24,15 @@ import {
   projectRoot,
   startControlPlane,
   startUpstreamControllers,
+  ensureControllerBinaries,
   upstreamCrds,
+  upstreamCrdsOf,
   upstreamDir,
   waitFor,
   type ControlPlane,
   type UpstreamControllers,
   type UserKubeconfig,
+  type TrainerLine,
 } from '../../harness/index.ts';
 import { crdPatchOps } from '../../../src/rules/generate/crd-patch.ts';
 import { patchedCrd, trainJobs, upstreamTrainJobCrd } from '../../e2e/support/trainjobs.ts';
@@ -69,6 +72,12 @@ export interface WorldOptions {
    * scheduler running beside the default one, and the gang runtimes (`GANG_RUNTIMES`).
    */
   gang?: boolean;
+  /**
+   * Another Trainer line than the cell's (default: the cell's): its managers (with its JobSet's),
+   * its CRDs (the TrainJob CRD with the patch generated for it) and its runtimes (v2.2.1: the
+   * vendored torch and DeepSpeed ones of upstream/runtimes/v2.2.1, with the world's others left out).
+   */
+  line?: TrainerLine;
 }
 
 /** The vendored Volcano PodGroup CRD (upstream/SOURCES.md). */
@@ -103,14 +112,34 @@ export function torchtuneVariant(
   return stringify(doc);
 }
 
+/** The runtimes a world applies: the cell's upstream ones, or a line's own (v2.2.1's vendored two). */
+function worldRuntimes(line: TrainerLine | undefined): string[] {
+  if (line === 'v2.2.1')
+    return ['torch_distributed.yaml', 'deepspeed_distributed.yaml'].map((f) =>
+      readFileSync(path.join(upstreamDir, 'runtimes/v2.2.1', f), 'utf8'),
+    );
+  return [
+    'torch_distributed.yaml',
+    'deepspeed_distributed.yaml',
+    'torchtune_llama3_2_1B.yaml',
+    'jax_distributed.yaml',
+    'xgboost_distributed.yaml',
+    'mlx_distributed.yaml',
+  ].map((f) => readFileSync(path.join(upstreamDir, 'runtimes', f), 'utf8'));
+}
+
+/** This project's CRD patch generated for an upstream TrainJob CRD, as JSON6902 ops. */
+export function crdPatchFor(upstream: Record<string, any>): unknown[] {
+  return crdPatchOps(upstream.spec.versions[0].schema.openAPIV3Schema);
+}
+
 export async function startWorld(opts: WorldOptions): Promise<World> {
   const scratch = await mkdtemp(path.join(tmpdir(), 'tjw-reconciler-'));
-  const upstream = upstreamTrainJobCrd();
+  const upstream = upstreamTrainJobCrd(opts.line);
+  const crds = opts.line ? upstreamCrdsOf(opts.line) : upstreamCrds;
+  const binaries = opts.line ? await ensureControllerBinaries(process.env, opts.line) : undefined;
   const crdFile = path.join(scratch, 'trainjobs-patched.yaml');
-  await writeFile(
-    crdFile,
-    stringify(patchedCrd(upstream, crdPatchOps(upstream.spec.versions[0].schema.openAPIV3Schema))),
-  );
+  await writeFile(crdFile, stringify(patchedCrd(upstream, crdPatchFor(upstream))));
   // Kueue's eleven CRDs as one file: one apply and one wait instead of eleven of each.
   const kueueFile = path.join(scratch, 'kueue-crds.yaml');
   if (opts.kueue)
@@ -119,10 +148,10 @@ export async function startWorld(opts: WorldOptions): Promise<World> {
   const cp = await startControlPlane({
     crds: [
       ...(gang ? [gang.podGroupCrd, VOLCANO_POD_GROUP_CRD] : []),
-      upstreamCrds.jobsets,
+      crds.jobsets,
       crdFile,
-      upstreamCrds.trainingRuntimes,
-      upstreamCrds.clusterTrainingRuntimes,
+      crds.trainingRuntimes,
+      crds.clusterTrainingRuntimes,
       ...(opts.kueue ? [kueueFile] : []),
     ],
     apiServerArgs: opts.apiServerArgs,
@@ -132,7 +161,7 @@ export async function startWorld(opts: WorldOptions): Promise<World> {
     const [handoffPort] = await freePorts(1);
     // serve starts beside the upstream managers (it needs only the CRD); registered further down.
     const [controllers, , webhook] = await Promise.all([
-      startUpstreamControllers(cp, { trainer: opts.trainer, kueue: opts.kueue }),
+      startUpstreamControllers(cp, { trainer: opts.trainer, kueue: opts.kueue, binaries }),
       gang ? startCoscheduler(cp, gang) : undefined,
       opts.webhook
         ? startWebhook(cp, {
@@ -144,19 +173,12 @@ export async function startWorld(opts: WorldOptions): Promise<World> {
         : undefined,
     ]);
     // The runtimes in one apply (a kubectl run costs about half a second).
-    const runtimes = [
-      'torch_distributed.yaml',
-      'deepspeed_distributed.yaml',
-      'torchtune_llama3_2_1B.yaml',
-      'jax_distributed.yaml',
-      'xgboost_distributed.yaml',
-      'mlx_distributed.yaml',
-    ].map((f) => readFileSync(path.join(upstreamDir, 'runtimes', f), 'utf8'));
     await cp.applyYaml(
       [
-        ...runtimes,
-        torchtuneVariant('delete', 'Delete'),
-        torchtuneVariant('retain', 'Retain', { volumeMode: 'Filesystem' }),
+        ...worldRuntimes(opts.line),
+        ...(opts.line === 'v2.2.1'
+          ? []
+          : [torchtuneVariant('delete', 'Delete'), torchtuneVariant('retain', 'Retain', { volumeMode: 'Filesystem' })]),
         ...(gang ? gangRuntimes() : []),
       ].join('\n---\n'),
     );
@@ -170,7 +192,7 @@ export async function startWorld(opts: WorldOptions): Promise<World> {
     );
 
     if (webhook) await registerWebhook(cp, webhook);
-    return {
+    const world: World = {
       cp,
       upstream: controllers,
       webhook,
@@ -178,10 +200,12 @@ export async function startWorld(opts: WorldOptions): Promise<World> {
       handoffPort,
       tj: trainJobs(cp.kubeConfig),
       async stop() {
-        await controllers.stop();
+        // The managers in force (an upgrade test replaces them).
+        await world.upstream.stop();
         await cp.stop();
       },
     };
+    return world;
   } catch (err) {
     await cp.stop();
     throw err;
