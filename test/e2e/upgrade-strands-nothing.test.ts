@@ -249,4 +249,45 @@ describe('upgrades strand nothing: Trainer v2.2.1 -> v2.3.0 -> main beside the s
     }
     assert.equal(a().report(await getTj('blocked'))?.state, 'Blocked', at('blocked: still Blocked'));
   });
+  it('v2.3.0 -> main: it builds the same JobSets (nothing rebuilt); running jobs keep their JobSets, a suspended one resumes as it is, MPI still scales', async () => {
+    step = 'v2.3.0 -> main';
+    const before = new Map(uids);
+    uids.set('midrebuild', (await a().getJobSet(ns, 'midrebuild'))?.metadata.uid);
+    await switchTrainer(w, 'main');
+    await Promise.all([
+      (async () => {
+        await patch('midrebuild', { spec: { suspend: false } });
+        const js = await jobSet('midrebuild', 'resumed by main as it is', (j) => j.spec?.suspend === false);
+        assert.equal(js.metadata.uid, uids.get('midrebuild'), at('midrebuild: not rebuilt'));
+        await running('midrebuild', 2);
+      })(),
+      (async () => {
+        // MPI 1 -> 3 nodes (runLauncherAsNode: the node job gets numNodes - 1 = 2).
+        await patch('mpi', { spec: { suspend: true } });
+        await jobSet('mpi', 'suspended by main', (j) => j.spec?.suspend === true);
+        await patch('mpi', { spec: { trainer: { numNodes: 3 } } });
+        await report('mpi', 'Rebuilt with 2 node pods', (r) => r.state === 'Rebuilt' && r.parallelism?.to === 2);
+        await patch('mpi', { spec: { suspend: false } });
+        await rebuiltRunning('mpi', 'mpi scaled to 3', (j) => parallelism(j) === 2, 3);
+      })(),
+    ]);
+    // By now main has reconciled every job (it acted on two of them): the running ones kept theirs.
+    for (const n of ['running', 'suspended', 'torchres', 'mpirun'])
+      assert.equal((await a().getJobSet(ns, n))?.metadata.uid, before.get(n), at(`${n}: same JobSet`));
+    assert.ok(isComplete(await getTj('finished')), at('finished: still Complete'));
+    assert.equal(a().report(await getTj('blocked'))?.state, 'Blocked', at('blocked: still Blocked'));
+  });
+
+  it('a downgrade, main -> v2.3.0, tried once: the JobSets main built are applied by v2.3.0 as they are (suspend and resume), nothing rebuilt', async () => {
+    step = 'main -> v2.3.0 (downgrade)';
+    const before = (await a().getJobSet(ns, 'running'))?.metadata.uid;
+    await switchTrainer(w, 'v2.3.0');
+    await patch('running', { spec: { suspend: true } });
+    await jobSet('running', 'suspended by v2.3.0', (j) => j.spec?.suspend === true);
+    await waitFor(at('running: its pods gone'), async () => (await a().pods(ns, 'running')).length === 0);
+    await patch('running', { spec: { suspend: false } });
+    const js = await jobSet('running', 'resumed by v2.3.0', (j) => j.spec?.suspend === false);
+    assert.equal(js.metadata.uid, before, at('running: not rebuilt'));
+    await running('running', 2);
+  });
 });

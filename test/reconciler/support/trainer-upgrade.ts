@@ -17,7 +17,7 @@ import {
 } from '../../harness/index.ts';
 import { crdPatchFor, type World } from './world.ts';
 
-/** Every CRD file of a line, put whole in place of the stored one (its resourceVersion set: a CRD update is never unconditional). */
+/** A line's CRD files put whole in place of the stored one (with its resourceVersion: a CRD PUT is conditional). */
 async function replaceCrds(w: World, line: TrainerLine): Promise<void> {
   const dir = await w.cp.tempDir(`crds-${line}`);
   const files = await Promise.all(
