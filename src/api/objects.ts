@@ -20,7 +20,8 @@ export interface ObjectMeta {
   uid?: string;
   resourceVersion?: string;
   generation?: number;
-  /** A string in JSON; a Date when read through client-node's typed APIs. */
+  /** A string in JSON; a Date when read through client-node's typed APIs (so is deletionTimestamp). */
+  creationTimestamp?: string | Date;
   deletionTimestamp?: string | Date;
   labels?: Record<string, string>;
   annotations?: Record<string, string>;

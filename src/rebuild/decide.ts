@@ -18,6 +18,7 @@ import { isJobSetStale, type NodeCounts } from './stale.ts';
 import { statusStep, type UnbuildableReason } from './status.ts';
 import { malformedMetadata } from './wellformed.ts';
 import { judgeScale, standaloneRefusal, type ScaleJudgment } from './scale-judgment.ts';
+import { judgeRefusedResume } from './refused-apply.ts';
 
 export const RETRY = {
   /** Something of the JobSet still runs: look again soon (pods vanish without a JobSet event). */
@@ -88,10 +89,7 @@ export function decide(o: Observation): Decision {
       ...statusSteps(o, verdict.reason),
       ...reportSteps(o, prev, { state: 'Unsupported', reason: verdict.reason }),
     ]);
-  if (verdict.verdict === 'current') {
-    const pause = unpausedJobSet(o, js) ?? unresumedJobSet(o, js);
-    return pause ?? current(o, runtime, js, prev, finished);
-  }
+  if (verdict.verdict === 'current') return currentByCount(o, runtime, js, verdict.counts, prev, finished);
   if (finished) return keptFinished(o, js, verdict.counts, prev, finished, verdict.differences);
   // The same judgment the webhook refuses by (scale-judgment.ts), for changes admitted without it
   // (before this version, under the VAP layout, or a runtime edited since). Claims are judged live
@@ -106,6 +104,70 @@ export function decide(o: Observation): Decision {
   });
   if (judged.kind === 'refused') return notCarriedOut(o, js, verdict.counts, prev, judged, verdict.differences);
   return stale(o, js, verdict.counts, prev, verdict.differences);
+}
+
+/**
+ * A JobSet whose counts are what Trainer builds: paused or resumed by the sidecar where Trainer's
+ * apply cannot (unpausedJobSet, unresumedJobSet), rebuilt when the installed Trainer can no longer
+ * apply it at all (refusedResume), else current.
+ */
+function currentByCount(
+  o: Observation,
+  runtime: Runtime,
+  js: JobSet,
+  counts: NodeCounts,
+  prev: RebuildReport | undefined,
+  finished: string | undefined,
+): Decision {
+  const pause = unpausedJobSet(o, js);
+  if (pause) return pause;
+  const refused = finished ? undefined : refusedResume(o, js, counts, prev);
+  if (refused && !('pollMs' in refused)) return refused;
+  const rest = unresumedJobSet(o, js) ?? current(o, runtime, js, prev, finished);
+  if (!refused || rest.kind !== 'act') return rest;
+  // Look again: a refusal may still come (Trainer's Events are not watched).
+  const requeueAfterMs = rest.requeueAfterMs ?? refused.pollMs;
+  return { ...rest, requeueAfterMs, detail: rest.detail ?? refused.detail };
+}
+
+/**
+ * Companion mode: the TrainJob was resumed and its JobSet is still suspended. When Trainer's apply
+ * of the resume was refused because an immutable part of the JobSet differs from what the
+ * installed Trainer builds (refused-apply.ts), the JobSet is rebuilt like a stale one: deleted
+ * once nothing of it runs, with preconditions, and Trainer re-creates it. A refusal of anything
+ * else (a webhook that does not answer, say) is never acted on: `pollMs` looks again later.
+ */
+function refusedResume(
+  o: Observation,
+  js: JobSet,
+  counts: NodeCounts,
+  prev: RebuildReport | undefined,
+): Decision | { pollMs: number; detail: string } | undefined {
+  if (o.mode !== 'companion') return undefined;
+  const j = judgeRefusedResume({
+    trainJob: o.trainJob,
+    jobSet: js,
+    previous: prev,
+    refusals: o.trainerRefusals,
+    nowMs: Date.parse(o.now),
+    graceMs: RETRY.pauseGraceMs,
+  });
+  switch (j.kind) {
+    case 'no':
+      return undefined;
+    case 'need':
+      return { kind: 'need', what: 'trainer-refusals' };
+    case 'wait':
+      return { pollMs: j.afterMs, detail: 'the TrainJob was just resumed: Trainer resumes its JobSet' };
+    case 'unexplained':
+      return { pollMs: RETRY.blockedMs, detail: j.detail };
+    case 'again': {
+      const report: RebuildReport = { ...countsOf(counts), ...j.report, state: 'Blocked' };
+      return act('blocked', reportSteps(o, prev, report, j.detail), RETRY.blockedMs, j.report.reason);
+    }
+    case 'rebuild':
+      return stale(o, js, counts, prev, [j.detail], j.report);
+  }
 }
 
 /**
@@ -276,6 +338,10 @@ function reportSteps(
   ];
 }
 
+/**
+ * The rebuild of a stale JobSet, gate by gate. `cause`: not a count change but a JobSet Trainer can
+ * no longer apply (refusedResume); its reason leads every report of this rebuild.
+ */
 // eslint-disable-next-line complexity -- the delete's gates, in order (initializers last)
 function stale(
   o: Observation,
@@ -283,8 +349,9 @@ function stale(
   counts: NodeCounts,
   prev: RebuildReport | undefined,
   differences: string[],
+  cause?: Pick<RebuildReport, 'reason' | 'resumedAt'>,
 ): Decision {
-  const base = countsOf(counts);
+  const base = cause ? causedBy(countsOf(counts), cause) : countsOf(counts);
   if (js.spec?.suspend !== true) {
     // Suspended and scaled in one update: no apply can suspend the JobSet (its replicatedJobs are
     // immutable), in either mode, so the sidecar suspends it alone.
@@ -308,17 +375,8 @@ function stale(
     : canDeleteSafely(js, o.cachedJobs ?? [], []);
   if (!safety.safe) {
     const detail = safety.reasons.join('; ');
-    return act(
-      'waiting',
-      reportSteps(
-        o,
-        prev,
-        { ...base, reason: 'something of the JobSet still runs; the rebuild waits until nothing does' },
-        detail,
-      ),
-      RETRY.whileRunningMs,
-      detail,
-    );
+    const report = because(base, 'something of the JobSet still runs; the rebuild waits until nothing does');
+    return act('waiting', reportSteps(o, prev, report, detail), RETRY.whileRunningMs, detail);
   }
   if (!o.children) return { kind: 'need', what: 'children' };
   if (!o.pvcs) return { kind: 'need', what: 'pvcs' };
@@ -326,7 +384,7 @@ function stale(
   if (!plan.ok) {
     return act(
       'blocked',
-      reportSteps(o, prev, { ...base, state: 'Blocked', reason: `${plan.reason}; ${plan.advice}` }),
+      reportSteps(o, prev, { ...because(base, `${plan.reason}; ${plan.advice}`), state: 'Blocked' }),
       RETRY.blockedMs,
       plan.reason,
     );
@@ -363,6 +421,15 @@ function stale(
     { kind: 'event', event: eventFor(report, [...differences, ...gangDetails(gang)].join('; ')) },
   ];
   return act('deleted', steps, RETRY.whileDeletingMs);
+}
+
+function causedBy(base: RebuildReport, cause: Pick<RebuildReport, 'reason' | 'resumedAt'>): RebuildReport {
+  return { ...base, resumedAt: cause.resumedAt, reason: cause.reason };
+}
+
+/** A report of this rebuild saying `why` it waits or stops, after its cause when it has one. */
+function because(base: RebuildReport, why: string): RebuildReport {
+  return { ...base, reason: base.resumedAt !== undefined && base.reason ? `${base.reason}; ${why}` : why };
 }
 
 function deleteJobSetStep(js: JobSet): Step {
@@ -435,18 +502,18 @@ function initializerCleanup(
   if ('unreadable' in cache)
     return act(
       'blocked',
-      reportSteps(o, prev, { ...base, state: 'Blocked', reason: cache.unreadable }),
+      reportSteps(o, prev, { ...because(base, cache.unreadable), state: 'Blocked' }),
       RETRY.blockedMs,
     );
   if (!o.initializerObjects) return { kind: 'need', what: 'initializer-objects' };
   const plan = planInitializerCleanup(o.trainJob, o.initializerObjects);
   if (plan.kind === 'clear') return undefined;
   if (plan.kind === 'foreign')
-    return act('blocked', reportSteps(o, prev, { ...base, state: 'Blocked', reason: plan.reason }), RETRY.blockedMs);
+    return act('blocked', reportSteps(o, prev, { ...because(base, plan.reason), state: 'Blocked' }), RETRY.blockedMs);
   const reason =
     "the data cache initializer runs again after the rebuild: its LeaderWorkerSet and ServiceAccount are deleted first, so that its second run creates them anew (the cache's content is loaded again from its table)";
   const steps: Step[] = [
-    ...reportSteps(o, prev, { ...base, reason }),
+    ...reportSteps(o, prev, because(base, reason)),
     ...(plan.kind === 'delete' ? plan.objects.map((d): Step => ({ kind: 'delete-initializer-object', ...d })) : []),
   ];
   return act('waiting', steps, RETRY.whileDeletingMs, plan.kind === 'wait' ? plan.reason : reason);

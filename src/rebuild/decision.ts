@@ -7,6 +7,7 @@ import type { ObservedPodGroup, PodGroupDeletion } from './podgroup.ts';
 import type { PvcPatch } from './pvc-plan.ts';
 import type { EventSpec, RebuildReport } from './report.ts';
 import type { StatusStep } from './status.ts';
+import type { TrainerRefusal } from './refused-apply.ts';
 
 export type Mode = 'companion' | 'standalone';
 
@@ -49,6 +50,11 @@ export interface Observation {
    * schedulers the policy names, read live right before a delete (none: absent, or no such CRD).
    */
   podGroups?: ObservedPodGroup[];
+  /**
+   * Companion mode, a resumed TrainJob whose JobSet stays suspended: Trainer's Events that say its
+   * apply of the TrainJob's objects failed (refused-apply.ts), read live.
+   */
+  trainerRefusals?: TrainerRefusal[];
   /** RFC 3339, for condition transition times. */
   now: string;
   /** The reconciler's field manager: does it own a JobSet's spec.suspend (it suspended it)? */
@@ -56,7 +62,15 @@ export interface Observation {
 }
 
 export type Need =
-  'runtime' | 'cached-jobs' | 'children' | 'pvcs' | 'retained' | 'recreate' | 'initializer-objects' | 'podgroups';
+  | 'runtime'
+  | 'cached-jobs'
+  | 'children'
+  | 'pvcs'
+  | 'retained'
+  | 'recreate'
+  | 'initializer-objects'
+  | 'podgroups'
+  | 'trainer-refusals';
 
 export type Step =
   | { kind: 'release-pvc'; patch: PvcPatch }

@@ -26,6 +26,12 @@ export interface RebuildReport {
   parallelism?: { from?: number; to: number };
   replacedJobSetUID?: string;
   retainedPVCs?: string[];
+  /**
+   * A rebuild of a JobSet Trainer could no longer apply (refused-apply.ts), not of a count change:
+   * the resume it was for (the TrainJob's Suspended=False transition time), so that it is done at
+   * most once per resume.
+   */
+  resumedAt?: string;
   /** Stable wording: details that change from one retry to the next go into Events only. */
   reason?: string;
 }
@@ -41,6 +47,7 @@ const wellFormedReport = obj(
     parallelism: obj({ from: count, to: count }, ['to']),
     replacedJobSetUID: str,
     retainedPVCs: list(str),
+    resumedAt: str,
     reason: str,
   },
   ['state'],
@@ -53,6 +60,7 @@ const KEY_ORDER: (keyof RebuildReport)[] = [
   'parallelism',
   'replacedJobSetUID',
   'retainedPVCs',
+  'resumedAt',
   'reason',
 ];
 
@@ -122,6 +130,7 @@ export function suspendEventFor(report: RebuildReport, jobSetUID: string | undef
 
 /** The Event that announces a new report; `detail` adds what changes between retries. */
 export function eventFor(report: RebuildReport, detail?: string): EventSpec {
+  if (report.resumedAt !== undefined) return refusedApplyEventFor(report, detail);
   const extra = detail ? `: ${detail}` : '';
   switch (report.state) {
     case 'Waiting':
@@ -150,5 +159,25 @@ export function eventFor(report: RebuildReport, detail?: string): EventSpec {
       };
     case 'Unsupported':
       return { type: 'Warning', reason: 'JobSetNotReconciled', message: `${report.reason ?? 'not supported'}${extra}` };
+  }
+}
+
+/** The Events of a rebuild of a JobSet Trainer could no longer apply: no count changes there. */
+function refusedApplyEventFor(report: RebuildReport, detail?: string): EventSpec {
+  const extra = detail ? `: ${detail}` : '';
+  const why = report.reason ?? "Trainer's apply of the JobSet is refused";
+  switch (report.state) {
+    case 'Rebuilding':
+      return {
+        type: 'Normal',
+        reason: 'JobSetDeleted',
+        message: `Deleted JobSet (uid ${report.replacedJobSetUID}) so that Trainer re-creates it: ${why}${extra}`,
+      };
+    case 'Rebuilt':
+      return { type: 'Normal', reason: 'JobSetRebuilt', message: `JobSet re-created by Trainer after ${why}${extra}` };
+    case 'Blocked':
+      return { type: 'Warning', reason: 'JobSetRebuildBlocked', message: `JobSet is not rebuilt: ${why}${extra}` };
+    default:
+      return { type: 'Normal', reason: 'JobSetRebuildWaiting', message: `${why}${extra}` };
   }
 }

@@ -45,6 +45,7 @@ import type { GangScheduler, PodGroup } from '../rebuild/podgroup.ts';
 import type { PvcPatch } from '../rebuild/pvc-plan.ts';
 import { reportApplyConfiguration, type EventSpec, type RebuildReport } from '../rebuild/report.ts';
 import { statusApplyConfiguration } from '../rebuild/status.ts';
+import { refusalsFromEvents, TRAINER_REFUSAL_REASON, type TrainerRefusal } from '../rebuild/refused-apply.ts';
 import type { JobStatus } from '../rebuild/terminal-status.ts';
 
 export interface ReconcilerCluster {
@@ -80,6 +81,8 @@ export interface ReconcilerCluster {
   applyTrainJobStatus(trainJob: TrainJob, conditions: Condition[], jobsStatus?: JobStatus[]): Promise<void>;
   applyReport(trainJob: TrainJob, report: RebuildReport | undefined): Promise<void>;
   recordEvent(trainJob: TrainJob, event: EventSpec): Promise<void>;
+  /** Trainer's Events on the TrainJob that say its apply failed (refused-apply.ts), malformed ones skipped. */
+  listTrainerRefusals(namespace: string, trainJobUid: string): Promise<TrainerRefusal[]>;
   /** The initializer objects of these that exist (initializer-objects.ts). */
   getInitializerObjects: InitializerObjects['get'];
   deleteInitializerObject: InitializerObjects['delete'];
@@ -269,6 +272,13 @@ export function createReconcilerCluster(kc: KubeConfig, opts: ClusterOptions): R
         { ...TRAINJOB, namespace, name, body: reportApplyConfiguration(trainJob, report), fieldManager, force: true },
         ssa(),
       );
+    },
+
+    async listTrainerRefusals(namespace, trainJobUid) {
+      // Trainer records them through events.k8s.io; the core view holds the same objects, and its
+      // field selectors name the TrainJob (regarding) and the reason.
+      const fieldSelector = `involvedObject.uid=${trainJobUid},reason=${TRAINER_REFUSAL_REASON}`;
+      return refusalsFromEvents((await core.listNamespacedEvent({ namespace, fieldSelector })).items);
     },
 
     async recordEvent(trainJob, event) {

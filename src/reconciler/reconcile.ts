@@ -3,8 +3,9 @@
 // fresh read (preconditions make a stale write fail rather than win).
 //
 // Reads: the TrainJob, its JobSet and the JobSet's Jobs come from the watches' caches (no request);
-// Trainer's runtime snapshot is read once per TrainJob (runtime-memo.ts); PVCs and the dry run are
-// read live when decide() asks. Right before a delete, the JobSet's Jobs and pods are listed live
+// Trainer's runtime snapshot is read once per TrainJob (runtime-memo.ts); PVCs, the dry run and
+// Trainer's refusal Events (a resumed TrainJob whose JobSet stays suspended) are read live when
+// decide() asks. Right before a delete, the JobSet's Jobs and pods are listed live
 // (pods are not watched), and the TrainJob and its runtime are read live, so that a delete never
 // rests on a cache that lags; the JobSet's own version is pinned by the delete's uid/resourceVersion
 // preconditions.
@@ -103,6 +104,7 @@ async function read(
   if (what === 'recreate' && o.jobSet) o.recreate = await cluster.dryRunRecreate(o.jobSet);
   if (what === 'initializer-objects') o.initializerObjects = await readInitializerObjects(o, deps);
   if (what === 'podgroups') o.podGroups = await readPodGroups(o, cluster);
+  if (what === 'trainer-refusals') o.trainerRefusals = await cluster.listTrainerRefusals(namespace, uid ?? '');
   return true;
 }
 

@@ -102,6 +102,8 @@ const UNUSED_BY_THE_FLOW: Record<string, string> = {
   'get podgroups.scheduling.volcano.sh':
     "runtimes with podGroupPolicy.volcano: the TrainJob's Volcano PodGroup read before a rebuild",
   'delete podgroups.scheduling.volcano.sh': 'runtimes with podGroupPolicy.volcano: a stale Volcano PodGroup deleted',
+  'list events':
+    "a resumed TrainJob whose JobSet stays suspended: Trainer's refusal Events say whether its apply is refused for an immutable part (test/e2e/upgrade-strands-nothing.test.ts)",
   'patch persistentvolumeclaims':
     'runtimes with volumeClaimPolicies (workspace PVCs handed back to the re-created JobSet)',
   'get leaderworkersets.leaderworkerset.x-k8s.io':

@@ -48,6 +48,7 @@ function run(w: World): { decision: Decision; needs: Need[] } {
         w.runtime === null
           ? { found: false, reason: 'ClusterTrainingRuntime torch-distributed not found' }
           : { found: true, runtime: w.runtime ?? torch };
+    if (d.what === 'trainer-refusals') o.trainerRefusals = [];
     if (d.what === 'cached-jobs') o.cachedJobs = w.cachedJobs ?? w.jobs ?? [];
     if (d.what === 'children') o.children = { jobs: w.jobs ?? [], pods: w.pods ?? [] };
     if (d.what === 'pvcs') o.pvcs = w.pvcs ?? [];

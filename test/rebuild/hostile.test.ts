@@ -107,6 +107,14 @@ const replacement = fc.oneof(anyJson, fc.constantFrom(null, undefined, 0, -1, ''
 const corrupted = <T>(base: T) => fc.tuple(fc.nat(), replacement).map(([pick, value]) => corrupt(base, pick, value));
 const maybe = <T>(good: T) => fc.oneof(fc.constant(good), corrupted(good));
 
+/** Trainer's refusal of an immutable part, newer than anything: that rebuild's path is taken when its gates let it. */
+const REFUSAL = {
+  at: '2026-11-30T00:00:00Z',
+  created: '2026-11-30T00:00:00Z',
+  message:
+    'TrainJob resources reconciliation failed: admission webhook "vjobset.kb.io" denied the request: spec.replicatedJobs: Invalid value: [{',
+};
+
 /** decide() as the orchestrator runs it, answering each `need` from the world. */
 function runDecide(
   mode: Mode,
@@ -127,6 +135,7 @@ function runDecide(
     if (d.what === 'pvcs') o.pvcs = pvcs;
     if (d.what === 'retained') o.retained = pvcs;
     if (d.what === 'recreate') o.recreate = { admitted: true };
+    if (d.what === 'trainer-refusals') o.trainerRefusals = [REFUSAL];
   }
   assert.fail('decide() kept asking');
 }

@@ -184,6 +184,7 @@ function run(w: World): { decision: Decision; needs: Need[] } {
     if (d.kind !== 'need') return { decision: d, needs };
     needs.push(d.what);
     if (d.what === 'runtime') o.runtime = { found: true, runtime: w.runtime };
+    if (d.what === 'trainer-refusals') o.trainerRefusals = [];
     if (d.what === 'cached-jobs') o.cachedJobs = [job('torch1-node-0')];
     if (d.what === 'children') o.children = { jobs: [job('torch1-node-0')], pods: [] };
     if (d.what === 'pvcs') o.pvcs = [];

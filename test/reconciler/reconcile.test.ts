@@ -8,6 +8,7 @@ import type { Mode, RecreateCheck } from '../../src/rebuild/decision.ts';
 import { createReconcilerMetrics } from '../../src/reconciler/metrics.ts';
 import type { JobSet, PersistentVolumeClaim, Runtime, TrainJob } from '../../src/api/objects.ts';
 import type { GangScheduler, PodGroup } from '../../src/rebuild/podgroup.ts';
+import type { TrainerRefusal } from '../../src/rebuild/refused-apply.ts';
 import { reconcileKey, NotLeaderError } from '../../src/reconciler/reconcile.ts';
 import { createLogger } from '../../src/observability/logger.ts';
 import { RuntimeMemo } from '../../src/reconciler/runtime-memo.ts';
@@ -32,6 +33,7 @@ function fakeCluster(
     recreate?: RecreateCheck;
     runtimeChange?: (r: Runtime) => void;
     podGroups?: Partial<Record<GangScheduler, PodGroup>>;
+    refusals?: TrainerRefusal[];
   },
   fail: Partial<Record<string, number>> = {},
 ) {
@@ -66,6 +68,7 @@ function fakeCluster(
     recordEvent: async (_t, e) => maybeFail(`event:${e.reason}`),
     getInitializerObjects: async () => (calls.push('read-initializer-objects'), []),
     deleteInitializerObject: async (_ns, ref) => maybeFail(`delete-initializer-object:${ref.kind}`),
+    listTrainerRefusals: async () => (calls.push('list-refusals'), state.refusals ?? []),
   };
   return { cluster, calls };
 }

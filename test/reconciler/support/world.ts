@@ -27,6 +27,7 @@ import {
   projectRoot,
   startControlPlane,
   startUpstreamControllers,
+  ensureControllerBinaries,
   upstreamCrdsOf,
   upstreamDir,
   waitFor,
@@ -73,6 +74,12 @@ export interface WorldOptions {
    * scheduler running beside the default one, and the gang runtimes (`GANG_RUNTIMES`).
    */
   gang?: boolean;
+  /**
+   * Another Trainer line than the cell's (default: the cell's): its managers (with its JobSet's),
+   * its CRDs (the TrainJob CRD with the patch generated for it) and its runtimes (v2.2.1: the
+   * vendored torch and DeepSpeed ones of upstream/runtimes/v2.2.1, with the world's others left out).
+   */
+  line?: TrainerLine;
 }
 
 /** The vendored Volcano PodGroup CRD (upstream/SOURCES.md). */
@@ -134,12 +141,18 @@ function patchedForItsLine(crd: ReturnType<typeof upstreamTrainJobCrd>) {
   );
 }
 
+/** This project's CRD patch generated for an upstream TrainJob CRD (for the line it is), as JSON6902 ops. */
+export function crdPatchFor(upstream: Record<string, any>): unknown[] {
+  return crdPatchOps(upstream.spec.versions[0].schema.openAPIV3Schema, rulesFor(detectTrainerLine(upstream).line));
+}
+
 export async function startWorld(opts: WorldOptions): Promise<World> {
   const scratch = await mkdtemp(path.join(tmpdir(), 'tjw-reconciler-'));
   // The CRDs of the Trainer line whose managers run here (the default cell too: v2.3.0's beside
-  // v2.3.0's manager, whatever CRD the admission-only suites install).
-  const line = currentCell().trainer;
+  // v2.3.0's manager, whatever CRD the admission-only suites install), or of the line asked for.
+  const line = opts.line ?? currentCell().trainer;
   const crds = upstreamCrdsOf(line);
+  const binaries = opts.line ? await ensureControllerBinaries(process.env, opts.line) : undefined;
   const upstream = upstreamTrainJobCrd(line);
   const crdFile = path.join(scratch, 'trainjobs-patched.yaml');
   await writeFile(crdFile, stringify(patchedForItsLine(upstream)));
@@ -164,7 +177,7 @@ export async function startWorld(opts: WorldOptions): Promise<World> {
     const [handoffPort] = await freePorts(1);
     // serve starts beside the upstream managers (it needs only the CRD); registered further down.
     const [controllers, , webhook] = await Promise.all([
-      startUpstreamControllers(cp, { trainer: opts.trainer, kueue: opts.kueue }),
+      startUpstreamControllers(cp, { trainer: opts.trainer, kueue: opts.kueue, binaries }),
       gang ? startCoscheduler(cp, gang) : undefined,
       opts.webhook
         ? startWebhook(cp, {
@@ -175,11 +188,11 @@ export async function startWorld(opts: WorldOptions): Promise<World> {
           })
         : undefined,
     ]);
-    // The runtimes in one apply (a kubectl run costs about half a second): the cell's Trainer line's.
+    // The runtimes in one apply (a kubectl run costs about half a second): the Trainer line's.
     await cp.applyYaml(
       [
-        ...stockRuntimes(currentCell().trainer),
-        ...(currentCell().trainer === 'v2.2.1'
+        ...stockRuntimes(line),
+        ...(line === 'v2.2.1'
           ? []
           : [torchtuneVariant('delete', 'Delete'), torchtuneVariant('retain', 'Retain', { volumeMode: 'Filesystem' })]),
         ...(gang ? gangRuntimes() : []),
@@ -195,7 +208,7 @@ export async function startWorld(opts: WorldOptions): Promise<World> {
     );
 
     if (webhook) await registerWebhook(cp, webhook);
-    return {
+    const world: World = {
       cp,
       upstream: controllers,
       webhook,
@@ -203,10 +216,12 @@ export async function startWorld(opts: WorldOptions): Promise<World> {
       handoffPort,
       tj: trainJobs(cp.kubeConfig),
       async stop() {
-        await controllers.stop();
+        // The managers in force (an upgrade test replaces them).
+        await world.upstream.stop();
         await cp.stop();
       },
     };
+    return world;
   } catch (err) {
     await cp.stop();
     throw err;

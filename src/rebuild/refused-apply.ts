@@ -1,0 +1,184 @@
+// A JobSet the installed Trainer can no longer apply: JobSet refuses Trainer's apply because an
+// immutable part of it differs from what this Trainer builds (an upgrade of Trainer that builds the
+// JobSet differently, e.g. v2.2.1 -> v2.3.0 adds the MPI SSH volume's defaultMode,
+// kubeflow/trainer#3649; a runtime edited under v2.2.1, which keeps no runtime snapshot). Trainer
+// says so only through an Event on the TrainJob (pkg/controller/trainjob_controller.go, identical
+// in v2.2.1, v2.3.0 and main 8c0f5059: reason TrainJobResourcesCreationFailed, note "TrainJob
+// resources reconciliation failed: <the apply's error>", cut after 950 characters) and sets
+// Suspended=False/Resumed all the same, so a resumed TrainJob says it runs while its JobSet stays
+// suspended with no pods. Pure.
+//
+// Acted on at the resume only: while the TrainJob is suspended the refused apply harms nothing
+// (the JobSet is suspended as asked), and Kueue's admission (runtimePatches and the resume in one
+// update) then finds the JobSet re-created from the admitted TrainJob. See the README.
+import { isObject } from '../json/object.ts';
+import type { JobSet, TrainJob } from '../api/objects.ts';
+import type { RebuildReport } from './report.ts';
+
+/** Trainer's Event reason for a failed apply of the TrainJob's objects. */
+export const TRAINER_REFUSAL_REASON = 'TrainJobResourcesCreationFailed';
+
+/**
+ * One of Trainer's refusal Events on the TrainJob. `at`: when Trainer first recorded it (eventTime,
+ * Trainer's clock: the note is that first refusal's, as the events library folds later ones of the
+ * same TrainJob resourceVersion into a series without changing the note). `created`: when the API
+ * server stored it (metadata.creationTimestamp, the API server's clock, as a JobSet's).
+ */
+export interface TrainerRefusal {
+  at: string;
+  created: string;
+  message: string;
+}
+
+// JobSet's immutable parts, as its admission reports a change to them (sigs.k8s.io/jobset@v0.12.0
+// and @v0.11.1):
+// - pkg/webhooks/jobset_webhook.go ValidateUpdate: spec.replicatedJobs whole (its JSON value follows,
+//   so Trainer's 950-character cut usually drops the trailing "field is immutable"; no other check
+//   of an update reports at that exact path), and spec.managedBy;
+// - the CRD's x-kubernetes-validations `self == oldSelf` ("Value is immutable"): failurePolicy,
+//   network, startupPolicy, successPolicy, replicatedJobs[*].dependsOn and volumeClaimPolicies.
+//   volumeClaimPolicies is left out: JobSet v0.12.0 refuses every Trainer apply of a JobSet with
+//   claims (decide.ts pauses and resumes those itself), and its re-creation beside them is refused.
+const WEBHOOK_IMMUTABLE =
+  /\b(spec\.replicatedJobs): Invalid value: [[{]|\b(spec\.managedBy): Invalid value: .*?field is immutable/g;
+const CEL_IMMUTABLE =
+  /\b(spec\.(?:failurePolicy|network|startupPolicy|successPolicy|replicatedJobs\[\d+\]\.dependsOn)): Invalid value: "[a-z]+": Value is immutable/g;
+
+/** The JobSet's immutable parts a refusal names (none: not a refusal a rebuild cures). */
+export function immutablePartsRefused(message: string): string[] {
+  if (!/jobset/i.test(message)) return [];
+  const found = [...message.matchAll(WEBHOOK_IMMUTABLE), ...message.matchAll(CEL_IMMUTABLE)]
+    .sort((a, b) => a.index - b.index)
+    .map((m) => m[1] ?? m[2] ?? '');
+  return [...new Set(found)];
+}
+
+/** When the TrainJob's Suspended condition turned False (Trainer's Resumed), as stored and in ms. */
+export function resumedAt(tj: TrainJob): { text: string; ms: number } | undefined {
+  const conditions: unknown = tj.status?.conditions;
+  const c = Array.isArray(conditions)
+    ? (conditions as unknown[]).find((x): x is Record<string, unknown> => isObject(x) && x.type === 'Suspended')
+    : undefined;
+  if (c?.status !== 'False' || typeof c.lastTransitionTime !== 'string') return undefined;
+  const ms = Date.parse(c.lastTransitionTime);
+  return Number.isFinite(ms) ? { text: c.lastTransitionTime, ms } : undefined;
+}
+
+/**
+ * The refusal that tells why Trainer's apply of this resume failed, for this JobSet: recorded at or
+ * after the resume (the condition's time is cut to the second; the refusal of the resume's own
+ * reconcile comes just before Trainer sets Resumed, and the reconcile its status patch causes
+ * records another at once), stored after the JobSet was created (whole seconds: a later second,
+ * so that a refusal of the JobSet this one replaced never counts), the latest such.
+ */
+export function refusalOfResume(
+  refusals: readonly TrainerRefusal[],
+  resumedMs: number,
+  jobSet: JobSet,
+): TrainerRefusal | undefined {
+  const stamp = jobSet.metadata.creationTimestamp;
+  const created = stamp instanceof Date ? stamp.getTime() : typeof stamp === 'string' ? Date.parse(stamp) : NaN;
+  if (!Number.isFinite(created)) return undefined;
+  let latest: TrainerRefusal | undefined;
+  for (const r of refusals) {
+    const at = Date.parse(r.at);
+    if (!(at >= resumedMs) || !(Date.parse(r.created) > created)) continue;
+    if (!latest || at > Date.parse(latest.at)) latest = r;
+  }
+  return latest;
+}
+
+export type RefusedResume =
+  /** Not this case: the other rules decide. */
+  | { kind: 'no' }
+  /** Resumed just now: Trainer gets its grace to apply the resume. */
+  | { kind: 'wait'; afterMs: number }
+  /** Trainer's refusals on the TrainJob are needed (one live list of its Events). */
+  | { kind: 'need' }
+  /** No refusal of this resume yet, or one a rebuild does not cure (the other rules decide; look again later). */
+  | { kind: 'unexplained'; detail: string }
+  /** Trainer cannot apply this JobSet: rebuild it (the stale path's gates still apply). */
+  | { kind: 'rebuild'; report: Pick<RebuildReport, 'reason' | 'resumedAt'>; detail: string }
+  /** The JobSet Trainer re-created after such a rebuild, in this same resume, is refused too: never again. */
+  | { kind: 'again'; report: Pick<RebuildReport, 'reason' | 'resumedAt' | 'replacedJobSetUID'>; detail: string };
+
+export interface RefusedResumeFacts {
+  trainJob: TrainJob;
+  jobSet: JobSet;
+  /** The TrainJob's report before this reconcile. */
+  previous: RebuildReport | undefined;
+  /** Trainer's refusals, once read. */
+  refusals: readonly TrainerRefusal[] | undefined;
+  nowMs: number;
+  graceMs: number;
+}
+
+/**
+ * Companion mode, a current (by count) JobSet of a TrainJob Trainer still reconciles: is it one
+ * Trainer can no longer apply, found at the resume? Gates first (no request): the TrainJob is
+ * resumed and Trainer says so (Suspended=False) for `graceMs`, and its JobSet is still suspended
+ * and has no workspace claims.
+ */
+// eslint-disable-next-line complexity -- the gates in order, then the refusal's verdict
+export function judgeRefusedResume(f: RefusedResumeFacts): RefusedResume {
+  const { trainJob: tj, jobSet: js } = f;
+  if (tj.spec?.suspend === true || js.spec?.suspend !== true) return { kind: 'no' };
+  if ((js.spec?.volumeClaimPolicies?.length ?? 0) > 0) return { kind: 'no' };
+  const resumed = resumedAt(tj);
+  if (!resumed) return { kind: 'no' };
+  const waited = f.nowMs - resumed.ms;
+  if (!(waited >= f.graceMs)) return { kind: 'wait', afterMs: Math.max(f.graceMs - Math.max(waited, 0), 1) };
+  if (!f.refusals) return { kind: 'need' };
+  const refusal = refusalOfResume(f.refusals, resumed.ms, js);
+  const name = js.metadata.name ?? '';
+  if (!refusal)
+    return {
+      kind: 'unexplained',
+      detail: `JobSet ${name} is still suspended ${Math.round(waited / 1000)} s after the resume, and Trainer reported no refusal of it since`,
+    };
+  const parts = immutablePartsRefused(refusal.message);
+  if (!parts.length)
+    return {
+      kind: 'unexplained',
+      detail: `Trainer's apply of the resume is refused, for a reason a rebuild does not cure: ${refusal.message}`,
+    };
+  // The report of a rebuild for this resume names the JobSet it replaced; this one is another.
+  const p = f.previous;
+  if (p?.resumedAt === resumed.text && p.replacedJobSetUID !== undefined && p.replacedJobSetUID !== js.metadata.uid)
+    return {
+      kind: 'again',
+      report: {
+        resumedAt: p.resumedAt,
+        replacedJobSetUID: p.replacedJobSetUID,
+        reason: `Trainer's apply of JobSet ${name}, which it re-created after the rebuild for this resume, is refused as well (immutable ${parts.join(', ')}): a rebuild does not cure it, so it is not rebuilt again; suspend and resume the TrainJob to try once more, or look at Trainer's TrainJobResourcesCreationFailed Events`,
+      },
+      detail: refusal.message,
+    };
+  return {
+    kind: 'rebuild',
+    report: {
+      reason: `the installed Trainer can no longer apply JobSet ${name}: JobSet refuses the change of its immutable ${parts.join(', ')} (Trainer builds it differently than the Trainer that created it, e.g. after an upgrade), so the TrainJob stayed resumed with its JobSet suspended; the JobSet is deleted once nothing of it runs and Trainer re-creates it`,
+      resumedAt: resumed.text,
+    },
+    detail: refusal.message,
+  };
+}
+
+/** Trainer's refusal Events as listed (core/v1), each checked: a malformed one is skipped, never thrown on. */
+export function refusalsFromEvents(items: readonly unknown[]): TrainerRefusal[] {
+  const out: TrainerRefusal[] = [];
+  for (const e of items) {
+    if (!isObject(e) || e.reason !== TRAINER_REFUSAL_REASON) continue;
+    const meta = isObject(e.metadata) ? e.metadata : {};
+    const created = timeText(meta.creationTimestamp);
+    const at = timeText(e.eventTime) ?? timeText(e.firstTimestamp) ?? created;
+    const message = typeof e.message === 'string' ? e.message : typeof e.note === 'string' ? e.note : undefined;
+    if (created && at && message !== undefined) out.push({ at, created, message });
+  }
+  return out;
+}
+
+function timeText(v: unknown): string | undefined {
+  const text = v instanceof Date ? (Number.isFinite(v.getTime()) ? v.toISOString() : undefined) : v;
+  return typeof text === 'string' && Number.isFinite(Date.parse(text)) ? text : undefined;
+}
