@@ -29,6 +29,8 @@ import {
 import { crdPatchOps } from '../../src/rules/generate/crd-patch.ts';
 import { vapManifests, VAP_NAME } from '../../src/rules/generate/vap.ts';
 import { TABLE_SCHEMA } from '../../src/rules/table-schema.ts';
+import { rulesFor } from '../../src/rules/table.ts';
+import { detectTrainerLine } from '../../src/api/trainer-line-detect.ts';
 import { registerWebhook, startWebhook, unregisterWebhook } from './support/webhook.ts';
 import {
   patchedCrd,
@@ -221,7 +223,10 @@ describe(
     // The cell's Trainer line's CRD (the default cell: v2.3.0's, not the main line's the world installs).
     const upstream = upstreamTrainJobCrd(cell.trainer);
     const schema = upstream.spec.versions[0].schema.openAPIV3Schema;
-    const allOps = crdPatchOps(schema) as Obj[];
+    // The rules generated for this CRD's Trainer line (main: every Failed is finished for good), as
+    // the webhook, reading the same CRD, applies them.
+    const lineRules = rulesFor(detectTrainerLine(upstream).line);
+    const allOps = crdPatchOps(schema, lineRules) as Obj[];
     const withoutTrainerRules = patchedCrd(
       upstream,
       allOps.filter((op) => op.op !== 'add'),
@@ -323,7 +328,7 @@ describe(
       // (c) the ValidatingAdmissionPolicy alone.
       await applyCrd(withoutTrainerRules);
       await cp.applyYaml(
-        vapManifests(TABLE_SCHEMA, schema)
+        vapManifests(TABLE_SCHEMA, schema, lineRules)
           .map((m) => stringify(m))
           .join('---\n'),
       );
