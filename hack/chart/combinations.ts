@@ -1,8 +1,10 @@
-// The chart's values that choose what is installed (layout, certificates, mutatingWebhook), every
+// The chart's values that choose what is installed (layout, certificates, mutatingWebhook,
+// crdPatchRestorer.enabled), every
 // valid combination of them, and the kustomization that installs each one from manifests/: the
 // overlay itself where manifests/ has one, otherwise the components put together the way the
 // README tells a user to (`components/mutating` before `components/cert-manager`, the
-// cert-manager overlay's replacements for the namespace). Both the chart generator and the test
+// cert-manager overlay's replacements for the namespace, the CRD patch restorer's component last,
+// after components/separate-reconciler). Both the chart generator and the test
 // that compares the chart with kustomize take the kustomize side from here.
 
 export const LAYOUTS = ['sidecar', 'separate-reconciler', 'vap'] as const;
@@ -15,26 +17,37 @@ export interface Combination {
   layout: Layout;
   certificates: Certificates;
   mutatingWebhook: boolean;
+  /** `crdPatchRestorer.enabled`: `reconcile --restore-crd-patch` and its rights. */
+  crdPatchRestorer: boolean;
 }
 
 /**
  * Every combination the values schema admits: VAP mode has no webhook, so neither a certificate
- * mode nor the mutating webhook; it counts once, with the defaults of both.
+ * mode nor the mutating webhook, and no CRD patch to restore (its CRD carries the lift: README
+ * "Upgrading Trainer"); it counts once, with the defaults of all three.
  */
 export function combinations(): Combination[] {
-  const out: Combination[] = [];
-  for (const layout of LAYOUTS)
-    for (const certificates of CERTIFICATES)
-      for (const mutatingWebhook of [false, true])
-        if (layout !== 'vap' || (certificates === 'rotation' && !mutatingWebhook))
-          out.push({ layout, certificates, mutatingWebhook });
-  return out;
+  const all = [false, true].flatMap((crdPatchRestorer) =>
+    LAYOUTS.flatMap((layout) =>
+      CERTIFICATES.flatMap((certificates) =>
+        [false, true].map((mutatingWebhook) => ({ layout, certificates, mutatingWebhook, crdPatchRestorer })),
+      ),
+    ),
+  );
+  return all.filter(
+    (c) => c.layout !== 'vap' || (c.certificates === 'rotation' && !c.mutatingWebhook && !c.crdPatchRestorer),
+  );
 }
 
-/** A short name: `sidecar/rotation`, `separate-reconciler/cert-manager/mutating`, `vap`. */
+/** A short name: `sidecar/rotation`, `separate-reconciler/cert-manager/mutating/crd-patch-restorer`, `vap`. */
 export function combinationName(c: Combination): string {
   if (c.layout === 'vap') return 'vap';
-  return [c.layout, c.certificates, ...(c.mutatingWebhook ? ['mutating'] : [])].join('/');
+  return [
+    c.layout,
+    c.certificates,
+    ...(c.mutatingWebhook ? ['mutating'] : []),
+    ...(c.crdPatchRestorer ? ['crd-patch-restorer'] : []),
+  ].join('/');
 }
 
 /** The chart's `--set` flags for a combination (the defaults left out). */
@@ -43,6 +56,7 @@ export function helmSetFlags(c: Combination): string[] {
     ...(c.layout === 'sidecar' ? [] : [`layout=${c.layout}`]),
     ...(c.certificates === 'rotation' ? [] : [`certificates=${c.certificates}`]),
     ...(c.mutatingWebhook ? ['mutatingWebhook=true'] : []),
+    ...(c.crdPatchRestorer ? ['crdPatchRestorer.enabled=true'] : []),
   ];
   return sets.flatMap((s) => ['--set', s]);
 }
@@ -85,6 +99,11 @@ export function kustomizationFor(c: Combination, o: OverlayOptions): Record<stri
       ? []
       : [at(`components/${c.certificates === 'rotation' ? 'cert-rotation' : 'cert-manager'}`)]),
     ...(c.layout === 'sidecar' ? [] : [at('components/separate-reconciler')]),
+    // The restorer's flag goes to the reconciler where it runs: the sidecar, or (after
+    // components/separate-reconciler) its own Deployment.
+    ...(c.crdPatchRestorer
+      ? [at(`components/${c.layout === 'sidecar' ? 'crd-patch-restorer' : 'crd-patch-restorer-separate'}`)]
+      : []),
   ];
   return {
     apiVersion: 'kustomize.config.k8s.io/v1beta1',

@@ -147,7 +147,8 @@ function checkImages(o: Obj, s: Sentinels, where: string): void {
 function templateFile(origins: string[], variants: [string, Combination[]][], all: Combination[]): string {
   const head =
     `{{- /*\n${GENERATED_HEADER} from \`kubectl kustomize\` of manifests/ for each combination of the\n` +
-    `values (layout, certificates, mutatingWebhook): do not edit, change manifests/ and regenerate.\n` +
+    `values (layout, certificates, mutatingWebhook, crdPatchRestorer.enabled): do not edit, change\n` +
+    `manifests/ and regenerate.\n` +
     `Source: ${origins.join(', ')} (the reasons are in the comments there).\n*/}}\n`;
   if (variants.length === 1 && variants[0][1].length === all.length) return `${head}${variants[0][0]}`;
   const body = variants
@@ -156,11 +157,13 @@ function templateFile(origins: string[], variants: [string, Combination[]][], al
   return `${head}${body}{{- end }}\n`;
 }
 
-type Dim = 'layout' | 'certificates' | 'mutatingWebhook';
-const DIMS: { dim: Dim; values: readonly (string | boolean)[] }[] = [
-  { dim: 'layout', values: LAYOUTS },
-  { dim: 'certificates', values: CERTIFICATES },
-  { dim: 'mutatingWebhook', values: [false, true] },
+type Dim = 'layout' | 'certificates' | 'mutatingWebhook' | 'crdPatchRestorer';
+/** Each dimension, its values and where it is in .Values. */
+const DIMS: { dim: Dim; values: readonly (string | boolean)[]; value: string }[] = [
+  { dim: 'layout', values: LAYOUTS, value: '.Values.layout' },
+  { dim: 'certificates', values: CERTIFICATES, value: '.Values.certificates' },
+  { dim: 'mutatingWebhook', values: [false, true], value: '.Values.mutatingWebhook' },
+  { dim: 'crdPatchRestorer', values: [false, true], value: '.Values.crdPatchRestorer.enabled' },
 ];
 type Box = Record<Dim, Set<string | boolean>>;
 
@@ -202,14 +205,14 @@ function minimalBox(combos: Combination[], all: Combination[]): Box | undefined 
 }
 
 function boxCondition(box: Box): string {
-  const clauses = DIMS.flatMap(({ dim, values }) => {
+  const clauses = DIMS.flatMap(({ dim, values, value }) => {
     const chosen = values.filter((v) => box[dim].has(v));
     if (chosen.length === values.length) return [];
-    if (dim === 'mutatingWebhook') return [chosen[0] ? '.Values.mutatingWebhook' : 'not .Values.mutatingWebhook'];
+    if (typeof chosen[0] === 'boolean') return [chosen[0] ? value : `not ${value}`];
     const others = values.filter((v) => !box[dim].has(v));
-    if (chosen.length === 1) return [`eq .Values.${dim} "${chosen[0]}"`];
-    if (others.length === 1) return [`ne .Values.${dim} "${others[0]}"`];
-    return [`has .Values.${dim} (list ${chosen.map((v) => `"${v}"`).join(' ')})`];
+    if (chosen.length === 1) return [`eq ${value} "${chosen[0]}"`];
+    if (others.length === 1) return [`ne ${value} "${others[0]}"`];
+    return [`has ${value} (list ${chosen.map((v) => `"${v}"`).join(' ')})`];
   });
   if (clauses.length === 0) return 'true';
   return clauses.length === 1 ? clauses[0] : `and ${clauses.map((c) => `(${c})`).join(' ')}`;

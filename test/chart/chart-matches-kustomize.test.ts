@@ -1,11 +1,12 @@
 // The Helm chart installs what the kustomize tree installs: its templates are generated from
 // manifests/ (hack/generate-chart.ts), and `helm template` with Helm 3 and Helm 4 renders, for
-// every layout × certificate mode (× the mutating webhook), object for object what `kubectl
-// kustomize` renders: the shipped overlay where manifests/ has one, otherwise the overlay the
-// README has a user write; in another namespace with another image, a user's overlay with
-// `namespace:` and `images:`. Normalised: nothing on Helm's side; on kustomize's, the namespace it
-// gives cluster-scoped objects in a user's overlay of VAP mode (the API server drops it). Also the
-// values schema's refusals and `helm lint`. No API server: install-helm.test.ts applies the output.
+// every layout × certificate mode (× the mutating webhook × the CRD patch restorer), object for
+// object what `kubectl kustomize` renders: the shipped overlay where manifests/ has one, otherwise
+// the overlay the README has a user write (the restorer: its component last); in another
+// namespace with another image, a user's overlay with `namespace:` and `images:`. Normalised:
+// nothing on Helm's side; on kustomize's, the namespace it gives cluster-scoped objects in a user's
+// overlay of VAP mode (the API server drops it). Also the values schema's refusals and `helm lint`.
+// No API server: install-helm.test.ts applies the output.
 import assert from 'node:assert/strict';
 import { readFile } from 'node:fs/promises';
 import path from 'node:path';
@@ -52,6 +53,19 @@ function firstDifference(current: string | undefined, generated: string): string
   const i = a.findIndex((line, n) => line !== b[n]);
   const at = i === -1 ? a.length : i;
   return `line ${at + 1}: ${JSON.stringify(a[at] ?? '(end)')}, generated ${JSON.stringify(b[at] ?? '(end)')}`;
+}
+
+/** The restorer's flag and rights are in what kustomize rendered: the comparison is not of two installs without it. */
+function assertRestorerRendered(kustomized: Obj[], c: Combination): void {
+  const what = combinationName(c);
+  const reconciler = c.layout === 'sidecar' ? 'trainjob-webhook' : 'trainjob-webhook-reconciler';
+  const deployment = kustomized.find((d) => d.kind === 'Deployment' && d.metadata.name === reconciler);
+  const container = deployment?.spec.template.spec.containers.find((x: Obj) => x.name === 'reconciler');
+  assert.ok(container?.args.includes('--restore-crd-patch'), `${what}: the reconciler of ${reconciler} restores`);
+  const binding = kustomized.find(
+    (d) => d.kind === 'ClusterRoleBinding' && d.metadata.name === 'trainjob-webhook-crd-patch-restorer',
+  );
+  assert.equal(binding?.subjects[0].name, reconciler, `${what}: its rights, bound to the reconciler's account`);
 }
 
 function assertSameObjects(helm: Obj[], kustomized: Obj[], what: string): void {
@@ -101,6 +115,7 @@ describe(
       assert.equal(combinations().filter((c) => shippedOverlay(c)).length, 5, 'every shipped overlay is a combination');
       for (const c of combinations()) {
         const kustomized = await shipped(c);
+        if (c.crdPatchRestorer) assertRestorerRendered(kustomized, c);
         for (const helm of helms)
           assertSameObjects(
             await helm.template(['--namespace', NS, ...helmSetFlags(c)]),
@@ -132,6 +147,7 @@ describe(
           kustomized.some((d) => d.metadata.namespace === 'team-a'),
           'the overlay moved the namespaced objects',
         );
+        if (c.crdPatchRestorer) assertRestorerRendered(kustomized, c);
         for (const helm of helms)
           assertSameObjects(
             await helm.template(['--namespace', 'team-a', ...helmSetFlags(c), ...image]),
@@ -141,7 +157,7 @@ describe(
       }
     });
 
-    it('values.schema.json refuses a bad layout, wrong types, unknown keys and VAP mode with webhook settings, naming each value', async () => {
+    it('values.schema.json refuses a bad layout, wrong types, unknown keys and VAP mode with webhook settings or the restorer, naming each value', async () => {
       // One run per group: the schema reports every violation at once.
       const groups: [string[], RegExp[]][] = [
         [
@@ -152,6 +168,8 @@ describe(
             'image.tag=2',
             'image.repository=Reg/x',
             'layot=vap',
+            'crdPatchRestorer.enabled=on',
+            'crdPatchRestorer.enable=true',
           ],
           [
             /at '\/layout': value must be one of 'sidecar', 'separate-reconciler', 'vap'/,
@@ -160,11 +178,17 @@ describe(
             /at '\/image\/tag': got number, want string/,
             /at '\/image\/repository': 'Reg\/x' does not match pattern/,
             /at '': additional properties 'layot' not allowed/,
+            /at '\/crdPatchRestorer\/enabled': got string, want boolean/,
+            /at '\/crdPatchRestorer': additional properties 'enable' not allowed/,
           ],
         ],
         [
-          ['layout=vap', 'certificates=cert-manager', 'mutatingWebhook=true'],
-          [/at '\/certificates': value must be 'rotation'/, /at '\/mutatingWebhook': value must be false/],
+          ['layout=vap', 'certificates=cert-manager', 'mutatingWebhook=true', 'crdPatchRestorer.enabled=true'],
+          [
+            /at '\/certificates': value must be 'rotation'/,
+            /at '\/mutatingWebhook': value must be false/,
+            /at '\/crdPatchRestorer\/enabled': value must be false/,
+          ],
         ],
       ];
       for (const helm of helms)
@@ -188,6 +212,7 @@ describe(
         'layout=vap',
         'certificates=cert-manager',
         'mutatingWebhook=true',
+        'crdPatchRestorer.enabled=true',
         'image.repository=reg.example/x',
       ];
       for (const helm of helms) for (const v of fine) await helm.template(['--set', v]);
@@ -198,6 +223,7 @@ describe(
         [['layout=sidecars'], /layout "sidecars" is none of sidecar, separate-reconciler, vap/],
         [['certificates=none'], /certificates "none" is none of rotation, cert-manager/],
         [['layout=vap', 'mutatingWebhook=true'], /layout vap has no webhook/],
+        [['layout=vap', 'crdPatchRestorer.enabled=true'], /layout vap has no CRD patch to restore/],
       ];
       for (const helm of helms)
         for (const [sets, message] of refusals) {

@@ -28,8 +28,8 @@ const rendered = (objects: (c: Combination) => Obj[]): Rendered[] =>
   all.map((combination) => ({ combination, objects: objects(combination).map((object) => ({ object, origin: 'x' })) }));
 
 describe('chart templates from the rendered combinations', () => {
-  it('there are 9 combinations: 2 webhook layouts × 2 certificate modes × mutating or not, and VAP mode once', () => {
-    assert.deepEqual(all.map(combinationName), [
+  it('there are 17 combinations: 2 webhook layouts × 2 certificate modes × mutating or not × the CRD patch restorer or not, and VAP mode once', () => {
+    const webhookLayouts = [
       'sidecar/rotation',
       'sidecar/rotation/mutating',
       'sidecar/cert-manager',
@@ -38,7 +38,11 @@ describe('chart templates from the rendered combinations', () => {
       'separate-reconciler/rotation/mutating',
       'separate-reconciler/cert-manager',
       'separate-reconciler/cert-manager/mutating',
+    ];
+    assert.deepEqual(all.map(combinationName), [
+      ...webhookLayouts,
       'vap',
+      ...webhookLayouts.map((n) => `${n}/crd-patch-restorer`),
     ]);
   });
 
@@ -72,6 +76,21 @@ describe('chart templates from the rendered combinations', () => {
       'and (ne .Values.layout "sidecar") (eq .Values.certificates "rotation")',
       'vap counts as rotation',
     );
+    assert.equal(
+      condition(
+        where((c) => c.crdPatchRestorer),
+        all,
+      ),
+      '.Values.crdPatchRestorer.enabled',
+      'no VAP mode with the restorer: the value alone selects it',
+    );
+    assert.equal(
+      condition(
+        where((c) => c.layout === 'sidecar' && !c.crdPatchRestorer),
+        all,
+      ),
+      'and (eq .Values.layout "sidecar") (not .Values.crdPatchRestorer.enabled)',
+    );
     assert.equal(condition(all, all), 'true');
   });
 
@@ -79,7 +98,7 @@ describe('chart templates from the rendered combinations', () => {
     const odd = where((c) => ['sidecar/rotation', 'separate-reconciler/cert-manager'].includes(combinationName(c)));
     assert.equal(
       condition(odd, all),
-      'or (and (eq .Values.layout "sidecar") (eq .Values.certificates "rotation") (not .Values.mutatingWebhook)) (and (eq .Values.layout "separate-reconciler") (eq .Values.certificates "cert-manager") (not .Values.mutatingWebhook))',
+      'or (and (eq .Values.layout "sidecar") (eq .Values.certificates "rotation") (not .Values.mutatingWebhook) (not .Values.crdPatchRestorer.enabled)) (and (eq .Values.layout "separate-reconciler") (eq .Values.certificates "cert-manager") (not .Values.mutatingWebhook) (not .Values.crdPatchRestorer.enabled))',
     );
   });
 

@@ -1,7 +1,7 @@
 // The Helm chart against the real API server, with Helm 3 and Helm 4 (one control plane, no
 // controllers: what is checked is what the API server stores). `helm template | kubectl apply
 // --dry-run=server -f -` for every layout, with cert-manager's CRDs installed as in
-// install-manifests.test.ts: of the 9 combinations of the values, as few as render between them
+// install-manifests.test.ts: of the 17 combinations of the values, as few as render between them
 // every distinct object any of them renders (the test names them); then a release installed,
 // upgraded across layouts and uninstalled by each Helm. Helm 4 installs and upgrades with
 // server-side apply under the field manager "helm" (helm.sh/helm/v4@v4.3.2 pkg/cmd/install.go:193:
@@ -48,6 +48,11 @@ const VALIDATING = header(
 );
 const MUTATING = header('admissionregistration.k8s.io/v1', 'MutatingWebhookConfiguration', 'trainjob-webhook-mutating');
 const WEBHOOK = header('apps/v1', 'Deployment', 'trainjob-webhook');
+const RESTORER_BINDING = header(
+  'rbac.authorization.k8s.io/v1',
+  'ClusterRoleBinding',
+  'trainjob-webhook-crd-patch-restorer',
+);
 const id = (o: KubernetesObject) => `${o.kind}/${o.metadata?.name}`;
 
 /** Combinations that together render every distinct object (greedy: the one adding most first). */
@@ -104,6 +109,10 @@ describe(
           ['separate-reconciler', 'sidecar', 'vap'],
           `${helm.name}: every layout (${chosen.map(combinationName).join(', ')})`,
         );
+        assert.ok(
+          chosen.some((c) => c.crdPatchRestorer),
+          `${helm.name}: the CRD patch restorer's rights among them`,
+        );
         for (const c of chosen) {
           const text = (await helm.run(['template', 'trainjob-webhook', chartDir, ...flags(c)])).stdout;
           const out = await cp.kubectl(['apply', '--dry-run=server', '-f', '-'], { input: text });
@@ -119,7 +128,7 @@ describe(
       }
     });
 
-    it('install, upgrade to the separate reconciler with the mutating webhook, to another image, to VAP mode, uninstall: what the rotation wrote survives, nothing is left', async () => {
+    it('install, upgrade to the separate reconciler with the mutating webhook and the CRD patch restorer, to another image, to VAP mode, uninstall: what the rotation wrote survives, nothing is left', async () => {
       for (const helm of helms) await releaseLifecycle(cp, api, helm);
     });
 
@@ -201,7 +210,14 @@ async function releaseLifecycle(cp: ControlPlane, api: KubernetesObjectApi, helm
   const rotated = Buffer.from(cp.caPem).toString('base64');
   await writeAsTheRotation(api, [SECRET, VALIDATING], rotated);
 
-  const separate = ['--set', 'layout=separate-reconciler', '--set', 'mutatingWebhook=true'];
+  const separate = [
+    '--set',
+    'layout=separate-reconciler',
+    '--set',
+    'mutatingWebhook=true',
+    '--set',
+    'crdPatchRestorer.enabled=true',
+  ];
   await helmDoes('upgrade', separate);
   const pod = (await get(WEBHOOK)).spec.template.spec;
   assert.deepEqual(
@@ -214,6 +230,9 @@ async function releaseLifecycle(cp: ControlPlane, api: KubernetesObjectApi, helm
     header('rbac.authorization.k8s.io/v1', 'ClusterRoleBinding', 'trainjob-webhook-reconciler'),
   );
   assert.equal(binding.subjects[0].name, 'trainjob-webhook-reconciler');
+  const reconciler = await get(header('apps/v1', 'Deployment', 'trainjob-webhook-reconciler'));
+  assert.ok(reconciler.spec.template.spec.containers[0].args.includes('--restore-crd-patch'), helm.name);
+  assert.equal((await get(RESTORER_BINDING)).subjects[0].name, 'trainjob-webhook-reconciler', helm.name);
   await assertRotationKept(api, [SECRET, VALIDATING], rotated, `${helm.name} upgrade to separate-reconciler`);
   await writeAsTheRotation(api, [MUTATING], rotated);
   await helmDoes('upgrade', [...separate, '--set', 'image.tag=0.1.1']);
@@ -228,6 +247,7 @@ async function releaseLifecycle(cp: ControlPlane, api: KubernetesObjectApi, helm
     [],
     `${helm.name} upgrade to vap: the webhook's objects are removed`,
   );
+  assert.deepEqual(await present(api, [RESTORER_BINDING]), [], `${helm.name} upgrade to vap: no restorer`);
 
   await helm.run(['uninstall', 'trainjob-webhook', '--namespace', NS, '--wait']);
   assert.deepEqual(await present(api, [...installed.values()]), [], `${helm.name} uninstall: nothing is left`);
