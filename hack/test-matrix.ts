@@ -24,11 +24,24 @@ interface CellResult {
   summary: string[];
 }
 
+/**
+ * The environment of a cell's run: TJW_CELL, and for every cell but the default none of the
+ * binary overrides (TEST_ASSET_*, KUBEBUILDER_ASSETS), which would make it run the default
+ * cell's binaries under another cell's name.
+ */
+function cellEnv(cell: Cell): NodeJS.ProcessEnv {
+  const env: NodeJS.ProcessEnv = { ...process.env, TJW_CELL: cell.name };
+  if (cell.name !== matrixCells()[0].name)
+    for (const key of Object.keys(env))
+      if (key.startsWith('TEST_ASSET_') || key === 'KUBEBUILDER_ASSETS') delete env[key];
+  return env;
+}
+
 function runCell(cell: Cell, files: string[]): Promise<CellResult> {
   const t0 = Date.now();
   const child = spawn(process.execPath, ['--test', '--test-concurrency=1', ...files], {
     cwd: root,
-    env: { ...process.env, TJW_CELL: cell.name },
+    env: cellEnv(cell),
     stdio: ['ignore', 'pipe', 'pipe'],
   });
   const summary: string[] = [];

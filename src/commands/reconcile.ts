@@ -8,6 +8,8 @@ import { ConfigError, parseReconcileArgs, RECONCILE_USAGE, type ReconcileConfig 
 import { startReconciler } from '../reconciler/run.ts';
 import { installProcessHandlers } from '../process/signals.ts';
 import { crdPatchOps } from '../rules/generate/crd-patch.ts';
+import { rulesFor } from '../rules/table.ts';
+import { detectTrainerLine } from '../api/trainer-line-detect.ts';
 import { decideCrdPatchRestore } from '../rules/crd-patch-restore.ts';
 import { disclaimVersionsOps } from '../rules/crd-patch-ownership.ts';
 import type { CrdPatchPlanner } from '../reconciler/crd-patch-restorer.ts';
@@ -39,11 +41,12 @@ export async function reconcileCommand(args: string[], io: CommandIo): Promise<n
 }
 
 /**
- * What the CRD patch restorer writes: the patch generated for the CRD it finds (crdPatchOps, the
- * one generator of manifests/crd-patch/; a generator per Trainer line slots in here).
+ * What the CRD patch restorer writes: the patch generated for the CRD it finds, with the rules of
+ * the Trainer line that CRD is (crdPatchOps, the one generator of manifests/crd-patch/; rulesFor
+ * the detected line: main's every-Failed-is-final rule, the careful rules for an unknown one).
  */
 export const crdPatchPlanner: CrdPatchPlanner = {
-  decide: (crd) => decideCrdPatchRestore(crd, crdPatchOps),
+  decide: (crd) => decideCrdPatchRestore(crd, (schema) => crdPatchOps(schema, rulesFor(detectTrainerLine(crd).line))),
   disclaim: disclaimVersionsOps,
 };
 

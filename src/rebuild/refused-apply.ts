@@ -17,6 +17,8 @@ import type { RebuildReport } from './report.ts';
 
 /** Trainer's Event reason for a failed apply of the TrainJob's objects. */
 export const TRAINER_REFUSAL_REASON = 'TrainJobResourcesCreationFailed';
+/** The controller Trainer's TrainJob Events are reported by (pkg/controller/setup.go:44 in every line). */
+export const TRAINER_EVENT_REPORTER = 'trainer-trainjob-controller';
 
 /**
  * One of Trainer's refusal Events on the TrainJob. `at`: when Trainer first recorded it (eventTime,

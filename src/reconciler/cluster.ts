@@ -45,7 +45,12 @@ import type { GangScheduler, PodGroup } from '../rebuild/podgroup.ts';
 import type { PvcPatch } from '../rebuild/pvc-plan.ts';
 import { reportApplyConfiguration, type EventSpec, type RebuildReport } from '../rebuild/report.ts';
 import { statusApplyConfiguration } from '../rebuild/status.ts';
-import { refusalsFromEvents, TRAINER_REFUSAL_REASON, type TrainerRefusal } from '../rebuild/refused-apply.ts';
+import {
+  refusalsFromEvents,
+  TRAINER_EVENT_REPORTER,
+  TRAINER_REFUSAL_REASON,
+  type TrainerRefusal,
+} from '../rebuild/refused-apply.ts';
 import type { JobStatus } from '../rebuild/terminal-status.ts';
 
 export interface ReconcilerCluster {
@@ -276,8 +281,10 @@ export function createReconcilerCluster(kc: KubeConfig, opts: ClusterOptions): R
 
     async listTrainerRefusals(namespace, trainJobUid) {
       // Trainer records them through events.k8s.io; the core view holds the same objects, and its
-      // field selectors name the TrainJob (regarding) and the reason.
-      const fieldSelector = `involvedObject.uid=${trainJobUid},reason=${TRAINER_REFUSAL_REASON}`;
+      // field selectors name the TrainJob (regarding), the reason and the reporting controller
+      // (Trainer's recorder, pkg/controller/setup.go:44 in v2.2.1, v2.3.0 and main), so that an
+      // Event anyone else wrote cannot set off a rebuild.
+      const fieldSelector = `involvedObject.uid=${trainJobUid},reason=${TRAINER_REFUSAL_REASON},reportingComponent=${TRAINER_EVENT_REPORTER}`;
       return refusalsFromEvents((await core.listNamespacedEvent({ namespace, fieldSelector })).items);
     },
 

@@ -13,8 +13,8 @@
 // never conflicts.
 //
 // So the restorer disclaims the field: a second patch sets metadata.managedFields to what they
-// are, minus `.spec.versions` in the restorer's own entry (the entry goes when nothing is left in
-// it). The API server keeps managed fields a request sets, and a request that changes nothing
+// are, minus `.spec.versions` in the restorer's own entry and in every other Update entry (an
+// entry goes when nothing is left in it). The API server keeps managed fields a request sets, and a request that changes nothing
 // else takes no field for its manager (k8s.io/apimachinery pkg/util/managedfields/internal/
 // fieldmanager.go:120-140, managedfieldsupdater.go). The list is then owned by nobody, and the
 // next applier (Helm 4, kubectl apply --server-side, a GitOps tool) takes it without a conflict.
@@ -33,9 +33,12 @@ function withoutVersions(fieldsV1: unknown): Obj | undefined {
 }
 
 /**
- * The JSON patch that drops `.spec.versions` from the entries of `fieldManager` in the CRD's
- * managed fields (after a test of its resourceVersion), or undefined when that manager owns no
- * such field (nothing to give back) or the object has no managed fields to edit. Never throws.
+ * The JSON patch that drops `.spec.versions` from the entries of `fieldManager` and of every
+ * `Update` operation in the CRD's managed fields (after a test of its resourceVersion): a
+ * `kubectl patch` of the install (manager `kubectl-patch`, an Update) owns the list as much as
+ * the restorer's own write, and would make Helm 4's next apply conflict just the same, while an
+ * `Apply` owner (Helm 4 itself) keeps what it applies. Undefined when no such entry owns it
+ * (nothing to give back) or the object has no managed fields to edit. Never throws.
  */
 export function disclaimVersionsOps(crd: unknown, fieldManager: string): unknown[] | undefined {
   const meta = isObj(crd) ? crd.metadata : undefined;
@@ -46,7 +49,10 @@ export function disclaimVersionsOps(crd: unknown, fieldManager: string): unknown
   let changed = false;
   const kept: unknown[] = [];
   for (const entry of entries) {
-    const fields = isObj(entry) && entry.manager === fieldManager ? withoutVersions(entry.fieldsV1) : undefined;
+    const fields =
+      isObj(entry) && (entry.manager === fieldManager || entry.operation === 'Update')
+        ? withoutVersions(entry.fieldsV1)
+        : undefined;
     if (!fields) {
       kept.push(entry);
       continue;

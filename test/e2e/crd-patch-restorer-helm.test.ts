@@ -30,6 +30,8 @@ import { goAvailable, projectRoot } from '../harness/binaries.ts';
 import { ensureHelmBinaries, locateHelmBinaries } from '../harness/helm.ts';
 import { jsonEqual } from '../../src/rules/crd-patch-restore.ts';
 import { BLANKET_TRAINER_RULE, crdPatchOps, crdRestoreOps } from '../../src/rules/generate/crd-patch.ts';
+import { rulesFor } from '../../src/rules/table.ts';
+import { detectTrainerLine } from '../../src/api/trainer-line-detect.ts';
 import { isGeneratedRule } from '../../src/rules/marker.ts';
 import { helmFor, prepareTrainerCharts, chartTrainJobCrd, type Helm } from './support/trainer-chart.ts';
 
@@ -103,7 +105,12 @@ describe("the CRD patch restorer across Trainer's helm upgrades (Helm 3, then He
     for (const key of ['v230', 'main'] as const) {
       const crd = await chartTrainJobCrd(charts[key]);
       patched[key] = schemaOf(
-        fastJsonPatch.applyPatch(crd, crdPatchOps(schemaOf(crd)) as Operation[], true, false).newDocument,
+        fastJsonPatch.applyPatch(
+          crd,
+          crdPatchOps(schemaOf(crd), rulesFor(detectTrainerLine(crd).line)) as Operation[],
+          true,
+          false,
+        ).newDocument,
       );
     }
     // Every version of the CRD, as a watch sees it (started again whenever it ends: a new API

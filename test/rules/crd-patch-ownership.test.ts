@@ -1,5 +1,5 @@
 // After a restore, the restorer gives back `.spec.versions` (an atomic list for server-side apply)
-// so that Helm 4's next apply of the CRD cannot conflict with it: only its own entries change,
+// so that Helm 4's next apply of the CRD cannot conflict with it: only its own and other Update entries change,
 // the entry goes when nothing is left in it, the resourceVersion is tested, and managed fields it
 // cannot read leave the object alone.
 import assert from 'node:assert/strict';
@@ -46,7 +46,16 @@ describe('giving back .spec.versions after a restore', () => {
     ]);
   });
 
-  it("another manager's ownership of .spec.versions is not ours to give back", () => {
+  it("an install's `kubectl patch` (an Update of another manager) gives .spec.versions back too: Helm 4's next apply would conflict with it just the same", () => {
+    const kubectlPatch = { ...mine({ 'f:spec': { 'f:versions': {} } }), manager: 'kubectl-patch' };
+    const ops = disclaimVersionsOps(crd([helm, kubectlPatch]), ME);
+    assert.deepEqual(ops, [
+      { op: 'test', path: '/metadata/resourceVersion', value: '7' },
+      { op: 'replace', path: '/metadata/managedFields', value: [helm] },
+    ]);
+  });
+
+  it("an Apply owner's .spec.versions (Helm 4's own) is not ours to give back", () => {
     const helmOwnsVersions = { ...helm, fieldsV1: { 'f:spec': { 'f:versions': {} } } };
     assert.equal(disclaimVersionsOps(crd([helmOwnsVersions]), ME), undefined);
     assert.equal(disclaimVersionsOps(crd([helm, mine({ 'f:spec': { 'f:scope': {} } })]), ME), undefined);
