@@ -12,12 +12,13 @@
 // strategic merge (v3 pkg/kube/client.go:652-712: a typed v1 CRD, `versions` replaced whole) and
 // never conflicts.
 //
-// So the restorer disclaims the field: a second patch sets metadata.managedFields to what they
-// are, minus `.spec.versions` in the restorer's own entry and in every other Update entry (an
-// entry goes when nothing is left in it). The API server keeps managed fields a request sets,
-// and a request that changes nothing else takes no field for its manager (k8s.io/apimachinery pkg/util/managedfields/internal/
-// fieldmanager.go:120-140, managedfieldsupdater.go). The list is then owned by nobody, and the
-// next applier (Helm 4, kubectl apply --server-side, a GitOps tool) takes it without a conflict.
+// So the restorer disclaims the field: a second patch sets metadata.managedFields to what they are,
+// minus `.spec.versions` in the restorer's own entry and in every other Update entry (an entry goes
+// when nothing is left in it). The API server keeps managed fields a request sets, and a request
+// that changes nothing else takes no field for its manager (k8s.io/apimachinery
+// pkg/util/managedfields/internal/fieldmanager.go:120-140, managedfieldsupdater.go). The list is
+// then owned by nobody, and the next applier (Helm 4, kubectl apply --server-side, a GitOps tool)
+// takes it without a conflict.
 type Obj = Record<string, unknown>;
 
 const isObj = (v: unknown): v is Obj => typeof v === 'object' && v !== null && !Array.isArray(v);
