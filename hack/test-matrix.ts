@@ -1,11 +1,12 @@
 // Runs the version matrix (test/harness/binaries.ts matrixCells; README "Supported versions"): the
 // default cell runs the fault and end-to-end suites, every other cell the compatibility suite
 // (test/compat/ and the differential oracle). Each cell is a `node --test` run of its own with
-// TJW_CELL set, one file at a time, its lines prefixed with the cell's name; cells run side by side
-// (the default cell's long run in one slot, the others one after another in the next), and the last
-// lines say what each cell cost and which failed.
+// TJW_CELL set, one file at a time, its lines prefixed with the cell's name. Runs go side by side:
+// the default cell's suites in two parts (the second: the upgrade, Helm and queue suites), then the
+// other cells, each taking the next free slot; the last lines say what each run cost and which failed.
 //   node hack/test-matrix.ts [--cells a,b] [--jobs N]     (default: every cell, 2 at a time)
 import { spawn } from 'node:child_process';
+import { globSync } from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
@@ -14,10 +15,41 @@ import { matrixCells, type Cell } from '../test/harness/binaries.ts';
 const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
 /** What the other cells run: the compatibility suite and the differential oracle (three enforcers, one table). */
 export const COMPAT_FILES = ['test/compat/**/*.test.ts', 'test/e2e/differential.test.ts'];
-/** What the default cell runs: every suite that needs the real control plane. */
-export const FULL_FILES = ['test/{faults,e2e}/**/*.test.ts'];
+/** The default cell's second part: the upgrade, Helm and queueing suites (about a third of its time). */
+export const SECOND_PART = [
+  'test/e2e/upgrade-strands-nothing.test.ts',
+  'test/e2e/project-upgrade.test.ts',
+  'test/e2e/crd-patch-restorer-helm.test.ts',
+  'test/e2e/install-helm.test.ts',
+  'test/e2e/crd-patch-lines.test.ts',
+  'test/e2e/kueue.test.ts',
+  'test/e2e/gang-scheduling.test.ts',
+  'test/e2e/reconciler-cache-initializer.test.ts',
+];
+
+/** What the default cell runs: every suite that needs the real control plane, in two parts. */
+export function defaultCellParts(): string[][] {
+  const all = [
+    ...globSync('test/faults/**/*.test.ts', { cwd: root }),
+    ...globSync('test/e2e/**/*.test.ts', { cwd: root }),
+  ]
+    .map((f) => f.split(path.sep).join('/'))
+    .sort();
+  const missing = SECOND_PART.filter((f) => !all.includes(f));
+  if (missing.length > 0)
+    throw new Error(`test-matrix: SECOND_PART names files that do not exist: ${missing.join(', ')}`);
+  return [all.filter((f) => !SECOND_PART.includes(f)), SECOND_PART];
+}
+
+interface Run {
+  cell: Cell;
+  /** The run's name: the cell's, with the part for the default cell's two. */
+  name: string;
+  files: string[];
+}
 
 interface CellResult {
+  run: Run;
   cell: Cell;
   code: number | null;
   seconds: number;
@@ -37,7 +69,8 @@ function cellEnv(cell: Cell): NodeJS.ProcessEnv {
   return env;
 }
 
-function runCell(cell: Cell, files: string[]): Promise<CellResult> {
+function runCell(run: Run): Promise<CellResult> {
+  const { cell, files, name } = run;
   const t0 = Date.now();
   const child = spawn(process.execPath, ['--test', '--test-concurrency=1', ...files], {
     cwd: root,
@@ -53,19 +86,19 @@ function runCell(cell: Cell, files: string[]): Promise<CellResult> {
       rest = lines.pop() ?? '';
       for (const line of lines) {
         if (/^ℹ (tests|pass|fail|skipped|duration_ms) /.test(line)) summary.push(line.slice(2));
-        out.write(`[${cell.name}] ${line}\n`);
+        out.write(`[${name}] ${line}\n`);
       }
     });
-    stream.on('end', () => rest && out.write(`[${cell.name}] ${rest}\n`));
+    stream.on('end', () => rest && out.write(`[${name}] ${rest}\n`));
   };
   prefix(child.stdout, process.stdout);
   prefix(child.stderr, process.stderr);
   return new Promise((resolve) => {
     child.once('error', (err) => {
-      process.stderr.write(`[${cell.name}] could not start: ${err.message}\n`);
-      resolve({ cell, code: -1, seconds: 0, summary });
+      process.stderr.write(`[${name}] could not start: ${err.message}\n`);
+      resolve({ run, cell, code: -1, seconds: 0, summary });
     });
-    child.once('close', (code) => resolve({ cell, code, seconds: Math.round((Date.now() - t0) / 1000), summary }));
+    child.once('close', (code) => resolve({ run, cell, code, seconds: Math.round((Date.now() - t0) / 1000), summary }));
   });
 }
 
@@ -85,22 +118,30 @@ async function main(): Promise<number> {
     process.stderr.write(`test-matrix: --jobs must be a whole number of at least 1, not ${values.jobs}\n`);
     return 2;
   }
-  const queue = all.filter((c) => wanted.includes(c.name));
+  const queue: Run[] = all
+    .filter((c) => wanted.includes(c.name))
+    .flatMap((cell) =>
+      cell === all[0]
+        ? defaultCellParts().map((files, i) => ({ cell, name: `${cell.name} (${i + 1}/2)`, files }))
+        : [{ cell, name: cell.name, files: COMPAT_FILES }],
+    );
   const results: CellResult[] = [];
   const t0 = Date.now();
+  const runs = [...queue];
   await Promise.all(
     Array.from({ length: Math.min(jobs, queue.length) }, async () => {
-      for (let cell = queue.shift(); cell; cell = queue.shift())
-        results.push(await runCell(cell, cell === all[0] ? FULL_FILES : COMPAT_FILES));
+      for (let run = queue.shift(); run; run = queue.shift()) results.push(await runCell(run));
     }),
   );
   const failed = results.filter((r) => r.code !== 0);
-  process.stdout.write(`\nversion matrix: ${results.length} cells in ${Math.round((Date.now() - t0) / 1000)} s\n`);
-  for (const r of results.sort((x, y) => all.indexOf(x.cell) - all.indexOf(y.cell)))
+  process.stdout.write(
+    `\nversion matrix: ${results.length} runs of ${new Set(results.map((r) => r.cell)).size} cells in ${Math.round((Date.now() - t0) / 1000)} s\n`,
+  );
+  for (const r of results.sort((x, y) => runs.indexOf(x.run) - runs.indexOf(y.run)))
     process.stdout.write(
-      `  ${r.code === 0 ? 'ok  ' : 'FAIL'} ${r.cell.name}: ${r.seconds} s; ${r.summary.join(', ')}\n`,
+      `  ${r.code === 0 ? 'ok  ' : 'FAIL'} ${r.run.name}: ${r.seconds} s; ${r.summary.join(', ')}\n`,
     );
-  if (failed.length > 0) process.stdout.write(`failed cells: ${failed.map((r) => r.cell.name).join(', ')}\n`);
+  if (failed.length > 0) process.stdout.write(`failed: ${failed.map((r) => r.run.name).join(', ')}\n`);
   return failed.length > 0 ? 1 : 0;
 }
 
