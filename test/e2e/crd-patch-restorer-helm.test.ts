@@ -319,8 +319,6 @@ describe("the CRD patch restorer across Trainer's helm upgrades (Helm 3, then He
       const since = seen.slice(mark);
       return since.some((v) => v.blanket) && since.at(-1)?.ours;
     });
-    // The README's patch in force (ours, not the blanket rule), written by kubectl alone.
-    assert.ok(ourRules(latest()!) > 0 && !seen.at(-1)?.blanket, 'the kubectl patches put our rules in force');
     assert.deepEqual(versionsOwners(latest()!), ['kubectl-patch/Update']);
     const failed = await h4.run(['upgrade', RELEASE, charts.main, '-n', 'kubeflow-system', ...h4.postRender], {
       check: false,
