@@ -10,7 +10,7 @@ import { globSync } from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
-import { matrixCells, type Cell } from '../test/harness/binaries.ts';
+import { isDefaultCell, matrixCells, type Cell } from '../test/harness/binaries.ts';
 
 const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
 /** What the other cells run: the compatibility suite and the differential oracle (three enforcers, one table). */
@@ -63,7 +63,7 @@ interface CellResult {
  */
 function cellEnv(cell: Cell): NodeJS.ProcessEnv {
   const env: NodeJS.ProcessEnv = { ...process.env, TJW_CELL: cell.name };
-  if (cell.name !== matrixCells()[0].name)
+  if (!isDefaultCell(cell))
     for (const key of Object.keys(env))
       if (key.startsWith('TEST_ASSET_') || key === 'KUBEBUILDER_ASSETS') delete env[key];
   return env;

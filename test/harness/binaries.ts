@@ -92,6 +92,11 @@ export function matrixCells(file = path.join(projectRoot, 'hack/versions.env')):
   ];
 }
 
+/** True for the default cell (the first of the matrix), which runs every suite. */
+export function isDefaultCell(cell: Pick<Cell, 'name'>, file?: string): boolean {
+  return cell.name === matrixCells(file)[0].name;
+}
+
 /** The cell this process runs in: TJW_CELL (a cell's name), else the default cell (the first). */
 export function currentCell(env: NodeJS.ProcessEnv = process.env, file?: string): Cell {
   const cells = matrixCells(file);
@@ -150,7 +155,7 @@ export function cacheDirs(versions = readVersions(), env: NodeJS.ProcessEnv = pr
   };
 }
 
-function isExecutable(file: string): boolean {
+export function isExecutable(file: string): boolean {
   try {
     accessSync(file, constants.X_OK);
     return true;

@@ -1,8 +1,7 @@
 // Helm 3 and Helm 4, built by `hack/build-binaries.sh helm` into the binary cache (TEST_ASSET_HELM3
 // and TEST_ASSET_HELM4 point elsewhere). The chart's tests render with both; upgrades try both.
-import { accessSync, constants } from 'node:fs';
 import path from 'node:path';
-import { binCacheDir, buildScript, goAvailable, readVersionsFile } from './binaries.ts';
+import { binCacheDir, buildScript, goAvailable, isExecutable, readVersionsFile } from './binaries.ts';
 import { spawn } from 'node:child_process';
 
 export interface HelmBinaries {
@@ -10,20 +9,11 @@ export interface HelmBinaries {
   helm4: string;
 }
 
-function executable(file: string): boolean {
-  try {
-    accessSync(file, constants.X_OK);
-    return true;
-  } catch {
-    return false;
-  }
-}
-
 export function locateHelmBinaries(env: NodeJS.ProcessEnv = process.env): HelmBinaries | { missing: string[] } {
   const v = readVersionsFile();
   const helm3 = env.TEST_ASSET_HELM3 || path.join(binCacheDir(env), `helm-${v.HELM3_VERSION}-stamped`, 'helm');
   const helm4 = env.TEST_ASSET_HELM4 || path.join(binCacheDir(env), `helm-${v.HELM4_VERSION}-stamped`, 'helm');
-  const missing = [helm3, helm4].filter((f) => !executable(f));
+  const missing = [helm3, helm4].filter((f) => !isExecutable(f));
   return missing.length > 0 ? { missing } : { helm3, helm4 };
 }
 

@@ -17,6 +17,7 @@ export {
   readVersionsFile,
   currentCell,
   matrixCells,
+  isDefaultCell,
   TRAINER_LINES,
   type Cell,
   type TrainerLine,

@@ -10,7 +10,7 @@ import path from 'node:path';
 import { parseAllDocuments, stringify } from 'yaml';
 import {
   currentCell,
-  matrixCells,
+  isDefaultCell,
   readVersions,
   upstreamDir,
   type ControllerBinaries,
@@ -65,8 +65,9 @@ export function upstreamCrdsOf(line: TrainerLine) {
  * Trainer's manager runs, test/reconciler/support/world.ts installs the line's own); the matrix's
  * other cells install their own line's.
  */
-export const upstreamCrds =
-  currentCell().name === matrixCells()[0].name ? upstreamCrdsOf('main') : upstreamCrdsOf(currentCell().trainer);
+export const upstreamCrds = isDefaultCell(currentCell())
+  ? upstreamCrdsOf('main')
+  : upstreamCrdsOf(currentCell().trainer);
 export const allUpstreamCrds = Object.values(upstreamCrds);
 
 /** Kueue's folder in upstream/ (SOURCES.md), named by hack/versions.env's KUEUE_VERSION. */

@@ -135,10 +135,7 @@ export function stockRuntimes(line: TrainerLine): string[] {
 
 /** The CRD with the patch generated for the Trainer line it is (the README's file for that line). */
 function patchedForItsLine(crd: ReturnType<typeof upstreamTrainJobCrd>) {
-  return patchedCrd(
-    crd,
-    crdPatchOps(crd.spec.versions[0].schema.openAPIV3Schema, rulesFor(detectTrainerLine(crd).line)),
-  );
+  return patchedCrd(crd, crdPatchFor(crd));
 }
 
 /** This project's CRD patch generated for an upstream TrainJob CRD (for the line it is), as JSON6902 ops. */
