@@ -3,9 +3,14 @@
 // TrainJobs in every state, created at once: running, suspended, finished (Complete), Blocked (a
 // count change whose rebuild would lose a claim being deleted), a suspended DeepSpeed (MPI) job, a running one, a
 // suspended torch job whose runtime sets node resources, and one scaled while Trainer is down
-// (mid-rebuild). Trainer is then upgraded as a platform team does it (support/trainer-upgrade.ts:
-// managers stopped, the CRDs replaced whole, the patch applied again as the restorer would, the new
-// line's managers started), v2.2.1 -> v2.3.0, then v2.3.0 -> main (8c0f5059, for v2.4).
+// (mid-rebuild). Trainer is installed with its Helm chart (v2.2.1's; its CRDs, in the chart's crds/,
+// are the world's, created before and patched as the README says, which Helm's install leaves as
+// they are) and upgraded as a platform team does it (support/trainer-upgrade.ts: managers stopped,
+// JobSet's CRD replaced, `helm upgrade` of Trainer's chart rewriting Trainer's CRDs, the patch put
+// back by the sidecar's CRD patch restorer alone, the new line's managers started): v2.2.1 -> v2.3.0
+// with Helm 3 (`--take-ownership`: v2.3.0's chart moved the CRDs from crds/ into its templates,
+// kubeflow/trainer#3655, so the CRDs Helm created from crds/ are not the release's), v2.3.0 -> main
+// (8c0f5059, for v2.4) with Helm 4 (server-side apply), and back to v2.3.0 with Helm 3's rollback.
 //
 // v2.3.0 builds the MPI JobSet and a torch JobSet whose runtime sets node resources differently
 // (the SSH volume's defaultMode and item modes, kubeflow/trainer#3649; resourcesPerNode merged
@@ -13,6 +18,7 @@
 // spec.replicatedJobs is immutable. Without the sidecar such a job, resumed, says Resumed while
 // its JobSet stays suspended with no pods; here the sidecar rebuilds it once at the resume.
 import assert from 'node:assert/strict';
+import path from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import {
   controlPlaneAvailability,
@@ -25,6 +31,9 @@ import {
 import type { JobSet, TrainJob } from '../../src/api/objects.ts';
 import { startSidecar, type Sidecar } from '../reconciler/support/sidecar.ts';
 import { switchTrainer } from '../reconciler/support/trainer-upgrade.ts';
+import { ensureHelmBinaries, locateHelmBinaries } from '../harness/helm.ts';
+import { goAvailable, projectRoot } from '../harness/binaries.ts';
+import { helmFor, prepareTrainerChart, type Helm } from './support/trainer-chart.ts';
 import {
   api,
   inNamespace,
@@ -39,7 +48,15 @@ import { torchWithResources } from '../rebuild/line-cases.ts';
 const LINES: TrainerLine[] = ['v2.2.1', 'v2.3.0', 'main'];
 const controlPlane = controlPlaneAvailability();
 const missing = LINES.map((l) => upstreamControllersAvailability(process.env, l)).find((a) => !a.available);
-const skip = !controlPlane.available ? controlPlane.reason : missing && !missing.available ? missing.reason : false;
+const helmMissing = 'missing' in locateHelmBinaries() && !(goAvailable() && process.env.TJW_NO_BUILD !== '1');
+const skip = !controlPlane.available
+  ? controlPlane.reason
+  : missing && !missing.available
+    ? missing.reason
+    : helmMissing && process.env.CI !== 'true'
+      ? 'Helm 3 and 4 are not built and Go is not installed (hack/build-binaries.sh helm)'
+      : false;
+const RELEASE = 'kubeflow-trainer';
 
 const ns = 'upgrade';
 const mpiJob = (name: string, suspend: boolean): TrainJob => ({
@@ -59,6 +76,13 @@ const isComplete = (t: TrainJob) => !!t.status?.conditions?.some((c) => c.type =
 describe('upgrades strand nothing: Trainer v2.2.1 -> v2.3.0 -> main beside the sidecar', { skip }, () => {
   let w: World;
   let sidecar: Sidecar;
+  let h3: Helm;
+  let h4: Helm;
+  const charts = {} as Record<TrainerLine, string>;
+  /** Trainer's chart for a line, with Helm 3 or 4 (a `helm upgrade` through the CRDs-only post-renderer). */
+  const helmUpgrade = (helm: () => Helm, line: TrainerLine, extra: string[] = []) => async () => {
+    await helm().run(['upgrade', RELEASE, charts[line], '-n', 'kubeflow-system', ...extra, ...helm().postRender]);
+  };
   const a = () => api(w.cp);
   const p = () => pods(w.cp);
   const { getTj, create, patch } = inNamespace(ns, () => w);
@@ -97,15 +121,28 @@ describe('upgrades strand nothing: Trainer v2.2.1 -> v2.3.0 -> main beside the s
   };
 
   before(async () => {
+    const helmBins = await ensureHelmBinaries();
     w = await startWorld({ trainer: true, webhook: true, line: 'v2.2.1' });
     await w.cp.kubectl(['create', 'namespace', ns]);
     await w.cp.applyYaml(JSON.stringify(torchWithResources()));
+    const dir = await w.cp.tempDir('helm');
+    for (const line of LINES) charts[line] = await prepareTrainerChart(dir, line);
+    h3 = await helmFor('helm3', helmBins.helm3, dir, w.cp.childEnv());
+    h4 = await helmFor('helm4', helmBins.helm4, dir, w.cp.childEnv());
+    // Trainer v2.2.1 installed with its chart: its crds/ exist already (Helm leaves them), the rest is
+    // the host processes' (the post-renderer keeps only CRDs).
+    await h3.run(['install', RELEASE, charts['v2.2.1'], '-n', 'kubeflow-system', ...h3.postRender]);
+    // The sidecar with the opt-in CRD patch restorer (components/crd-patch-restorer: its flag and rights).
+    await w.cp.applyYaml(
+      (await w.cp.kubectl(['kustomize', path.join(projectRoot, 'manifests/rbac/crd-patch-restorer')])).stdout,
+    );
     sidecar = await startSidecar(w.cp, {
       name: 'reconciler',
       mode: 'companion',
       kubeconfig: w.reconcilerKubeconfig.path,
       leaseNamespace: RECONCILER_SA.namespace,
       handoffPort: w.handoffPort,
+      extraArgs: ['--restore-crd-patch'],
     });
   });
   after(async () => {
@@ -163,9 +200,10 @@ describe('upgrades strand nothing: Trainer v2.2.1 -> v2.3.0 -> main beside the s
       uids.set(n, (await a().getJobSet(ns, n))?.metadata.uid);
   });
 
-  it('v2.2.1 -> v2.3.0: the CRDs replaced, the patch back, one job scaled while Trainer is down; the new Trainer re-creates it', async () => {
+  it('v2.2.1 -> v2.3.0 (helm upgrade --take-ownership): the CRDs rewritten, the patch back by the restorer, one job scaled while Trainer is down; the new Trainer re-creates it', async (t) => {
     step = 'v2.2.1 -> v2.3.0';
-    await switchTrainer(w, 'v2.3.0', {
+    const restoredMs = await switchTrainer(w, 'v2.3.0', {
+      trainerCrds: helmUpgrade(() => h3, 'v2.3.0', ['--take-ownership']),
       whileDown: async () => {
         await patch('midrebuild', { spec: { trainer: { numNodes: 2 } } });
         await report(
@@ -175,6 +213,7 @@ describe('upgrades strand nothing: Trainer v2.2.1 -> v2.3.0 -> main beside the s
         );
       },
     });
+    t.diagnostic(`the patch was back ${Math.round(restoredMs)} ms after Helm 3's upgrade returned`);
     await jobSet(
       'midrebuild',
       're-created by v2.3.0 with 2 nodes',
@@ -249,11 +288,12 @@ describe('upgrades strand nothing: Trainer v2.2.1 -> v2.3.0 -> main beside the s
     }
     assert.equal(a().report(await getTj('blocked'))?.state, 'Blocked', at('blocked: still Blocked'));
   });
-  it('v2.3.0 -> main: it builds the same JobSets (nothing rebuilt); running jobs keep their JobSets, a suspended one resumes as it is, MPI still scales', async () => {
+  it('v2.3.0 -> main (Helm 4, server-side): it builds the same JobSets (nothing rebuilt); running jobs keep their JobSets, a suspended one resumes as it is, MPI still scales', async (t) => {
     step = 'v2.3.0 -> main';
     const before = new Map(uids);
     uids.set('midrebuild', (await a().getJobSet(ns, 'midrebuild'))?.metadata.uid);
-    await switchTrainer(w, 'main');
+    const restoredMs = await switchTrainer(w, 'main', { trainerCrds: helmUpgrade(() => h4, 'main') });
+    t.diagnostic(`the patch was back ${Math.round(restoredMs)} ms after Helm 4's upgrade returned`);
     await Promise.all([
       (async () => {
         await patch('midrebuild', { spec: { suspend: false } });
@@ -278,10 +318,13 @@ describe('upgrades strand nothing: Trainer v2.2.1 -> v2.3.0 -> main beside the s
     assert.equal(a().report(await getTj('blocked'))?.state, 'Blocked', at('blocked: still Blocked'));
   });
 
-  it('a downgrade, main -> v2.3.0, tried once: the JobSets main built are applied by v2.3.0 as they are (suspend and resume), nothing rebuilt', async () => {
+  it('a downgrade, main -> v2.3.0 (helm rollback), tried once: the JobSets main built are applied by v2.3.0 as they are (suspend and resume), nothing rebuilt', async () => {
     step = 'main -> v2.3.0 (downgrade)';
     const before = (await a().getJobSet(ns, 'running'))?.metadata.uid;
-    await switchTrainer(w, 'v2.3.0');
+    // Revision 2 is v2.3.0's upgrade (1 the v2.2.1 install, 3 main's).
+    await switchTrainer(w, 'v2.3.0', {
+      trainerCrds: async () => void (await h3.run(['rollback', RELEASE, '2', '-n', 'kubeflow-system'])),
+    });
     await patch('running', { spec: { suspend: true } });
     await jobSet('running', 'suspended by v2.3.0', (j) => j.spec?.suspend === true);
     await waitFor(at('running: its pods gone'), async () => (await a().pods(ns, 'running')).length === 0);

@@ -1,5 +1,5 @@
-// Trainer's Helm chart as its users install it, against the test control plane: the v2.3.0 chart
-// from its Go module (the module zip ships charts/) and the main line's vendored in upstream/,
+// Trainer's Helm chart as its users install it, against the test control plane: the v2.2.1 and
+// v2.3.0 charts from their Go modules (the module zip ships charts/) and the main line's vendored in upstream/,
 // installed and upgraded with the real Helm 3 and Helm 4 binaries, rendered through a
 // post-renderer that keeps only the CRDs (crds-only-post-renderer.ts says why).
 import { execFile } from 'node:child_process';
@@ -7,7 +7,7 @@ import { cp, mkdir, readFile, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { promisify } from 'node:util';
 import { parse } from 'yaml';
-import { projectRoot, readVersions, upstreamDir } from '../../harness/binaries.ts';
+import { projectRoot, readVersions, upstreamDir, type TrainerLine } from '../../harness/binaries.ts';
 
 const run = promisify(execFile);
 
@@ -26,34 +26,40 @@ export interface TrainerCharts {
   main: string;
 }
 
+/** Where a line's chart comes from: v2.2.1 and v2.3.0 from their Go modules (the zip ships charts/), main vendored. */
+async function chartSource(line: TrainerLine): Promise<string> {
+  const version = readVersions(undefined, { trainer: line, k8sMinor: '1.35' }).trainer;
+  if (line === 'main') return path.join(upstreamDir, `trainer-${version}`, 'charts/kubeflow-trainer');
+  return path.join(await goModuleDir(`github.com/kubeflow/trainer/v2@${version}`), 'charts/kubeflow-trainer');
+}
+
 /**
- * Writable copies of both charts. Their dependencies (JobSet's and LWS's charts, from OCI
- * registries this machine cannot reach) are stood in for by empty charts of the same name and
- * version in charts/, which Helm requires to exist whatever their conditions; nothing of the
- * upstream chart itself is changed.
+ * A writable copy of one line's chart in `dir`. Its dependencies (JobSet's and LWS's charts, from
+ * OCI registries this machine cannot reach) are stood in for by empty charts of the names and
+ * versions its Chart.yaml lists, in charts/, which Helm requires to exist whatever their
+ * conditions; nothing of the upstream chart itself is changed.
  */
-export async function prepareTrainerCharts(dir: string): Promise<TrainerCharts> {
-  const line = (trainer: 'v2.3.0' | 'main') => readVersions(undefined, { trainer, k8sMinor: '1.35' }).trainer;
-  const sources = {
-    v230: path.join(await goModuleDir(`github.com/kubeflow/trainer/v2@${line('v2.3.0')}`), 'charts/kubeflow-trainer'),
-    // upstream/trainer-main-<commit>/ (upstream/SOURCES.md)
-    main: path.join(upstreamDir, `trainer-${line('main')}`, 'charts/kubeflow-trainer'),
+export async function prepareTrainerChart(dir: string, line: TrainerLine): Promise<string> {
+  const out = path.join(dir, `chart-${line}`);
+  await cp(await chartSource(line), out, { recursive: true });
+  // The module cache is read-only; the copy must be writable (charts/ below, and its removal).
+  await run('chmod', ['-R', 'u+w', out]);
+  const meta = parse(await readFile(path.join(out, 'Chart.yaml'), 'utf8')) as {
+    dependencies?: { name?: unknown; version?: unknown }[];
   };
-  const out = { v230: path.join(dir, 'chart-v2.3.0'), main: path.join(dir, 'chart-main') };
-  for (const key of ['v230', 'main'] as const) {
-    await cp(sources[key], out[key], { recursive: true });
-    // The module cache is read-only; the copy must be writable (charts/ below, and its removal).
-    await run('chmod', ['-R', 'u+w', out[key]]);
-    for (const [name, version] of [
-      ['jobset', '0.12.0'],
-      ['lws', '0.8.0'],
-    ]) {
-      const sub = path.join(out[key], 'charts', name);
-      await mkdir(sub, { recursive: true });
-      await writeFile(path.join(sub, 'Chart.yaml'), `apiVersion: v2\nname: ${name}\nversion: ${version}\n`);
-    }
+  for (const dep of meta.dependencies ?? []) {
+    if (typeof dep.name !== 'string' || typeof dep.version !== 'string')
+      throw new Error(`${out}/Chart.yaml: a dependency without a name or version`);
+    const sub = path.join(out, 'charts', dep.name);
+    await mkdir(sub, { recursive: true });
+    await writeFile(path.join(sub, 'Chart.yaml'), `apiVersion: v2\nname: ${dep.name}\nversion: ${dep.version}\n`);
   }
   return out;
+}
+
+/** Writable copies of the v2.3.0 and main charts (prepareTrainerChart). */
+export async function prepareTrainerCharts(dir: string): Promise<TrainerCharts> {
+  return { v230: await prepareTrainerChart(dir, 'v2.3.0'), main: await prepareTrainerChart(dir, 'main') };
 }
 
 /**

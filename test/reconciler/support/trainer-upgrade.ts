@@ -1,10 +1,14 @@
-// An upgrade (or downgrade) of Trainer in a running world, as a platform team does it: Trainer's
-// and JobSet's managers stopped (their webhooks go with them), the new line's CRDs put in place of
-// the old ones whole (JobSet's, TrainJob's and the runtimes', a PUT of each file as Trainer's
-// manifests and chart carry them: upstream's blanket spec.trainer rule is back and this project's
-// patch is gone), this project's patch applied again (in production the CRD-patch restorer does
-// it), then the new line's managers: JobSet's first, so that no apply of Trainer's is admitted
-// without JobSet's webhooks, then Trainer's, which reconciles every TrainJob at start.
+// An upgrade (or downgrade) of Trainer in a running world, as a platform team that installs Trainer
+// with Helm does it: Trainer's and JobSet's managers stopped (their webhooks go with them), JobSet's
+// CRD replaced whole (JobSet's own chart, a dependency of Trainer's that comes from an OCI registry
+// this machine cannot reach, is stood in for by a PUT of the new line's file), Trainer's CRDs changed
+// by the `helm upgrade` the caller gives (Trainer's chart through a post-renderer that keeps only its
+// CRDs: its Deployment and webhooks are host processes here; upstream's blanket spec.trainer rule is
+// back and this project's patch is gone), nothing of this project's touched: the CRD patch restorer
+// (`reconcile --restore-crd-patch`, running in the world's sidecar) must put the patch of the new
+// line back by itself, and the switch waits for that; then the new line's managers: JobSet's first,
+// so that no apply of Trainer's is admitted without JobSet's webhooks, then Trainer's, which
+// reconciles every TrainJob at start.
 import { readFile, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { parse, stringify } from 'yaml';
@@ -13,57 +17,66 @@ import {
   startJobSetController,
   startTrainerController,
   upstreamCrdsOf,
+  waitFor,
   type TrainerLine,
 } from '../../harness/index.ts';
-import { crdPatchFor, type World } from './world.ts';
+import { detectTrainerLine } from '../../../src/api/trainer-line-detect.ts';
+import { TRAINJOB_CRD } from '../../../src/api/names.ts';
+import { crdPatchOps } from '../../../src/rules/generate/crd-patch.ts';
+import { decideCrdPatchRestore } from '../../../src/rules/crd-patch-restore.ts';
+import { rulesFor } from '../../../src/rules/table.ts';
+import type { World } from './world.ts';
 
-/** A line's CRD files put whole in place of the stored one (with its resourceVersion: a CRD PUT is conditional). */
-async function replaceCrds(w: World, line: TrainerLine): Promise<void> {
-  const dir = await w.cp.tempDir(`crds-${line}`);
-  const files = await Promise.all(
-    Object.entries(upstreamCrdsOf(line)).map(async ([key, file]) => {
-      const doc = parse(await readFile(file, 'utf8'));
-      const stored = await w.cp.kubectl([
-        'get',
-        'crd',
-        doc.metadata.name,
-        '-o',
-        'jsonpath={.metadata.resourceVersion}',
-      ]);
-      doc.metadata.resourceVersion = stored.stdout.trim();
-      const out = path.join(dir, `${key}.yaml`);
-      await writeFile(out, stringify(doc));
-      return out;
-    }),
-  );
-  await w.cp.kubectl(['replace', ...files.flatMap((f) => ['-f', f])]);
-  await w.cp.kubectl(['wait', '--for=condition=Established', '--timeout=60s', ...files.flatMap((f) => ['-f', f])]);
+/** JobSet's CRD of a line put whole in place of the stored one (with its resourceVersion: a CRD PUT is conditional). */
+async function replaceJobSetCrd(w: World, line: TrainerLine): Promise<void> {
+  const doc = parse(await readFile(upstreamCrdsOf(line).jobsets, 'utf8'));
+  const stored = await w.cp.kubectl(['get', 'crd', doc.metadata.name, '-o', 'jsonpath={.metadata.resourceVersion}']);
+  doc.metadata.resourceVersion = stored.stdout.trim();
+  const file = path.join(await w.cp.tempDir(`jobset-crd-${line}`), 'jobsets.yaml');
+  await writeFile(file, stringify(doc));
+  await w.cp.kubectl(['replace', '-f', file]);
+  await w.cp.kubectl(['wait', '--for=condition=Established', '--timeout=60s', '-f', file]);
 }
 
-/** This project's CRD patch, generated for the TrainJob CRD now installed, applied again. */
-export async function reapplyCrdPatch(w: World, line: TrainerLine): Promise<void> {
-  const crd = parse(await readFile(upstreamCrdsOf(line).trainjobs, 'utf8'));
-  await w.cp.kubectl([
-    'patch',
-    'crd',
-    'trainjobs.trainer.kubeflow.org',
-    '--type=json',
-    '-p',
-    JSON.stringify(crdPatchFor(crd)),
-  ]);
+/**
+ * Waits until the live TrainJob CRD is the `to` line's (Helm's write is in) with this project's
+ * patch for that line in force (the restorer's write is in): what the restorer's own decision
+ * calls "keep". Returns how long after the call that was, in ms.
+ */
+export async function patchBackFor(w: World, to: TrainerLine): Promise<number> {
+  const t0 = performance.now();
+  const want = { 'v2.2.1': 'v2.2.1', 'v2.3.0': 'v2.3.0', main: 'main-8c0f5059' }[to];
+  await waitFor(
+    `the TrainJob CRD: ${to}'s, with this project's patch back (the restorer)`,
+    async () => {
+      const crd = JSON.parse((await w.cp.kubectl(['get', 'crd', TRAINJOB_CRD, '-o', 'json'])).stdout);
+      const line = detectTrainerLine(crd).line;
+      const decision = decideCrdPatchRestore(crd, (schema) => crdPatchOps(schema, rulesFor(line)));
+      if (line.id === want && decision.action === 'keep') return true;
+      throw new Error(`line ${line.id}; ${decision.reason}`); // waitFor's timeout names the last one
+    },
+    { timeoutMs: 60_000, intervalMs: 200 },
+  );
+  return performance.now() - t0;
 }
 
 export interface Switch {
-  /** Runs while no Trainer manager runs (after the CRDs and the patch, before the new managers). */
+  /** Changes Trainer's CRDs as its chart does (a `helm upgrade` or `rollback`), while no manager runs. */
+  trainerCrds: () => Promise<void>;
+  /** Runs while no Trainer manager runs (after the CRDs and the patch are back, before the new managers). */
   whileDown?: () => Promise<void>;
 }
 
-/** Trainer (with its JobSet) from the world's line to `to`: w.upstream is the new managers afterwards. */
-export async function switchTrainer(w: World, to: TrainerLine, opts: Switch = {}): Promise<void> {
+/**
+ * Trainer (with its JobSet) from the world's line to `to`: w.upstream is the new managers
+ * afterwards. Returns how long the patch took to come back after Helm's write, in ms.
+ */
+export async function switchTrainer(w: World, to: TrainerLine, opts: Switch): Promise<number> {
   const bins = await ensureControllerBinaries(process.env, to);
   await w.upstream.stop();
-  await replaceCrds(w, to);
-  await reapplyCrdPatch(w, to);
+  await replaceJobSetCrd(w, to);
+  await opts.trainerCrds();
+  const restoredMs = await patchBackFor(w, to);
   await opts.whileDown?.();
   const jobset = await startJobSetController(w.cp, bins);
   const trainer = await startTrainerController(w.cp, bins);
@@ -75,4 +88,5 @@ export async function switchTrainer(w: World, to: TrainerLine, opts: Switch = {}
       await jobset.stop();
     },
   };
+  return restoredMs;
 }
