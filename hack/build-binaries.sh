@@ -2,13 +2,15 @@
 # Builds the real components the end-to-end tests run, from the Go module proxy only, into a
 # cache folder keyed by version. A warm run (binaries present) does nothing.
 #
-#   hack/build-binaries.sh [all|controlplane|controllers|matrix|helm|k8s|etcd|kwok|kueue|coscheduling]...   (default: all)
+#   hack/build-binaries.sh [all|controlplane|controllers|matrix|next|previous|main|helm|k8s|etcd|kwok|kueue|coscheduling]...
+#   (default: all)
 #
 #   controlplane = k8s (kube-apiserver, kube-controller-manager, kube-scheduler, kubectl) + etcd
 #                  + kwok (KWOK's controller: the fake nodes and pod lifecycles of the e2e world)
 #   controllers  = Kubeflow Trainer's and JobSet's managers (the default cell's, each its own module)
-#   matrix       = the version matrix's other cells: k8s + etcd of K8S_NEXT_VERSION, Trainer's
-#                  previous release with its JobSet, Trainer's main line (vendored in upstream/)
+#   matrix       = the version matrix's other cells: next (k8s + etcd of K8S_NEXT_VERSION),
+#                  previous (Trainer's previous release with its JobSet) and main (Trainer's main
+#                  line, vendored in upstream/)
 #   helm         = Helm 3 and Helm 4 (the chart's tests)
 #   kueue        = Kueue's manager (its own module: it pins older Trainer and JobSet APIs)
 #   coscheduling = scheduler-plugins' kube-scheduler (Coscheduling plugin) and its PodGroup CRD
@@ -254,20 +256,23 @@ build_controllers() {
   build_jobset "$JOBSET_VERSION" || return 1
 }
 
-# The version matrix's other cells (test/compat/): Kubernetes v1.37 with its etcd, Trainer's
-# previous release with the JobSet its go.mod requires, and Trainer's main line (JobSet as v2.3.0).
-build_matrix() {
-  ( K8S_VERSION=$K8S_NEXT_VERSION; K8S_DIR="$CACHE/k8s-$K8S_VERSION"; STAGING_VERSION="v0.${K8S_VERSION#v1.}"; with_lock k8s-next build_k8s ) &
+# The version matrix's other cells (test/compat/), in three components so that each test waits
+# only for what it runs: `next` is Kubernetes K8S_NEXT_VERSION with its etcd, `previous` Trainer's
+# previous release with the JobSet its go.mod requires, `main` Trainer's main line (its JobSet is
+# the default cell's, from `controllers`). `matrix` is the three.
+build_next() {
+  ( K8S_VERSION=$K8S_NEXT_VERSION; K8S_DIR="$CACHE/k8s-$K8S_VERSION"; STAGING_VERSION="v0.${K8S_VERSION#v1.}"; build_k8s ) &
   local a=$!
-  ( ETCD_VERSION=$ETCD_NEXT_VERSION; ETCD_DIR="$CACHE/etcd-$ETCD_VERSION"; with_lock etcd-next build_etcd ) &
-  local b=$!
-  local failed=0
-  build_trainer "$TRAINER_PREVIOUS_VERSION" || failed=1
-  build_jobset "$JOBSET_PREVIOUS_VERSION" || failed=1
-  build_trainer main || failed=1
+  ( ETCD_VERSION=$ETCD_NEXT_VERSION; ETCD_DIR="$CACHE/etcd-$ETCD_VERSION"; build_etcd ) &
+  local b=$! failed=0
   wait "$a" || failed=1; wait "$b" || failed=1
   return "$failed"
 }
+build_previous() {
+  build_trainer "$TRAINER_PREVIOUS_VERSION" || return 1
+  build_jobset "$JOBSET_PREVIOUS_VERSION" || return 1
+}
+build_main() { build_trainer main; }
 
 # build_helm: Helm 3 and Helm 4 (the chart's tests render with both; upgrades are tried with both).
 build_helm() {
@@ -380,12 +385,12 @@ cached_controllers() {
   cached_manager "trainer-$TRAINER_VERSION" trainer-controller-manager &&
     cached_manager "jobset-$JOBSET_VERSION" jobset-controller-manager
 }
-cached_matrix() {
-  have_all "$CACHE/k8s-$K8S_NEXT_VERSION" "${K8S_BINS[@]}" && have_all "$CACHE/etcd-$ETCD_NEXT_VERSION" etcd &&
-    cached_manager "trainer-$TRAINER_PREVIOUS_VERSION" trainer-controller-manager &&
-    cached_manager "jobset-$JOBSET_PREVIOUS_VERSION" jobset-controller-manager &&
-    cached_manager "trainer-main-${TRAINER_MAIN_COMMIT:0:8}" trainer-controller-manager
+cached_next() { have_all "$CACHE/k8s-$K8S_NEXT_VERSION" "${K8S_BINS[@]}" && have_all "$CACHE/etcd-$ETCD_NEXT_VERSION" etcd; }
+cached_previous() {
+  cached_manager "trainer-$TRAINER_PREVIOUS_VERSION" trainer-controller-manager &&
+    cached_manager "jobset-$JOBSET_PREVIOUS_VERSION" jobset-controller-manager
 }
+cached_main() { cached_manager "trainer-main-${TRAINER_MAIN_COMMIT:0:8}" trainer-controller-manager; }
 cached_helm() { have_all "$CACHE/helm-$HELM3_VERSION-stamped" helm && have_all "$CACHE/helm-$HELM4_VERSION-stamped" helm; }
 
 main() {
@@ -394,11 +399,12 @@ main() {
   local jobs=() w
   for w in "${want[@]}"; do
     case "$w" in
-      all) jobs+=(k8s etcd controllers kwok kueue coscheduling helm matrix) ;;
+      all) jobs+=(k8s etcd controllers kwok kueue coscheduling helm next previous main) ;;
       controlplane) jobs+=(k8s etcd kwok) ;;
-      controllers|k8s|etcd|kwok|kueue|coscheduling|helm|matrix) jobs+=("$w") ;;
-      -h|--help) sed -n '2,18p' "${BASH_SOURCE[0]}"; return 0 ;;
-      *) echo "unknown component: $w (want all|controlplane|controllers|k8s|etcd|kwok|kueue|coscheduling|helm|matrix)" >&2; return 2 ;;
+      matrix) jobs+=(next previous main) ;;
+      controllers|k8s|etcd|kwok|kueue|coscheduling|helm|next|previous|main) jobs+=("$w") ;;
+      -h|--help) sed -n '2,20p' "${BASH_SOURCE[0]}"; return 0 ;;
+      *) echo "unknown component: $w (want all|controlplane|controllers|k8s|etcd|kwok|kueue|coscheduling|helm|matrix|next|previous|main)" >&2; return 2 ;;
     esac
   done
   # Unique, in order.

@@ -96,11 +96,13 @@ export function coschedulingAvailability(env: NodeJS.ProcessEnv = process.env): 
 }
 
 // Runs the build script with its progress on stderr (stdout belongs to the test reporter).
-type Component = 'controlplane' | 'controllers' | 'kueue' | 'coscheduling' | 'matrix';
+/** hack/build-binaries.sh's components (`next`: the matrix's other Kubernetes; `previous`, `main`: its other Trainer lines). */
+type Component = 'controlplane' | 'controllers' | 'kueue' | 'coscheduling' | 'next' | 'previous' | 'main';
 
-async function runBuild(component: Component): Promise<void> {
+async function runBuild(components: readonly Component[]): Promise<void> {
+  const component = components.join(' ');
   process.stderr.write(`[harness] building missing ${component} binaries with ${buildScript} (cold: many minutes)\n`);
-  const child = spawn('bash', [buildScript, component], { stdio: ['ignore', 2, 2] });
+  const child = spawn('bash', [buildScript, ...components], { stdio: ['ignore', 2, 2] });
   const code = await new Promise<number | null>((resolve, reject) => {
     child.once('error', reject);
     child.once('exit', resolve);
@@ -108,25 +110,29 @@ async function runBuild(component: Component): Promise<void> {
   if (code !== 0) throw new Error(`${buildScript} ${component} failed with exit code ${code}`);
 }
 
-async function ensure<T>(locate: () => Lookup<T>, component: Component, availability: Availability): Promise<T> {
+async function ensure<T>(
+  locate: () => Lookup<T>,
+  components: readonly Component[],
+  availability: Availability,
+): Promise<T> {
   if (!availability.available) throw new Error(availability.reason);
   let lookup = locate();
   if (!lookup.found && availability.needsBuild) {
-    await runBuild(component);
+    await runBuild(components);
     lookup = locate();
   }
   if (!lookup.found)
     throw new Error(
-      `${component} binaries still missing: ${lookup.missing.join(', ')} (looked in ${lookup.searched.join(', ')})`,
+      `${components.join(' ')} binaries still missing: ${lookup.missing.join(', ')} (looked in ${lookup.searched.join(', ')})`,
     );
   return lookup.paths;
 }
 
 /** The control plane's binaries, building them first when missing and Go is available. */
 export function ensureControlPlaneBinaries(env: NodeJS.ProcessEnv = process.env): Promise<ControlPlaneBinaries> {
-  // Another Kubernetes than the default cell's is built by the matrix component.
-  const component = currentCell(env).k8sMinor === '1.35' ? 'controlplane' : 'matrix';
-  return ensure(() => locateControlPlaneBinaries(env), component, controlPlaneAvailability(env));
+  // Another Kubernetes than the default cell's is the `next` component (its kwok is controlplane's).
+  const components: Component[] = currentCell(env).k8sMinor === '1.35' ? ['controlplane'] : ['controlplane', 'next'];
+  return ensure(() => locateControlPlaneBinaries(env), components, controlPlaneAvailability(env));
 }
 
 /** Trainer's and JobSet's managers of a Trainer line (default: the current cell's). */
@@ -134,14 +140,17 @@ export function ensureControllerBinaries(
   env: NodeJS.ProcessEnv = process.env,
   line: TrainerLine = currentCell(env).trainer,
 ): Promise<ControllerBinaries> {
-  const component = line === 'v2.3.0' ? 'controllers' : 'matrix';
-  return ensure(() => locateControllerBinaries(env, line), component, upstreamControllersAvailability(env, line));
+  // main runs beside the default cell's JobSet (controllers).
+  const components: Component[] = { 'v2.3.0': ['controllers'], 'v2.2.1': ['previous'], main: ['controllers', 'main'] }[
+    line
+  ] as Component[];
+  return ensure(() => locateControllerBinaries(env, line), components, upstreamControllersAvailability(env, line));
 }
 
 export function ensureKueueBinaries(env: NodeJS.ProcessEnv = process.env): Promise<KueueBinaries> {
-  return ensure(() => locateKueueBinaries(env), 'kueue', kueueAvailability(env));
+  return ensure(() => locateKueueBinaries(env), ['kueue'], kueueAvailability(env));
 }
 
 export function ensureCoschedulingBinaries(env: NodeJS.ProcessEnv = process.env): Promise<CoschedulingBinaries> {
-  return ensure(() => locateCoschedulingBinaries(env), 'coscheduling', coschedulingAvailability(env));
+  return ensure(() => locateCoschedulingBinaries(env), ['coscheduling'], coschedulingAvailability(env));
 }
