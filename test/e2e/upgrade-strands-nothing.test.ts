@@ -80,9 +80,11 @@ describe('upgrades strand nothing: Trainer v2.2.1 -> v2.3.0 -> main beside the s
   let h4: Helm;
   const charts = {} as Record<TrainerLine, string>;
   /** Trainer's chart for a line, with Helm 3 or 4 (a `helm upgrade` through the CRDs-only post-renderer). */
-  const helmUpgrade = (helm: () => Helm, line: TrainerLine, extra: string[] = []) => async () => {
-    await helm().run(['upgrade', RELEASE, charts[line], '-n', 'kubeflow-system', ...extra, ...helm().postRender]);
-  };
+  const helmUpgrade =
+    (helm: () => Helm, line: TrainerLine, extra: string[] = []) =>
+    async () => {
+      await helm().run(['upgrade', RELEASE, charts[line], '-n', 'kubeflow-system', ...extra, ...helm().postRender]);
+    };
   const a = () => api(w.cp);
   const p = () => pods(w.cp);
   const { getTj, create, patch } = inNamespace(ns, () => w);
