@@ -96,7 +96,7 @@ export function coschedulingAvailability(env: NodeJS.ProcessEnv = process.env): 
 }
 
 // Runs the build script with its progress on stderr (stdout belongs to the test reporter).
-/** hack/build-binaries.sh's components (`next`: the matrix's other Kubernetes; `previous`, `main`: its other Trainer lines). */
+/** hack/build-binaries.sh's components (`next`: the matrix's other Kubernetes; `previous`, `main`: other Trainers). */
 type Component = 'controlplane' | 'controllers' | 'kueue' | 'coscheduling' | 'next' | 'previous' | 'main';
 
 async function runBuild(components: readonly Component[]): Promise<void> {
