@@ -41,5 +41,9 @@ export function neverReconciledAgain(
     return `the TrainJob is Failed${typeof failed.reason === 'string' && failed.reason ? ` (${failed.reason})` : ''}, which is final under ${trainer.label}`;
   if (jobSet && trueCondition(jobSet.status, 'Completed'))
     return `its JobSet ${jobSet.metadata.name} is Completed (the TrainJob is Complete from it)`;
+  // Where Failed is final, a Failed JobSet already is: Trainer writes the TrainJob's Failed from it
+  // on its next pass (main's plugins/jobset/jobset.go), and a rebuild in between would restart it.
+  if (jobSet && trainer.failedIsTerminal && trueCondition(jobSet.status, 'Failed'))
+    return `its JobSet ${jobSet.metadata.name} is Failed, which is final under ${trainer.label} (the TrainJob is Failed from it)`;
   return undefined;
 }
