@@ -18,7 +18,12 @@ const v221 = TRAINER_LINES['v2.2.1'];
 const main = TRAINER_LINES['main-8c0f5059'];
 
 const rows: { what: string; trainJob: TrainJob; jobSet?: JobSet; final: Record<string, boolean> }[] = [
-  { what: 'running', trainJob: tj({ conditions: [] }), jobSet: js({}), final: { v221: false, v230: false, main: false } },
+  {
+    what: 'running',
+    trainJob: tj({ conditions: [] }),
+    jobSet: js({}),
+    final: { v221: false, v230: false, main: false },
+  },
   {
     what: 'Complete',
     trainJob: tj({ conditions: [condition('Complete')] }),
