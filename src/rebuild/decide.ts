@@ -66,7 +66,8 @@ export function decide(o: Observation): Decision {
     ]);
   const finished = neverReconciledAgain(tj, js, o.trainer);
   // Nothing to judge yet, so nothing to read: Trainer builds the JobSet (companion), or it goes.
-  if (!js && o.mode === 'companion') return act(finished ? 'finished' : 'no-jobset', [], undefined, finished);
+  if (!js && finished) return goneForGood(o, prev, finished);
+  if (!js && o.mode === 'companion') return act('no-jobset', [], undefined, finished);
   if (js && isDeleting(js.metadata))
     return act('waiting', [], RETRY.whileDeletingMs, `JobSet ${js.metadata.name} is being deleted`);
   if (!o.runtime) return { kind: 'need', what: 'runtime' };
@@ -81,7 +82,7 @@ export function decide(o: Observation): Decision {
     );
   }
   const runtime = o.runtime.runtime;
-  if (!js) return finished ? act('finished', [], undefined, finished) : create(o, runtime, prev);
+  if (!js) return create(o, runtime, prev);
 
   const verdict = isJobSetStale(tj, runtime, js);
   if (verdict.verdict === 'unknown')
@@ -309,6 +310,18 @@ function keptFinished(
     undefined,
     finished,
   );
+}
+
+/**
+ * A finished TrainJob without a JobSet: nothing is built. If its JobSet was deleted for a rebuild
+ * that it then finished for good (a Failed job, under v2.3.0 rebuilt, caught by an upgrade to a line
+ * where Failed is final; Complete meanwhile), no JobSet comes back: the Rebuilding report would
+ * stay forever, so it says Blocked and what to do.
+ */
+function goneForGood(o: Observation, prev: RebuildReport | undefined, finished: string): Decision {
+  if (prev?.state !== 'Rebuilding') return act('finished', [], undefined, finished);
+  const reason = `${finished}: ${o.trainer.label} never reconciles it again, and its JobSet was already deleted for the rebuild, so none comes back; to train again, create a new TrainJob`;
+  return act('blocked', reportSteps(o, prev, { ...prev, state: 'Blocked', reason }), undefined, finished);
 }
 
 function act(outcome: Outcome, steps: Step[], requeueAfterMs?: number, detail?: string): Decision {

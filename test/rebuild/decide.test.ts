@@ -775,6 +775,29 @@ describe('decide: finished TrainJobs', () => {
       );
     });
   }
+  it('a JobSet deleted for a rebuild of a job that is then finished for good (Failed, Trainer upgraded to main mid-rebuild): Blocked, not Rebuilding forever', () => {
+    const rebuilding: RebuildReport = { state: 'Rebuilding', numNodes: 2, parallelism: { from: 1, to: 2 } };
+    for (const mode of ['companion', 'standalone'] as const) {
+      const { decision } = run({ mode, trainer: 'main-8c0f5059', trainJob: withReport(failed(), rebuilding) });
+      assert.equal(decision.kind === 'act' && decision.outcome, 'blocked', mode);
+      const report = stepOf(decision, 'report')?.report;
+      assert.equal(report?.state, 'Blocked');
+      assert.equal(report?.numNodes, 2);
+      assert.match(
+        report?.reason ?? '',
+        /^the TrainJob is Failed \(FailedJobs\), which is final under .*: .* never reconciles it again, and its JobSet was already deleted for the rebuild, so none comes back; to train again, create a new TrainJob$/,
+      );
+      // Once said, not said again.
+      const again = run({ mode, trainer: 'main-8c0f5059', trainJob: withReport(failed(), report!) });
+      assert.deepEqual(kinds(again.decision), [], mode);
+    }
+    // Where Trainer builds a Failed job again (v2.3.0), the rebuild goes on: Trainer re-creates the JobSet.
+    const v230 = run({ trainJob: withReport(failed(), rebuilding) });
+    assert.equal(v230.decision.kind === 'act' && v230.decision.outcome, 'no-jobset');
+    // Finished without a rebuild under way: nothing to say.
+    assert.deepEqual(kinds(run({ trainer: 'main-8c0f5059', trainJob: failed() }).decision), []);
+  });
+
   it('v2.2.1 rebuilds a Failed job as v2.3.0 does (both drop a Failed that is not DeadlineExceeded)', () => {
     const { decision } = run({
       trainer: 'v2.2.1',
