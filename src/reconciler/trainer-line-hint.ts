@@ -130,7 +130,7 @@ export function createLineHint(opts: {
     last = next;
     const fields = {
       trainerDeployment: opts.target ? `${opts.target.namespace}/${opts.target.name}` : 'off',
-      hint: next.state,
+      lineHint: next.state,
       line: line.id,
       ...(next.imageTag ? { imageTag: next.imageTag } : {}),
       ...(next.container === undefined ? {} : { container: next.container, image: next.image }),

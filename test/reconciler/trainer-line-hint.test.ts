@@ -93,8 +93,8 @@ describe('createLineHint: each new report logged once; the gauges follow', () =>
     const warnings = lines.filter((l) => l.level === 'warn');
     assert.equal(warnings.length, 2);
     assert.deepEqual(
-      { hint: warnings[1].fields.hint, line: warnings[1].fields.line, imageTag: warnings[1].fields.imageTag },
-      { hint: 'disagrees', line: 'v2.3.0', imageTag: 'v2.4.0' },
+      { lineHint: warnings[1].fields.lineHint, line: warnings[1].fields.line, imageTag: warnings[1].fields.imageTag },
+      { lineHint: 'disagrees', line: 'v2.3.0', imageTag: 'v2.4.0' },
     );
     const scraped = await text();
     assert.ok(scraped.includes('trainjob_reconciler_trainer_line_hint{state="disagrees"} 1'));
