@@ -41,7 +41,7 @@ export type ManagerImage = { ok: true; container: string; image: string } | { ok
 const at = (node: unknown, ...steps: string[]): unknown =>
   steps.reduce<unknown>((n, s) => (isObject(n) && Object.hasOwn(n, s) ? n[s] : undefined), node);
 const typeName = (v: unknown) => (v === null ? 'null' : Array.isArray(v) ? 'a list' : `a ${typeof v}`);
-/** A string from the cluster, quoted for a message: at most 63 characters, printable. */
+/** A string from the cluster, quoted for a message: at most 63 characters, control characters escaped. */
 const quote = (s: string) => JSON.stringify(s.length > 63 ? `${s.slice(0, 60)}...` : s);
 /** The repository of an image reference: its last path segment without tag or digest. */
 const repositoryOf = (image: string) => (image.split('@')[0].split('/').pop() ?? '').split(':')[0];
@@ -70,7 +70,8 @@ export function managerImageOf(deployment: unknown): ManagerImage {
       `the Deployment has ${containers.length} containers and none is named "${TRAINER_MANAGER_CONTAINER}" ` +
         `(Trainer's name for it) or is the only one with a ${TRAINER_MANAGER_IMAGE} image`,
     );
-  const container = typeof chosen.name === 'string' ? chosen.name : '(unnamed)';
+  // A container name is a DNS label (63 characters) where the API server validated it.
+  const container = typeof chosen.name === 'string' ? chosen.name.slice(0, 63) : '(unnamed)';
   const { image } = chosen;
   if (image === undefined || image === '') return fail(`container ${quote(container)} has no image`);
   if (typeof image !== 'string')

@@ -49,6 +49,11 @@ describe('the manager container of the Deployment', () => {
       { container: 'controller', image: 'registry.local:5000/mirror/trainer-controller-manager:v2.3.0' },
     ],
     [
+      'a name of 100 kB, alone: cut to a DNS label',
+      deployment([{ name: 'n'.repeat(100_000), image: `${REPO}:v2.3.0` }]),
+      { container: 'n'.repeat(63), image: `${REPO}:v2.3.0` },
+    ],
+    [
       'renamed and alone: that one',
       deployment([{ name: 'ctrl', image: 'x:v2.3.0' }]),
       {
@@ -81,7 +86,7 @@ describe('the manager container of the Deployment', () => {
     [
       'a name of 100 kB is quoted short',
       deployment([{ image: 9, name: 'n'.repeat(100_000) }]),
-      /^container "n{60}\.\.\."'s image is a number/,
+      /^container "n{63}"'s image is a number/,
     ],
   ];
   for (const [name, input, want] of cases)
