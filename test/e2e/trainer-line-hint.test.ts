@@ -58,9 +58,10 @@ spec:
 describe(`${cell.name}: Trainer's controller image tag, a hint beside the line found from the CRD`, { skip }, () => {
   let w: World;
   let sidecar: Sidecar | undefined;
-  const start = async () =>
+  /** A sidecar of its own name (its own log file). */
+  const start = async (name: string) =>
     (sidecar = await startSidecar(w.cp, {
-      name: 'reconciler',
+      name,
       mode: 'companion',
       kubeconfig: w.reconcilerKubeconfig.path,
       leaseNamespace: NS,
@@ -89,7 +90,7 @@ describe(`${cell.name}: Trainer's controller image tag, a hint beside the line f
 
   it(`with the right: ${own} agrees; ${other} is a disagreement, reported at once, the line still the CRD's; a digest: no tag; deleted: none`, async () => {
     await w.cp.applyYaml(managerDeployment(`${REPO}:${own}`));
-    const s = await start();
+    const s = await start('reconciler');
     await waitHint(s, 'agrees');
     assert.equal(await lineInForce(s), 1, 'the line found from the CRD');
     assert.equal(await s.metric('trainjob_reconciler_trainer_line_hint_disagreement'), 0);
@@ -144,7 +145,7 @@ describe(`${cell.name}: Trainer's controller image tag, a hint beside the line f
   it('without the right (its RoleBinding absent): one warning across the retries, and the line still found from the CRD', async () => {
     await w.cp.kubectl(['delete', 'rolebinding', ROLE, '-n', NS, '--wait=true']);
     await w.cp.applyYaml(managerDeployment(`${REPO}:${other}`));
-    const s = await start();
+    const s = await start('reconciler-no-right');
     // The first list and two retries (5 s, then 10 s later): each refused.
     await waitFor(
       'three refused reads',
