@@ -13,10 +13,12 @@
 //   fingerprints the same). A known line is one whose features and fingerprint both match; a CRD
 //   whose features match a line but whose schema differs elsewhere (a later release) is unknown,
 //   "resembling" that line, and gets the careful rules.
-// The controller's image tag, where one is readable, is only a hint: reported beside the answer
-// (and as a disagreement when it names another release), never used to choose the rules.
+// The controller's image tag, where one is readable, is only a hint (trainer-image-hint.ts): reported
+// beside the answer (and as a disagreement when it names another release), never used to choose
+// the rules. The reconciler reads it from Trainer's Deployment and judges it on its own.
 import { isObject } from '../json/object.ts';
-import { GENERATED_RULE_MARKER, TRAINJOB_VERSION } from './names.ts';
+import { GENERATED_RULE_MARKER, TRAINER_MANAGER_CONTAINER, TRAINJOB_VERSION } from './names.ts';
+import { judgeImageHint, type HintVerdict } from './trainer-image-hint.ts';
 import {
   KNOWN_TRAINER_LINES,
   TRAINER_LINES,
@@ -69,8 +71,11 @@ export interface LineDetection {
   fingerprint: string | undefined;
   /** An unknown CRD whose features are those of this line (its schema differs elsewhere). */
   resembles?: KnownTrainerLine;
-  /** The controller image's tag, when given, and whether it names another release than the CRD's. */
-  hint?: { imageTag: string; disagrees: boolean };
+  /**
+   * The controller image's tag, when one is given and readable, and what it says beside the CRD's
+   * line (trainer-image-hint.ts); `disagrees`: it names another release.
+   */
+  hint?: { imageTag: string; verdict: HintVerdict; disagrees: boolean };
   /** One line for logs, metrics and conditions. */
   summary: string;
 }
@@ -210,22 +215,12 @@ export function schemaFingerprint(schema: Json): { ok: true; fingerprint: string
   return why ? { ok: false, reason: why } : { ok: true, fingerprint: hasher.digest() };
 }
 
-/** The release an image reference's tag names (`…/trainer-controller-manager:v2.3.0` → `v2.3.0`). */
-export function imageTagOf(image: string): string | undefined {
-  const last = image.split('/').pop() ?? '';
-  const tag = last.includes('@') ? undefined : last.split(':')[1];
-  return tag && /^[A-Za-z0-9_][A-Za-z0-9_.-]{0,127}$/.test(tag) ? tag : undefined;
-}
-
 function hintFor(line: TrainerLine, image: string | undefined): LineDetection['hint'] {
-  const tag = image === undefined ? undefined : imageTagOf(image);
-  if (!tag) return undefined;
-  const release = /^v?\d+\.\d+\.\d+/.exec(tag)?.[0];
-  const disagrees =
-    line.id === 'unknown' || !release
-      ? false
-      : !line.id.startsWith('main') && `v${release.replace(/^v/, '')}` !== line.id;
-  return { imageTag: tag, disagrees };
+  if (image === undefined) return undefined;
+  const judged = judgeImageHint(line, { ok: true, container: TRAINER_MANAGER_CONTAINER, image });
+  return judged.imageTag
+    ? { imageTag: judged.imageTag, verdict: judged.verdict, disagrees: judged.verdict === 'disagrees' }
+    : undefined;
 }
 
 export function detectTrainerLine(crd: Json, options: { controllerImage?: string } = {}): LineDetection {

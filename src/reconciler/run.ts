@@ -27,6 +27,8 @@ import { WaitMemo } from './wait-memo.ts';
 import { RuntimeMemo } from './runtime-memo.ts';
 import { createWatches } from './watches.ts';
 import { followTrainerLine } from './trainer-line-source.ts';
+import { createLineHint } from './trainer-line-hint.ts';
+import { followTrainerManager } from './trainer-manager-source.ts';
 
 export interface ReconcilerHandle {
   handoffPort: number;
@@ -88,11 +90,17 @@ export async function startReconciler(config: ReconcileConfig, deps: ReconcilerD
   };
 
   const watches = createWatches(kc, { onKey: enqueue, logger });
+  // Trainer's controller image tag: a hint beside the line, reported, never the rules.
+  const lineHint = createLineHint({ target: config.trainerDeployment, logger, metrics });
+  const trainerManager = config.trainerDeployment
+    ? followTrainerManager(kc, { target: config.trainerDeployment, onObservation: lineHint.observe })
+    : undefined;
   const trainerLine = followTrainerLine(kc, {
     logger,
     onLine: (d) => {
       metrics.trainerLine.reset();
       metrics.trainerLine.set({ line: d.line.id }, 1);
+      lineHint.line(d.line);
       // The rules changed (a Trainer upgrade): every TrainJob is judged again under them.
       if (watches.synced()) watches.trainJobKeys().forEach(enqueue);
     },
@@ -148,6 +156,8 @@ export async function startReconciler(config: ReconcileConfig, deps: ReconcilerD
   await listenOn(ops, config.opsHost, config.opsPort);
   metrics.trainerLine.set({ line: 'unknown' }, 1);
   await trainerLine.start();
+  // After the CRD's first read, so that the first hint is judged against the line found.
+  await trainerManager?.start();
   await watches.start();
 
   const resync = setInterval(() => watches.trainJobKeys().forEach(enqueue), config.resyncMs);
@@ -199,6 +209,9 @@ export async function startReconciler(config: ReconcileConfig, deps: ReconcilerD
         ? `${config.leaderElection.namespace}/${config.leaderElection.name}`
         : 'off',
       crdPatchRestorer: config.restoreCrdPatch ? 'on' : 'off',
+      trainerDeployment: config.trainerDeployment
+        ? `${config.trainerDeployment.namespace}/${config.trainerDeployment.name}`
+        : 'off',
     },
     'reconciler started',
   );
@@ -213,6 +226,7 @@ export async function startReconciler(config: ReconcileConfig, deps: ReconcilerD
       await handoff.close();
       await watches.stop();
       await trainerLine.stop();
+      await trainerManager?.stop();
       await queue.shutdown();
       await elector?.stop();
       await ops.close();

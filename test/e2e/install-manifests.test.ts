@@ -241,6 +241,16 @@ describe(
           'yes',
           `${name}: the reconciler deletes stale JobSets`,
         );
+        // Trainer's Deployment is looked for in the install's namespace, where its Role went.
+        assert.deepEqual(
+          [
+            await can('watch', 'deployments.apps/kubeflow-trainer-controller-manager', '-n', 'team-b'),
+            await can('watch', 'deployments.apps/kubeflow-trainer-controller-manager', '-n', 'kubeflow-system'),
+            await can('watch', 'deployments.apps/trainjob-webhook', '-n', 'team-b'),
+          ],
+          ['yes', 'no', 'no'],
+          `${name}: the reconciler reads Trainer's controller-manager Deployment in team-b, and nothing else`,
+        );
         if (name === 'separate-reconciler') {
           const webhook = ['--as', 'system:serviceaccount:team-b:trainjob-webhook'];
           assert.equal(
