@@ -41,15 +41,22 @@ export function controlPlaneAvailability(env: NodeJS.ProcessEnv = process.env): 
   );
 }
 
-/** Kubeflow Trainer's and JobSet's managers, built by `hack/build-binaries.sh controllers`. */
+/** The build-binaries.sh components that build a Trainer line's managers (main runs beside the default JobSet). */
+const CONTROLLER_COMPONENTS: Readonly<Record<TrainerLine, readonly Component[]>> = {
+  'v2.3.0': ['controllers'],
+  'v2.2.1': ['previous'],
+  main: ['controllers', 'main'],
+};
+
+/** Kubeflow Trainer's and JobSet's managers of a line, built by `hack/build-binaries.sh` (CONTROLLER_COMPONENTS). */
 export function upstreamControllersAvailability(
   env: NodeJS.ProcessEnv = process.env,
   line: TrainerLine = currentCell(env).trainer,
 ): Availability {
   return decide(
     locateControllerBinaries(env, line),
-    'upstream Trainer and JobSet controllers',
-    'run `hack/build-binaries.sh controllers` (needs Go)',
+    `upstream Trainer and JobSet controllers (Trainer ${line})`,
+    `run \`hack/build-binaries.sh ${CONTROLLER_COMPONENTS[line].join(' ')}\` (needs Go)`,
     env,
   );
 }
@@ -140,11 +147,11 @@ export function ensureControllerBinaries(
   env: NodeJS.ProcessEnv = process.env,
   line: TrainerLine = currentCell(env).trainer,
 ): Promise<ControllerBinaries> {
-  // main runs beside the default cell's JobSet (controllers).
-  const components: Component[] = { 'v2.3.0': ['controllers'], 'v2.2.1': ['previous'], main: ['controllers', 'main'] }[
-    line
-  ] as Component[];
-  return ensure(() => locateControllerBinaries(env, line), components, upstreamControllersAvailability(env, line));
+  return ensure(
+    () => locateControllerBinaries(env, line),
+    CONTROLLER_COMPONENTS[line],
+    upstreamControllersAvailability(env, line),
+  );
 }
 
 export function ensureKueueBinaries(env: NodeJS.ProcessEnv = process.env): Promise<KueueBinaries> {
