@@ -10,7 +10,8 @@
 // back by the sidecar's CRD patch restorer alone, the new line's managers started): v2.2.1 -> v2.3.0
 // with Helm 3 (`--take-ownership`: v2.3.0's chart moved the CRDs from crds/ into its templates,
 // kubeflow/trainer#3655, so the CRDs Helm created from crds/ are not the release's), v2.3.0 -> main
-// (8c0f5059, for v2.4) with Helm 4 (server-side apply), and back to v2.3.0 with Helm 3's rollback.
+// (8c0f5059, for v2.4) with Helm 4 by server-side apply (`--server-side=true`: Helm 4's default `auto`
+// keeps a release Helm 3 wrote on client-side apply), and back to v2.3.0 with Helm 3's rollback.
 //
 // v2.3.0 builds the MPI JobSet and a torch JobSet whose runtime sets node resources differently
 // (the SSH volume's defaultMode and item modes, kubeflow/trainer#3649; resourcesPerNode merged
@@ -57,6 +58,39 @@ const skip = !controlPlane.available
       ? 'Helm 3 and 4 are not built and Go is not installed (hack/build-binaries.sh helm)'
       : false;
 const RELEASE = 'kubeflow-trainer';
+/** The CRDs Trainer's v2.2.1 chart has in crds/, with JobSet's (its subchart's crds/). */
+const LINE_CRD_NAMES = {
+  trainjobs: 'trainjobs.trainer.kubeflow.org',
+  trainingRuntimes: 'trainingruntimes.trainer.kubeflow.org',
+  clusterTrainingRuntimes: 'clustertrainingruntimes.trainer.kubeflow.org',
+  jobsets: 'jobsets.jobset.x-k8s.io',
+};
+
+/**
+ * The world applied the CRDs server-side as its own manager (`e2e-harness`); Helm creates a chart's
+ * crds/ with a plain create, as the manager `helm` (operation Update). Their managed fields are
+ * rewritten to that, so that no later apply meets a manager a Helm-installed cluster lacks (Helm 4's
+ * server-side upgrade would conflict with `e2e-harness` on fields that differ between lines).
+ */
+async function asCreatedByHelm(w: World, names: string[]): Promise<void> {
+  for (const name of names) {
+    const crd = JSON.parse((await w.cp.kubectl(['get', 'crd', name, '-o', 'json'])).stdout);
+    const fields = (crd.metadata.managedFields as Record<string, unknown>[]).map((e) =>
+      e.manager === 'e2e-harness' ? { ...e, manager: 'helm', operation: 'Update' } : e,
+    );
+    await w.cp.kubectl([
+      'patch',
+      'crd',
+      name,
+      '--type=json',
+      '-p',
+      JSON.stringify([
+        { op: 'test', path: '/metadata/resourceVersion', value: crd.metadata.resourceVersion },
+        { op: 'replace', path: '/metadata/managedFields', value: fields },
+      ]),
+    ]);
+  }
+}
 
 const ns = 'upgrade';
 const mpiJob = (name: string, suspend: boolean): TrainJob => ({
@@ -134,6 +168,7 @@ describe('upgrades strand nothing: Trainer v2.2.1 -> v2.3.0 -> main beside the s
     // Trainer v2.2.1 installed with its chart: its crds/ exist already (Helm leaves them), the rest is
     // the host processes' (the post-renderer keeps only CRDs).
     await h3.run(['install', RELEASE, charts['v2.2.1'], '-n', 'kubeflow-system', ...h3.postRender]);
+    await asCreatedByHelm(w, Object.values(LINE_CRD_NAMES));
     // The sidecar with the opt-in CRD patch restorer (components/crd-patch-restorer: its flag and rights).
     await w.cp.applyYaml(
       (await w.cp.kubectl(['kustomize', path.join(projectRoot, 'manifests/rbac/crd-patch-restorer')])).stdout,
@@ -290,11 +325,13 @@ describe('upgrades strand nothing: Trainer v2.2.1 -> v2.3.0 -> main beside the s
     }
     assert.equal(a().report(await getTj('blocked'))?.state, 'Blocked', at('blocked: still Blocked'));
   });
-  it('v2.3.0 -> main (Helm 4, server-side): it builds the same JobSets (nothing rebuilt); running jobs keep their JobSets, a suspended one resumes as it is, MPI still scales', async (t) => {
+  it('v2.3.0 -> main (Helm 4, --server-side=true): it builds the same JobSets (nothing rebuilt); running jobs keep their JobSets, a suspended one resumes as it is, MPI still scales', async (t) => {
     step = 'v2.3.0 -> main';
     const before = new Map(uids);
     uids.set('midrebuild', (await a().getJobSet(ns, 'midrebuild'))?.metadata.uid);
-    const restoredMs = await switchTrainer(w, 'main', { trainerCrds: helmUpgrade(() => h4, 'main') });
+    const restoredMs = await switchTrainer(w, 'main', {
+      trainerCrds: helmUpgrade(() => h4, 'main', ['--server-side=true']),
+    });
     t.diagnostic(`the patch was back ${Math.round(restoredMs)} ms after Helm 4's upgrade returned`);
     await Promise.all([
       (async () => {
@@ -323,10 +360,19 @@ describe('upgrades strand nothing: Trainer v2.2.1 -> v2.3.0 -> main beside the s
   it('a downgrade, main -> v2.3.0 (helm rollback), tried once: the JobSets main built are applied by v2.3.0 as they are (suspend and resume), nothing rebuilt', async () => {
     step = 'main -> v2.3.0 (downgrade)';
     const before = (await a().getJobSet(ns, 'running'))?.metadata.uid;
-    // Revision 2 is v2.3.0's upgrade (1 the v2.2.1 install, 3 main's).
+    // Revision 2 is v2.3.0's upgrade (1 the v2.2.1 install, 3 main's). The rollback deletes what
+    // revision 3 has and 2 lacks: main's optimizationjobs CRD, unless it is annotated to be kept
+    // (the README's advice before a rollback: Helm reads the annotation from the live object).
+    const optimizationJobs = 'optimizationjobs.trainer.kubeflow.org';
+    await w.cp.kubectl(['annotate', 'crd', optimizationJobs, 'helm.sh/resource-policy=keep']);
     await switchTrainer(w, 'v2.3.0', {
       trainerCrds: async () => void (await h3.run(['rollback', RELEASE, '2', '-n', 'kubeflow-system'])),
     });
+    assert.equal(
+      (await w.cp.kubectl(['get', 'crd', optimizationJobs, '--ignore-not-found', '-o', 'name'])).stdout.trim(),
+      `customresourcedefinition.apiextensions.k8s.io/${optimizationJobs}`,
+      at('the CRD annotated helm.sh/resource-policy=keep survives the rollback'),
+    );
     await patch('running', { spec: { suspend: true } });
     await jobSet('running', 'suspended by v2.3.0', (j) => j.spec?.suspend === true);
     await waitFor(at('running: its pods gone'), async () => (await a().pods(ns, 'running')).length === 0);

@@ -1,14 +1,16 @@
 // An upgrade (or downgrade) of Trainer in a running world, as a platform team that installs Trainer
 // with Helm does it: Trainer's and JobSet's managers stopped (their webhooks go with them), JobSet's
-// CRD replaced whole (JobSet's own chart, a dependency of Trainer's that comes from an OCI registry
-// this machine cannot reach, is stood in for by a PUT of the new line's file), Trainer's CRDs changed
-// by the `helm upgrade` the caller gives (Trainer's chart through a post-renderer that keeps only its
-// CRDs: its Deployment and webhooks are host processes here; upstream's blanket spec.trainer rule is
-// back and this project's patch is gone), nothing of this project's touched: the CRD patch restorer
-// (`reconcile --restore-crd-patch`, running in the world's sidecar) must put the patch of the new
-// line back by itself, and the switch waits for that; then the new line's managers: JobSet's first,
-// so that no apply of Trainer's is admitted without JobSet's webhooks, then Trainer's, which
-// reconciles every TrainJob at start.
+// CRD replaced whole by hand (`kubectl replace` of the new line's file: JobSet's chart, a dependency
+// of Trainer's, keeps its CRD in crds/, which Helm never upgrades, so a team moving to a new JobSet
+// applies its CRD itself), Trainer's CRDs changed by the `helm upgrade` the caller gives (Trainer's
+// chart through a post-renderer that keeps only its CRDs: its Deployment and webhooks are host
+// processes here; upstream's blanket spec.trainer rule is back and this project's patch is gone),
+// nothing of this project's touched: the CRD patch restorer (`reconcile --restore-crd-patch`,
+// running in the world's sidecar) must put the patch of the new line back by itself, and the
+// switch waits for that; then the new line's managers: JobSet's first, so that no apply of
+// Trainer's is admitted without JobSet's webhooks, then Trainer's, which reconciles every TrainJob
+// at start. Not tried: the window of a rolling Deployment, where the old manager runs against the
+// new CRD for a while.
 import { readFile, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { parse, stringify } from 'yaml';
