@@ -150,7 +150,7 @@ interface RefusalPoll {
  * once nothing of it runs, with preconditions, and Trainer re-creates it. A refusal of anything
  * else (a webhook that does not answer, say) is never acted on: `pollMs` looks again later; when
  * Trainer's later refusals are folded behind that note, the fold is recorded on the TrainJob, which
- * makes Trainer's next refusal a new Event (refused-apply.ts), looked at soon.
+ * makes Trainer's next refusal a new Event (refused-apply.ts), read at the next look.
  */
 function refusedResume(
   o: Observation,
@@ -175,14 +175,13 @@ function refusedResume(
     case 'wait':
       return { pollMs: j.afterMs, detail: 'the TrainJob was just resumed: Trainer resumes its JobSet' };
     case 'unexplained':
-      // Trainer reconciles the TrainJob the write changes at once: its refusal is read 3 s on.
-      return j.recordFold === undefined
-        ? { pollMs: RETRY.blockedMs, detail: j.detail }
-        : {
-            pollMs: RETRY.pauseGraceMs,
-            detail: j.detail,
-            steps: [{ kind: 'record-refusal-fold', fold: j.recordFold }],
-          };
+      // Trainer's new Event is read at the next look: the reconcile the write causes (at once, so
+      // before that Event) sets it, as the queue drops a delay asked for before that reconcile.
+      return {
+        pollMs: RETRY.blockedMs,
+        detail: j.detail,
+        ...(j.recordFold !== undefined && { steps: [{ kind: 'record-refusal-fold', fold: j.recordFold }] }),
+      };
     case 'again': {
       const report: RebuildReport = { ...countsOf(counts), ...j.report, state: 'Blocked' };
       return act('blocked', reportSteps(o, prev, report, j.detail), RETRY.blockedMs, j.report.reason);

@@ -2,13 +2,15 @@
 // later refusals of one TrainJob version into the first one's Event (series), keeping that note
 // (src/rebuild/refused-apply.ts). Beside the real Trainer and JobSet managers (the cell's line): a
 // TrainJob whose JobSet Trainer can no longer apply (its runtimePatches changed while suspended: the
-// node pod template's terminationGracePeriodSeconds, which JobSet keeps immutable) is resumed while a
-// failing mutating webhook on JobSets (an outage: mutating webhooks run before JobSet's validating
-// one, so the first refusal is always the outage's) refuses Trainer's apply. The outage ends;
-// Trainer's next refusals name the immutable part but are folded behind the outage's note. The
-// sidecar, started then, records the fold on the TrainJob (one write), Trainer's next refusal comes
-// as a new Event with its own note, and the JobSet is rebuilt. Without that write the sidecar finds
-// only the outage's note for 20 minutes or more: the wait for the rebuild below would time out.
+// node pods' terminationGracePeriodSeconds dropped, which the CRD's transition rule allows and
+// JobSet's immutable pod template does not) is resumed while a failing mutating webhook on JobSets
+// (an outage: mutating webhooks run before JobSet's validating one, so the first refusal is always
+// the outage's) refuses Trainer's apply. The outage ends; Trainer's next refusals name the
+// immutable part but are folded behind the outage's note. The sidecar, started then, records the
+// fold on the TrainJob (one write), Trainer's next refusal comes as a new Event with its own note,
+// read at the sidecar's next look (30 s), and the JobSet is rebuilt. Without that write the sidecar
+// finds only the outage's note for 20 minutes or more: the wait for the rebuild below times out
+// (seen by turning the write off).
 import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
 import { after, before, describe, it } from 'node:test';
@@ -29,14 +31,21 @@ const OUTAGE_WEBHOOK = 'e2e-jobset-outage';
 const OUTAGE = /failed calling webhook "outage\.e2e\.trainjob-webhook\.kubeflow\.org"/;
 const IMMUTABLE = /spec\.replicatedJobs: Invalid value/;
 
-/** A user's runtime patch of the node pods' grace period (immutable in a JobSet, suspended or not). */
-const grace = (seconds: number) => ({
+/** A user's runtime patch of the node pods' grace period (none: the patch sets nothing). */
+const grace = (seconds?: number) => ({
   manager: 'example.com/user',
   trainingRuntimeSpec: {
     template: {
       spec: {
         replicatedJobs: [
-          { name: 'node', template: { spec: { template: { spec: { terminationGracePeriodSeconds: seconds } } } } },
+          {
+            name: 'node',
+            template: {
+              spec: {
+                template: { spec: { ...(seconds === undefined ? {} : { terminationGracePeriodSeconds: seconds }) } },
+              },
+            },
+          },
         ],
       },
     },
@@ -119,8 +128,9 @@ describe(
       await create(torchTrainJob(name, ns, { runtimePatches: [grace(30)] }));
       const built = await a.waitJobSet(ns, name, 'built, suspended', (js) => js.spec?.suspend === true);
       assert.equal(gracePeriod(built), 30);
-      // Changed while suspended (the table allows it); Trainer's apply of it is refused from now on.
-      await patch(name, { spec: { runtimePatches: [grace(45)] } });
+      // Changed while suspended (the table allows it; the CRD's `self == oldSelf` on the field is a
+      // transition rule, skipped when the new value is absent): Trainer's apply is refused from now on.
+      await patch(name, { spec: { runtimePatches: [grace()] } });
       await waitFor("Trainer's apply refused while suspended (immutable)", async () =>
         (await refusals()).some((e) => IMMUTABLE.test(e.message ?? '')),
       );
@@ -161,14 +171,26 @@ describe(
         kubeconfig: w.reconcilerKubeconfig.path,
         leaseNamespace: RECONCILER_SA.namespace,
       });
-      const rebuilt = await a.waitJobSet(
-        ns,
-        name,
-        're-created by Trainer, resumed, with the new grace period',
-        (js) => js.metadata.uid !== built.metadata.uid && js.spec?.suspend === false,
-        90_000,
-      );
-      assert.equal(gracePeriod(rebuilt), 45);
+      const rebuilt = await a
+        .waitJobSet(
+          ns,
+          name,
+          're-created by Trainer, resumed, without the grace period',
+          (js) => js.metadata.uid !== built.metadata.uid && js.spec?.suspend === false,
+          150_000,
+        )
+        .catch(async (err: Error) => {
+          // What the sidecar did and which refusals it had to go on.
+          const lines = sidecar!.logLines().filter((l) => l.trainJob === `${ns}/${name}`);
+          const seen = (await refusals(resumedMs)).map((e) => [
+            e.metadata?.name,
+            e.involvedObject?.resourceVersion,
+            e.series,
+            e.message?.slice(0, 120),
+          ]);
+          throw new Error(`${err.message}\nsidecar: ${JSON.stringify(lines)}\nrefusals: ${JSON.stringify(seen)}`);
+        });
+      assert.equal(gracePeriod(rebuilt), undefined);
       const after = await refusals(resumedMs);
       assert.ok(
         after.some((e) => e.metadata?.name !== hiding.metadata?.name && IMMUTABLE.test(e.message ?? '')),

@@ -563,12 +563,12 @@ describe('decide: the fold recorded, once, and what Trainer does next', () => {
     return next;
   };
 
-  it('folded behind an outage: the fold recorded (nothing else written), looked at again in 3 s; the reconcile its write causes writes nothing', () => {
+  it('folded behind an outage: the fold recorded (nothing else written), looked at again in 30 s; the reconcile its write causes writes nothing', () => {
     const tj = resumedMpi();
     const first = run({ trainJob: tj, jobSet: suspendedJobSet(), refusals: [folded(OUTAGE)] }).decision;
     assert.deepEqual(foldSteps(first), [{ kind: 'record-refusal-fold', fold: FOLD }]);
     assert.deepEqual(kinds(first), ['record-refusal-fold']);
-    assert.equal(first.kind === 'act' && first.requeueAfterMs, RETRY.pauseGraceMs);
+    assert.equal(first.kind === 'act' && first.requeueAfterMs, RETRY.blockedMs);
     const after = written(tj, FOLD);
     const again = run({ trainJob: after, jobSet: suspendedJobSet(), refusals: [folded(OUTAGE)] }).decision;
     assert.deepEqual(kinds(again), []);

@@ -309,7 +309,7 @@ describe('reconcileKey', () => {
     assert.deepEqual(writes(calls), ['apply-jobset', 'apply-status']);
   });
 
-  it("a resume refused behind a note a rebuild does not cure, Trainer's later refusals folded: the fold is written (the TrainJob's resourceVersion tested), looked at again in 3 s; a conflict on it throws", async () => {
+  it("a resume refused behind a note a rebuild does not cure, Trainer's later refusals folded: the fold is written (the TrainJob's resourceVersion tested), looked at again in 30 s; a conflict on it throws", async () => {
     const tj = torch1(1, (t) => {
       t.spec!.suspend = false;
       t.status = {
@@ -343,7 +343,7 @@ describe('reconcileKey', () => {
     const { cluster, calls } = fakeCluster({ trainJob: tj, jobSet: js, refusals });
     const result = await reconcileKey('ns/torch1', deps(cluster, { now }));
     assert.deepEqual(writes(calls), [fold]);
-    assert.equal(result.requeueAfterMs, 3_000);
+    assert.equal(result.requeueAfterMs, 30_000);
     const conflict = fakeCluster({ trainJob: tj, jobSet: js, refusals }, { [fold]: 409 });
     await assert.rejects(reconcileKey('ns/torch1', deps(conflict.cluster, { now })), /HTTP 409/);
   });
