@@ -122,11 +122,18 @@ export function refusalOfResume(
   const stamp = jobSet.metadata.creationTimestamp;
   const created = stamp instanceof Date ? stamp.getTime() : typeof stamp === 'string' ? Date.parse(stamp) : NaN;
   if (!Number.isFinite(created)) return undefined;
+  return latestSince(
+    refusals.filter((r) => Date.parse(r.created) > created),
+    resumedMs,
+  );
+}
+
+/** The latest refusal recorded at or after `ms` (Trainer's eventTime). */
+function latestSince(refusals: readonly TrainerRefusal[], ms: number): TrainerRefusal | undefined {
   let latest: TrainerRefusal | undefined;
   for (const r of refusals) {
     const at = Date.parse(r.at);
-    if (!(at >= resumedMs) || !(Date.parse(r.created) > created)) continue;
-    if (!latest || at > Date.parse(latest.at)) latest = r;
+    if (at >= ms && (!latest || at > Date.parse(latest.at))) latest = r;
   }
   return latest;
 }
@@ -182,11 +189,7 @@ export function judgeRefusedResume(f: RefusedResumeFacts): RefusedResume {
   if (!f.refusals) return { kind: 'need' };
   const refusal = refusalOfResume(f.refusals, resumed.ms, js);
   const name = js.metadata.name ?? '';
-  if (!refusal)
-    return {
-      kind: 'unexplained',
-      detail: `JobSet ${name} is still suspended ${Math.round(waited / 1000)} s after the resume, and Trainer reported no refusal of it since`,
-    };
+  if (!refusal) return noRefusal(tj, js, latestSince(f.refusals, resumed.ms), waited);
   const parts = immutablePartsRefused(refusal.message);
   if (!parts.length) return notCured(tj, refusal);
   // The report of a rebuild for this resume names the JobSet it replaced; this one is another.
@@ -212,18 +215,24 @@ export function judgeRefusedResume(f: RefusedResumeFacts): RefusedResume {
 }
 
 /**
- * The latest refusal of the resume is not one a rebuild cures. When its Event folds later refusals
- * of the TrainJob's current version (not an older one: any update since makes Trainer's next
- * refusal a new Event anyway) and that fold is not recorded yet, it is recorded: at most one write
- * per fold, and the reconcile that write causes finds it recorded.
+ * The fold to record for a refusal: its Event folds later refusals of the TrainJob's current
+ * version (not an older one: any update since makes Trainer's next refusal a new Event anyway), and
+ * that fold is not recorded yet. So at most one write per fold, and the reconcile that write causes
+ * finds it recorded.
  */
+function foldToRecord(tj: TrainJob, r: TrainerRefusal | undefined): string | undefined {
+  const fold = r && refusalFold(r);
+  if (fold === undefined || fold === refusalSeen(tj)) return undefined;
+  return r?.version === undefined || r.version === tj.metadata.resourceVersion ? fold : undefined;
+}
+
+/** The latest refusal of the resume is not one a rebuild cures: when later ones are folded behind it, record that. */
 function notCured(tj: TrainJob, refusal: TrainerRefusal): Extract<RefusedResume, { kind: 'unexplained' }> {
   const detail = `Trainer's apply of the resume is refused, for a reason a rebuild does not cure: ${refusal.message}`;
-  const fold = refusalFold(refusal);
-  if (fold === undefined) return { kind: 'unexplained', detail };
-  const times = refusal.series?.count === undefined ? 'again' : `${refusal.series.count} times`;
-  const current = refusal.version === undefined || refusal.version === tj.metadata.resourceVersion;
-  if (fold === refusalSeen(tj) || !current)
+  if (!refusal.series) return { kind: 'unexplained', detail };
+  const times = refusal.series.count === undefined ? 'again' : `${refusal.series.count} times`;
+  const recordFold = foldToRecord(tj, refusal);
+  if (recordFold === undefined)
     return {
       kind: 'unexplained',
       detail: `${detail} (refused ${times}, this note the first's; Trainer's next refusal comes as a new Event)`,
@@ -231,7 +240,30 @@ function notCured(tj: TrainJob, refusal: TrainerRefusal): Extract<RefusedResume,
   return {
     kind: 'unexplained',
     detail: `${detail} (refused ${times} at this version of the TrainJob, this note the first's; the fold is recorded on the TrainJob, so that Trainer's next refusal comes as a new Event with its own note)`,
-    recordFold: fold,
+    recordFold,
+  };
+}
+
+/**
+ * No refusal explains the resume. One recorded since but stored in the second the JobSet was
+ * created may be of the JobSet it replaced, so it is not judged; when Trainer's later refusals are
+ * folded into it, they would stay there: the fold is recorded as well, and the next refusal, a new
+ * Event, is stored in a later second.
+ */
+function noRefusal(
+  tj: TrainJob,
+  js: JobSet,
+  since: TrainerRefusal | undefined,
+  waitedMs: number,
+): Extract<RefusedResume, { kind: 'unexplained' }> {
+  const name = js.metadata.name ?? '';
+  const detail = `JobSet ${name} is still suspended ${Math.round(waitedMs / 1000)} s after the resume, and Trainer reported no refusal of it since`;
+  const recordFold = foldToRecord(tj, since);
+  if (recordFold === undefined) return { kind: 'unexplained', detail };
+  return {
+    kind: 'unexplained',
+    detail: `${detail} but in an Event stored in the second the JobSet was created, into which later ones are folded: the fold is recorded on the TrainJob, so that Trainer's next refusal comes as a new Event`,
+    recordFold,
   };
 }
 

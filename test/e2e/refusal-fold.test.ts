@@ -138,6 +138,10 @@ describe(
       const [closed] = await freePorts(1);
       await w.cp.applyYaml(outage(closed));
       await waitFor('the outage in force', async () => !(await jobSetWritable()));
+      // Resumed in a later second than the JobSet's creation, so that the refusals of the resume are
+      // judged (one stored in that second may be of a JobSet it replaced: refusalOfResume).
+      const later = Date.parse(String(built.metadata.creationTimestamp)) + 1_050 - Date.now();
+      if (later > 0) await new Promise((r) => setTimeout(r, later));
       await patch(name, { spec: { suspend: false } });
       const resumedMs = await waitFor('Trainer says Resumed', async () => {
         const c = (await getTj(name)).status?.conditions?.find((x) => x.type === 'Suspended');

@@ -464,6 +464,19 @@ describe('judgeRefusedResume: refusals folded behind a note a rebuild does not c
       assert.equal(j.kind === 'unexplained' ? j.recordFold : undefined, fold);
     });
 
+  it("refusals since the resume folded into an Event stored in the JobSet's creation second (not judged: it may be of the JobSet it replaced): the fold is recorded, at the current version only", () => {
+    const young = suspendedJobSet((j) => (j.metadata.creationTimestamp = '2026-11-30T00:00:05Z'));
+    const judge = (r: TrainerRefusal, seen?: string) => judgeRefusedResume({ ...facts([r], { seen }), jobSet: young });
+    const record = (j: ReturnType<typeof judge>) => (j.kind === 'unexplained' ? j.recordFold : j.kind);
+    assert.equal(record(judge(folded(OUTAGE))), FOLD);
+    assert.equal(record(judge(folded(V012_REPLICATED))), FOLD, 'whatever its note: it is not judged');
+    assert.equal(record(judge(folded(OUTAGE), FOLD)), undefined);
+    assert.equal(record(judge(folded(OUTAGE, { version: '9' }))), undefined);
+    assert.equal(record(judge(refusal(OUTAGE))), undefined);
+    // Before the resume: not of it.
+    assert.equal(record(judge(folded(OUTAGE, { at: '2026-11-30T00:00:04.9Z' }))), undefined);
+  });
+
   it('the resume is over (the JobSet runs, or the TrainJob is suspended again): a recorded fold is forgotten', () => {
     const running = suspendedJobSet((j) => (j.spec!.suspend = false));
     const base = facts([folded(OUTAGE)], { seen: FOLD });
