@@ -25,8 +25,9 @@
 // moment) stays hidden behind the first note for 20 minutes or more. Any update of the TrainJob
 // makes Trainer reconcile it at once (its TrainJob watch's predicate passes every update) at a new
 // version, so into a new Event with that refusal's own note. The reconciler makes that update
-// (refusalFold, REFUSAL_SEEN_ANNOTATION) when the latest refusal is not one a rebuild cures and its
-// series says Trainer refused again at the TrainJob's current version: once per fold seen.
+// (refusalFold, REFUSAL_SEEN_ANNOTATION) when the latest refusal is not one a rebuild cures (or is
+// not judged, stored in the second the JobSet was created) and its series says Trainer refused
+// again at the TrainJob's current version: once per fold seen.
 import { isObject, type JsonObject } from '../json/object.ts';
 import { intOf, type JobSet, type TrainJob } from '../api/objects.ts';
 import { REFUSAL_SEEN_ANNOTATION } from '../api/names.ts';
