@@ -74,6 +74,12 @@ export const RECONCILER_MODE_ANNOTATION = `${PREFIX}/reconciler-mode`;
 export const RECONCILER_LEASE_NAME = 'trainjob-webhook-reconciler';
 export const RETAINED_FOR_LABEL = `${PREFIX}/retained-for`;
 export const RELEASED_FROM_ANNOTATION = `${PREFIX}/released-from-jobset`;
+/**
+ * On a resumed TrainJob whose JobSet stays suspended: the fold of Trainer's refusal Events the
+ * reconciler last answered (src/rebuild/refused-apply.ts, refusalFold). Writing it changes the
+ * TrainJob's resourceVersion, so that Trainer's next refusal is a new Event with its own note.
+ */
+export const REFUSAL_SEEN_ANNOTATION = `${PREFIX}/trainer-refusal-seen`;
 
 /**
  * The PodGroups Trainer v2.3.0's gang-scheduling plugins apply, one per TrainJob, named after it and

@@ -123,12 +123,25 @@ function currentByCount(
   const pause = unpausedJobSet(o, js);
   if (pause) return pause;
   const refused = finished ? undefined : refusedResume(o, js, counts, prev);
-  if (refused && !('pollMs' in refused)) return refused;
+  if (refused && 'kind' in refused) return refused;
   const rest = unresumedJobSet(o, js) ?? current(o, runtime, js, prev, finished);
   if (!refused || rest.kind !== 'act') return rest;
   // Look again: a refusal may still come (Trainer's Events are not watched).
   const requeueAfterMs = rest.requeueAfterMs ?? refused.pollMs;
-  return { ...rest, requeueAfterMs, detail: rest.detail ?? refused.detail };
+  // The fold's write first: it tests the TrainJob's resourceVersion, which a report's apply changes.
+  return {
+    ...rest,
+    steps: [...(refused.steps ?? []), ...rest.steps],
+    requeueAfterMs,
+    detail: rest.detail ?? refused.detail,
+  };
+}
+
+/** What a resume that is not rebuilt adds to the other rules' decision: a later look, the fold's write. */
+interface RefusalPoll {
+  pollMs?: number;
+  detail?: string;
+  steps?: Step[];
 }
 
 /**
@@ -136,14 +149,16 @@ function currentByCount(
  * of the resume was refused because an immutable part of the JobSet differs from what the
  * installed Trainer builds (refused-apply.ts), the JobSet is rebuilt like a stale one: deleted
  * once nothing of it runs, with preconditions, and Trainer re-creates it. A refusal of anything
- * else (a webhook that does not answer, say) is never acted on: `pollMs` looks again later.
+ * else (a webhook that does not answer, say) is never acted on: `pollMs` looks again later; when
+ * Trainer's later refusals are folded behind that note, the fold is recorded on the TrainJob, which
+ * makes Trainer's next refusal a new Event (refused-apply.ts), read at the next look.
  */
 function refusedResume(
   o: Observation,
   js: JobSet,
   counts: NodeCounts,
   prev: RebuildReport | undefined,
-): Decision | { pollMs: number; detail: string } | undefined {
+): Decision | RefusalPoll | undefined {
   if (o.mode !== 'companion') return undefined;
   const j = judgeRefusedResume({
     trainJob: o.trainJob,
@@ -155,13 +170,19 @@ function refusedResume(
   });
   switch (j.kind) {
     case 'no':
-      return undefined;
+      return j.forgetFold ? { steps: [{ kind: 'record-refusal-fold', fold: undefined }] } : undefined;
     case 'need':
       return { kind: 'need', what: 'trainer-refusals' };
     case 'wait':
       return { pollMs: j.afterMs, detail: 'the TrainJob was just resumed: Trainer resumes its JobSet' };
     case 'unexplained':
-      return { pollMs: RETRY.blockedMs, detail: j.detail };
+      // Trainer's new Event is read at the next look: the reconcile the write causes (at once, so
+      // before that Event) sets it, as the queue drops a delay asked for before that reconcile.
+      return {
+        pollMs: RETRY.blockedMs,
+        detail: j.detail,
+        ...(j.recordFold !== undefined && { steps: [{ kind: 'record-refusal-fold', fold: j.recordFold }] }),
+      };
     case 'again': {
       const report: RebuildReport = { ...countsOf(counts), ...j.report, state: 'Blocked' };
       return act('blocked', reportSteps(o, prev, report, j.detail), RETRY.blockedMs, j.report.reason);

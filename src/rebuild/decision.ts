@@ -101,6 +101,12 @@ export type Step =
   | StatusStep
   /** Apply the report annotation (undefined removes it). */
   | { kind: 'report'; report: RebuildReport | undefined }
+  /**
+   * Companion mode: record the fold of Trainer's refusal Events last answered on the TrainJob
+   * (refused-apply.ts; undefined removes it), its resourceVersion tested. The write changes the
+   * TrainJob's resourceVersion, so that Trainer's next refusal is a new Event with its own note.
+   */
+  | { kind: 'record-refusal-fold'; fold: string | undefined }
   | { kind: 'event'; event: EventSpec };
 
 /** What a reconcile ended in, for metrics and logs. */

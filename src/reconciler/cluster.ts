@@ -16,6 +16,7 @@ import { orUndefinedIfNotFound, refusalMessage, statusCode } from '../cluster/er
 import {
   CLUSTER_TRAINING_RUNTIME,
   COSCHEDULING_POD_GROUP,
+  REFUSAL_SEEN_ANNOTATION,
   VOLCANO_POD_GROUP,
   JOBSET,
   JOBSET_NAME_LABEL,
@@ -85,6 +86,8 @@ export interface ReconcilerCluster {
   applyJobSet(jobSet: JobSet): Promise<JobSet>;
   applyTrainJobStatus(trainJob: TrainJob, conditions: Condition[], jobsStatus?: JobStatus[]): Promise<void>;
   applyReport(trainJob: TrainJob, report: RebuildReport | undefined): Promise<void>;
+  /** The fold of Trainer's refusals last answered (refused-apply.ts; undefined removes it), resourceVersion tested. */
+  recordRefusalFold(trainJob: TrainJob, fold: string | undefined): Promise<void>;
   recordEvent(trainJob: TrainJob, event: EventSpec): Promise<void>;
   /** Trainer's Events on the TrainJob that say its apply failed (refused-apply.ts), malformed ones skipped. */
   listTrainerRefusals(namespace: string, trainJobUid: string): Promise<TrainerRefusal[]>;
@@ -103,6 +106,7 @@ const POD_GROUPS = { coscheduling: COSCHEDULING_POD_GROUP, volcano: VOLCANO_POD_
 
 const ssa = () => setHeaderOptions('Content-Type', PatchStrategy.ServerSideApply);
 const jsonPatch = () => setHeaderOptions('Content-Type', PatchStrategy.JsonPatch);
+const mergePatch = () => setHeaderOptions('Content-Type', PatchStrategy.MergePatch);
 
 /** Event messages are capped like the API server's (1 KiB). */
 function cap(message: string): string {
@@ -277,6 +281,15 @@ export function createReconcilerCluster(kc: KubeConfig, opts: ClusterOptions): R
         { ...TRAINJOB, namespace, name, body: reportApplyConfiguration(trainJob, report), fieldManager, force: true },
         ssa(),
       );
+    },
+
+    async recordRefusalFold(trainJob, fold) {
+      // A merge patch (an Update entry of this field manager, which the report's apply leaves
+      // alone); its resourceVersion makes it fail (and the key be retried from a fresh read) when
+      // the TrainJob changed since it was judged: that change is what Trainer's next refusal regards.
+      const { namespace = '', name = '', resourceVersion } = trainJob.metadata;
+      const body = { metadata: { resourceVersion, annotations: { [REFUSAL_SEEN_ANNOTATION]: fold ?? null } } };
+      await objects.patchNamespacedCustomObject({ ...TRAINJOB, namespace, name, body, fieldManager }, mergePatch());
     },
 
     async listTrainerRefusals(namespace, trainJobUid) {

@@ -290,6 +290,16 @@ async function execute(o: Observation, steps: Step[], deps: ReconcileDeps, log: 
         write();
         await cluster.applyReport(o.trainJob, step.report);
         break;
+      case 'record-refusal-fold':
+        write();
+        await cluster.recordRefusalFold(o.trainJob, step.fold);
+        log.info(
+          { fold: step.fold ?? null, resourceVersion: o.trainJob.metadata.resourceVersion },
+          step.fold === undefined
+            ? "the resume is over: the fold of Trainer's refusals recorded on the TrainJob is removed"
+            : "Trainer's later refusals are folded behind a note a rebuild does not cure: the fold is recorded on the TrainJob, so that Trainer's next refusal is a new Event",
+        );
+        break;
       case 'event':
         await recordEvent(o, deps, step.event, log);
         break;

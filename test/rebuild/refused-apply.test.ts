@@ -20,6 +20,7 @@ import { encodeReport, eventFor, type RebuildReport } from '../../src/rebuild/re
 import { job, pod, trainJob, trainerJobSet, upstreamRuntime } from './fixtures.ts';
 
 const REPORT = 'trainjob-webhook.kubeflow.org/jobset-rebuild';
+const SEEN = 'trainjob-webhook.kubeflow.org/trainer-refusal-seen';
 const PREFIX = 'TrainJob resources reconciliation failed: ';
 const cut = (s: string) => (s.length > 950 ? `${s.slice(0, 950)} ...` : s);
 const hugeJson = JSON.stringify([{ name: 'launcher', replicas: 1, template: { spec: { x: 'y'.repeat(2000) } } }]);
@@ -63,7 +64,9 @@ const NOW = '2026-11-30T00:00:10Z';
 const RESUMED = '2026-11-30T00:00:05Z';
 const CREATED = '2026-11-29T23:00:00Z';
 
-function resumedMpi(over: { resumed?: string | null; suspend?: boolean; report?: RebuildReport } = {}): TrainJob {
+function resumedMpi(
+  over: { resumed?: string | null; suspend?: boolean; report?: RebuildReport; seen?: string } = {},
+): TrainJob {
   const t = trainJob('mpi', { suspend: over.suspend ?? false, trainer: { numNodes: 1 } }, 'deepspeed-distributed');
   if (over.resumed !== null)
     t.status = {
@@ -78,6 +81,7 @@ function resumedMpi(over: { resumed?: string | null; suspend?: boolean; report?:
       ],
     };
   if (over.report) t.metadata.annotations = { [REPORT]: encodeReport(over.report) };
+  if (over.seen !== undefined) t.metadata.annotations = { ...t.metadata.annotations, [SEEN]: over.seen };
   return t;
 }
 
@@ -364,5 +368,285 @@ describe('decide: a JobSet the installed Trainer can no longer apply, found at t
     const { needs, decision } = run({ trainJob: resumedMpi(), jobSet: js, refusals: [refusal(CLAIMS)] });
     assert.ok(!needs.includes('trainer-refusals'));
     assert.ok(!kinds(decision).includes('delete-jobset'));
+  });
+});
+
+// Trainer's events/v1 recorder folds later refusals of one TrainJob version into the first one's
+// Event (series count and lastObservedTime advance, the note stays the first's): when that note is
+// one a rebuild does not cure, a later immutable-part refusal would stay hidden. The reconciler then
+// records the fold on the TrainJob (changing its resourceVersion) so that Trainer's next refusal is
+// a new Event with its own note; once per fold, never in a loop.
+const FOLD_AT = '2026-11-30T00:00:05.3Z';
+const folded = (message: string, over: Partial<TrainerRefusal> = {}): TrainerRefusal => ({
+  ...refusal(message),
+  event: 'mpi.1875a',
+  version: '10',
+  series: { count: 2, lastObserved: FOLD_AT },
+  ...over,
+});
+const FOLD = `mpi.1875a/2@${FOLD_AT}`;
+
+describe('judgeRefusedResume: refusals folded behind a note a rebuild does not cure', () => {
+  const facts = (refusals: TrainerRefusal[], over: { seen?: string; version?: string } = {}) => {
+    const trainJob = resumedMpi({ seen: over.seen });
+    if (over.version) trainJob.metadata.resourceVersion = over.version;
+    return {
+      trainJob,
+      jobSet: suspendedJobSet(),
+      previous: undefined,
+      refusals,
+      nowMs: Date.parse(NOW),
+      graceMs: RETRY.pauseGraceMs,
+    };
+  };
+  const rows: [string, Parameters<typeof facts>, string, string | undefined][] = [
+    ['first note curable, later ones folded: rebuilt on it', [[folded(V012_REPLICATED)]], 'rebuild', undefined],
+    [
+      'first note not curable, the series advanced, nothing recorded yet: record it',
+      [[folded(OUTAGE)]],
+      'unexplained',
+      FOLD,
+    ],
+    [
+      "first note not curable, the fold of an older Event recorded: record this Event's",
+      [[folded(OUTAGE)], { seen: `mpi.0001/2@2026-11-30T00:00:04Z` }],
+      'unexplained',
+      FOLD,
+    ],
+    [
+      'the series did not advance since it was recorded: nothing more',
+      [[folded(OUTAGE)], { seen: FOLD }],
+      'unexplained',
+      undefined,
+    ],
+    [
+      'the same Event, its series advanced since (its final count written as the series ended): record it',
+      [[folded(OUTAGE, { series: { count: 9, lastObserved: '2026-11-30T00:07:00Z' } })], { seen: FOLD }],
+      'unexplained',
+      'mpi.1875a/9@2026-11-30T00:07:00Z',
+    ],
+    ['no series (refused once at this version): its note is the latest', [[refusal(OUTAGE)]], 'unexplained', undefined],
+    [
+      'folded at an older version of the TrainJob: it changed since, so its next refusal is a new Event anyway',
+      [[folded(OUTAGE)], { version: '11' }],
+      'unexplained',
+      undefined,
+    ],
+    [
+      'an Event that names no version: the fold alone bounds the write',
+      [[folded(OUTAGE, { version: undefined })]],
+      'unexplained',
+      FOLD,
+    ],
+    [
+      'a series whose time is unreadable, its count read: recorded by the count',
+      [[folded(OUTAGE, { series: { count: 2 } })]],
+      'unexplained',
+      'mpi.1875a/2@?',
+    ],
+    [
+      'the latest refusal is a new Event (not folded) after a folded one: its note is current',
+      [[folded(OUTAGE), refusal(OUTAGE, '2026-11-30T00:00:06Z', '2026-11-30T00:00:06Z')]],
+      'unexplained',
+      undefined,
+    ],
+    [
+      'a new Event that names an immutable part, after a folded one that did not: rebuilt',
+      [[folded(OUTAGE), refusal(V012_REPLICATED, '2026-11-30T00:00:06Z', '2026-11-30T00:00:06Z')], { seen: FOLD }],
+      'rebuild',
+      undefined,
+    ],
+  ];
+  for (const [what, args, kind, fold] of rows)
+    it(what, () => {
+      const j = judgeRefusedResume(facts(...args));
+      assert.equal(j.kind, kind);
+      assert.equal(j.kind === 'unexplained' ? j.recordFold : undefined, fold);
+    });
+
+  it("refusals since the resume folded into an Event stored in the JobSet's creation second (not judged: it may be of the JobSet it replaced): the fold is recorded, at the current version only", () => {
+    const young = suspendedJobSet((j) => (j.metadata.creationTimestamp = '2026-11-30T00:00:05Z'));
+    const judge = (r: TrainerRefusal, seen?: string) => judgeRefusedResume({ ...facts([r], { seen }), jobSet: young });
+    const record = (j: ReturnType<typeof judge>) => (j.kind === 'unexplained' ? j.recordFold : j.kind);
+    assert.equal(record(judge(folded(OUTAGE))), FOLD);
+    assert.equal(record(judge(folded(V012_REPLICATED))), FOLD, 'whatever its note: it is not judged');
+    assert.equal(record(judge(folded(OUTAGE), FOLD)), undefined);
+    assert.equal(record(judge(folded(OUTAGE, { version: '9' }))), undefined);
+    assert.equal(record(judge(refusal(OUTAGE))), undefined);
+    // Before the resume: not of it.
+    assert.equal(record(judge(folded(OUTAGE, { at: '2026-11-30T00:00:04.9Z' }))), undefined);
+  });
+
+  it('the resume is over (the JobSet runs, or the TrainJob is suspended again): a recorded fold is forgotten', () => {
+    const running = suspendedJobSet((j) => (j.spec!.suspend = false));
+    const base = facts([folded(OUTAGE)], { seen: FOLD });
+    assert.deepEqual(judgeRefusedResume({ ...base, jobSet: running }), { kind: 'no', forgetFold: true });
+    assert.deepEqual(judgeRefusedResume({ ...base, trainJob: resumedMpi({ suspend: true, seen: FOLD }) }), {
+      kind: 'no',
+      forgetFold: true,
+    });
+    assert.deepEqual(judgeRefusedResume({ ...facts([]), jobSet: running }), { kind: 'no' });
+    // Trainer has not seen a resume yet: not over, the fold is kept.
+    assert.deepEqual(judgeRefusedResume({ ...base, trainJob: resumedMpi({ resumed: null, seen: FOLD }) }), {
+      kind: 'no',
+    });
+  });
+});
+
+describe('refusalsFromEvents: a series read defensively', () => {
+  const event = (over: Record<string, unknown>) => ({
+    reason: 'TrainJobResourcesCreationFailed',
+    message: OUTAGE,
+    eventTime: '2026-11-30T00:00:05.200000Z',
+    metadata: { name: 'mpi.1875a', creationTimestamp: '2026-11-30T00:00:05Z' },
+    involvedObject: { kind: 'TrainJob', name: 'mpi', resourceVersion: '10' },
+    ...over,
+  });
+  const rows: [string, Record<string, unknown>, Partial<TrainerRefusal>][] = [
+    [
+      'the core view, Dates from client-node',
+      { series: { count: 2, lastObservedTime: new Date(FOLD_AT) } },
+      { series: { count: 2, lastObserved: '2026-11-30T00:00:05.300Z' } },
+    ],
+    [
+      'the events/v1 view (regarding, note, microseconds)',
+      {
+        involvedObject: undefined,
+        message: undefined,
+        note: OUTAGE,
+        regarding: { resourceVersion: '10' },
+        series: { count: 3, lastObservedTime: '2026-11-30T00:00:05.300123Z' },
+      },
+      { series: { count: 3, lastObserved: '2026-11-30T00:00:05.300123Z' } },
+    ],
+    ['no series', {}, {}],
+    ['series null', { series: null }, {}],
+    ['series a string', { series: 'often' }, {}],
+    ['series a list', { series: [2, FOLD_AT] }, {}],
+    ['neither field readable', { series: { count: '2', lastObservedTime: 'later' } }, {}],
+    ['an invalid Date', { series: { count: 2.5, lastObservedTime: new Date('nope') } }, {}],
+    [
+      'a negative count, a time',
+      { series: { count: -1, lastObservedTime: FOLD_AT } },
+      { series: { lastObserved: FOLD_AT } },
+    ],
+    ['a count, no time', { series: { count: 4 } }, { series: { count: 4 } }],
+    ['a version that is not a string', { involvedObject: { resourceVersion: 10 } }, { version: undefined }],
+    ['involvedObject not an object', { involvedObject: 'mpi' }, { version: undefined }],
+    [
+      'a name that is not a string',
+      { metadata: { name: 7, creationTimestamp: '2026-11-30T00:00:05Z' } },
+      { event: undefined },
+    ],
+  ];
+  for (const [what, over, want] of rows)
+    it(`${what}: read, and judged without a throw`, () => {
+      const got = refusalsFromEvents([event(over)]);
+      assert.equal(got.length, 1);
+      const expected: TrainerRefusal = {
+        at: '2026-11-30T00:00:05.200000Z',
+        created: '2026-11-30T00:00:05Z',
+        message: OUTAGE,
+        event: 'mpi.1875a',
+        version: '10',
+        ...want,
+      };
+      for (const k of Object.keys(expected) as (keyof TrainerRefusal)[])
+        if (expected[k] === undefined) delete expected[k];
+      assert.deepEqual(got[0], expected);
+      const j = judgeRefusedResume({
+        trainJob: resumedMpi(),
+        jobSet: suspendedJobSet(),
+        previous: undefined,
+        refusals: got,
+        nowMs: Date.parse(NOW),
+        graceMs: RETRY.pauseGraceMs,
+      });
+      assert.equal(j.kind, 'unexplained');
+    });
+});
+
+describe('decide: the fold recorded, once, and what Trainer does next', () => {
+  const foldSteps = (d: Decision) => (d.kind === 'act' ? d.steps.filter((s) => s.kind === 'record-refusal-fold') : []);
+  /** The TrainJob as the fold's write leaves it: annotated, at a new resourceVersion. */
+  const written = (t: TrainJob, fold: string): TrainJob => {
+    const next = structuredClone(t);
+    next.metadata.annotations = { ...next.metadata.annotations, [SEEN]: fold };
+    next.metadata.resourceVersion = String(Number(next.metadata.resourceVersion) + 1);
+    return next;
+  };
+
+  it('folded behind an outage: the fold recorded (nothing else written), looked at again in 30 s; the reconcile its write causes writes nothing', () => {
+    const tj = resumedMpi();
+    const first = run({ trainJob: tj, jobSet: suspendedJobSet(), refusals: [folded(OUTAGE)] }).decision;
+    assert.deepEqual(foldSteps(first), [{ kind: 'record-refusal-fold', fold: FOLD }]);
+    assert.deepEqual(kinds(first), ['record-refusal-fold']);
+    assert.equal(first.kind === 'act' && first.requeueAfterMs, RETRY.blockedMs);
+    const after = written(tj, FOLD);
+    const again = run({ trainJob: after, jobSet: suspendedJobSet(), refusals: [folded(OUTAGE)] }).decision;
+    assert.deepEqual(kinds(again), []);
+    assert.equal(again.kind === 'act' && again.requeueAfterMs, RETRY.blockedMs);
+    // Trainer's next refusal, at the new version, says what the outage hid: rebuilt.
+    const next = refusal(V012_REPLICATED, '2026-11-30T00:00:06Z', '2026-11-30T00:00:06Z');
+    const rebuilt = run({
+      trainJob: after,
+      jobSet: suspendedJobSet(),
+      refusals: [folded(OUTAGE), { ...next, event: 'mpi.1875b', version: '11' }],
+    }).decision;
+    assert.ok(kinds(rebuilt).includes('delete-jobset'));
+    assert.deepEqual(foldSteps(rebuilt), []);
+  });
+
+  it('the outage goes on: one write per new fold, each at the version Trainer refused', () => {
+    let tj = resumedMpi();
+    const writes: string[] = [];
+    let refusals = [folded(OUTAGE)];
+    for (let i = 0; i < 3; i++) {
+      for (let look = 0; look < 3; look++) {
+        const d = run({ trainJob: tj, jobSet: suspendedJobSet(), refusals }).decision;
+        for (const s of foldSteps(d)) {
+          if (s.kind !== 'record-refusal-fold' || !s.fold) continue;
+          writes.push(s.fold);
+          tj = written(tj, s.fold);
+        }
+      }
+      // Trainer, at the new version: a new Event, folded again on its next retry.
+      const at = `2026-11-30T00:00:0${6 + i}Z`;
+      refusals = [
+        ...refusals,
+        folded(OUTAGE, {
+          at,
+          created: at,
+          event: `mpi.e${i}`,
+          version: tj.metadata.resourceVersion,
+          series: { count: 2, lastObserved: at },
+        }),
+      ];
+    }
+    assert.deepEqual(writes, [FOLD, 'mpi.e0/2@2026-11-30T00:00:06Z', 'mpi.e1/2@2026-11-30T00:00:07Z']);
+  });
+
+  it('Trainer applied the resume after all (the JobSet runs): the recorded fold is removed, once', () => {
+    const running = suspendedJobSet((j) => (j.spec!.suspend = false));
+    const d = run({ trainJob: resumedMpi({ seen: FOLD }), jobSet: running }).decision;
+    assert.deepEqual(kinds(d), ['record-refusal-fold']);
+    assert.deepEqual(foldSteps(d), [{ kind: 'record-refusal-fold', fold: undefined }]);
+    assert.deepEqual(kinds(run({ trainJob: resumedMpi(), jobSet: running }).decision), []);
+  });
+
+  it('a fold recorded and the report of a rebuild in the same reconcile: the fold first (its write tests the resourceVersion the apply changes)', () => {
+    const rebuilding: RebuildReport = {
+      state: 'Rebuilding',
+      numNodes: 1,
+      replacedJobSetUID: 'the-old-one',
+      resumedAt: RESUMED,
+      reason: 'the installed Trainer can no longer apply JobSet mpi',
+    };
+    const d = run({
+      trainJob: resumedMpi({ report: rebuilding }),
+      jobSet: suspendedJobSet(),
+      refusals: [folded(OUTAGE)],
+    }).decision;
+    assert.deepEqual(kinds(d), ['record-refusal-fold', 'report', 'event']);
   });
 });

@@ -65,6 +65,8 @@ function fakeCluster(
     applyJobSet: async (js) => (maybeFail('apply-jobset'), js),
     applyTrainJobStatus: async () => maybeFail('apply-status'),
     applyReport: async (_t, r) => maybeFail(`report:${r?.state ?? 'none'}`),
+    recordRefusalFold: async (t, fold) =>
+      maybeFail(`record-refusal-fold:${fold ?? 'none'}:${t.metadata.resourceVersion ?? ''}`),
     recordEvent: async (_t, e) => maybeFail(`event:${e.reason}`),
     getInitializerObjects: async () => (calls.push('read-initializer-objects'), []),
     deleteInitializerObject: async (_ns, ref) => maybeFail(`delete-initializer-object:${ref.kind}`),
@@ -305,6 +307,45 @@ describe('reconcileKey', () => {
     const { cluster, calls } = fakeCluster({ trainJob: torch1(1) });
     await reconcileKey('ns/torch1', deps(cluster, {}, 'standalone'));
     assert.deepEqual(writes(calls), ['apply-jobset', 'apply-status']);
+  });
+
+  it("a resume refused behind a note a rebuild does not cure, Trainer's later refusals folded: the fold is written (the TrainJob's resourceVersion tested), looked at again in 30 s; a conflict on it throws", async () => {
+    const tj = torch1(1, (t) => {
+      t.spec!.suspend = false;
+      t.status = {
+        conditions: [
+          {
+            type: 'Suspended',
+            status: 'False',
+            reason: 'Resumed',
+            message: '',
+            lastTransitionTime: '2026-11-30T00:00:00Z',
+          },
+        ],
+      };
+    });
+    const js = trainerJobSet('torch1');
+    js.spec = { ...js.spec, suspend: true };
+    js.metadata.creationTimestamp = '2026-11-29T00:00:00Z';
+    const refusals: TrainerRefusal[] = [
+      {
+        at: '2026-11-30T00:00:00.5Z',
+        created: '2026-11-30T00:00:01Z',
+        message:
+          'TrainJob resources reconciliation failed: Internal error occurred: failed calling webhook "vjobset.kb.io"',
+        event: 'torch1.1875a',
+        version: tj.metadata.resourceVersion,
+        series: { count: 2, lastObserved: '2026-11-30T00:00:00.6Z' },
+      },
+    ];
+    const now = () => new Date('2026-11-30T00:00:10Z');
+    const fold = 'record-refusal-fold:torch1.1875a/2@2026-11-30T00:00:00.6Z:10';
+    const { cluster, calls } = fakeCluster({ trainJob: tj, jobSet: js, refusals });
+    const result = await reconcileKey('ns/torch1', deps(cluster, { now }));
+    assert.deepEqual(writes(calls), [fold]);
+    assert.equal(result.requeueAfterMs, 30_000);
+    const conflict = fakeCluster({ trainJob: tj, jobSet: js, refusals }, { [fold]: 409 });
+    await assert.rejects(reconcileKey('ns/torch1', deps(conflict.cluster, { now })), /HTTP 409/);
   });
 
   describe("with the watches' cache", () => {
