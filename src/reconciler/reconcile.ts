@@ -292,7 +292,18 @@ async function execute(o: Observation, steps: Step[], deps: ReconcileDeps, log: 
         break;
       case 'record-refusal-fold':
         write();
-        await cluster.recordRefusalFold(o.trainJob, step.fold);
+        // Best effort: it only makes Trainer's next refusal a new Event. A failed write (a 409, a
+        // TrainJob webhook down) must not hold back the steps after it (a resume of the JobSet);
+        // the next look decides it again.
+        try {
+          await cluster.recordRefusalFold(o.trainJob, step.fold);
+        } catch (err) {
+          log.warn(
+            { error: describeError(err) },
+            "the fold of Trainer's refusals could not be recorded on the TrainJob; the next look tries again",
+          );
+          break;
+        }
         log.info(
           { fold: step.fold ?? null, resourceVersion: o.trainJob.metadata.resourceVersion },
           step.fold === undefined

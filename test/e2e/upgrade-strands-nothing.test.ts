@@ -74,7 +74,7 @@ const LINE_CRD_NAMES = {
  */
 async function asCreatedByHelm(w: World, names: string[]): Promise<void> {
   for (const name of names) {
-    const crd = JSON.parse((await w.cp.kubectl(['get', 'crd', name, '-o', 'json'])).stdout);
+    const crd = JSON.parse((await w.cp.kubectl(['get', 'crd', name, '-o', 'json', '--show-managed-fields'])).stdout);
     const fields = (crd.metadata.managedFields as Record<string, unknown>[]).map((e) =>
       e.manager === 'e2e-harness' ? { ...e, manager: 'helm', operation: 'Update' } : e,
     );

@@ -375,7 +375,8 @@ describe('decide: a JobSet the installed Trainer can no longer apply, found at t
 // Event (series count and lastObservedTime advance, the note stays the first's): when that note is
 // one a rebuild does not cure, a later immutable-part refusal would stay hidden. The reconciler then
 // records the fold on the TrainJob (changing its resourceVersion) so that Trainer's next refusal is
-// a new Event with its own note; once per fold, never in a loop.
+// a new Event with its own note; once per fold seen: one write per refusal Trainer folds, never
+// one that the sidecar's own write causes.
 const FOLD_AT = '2026-11-30T00:00:05.3Z';
 const folded = (message: string, over: Partial<TrainerRefusal> = {}): TrainerRefusal => ({
   ...refusal(message),
