@@ -302,7 +302,7 @@ async function execute(o: Observation, steps: Step[], deps: ReconcileDeps, log: 
             { error: describeError(err) },
             "the fold of Trainer's refusals could not be recorded on the TrainJob; the next look tries again",
           );
-          break;
+          continue; // not counted as a step done
         }
         log.info(
           { fold: step.fold ?? null, resourceVersion: o.trainJob.metadata.resourceVersion },
