@@ -16,8 +16,8 @@ const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
 /** What the other cells run: the compatibility suite and the differential oracle (three enforcers, one table). */
 export const COMPAT_FILES = ['test/compat/**/*.test.ts', 'test/e2e/differential.test.ts'];
 /** The default cell's second part: the upgrade, Helm and queueing suites (about a third of its time). */
-// In the order of what their binaries need (.ci/run builds the default cell's first, the rest
-// meanwhile): the default cell's and Helm, then Trainer's other lines, Kueue, scheduler-plugins.
+// node --test runs them in the order of their paths, whatever this list's; .ci/run builds their
+// binaries in that order (scheduler-plugins for gang-scheduling, Kueue, then Trainer's other lines).
 export const SECOND_PART = [
   'test/e2e/project-upgrade.test.ts',
   'test/e2e/crd-patch-restorer-helm.test.ts',
