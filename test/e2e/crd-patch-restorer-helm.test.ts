@@ -151,6 +151,8 @@ describe("the CRD patch restorer across Trainer's helm upgrades (Helm 3, then He
 
   it('Helm 3 installs the v2.3.0 chart: its CRD, with the blanket rule that refuses a scale', async () => {
     await h3.run(['install', RELEASE, charts.v230, '-n', 'kubeflow-system', ...h3.postRender]);
+    // Helm does not wait for a CRD it creates to be served: a TrainJob applied at once can find no kind.
+    await cp.kubectl(['wait', '--for=condition=Established', '--timeout=60s', `crd/${CRD}`]);
     const kinds = (await cp.kubectl(['get', 'crd', '-o', 'name'])).stdout;
     assert.match(kinds, /trainjobs\.trainer\.kubeflow\.org/);
     assert.doesNotMatch(
