@@ -227,22 +227,25 @@ function foldToRecord(tj: TrainJob, r: TrainerRefusal | undefined): string | und
   return r?.version === undefined || r.version === tj.metadata.resourceVersion ? fold : undefined;
 }
 
+/** An unexplained resume: `detail`, and the fold to record when there is one (`recorded` then ends the detail). */
+function unexplained(
+  detail: string,
+  recordFold: string | undefined,
+  ends: { recorded: string; notRecorded?: string },
+): Extract<RefusedResume, { kind: 'unexplained' }> {
+  if (recordFold === undefined) return { kind: 'unexplained', detail: `${detail}${ends.notRecorded ?? ''}` };
+  return { kind: 'unexplained', detail: `${detail}${ends.recorded}`, recordFold };
+}
+
 /** The latest refusal of the resume is not one a rebuild cures: when later ones are folded behind it, record that. */
 function notCured(tj: TrainJob, refusal: TrainerRefusal): Extract<RefusedResume, { kind: 'unexplained' }> {
   const detail = `Trainer's apply of the resume is refused, for a reason a rebuild does not cure: ${refusal.message}`;
   if (!refusal.series) return { kind: 'unexplained', detail };
   const times = refusal.series.count === undefined ? 'again' : `${refusal.series.count} times`;
-  const recordFold = foldToRecord(tj, refusal);
-  if (recordFold === undefined)
-    return {
-      kind: 'unexplained',
-      detail: `${detail} (refused ${times}, this note the first's; Trainer's next refusal comes as a new Event)`,
-    };
-  return {
-    kind: 'unexplained',
-    detail: `${detail} (refused ${times} at this version of the TrainJob, this note the first's; the fold is recorded on the TrainJob, so that Trainer's next refusal comes as a new Event with its own note)`,
-    recordFold,
-  };
+  return unexplained(detail, foldToRecord(tj, refusal), {
+    recorded: ` (refused ${times} at this version of the TrainJob, this note the first's; the fold is recorded on the TrainJob, so that Trainer's next refusal comes as a new Event with its own note)`,
+    notRecorded: ` (refused ${times}, this note the first's; Trainer's next refusal comes as a new Event)`,
+  });
 }
 
 /**
@@ -259,13 +262,9 @@ function noRefusal(
 ): Extract<RefusedResume, { kind: 'unexplained' }> {
   const name = js.metadata.name ?? '';
   const detail = `JobSet ${name} is still suspended ${Math.round(waitedMs / 1000)} s after the resume, and Trainer reported no refusal of it since`;
-  const recordFold = foldToRecord(tj, since);
-  if (recordFold === undefined) return { kind: 'unexplained', detail };
-  return {
-    kind: 'unexplained',
-    detail: `${detail} but in an Event stored in the second the JobSet was created, into which later ones are folded: the fold is recorded on the TrainJob, so that Trainer's next refusal comes as a new Event`,
-    recordFold,
-  };
+  return unexplained(detail, foldToRecord(tj, since), {
+    recorded: ` but in an Event stored in the second the JobSet was created, into which later ones are folded: the fold is recorded on the TrainJob, so that Trainer's next refusal comes as a new Event`,
+  });
 }
 
 /** Trainer's refusal Events as listed (core/v1), each checked: a malformed one is skipped, never thrown on. */

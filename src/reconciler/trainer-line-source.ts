@@ -1,15 +1,16 @@
 // The installed Trainer line, for the reconciler's decisions: found by feature from the live
-// TrainJob CRD (src/api/trainer-line-detect.ts), read with a watch on that one CRD (by name, raw
-// JSON: a typed client would rename x-kubernetes-validations) and followed, so a Trainer upgrade
-// changes the rules within a watch event. Until the CRD is read, or when it cannot be (no right,
+// TrainJob CRD (src/api/trainer-line-detect.ts), read with a watch on that one CRD (by name,
+// follow-by-name.ts; raw JSON: a typed client would rename x-kubernetes-validations) and followed,
+// so a Trainer upgrade changes the rules within a watch event. Until the CRD is read, or when it cannot be (no right,
 // deleted, unreadable), the careful rules apply (UNKNOWN_TRAINER_LINE), with a warning.
 // Read-only: putting the CRD patch back after an upgrade is not this module's concern.
-import { CustomObjectsApi, ListWatch, Watch, type KubeConfig, type KubernetesObject } from '@kubernetes/client-node';
+import { CustomObjectsApi, type KubeConfig, type KubernetesObject } from '@kubernetes/client-node';
 import { describeError } from '../cluster/errors.ts';
 import type { Logger } from '../observability/logger.ts';
 import { TRAINJOB_CRD } from '../api/names.ts';
 import { detectTrainerLine, type LineDetection } from '../api/trainer-line-detect.ts';
 import { UNKNOWN_TRAINER_LINE, type TrainerLine } from '../api/trainer-line.ts';
+import { followByName } from './follow-by-name.ts';
 
 export interface TrainerLineSource {
   current(): TrainerLine;
@@ -31,16 +32,6 @@ export function followTrainerLine(
 ): TrainerLineSource {
   const objects = kc.makeApiClient(CustomObjectsApi);
   let detection: LineDetection | undefined;
-  let stopped = false;
-  const byName = `metadata.name=${TRAINJOB_CRD}`;
-  const informer = new ListWatch<KubernetesObject>(
-    `/apis/${CRDS.group}/${CRDS.version}/${CRDS.plural}`,
-    new Watch(kc),
-    () => objects.listClusterCustomObject({ ...CRDS, fieldSelector: byName }) as Promise<never>,
-    false,
-    undefined,
-    byName,
-  );
   const adopt = (crd: KubernetesObject) => {
     const next = detectTrainerLine(crd);
     const changed = next.line.id !== detection?.line.id || next.fingerprint !== detection?.fingerprint;
@@ -51,33 +42,32 @@ export function followTrainerLine(
     if (next.line.id === 'unknown') opts.logger.warn(fields, next.summary);
     else opts.logger.info(fields, `Trainer line: ${next.summary}`);
   };
-  informer.on('add', adopt);
-  informer.on('update', adopt);
-  informer.on('delete', () =>
-    opts.logger.warn({ crd: TRAINJOB_CRD }, 'the TrainJob CRD was deleted; the last line found stays in force'),
+  const follower = followByName(
+    kc,
+    {
+      path: `/apis/${CRDS.group}/${CRDS.version}/${CRDS.plural}`,
+      name: TRAINJOB_CRD,
+      list: (fieldSelector) => objects.listClusterCustomObject({ ...CRDS, fieldSelector }),
+    },
+    {
+      onObject: adopt,
+      onDeleted: () =>
+        opts.logger.warn({ crd: TRAINJOB_CRD }, 'the TrainJob CRD was deleted; the last line found stays in force'),
+      onError: (err) =>
+        opts.logger.warn(
+          { crd: TRAINJOB_CRD, error: describeError(err) },
+          detection
+            ? 'the TrainJob CRD watch failed; the last line found stays in force; restarting it'
+            : 'the TrainJob CRD cannot be read, so no Trainer line is known: the most careful rules apply (Failed is terminal; standalone mode builds no JobSet); retrying',
+        ),
+    },
+    // A fixed delay: the line is what the decisions follow, worth a retry every few seconds.
+    { initialMs: opts.restartDelayMs ?? 5_000, maxMs: opts.restartDelayMs ?? 5_000 },
   );
-  informer.on('error', (err: unknown) => {
-    if (stopped) return;
-    opts.logger.warn(
-      { crd: TRAINJOB_CRD, error: describeError(err) },
-      detection
-        ? 'the TrainJob CRD watch failed; the last line found stays in force; restarting it'
-        : 'the TrainJob CRD cannot be read, so no Trainer line is known: the most careful rules apply (Failed is terminal; standalone mode builds no JobSet); retrying',
-    );
-    setTimeout(() => {
-      if (!stopped) informer.start().catch(() => undefined);
-    }, opts.restartDelayMs ?? 5_000).unref();
-  });
   return {
     current: () => detection?.line ?? UNKNOWN_TRAINER_LINE,
     detection: () => detection,
-    async start() {
-      // A first list that fails is reported through 'error' and retried; start does not wait for it.
-      await informer.start().catch(() => undefined);
-    },
-    async stop() {
-      stopped = true;
-      await informer.stop();
-    },
+    start: () => follower.start(),
+    stop: () => follower.stop(),
   };
 }

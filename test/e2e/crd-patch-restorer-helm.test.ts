@@ -26,8 +26,8 @@ import {
   type ControlPlane,
   type TrackedProcess,
 } from '../harness/index.ts';
-import { goAvailable, projectRoot } from '../harness/binaries.ts';
-import { ensureHelmBinaries, locateHelmBinaries } from '../harness/helm.ts';
+import { projectRoot } from '../harness/binaries.ts';
+import { ensureHelmBinaries, helmSkipReason } from '../harness/helm.ts';
 import { jsonEqual } from '../../src/rules/crd-patch-restore.ts';
 import { BLANKET_TRAINER_RULE, crdPatchOps, crdRestoreOps } from '../../src/rules/generate/crd-patch.ts';
 import { rulesFor } from '../../src/rules/table.ts';
@@ -41,12 +41,7 @@ const RESTORER_USER = 'system:serviceaccount:kubeflow-system:trainjob-webhook';
 const RELEASE = 'kubeflow-trainer';
 
 const avail = controlPlaneAvailability();
-const helmMissing = 'missing' in locateHelmBinaries() && !(goAvailable() && process.env.TJW_NO_BUILD !== '1');
-const skip = !avail.available
-  ? avail.reason
-  : helmMissing && process.env.CI !== 'true'
-    ? 'Helm 3 and 4 are not built and Go is not installed (hack/build-binaries.sh helm)'
-    : false;
+const skip = !avail.available ? avail.reason : helmSkipReason();
 
 const schemaOf = (crd: Obj): Obj => crd.spec.versions[0].schema.openAPIV3Schema;
 const trainerRules = (crd: Obj): Obj[] =>

@@ -32,8 +32,8 @@ import {
 import type { JobSet, TrainJob } from '../../src/api/objects.ts';
 import { startSidecar, type Sidecar } from '../reconciler/support/sidecar.ts';
 import { switchTrainer } from '../reconciler/support/trainer-upgrade.ts';
-import { ensureHelmBinaries, locateHelmBinaries } from '../harness/helm.ts';
-import { goAvailable, projectRoot } from '../harness/binaries.ts';
+import { ensureHelmBinaries, helmSkipReason } from '../harness/helm.ts';
+import { projectRoot } from '../harness/binaries.ts';
 import { helmFor, prepareTrainerChart, type Helm } from './support/trainer-chart.ts';
 import {
   api,
@@ -49,14 +49,11 @@ import { torchWithResources } from '../rebuild/line-cases.ts';
 const LINES: TrainerLine[] = ['v2.2.1', 'v2.3.0', 'main'];
 const controlPlane = controlPlaneAvailability();
 const missing = LINES.map((l) => upstreamControllersAvailability(process.env, l)).find((a) => !a.available);
-const helmMissing = 'missing' in locateHelmBinaries() && !(goAvailable() && process.env.TJW_NO_BUILD !== '1');
 const skip = !controlPlane.available
   ? controlPlane.reason
   : missing && !missing.available
     ? missing.reason
-    : helmMissing && process.env.CI !== 'true'
-      ? 'Helm 3 and 4 are not built and Go is not installed (hack/build-binaries.sh helm)'
-      : false;
+    : helmSkipReason();
 const RELEASE = 'kubeflow-trainer';
 /** The CRDs Trainer's v2.2.1 chart has in crds/, with JobSet's (its subchart's crds/). */
 const LINE_CRD_NAMES = {

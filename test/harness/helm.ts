@@ -17,6 +17,17 @@ export function locateHelmBinaries(env: NodeJS.ProcessEnv = process.env): HelmBi
   return missing.length > 0 ? { missing } : { helm3, helm4 };
 }
 
+/**
+ * Why a suite that runs Helm skips, or false: Helm neither built nor buildable (no Go, or
+ * TJW_NO_BUILD=1), outside CI (in CI a missing Helm fails the suite instead).
+ */
+export function helmSkipReason(env: NodeJS.ProcessEnv = process.env): string | false {
+  const missing = 'missing' in locateHelmBinaries(env) && !(goAvailable(env) && env.TJW_NO_BUILD !== '1');
+  return missing && env.CI !== 'true'
+    ? 'Helm 3 and 4 are not built and Go is not installed (hack/build-binaries.sh helm)'
+    : false;
+}
+
 /** Both Helms, building them first when missing and Go is available (minutes, cold). */
 export async function ensureHelmBinaries(env: NodeJS.ProcessEnv = process.env): Promise<HelmBinaries> {
   let found = locateHelmBinaries(env);

@@ -27,6 +27,7 @@ import { TRAINJOB_CRD } from '../../../src/api/names.ts';
 import { crdPatchOps } from '../../../src/rules/generate/crd-patch.ts';
 import { decideCrdPatchRestore } from '../../../src/rules/crd-patch-restore.ts';
 import { rulesFor } from '../../../src/rules/table.ts';
+import { upstreamTrainJobCrd } from '../../e2e/support/trainjobs.ts';
 import type { World } from './world.ts';
 
 /** JobSet's CRD of a line put whole in place of the stored one (with its resourceVersion: a CRD PUT is conditional). */
@@ -47,7 +48,8 @@ async function replaceJobSetCrd(w: World, line: TrainerLine): Promise<void> {
  */
 export async function patchBackFor(w: World, to: TrainerLine): Promise<number> {
   const t0 = performance.now();
-  const want = { 'v2.2.1': 'v2.2.1', 'v2.3.0': 'v2.3.0', main: 'main-8c0f5059' }[to];
+  // The line the new CRD is: what its vendored file is found to be.
+  const want = detectTrainerLine(upstreamTrainJobCrd(to)).line.id;
   await waitFor(
     `the TrainJob CRD: ${to}'s, with this project's patch back (the restorer)`,
     async () => {
