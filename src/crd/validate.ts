@@ -11,6 +11,7 @@
 // are dotted even for map keys, and ratcheting drops errors per correlated node.
 import { appendAll } from './append.ts';
 import { OMIT_VALUE, type FieldError } from '../field/errors.ts';
+import { KEPT_FIELD_ERRORS } from '../field/error-cap.ts';
 import { formatCheck } from './formats.ts';
 import { goFloat, goQuote } from '../field/gofmt.ts';
 import type { Correlation } from './ratchet.ts';
@@ -61,6 +62,8 @@ class Result {
   #seen: Set<string> | undefined;
 
   add(e: OpenApiError): this {
+    // Bounded (field/error-cap.ts): wrong-typed items by the 100,000 would each keep an error.
+    if (this.errors.length >= KEPT_FIELD_ERRORS) return this;
     // Most results hold an error or two: scan those; index the messages once there are many.
     if (this.errors.length < 16) {
       if (this.errors.some((x) => x.message === e.message)) return this;

@@ -3,6 +3,7 @@
 // and clients read a webhook denial exactly like a schema or CEL rejection.
 import { errorBody, errorString } from '../field/errors.ts';
 import type { FieldError } from '../field/errors.ts';
+import { MAX_FIELD_ERRORS } from '../field/error-cap.ts';
 import { goQuote } from '../field/gofmt.ts';
 import { TRAINJOB_GROUP, TRAINJOB_KIND } from '../api/names.ts';
 
@@ -27,6 +28,13 @@ export interface Status {
   };
 }
 
+/**
+ * Appended (as a cause and to the message) when causes were left out (field/error-cap.ts): the
+ * sentinel kube-apiserver appends where it cuts an error list (apiserver's storage/etcd3
+ * corrupt_obj_deleter.go, errTooMany), with the count listed.
+ */
+export const TRUNCATED_CAUSES = `too many errors, the list is truncated: the first ${MAX_FIELD_ERRORS} are listed`;
+
 /** `TrainJob.trainer.kubeflow.org` (schema.GroupKind.String()). */
 const GROUP_KIND = `${TRAINJOB_KIND}.${TRAINJOB_GROUP}`;
 /** `trainjobs.trainer.kubeflow.org` (schema.GroupResource.String(), what NewForbidden names). */
@@ -47,8 +55,9 @@ export function denialStatus(name: string, causes: readonly FieldError[]): Statu
 }
 
 /** apierrors.NewInvalid(GroupKind{trainer.kubeflow.org, TrainJob}, name, errs). */
-export function invalidStatus(name: string, causes: readonly FieldError[]): Status {
-  const agg = aggregate(causes.map(errorString));
+export function invalidStatus(name: string, all: readonly FieldError[]): Status {
+  const causes = shown(all);
+  const agg = aggregateShown(causes, all);
   return {
     metadata: {},
     status: 'Failure',
@@ -58,13 +67,14 @@ export function invalidStatus(name: string, causes: readonly FieldError[]): Stat
         : `${GROUP_KIND} ${goQuote(name)} is invalid: ${agg}`,
     reason: 'Invalid',
     code: 422,
-    details: { name, group: TRAINJOB_GROUP, kind: TRAINJOB_KIND, causes: causes.map(toCause) },
+    details: { name, group: TRAINJOB_GROUP, kind: TRAINJOB_KIND, causes: causesOf(causes, all) },
   };
 }
 
 /** apierrors.NewForbidden(GroupResource{trainer.kubeflow.org, trainjobs}, name, errs.ToAggregate()). */
-export function forbiddenStatus(name: string, causes: readonly FieldError[]): Status {
-  const agg = aggregate(causes.map(errorString)) ?? '';
+export function forbiddenStatus(name: string, all: readonly FieldError[]): Status {
+  const causes = shown(all);
+  const agg = aggregateShown(causes, all) ?? '';
   const message =
     name === '' ? `${GROUP_RESOURCE} is forbidden: ${agg}` : `${GROUP_RESOURCE} ${goQuote(name)} is forbidden: ${agg}`;
   return {
@@ -74,7 +84,7 @@ export function forbiddenStatus(name: string, causes: readonly FieldError[]): St
     reason: 'Forbidden',
     code: 403,
     // NewForbidden puts the resource (not the kind) in details.kind.
-    details: { name, group: TRAINJOB_GROUP, kind: RESOURCE, causes: causes.map(toCause) },
+    details: { name, group: TRAINJOB_GROUP, kind: RESOURCE, causes: causesOf(causes, all) },
   };
 }
 
@@ -85,21 +95,40 @@ export function forbiddenStatus(name: string, causes: readonly FieldError[]): St
  * server would turn it into a Retry-After header, and client-go (kubectl, Argo CD, Flux) would
  * then retry silently up to 10 times before the user sees the reason.
  */
-export function transientStatus(name: string, causes: readonly FieldError[]): Status {
-  const agg = aggregate(causes.map(errorString)) ?? '';
+export function transientStatus(name: string, all: readonly FieldError[]): Status {
+  const causes = shown(all);
+  const agg = aggregateShown(causes, all) ?? '';
   return {
     metadata: {},
     status: 'Failure',
     message: `${GROUP_KIND} ${goQuote(name)} cannot be changed now: ${agg}`,
     reason: 'ServiceUnavailable',
     code: 503,
-    details: { name, group: TRAINJOB_GROUP, kind: TRAINJOB_KIND, causes: causes.map(toCause) },
+    details: { name, group: TRAINJOB_GROUP, kind: TRAINJOB_KIND, causes: causesOf(causes, all) },
   };
 }
 
 /** apierrors.NewInternalError(errs.ToAggregate()), with one cause per field error. */
-export function internalErrorStatus(causes: readonly FieldError[]): Status {
-  return internalError(aggregate(causes.map(errorString)) ?? '', causes.map(toCause));
+export function internalErrorStatus(all: readonly FieldError[]): Status {
+  const causes = shown(all);
+  return internalError(aggregateShown(causes, all) ?? '', causesOf(causes, all));
+}
+
+/** The causes an answer lists: the first MAX_FIELD_ERRORS. */
+function shown(all: readonly FieldError[]): readonly FieldError[] {
+  return all.length > MAX_FIELD_ERRORS ? all.slice(0, MAX_FIELD_ERRORS) : all;
+}
+
+function aggregateShown(causes: readonly FieldError[], all: readonly FieldError[]): string | undefined {
+  const messages = causes.map(errorString);
+  if (causes.length < all.length) messages.push(TRUNCATED_CAUSES);
+  return aggregate(messages);
+}
+
+function causesOf(causes: readonly FieldError[], all: readonly FieldError[]): StatusCause[] {
+  const out = causes.map(toCause);
+  if (causes.length < all.length) out.push({ message: TRUNCATED_CAUSES });
+  return out;
 }
 
 /** apierrors.NewInternalError(err) for an error thrown while deciding (a bug, not a rule). */
