@@ -4,6 +4,9 @@
 // hold 700 MiB. Each request takes its Content-Length (a full body limit when it has none) from
 // a byte budget before its body is read, and gives it back when its response is done; a request
 // that does not fit waits (its socket is not read: TCP holds the rest) rather than failing.
+// A small body (LIGHT_BODY_BYTES, every real TrainJob review but the largest) is not held here:
+// it would wait behind 7 MiB bodies in the queue, and what it holds once read is bounded by the
+// decision budget (decision-budget.ts).
 import type { ServerResponse } from 'node:http';
 import type { FastifyInstance } from 'fastify';
 
@@ -13,6 +16,9 @@ import type { FastifyInstance } from 'fastify';
  * Ordinary bodies (a few KB) pass by the thousand.
  */
 export const MAX_SIZE_BODIES_IN_FLIGHT = 2;
+
+/** Bodies no larger than this (with a Content-Length) are read without waiting for the budget. */
+export const LIGHT_BODY_BYTES = 256 * 1024;
 
 export class ByteBudget {
   readonly capacity: number;
@@ -107,7 +113,7 @@ export function boundBodiesInFlight(app: FastifyInstance, budget: ByteBudget, bo
   app.addHook('preParsing', (request, reply, payload, done) => {
     const length = Number(request.headers['content-length']);
     // Refused before it is read (413): nothing to hold.
-    if (Number.isFinite(length) && (length > bodyLimit || length === 0)) return done(null, payload);
+    if (Number.isFinite(length) && (length > bodyLimit || length <= LIGHT_BODY_BYTES)) return done(null, payload);
     const bytes = Number.isFinite(length) ? length : bodyLimit;
     if (budget.tryTake(bytes)) {
       hold(reply.raw, bytes);

@@ -1,10 +1,15 @@
 // Request bodies are parsed losslessly (int64 fields such as activeDeadlineSeconds beyond 2^53
 // stay exact). Every content type goes through this parser: the API server always sends
 // application/json, and a curl user who forgot `-H 'Content-Type: application/json'` gets the
-// same answer rather than a 415.
-import type { FastifyInstance } from 'fastify';
+// same answer rather than a 415. Before a body is parsed it is read once (json/nesting-scan.ts):
+// text nested too deep is refused there (parsing it first held ~190 MiB for 7 MiB of `[`), and
+// its weight is taken from the decision budget (decision-budget.ts) until its answer is sent.
+import type { ServerResponse } from 'node:http';
+import type { FastifyInstance, FastifyRequest } from 'fastify';
 import { GO_MAX_JSON_DEPTH, JsonDepthError, parseJsonLossless } from '../json/lossless.ts';
-import { deeperThanAt } from '../json/nesting-scan.ts';
+import { scanJsonText } from '../json/nesting-scan.ts';
+import { LIGHT_BODY_BYTES } from './body-budget.ts';
+import { DecisionBudget, decisionWeight, holdUntilDone } from './decision-budget.ts';
 
 /**
  * The deepest body accepted: the deepest object the API server's decoder accepts (Go's 10,000
@@ -18,28 +23,50 @@ export class BodyParseError extends Error {
   readonly statusCode = 400;
 }
 
-/**
- * Text too deep is refused before it is parsed (json/nesting-scan.ts): parsing 7 MiB of `[` to
- * find it too deep held ~190 MiB. Text shorter than two brackets a level cannot nest that deep
- * (nearly every body), and text the scan passed needs no depth check in the parser.
- */
-function parseBody(text: string): unknown {
-  if (text.length <= 2 * ADMISSION_MAX_DEPTH) return parseJsonLossless(text, ADMISSION_MAX_DEPTH);
-  const at = deeperThanAt(text, ADMISSION_MAX_DEPTH);
-  if (at !== -1) throw new JsonDepthError(ADMISSION_MAX_DEPTH, at);
-  return parseJsonLossless(text, Number.POSITIVE_INFINITY);
+/** The response of a request, kept on it by the preParsing hook: the parser has no reply. */
+const responseOf = Symbol('responseOf');
+type WithResponse = FastifyRequest & { [responseOf]?: ServerResponse };
+
+/** Parses text the scan found within the depth bound: the parser need not check it again. */
+function parseScanned(text: string, done: (err: Error | null, body?: unknown) => void): void {
+  let body: unknown;
+  try {
+    body = parseJsonLossless(text, Number.POSITIVE_INFINITY);
+  } catch (err) {
+    return done(new BodyParseError(`request body is not valid JSON: ${(err as Error).message}`), undefined);
+  }
+  done(null, body);
 }
 
-export function useLosslessJsonBodies(app: FastifyInstance): void {
+export function useLosslessJsonBodies(app: FastifyInstance, budget: DecisionBudget): void {
   app.removeAllContentTypeParsers();
-  const parse = (_req: unknown, body: string | Buffer, done: (err: Error | null, body?: unknown) => void): void => {
+  app.addHook('preParsing', (request, reply, payload, done) => {
+    (request as WithResponse)[responseOf] = reply.raw;
+    done(null, payload);
+  });
+  const parse = (
+    req: FastifyRequest,
+    body: string | Buffer,
+    done: (err: Error | null, body?: unknown) => void,
+  ): void => {
     const text = body as string;
     if (text.trim() === '') return done(null, undefined);
-    try {
-      done(null, parseBody(text));
-    } catch (err) {
-      done(new BodyParseError(`request body is not valid JSON: ${(err as Error).message}`), undefined);
+    const shape = scanJsonText(text, ADMISSION_MAX_DEPTH);
+    if (shape.tooDeepAt !== -1) {
+      const err = new JsonDepthError(ADMISSION_MAX_DEPTH, shape.tooDeepAt);
+      return done(new BodyParseError(`request body is not valid JSON: ${err.message}`), undefined);
     }
+    const weight = decisionWeight(text.length, shape.tokens);
+    const decide = (): void => {
+      const res = (req as WithResponse)[responseOf];
+      if (res) holdUntilDone(budget, res, weight);
+      else budget.give(weight);
+      parseScanned(text, done);
+    };
+    // A body the byte budget held may wait for room: what waits is bounded there.
+    const taken = budget.take(weight, text.length > LIGHT_BODY_BYTES, decide);
+    if (taken === undefined) decide();
+    else if (taken !== 'waiting') done(taken, undefined);
   };
   // The same parser twice: Fastify caches the parser it finds for a named type, but looks for
   // the catch-all again (parsing the Content-Type header) on every request.

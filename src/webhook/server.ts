@@ -15,6 +15,7 @@ import type { KeyPair } from '../certs/keypair.ts';
 import { servingTlsOptions } from '../certs/serving-options.ts';
 import { useLosslessJsonBodies } from './json-body.ts';
 import { boundBodiesInFlight, ByteBudget, MAX_SIZE_BODIES_IN_FLIGHT } from './body-budget.ts';
+import { DecisionBudget } from './decision-budget.ts';
 import { MUTATE_PATH, registerMutateRoute } from './mutate.ts';
 import { VALIDATE_PATH, registerValidateRoute } from './validate.ts';
 
@@ -39,6 +40,8 @@ export interface AdmissionServerConfig {
   bodyLimit?: number;
   /** Request body bytes held at once (body-budget.ts); defaults to two maximum-size bodies. */
   bodyBudget?: ByteBudget;
+  /** What the decisions under way may hold at once, by weight (decision-budget.ts). */
+  decisionBudget?: DecisionBudget;
   /** How idle keep-alive connections are closed on shutdown (see connection-drain.ts). */
   drain?: DrainTiming;
 }
@@ -84,7 +87,7 @@ export async function buildAdmissionServer(
     drain.start();
   });
 
-  useLosslessJsonBodies(app);
+  useLosslessJsonBodies(app, config.decisionBudget ?? new DecisionBudget());
   boundBodiesInFlight(app, config.bodyBudget ?? new ByteBudget(MAX_SIZE_BODIES_IN_FLIGHT * bodyLimit), bodyLimit);
   instrumentWebhookPaths(app, deps.metrics, [VALIDATE_PATH, MUTATE_PATH]);
   const edge = { logger: deps.logger, metrics: deps.metrics };
@@ -111,6 +114,8 @@ export async function buildAdmissionServer(
     } else if (err.code === 'FST_ERR_CTP_INVALID_MEDIA_TYPE') {
       error = `unsupported Content-Type ${JSON.stringify(req.headers['content-type'] ?? '')}: send the AdmissionReview as application/json`;
     }
+    // A shed request (decision-budget.ts): the API server's client retries a 429 after Retry-After.
+    if (code === 429) reply.header('retry-after', '1');
     req.log.warn({ code, error }, 'request refused');
     return reply.code(code).send({ error });
   });

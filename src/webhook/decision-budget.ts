@@ -1,0 +1,126 @@
+// A bound on what the decisions under way hold at once. The byte budget (body-budget.ts) bounds
+// the bodies being read, but what a decision holds grows with the values a body has, not its
+// bytes: a 0.9 MiB list of 300,000 `{}` held ~65 MB while decided (~110 B a value; 2.9 MiB of
+// them exhausted a 256 MiB heap on its own). Each body is weighed once it is read, before it is
+// parsed (its bytes plus DECISION_BYTES_PER_TOKEN per value, from json/nesting-scan.ts), and its
+// weight is held until its response is done.
+//   - heavier than the budget less its reserve: 413, it can never be decided here;
+//   - a heavy body (over LIGHT_WEIGHT) that does not fit under the reserve waits its turn (first
+//     come, first served) when the byte budget holds its bytes (a large body: what waits is
+//     bounded there), else it is shed: 429, Retry-After: 1 (a small body of many values: any
+//     number of connections could hold such bodies waiting);
+//   - a light body (every real TrainJob review) may use the reserve too, and is never queued
+//     behind heavy ones; 429 only when the whole budget is full.
+// Under failurePolicy: Fail the API server refuses the write on a 413 or 429 (README, "Hostile
+// traffic"): a flood can delay or refuse writes, never admit one.
+import type { ServerResponse } from 'node:http';
+
+/** What the decisions under way may hold at once, by weight. */
+export const DECISION_BUDGET_BYTES = 128 * 1024 * 1024;
+/** Kept for light requests: heavy ones may fill only the rest. */
+export const LIGHT_RESERVE_BYTES = 16 * 1024 * 1024;
+/** A body weighing no more than this is light (a real TrainJob review weighs a few hundred KiB). */
+export const LIGHT_WEIGHT = 1024 * 1024;
+/**
+ * The weight of one value (bracket, comma or colon). Measured (bench/RESULTS.md, "Hostile flood"):
+ * the worst shape, a list of empty objects in a typed field, held ~110 B a value at its peak.
+ */
+export const DECISION_BYTES_PER_TOKEN = 128;
+
+export function decisionWeight(bytes: number, tokens: number): number {
+  return bytes + DECISION_BYTES_PER_TOKEN * tokens;
+}
+
+export class DecisionRefused extends Error {
+  override name = 'DecisionRefused';
+  readonly statusCode: 413 | 429;
+  constructor(statusCode: 413 | 429, message: string) {
+    super(message);
+    this.statusCode = statusCode;
+  }
+}
+
+export class DecisionBudget {
+  readonly capacity: number;
+  readonly reserve: number;
+  #used = 0;
+  #peak = 0;
+  readonly #waiting: Array<{ weight: number; granted: () => void }> = [];
+
+  constructor(capacity = DECISION_BUDGET_BYTES, reserve = LIGHT_RESERVE_BYTES) {
+    this.capacity = capacity;
+    this.reserve = reserve;
+  }
+
+  get used(): number {
+    return this.#used;
+  }
+
+  get peak(): number {
+    return this.#peak;
+  }
+
+  get waiting(): number {
+    return this.#waiting.length;
+  }
+
+  /**
+   * Takes `weight`: undefined once taken (at once, or `granted` is called later when `mayWait`
+   * and the body is heavy), else why not. The caller gives it back (once) with `give`.
+   */
+  take(weight: number, mayWait: boolean, granted: () => void): DecisionRefused | 'waiting' | undefined {
+    const heavyRoom = this.capacity - this.reserve;
+    if (weight > heavyRoom) {
+      return new DecisionRefused(
+        413,
+        `request body is too heavy to decide: its estimated decision memory (${weight} bytes: its bytes and ${DECISION_BYTES_PER_TOKEN} a value) exceeds the ${heavyRoom} one request may hold; the API server never sends such a review`,
+      );
+    }
+    const heavy = weight > LIGHT_WEIGHT;
+    if (this.#fits(weight, heavy) && !(heavy && this.#waiting.length > 0)) {
+      this.#take(weight);
+      return undefined;
+    }
+    if (heavy && mayWait) {
+      this.#waiting.push({ weight, granted });
+      return 'waiting';
+    }
+    return new DecisionRefused(429, 'the webhook is deciding as much as its memory allows: retry in a second');
+  }
+
+  give(weight: number): void {
+    this.#used -= weight;
+    while (this.#waiting.length > 0 && this.#fits(this.#waiting[0].weight, true)) {
+      const next = this.#waiting.shift()!;
+      this.#take(next.weight);
+      next.granted();
+    }
+  }
+
+  #fits(weight: number, heavy: boolean): boolean {
+    return this.#used + weight <= (heavy ? this.capacity - this.reserve : this.capacity);
+  }
+
+  #take(weight: number): void {
+    this.#used += weight;
+    if (this.#used > this.#peak) this.#peak = this.#used;
+  }
+}
+
+const heldWeight = Symbol('heldWeight');
+type HoldingResponse = ServerResponse & { [heldWeight]?: number };
+
+/** Holds `weight` of `budget` until `res` is done (sent, or its client gone), by one shared listener. */
+export function holdUntilDone(budget: DecisionBudget, res: ServerResponse, weight: number): void {
+  const holding = res as HoldingResponse;
+  if (res.writableFinished || res.destroyed) return budget.give(weight);
+  holding[heldWeight] = (holding[heldWeight] ?? 0) + weight;
+  if (holding[heldWeight] === weight) res.once('close', () => giveBack(budget, holding));
+}
+
+function giveBack(budget: DecisionBudget, res: HoldingResponse): void {
+  const weight = res[heldWeight];
+  if (weight === undefined) return;
+  res[heldWeight] = undefined;
+  budget.give(weight);
+}
