@@ -21,6 +21,13 @@ const REDACTED_PATHS = [
   'request.oldObject',
 ];
 
+/**
+ * What the log may hold unwritten. Pino's default destination buffers without a bound while
+ * stdout is slower than the logging: a flood of reviews with a 1 MiB uid each exhausted the
+ * heap that way. Past the bound, lines are dropped (sonic-boom's maxLength), not held.
+ */
+export const LOG_BUFFER_BYTES = 8 * 1024 * 1024;
+
 export function createLogger(level: LogLevel, destination?: DestinationStream): Logger {
   const options = {
     level,
@@ -30,7 +37,7 @@ export function createLogger(level: LogLevel, destination?: DestinationStream): 
     formatters: { level: (label: string) => ({ level: label }) },
     redact: { paths: REDACTED_PATHS, censor: '[redacted]' },
   };
-  return destination ? pino(options, destination) : pino(options);
+  return pino(options, destination ?? pino.destination({ fd: 1, sync: false, maxLength: LOG_BUFFER_BYTES }));
 }
 
 /** The one line logged per admission request. */
@@ -56,7 +63,36 @@ export interface AdmissionLogEntry {
   latencyMs: number;
 }
 
+/** The longest string an admission line carries: the request's strings are anyone's to choose. */
+export const LOGGED_STRING_CHARS = 256;
+/** The most rule ids an admission line lists. */
+export const LOGGED_RULES = 32;
+
 export function logAdmission(logger: Logger, entry: AdmissionLogEntry): void {
-  if (entry.decision === 'error') logger.error(entry, 'admission');
-  else logger.info(entry, 'admission');
+  const line: AdmissionLogEntry = {
+    ...entry,
+    reqId: clip(entry.reqId),
+    namespace: clipOptional(entry.namespace),
+    name: clipOptional(entry.name),
+    user: clipOptional(entry.user),
+    rules: entry.rules && entry.rules.length > 0 ? clipRules(entry.rules) : entry.rules,
+    error: clipOptional(entry.error),
+  };
+  if (entry.decision === 'error') logger.error(line, 'admission');
+  else logger.info(line, 'admission');
+}
+
+/** A string cut to LOGGED_STRING_CHARS, saying how long it was. */
+export function clip(s: string): string {
+  return s.length <= LOGGED_STRING_CHARS ? s : `${s.slice(0, LOGGED_STRING_CHARS)}...(${s.length} chars)`;
+}
+
+function clipOptional(s: string | undefined): string | undefined {
+  return s === undefined ? undefined : clip(s);
+}
+
+function clipRules(rules: string[]): string[] {
+  const shown = rules.slice(0, LOGGED_RULES).map(clip);
+  if (rules.length > LOGGED_RULES) shown.push(`...(${rules.length} rules)`);
+  return shown;
 }

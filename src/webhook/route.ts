@@ -8,6 +8,7 @@ import type { WebhookMetrics } from '../observability/metrics.ts';
 import { EnvelopeError, answer, parseAdmissionReview, wrongKind } from './envelope.ts';
 import type { AdmissionReviewRequest, AnswerParts } from './envelope.ts';
 import { badRequestStatus, thrownErrorStatus } from './status.ts';
+import { sendJson } from './answer-writer.ts';
 
 export interface EdgeDeps {
   logger: Logger;
@@ -88,6 +89,6 @@ export function admissionRoute(
       error,
       latencyMs: Math.round(seconds * 1e5) / 100,
     });
-    return reply.code(200).send(body);
+    return sendJson(reply.code(200), body);
   });
 }
