@@ -30,9 +30,12 @@ ENV NODE_ENV=production
 # V8's young generation: on a large node Node lets each semi-space grow to 64 MiB, and a webhook
 # under load keeps 128 MiB of new space committed while its live heap is 20-50 MiB. 8 MiB took the
 # offline serve's RSS after load from ~245 to ~150 MiB at no measured cost in requests/s; 2 MiB
-# cost 15-30 % (bench/RESULTS.md, "Footprint"). Both containers run with it; a container's own
-# NODE_OPTIONS replaces it.
-ENV NODE_OPTIONS=--max-semi-space-size=8
+# cost 15-30 % (bench/RESULTS.md, "Footprint"). The old generation is capped at 256 MiB: under a
+# flood of hostile reviews V8 otherwise grows the heap towards the container's 512Mi limit before it
+# collects (bench/RESULTS.md, "Hostile flood"); the webhook's budgets keep its decisions within it.
+# The reconciler's heap grows with the TrainJobs, JobSets and Jobs it watches: its container sets
+# its own NODE_OPTIONS (--max-semi-space-size=8 alone), which replaces this one.
+ENV NODE_OPTIONS="--max-semi-space-size=8 --max-old-space-size=256"
 COPY --from=build /app/node_modules ./node_modules
 COPY package.json ./
 COPY --from=build /app/dist/bin ./bin

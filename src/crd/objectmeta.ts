@@ -4,6 +4,7 @@
 // and pkg/util/validation. Checks that depend on what the API server itself fills in before a
 // webhook runs (a missing name or namespace, resourceVersion on update) are left out by default:
 // a hand-written object for an offline review lacks them without being wrong.
+import { KEPT_FIELD_ERRORS } from '../field/error-cap.ts';
 import { appendAll } from './append.ts';
 import { OMIT_VALUE, type FieldError } from '../field/errors.ts';
 import { RE2JS } from 're2js';
@@ -149,6 +150,8 @@ const stringMap = (v: unknown): Array<[string, string]> =>
 function labelErrors(labels: unknown, base: string): FieldError[] {
   const errs: FieldError[] = [];
   for (const [k, v] of stringMap(labels)) {
+    // Bounded like every error list (field/error-cap.ts): 100,000 bad keys would keep as many.
+    if (errs.length >= KEPT_FIELD_ERRORS) break;
     for (const m of qualifiedNameErrors(k)) errs.push(invalid(`${base}.labels`, k, m));
     for (const m of labelValueErrors(v)) errs.push(invalid(`${base}.labels`, v, m));
   }
@@ -159,7 +162,8 @@ function annotationErrors(annotations: unknown, base: string): FieldError[] {
   const errs: FieldError[] = [];
   let size = 0;
   for (const [k, v] of stringMap(annotations)) {
-    for (const m of qualifiedNameErrors(k.toLowerCase())) errs.push(invalid(`${base}.annotations`, k, m));
+    if (errs.length < KEPT_FIELD_ERRORS)
+      for (const m of qualifiedNameErrors(k.toLowerCase())) errs.push(invalid(`${base}.annotations`, k, m));
     size += byteLength(k) + byteLength(v);
   }
   if (size > 256 * 1024)

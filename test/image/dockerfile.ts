@@ -75,9 +75,10 @@ export function parseDockerfile(text: string): Stage[] {
         stage.instructions.push({ op, command: rest });
         break;
       case 'ENV': {
-        const env = /^([A-Za-z_][A-Za-z0-9_]*)=(\S*)$/.exec(rest);
-        if (!env) throw new Error(`ENV must be one NAME=value: ${rest}`);
-        stage.instructions.push({ op, name: env[1]!, value: env[2]! });
+        // One NAME=value, the value bare or in double quotes (no escapes).
+        const env = /^([A-Za-z_][A-Za-z0-9_]*)=(?:"([^"\\]*)"|(\S*))$/.exec(rest);
+        if (!env) throw new Error(`ENV must be one NAME=value or NAME="value": ${rest}`);
+        stage.instructions.push({ op, name: env[1]!, value: env[2] ?? env[3]! });
         break;
       }
       case 'USER':
