@@ -9,7 +9,8 @@ import type { FastifyInstance, FastifyRequest } from 'fastify';
 import { GO_MAX_JSON_DEPTH, JsonDepthError, parseJsonLossless } from '../json/lossless.ts';
 import { scanJsonText } from '../json/nesting-scan.ts';
 import { LIGHT_BODY_BYTES } from './body-budget.ts';
-import { DecisionBudget, decisionWeight, holdUntilDone } from './decision-budget.ts';
+import { DecisionBudget, decisionWeight, holdUntilDone, LIGHT_WEIGHT } from './decision-budget.ts';
+import { HeavyTurns } from './heavy-turns.ts';
 
 /**
  * The deepest body accepted: the deepest object the API server's decoder accepts (Go's 10,000
@@ -40,6 +41,7 @@ function parseScanned(text: string, done: (err: Error | null, body?: unknown) =>
 
 export function useLosslessJsonBodies(app: FastifyInstance, budget: DecisionBudget): void {
   app.removeAllContentTypeParsers();
+  const turns = new HeavyTurns();
   app.addHook('preParsing', (request, reply, payload, done) => {
     (request as WithResponse)[responseOf] = reply.raw;
     done(null, payload);
@@ -63,9 +65,11 @@ export function useLosslessJsonBodies(app: FastifyInstance, budget: DecisionBudg
       else budget.give(weight);
       parseScanned(text, done);
     };
+    // Heavy bodies are parsed and decided one per turn of the event loop (heavy-turns.ts).
+    const start = weight > LIGHT_WEIGHT ? () => turns.run(decide) : decide;
     // A body the byte budget held may wait for room: what waits is bounded there.
-    const taken = budget.take(weight, text.length > LIGHT_BODY_BYTES, decide);
-    if (taken === undefined) decide();
+    const taken = budget.take(weight, text.length > LIGHT_BODY_BYTES, start);
+    if (taken === undefined) start();
     else if (taken !== 'waiting') done(taken, undefined);
   };
   // The same parser twice: Fastify caches the parser it finds for a named type, but looks for
