@@ -36,6 +36,7 @@ const rssAbort = Number(process.env.RSS_ABORT_MIB ?? 2048) * 1024 * 1024;
 const LIMIT = 512 * 1024 * 1024;
 const VALIDATE = '/validate-trainer-kubeflow-org-v1alpha1-trainjob';
 const MUTATE = '/mutate-trainer-kubeflow-org-v1alpha1-trainjob';
+const OFFLINE_SERVE = ['serve', '--port', '0', '--ops-port', '0'];
 
 /** The image's NODE_OPTIONS: the Dockerfile's last `ENV NODE_OPTIONS=` line. */
 function imageNodeOptions(dockerfile: string): string {
@@ -59,24 +60,13 @@ interface Server {
 }
 
 async function startServer(dir: string): Promise<Server> {
-  const child = spawn(
-    pinning.serverPrefix[0] ?? process.execPath,
-    [
-      ...pinning.serverPrefix.slice(1),
-      ...(pinning.serverPrefix.length > 0 ? [process.execPath] : []),
-      bin,
-      'serve',
-      '--port',
-      '0',
-      '--ops-port',
-      '0',
-    ],
-    {
-      cwd: dir,
-      stdio: ['ignore', 'pipe', 'pipe'],
-      env: { ...process.env, NODE_OPTIONS: nodeOptions, NODE_ENV: 'production', KUBERNETES_SERVICE_HOST: '' },
-    },
-  );
+  // Offline, its self-signed certificate in dir/certs: the flags the image's CMD leaves out.
+  const args = [...pinning.serverPrefix, process.execPath, bin, ...OFFLINE_SERVE];
+  const child = spawn(args[0], args.slice(1), {
+    cwd: dir,
+    stdio: ['ignore', 'pipe', 'pipe'],
+    env: { ...process.env, NODE_OPTIONS: nodeOptions, NODE_ENV: 'production', KUBERNETES_SERVICE_HOST: '' },
+  });
   let logged = 0;
   let head = '';
   let exit: string | undefined;

@@ -44,7 +44,6 @@ export class DecisionBudget {
   readonly capacity: number;
   readonly reserve: number;
   #used = 0;
-  #peak = 0;
   readonly #waiting: Array<{ weight: number; granted: () => void }> = [];
 
   constructor(capacity = DECISION_BUDGET_BYTES, reserve = LIGHT_RESERVE_BYTES) {
@@ -54,14 +53,6 @@ export class DecisionBudget {
 
   get used(): number {
     return this.#used;
-  }
-
-  get peak(): number {
-    return this.#peak;
-  }
-
-  get waiting(): number {
-    return this.#waiting.length;
   }
 
   /**
@@ -103,7 +94,6 @@ export class DecisionBudget {
 
   #take(weight: number): void {
     this.#used += weight;
-    if (this.#used > this.#peak) this.#peak = this.#used;
   }
 }
 

@@ -8,10 +8,6 @@ export class HeavyTurns {
   readonly #queue: Array<() => void> = [];
   #scheduled = false;
 
-  get waiting(): number {
-    return this.#queue.length;
-  }
-
   /** Runs `work` in a later turn of the event loop, after the heavy work queued before it. */
   run(work: () => void): void {
     this.#queue.push(work);

@@ -16,6 +16,20 @@ import { createMetrics } from '../../src/observability/metrics.ts';
 import { buildAdmissionServer } from '../../src/webhook/server.ts';
 import { DecisionBudget } from '../../src/webhook/decision-budget.ts';
 
+/** The admission server as `serve` builds it, with the upstream CRD and these settings. */
+async function policyServer(config: { decisionBudget?: DecisionBudget } = {}, logger = createLogger('silent')) {
+  const policy = await loadPolicyFromFile(UPSTREAM_TRAINJOB_CRD);
+  return buildAdmissionServer(
+    { tls: await testCert(), ...config },
+    { validator: createValidator({ policy }), logger, metrics: createMetrics() },
+  );
+}
+
+type Server = Awaited<ReturnType<typeof policyServer>>;
+
+const postJson = (app: Server, payload: string) =>
+  app.inject({ method: 'POST', url: VALIDATE, payload, headers: { 'content-type': 'application/json' } });
+
 const withOptions = (options: string) =>
   JSON.stringify(review('CREATE')).replace('"options":null', `"options":${options}`);
 
@@ -59,50 +73,27 @@ describe('text nested too deep is refused before it is parsed', () => {
 });
 
 describe('the decision budget', () => {
-  async function budgetServer(budget: DecisionBudget) {
-    const policy = await loadPolicyFromFile(UPSTREAM_TRAINJOB_CRD);
-    return buildAdmissionServer(
-      { tls: await testCert(), decisionBudget: budget },
-      { validator: createValidator({ policy }), logger: createLogger('silent'), metrics: createMetrics() },
-    );
-  }
-
   it('a body whose decision would hold more than a request may (7 MiB of {} values) is refused with 413', async () => {
-    const app = await budgetServer(new DecisionBudget());
+    const app = await policyServer({ decisionBudget: new DecisionBudget() });
     const body = withOptions(`[${Array(2_000_000).fill('{}').join(',')}]`);
-    const res = await app.inject({
-      method: 'POST',
-      url: VALIDATE,
-      payload: body,
-      headers: { 'content-type': 'application/json' },
-    });
+    const res = await postJson(app, body);
     assert.equal(res.statusCode, 413);
     assert.match(res.json().error, /^request body is too heavy to decide/);
   });
 
   it('a small heavy body that does not fit is shed with 429 and Retry-After: 1; a light review still fits in the reserve', async () => {
     const budget = new DecisionBudget(32 * 1024 * 1024, 16 * 1024 * 1024);
-    const app = await budgetServer(budget);
+    const app = await policyServer({ decisionBudget: budget });
     // 100,000 values in ~200 KiB weigh ~12 MiB: under the 16 MiB heavy bodies may use, once.
     assert.equal(
       budget.take(10 * 1024 * 1024, false, () => {}),
       undefined,
     );
     const heavy = withOptions(`[${Array(100_000).fill(1).join(',')}]`);
-    const res = await app.inject({
-      method: 'POST',
-      url: VALIDATE,
-      payload: heavy,
-      headers: { 'content-type': 'application/json' },
-    });
+    const res = await postJson(app, heavy);
     assert.equal(res.statusCode, 429);
     assert.equal(res.headers['retry-after'], '1');
-    const light = await app.inject({
-      method: 'POST',
-      url: VALIDATE,
-      payload: JSON.stringify(review('UPDATE')),
-      headers: { 'content-type': 'application/json' },
-    });
+    const light = await postJson(app, JSON.stringify(review('UPDATE')));
     assert.equal(light.statusCode, 200);
     assert.equal(light.json().response.allowed, true);
     budget.give(10 * 1024 * 1024);
@@ -112,13 +103,7 @@ describe('the decision budget', () => {
 
 describe('large answers', () => {
   it('an answer of 3 MiB goes out in slices and arrives whole (a surrogate pair at every slice edge)', async () => {
-    const app = await (async () => {
-      const policy = await loadPolicyFromFile(UPSTREAM_TRAINJOB_CRD);
-      return buildAdmissionServer(
-        { tls: await testCert() },
-        { validator: createValidator({ policy }), logger: createLogger('silent'), metrics: createMetrics() },
-      );
-    })();
+    const app = await policyServer();
     // What the server hands its socket: slices, not one write of the whole answer.
     const writes: number[] = [];
     app.addHook('onRequest', (_req, reply, done) => {
@@ -179,18 +164,9 @@ describe('log lines', () => {
         },
       }) as never,
     );
-    const policy = await loadPolicyFromFile(UPSTREAM_TRAINJOB_CRD);
-    const app = await buildAdmissionServer(
-      { tls: await testCert() },
-      { validator: createValidator({ policy }), logger, metrics: createMetrics() },
-    );
+    const app = await policyServer({}, logger);
     const uid = 'u'.repeat(1 << 20);
-    const res = await app.inject({
-      method: 'POST',
-      url: VALIDATE,
-      payload: JSON.stringify(review('CREATE', { uid })),
-      headers: { 'content-type': 'application/json' },
-    });
+    const res = await postJson(app, JSON.stringify(review('CREATE', { uid })));
     assert.equal(res.json().response.uid, uid);
     const line = lines.map((l) => JSON.parse(l)).find((l) => l.msg === 'admission');
     assert.equal(line.reqId, `${'u'.repeat(256)}...(${1 << 20} chars)`);

@@ -1,0 +1,55 @@
+// The decision budget's rules (src/webhook/decision-budget.ts): what is refused with 413, what is
+// shed with 429, what waits and in which order, and the room kept for light bodies.
+import assert from 'node:assert/strict';
+import { describe, it } from 'node:test';
+import { DecisionBudget, decisionWeight, LIGHT_WEIGHT } from '../../src/webhook/decision-budget.ts';
+
+const MiB = 1024 * 1024;
+const never = () => assert.fail('granted, but it was not waiting');
+
+describe('DecisionBudget', () => {
+  it('weighs a body as its bytes plus 128 a value', () => {
+    assert.equal(decisionWeight(1000, 10), 1000 + 1280);
+  });
+
+  it('refuses with 413 a body heavier than the budget less its reserve, even when the budget is empty', () => {
+    const budget = new DecisionBudget(128 * MiB, 16 * MiB);
+    assert.equal(budget.take(112 * MiB, true, never), undefined);
+    budget.give(112 * MiB);
+    const refused = budget.take(112 * MiB + 1, true, never);
+    assert.ok(typeof refused === 'object');
+    assert.equal(refused.statusCode, 413);
+    assert.equal(budget.used, 0);
+  });
+
+  it('keeps the reserve for light bodies: a heavy one that does not fit is shed (429) unless it may wait', () => {
+    const budget = new DecisionBudget(32 * MiB, 16 * MiB);
+    assert.equal(budget.take(12 * MiB, false, never), undefined);
+    const shed = budget.take(8 * MiB, false, never);
+    assert.ok(typeof shed === 'object');
+    assert.equal(shed.statusCode, 429);
+    // Light bodies still fit, into the reserve, up to the whole budget.
+    const light = Array.from({ length: 21 }, () => budget.take(LIGHT_WEIGHT, false, never));
+    assert.deepEqual(new Set(light.map((t) => (typeof t === 'object' ? t.statusCode : t))), new Set([undefined, 429]));
+    assert.equal(budget.used, 32 * MiB);
+  });
+
+  it('heavy bodies that may wait are granted first come, first served, as room is given back', () => {
+    const budget = new DecisionBudget(32 * MiB, 16 * MiB);
+    const granted: string[] = [];
+    assert.equal(budget.take(10 * MiB, true, never), undefined);
+    assert.equal(
+      budget.take(10 * MiB, true, () => granted.push('a')),
+      'waiting',
+    );
+    assert.equal(
+      budget.take(2 * MiB, true, () => granted.push('b')),
+      'waiting',
+      'not ahead of the one waiting',
+    );
+    assert.equal(budget.take(LIGHT_WEIGHT, true, never), undefined, 'a light body never queues');
+    budget.give(10 * MiB);
+    assert.deepEqual(granted, ['a', 'b']);
+    assert.equal(budget.used, 12 * MiB + LIGHT_WEIGHT);
+  });
+});
