@@ -47,6 +47,8 @@ function imageNodeOptions(dockerfile: string): string {
 }
 
 const nodeOptions = imageNodeOptions(readFileSync(path.join(root, 'Dockerfile'), 'utf8'));
+// Read before the build: the commit the measured serve was built from.
+const commit = execFileSync('git', ['rev-parse', '--short', 'HEAD'], { cwd: root }).toString().trim();
 if (entry === 'js') execFileSync('npm', ['run', 'build', '--silent'], { cwd: root, stdio: 'inherit' });
 const bin = path.join(root, entry === 'js' ? 'dist/bin/trainjob-webhook.js' : 'bin/trainjob-webhook.js');
 const pinning = pinCores();
@@ -180,6 +182,8 @@ for (const w of well)
   expected.set(w.name, decisionOf(await post(quiet, w.url, w.template.replace('__UID__', 'quiet'))));
 quiet.destroy();
 const idle = processMemory(server.pid).rss;
+const loadBefore = loadavg();
+const loads = (l: number[]) => l.map((x) => x.toFixed(1)).join(' ');
 
 const hostile = hostileBodies(server.url);
 const started = performance.now();
@@ -257,13 +261,10 @@ const logBytes = server.logBytes();
 await server.stop();
 await rm(dir, { recursive: true, force: true });
 
-const commit = execFileSync('git', ['rev-parse', '--short', 'HEAD'], { cwd: root }).toString().trim();
 const report = [
   `## Hostile flood (\`npm run bench:flood\`), ${new Date().toISOString()}`,
   '',
-  `serve of ${root === here ? 'this checkout' : root} at ${commit} (${entry === 'js' ? 'dist/, compiled' : 'the sources'}), NODE_OPTIONS="${nodeOptions}" (the Dockerfile's); ${pinning.note}; load average before ${loadavg()
-    .map((l) => l.toFixed(1))
-    .join(' ')}.`,
+  `serve of ${root === here ? 'this checkout' : root} at ${commit} (${entry === 'js' ? 'dist/, compiled' : 'the sources'}), NODE_OPTIONS="${nodeOptions}" (the Dockerfile's); ${pinning.note}; load average before ${loads(loadBefore)}, after ${loads(loadavg())}.`,
   `${sent} hostile reviews from ${floodConnections} connections in ${seconds.toFixed(0)} s, ${wellSent} well-formed from ${wellConnections} beside them.${aborted ? ` **Stopped: ${aborted}.**` : ''}`,
   '',
   table(
