@@ -101,6 +101,24 @@ describe('the decision budget', () => {
   });
 });
 
+describe('heavy decisions take turns', () => {
+  it('a light review sent after four heavy ones is answered first', async () => {
+    // Room for all four: only the order of the decisions is under test.
+    const app = await policyServer({ decisionBudget: new DecisionBudget(1024 * 1024 * 1024, 16 * 1024 * 1024) });
+    // 200,000 {} in a typed list: ~0.6 MiB, ~49 MiB of weight, a few hundred ms to decide each.
+    const heavy = JSON.stringify(
+      review('CREATE', {
+        object: trainJob({ trainer: { image: 'x', numNodes: 1, command: Array(200_000).fill({}) } }),
+      }),
+    );
+    const order: string[] = [];
+    const sent = [0, 1, 2, 3].map((i) => postJson(app, heavy).then((r) => order.push(`heavy ${i}: ${r.statusCode}`)));
+    sent.push(postJson(app, JSON.stringify(review('UPDATE'))).then((r) => order.push(`light: ${r.statusCode}`)));
+    await Promise.all(sent);
+    assert.equal(order[0], 'light: 200', order.join(', '));
+  });
+});
+
 describe('large answers', () => {
   it('an answer of 3 MiB goes out in slices and arrives whole (a surrogate pair at every slice edge)', async () => {
     const app = await policyServer();
