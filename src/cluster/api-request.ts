@@ -21,8 +21,10 @@ export interface ApiResponse {
   body: Buffer;
 }
 
+export type ApiMethod = 'GET' | 'POST' | 'PUT' | 'PATCH' | 'DELETE';
+
 export interface ApiRequestOptions {
-  method?: 'GET' | 'POST' | 'PUT' | 'PATCH';
+  method?: ApiMethod;
   /** Sent as JSON. */
   body?: unknown;
   /** The body's content type (default application/json; a PATCH names its patch type here). */
@@ -115,8 +117,22 @@ function router(server: URL, proxy: URL | undefined): (url: URL) => Target {
 // eslint-disable-next-line max-lines-per-function -- request and stream share the pool, its retirement and the slots
 export function apiClient(
   connection: ApiConnection,
-  options: { headers?: Record<string, string | string[]> } = {},
+  options: {
+    headers?: Record<string, string | string[]>;
+    /**
+     * Told of every request and watch as it is sent (method, path with query): the reconciler's
+     * request count. A throw here is ignored: counting never fails a request.
+     */
+    onRequest?: (method: string, path: string) => void;
+  } = {},
 ): ApiClient {
+  const count = (method: string, path: string) => {
+    try {
+      options.onRequest?.(method, path);
+    } catch {
+      // counting never fails a request
+    }
+  };
   const { server, proxyUrl } = connection;
   const target = router(server, proxyUrl);
   let pool: Pool | undefined;
@@ -208,6 +224,7 @@ export function apiClient(
   return {
     server,
     async request(path, options) {
+      count(options.method ?? 'GET', path);
       await slots.acquire(options.signal);
       try {
         return await requestInSlot(path, options);
@@ -216,6 +233,7 @@ export function apiClient(
       }
     },
     async stream(path, signal) {
+      count('GET', path);
       const { to, headers, pool: p } = await prepare(path, signal);
       p.inFlight++;
       try {
