@@ -117,22 +117,8 @@ function router(server: URL, proxy: URL | undefined): (url: URL) => Target {
 // eslint-disable-next-line max-lines-per-function -- request and stream share the pool, its retirement and the slots
 export function apiClient(
   connection: ApiConnection,
-  options: {
-    headers?: Record<string, string | string[]>;
-    /**
-     * Told of every request and watch as it is sent (method, path with query): the reconciler's
-     * request count. A throw here is ignored: counting never fails a request.
-     */
-    onRequest?: (method: string, path: string) => void;
-  } = {},
+  options: { headers?: Record<string, string | string[]> } = {},
 ): ApiClient {
-  const count = (method: string, path: string) => {
-    try {
-      options.onRequest?.(method, path);
-    } catch {
-      // counting never fails a request
-    }
-  };
   const { server, proxyUrl } = connection;
   const target = router(server, proxyUrl);
   let pool: Pool | undefined;
@@ -224,7 +210,6 @@ export function apiClient(
   return {
     server,
     async request(path, options) {
-      count(options.method ?? 'GET', path);
       await slots.acquire(options.signal);
       try {
         return await requestInSlot(path, options);
@@ -233,7 +218,6 @@ export function apiClient(
       }
     },
     async stream(path, signal) {
-      count('GET', path);
       const { to, headers, pool: p } = await prepare(path, signal);
       p.inFlight++;
       try {
@@ -254,6 +238,31 @@ export function apiClient(
         release(p);
         throw err;
       }
+    },
+  };
+}
+
+/**
+ * The same client, telling `onRequest` of every request and watch as it is sent (method, path
+ * with query): the reconciler's request count. A throw there never fails a request.
+ */
+export function countingRequests(client: ApiClient, onRequest: (method: string, path: string) => void): ApiClient {
+  const count = (method: string, path: string) => {
+    try {
+      onRequest(method, path);
+    } catch {
+      // counting never fails a request
+    }
+  };
+  return {
+    server: client.server,
+    request(path, options) {
+      count(options.method ?? 'GET', path);
+      return client.request(path, options);
+    },
+    stream(path, signal) {
+      count('GET', path);
+      return client.stream(path, signal);
     },
   };
 }

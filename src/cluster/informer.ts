@@ -45,8 +45,11 @@ export interface InformerOptions<T> {
 }
 
 export interface Informer<T> {
-  /** Starts listing and watching; a failed list is retried (see synced()). */
-  start(): void;
+  /**
+   * Starts listing and watching; resolves once the first list is stored or has failed (a failed
+   * list is retried: see synced()).
+   */
+  start(): Promise<void>;
   stop(): Promise<void>;
   /** The first list is in the store. */
   synced(): boolean;
@@ -119,6 +122,8 @@ export function createInformer<T>(opts: InformerOptions<T>): Informer<T> {
   let resync: NodeJS.Timeout | undefined;
   let retryMs = backoff.initialMs;
   let lastWaitAt: number | undefined;
+  let firstListed: () => void = () => {};
+  const firstList = new Promise<void>((resolve) => (firstListed = resolve));
 
   const report = (message: string, code?: number) => handlers.onError?.(message, code);
   const enter = (raw: unknown): { key: string; obj: T } | undefined => {
@@ -246,6 +251,7 @@ export function createInformer<T>(opts: InformerOptions<T>): Informer<T> {
   const run = async () => {
     while (!stop.signal.aborted) {
       const rv = await list();
+      firstListed();
       if (rv === undefined) {
         await wait();
         continue;
@@ -257,12 +263,13 @@ export function createInformer<T>(opts: InformerOptions<T>): Informer<T> {
 
   return {
     start() {
-      if (running) return;
-      running = run();
+      if (running) return firstList;
+      running = run().finally(firstListed);
       if (opts.resyncMs)
         resync = setInterval(() => {
           if (synced) for (const obj of store.objects.values()) handlers.onUpdate?.(obj, obj);
         }, opts.resyncMs).unref();
+      return firstList;
     },
     async stop() {
       stop.abort();

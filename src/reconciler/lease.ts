@@ -3,8 +3,10 @@
 // same record, unrenewed, for a whole lease duration (measured on its own clock, so clock skew
 // between replicas does not matter); a holder that cannot renew within the renew deadline stops
 // acting before anyone else may start. With two sidecars, one acts and the other waits.
-import { CustomObjectsApi, type KubeConfig } from '@kubernetes/client-node';
+import { jsonApi } from '../cluster/api-json.ts';
+import type { ApiClient } from '../cluster/api-request.ts';
 import { describeError, statusCode } from '../cluster/errors.ts';
+import { resourcePath } from '../cluster/resource-path.ts';
 import type { Logger } from '../observability/logger.ts';
 import type { LeaderElectionConfig } from './config.ts';
 import { LEASE } from './names.ts';
@@ -97,13 +99,15 @@ export interface LeaderElector {
 
 // eslint-disable-next-line max-lines-per-function -- client-go's LeaderElector: renew, run, release share its state
 export function createLeaderElector(
-  kc: KubeConfig,
+  client: ApiClient,
   config: LeaderElectionConfig,
   logger: Logger,
   now: () => number = Date.now,
 ): LeaderElector {
-  const api = kc.makeApiClient(CustomObjectsApi);
-  const ref = { ...LEASE, namespace: config.namespace, name: config.name };
+  // client-go's leaderelection: a call that has no answer within the renew deadline is given up.
+  const api = jsonApi(client, { timeoutMs: config.renewDeadlineMs });
+  const leases = resourcePath(LEASE, { namespace: config.namespace });
+  const ref = resourcePath(LEASE, { namespace: config.namespace, name: config.name });
   const log = logger.child({ lease: `${config.namespace}/${config.name}`, identity: config.identity });
   let observed: Observed | undefined;
   let lastRenewMs: number | undefined;
@@ -115,7 +119,7 @@ export function createLeaderElector(
   async function tryAcquireOrRenew(): Promise<boolean> {
     let lease: LeaseObject | undefined;
     try {
-      lease = (await api.getNamespacedCustomObject(ref)) as LeaseObject;
+      lease = (await api.get(ref)) as LeaseObject;
     } catch (err) {
       if (statusCode(err) !== 404) throw err;
     }
@@ -135,11 +139,7 @@ export function createLeaderElector(
       spec: step.spec,
     };
     try {
-      const stored = (
-        step.kind === 'create'
-          ? await api.createNamespacedCustomObject({ ...LEASE, namespace: config.namespace, body })
-          : await api.replaceNamespacedCustomObject({ ...ref, body })
-      ) as LeaseObject;
+      const stored = (step.kind === 'create' ? await api.post(leases, body) : await api.put(ref, body)) as LeaseObject;
       observed = { record: recordOf(stored), atMs: t };
       return true;
     } catch (err) {
@@ -186,12 +186,12 @@ export function createLeaderElector(
       if (!leading) return;
       leading = false;
       try {
-        const lease = (await api.getNamespacedCustomObject(ref)) as LeaseObject;
+        const lease = (await api.get(ref)) as LeaseObject;
         if (lease.spec?.holderIdentity !== config.identity) return;
         const t = microTime(now());
-        await api.replaceNamespacedCustomObject({
-          ...ref,
-          body: { ...lease, spec: { ...lease.spec, holderIdentity: '', leaseDurationSeconds: 1, renewTime: t } },
+        await api.put(ref, {
+          ...lease,
+          spec: { ...lease.spec, holderIdentity: '', leaseDurationSeconds: 1, renewTime: t },
         });
         log.info('leader election: released the Lease');
       } catch (err) {

@@ -13,6 +13,7 @@ import { reconcileKey, NotLeaderError } from '../../src/reconciler/reconcile.ts'
 import { createLogger } from '../../src/observability/logger.ts';
 import { RuntimeMemo } from '../../src/reconciler/runtime-memo.ts';
 import type { ClusterCache } from '../../src/reconciler/watches.ts';
+import { deepFreeze } from '../../src/cluster/stored-object.ts';
 import { job, jobSetOwner, pvc, torch1, trainJob, trainerJobSet, upstreamRuntime } from '../rebuild/fixtures.ts';
 
 class ApiError extends Error {
@@ -352,15 +353,15 @@ describe('reconcileKey', () => {
   });
 
   describe("with the watches' cache", () => {
-    /** A cache that holds `cached` (the live cluster holds the fake cluster's state). */
+    /** A cache holding `cached`, frozen as the informers store it (the live cluster: the fake cluster's state). */
     const cacheOf = (
       cached: { trainJob?: TrainJob; jobSet?: JobSet; jobs?: ReturnType<typeof job>[] },
       synced = true,
     ): ClusterCache => ({
       synced: () => synced,
-      getTrainJob: () => (cached.trainJob ? structuredClone(cached.trainJob) : undefined),
-      getJobSet: () => (cached.jobSet ? structuredClone(cached.jobSet) : undefined),
-      listJobs: () => cached.jobs ?? [job('torch1-node-0')],
+      getTrainJob: () => (cached.trainJob ? deepFreeze(structuredClone(cached.trainJob)) : undefined),
+      getJobSet: () => (cached.jobSet ? deepFreeze(structuredClone(cached.jobSet)) : undefined),
+      listJobs: () => deepFreeze(structuredClone(cached.jobs ?? [job('torch1-node-0')])),
     });
     const reads = (calls: string[]) => calls.filter((c) => /^(get-|read-|list-)/.test(c));
 
