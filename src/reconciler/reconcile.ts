@@ -28,6 +28,7 @@ import type { ReconcilerMetrics } from './metrics.ts';
 import type { RuntimeMemo } from './runtime-memo.ts';
 import type { WaitMemo } from './wait-memo.ts';
 import type { ClusterCache } from './watches.ts';
+import type { JobSet } from '../api/objects.ts';
 import { splitKey } from './keys.ts';
 import type { HandlerResult } from './queue.ts';
 import { eventFor, previousReport, type RebuildReport } from '../rebuild/report.ts';
@@ -101,11 +102,25 @@ async function read(
   }
   if (what === 'pvcs') o.pvcs = await cluster.listPvcs(namespace);
   if (what === 'retained') o.retained = await cluster.listRetainedPvcs(namespace, o.trainJob.metadata.uid ?? '');
-  if (what === 'recreate' && o.jobSet) o.recreate = await cluster.dryRunRecreate(o.jobSet);
+  if (what === 'recreate' && o.jobSet)
+    o.recreate = await cluster.dryRunRecreate(await wholeJobSet(o.jobSet, deps, cache));
   if (what === 'initializer-objects') o.initializerObjects = await readInitializerObjects(o, deps);
   if (what === 'podgroups') o.podGroups = await readPodGroups(o, cluster);
   if (what === 'trainer-refusals') o.trainerRefusals = await cluster.listTrainerRefusals(namespace, uid ?? '');
   return true;
+}
+
+/**
+ * The JobSet whole, for the dry-run create of it: the cache keeps only what the decisions read
+ * (cache-shape.ts), so it is read live; one that is gone or replaced since is retried from a fresh read.
+ */
+async function wholeJobSet(jobSet: JobSet, deps: ReconcileDeps, cache: ClusterCache | undefined): Promise<JobSet> {
+  if (!cache) return jobSet;
+  const { namespace = '', name = '', uid } = jobSet.metadata;
+  const live = await deps.cluster.getJobSet(namespace, name);
+  if (!live || live.metadata.uid !== uid)
+    throw new Error(`JobSet ${namespace}/${name} was deleted or replaced since it was read`);
+  return live;
 }
 
 /** The TrainJob's PodGroups of the schedulers its runtime's podGroupPolicy names (podgroup.ts). */

@@ -9,6 +9,7 @@ import { CORE, resourcePath } from '../cluster/resource-path.ts';
 import type { Logger } from '../observability/logger.ts';
 import { JOBSET, JOBSET_NAME_LABEL, TRAINJOB, TRAINJOB_KIND } from '../api/names.ts';
 import { keyOf } from './keys.ts';
+import { jobForCache, jobSetForCache, trainJobForCache } from './cache-shape.ts';
 import { controllerOf, type Job, type JobSet, type ObjectMeta, type TrainJob } from '../api/objects.ts';
 
 /**
@@ -68,6 +69,7 @@ export function createWatches(client: ApiClient, opts: WatchOptions): Watches {
     name: Source,
     path: string,
     keyOfMeta: (meta: ObjectMeta) => string | undefined,
+    transform: (raw: unknown) => T | undefined,
     more: { labelSelector?: string; indexBy?: (o: T) => string | undefined; resyncMs?: number } = {},
   ): Informer<T> => {
     const forward = (obj: T) => {
@@ -77,6 +79,7 @@ export function createWatches(client: ApiClient, opts: WatchOptions): Watches {
     return createInformer<T>({
       client,
       path,
+      transform,
       ...more,
       handlers: {
         onAdd: forward,
@@ -90,10 +93,13 @@ export function createWatches(client: ApiClient, opts: WatchOptions): Watches {
     'trainjob',
     resourcePath(TRAINJOB),
     (m) => (m.namespace && m.name ? keyOf(m.namespace, m.name) : undefined),
+    trainJobForCache,
     { resyncMs: opts.resyncMs },
   );
-  const jobSets = informer<JobSet>('jobset', resourcePath(JOBSET), trainJobKeyOfJobSet);
-  const jobs = informer<Job>('job', resourcePath(CORE.jobs), trainJobKeyOfJob, {
+  // No label says a JobSet is a TrainJob's (Trainer's JobSet carries its runtime's labels): every
+  // JobSet is watched, those no TrainJob controls kept as their identity alone (cache-shape.ts).
+  const jobSets = informer<JobSet>('jobset', resourcePath(JOBSET), trainJobKeyOfJobSet, jobSetForCache);
+  const jobs = informer<Job>('job', resourcePath(CORE.jobs), trainJobKeyOfJob, jobForCache, {
     labelSelector: JOBSET_NAME_LABEL,
     indexBy: jobSetOfJob,
   });
