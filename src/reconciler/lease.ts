@@ -115,8 +115,46 @@ export function createLeaderElector(
   let stopped = false;
   let timer: NodeJS.Timeout | undefined;
   let current: Promise<void> = Promise.resolve();
+  /** The Lease as this replica last wrote it. */
+  let written: LeaseObject | undefined;
+
+  const bodyOf = (lease: LeaseObject | undefined, spec: LeaseSpec): LeaseObject => ({
+    apiVersion: 'coordination.k8s.io/v1',
+    kind: 'Lease',
+    metadata: {
+      name: config.name,
+      namespace: config.namespace,
+      resourceVersion: lease?.metadata.resourceVersion,
+      annotations: { ...lease?.metadata.annotations, ...config.annotations },
+    },
+    spec,
+  });
+
+  /**
+   * client-go's fast path: the leader renews on the Lease it last wrote, with no read first; a
+   * conflict (someone else wrote since) or any failure falls back to the read.
+   */
+  async function renewAsWritten(): Promise<boolean> {
+    const t = now();
+    if (!written || !leading || lastRenewMs === undefined || t - lastRenewMs >= config.renewDeadlineMs) return false;
+    const step = leaseStep(written, observed, config.identity, t, config.leaseDurationMs);
+    if (step.kind !== 'update') return false;
+    try {
+      written = (await api.put(ref, bodyOf(written, step.spec))) as LeaseObject;
+      observed = { record: recordOf(written), atMs: t };
+      return true;
+    } catch (err) {
+      log.debug(
+        { error: describeError(err) },
+        'leader election: the renewal on the Lease as written failed; reading it',
+      );
+      return false;
+    }
+  }
 
   async function tryAcquireOrRenew(): Promise<boolean> {
+    if (await renewAsWritten()) return true;
+    written = undefined;
     let lease: LeaseObject | undefined;
     try {
       lease = (await api.get(ref)) as LeaseObject;
@@ -127,20 +165,11 @@ export function createLeaderElector(
     if (lease && observed?.record !== recordOf(lease)) observed = { record: recordOf(lease), atMs: t };
     const step = leaseStep(lease, observed, config.identity, t, config.leaseDurationMs);
     if (step.kind === 'wait') return false;
-    const body: LeaseObject = {
-      apiVersion: 'coordination.k8s.io/v1',
-      kind: 'Lease',
-      metadata: {
-        name: config.name,
-        namespace: config.namespace,
-        resourceVersion: lease?.metadata.resourceVersion,
-        annotations: { ...lease?.metadata.annotations, ...config.annotations },
-      },
-      spec: step.spec,
-    };
+    const body = bodyOf(lease, step.spec);
     try {
       const stored = (step.kind === 'create' ? await api.post(leases, body) : await api.put(ref, body)) as LeaseObject;
       observed = { record: recordOf(stored), atMs: t };
+      written = stored;
       return true;
     } catch (err) {
       if (statusCode(err) === 409) return false; // someone else wrote first
