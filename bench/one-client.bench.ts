@@ -25,7 +25,8 @@ import {
   waitFor,
 } from '../test/harness/index.ts';
 import { startSidecar } from '../test/reconciler/support/sidecar.ts';
-import { api, JOBSET, RECONCILER_SA, startWorld, torchTrainJob } from '../test/reconciler/support/world.ts';
+import { RECONCILER_SA, startWorld } from '../test/reconciler/support/world.ts';
+import { createSuspendedTrainJobs } from './lib/suspended-trainjobs.ts';
 import { mib, ratio, table } from './lib/markdown.ts';
 import { loadedPackages, type LoadedPackage } from './lib/packages.ts';
 import { processMemory } from './lib/proc.ts';
@@ -107,26 +108,8 @@ async function measure(): Promise<{ runs: Record<'base' | 'head', Run[]>; jobSet
   const w = await startWorld({ trainer: true, webhook: false });
   const runs: Record<'base' | 'head', Run[]> = { base: [], head: [] };
   try {
-    const a = api(w.cp);
     await w.cp.kubectl(['create', 'namespace', NS]);
-    let next = 0;
-    const createSome = async () => {
-      while (next < count) {
-        const i = next++;
-        const out = await w.tj.create(torchTrainJob(`tj-${String(i).padStart(4, '0')}`, NS) as Record<string, any>);
-        if (!out.allowed) throw new Error(`TrainJob ${i} refused: ${JSON.stringify(out.refusal)}`);
-      }
-    };
-    await Promise.all(Array.from({ length: 8 }, createSome));
-    const jobSets = await waitFor(
-      `${count} JobSets built by Trainer`,
-      async () => {
-        const n = ((await a.objects.listNamespacedCustomObject({ ...JOBSET, namespace: NS })) as { items: unknown[] })
-          .items.length;
-        return n >= count ? n : undefined;
-      },
-      { timeoutMs: 900_000, intervalMs: 5_000 },
-    );
+    const jobSets = await createSuspendedTrainJobs(w, NS, count);
     for (let r = 0; r < rounds; r++) {
       runs.base.push(await runSidecar(w, baseRoot, `base-${r}`));
       runs.head.push(await runSidecar(w, projectRoot, `head-${r}`));
