@@ -2,7 +2,9 @@
 // then take its steps in order. Any failed call throws, and the queue retries the key from a
 // fresh read (preconditions make a stale write fail rather than win).
 //
-// Reads: the TrainJob, its JobSet and the JobSet's Jobs come from the watches' caches (no request);
+// Reads: the TrainJob, its JobSet and the JobSet's Jobs come from the watches' caches (no request;
+// frozen, and only the fields the decisions read: cache-shape.ts, so the dry-run create beside
+// workspace claims reads the JobSet live, whole);
 // Trainer's runtime snapshot is read once per TrainJob (runtime-memo.ts); PVCs, the dry run and
 // Trainer's refusal Events (a resumed TrainJob whose JobSet stays suspended) are read live when
 // decide() asks. Right before a delete, the JobSet's Jobs and pods are listed live
