@@ -1,5 +1,7 @@
 // A list+watch cache of one collection, as client-go's reflector and shared informer keep one
-// (k8s.io/client-go/tools/cache/reflector.go, shared_informer.go): a paged list (list-pages.ts),
+// (k8s.io/client-go/tools/cache/reflector.go, shared_informer.go): a paged list (list-pages.ts;
+// without a resourceVersion, a consistent read: one at resourceVersion=0 may be served from the
+// watch cache whole, the limit ignored, which 10,000 JobSets must not be),
 // then a watch from the list's resourceVersion with bookmarks, restarted from the last
 // resourceVersion seen when the server ends it; a watch refused with 410 Gone ("too old resource
 // version") lists again; failures back off (800 ms doubling to 30 s, jittered, reset once 2 min
