@@ -1,7 +1,8 @@
 // @kubernetes/client-node costs ~0.6 s of start-up and ~80 MiB of RSS at import: `serve` without
 // cluster access and `review` must not load it (bench/PROFILE.md, start-up), nor `serve` or
-// `reconcile` with a kubeconfig whose user it implements; an exec user loads it. `yaml` and `@peculiar/x509` (~20 MiB
-// and ~0.15 s together) load only for YAML input and to generate a certificate.
+// `reconcile` with a kubeconfig whose user it implements; an exec user loads it. `yaml` and
+// `@peculiar/x509` (~20 MiB and ~0.15 s together) load only for YAML input and to generate a
+// certificate.
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { spawn } from 'node:child_process';
