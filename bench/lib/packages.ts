@@ -35,7 +35,7 @@ export function loadedPackages(recordFile: string): LoadedPackage[] {
     if (!pkg) continue;
     let entry = byRoot.get(pkg.root);
     if (!entry) {
-      const du = spawnSync('du', ['-sb', pkg.root], { encoding: 'utf8' });
+      const du = spawnSync('du', ['-sb', '--exclude=node_modules', pkg.root], { encoding: 'utf8' });
       entry = { ...pkg, loadedBytes: 0, diskBytes: Number(du.stdout.split('\t')[0]) || 0 };
       byRoot.set(pkg.root, entry);
     }
