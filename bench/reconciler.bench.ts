@@ -23,7 +23,8 @@ import {
   waitFor,
 } from '../test/harness/index.ts';
 import { startSidecar } from '../test/reconciler/support/sidecar.ts';
-import { api, JOBSET, RECONCILER_SA, startWorld, torchTrainJob } from '../test/reconciler/support/world.ts';
+import { api, RECONCILER_SA, startWorld } from '../test/reconciler/support/world.ts';
+import { createSuspendedTrainJobs } from './lib/suspended-trainjobs.ts';
 import { mib, table } from './lib/markdown.ts';
 import { processMemory, type Memory } from './lib/proc.ts';
 
@@ -53,26 +54,7 @@ async function rssWithTrainJobs(): Promise<{ rows: string[][]; jobSets: number; 
     const idle = processMemory(sidecar.proc.pid);
 
     const t0 = Date.now();
-    let next = 0;
-    const createSome = async () => {
-      while (next < count) {
-        const i = next++;
-        const out = await w.tj.create(torchTrainJob(`tj-${String(i).padStart(4, '0')}`, NS) as Record<string, any>);
-        if (!out.allowed) throw new Error(`TrainJob ${i} refused: ${JSON.stringify(out.refusal)}`);
-      }
-    };
-    await Promise.all(Array.from({ length: CONCURRENCY }, createSome));
-    const objects = a.objects;
-    const jobSets = await waitFor(
-      `${count} JobSets built by Trainer`,
-      async () => {
-        const n = ((await objects.listNamespacedCustomObject({ ...JOBSET, namespace: NS })) as { items: unknown[] })
-          .items.length;
-        process.stderr.write(`  ${n}/${count} JobSets after ${((Date.now() - t0) / 1000).toFixed(0)} s\n`);
-        return n >= count ? n : undefined;
-      },
-      { timeoutMs: waitSeconds * 1000, intervalMs: 10_000 },
-    );
+    const jobSets = await createSuspendedTrainJobs(w, NS, count, { concurrency: CONCURRENCY, waitSeconds });
     const jobs = (await a.batch.listNamespacedJob({ namespace: NS })).items.length;
     await waitFor(
       'the sidecar queue empty',

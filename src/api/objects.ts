@@ -20,7 +20,7 @@ export interface ObjectMeta {
   uid?: string;
   resourceVersion?: string;
   generation?: number;
-  /** A string in JSON; a Date when read through client-node's typed APIs (so is deletionTimestamp). */
+  /** A string in JSON (a Date only from a typed client such as client-node's, which nothing reads through now). */
   creationTimestamp?: string | Date;
   deletionTimestamp?: string | Date;
   labels?: Record<string, string>;

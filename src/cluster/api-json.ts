@@ -2,7 +2,7 @@
 // client: the CRD's x-kubernetes-validations, a webhook configuration's unknown fields). A non-2xx
 // answer is an ApiError (its status in `code`, its body in `body`), as client-node's ApiException
 // was, so callers keep statusCode/describeError/orUndefinedIfNotFound.
-import type { ApiClient } from './api-request.ts';
+import type { ApiClient, ApiMethod } from './api-request.ts';
 import { ApiError } from './errors.ts';
 
 /** The largest object read or written here is a CRD (~0.5 MB of JSON); etcd caps objects at 1.5 MiB. */
@@ -18,18 +18,32 @@ export interface JsonApi {
   put(path: string, body: unknown): Promise<unknown>;
   /** A JSON patch (RFC 6902): `ops` applied in order by the API server, all or none. */
   jsonPatch(path: string, ops: unknown[]): Promise<unknown>;
+  /** A JSON merge patch (RFC 7386). */
+  mergePatch(path: string, body: unknown): Promise<unknown>;
+  /** Server-Side Apply of `body` (JSON is YAML) under `fieldManager`; `force` takes conflicting fields. */
+  apply(path: string, body: unknown, options: { fieldManager: string; force?: boolean }): Promise<unknown>;
+  /** A DELETE with a DeleteOptions body (preconditions, propagationPolicy). */
+  delete(path: string, options: DeleteOptions): Promise<unknown>;
+}
+
+export interface DeleteOptions {
+  propagationPolicy?: 'Foreground' | 'Background' | 'Orphan';
+  preconditions?: { uid?: string; resourceVersion?: string };
+}
+
+/** `path?query` from a record; undefined values left out. */
+export function withQuery(path: string, query: Record<string, string | undefined>): string {
+  const params = new URLSearchParams();
+  for (const [k, v] of Object.entries(query)) if (v !== undefined) params.set(k, v);
+  const q = params.toString();
+  return q ? `${path}${path.includes('?') ? '&' : '?'}${q}` : path;
 }
 
 export function jsonApi(
   client: ApiClient,
   { timeoutMs = API_CALL_TIMEOUT_MS, maxBytes = MAX_OBJECT_BYTES } = {},
 ): JsonApi {
-  const call = async (
-    method: 'GET' | 'POST' | 'PUT' | 'PATCH',
-    path: string,
-    body?: unknown,
-    contentType?: string,
-  ): Promise<unknown> => {
+  const call = async (method: ApiMethod, path: string, body?: unknown, contentType?: string): Promise<unknown> => {
     const res = await client.request(path, {
       method,
       body,
@@ -51,5 +65,14 @@ export function jsonApi(
     post: (path, body) => call('POST', path, body),
     put: (path, body) => call('PUT', path, body),
     jsonPatch: (path, ops) => call('PATCH', path, ops, 'application/json-patch+json'),
+    mergePatch: (path, body) => call('PATCH', path, body, 'application/merge-patch+json'),
+    apply: (path, body, { fieldManager, force }) =>
+      call(
+        'PATCH',
+        withQuery(path, { fieldManager, force: force ? 'true' : undefined }),
+        body,
+        'application/apply-patch+yaml',
+      ),
+    delete: (path, options) => call('DELETE', path, { apiVersion: 'v1', kind: 'DeleteOptions', ...options }),
   };
 }

@@ -21,8 +21,10 @@ export interface ApiResponse {
   body: Buffer;
 }
 
+export type ApiMethod = 'GET' | 'POST' | 'PUT' | 'PATCH' | 'DELETE';
+
 export interface ApiRequestOptions {
-  method?: 'GET' | 'POST' | 'PUT' | 'PATCH';
+  method?: ApiMethod;
   /** Sent as JSON. */
   body?: unknown;
   /** The body's content type (default application/json; a PATCH names its patch type here). */
@@ -236,6 +238,31 @@ export function apiClient(
         release(p);
         throw err;
       }
+    },
+  };
+}
+
+/**
+ * The same client, telling `onRequest` of every request and watch as it is sent (method, path
+ * with query): the reconciler's request count. A throw there never fails a request.
+ */
+export function countingRequests(client: ApiClient, onRequest: (method: string, path: string) => void): ApiClient {
+  const count = (method: string, path: string) => {
+    try {
+      onRequest(method, path);
+    } catch {
+      // counting never fails a request
+    }
+  };
+  return {
+    server: client.server,
+    request(path, options) {
+      count(options.method ?? 'GET', path);
+      return client.request(path, options);
+    },
+    stream(path, signal) {
+      count('GET', path);
+      return client.stream(path, signal);
     },
   };
 }

@@ -44,6 +44,23 @@ export async function watchOnce(
   handlers: WatchHandlers,
   options: WatchOptions,
 ): Promise<string | undefined> {
+  return (await watchUntilEnd(client, path, query, handlers, options)).reason;
+}
+
+/** How a watch ended: no reason when the server (or `signal`) ended it; `code`, an HTTP status said (410: too old). */
+export interface WatchEnd {
+  reason?: string;
+  code?: number;
+}
+
+/** watchOnce, with the HTTP status of a refusal or ERROR event (an informer relists on 410 Gone). */
+export async function watchUntilEnd(
+  client: ApiClient,
+  path: string,
+  query: Record<string, string>,
+  handlers: WatchHandlers,
+  options: WatchOptions,
+): Promise<WatchEnd> {
   const timeoutSeconds = options.timeoutSeconds ?? 300 + Math.floor(Math.random() * 300);
   const params = new URLSearchParams({ ...query, watch: 'true', timeoutSeconds: String(timeoutSeconds) });
   const local = new AbortController();
@@ -51,15 +68,17 @@ export async function watchOnce(
   options.signal.addEventListener('abort', onAbort, { once: true });
   const deadline = setTimeout(() => local.abort(), (timeoutSeconds + 60) * 1000).unref();
   try {
-    if (options.signal.aborted) return undefined;
+    if (options.signal.aborted) return {};
     const res = await client.stream(`${path}?${params}`, local.signal);
     if (res.statusCode !== 200) {
       const body = await readSome(res, MAX_ERROR_BODY_BYTES);
-      return describeError(new ApiError(res.statusCode ?? 0, body, `watch ${path}`));
+      return { reason: describeError(new ApiError(res.statusCode ?? 0, body, `watch ${path}`)), code: res.statusCode };
     }
-    return await new Promise<string | undefined>((resolve) => {
+    return await new Promise<WatchEnd>((resolve) => {
       let ended: string | undefined;
-      const end = (reason: string) => {
+      let code: number | undefined;
+      const end = (reason: string, status?: number) => {
+        if (ended === undefined) code = status;
         ended ??= reason;
         res.destroy();
       };
@@ -74,7 +93,7 @@ export async function watchOnce(
         const type = (event as { type?: unknown } | null)?.type;
         if (typeof type !== 'string') return handlers.onMalformed('a line that is not a watch event (no type) skipped');
         const object = (event as { object?: unknown }).object;
-        if (type === 'ERROR') return end(`ERROR event: ${describeWatchError(object)}`);
+        if (type === 'ERROR') return end(`ERROR event: ${describeWatchError(object)}`, statusOf(object));
         handlers.onEvent({ type, object });
       });
       res.on('data', (chunk: Buffer) => {
@@ -86,21 +105,26 @@ export async function watchOnce(
         if (ended === undefined && !res.complete && !local.signal.aborted) ended = 'the connection closed mid-stream';
         if (ended === undefined && local.signal.aborted && !options.signal.aborted)
           ended = `no end from the server ${timeoutSeconds + 60} s after it was asked to end at ${timeoutSeconds} s`;
-        resolve(ended);
+        resolve(ended === undefined ? {} : { reason: ended, ...(code !== undefined ? { code } : {}) });
       });
     });
   } catch (err) {
-    return options.signal.aborted ? undefined : describeError(err);
+    return options.signal.aborted ? {} : { reason: describeError(err) };
   } finally {
     clearTimeout(deadline);
     options.signal.removeEventListener('abort', onAbort);
   }
 }
 
+/** An ERROR event's object is a Status: its code. */
+function statusOf(object: unknown): number | undefined {
+  const code = (object as { code?: unknown } | null)?.code;
+  return typeof code === 'number' ? code : undefined;
+}
+
 /** An ERROR event's object is a Status: its code and message. */
 function describeWatchError(object: unknown): string {
-  const code = (object as { code?: unknown } | null)?.code;
-  return describeStatus(typeof code === 'number' ? code : undefined, statusMessage(object) || 'no message');
+  return describeStatus(statusOf(object), statusMessage(object) || 'no message');
 }
 
 async function readSome(res: AsyncIterable<Buffer> & { destroy(): void }, max: number): Promise<string> {

@@ -25,8 +25,8 @@ export type ClusterAccess =
   | { mode: 'none' }
   | { mode: 'kubeconfig'; path: string }
   /**
-   * Detected from KUBERNETES_SERVICE_HOST/PORT, which the kubelet sets in every pod; `serve` keeps
-   * them here (the reconciler's client-node reads them itself).
+   * Detected from KUBERNETES_SERVICE_HOST/PORT, which the kubelet sets in every pod; the commands'
+   * configs keep them here.
    */
   | { mode: 'in-cluster'; host?: string; port?: string };
 

@@ -1,8 +1,10 @@
 // `trainjob-webhook reconcile`: the reconciler sidecar. Flags parsed once; runs until a signal
 // stops it (draining in-flight reconciles and releasing its Lease; exit 0). A lost Lease does not
 // end it: it stops acting and campaigns again (a sidecar that exits makes the webhook's pod NotReady).
-import type { KubeConfig } from '@kubernetes/client-node';
-import { loadKubeConfig } from '../cluster/client-node.ts';
+// The API server is reached as `serve` reaches it (src/cluster/connect.ts): the project's own
+// client; @kubernetes/client-node is loaded only for a kubeconfig user with exec or auth-provider.
+import type { ApiClient } from '../cluster/api-request.ts';
+import { connectCluster } from '../cluster/connect.ts';
 import { createLogger } from '../observability/logger.ts';
 import { ConfigError, parseReconcileArgs, RECONCILE_USAGE, type ReconcileConfig } from '../reconciler/config.ts';
 import { startReconciler } from '../reconciler/run.ts';
@@ -28,16 +30,22 @@ export async function reconcileCommand(args: string[], io: CommandIo): Promise<n
     }
     throw err;
   }
-  let kc: KubeConfig | undefined;
+  let client: ApiClient;
   try {
-    kc = loadKubeConfig(config.cluster);
+    client = await connect(config);
   } catch (err) {
     // A missing or unusable kubeconfig (or service-account files) is the user's input: a message, not a stack.
     io.err(`reconcile: cannot start: ${(err as Error).message.split('\n')[0]}`);
     return 2;
   }
-  if (!kc) throw new Error('no cluster access'); // parseReconcileArgs guarantees one
-  return runReconcile(config, kc);
+  return runReconcile(config, client);
+}
+
+/** The API server of the config's cluster access (a kubeconfig's files are read now: a missing one fails here). */
+export async function connect(config: ReconcileConfig): Promise<ApiClient> {
+  const connection = await connectCluster(config.cluster);
+  if (!connection) throw new Error('no cluster access'); // parseReconcileArgs guarantees one
+  return connection.client;
 }
 
 /**
@@ -51,9 +59,9 @@ export const crdPatchPlanner: CrdPatchPlanner = {
 };
 
 /** Runs the reconciler with a parsed config until a signal stops it; resolves to the exit code. */
-export async function runReconcile(config: ReconcileConfig, kc: KubeConfig): Promise<number> {
+export async function runReconcile(config: ReconcileConfig, client: ApiClient): Promise<number> {
   const logger = createLogger(config.logLevel);
-  const handle = await startReconciler(config, { kc, logger, crdPatchPlanner });
+  const handle = await startReconciler(config, { client, logger, crdPatchPlanner });
   // Runs until a signal closes it; then resolves 0, so the process ends with a clean exit code.
   return new Promise<number>((resolve) => {
     installProcessHandlers(

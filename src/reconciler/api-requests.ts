@@ -1,8 +1,7 @@
-// Counts the API requests the reconciler makes, by verb and resource, the way the API server's
-// `apiserver_request_total` names them (get, list, watch, create, patch, delete...): every client
-// it makes (typed APIs, watches, the Lease) authenticates each request through its KubeConfig's
-// `applySecurityAuthentication`, so a KubeConfig that counts there sees them all.
-import type { KubeConfig } from '@kubernetes/client-node';
+// Names the API requests the reconciler makes, by verb and resource, the way the API server's
+// `apiserver_request_total` names them (get, list, watch, create, patch, delete...): every call it
+// makes (reads, writes, watches, the Lease) goes through one client of the request layer, which
+// tells run.ts of each (src/cluster/api-request.ts countingRequests).
 
 export interface ApiRequest {
   verb: string;
@@ -38,21 +37,4 @@ export function describeRequest(method: string, url: string): ApiRequest {
   else if (m === 'PUT') verb = 'update';
   else if (m === 'DELETE' && !name) verb = 'deletecollection';
   return { verb, resource: kind };
-}
-
-/**
- * The same KubeConfig (it reads everything through its prototype) that calls `onRequest` for every
- * request authenticated through it.
- */
-export function countingKubeConfig(kc: KubeConfig, onRequest: (request: ApiRequest) => void): KubeConfig {
-  const counting = Object.create(kc) as KubeConfig;
-  counting.applySecurityAuthentication = async (context) => {
-    try {
-      onRequest(describeRequest(String(context.getHttpMethod()), context.getUrl()));
-    } catch {
-      // counting never fails a request
-    }
-    return kc.applySecurityAuthentication(context);
-  };
-  return counting;
 }

@@ -1,16 +1,12 @@
 // The reconciler's I/O edge: every read and write it makes against the API server, behind one
 // interface (so the orchestrator can be tested without a cluster). Writes are SSA applies under
 // the reconciler's field manager, JSON patches that test a resourceVersion, and deletes with
-// uid/resourceVersion preconditions.
-import {
-  BatchV1Api,
-  CoreV1Api,
-  CustomObjectsApi,
-  PatchStrategy,
-  setHeaderOptions,
-  type CoreV1Event,
-  type KubeConfig,
-} from '@kubernetes/client-node';
+// uid/resourceVersion preconditions, all as raw JSON through the project's request layer
+// (src/cluster/api-json.ts: client-go's rules, a bounded keep-alive pool).
+import { jsonApi, withQuery, type JsonApi } from '../cluster/api-json.ts';
+import type { ApiClient } from '../cluster/api-request.ts';
+import { listAll } from '../cluster/list-pages.ts';
+import { CORE, resourcePath, type Resource } from '../cluster/resource-path.ts';
 import { parse } from 'yaml';
 import { orUndefinedIfNotFound, refusalMessage, statusCode } from '../cluster/errors.ts';
 import {
@@ -104,102 +100,147 @@ export interface ClusterOptions {
 
 const POD_GROUPS = { coscheduling: COSCHEDULING_POD_GROUP, volcano: VOLCANO_POD_GROUP } as const;
 
-const ssa = () => setHeaderOptions('Content-Type', PatchStrategy.ServerSideApply);
-const jsonPatch = () => setHeaderOptions('Content-Type', PatchStrategy.JsonPatch);
-const mergePatch = () => setHeaderOptions('Content-Type', PatchStrategy.MergePatch);
-
 /** Event messages are capped like the API server's (1 KiB). */
 function cap(message: string): string {
   return message.length <= 1024 ? message : `${message.slice(0, 1020)} ...`;
 }
 
-// eslint-disable-next-line max-lines-per-function -- one method per cluster call, over the same three API clients
-export function createReconcilerCluster(kc: KubeConfig, opts: ClusterOptions): ReconcilerCluster {
-  const objects = kc.makeApiClient(CustomObjectsApi);
-  const core = kc.makeApiClient(CoreV1Api);
-  const batch = kc.makeApiClient(BatchV1Api);
-  const { fieldManager } = opts;
-  const initializers = initializerObjects(kc);
+const at = (r: Resource, namespace: string, name?: string, subresource?: string) =>
+  resourcePath(r, { namespace, ...(name !== undefined ? { name } : {}), ...(subresource ? { subresource } : {}) });
 
-  // eslint-disable-next-line complexity -- Trainer's lookup: the KEP-2599 snapshot, then runtimeRef's kind
-  async function readRuntime(trainJob: TrainJob): Promise<RuntimeRead> {
-    const namespace = trainJob.metadata.namespace ?? '';
-    const name = trainJob.metadata.name ?? '';
-    // Trainer's snapshot of the runtime at the TrainJob's creation (KEP-2599), when it has one.
-    const snapshot = await orUndefinedIfNotFound(
-      core.readNamespacedConfigMap({ namespace, name: `${name}${RUNTIME_SNAPSHOT_SUFFIX}` }),
-    );
-    const owner = controllerOf(snapshot?.metadata as TrainJob['metadata'] | undefined);
-    const text = snapshot?.data?.[RUNTIME_SNAPSHOT_KEY];
-    if (text && owner?.uid === trainJob.metadata.uid) {
-      const doc = parse(text) as { kind?: string; metadata?: { name?: string }; spec?: RuntimeSpec };
-      if (doc?.spec)
-        return {
-          found: true,
-          snapshot: true,
-          runtime: { kind: doc.kind ?? 'ClusterTrainingRuntime', name: doc.metadata?.name ?? '', spec: doc.spec },
-        };
-    }
-    const ref = trainJob.spec?.runtimeRef ?? {};
-    const kind = ref.kind ?? 'ClusterTrainingRuntime';
-    if ((ref.apiGroup ?? TRAINJOB_GROUP) !== TRAINJOB_GROUP || !ref.name) {
-      return { found: false, reason: `spec.runtimeRef ${JSON.stringify(ref)} does not name a Trainer runtime` };
-    }
-    const runtime = (await orUndefinedIfNotFound(
-      kind === 'TrainingRuntime'
-        ? objects.getNamespacedCustomObject({ ...TRAINING_RUNTIME, namespace, name: ref.name })
-        : objects.getClusterCustomObject({ ...CLUSTER_TRAINING_RUNTIME, name: ref.name }),
-    )) as { spec?: RuntimeSpec } | undefined;
-    if (!runtime?.spec) return { found: false, reason: `${kind} ${ref.name} not found` };
-    return { found: true, runtime: { kind, name: ref.name, spec: runtime.spec } };
+const items = async <T>(client: ApiClient, path: string, query: { labelSelector?: string; fieldSelector?: string }) =>
+  (await listAll(client, path, query)).items as T[];
+
+/** The runtime Trainer builds from: its KEP-2599 snapshot of this TrainJob, else what runtimeRef names. */
+// eslint-disable-next-line complexity -- Trainer's lookup: the KEP-2599 snapshot, then runtimeRef's kind
+async function readRuntime(api: JsonApi, trainJob: TrainJob): Promise<RuntimeRead> {
+  const namespace = trainJob.metadata.namespace ?? '';
+  const name = trainJob.metadata.name ?? '';
+  const snapshot = (await orUndefinedIfNotFound(
+    api.get(at(CORE.configMaps, namespace, `${name}${RUNTIME_SNAPSHOT_SUFFIX}`)),
+  )) as { metadata?: TrainJob['metadata']; data?: Record<string, string> } | undefined;
+  const owner = controllerOf(snapshot?.metadata);
+  const text = snapshot?.data?.[RUNTIME_SNAPSHOT_KEY];
+  if (text && owner?.uid === trainJob.metadata.uid) {
+    const doc = parse(text) as { kind?: string; metadata?: { name?: string }; spec?: RuntimeSpec };
+    if (doc?.spec)
+      return {
+        found: true,
+        snapshot: true,
+        runtime: { kind: doc.kind ?? 'ClusterTrainingRuntime', name: doc.metadata?.name ?? '', spec: doc.spec },
+      };
   }
+  const ref = trainJob.spec?.runtimeRef ?? {};
+  const kind = ref.kind ?? 'ClusterTrainingRuntime';
+  if ((ref.apiGroup ?? TRAINJOB_GROUP) !== TRAINJOB_GROUP || !ref.name) {
+    return { found: false, reason: `spec.runtimeRef ${JSON.stringify(ref)} does not name a Trainer runtime` };
+  }
+  const runtime = (await orUndefinedIfNotFound(
+    api.get(
+      kind === 'TrainingRuntime'
+        ? at(TRAINING_RUNTIME, namespace, ref.name)
+        : resourcePath(CLUSTER_TRAINING_RUNTIME, { name: ref.name }),
+    ),
+  )) as { spec?: RuntimeSpec } | undefined;
+  if (!runtime?.spec) return { found: false, reason: `${kind} ${ref.name} not found` };
+  return { found: true, runtime: { kind, name: ref.name, spec: runtime.spec } };
+}
+
+/** A server-side dry-run create of the JobSet as given: would it be admitted again? */
+async function dryRunCreate(api: JsonApi, jobSet: JobSet): Promise<RecreateCheck> {
+  const { name, namespace = '', labels, annotations, ownerReferences } = jobSet.metadata;
+  const body = {
+    apiVersion: jobSet.apiVersion,
+    kind: jobSet.kind,
+    metadata: { name, namespace, labels, annotations, ownerReferences },
+    spec: jobSet.spec,
+  };
+  try {
+    await api.post(withQuery(at(JOBSET, namespace), { dryRun: 'All' }), body);
+    return { admitted: true };
+  } catch (err) {
+    const code = statusCode(err);
+    // Admission runs before the existence check: AlreadyExists means it was admitted.
+    if (code === 409) return { admitted: true };
+    if (code === 400 || code === 403 || code === 422) return { admitted: false, reason: refusalMessage(err) };
+    throw err;
+  }
+}
+
+/** An Event on the TrainJob (core v1, as the API server's 1 KiB cap on its message). */
+function eventBody(trainJob: TrainJob, event: EventSpec, identity: string) {
+  const { namespace = '', name = '' } = trainJob.metadata;
+  const now = new Date().toISOString();
+  return {
+    apiVersion: 'v1',
+    kind: 'Event',
+    metadata: { generateName: `${name}.`, namespace },
+    involvedObject: {
+      apiVersion: trainJob.apiVersion ?? TRAINJOB_API_VERSION,
+      kind: TRAINJOB_KIND,
+      name,
+      namespace,
+      uid: trainJob.metadata.uid,
+      resourceVersion: trainJob.metadata.resourceVersion,
+    },
+    type: event.type,
+    reason: event.reason,
+    message: cap(event.message),
+    source: { component: COMPONENT },
+    reportingComponent: COMPONENT,
+    reportingInstance: identity.slice(0, 128),
+    firstTimestamp: now,
+    lastTimestamp: now,
+    count: 1,
+  };
+}
+
+// eslint-disable-next-line max-lines-per-function -- one method per cluster call, over one JSON API
+export function createReconcilerCluster(client: ApiClient, opts: ClusterOptions): ReconcilerCluster {
+  const api = jsonApi(client);
+  const { fieldManager } = opts;
+  const initializers = initializerObjects(api);
+  const managed = { fieldManager };
+  const forced = { fieldManager, force: true };
+  const trainJobAt = (t: TrainJob, subresource?: string) =>
+    at(TRAINJOB, t.metadata.namespace ?? '', t.metadata.name ?? '', subresource);
 
   return {
     getTrainJob: (namespace, name) =>
-      orUndefinedIfNotFound(objects.getNamespacedCustomObject({ ...TRAINJOB, namespace, name }) as Promise<TrainJob>),
+      orUndefinedIfNotFound(api.get(at(TRAINJOB, namespace, name))) as Promise<TrainJob | undefined>,
     getJobSet: (namespace, name) =>
-      orUndefinedIfNotFound(objects.getNamespacedCustomObject({ ...JOBSET, namespace, name }) as Promise<JobSet>),
-    readRuntime,
+      orUndefinedIfNotFound(api.get(at(JOBSET, namespace, name))) as Promise<JobSet | undefined>,
+    readRuntime: (trainJob) => readRuntime(api, trainJob),
     getInitializerObjects: initializers.get,
     deleteInitializerObject: initializers.delete,
 
     async listChildren(namespace, jobSetName) {
       const labelSelector = `${JOBSET_NAME_LABEL}=${jobSetName}`;
       const [jobs, pods] = await Promise.all([
-        batch.listNamespacedJob({ namespace, labelSelector }),
-        core.listNamespacedPod({ namespace, labelSelector }),
+        items<Job>(client, at(CORE.jobs, namespace), { labelSelector }),
+        items<Pod>(client, at(CORE.pods, namespace), { labelSelector }),
       ]);
-      return { jobs: jobs.items as unknown as Job[], pods: pods.items as unknown as Pod[] };
+      return { jobs, pods };
     },
 
-    async listPvcs(namespace) {
-      return (await core.listNamespacedPersistentVolumeClaim({ namespace }))
-        .items as unknown as PersistentVolumeClaim[];
-    },
+    listPvcs: (namespace) => items<PersistentVolumeClaim>(client, at(CORE.pvcs, namespace), {}),
 
-    async listRetainedPvcs(namespace, trainJobUid) {
-      return (
-        await core.listNamespacedPersistentVolumeClaim({
-          namespace,
-          labelSelector: `${RETAINED_FOR_LABEL}=${trainJobUid}`,
-        })
-      ).items as unknown as PersistentVolumeClaim[];
-    },
+    listRetainedPvcs: (namespace, trainJobUid) =>
+      items<PersistentVolumeClaim>(client, at(CORE.pvcs, namespace), {
+        labelSelector: `${RETAINED_FOR_LABEL}=${trainJobUid}`,
+      }),
 
     async patchPvc(namespace, patch) {
-      return (await core.patchNamespacedPersistentVolumeClaim(
-        { namespace, name: patch.name, body: patch.ops, fieldManager },
-        jsonPatch(),
-      )) as unknown as PersistentVolumeClaim;
+      return (await api.jsonPatch(
+        withQuery(at(CORE.pvcs, namespace, patch.name), managed),
+        patch.ops,
+      )) as PersistentVolumeClaim;
     },
 
     async deleteJobSet(namespace, name, uid, resourceVersion) {
-      await objects.deleteNamespacedCustomObject({
-        ...JOBSET,
-        namespace,
-        name,
+      await api.delete(at(JOBSET, namespace, name), {
         propagationPolicy: 'Foreground',
-        body: { propagationPolicy: 'Foreground', preconditions: { uid, resourceVersion } },
+        preconditions: { uid, resourceVersion },
       });
     },
 
@@ -209,87 +250,47 @@ export function createReconcilerCluster(kc: KubeConfig, opts: ClusterOptions): R
       // it fail (and the key be retried from a fresh read) if the JobSet was replaced or changed.
       // Companion mode still never applies a JobSet: Trainer keeps ownership of everything else,
       // and takes spec.suspend back with its forced apply on resume.
-      const body = [
+      const ops = [
         { op: 'test', path: '/metadata/uid', value: uid },
         { op: 'test', path: '/metadata/resourceVersion', value: resourceVersion },
         { op: 'add', path: '/spec/suspend', value: suspend },
       ];
-      await objects.patchNamespacedCustomObject({ ...JOBSET, namespace, name, body, fieldManager }, jsonPatch());
+      await api.jsonPatch(withQuery(at(JOBSET, namespace, name), managed), ops);
     },
 
-    async dryRunRecreate(jobSet) {
-      const { name, namespace = '', labels, annotations, ownerReferences } = jobSet.metadata;
-      const body = {
-        apiVersion: jobSet.apiVersion,
-        kind: jobSet.kind,
-        metadata: { name, namespace, labels, annotations, ownerReferences },
-        spec: jobSet.spec,
-      };
-      try {
-        await objects.createNamespacedCustomObject({ ...JOBSET, namespace, body, dryRun: 'All' });
-        return { admitted: true };
-      } catch (err) {
-        const code = statusCode(err);
-        // Admission runs before the existence check: AlreadyExists means it was admitted.
-        if (code === 409) return { admitted: true };
-        if (code === 400 || code === 403 || code === 422) return { admitted: false, reason: refusalMessage(err) };
-        throw err;
-      }
-    },
+    dryRunRecreate: (jobSet) => dryRunCreate(api, jobSet),
 
     getPodGroup: (scheduler, namespace, name) =>
-      orUndefinedIfNotFound(
-        objects.getNamespacedCustomObject({ ...POD_GROUPS[scheduler], namespace, name }) as Promise<PodGroup>,
-      ),
+      orUndefinedIfNotFound(api.get(at(POD_GROUPS[scheduler], namespace, name))) as Promise<PodGroup | undefined>,
 
     async deletePodGroup(scheduler, namespace, name, uid, resourceVersion) {
-      await objects.deleteNamespacedCustomObject({
-        ...POD_GROUPS[scheduler],
-        namespace,
-        name,
-        body: { preconditions: { uid, resourceVersion } },
-      });
+      await api.delete(at(POD_GROUPS[scheduler], namespace, name), { preconditions: { uid, resourceVersion } });
     },
 
     async applyJobSet(jobSet) {
-      const namespace = jobSet.metadata.namespace ?? '';
-      const name = jobSet.metadata.name ?? '';
-      return (await objects.patchNamespacedCustomObject(
-        { ...JOBSET, namespace, name, body: jobSet, fieldManager, force: true },
-        ssa(),
-      )) as JobSet;
+      const path = at(JOBSET, jobSet.metadata.namespace ?? '', jobSet.metadata.name ?? '');
+      return (await api.apply(path, jobSet, forced)) as JobSet;
     },
 
     async applyTrainJobStatus(trainJob, conditions, jobsStatus) {
-      const { namespace = '', name = '' } = trainJob.metadata;
-      await objects.patchNamespacedCustomObjectStatus(
-        {
-          ...TRAINJOB,
-          namespace,
-          name,
-          body: statusApplyConfiguration(trainJob, conditions, jobsStatus),
-          fieldManager,
-          force: true,
-        },
-        ssa(),
+      await api.apply(
+        trainJobAt(trainJob, 'status'),
+        statusApplyConfiguration(trainJob, conditions, jobsStatus),
+        forced,
       );
     },
 
     async applyReport(trainJob, report) {
-      const { namespace = '', name = '' } = trainJob.metadata;
-      await objects.patchNamespacedCustomObject(
-        { ...TRAINJOB, namespace, name, body: reportApplyConfiguration(trainJob, report), fieldManager, force: true },
-        ssa(),
-      );
+      await api.apply(trainJobAt(trainJob), reportApplyConfiguration(trainJob, report), forced);
     },
 
     async recordRefusalFold(trainJob, fold) {
       // A merge patch (an Update entry of this field manager, which the report's apply leaves
       // alone); its resourceVersion makes it fail (and the key be retried from a fresh read) when
       // the TrainJob changed since it was judged: that change is what Trainer's next refusal regards.
-      const { namespace = '', name = '', resourceVersion } = trainJob.metadata;
+      const { resourceVersion } = trainJob.metadata;
       const body = { metadata: { resourceVersion, annotations: { [REFUSAL_SEEN_ANNOTATION]: fold ?? null } } };
-      await objects.patchNamespacedCustomObject({ ...TRAINJOB, namespace, name, body, fieldManager }, mergePatch());
+      await api.mergePatch(withQuery(trainJobAt(trainJob), managed), body);
     },
 
     async listTrainerRefusals(namespace, trainJobUid) {
@@ -298,33 +299,12 @@ export function createReconcilerCluster(kc: KubeConfig, opts: ClusterOptions): R
       // (Trainer's recorder, pkg/controller/setup.go:44 in v2.2.1, v2.3.0 and main), so that an
       // Event anyone else wrote cannot set off a rebuild.
       const fieldSelector = `involvedObject.uid=${trainJobUid},reason=${TRAINER_REFUSAL_REASON},reportingComponent=${TRAINER_EVENT_REPORTER}`;
-      return refusalsFromEvents((await core.listNamespacedEvent({ namespace, fieldSelector })).items);
+      return refusalsFromEvents(await items<unknown>(client, at(CORE.events, namespace), { fieldSelector }));
     },
 
     async recordEvent(trainJob, event) {
-      const { namespace = '', name = '' } = trainJob.metadata;
-      const now = new Date();
-      const body: CoreV1Event = {
-        metadata: { generateName: `${name}.`, namespace },
-        involvedObject: {
-          apiVersion: trainJob.apiVersion ?? TRAINJOB_API_VERSION,
-          kind: TRAINJOB_KIND,
-          name,
-          namespace,
-          uid: trainJob.metadata.uid,
-          resourceVersion: trainJob.metadata.resourceVersion,
-        },
-        type: event.type,
-        reason: event.reason,
-        message: cap(event.message),
-        source: { component: COMPONENT },
-        reportingComponent: COMPONENT,
-        reportingInstance: opts.identity.slice(0, 128),
-        firstTimestamp: now,
-        lastTimestamp: now,
-        count: 1,
-      };
-      await core.createNamespacedEvent({ namespace, body });
+      const namespace = trainJob.metadata.namespace ?? '';
+      await api.post(at(CORE.events, namespace), eventBody(trainJob, event, opts.identity));
     },
   };
 }

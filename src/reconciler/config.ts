@@ -150,7 +150,7 @@ export function parseReconcileArgs(args: readonly string[], sources: ConfigSourc
     );
   const cluster: ReconcileConfig['cluster'] = kubeconfig
     ? { mode: 'kubeconfig', path: kubeconfig }
-    : { mode: 'in-cluster' };
+    : { mode: 'in-cluster', host: env.KUBERNETES_SERVICE_HOST, port: env.KUBERNETES_SERVICE_PORT };
 
   const handoffPort = port('--handoff-port', values['handoff-port'], RECONCILE_DEFAULTS.handoffPort);
   const opsPort = port('--ops-port', values['ops-port'], RECONCILE_DEFAULTS.opsPort);

@@ -1,8 +1,9 @@
 // Reads and deletes the objects an initializer's first run made (src/rebuild/initializers.ts): the
 // data cache's LeaderWorkerSet (a custom resource; absent when its CRD is not installed) and its
 // ServiceAccount. Each is read by name, live: a delete never rests on a cache.
-import { CoreV1Api, CustomObjectsApi, type KubeConfig } from '@kubernetes/client-node';
+import type { JsonApi } from '../cluster/api-json.ts';
 import { orUndefinedIfNotFound } from '../cluster/errors.ts';
+import { CORE, resourcePath } from '../cluster/resource-path.ts';
 import type { ObjectMeta } from '../api/objects.ts';
 import type { InitializerObject, InitializerObjectRef } from '../rebuild/initializers.ts';
 
@@ -15,18 +16,14 @@ export interface InitializerObjects {
 
 const LWS = { group: 'leaderworkerset.x-k8s.io', version: 'v1', plural: 'leaderworkersets' } as const;
 
-export function initializerObjects(kc: KubeConfig): InitializerObjects {
-  const objects = kc.makeApiClient(CustomObjectsApi);
-  const core = kc.makeApiClient(CoreV1Api);
+const pathOf = (namespace: string, ref: InitializerObjectRef) =>
+  resourcePath(ref.kind === 'ServiceAccount' ? CORE.serviceAccounts : LWS, { namespace, name: ref.name });
 
+export function initializerObjects(api: JsonApi): InitializerObjects {
   async function read(namespace: string, ref: InitializerObjectRef): Promise<ObjectMeta | undefined> {
-    const { name } = ref;
-    const found =
-      ref.kind === 'ServiceAccount'
-        ? await orUndefinedIfNotFound(core.readNamespacedServiceAccount({ namespace, name }))
-        : ((await orUndefinedIfNotFound(objects.getNamespacedCustomObject({ ...LWS, namespace, name }))) as
-            { metadata?: ObjectMeta } | undefined);
-    return found ? ((found.metadata ?? {}) as ObjectMeta) : undefined;
+    const found = (await orUndefinedIfNotFound(api.get(pathOf(namespace, ref)))) as
+      { metadata?: ObjectMeta } | undefined;
+    return found ? (found.metadata ?? {}) : undefined;
   }
 
   return {
@@ -35,17 +32,10 @@ export function initializerObjects(kc: KubeConfig): InitializerObjects {
       return refs.flatMap((ref, i) => (metas[i] ? [{ ref, metadata: metas[i] }] : []));
     },
     async delete(namespace, ref, uid, resourceVersion) {
-      const body = { propagationPolicy: 'Foreground', preconditions: { uid, resourceVersion } };
-      if (ref.kind === 'ServiceAccount')
-        await core.deleteNamespacedServiceAccount({ namespace, name: ref.name, propagationPolicy: 'Foreground', body });
-      else
-        await objects.deleteNamespacedCustomObject({
-          ...LWS,
-          namespace,
-          name: ref.name,
-          propagationPolicy: 'Foreground',
-          body,
-        });
+      await api.delete(pathOf(namespace, ref), {
+        propagationPolicy: 'Foreground',
+        preconditions: { uid, resourceVersion },
+      });
     },
   };
 }

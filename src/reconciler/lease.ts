@@ -3,8 +3,10 @@
 // same record, unrenewed, for a whole lease duration (measured on its own clock, so clock skew
 // between replicas does not matter); a holder that cannot renew within the renew deadline stops
 // acting before anyone else may start. With two sidecars, one acts and the other waits.
-import { CustomObjectsApi, type KubeConfig } from '@kubernetes/client-node';
+import { jsonApi } from '../cluster/api-json.ts';
+import type { ApiClient } from '../cluster/api-request.ts';
 import { describeError, statusCode } from '../cluster/errors.ts';
+import { resourcePath } from '../cluster/resource-path.ts';
 import type { Logger } from '../observability/logger.ts';
 import type { LeaderElectionConfig } from './config.ts';
 import { LEASE } from './names.ts';
@@ -97,13 +99,15 @@ export interface LeaderElector {
 
 // eslint-disable-next-line max-lines-per-function -- client-go's LeaderElector: renew, run, release share its state
 export function createLeaderElector(
-  kc: KubeConfig,
+  client: ApiClient,
   config: LeaderElectionConfig,
   logger: Logger,
   now: () => number = Date.now,
 ): LeaderElector {
-  const api = kc.makeApiClient(CustomObjectsApi);
-  const ref = { ...LEASE, namespace: config.namespace, name: config.name };
+  // client-go's leaderelection: a call that has no answer within the renew deadline is given up.
+  const api = jsonApi(client, { timeoutMs: config.renewDeadlineMs });
+  const leases = resourcePath(LEASE, { namespace: config.namespace });
+  const ref = resourcePath(LEASE, { namespace: config.namespace, name: config.name });
   const log = logger.child({ lease: `${config.namespace}/${config.name}`, identity: config.identity });
   let observed: Observed | undefined;
   let lastRenewMs: number | undefined;
@@ -111,11 +115,49 @@ export function createLeaderElector(
   let stopped = false;
   let timer: NodeJS.Timeout | undefined;
   let current: Promise<void> = Promise.resolve();
+  /** The Lease as this replica last wrote it. */
+  let written: LeaseObject | undefined;
+
+  const bodyOf = (lease: LeaseObject | undefined, spec: LeaseSpec): LeaseObject => ({
+    apiVersion: 'coordination.k8s.io/v1',
+    kind: 'Lease',
+    metadata: {
+      name: config.name,
+      namespace: config.namespace,
+      resourceVersion: lease?.metadata.resourceVersion,
+      annotations: { ...lease?.metadata.annotations, ...config.annotations },
+    },
+    spec,
+  });
+
+  /**
+   * client-go's fast path: the leader renews on the Lease it last wrote, with no read first; a
+   * conflict (someone else wrote since) or any failure falls back to the read.
+   */
+  async function renewAsWritten(): Promise<boolean> {
+    const t = now();
+    if (!written || !leading || lastRenewMs === undefined || t - lastRenewMs >= config.renewDeadlineMs) return false;
+    const step = leaseStep(written, observed, config.identity, t, config.leaseDurationMs);
+    if (step.kind !== 'update') return false;
+    try {
+      written = (await api.put(ref, bodyOf(written, step.spec))) as LeaseObject;
+      observed = { record: recordOf(written), atMs: t };
+      return true;
+    } catch (err) {
+      log.debug(
+        { error: describeError(err) },
+        'leader election: the renewal on the Lease as written failed; reading it',
+      );
+      return false;
+    }
+  }
 
   async function tryAcquireOrRenew(): Promise<boolean> {
+    if (await renewAsWritten()) return true;
+    written = undefined;
     let lease: LeaseObject | undefined;
     try {
-      lease = (await api.getNamespacedCustomObject(ref)) as LeaseObject;
+      lease = (await api.get(ref)) as LeaseObject;
     } catch (err) {
       if (statusCode(err) !== 404) throw err;
     }
@@ -123,24 +165,11 @@ export function createLeaderElector(
     if (lease && observed?.record !== recordOf(lease)) observed = { record: recordOf(lease), atMs: t };
     const step = leaseStep(lease, observed, config.identity, t, config.leaseDurationMs);
     if (step.kind === 'wait') return false;
-    const body: LeaseObject = {
-      apiVersion: 'coordination.k8s.io/v1',
-      kind: 'Lease',
-      metadata: {
-        name: config.name,
-        namespace: config.namespace,
-        resourceVersion: lease?.metadata.resourceVersion,
-        annotations: { ...lease?.metadata.annotations, ...config.annotations },
-      },
-      spec: step.spec,
-    };
+    const body = bodyOf(lease, step.spec);
     try {
-      const stored = (
-        step.kind === 'create'
-          ? await api.createNamespacedCustomObject({ ...LEASE, namespace: config.namespace, body })
-          : await api.replaceNamespacedCustomObject({ ...ref, body })
-      ) as LeaseObject;
+      const stored = (step.kind === 'create' ? await api.post(leases, body) : await api.put(ref, body)) as LeaseObject;
       observed = { record: recordOf(stored), atMs: t };
+      written = stored;
       return true;
     } catch (err) {
       if (statusCode(err) === 409) return false; // someone else wrote first
@@ -186,12 +215,12 @@ export function createLeaderElector(
       if (!leading) return;
       leading = false;
       try {
-        const lease = (await api.getNamespacedCustomObject(ref)) as LeaseObject;
+        const lease = (await api.get(ref)) as LeaseObject;
         if (lease.spec?.holderIdentity !== config.identity) return;
         const t = microTime(now());
-        await api.replaceNamespacedCustomObject({
-          ...ref,
-          body: { ...lease, spec: { ...lease.spec, holderIdentity: '', leaseDurationSeconds: 1, renewTime: t } },
+        await api.put(ref, {
+          ...lease,
+          spec: { ...lease.spec, holderIdentity: '', leaseDurationSeconds: 1, renewTime: t },
         });
         log.info('leader election: released the Lease');
       } catch (err) {

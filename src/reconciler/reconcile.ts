@@ -2,7 +2,9 @@
 // then take its steps in order. Any failed call throws, and the queue retries the key from a
 // fresh read (preconditions make a stale write fail rather than win).
 //
-// Reads: the TrainJob, its JobSet and the JobSet's Jobs come from the watches' caches (no request);
+// Reads: the TrainJob, its JobSet and the JobSet's Jobs come from the watches' caches (no request;
+// frozen, and only the fields the decisions read: cache-shape.ts, so the dry-run create beside
+// workspace claims reads the JobSet live, whole);
 // Trainer's runtime snapshot is read once per TrainJob (runtime-memo.ts); PVCs, the dry run and
 // Trainer's refusal Events (a resumed TrainJob whose JobSet stays suspended) are read live when
 // decide() asks. Right before a delete, the JobSet's Jobs and pods are listed live
@@ -28,6 +30,7 @@ import type { ReconcilerMetrics } from './metrics.ts';
 import type { RuntimeMemo } from './runtime-memo.ts';
 import type { WaitMemo } from './wait-memo.ts';
 import type { ClusterCache } from './watches.ts';
+import type { JobSet } from '../api/objects.ts';
 import { splitKey } from './keys.ts';
 import type { HandlerResult } from './queue.ts';
 import { eventFor, previousReport, type RebuildReport } from '../rebuild/report.ts';
@@ -101,11 +104,25 @@ async function read(
   }
   if (what === 'pvcs') o.pvcs = await cluster.listPvcs(namespace);
   if (what === 'retained') o.retained = await cluster.listRetainedPvcs(namespace, o.trainJob.metadata.uid ?? '');
-  if (what === 'recreate' && o.jobSet) o.recreate = await cluster.dryRunRecreate(o.jobSet);
+  if (what === 'recreate' && o.jobSet)
+    o.recreate = await cluster.dryRunRecreate(await wholeJobSet(o.jobSet, deps, cache));
   if (what === 'initializer-objects') o.initializerObjects = await readInitializerObjects(o, deps);
   if (what === 'podgroups') o.podGroups = await readPodGroups(o, cluster);
   if (what === 'trainer-refusals') o.trainerRefusals = await cluster.listTrainerRefusals(namespace, uid ?? '');
   return true;
+}
+
+/**
+ * The JobSet whole, for the dry-run create of it: the cache keeps only what the decisions read
+ * (cache-shape.ts), so it is read live; one that is gone or replaced since is retried from a fresh read.
+ */
+async function wholeJobSet(jobSet: JobSet, deps: ReconcileDeps, cache: ClusterCache | undefined): Promise<JobSet> {
+  if (!cache) return jobSet;
+  const { namespace = '', name = '', uid } = jobSet.metadata;
+  const live = await deps.cluster.getJobSet(namespace, name);
+  if (!live || live.metadata.uid !== uid)
+    throw new Error(`JobSet ${namespace}/${name} was deleted or replaced since it was read`);
+  return live;
 }
 
 /** The TrainJob's PodGroups of the schedulers its runtime's podGroupPolicy names (podgroup.ts). */

@@ -1,17 +1,15 @@
 // The reconciler process: watches and hints feed one work queue; its workers reconcile while this
 // replica leads; health and metrics on the ops port. Everything here is wiring; the decisions are
 // in decide.ts and the cluster calls in cluster.ts.
-import type { KubeConfig } from '@kubernetes/client-node';
 import type { FastifyInstance } from 'fastify';
 import type { Logger } from '../observability/logger.ts';
 import { buildOpsServer } from '../observability/ops-server.ts';
 import { listenOn } from '../process/listen.ts';
 import { describeError } from '../cluster/errors.ts';
-import { apiClient } from '../cluster/api-request.ts';
-import { kubeConfigConnection } from '../cluster/kubeconfig-connection.ts';
+import { countingRequests, type ApiClient } from '../cluster/api-request.ts';
 import { startCrdPatchRestorer, type CrdPatchPlanner, type CrdPatchRestorer } from './crd-patch-restorer.ts';
 import { CRD_PATCH_RESTORER_FIELD_MANAGER } from './names.ts';
-import { countingKubeConfig } from './api-requests.ts';
+import { describeRequest } from './api-requests.ts';
 import { crashNow } from './crash-point.ts';
 import { createReconcilerCluster } from './cluster.ts';
 import type { ReconcileConfig } from './config.ts';
@@ -38,7 +36,8 @@ export interface ReconcilerHandle {
 }
 
 export interface ReconcilerDeps {
-  kc: KubeConfig;
+  /** The API server, through the project's request layer (src/cluster/connect.ts). */
+  client: ApiClient;
   logger: Logger;
   metrics?: ReconcilerMetrics;
   /** With --restore-crd-patch: decides what the CRD patch restorer writes (chosen by the command). */
@@ -55,10 +54,12 @@ export async function startReconciler(config: ReconcileConfig, deps: ReconcilerD
   const logger = deps.logger.child({ role: 'reconciler', mode: config.mode });
   const metrics = deps.metrics ?? createReconcilerMetrics({ defaultMetrics: true });
   const identity = config.leaderElection?.identity ?? 'single';
-  // Every client below counts its requests (trainjob_reconciler_api_requests_total).
-  const kc = countingKubeConfig(deps.kc, ({ verb, resource }) => metrics.apiRequests.inc({ verb, resource }));
-  const cluster = createReconcilerCluster(kc, { fieldManager: config.fieldManager, identity });
-  const elector = config.leaderElection ? createLeaderElector(kc, config.leaderElection, logger) : undefined;
+  // Everything below goes through this client, which counts its requests (trainjob_reconciler_api_requests_total).
+  const client = countingRequests(deps.client, (method, path) =>
+    metrics.apiRequests.inc(describeRequest(method, path)),
+  );
+  const cluster = createReconcilerCluster(client, { fieldManager: config.fieldManager, identity });
+  const elector = config.leaderElection ? createLeaderElector(client, config.leaderElection, logger) : undefined;
 
   const runtimes = new RuntimeMemo();
   const waits = new WaitMemo();
@@ -89,13 +90,14 @@ export async function startReconciler(config: ReconcileConfig, deps: ReconcilerD
     metrics.queueDepth.set(queue.length);
   };
 
-  const watches = createWatches(kc, { onKey: enqueue, logger });
+  // Every TrainJob is looked at again each resync, whatever the watches said.
+  const watches = createWatches(client, { onKey: enqueue, logger, resyncMs: config.resyncMs });
   // Trainer's controller image tag: a hint beside the line, reported, never the rules.
   const lineHint = createLineHint({ target: config.trainerDeployment, logger, metrics });
   const trainerManager = config.trainerDeployment
-    ? followTrainerManager(kc, { target: config.trainerDeployment, onObservation: lineHint.observe })
+    ? followTrainerManager(client, { target: config.trainerDeployment, onObservation: lineHint.observe })
     : undefined;
-  const trainerLine = followTrainerLine(kc, {
+  const trainerLine = followTrainerLine(client, {
     logger,
     onLine: (d) => {
       metrics.trainerLine.reset();
@@ -160,14 +162,11 @@ export async function startReconciler(config: ReconcileConfig, deps: ReconcilerD
   await trainerManager?.start();
   await watches.start();
 
-  const resync = setInterval(() => watches.trainJobKeys().forEach(enqueue), config.resyncMs);
-  resync.unref();
-
   let restorer: CrdPatchRestorer | undefined;
   if (config.restoreCrdPatch) {
     if (!deps.crdPatchPlanner) throw new Error('--restore-crd-patch needs a CRD patch planner');
     restorer = startCrdPatchRestorer({
-      client: apiClient(kubeConfigConnection(deps.kc)),
+      client,
       planner: deps.crdPatchPlanner,
       fieldManager: CRD_PATCH_RESTORER_FIELD_MANAGER,
       logger,
@@ -221,7 +220,6 @@ export async function startReconciler(config: ReconcileConfig, deps: ReconcilerD
     opsPort: portOf(ops),
     metrics,
     async close() {
-      clearInterval(resync);
       restorer?.stop();
       await handoff.close();
       await watches.stop();

@@ -4,13 +4,13 @@
 // so a Trainer upgrade changes the rules within a watch event. Until the CRD is read, or when it cannot be (no right,
 // deleted, unreadable), the careful rules apply (UNKNOWN_TRAINER_LINE), with a warning.
 // Read-only: putting the CRD patch back after an upgrade is not this module's concern.
-import { CustomObjectsApi, type KubeConfig, type KubernetesObject } from '@kubernetes/client-node';
-import { describeError } from '../cluster/errors.ts';
+import type { ApiClient } from '../cluster/api-request.ts';
+import { CORE, resourcePath } from '../cluster/resource-path.ts';
 import type { Logger } from '../observability/logger.ts';
 import { TRAINJOB_CRD } from '../api/names.ts';
 import { detectTrainerLine, type LineDetection } from '../api/trainer-line-detect.ts';
 import { UNKNOWN_TRAINER_LINE, type TrainerLine } from '../api/trainer-line.ts';
-import { followByName } from './follow-by-name.ts';
+import { followByName, type FollowedObject } from './follow-by-name.ts';
 
 export interface TrainerLineSource {
   current(): TrainerLine;
@@ -19,10 +19,8 @@ export interface TrainerLineSource {
   stop(): Promise<void>;
 }
 
-const CRDS = { group: 'apiextensions.k8s.io', version: 'v1', plural: 'customresourcedefinitions' } as const;
-
 export function followTrainerLine(
-  kc: KubeConfig,
+  client: ApiClient,
   opts: {
     logger: Logger;
     /** Told every line adopted: the metric (one gauge per line id). */
@@ -30,9 +28,8 @@ export function followTrainerLine(
     restartDelayMs?: number;
   },
 ): TrainerLineSource {
-  const objects = kc.makeApiClient(CustomObjectsApi);
   let detection: LineDetection | undefined;
-  const adopt = (crd: KubernetesObject) => {
+  const adopt = (crd: FollowedObject) => {
     const next = detectTrainerLine(crd);
     const changed = next.line.id !== detection?.line.id || next.fingerprint !== detection?.fingerprint;
     detection = next;
@@ -43,19 +40,15 @@ export function followTrainerLine(
     else opts.logger.info(fields, `Trainer line: ${next.summary}`);
   };
   const follower = followByName(
-    kc,
-    {
-      path: `/apis/${CRDS.group}/${CRDS.version}/${CRDS.plural}`,
-      name: TRAINJOB_CRD,
-      list: (fieldSelector) => objects.listClusterCustomObject({ ...CRDS, fieldSelector }),
-    },
+    client,
+    { path: resourcePath(CORE.crds), name: TRAINJOB_CRD },
     {
       onObject: adopt,
       onDeleted: () =>
         opts.logger.warn({ crd: TRAINJOB_CRD }, 'the TrainJob CRD was deleted; the last line found stays in force'),
-      onError: (err) =>
+      onError: (error) =>
         opts.logger.warn(
-          { crd: TRAINJOB_CRD, error: describeError(err) },
+          { crd: TRAINJOB_CRD, error },
           detection
             ? 'the TrainJob CRD watch failed; the last line found stays in force; restarting it'
             : 'the TrainJob CRD cannot be read, so no Trainer line is known: the most careful rules apply (Failed is terminal; standalone mode builds no JobSet); retrying',

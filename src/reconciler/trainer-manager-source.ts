@@ -3,17 +3,15 @@
 // outcome is an observation: a Deployment read, none there (an empty list, a 404, a delete), no
 // right (403), another failure; after a failure it starts again with backoff (5 s doubling to
 // 5 min: a hint is not worth more requests).
-import { CustomObjectsApi, type KubeConfig } from '@kubernetes/client-node';
-import { describeError } from '../cluster/errors.ts';
+import type { ApiClient } from '../cluster/api-request.ts';
+import { CORE, resourcePath } from '../cluster/resource-path.ts';
 import { followByName, type ByNameFollower } from './follow-by-name.ts';
 import type { DeploymentRef, ManagerObservation } from './trainer-line-hint.ts';
 
 export type TrainerManagerSource = ByNameFollower;
 
-const DEPLOYMENTS = { group: 'apps', version: 'v1', plural: 'deployments' } as const;
-
 export function followTrainerManager(
-  kc: KubeConfig,
+  client: ApiClient,
   opts: {
     target: DeploymentRef;
     onObservation: (seen: ManagerObservation) => void;
@@ -22,22 +20,16 @@ export function followTrainerManager(
   },
 ): TrainerManagerSource {
   const { namespace, name } = opts.target;
-  const objects = kc.makeApiClient(CustomObjectsApi);
   const observe = opts.onObservation;
   return followByName(
-    kc,
-    {
-      path: `/apis/${DEPLOYMENTS.group}/${DEPLOYMENTS.version}/namespaces/${namespace}/${DEPLOYMENTS.plural}`,
-      name,
-      list: (fieldSelector) => objects.listNamespacedCustomObject({ ...DEPLOYMENTS, namespace, fieldSelector }),
-    },
+    client,
+    { path: resourcePath(CORE.deployments, { namespace }), name },
     {
       onObject: (deployment) => observe({ state: 'read', deployment }),
       onDeleted: () => observe({ state: 'absent' }),
       onNone: () => observe({ state: 'absent' }),
-      onError: (err, code) => {
-        const described = describeError(err);
-        const error = code && !described.startsWith('HTTP ') ? `HTTP ${code}: ${described}` : described;
+      onError: (described, code) => {
+        const error = code && !described.includes(`HTTP ${code}`) ? `HTTP ${code}: ${described}` : described;
         observe(
           code === 403
             ? { state: 'forbidden', error }

@@ -2,26 +2,20 @@
 // JobSets they control, and the JobSets' Jobs (a Job's status moves when its last pod goes away,
 // which is when a waiting rebuild may proceed). Every event becomes a TrainJob key in the queue.
 // Their caches are what a reconcile reads first (ClusterCache): no request for what is watched.
-import {
-  BatchV1Api,
-  CustomObjectsApi,
-  makeInformer,
-  type Informer,
-  type KubeConfig,
-  type KubernetesListObject,
-  type KubernetesObject,
-  type ObjectCache,
-} from '@kubernetes/client-node';
-import { describeError } from '../cluster/errors.ts';
+// Informers of the project's own client (src/cluster/informer.ts), as client-go's.
+import type { ApiClient } from '../cluster/api-request.ts';
+import { createInformer, type Informer } from '../cluster/informer.ts';
+import { CORE, resourcePath } from '../cluster/resource-path.ts';
 import type { Logger } from '../observability/logger.ts';
 import { JOBSET, JOBSET_NAME_LABEL, TRAINJOB, TRAINJOB_KIND } from '../api/names.ts';
 import { keyOf } from './keys.ts';
+import { jobForCache, jobSetForCache, trainJobForCache } from './cache-shape.ts';
 import { controllerOf, type Job, type JobSet, type ObjectMeta, type TrainJob } from '../api/objects.ts';
 
 /**
  * What the watches hold, read instead of the API server. A cache may lag behind by an event: every
  * write made from it tests a uid and resourceVersion, and the rebuild's delete is decided on a live
- * read (reconcile.ts). Objects are copies: the caller may change them.
+ * read (reconcile.ts). Objects are the stored ones, frozen: read, never changed (no copy per read).
  */
 export interface ClusterCache {
   /** Every watch has listed once (before that, reads go to the API server). */
@@ -42,13 +36,11 @@ export interface Watches {
   cache: ClusterCache;
 }
 
-type Watched = Informer<KubernetesObject> & ObjectCache<KubernetesObject>;
-
 export interface WatchOptions {
   onKey(key: string, source: 'trainjob' | 'jobset' | 'job'): void;
   logger: Logger;
-  /** Delay before an informer that failed is started again. */
-  restartDelayMs?: number;
+  /** Every TrainJob handed to onKey again this often (the informer's resync; 0: never). */
+  resyncMs?: number;
 }
 
 /** The TrainJob a JobSet event concerns: its controller, when that is a TrainJob. */
@@ -63,98 +55,74 @@ export function trainJobKeyOfJob(meta: ObjectMeta): string | undefined {
   return jobSet && meta.namespace ? keyOf(meta.namespace, jobSet) : undefined;
 }
 
-// eslint-disable-next-line max-lines-per-function -- three informers and their cache share `listed` and `stopped`
-export function createWatches(kc: KubeConfig, opts: WatchOptions): Watches {
-  const objects = kc.makeApiClient(CustomObjectsApi);
-  const batch = kc.makeApiClient(BatchV1Api);
-  const listed = new Set<string>();
-  // Synced means every informer has listed once (a failed list is retried through 'error').
-  const list = (name: string, p: Promise<unknown>) =>
-    (p as Promise<KubernetesListObject<KubernetesObject>>).then((l) => {
-      listed.add(name);
-      return l;
-    });
-  const specs: {
-    name: 'trainjob' | 'jobset' | 'job';
-    informer: Watched;
-    keyOf: (meta: ObjectMeta) => string | undefined;
-  }[] = [
-    {
-      name: 'trainjob',
-      informer: makeInformer(kc, `/apis/${TRAINJOB.group}/${TRAINJOB.version}/${TRAINJOB.plural}`, () =>
-        list('trainjob', objects.listClusterCustomObject({ ...TRAINJOB })),
-      ),
-      keyOf: (m) => (m.namespace && m.name ? keyOf(m.namespace, m.name) : undefined),
-    },
-    {
-      name: 'jobset',
-      informer: makeInformer(kc, `/apis/${JOBSET.group}/${JOBSET.version}/${JOBSET.plural}`, () =>
-        list('jobset', objects.listClusterCustomObject({ ...JOBSET })),
-      ),
-      keyOf: trainJobKeyOfJobSet,
-    },
-    {
-      name: 'job',
-      informer: makeInformer(
-        kc,
-        '/apis/batch/v1/jobs',
-        () => list('job', batch.listJobForAllNamespaces({ labelSelector: JOBSET_NAME_LABEL })),
-        JOBSET_NAME_LABEL,
-      ),
-      keyOf: trainJobKeyOfJob,
-    },
-  ];
-  let stopped = false;
+type Source = 'trainjob' | 'jobset' | 'job';
+type Stored = TrainJob | JobSet | Job;
 
-  for (const spec of specs) {
-    const forward = (obj: KubernetesObject) => {
-      const key = spec.keyOf((obj.metadata ?? {}) as ObjectMeta);
-      if (key) opts.onKey(key, spec.name);
+/** The index of Jobs: `namespace/jobSetName`. */
+const jobSetOfJob = (job: Job) => {
+  const jobSet = job.metadata.labels?.[JOBSET_NAME_LABEL];
+  return jobSet && job.metadata.namespace ? keyOf(job.metadata.namespace, jobSet) : undefined;
+};
+
+export function createWatches(client: ApiClient, opts: WatchOptions): Watches {
+  const informer = <T extends Stored>(
+    name: Source,
+    path: string,
+    keyOfMeta: (meta: ObjectMeta) => string | undefined,
+    transform: (raw: unknown) => T | undefined,
+    more: { labelSelector?: string; indexBy?: (o: T) => string | undefined; resyncMs?: number } = {},
+  ): Informer<T> => {
+    const forward = (obj: T) => {
+      const key = keyOfMeta(obj.metadata ?? {});
+      if (key) opts.onKey(key, name);
     };
-    spec.informer.on('add', forward);
-    spec.informer.on('update', forward);
-    spec.informer.on('delete', forward);
-    spec.informer.on('error', (err: unknown) => {
-      if (stopped) return;
-      opts.logger.warn({ watch: spec.name, error: describeError(err) }, 'watch failed; restarting it');
-      setTimeout(() => {
-        if (!stopped)
-          spec.informer
-            .start()
-            .catch((e: unknown) =>
-              opts.logger.warn({ watch: spec.name, error: describeError(e) }, 'watch restart failed'),
-            );
-      }, opts.restartDelayMs ?? 5_000).unref();
+    return createInformer<T>({
+      client,
+      path,
+      transform,
+      ...more,
+      handlers: {
+        onAdd: forward,
+        onUpdate: (_old, obj) => forward(obj),
+        onDelete: forward,
+        onError: (error) => opts.logger.warn({ watch: name, error }, 'watch failed; restarting it'),
+      },
     });
-  }
-
-  const [trainJobs, jobSets, jobs] = specs.map((s) => s.informer);
-  const synced = () => specs.every((s) => listed.has(s.name));
-  const copy = <T>(o: KubernetesObject | undefined): T | undefined =>
-    o === undefined ? undefined : (structuredClone(o) as T);
+  };
+  const trainJobs = informer<TrainJob>(
+    'trainjob',
+    resourcePath(TRAINJOB),
+    (m) => (m.namespace && m.name ? keyOf(m.namespace, m.name) : undefined),
+    trainJobForCache,
+    { resyncMs: opts.resyncMs },
+  );
+  // No label says a JobSet is a TrainJob's (Trainer's JobSet carries its runtime's labels): every
+  // JobSet is watched, those no TrainJob controls kept as their identity alone (cache-shape.ts).
+  const jobSets = informer<JobSet>('jobset', resourcePath(JOBSET), trainJobKeyOfJobSet, jobSetForCache);
+  const jobs = informer<Job>('job', resourcePath(CORE.jobs), trainJobKeyOfJob, jobForCache, {
+    labelSelector: JOBSET_NAME_LABEL,
+    indexBy: jobSetOfJob,
+  });
+  const all = [trainJobs, jobSets, jobs];
+  const synced = () => all.every((i) => i.synced());
   const cache: ClusterCache = {
     synced,
-    getTrainJob: (namespace, name) => copy<TrainJob>(trainJobs.get(name, namespace)),
-    getJobSet: (namespace, name) => copy<JobSet>(jobSets.get(name, namespace)),
-    listJobs: (namespace, jobSetName) =>
-      jobs
-        .list(namespace)
-        .filter((j) => j.metadata?.labels?.[JOBSET_NAME_LABEL] === jobSetName)
-        .map((j) => copy<Job>(j)!),
+    getTrainJob: (namespace, name) => trainJobs.get(namespace, name),
+    getJobSet: (namespace, name) => jobSets.get(namespace, name),
+    listJobs: (namespace, jobSetName) => jobs.byIndex(keyOf(namespace, jobSetName)),
   };
 
   return {
     cache,
     async start() {
-      await Promise.all(specs.map((s) => s.informer.start()));
+      await Promise.all(all.map((i) => i.start()));
     },
     async stop() {
-      stopped = true;
-      await Promise.all(specs.map((s) => s.informer.stop()));
+      await Promise.all(all.map((i) => i.stop()));
     },
     synced,
     trainJobKeys() {
-      return specs[0].informer
+      return trainJobs
         .list()
         .flatMap((o) =>
           o.metadata?.namespace && o.metadata.name ? [keyOf(o.metadata.namespace, o.metadata.name)] : [],

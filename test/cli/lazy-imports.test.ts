@@ -1,7 +1,8 @@
 // @kubernetes/client-node costs ~0.6 s of start-up and ~80 MiB of RSS at import: `serve` without
-// cluster access and `review` must not load it (bench/PROFILE.md, start-up), nor `serve` with a
-// kubeconfig whose user it implements; an exec user loads it. `yaml` and `@peculiar/x509` (~20 MiB
-// and ~0.15 s together) load only for YAML input and to generate a certificate.
+// cluster access and `review` must not load it (bench/PROFILE.md, start-up), nor `serve` or
+// `reconcile` with a kubeconfig whose user it implements; an exec user loads it. `yaml` and
+// `@peculiar/x509` (~20 MiB and ~0.15 s together) load only for YAML input and to generate a
+// certificate.
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { spawn } from 'node:child_process';
@@ -121,6 +122,36 @@ describe('costly packages load only when needed', () => {
       assert.match(inCluster, /"msg":"serving"/);
       assert.match(inCluster, /could not read the TrainJob CRD/, 'it tried the API server');
       assert.doesNotMatch(inCluster, /CLIENT-NODE-LOADED|YAML-LOADED|X509-LOADED/);
+    } finally {
+      await rm(dir, { recursive: true, force: true });
+    }
+  });
+  it("reconcile: a kubeconfig with a token user starts without client-node (the project's own client); an exec user loads it for the credentials", async () => {
+    const dir = await mkdtemp(path.join(tmpdir(), 'tjw-lazy-'));
+    try {
+      const kubeconfig = (user: string) =>
+        `apiVersion: v1\nkind: Config\nclusters: [{name: c, cluster: {server: "https://127.0.0.1:1"}}]\ncontexts: [{name: c, context: {cluster: c, user: u}}]\ncurrent-context: c\nusers: [{name: u, user: ${user}}]\n`;
+      await writeFile(path.join(dir, 'token'), kubeconfig('{token: t}'));
+      await writeFile(
+        path.join(dir, 'exec'),
+        kubeconfig('{exec: {apiVersion: client.authentication.k8s.io/v1, command: "false", interactiveMode: Never}}'),
+      );
+      const args = (file: string) => [
+        'reconcile',
+        '--kubeconfig',
+        path.join(dir, file),
+        '--handoff-port',
+        '0',
+        '--ops-port',
+        '0',
+        '--no-leader-election',
+        '--no-trainer-deployment',
+      ];
+      const token = await run(args('token'), dir, /"msg":"reconciler started"/);
+      assert.match(token, /"msg":"reconciler started"/);
+      assert.doesNotMatch(token, /CLIENT-NODE-LOADED/);
+      const exec = await run(args('exec'), dir, /"msg":"reconciler started"/);
+      assert.match(exec, /CLIENT-NODE-LOADED/);
     } finally {
       await rm(dir, { recursive: true, force: true });
     }

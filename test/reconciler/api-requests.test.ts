@@ -1,9 +1,14 @@
 // describeRequest: the verb and resource of an API request, named as the API server's
-// apiserver_request_total names them; countingKubeConfig: every request seen once.
+// apiserver_request_total names them; countingRequests: every request and watch seen once, as
+// sent (against a loopback server), and a counter that throws fails nothing.
 import assert from 'node:assert/strict';
+import { createServer } from 'node:http';
 import { describe, it } from 'node:test';
-import { KubeConfig, RequestContext, HttpMethod } from '@kubernetes/client-node';
-import { countingKubeConfig, describeRequest, type ApiRequest } from '../../src/reconciler/api-requests.ts';
+import { apiClient, countingRequests } from '../../src/cluster/api-request.ts';
+import { jsonApi } from '../../src/cluster/api-json.ts';
+import { directConnection } from '../../src/cluster/connection.ts';
+import { describeRequest, type ApiRequest } from '../../src/reconciler/api-requests.ts';
+import { listen } from '../cluster/support/loopback.ts';
 
 const S = 'https://127.0.0.1:6443';
 const rows: [string, string, ApiRequest][] = [
@@ -48,23 +53,36 @@ describe('describeRequest', () => {
   }
 });
 
-describe('countingKubeConfig', () => {
-  it('sees each authenticated request once and still authenticates it; the original is untouched', async () => {
-    const kc = new KubeConfig();
-    kc.loadFromOptions({
-      clusters: [{ name: 'c', server: S, skipTLSVerify: true }],
-      users: [{ name: 'u', token: 't0k' }],
-      contexts: [{ name: 'x', cluster: 'c', user: 'u' }],
-      currentContext: 'x',
+describe('countingRequests', () => {
+  it('sees each request and watch once, as sent; the client it wraps is untouched; a throwing counter fails nothing', async () => {
+    const server = createServer((req, res) => {
+      if (req.url?.includes('watch=true')) res.writeHead(200).end();
+      else res.writeHead(200, { 'content-type': 'application/json' }).end('{}');
     });
-    const seen: ApiRequest[] = [];
-    const counting = countingKubeConfig(kc, (r) => seen.push(r));
-    assert.equal(counting.getCurrentCluster()?.server, S);
-    const ctx = new RequestContext(`${S}/api/v1/namespaces/ns/pods?watch=true`, HttpMethod.GET);
-    await counting.applySecurityAuthentication(ctx);
-    assert.deepEqual(seen, [{ verb: 'watch', resource: 'pods' }]);
-    assert.equal(ctx.getHeaders().Authorization, 'Bearer t0k');
-    await kc.applySecurityAuthentication(new RequestContext(`${S}/api/v1/pods`, HttpMethod.GET));
-    assert.equal(seen.length, 1);
+    const url = `http://127.0.0.1:${await listen(server)}`;
+    try {
+      const plain = apiClient(directConnection({ server: url, insecureSkipTlsVerify: false }));
+      const seen: ApiRequest[] = [];
+      const counting = countingRequests(plain, (method, path) => seen.push(describeRequest(method, path)));
+      const api = jsonApi(counting);
+      await api.get('/apis/trainer.kubeflow.org/v1alpha1/namespaces/ns/trainjobs/a');
+      await api.delete('/apis/jobset.x-k8s.io/v1alpha2/namespaces/ns/jobsets/a', { preconditions: { uid: 'u' } });
+      await api.apply('/apis/jobset.x-k8s.io/v1alpha2/namespaces/ns/jobsets/a', {}, { fieldManager: 'm', force: true });
+      (await counting.stream('/api/v1/namespaces/ns/pods?watch=true', AbortSignal.timeout(5000))).resume();
+      await jsonApi(plain).get('/api/v1/pods');
+      assert.deepEqual(seen, [
+        { verb: 'get', resource: 'trainjobs' },
+        { verb: 'delete', resource: 'jobsets' },
+        { verb: 'patch', resource: 'jobsets' },
+        { verb: 'watch', resource: 'pods' },
+      ]);
+      const throwing = countingRequests(plain, () => {
+        throw new Error('counter broke');
+      });
+      assert.deepEqual(await jsonApi(throwing).get('/api/v1/pods'), {});
+    } finally {
+      server.closeAllConnections();
+      server.close();
+    }
   });
 });

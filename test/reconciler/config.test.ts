@@ -13,7 +13,7 @@ const pod = {
 describe('parseReconcileArgs', () => {
   it('defaults (in a pod): in-cluster, companion, hand-off 8082 on loopback, ops 8083, own field manager, a Lease in the pod namespace', () => {
     const c = parseReconcileArgs([], pod);
-    assert.deepEqual(c.cluster, { mode: 'in-cluster' });
+    assert.deepEqual(c.cluster, { mode: 'in-cluster', host: '10.96.0.1', port: '443' });
     assert.equal(c.mode, 'companion');
     assert.deepEqual(c.handoff, { host: '127.0.0.1', port: 8082, hintWaitMs: 10_000 });
     assert.equal(c.opsPort, 8083);

@@ -13,6 +13,8 @@ import { reconcileKey, NotLeaderError } from '../../src/reconciler/reconcile.ts'
 import { createLogger } from '../../src/observability/logger.ts';
 import { RuntimeMemo } from '../../src/reconciler/runtime-memo.ts';
 import type { ClusterCache } from '../../src/reconciler/watches.ts';
+import { deepFreeze } from '../../src/cluster/stored-object.ts';
+import { jobForCache, jobSetForCache, trainJobForCache } from '../../src/reconciler/cache-shape.ts';
 import { job, jobSetOwner, pvc, torch1, trainJob, trainerJobSet, upstreamRuntime } from '../rebuild/fixtures.ts';
 
 class ApiError extends Error {
@@ -34,6 +36,8 @@ function fakeCluster(
     runtimeChange?: (r: Runtime) => void;
     podGroups?: Partial<Record<GangScheduler, PodGroup>>;
     refusals?: TrainerRefusal[];
+    /** The JobSets the dry-run create was sent. */
+    dryRuns?: JobSet[];
   },
   fail: Partial<Record<string, number>> = {},
 ) {
@@ -58,7 +62,11 @@ function fakeCluster(
     deleteJobSet: async () => maybeFail('delete-jobset'),
     setJobSetSuspend: async (_ns, name, uid, rv, suspend) =>
       maybeFail(`${suspend ? 'suspend' : 'resume'}-jobset:${name}:${uid}:${rv}`),
-    dryRunRecreate: async () => (calls.push('read-dry-run'), state.recreate ?? { admitted: true }),
+    dryRunRecreate: async (js) => {
+      calls.push('read-dry-run');
+      state.dryRuns?.push(js);
+      return state.recreate ?? { admitted: true };
+    },
     getPodGroup: async (scheduler) => (calls.push(`get-podgroup:${scheduler}`), state.podGroups?.[scheduler]),
     deletePodGroup: async (scheduler, _ns, name, uid, rv) =>
       maybeFail(`delete-podgroup:${scheduler}:${name}:${uid}:${rv}`),
@@ -352,15 +360,15 @@ describe('reconcileKey', () => {
   });
 
   describe("with the watches' cache", () => {
-    /** A cache that holds `cached` (the live cluster holds the fake cluster's state). */
+    /** A cache holding `cached` as the informers store it (cache-shape.ts, frozen); the live cluster: the fake one. */
     const cacheOf = (
       cached: { trainJob?: TrainJob; jobSet?: JobSet; jobs?: ReturnType<typeof job>[] },
       synced = true,
     ): ClusterCache => ({
       synced: () => synced,
-      getTrainJob: () => (cached.trainJob ? structuredClone(cached.trainJob) : undefined),
-      getJobSet: () => (cached.jobSet ? structuredClone(cached.jobSet) : undefined),
-      listJobs: () => cached.jobs ?? [job('torch1-node-0')],
+      getTrainJob: () => (cached.trainJob ? deepFreeze(trainJobForCache(structuredClone(cached.trainJob))) : undefined),
+      getJobSet: () => (cached.jobSet ? deepFreeze(jobSetForCache(structuredClone(cached.jobSet))) : undefined),
+      listJobs: () => (cached.jobs ?? [job('torch1-node-0')]).map((j) => deepFreeze(jobForCache(structuredClone(j))!)),
     });
     const reads = (calls: string[]) => calls.filter((c) => /^(get-|read-|list-)/.test(c));
 
@@ -371,6 +379,38 @@ describe('reconcileKey', () => {
         deps(cluster, { cache: cacheOf({ trainJob: torch1(1), jobSet: trainerJobSet('torch1') }) }),
       );
       assert.deepEqual(reads(calls), ['read-runtime']);
+    });
+
+    it('workspace claims: the dry-run create is sent the JobSet read live, whole, not the cached shape', async () => {
+      const js = trainerJobSet('ttpub');
+      const dryRuns: JobSet[] = [];
+      const { cluster, calls } = fakeCluster({
+        trainJob: trainJob('ttpub', { trainer: { numNodes: 2 } }),
+        jobSet: js,
+        runtime: 'torchtune',
+        pvcs: [pvc('initializer-ttpub', { ownerReferences: [jobSetOwner(js)] })],
+        dryRuns,
+      });
+      const cache = cacheOf({ trainJob: trainJob('ttpub', { trainer: { numNodes: 2 } }), jobSet: js, jobs: [] });
+      assert.notDeepEqual(cache.getJobSet('ns', 'ttpub'), js, 'the cache keeps less than the whole JobSet');
+      await reconcileKey('ns/ttpub', deps(cluster, { cache }));
+      assert.ok(calls.includes('get-jobset'));
+      assert.deepEqual(dryRuns, [js]);
+    });
+
+    it('workspace claims: a JobSet replaced since the cache read is retried, never dry-run from the cache', async () => {
+      const js = trainerJobSet('ttpub');
+      const dryRuns: JobSet[] = [];
+      const { cluster } = fakeCluster({
+        trainJob: trainJob('ttpub', { trainer: { numNodes: 2 } }),
+        jobSet: { ...js, metadata: { ...js.metadata, uid: 'another' } },
+        runtime: 'torchtune',
+        pvcs: [pvc('initializer-ttpub', { ownerReferences: [jobSetOwner(js)] })],
+        dryRuns,
+      });
+      const cache = cacheOf({ trainJob: trainJob('ttpub', { trainer: { numNodes: 2 } }), jobSet: js, jobs: [] });
+      await assert.rejects(reconcileKey('ns/ttpub', deps(cluster, { cache })), /deleted or replaced since it was read/);
+      assert.deepEqual(dryRuns, []);
     });
 
     it('a rebuild: one live read right before the delete (the TrainJob, the Jobs and pods), then the delete', async () => {

@@ -18,7 +18,6 @@ import { after, before, describe, it } from 'node:test';
 import { KubeConfig } from '@kubernetes/client-node';
 import { jobSetReader, JOBSET_READ_TIMEOUT_MS } from '../../src/webhook/jobset-read.ts';
 import { apiClient, type ApiClient } from '../../src/cluster/api-request.ts';
-import { shareConnections } from '../../src/cluster/client-node.ts';
 import { directConnection } from '../../src/cluster/connection.ts';
 import { kubeConfigConnection } from '../../src/cluster/kubeconfig-connection.ts';
 import { generateSelfSigned } from '../../src/certs/selfsigned.ts';
@@ -383,14 +382,9 @@ describe('the Jobs read through proxy-url', () => {
     }
   });
 
-  /** As serve loads a kubeconfig: its connections shared (client-node.ts shareConnections). */
+  /** As serve loads a kubeconfig whose user client-node serves (connect.ts). */
   const viaKubeConfig = (through?: string) =>
-    kubeConfig(
-      apiUrl,
-      { token: 't' },
-      { skipTLSVerify: true, ...(through ? { proxyUrl: through } : {}) },
-      shareConnections,
-    );
+    kubeConfig(apiUrl, { token: 't' }, { skipTLSVerify: true, ...(through ? { proxyUrl: through } : {}) });
 
   it('answers larger than the cap are refused, through the proxy as directly', async () => {
     assert.ok(LIST.length > CAP);

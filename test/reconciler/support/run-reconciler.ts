@@ -11,8 +11,7 @@ import {
   type CrashPoint,
   type LeaderElectionConfig,
 } from '../../../src/reconciler/config.ts';
-import { runReconcile } from '../../../src/commands/reconcile.ts';
-import { loadKubeConfig } from '../../../src/cluster/client-node.ts';
+import { connect, runReconcile } from '../../../src/commands/reconcile.ts';
 
 /** Takes `--crash-after STEP` out of the arguments; the rest are the command's. */
 export function splitCrashPoint(argv: readonly string[]): { crashAfter?: CrashPoint; args: string[] } {
@@ -53,7 +52,7 @@ if (import.meta.main) {
     const config = parseReconcileArgs(args);
     const leaderElection =
       config.leaderElection && leaseTiming ? { ...config.leaderElection, ...leaseTiming } : config.leaderElection;
-    process.exitCode = await runReconcile({ ...config, leaderElection, crashAfter }, loadKubeConfig(config.cluster)!);
+    process.exitCode = await runReconcile({ ...config, leaderElection, crashAfter }, await connect(config));
   } catch (err) {
     if (!(err instanceof ConfigError)) throw err;
     process.stderr.write(`reconcile (test entry): ${err.message}\n\n${RECONCILE_USAGE}\n`);
