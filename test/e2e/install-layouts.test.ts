@@ -1,13 +1,13 @@
 // Issue 9: the install layouts and modes proven with the installed accounts' own rights, in the
 // world where pods run, beside the real Trainer v2.3.0 and JobSet v0.12.0 managers. Each overlay
-// (the sidecar, the default with the reconciler's own Deployment, vap) is rendered with
-// `kubectl kustomize` and server-side applied; its Deployments' pods land on KWOK nodes, and the
-// containers of one pod per Deployment (`serve`, `reconcile`) run as processes with the rendered
-// containers' args, environment and mounts and their ServiceAccounts' tokens (TokenRequest); the
-// webhook configurations call `serve` by URL on 127.0.0.1 (no Service endpoints on loopback).
-// Then a TrainJob runs, is suspended, scaled several times and resumed: each JobSet is rebuilt with the new count, and the last one's
-// pods run. The time from each scaling write to the new JobSet's creation (seen by a watch) is
-// printed per layout.
+// (the sidecar, the default with the reconciler's own Deployment, vap) is rendered with `kubectl
+// kustomize` and server-side applied; its Deployments' pods land on KWOK nodes, and the containers
+// of one pod per Deployment (`serve`, `reconcile`) run as processes with the rendered containers'
+// args, environment and mounts and their ServiceAccounts' tokens (TokenRequest); the webhook
+// configurations call `serve` by URL on 127.0.0.1 (no Service endpoints on loopback). Then a
+// TrainJob runs, is suspended, scaled several times and resumed: each JobSet is rebuilt with the
+// new count, and the last one's pods run. The time from each scaling write to the new JobSet's
+// creation (seen by a watch) is printed per layout.
 //
 // The sidecar's and the default overlay's objects, their replicas one per node and their
 // PodDisruptionBudgets are checked here too (install-manifests.test.ts checks the other overlays'
