@@ -153,7 +153,16 @@ describe(
           await helm.run(['uninstall', 'trainjob-webhook', '--namespace', NS], { check: false });
         }
         await helm.run(['install', ...release, '--take-ownership', ...(v4 ? ['--server-side=false'] : [])]);
-        await helm.run(['upgrade', 'trainjob-webhook', chartDir, '--namespace', NS]);
+        // The layout named: an upgrade given no values at all reuses the last release's (Helm's rule).
+        await helm.run([
+          'upgrade',
+          'trainjob-webhook',
+          chartDir,
+          '--namespace',
+          NS,
+          '--set',
+          'layout=separate-reconciler',
+        ]);
         const webhook = (await read(api, WEBHOOK))!;
         assert.deepEqual(
           webhook.spec.template.spec.containers.map((c: Obj) => c.name),
