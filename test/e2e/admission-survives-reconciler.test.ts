@@ -17,7 +17,6 @@ import { after, before, describe, it } from 'node:test';
 import { parseAllDocuments } from 'yaml';
 import {
   controlPlaneAvailability,
-  freePorts,
   httpGet,
   kueueAvailability,
   KUEUE_USER,
@@ -30,6 +29,7 @@ import {
 import { api, parallelism, RECONCILER_SA, startWorld, torchTrainJob, type World } from '../reconciler/support/world.ts';
 import { isTrue, QUEUE_LABEL, queueObjects, KUEUE, type Obj } from './support/kueue.ts';
 import { startWebhook, type WebhookProcess } from './support/webhook.ts';
+import { startSidecar, type Sidecar } from '../reconciler/support/sidecar.ts';
 import type { Outcome } from './support/trainjobs.ts';
 
 const controlPlane = controlPlaneAvailability();
@@ -68,33 +68,20 @@ describe(
     const reconcilers: TrackedProcess[] = [];
     let round = 0;
 
-    /** `reconcile` as the default layout's reconciler Deployment runs it, with free ports and the test's kubeconfig. */
-    const startReconciler = async (starved: boolean): Promise<{ proc: TrackedProcess; opsPort: number }> => {
-      const [handoffPort, opsPort] = await freePorts(2);
-      const args = [
-        path.join(projectRoot, 'bin/trainjob-webhook.js'),
-        'reconcile',
-        '--kubeconfig',
-        w.reconcilerKubeconfig.path,
-        '--lease-namespace',
-        RECONCILER_SA.namespace,
-        '--handoff-port',
-        String(handoffPort),
-        '--ops-port',
-        String(opsPort),
-        '--ops-host',
-        '127.0.0.1',
-      ];
-      const env = w.cp.childEnv(starved ? { NODE_OPTIONS: STARVED } : {});
-      const proc = w.cp.startProcess(`reconciler-${round++}${starved ? '-starved' : ''}`, process.execPath, args, {
-        env,
-        cwd: projectRoot,
+    /** `reconcile` in companion mode (the default layout's reconciler Deployment), not waited for. */
+    const startReconciler = async (starved: boolean): Promise<Sidecar> => {
+      const s = await startSidecar(w.cp, {
+        name: `reconciler-${round++}${starved ? '-starved' : ''}`,
+        mode: 'companion',
+        kubeconfig: w.reconcilerKubeconfig.path,
+        leaseNamespace: RECONCILER_SA.namespace,
+        waitReady: false,
+        env: starved ? { NODE_OPTIONS: STARVED } : {},
       });
-      reconcilers.push(proc);
-      return { proc, opsPort };
+      reconcilers.push(s.proc);
+      return s;
     };
-    const leads = async (opsPort: number) =>
-      /^leader_election_master_status\{[^}]*\} 1$/m.test((await httpGet(`http://127.0.0.1:${opsPort}/metrics`)).body);
+    const leads = async (s: Sidecar) => (await s.metric('leader_election_master_status')) === 1;
 
     before(async () => {
       w = await startWorld({ trainer: true, webhook: false, kueue: true });
@@ -235,7 +222,7 @@ describe(
       for (const p of reconcilers) if (!p.exitStatus) await p.stop();
       // One reconciler that leads, then stops gracefully: it releases the Lease.
       const first = await startReconciler(false);
-      await waitFor('a reconciler leads', () => leads(first.opsPort), { timeoutMs: 30_000 });
+      await waitFor('a reconciler leads', () => leads(first), { timeoutMs: 30_000 });
       const current = (await w.tj.get(NS, 'scaled')).spec.trainer.numNodes as number;
       await a.waitJobSet(NS, 'scaled', `rebuilt with ${current}`, (js) => parallelism(js) === current, 60_000);
       await first.proc.stop();
@@ -247,7 +234,7 @@ describe(
       assert.ok((await w.tj.update(NS, 'while-none', (o) => (o.spec.suspend = false))).allowed);
       assert.ok((await w.tj.update(NS, 'while-none', (o) => (o.spec.suspend = true))).allowed);
       const back = await startReconciler(false);
-      await waitFor('a reconciler leads again', () => leads(back.opsPort), { timeoutMs: 30_000 });
+      await waitFor('a reconciler leads again', () => leads(back), { timeoutMs: 30_000 });
       const admitted = await waitFor('the same change admitted', async () => {
         const out = await w.tj.update(NS, 'scaled', (o) => (o.spec.trainer.numNodes = target));
         return out.allowed ? out : undefined;
