@@ -26,6 +26,7 @@ export const SECOND_PART = [
   'test/e2e/reconciler-cache-initializer.test.ts',
   'test/e2e/upgrade-strands-nothing.test.ts',
   'test/e2e/kueue.test.ts',
+  'test/e2e/admission-survives-reconciler.test.ts',
   'test/e2e/gang-scheduling.test.ts',
 ];
 

@@ -1,10 +1,10 @@
 // The chart's values that choose what is installed (layout, certificates, mutatingWebhook,
-// crdPatchRestorer.enabled), every
+// crdPatchRestorer.enabled, networkPolicy.enabled), every
 // valid combination of them, and the kustomization that installs each one from manifests/: the
 // overlay itself where manifests/ has one, otherwise the components put together the way the
 // README tells a user to (`components/mutating` before `components/cert-manager`, the
 // cert-manager overlay's replacements for the namespace, the CRD patch restorer's component last,
-// after components/separate-reconciler). Both the chart generator and the test
+// after components/separate-reconciler, the network policy's after all). Both the chart generator and the test
 // that compares the chart with kustomize take the kustomize side from here.
 
 export const LAYOUTS = ['sidecar', 'separate-reconciler', 'vap'] as const;
@@ -19,18 +19,32 @@ export interface Combination {
   mutatingWebhook: boolean;
   /** `crdPatchRestorer.enabled`: `reconcile --restore-crd-patch` and its rights. */
   crdPatchRestorer: boolean;
+  /** `networkPolicy.enabled`: components/network-policy. */
+  networkPolicy: boolean;
 }
+
+/** The chart's default layout, manifests/ itself: the reconciler as its own Deployment. */
+export const DEFAULT_LAYOUT: Layout = 'separate-reconciler';
 
 /**
  * Every combination the values schema admits: VAP mode has no webhook, so neither a certificate
  * mode nor the mutating webhook, and no CRD patch to restore (its CRD carries the lift: README
- * "Upgrading Trainer"); it counts once, with the defaults of all three.
+ * "Upgrading Trainer"); it counts once per network policy choice, with the defaults of the other
+ * three (the network policy selects the reconciler's pods in every layout).
  */
 export function combinations(): Combination[] {
-  const all = [false, true].flatMap((crdPatchRestorer) =>
-    LAYOUTS.flatMap((layout) =>
-      CERTIFICATES.flatMap((certificates) =>
-        [false, true].map((mutatingWebhook) => ({ layout, certificates, mutatingWebhook, crdPatchRestorer })),
+  const all = [false, true].flatMap((networkPolicy) =>
+    [false, true].flatMap((crdPatchRestorer) =>
+      LAYOUTS.flatMap((layout) =>
+        CERTIFICATES.flatMap((certificates) =>
+          [false, true].map((mutatingWebhook) => ({
+            layout,
+            certificates,
+            mutatingWebhook,
+            crdPatchRestorer,
+            networkPolicy,
+          })),
+        ),
       ),
     ),
   );
@@ -39,24 +53,30 @@ export function combinations(): Combination[] {
   );
 }
 
-/** A short name: `sidecar/rotation`, `separate-reconciler/cert-manager/mutating/crd-patch-restorer`, `vap`. */
+/**
+ * A short name: `sidecar/rotation`, `separate-reconciler/cert-manager/mutating/crd-patch-restorer`,
+ * `vap`, `vap/network-policy`.
+ */
 export function combinationName(c: Combination): string {
-  if (c.layout === 'vap') return 'vap';
+  const policy = c.networkPolicy ? ['network-policy'] : [];
+  if (c.layout === 'vap') return ['vap', ...policy].join('/');
   return [
     c.layout,
     c.certificates,
     ...(c.mutatingWebhook ? ['mutating'] : []),
     ...(c.crdPatchRestorer ? ['crd-patch-restorer'] : []),
+    ...policy,
   ].join('/');
 }
 
 /** The chart's `--set` flags for a combination (the defaults left out). */
 export function helmSetFlags(c: Combination): string[] {
   const sets = [
-    ...(c.layout === 'sidecar' ? [] : [`layout=${c.layout}`]),
+    ...(c.layout === DEFAULT_LAYOUT ? [] : [`layout=${c.layout}`]),
     ...(c.certificates === 'rotation' ? [] : [`certificates=${c.certificates}`]),
     ...(c.mutatingWebhook ? ['mutatingWebhook=true'] : []),
     ...(c.crdPatchRestorer ? ['crdPatchRestorer.enabled=true'] : []),
+    ...(c.networkPolicy ? ['networkPolicy.enabled=true'] : []),
   ];
   return sets.flatMap((s) => ['--set', s]);
 }
@@ -65,10 +85,10 @@ export function helmSetFlags(c: Combination): string[] {
 export function shippedOverlay(c: Combination): string | undefined {
   const name = combinationName(c);
   const shipped: Record<string, string> = {
-    'sidecar/rotation': '.',
-    'sidecar/rotation/mutating': 'overlays/mutating',
-    'sidecar/cert-manager': 'overlays/cert-manager',
-    'separate-reconciler/rotation': 'overlays/separate-reconciler',
+    'separate-reconciler/rotation': '.',
+    'separate-reconciler/rotation/mutating': 'overlays/mutating',
+    'separate-reconciler/cert-manager': 'overlays/cert-manager',
+    'sidecar/rotation': 'overlays/sidecar',
     vap: 'overlays/vap',
   };
   return shipped[name];
@@ -104,6 +124,7 @@ export function kustomizationFor(c: Combination, o: OverlayOptions): Record<stri
     ...(c.crdPatchRestorer
       ? [at(`components/${c.layout === 'sidecar' ? 'crd-patch-restorer' : 'crd-patch-restorer-separate'}`)]
       : []),
+    ...(c.networkPolicy ? [at('components/network-policy')] : []),
   ];
   return {
     apiVersion: 'kustomize.config.k8s.io/v1beta1',

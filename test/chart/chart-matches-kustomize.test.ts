@@ -1,6 +1,7 @@
 // The Helm chart installs what the kustomize tree installs: its templates are generated from
 // manifests/ (hack/generate-chart.ts), and `helm template` with Helm 3 and Helm 4 renders, for
-// every layout × certificate mode (× the mutating webhook × the CRD patch restorer), object for
+// every layout × certificate mode (× the mutating webhook × the CRD patch restorer × the network
+// policy), object for
 // object what `kubectl kustomize` renders: the shipped overlay where manifests/ has one, otherwise
 // the overlay the README has a user write (the restorer: its component last); in another
 // namespace with another image, a user's overlay with `namespace:` and `images:`. Normalised:
@@ -68,6 +69,16 @@ function assertRestorerRendered(kustomized: Obj[], c: Combination): void {
   assert.equal(binding?.subjects[0].name, reconciler, `${what}: its rights, bound to the reconciler's account`);
 }
 
+/** The network policies are in what kustomize rendered: one for the webhook's pods, one for the reconciler's. */
+function assertNetworkPolicyRendered(kustomized: Obj[], c: Combination): void {
+  const policies = kustomized.filter((d) => d.kind === 'NetworkPolicy').map((d) => d.metadata.name);
+  assert.deepEqual(
+    policies.sort(),
+    ['trainjob-webhook', 'trainjob-webhook-reconciler'],
+    `${combinationName(c)}: its network policies`,
+  );
+}
+
 function assertSameObjects(helm: Obj[], kustomized: Obj[], what: string): void {
   const h = byId(helm);
   const k = byId(kustomized);
@@ -116,6 +127,7 @@ describe(
       for (const c of combinations()) {
         const kustomized = await shipped(c);
         if (c.crdPatchRestorer) assertRestorerRendered(kustomized, c);
+        if (c.networkPolicy) assertNetworkPolicyRendered(kustomized, c);
         for (const helm of helms)
           assertSameObjects(
             await helm.template(['--namespace', NS, ...helmSetFlags(c)]),
@@ -135,7 +147,10 @@ describe(
         '--set',
         'image.tag=0.2.0-rc.1',
       ];
-      for (const c of combinations()) {
+      // The network policies do not vary with the other values: with them, one combination per layout.
+      const plainWithPolicy = (c: Combination) =>
+        c.certificates === 'rotation' && !c.mutatingWebhook && !c.crdPatchRestorer;
+      for (const c of combinations().filter((x) => !x.networkPolicy || plainWithPolicy(x))) {
         const kustomized = clusterScopedWithoutNamespace(
           await kustomizeCombination(kubectl, c, {
             namespace: 'team-a',
@@ -170,6 +185,7 @@ describe(
             'layot=vap',
             'crdPatchRestorer.enabled=on',
             'crdPatchRestorer.enable=true',
+            'networkPolicy.enabled=on',
           ],
           [
             /at '\/layout': value must be one of 'sidecar', 'separate-reconciler', 'vap'/,
@@ -180,6 +196,7 @@ describe(
             /at '': additional properties 'layot' not allowed/,
             /at '\/crdPatchRestorer\/enabled': got string, want boolean/,
             /at '\/crdPatchRestorer': additional properties 'enable' not allowed/,
+            /at '\/networkPolicy\/enabled': got string, want boolean/,
           ],
         ],
         [
@@ -213,6 +230,8 @@ describe(
         'certificates=cert-manager',
         'mutatingWebhook=true',
         'crdPatchRestorer.enabled=true',
+        'networkPolicy.enabled=true',
+        'layout=sidecar',
         'image.repository=reg.example/x',
       ];
       for (const helm of helms) for (const v of fine) await helm.template(['--set', v]);

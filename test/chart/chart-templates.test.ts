@@ -28,7 +28,7 @@ const rendered = (objects: (c: Combination) => Obj[]): Rendered[] =>
   all.map((combination) => ({ combination, objects: objects(combination).map((object) => ({ object, origin: 'x' })) }));
 
 describe('chart templates from the rendered combinations', () => {
-  it('there are 17 combinations: 2 webhook layouts × 2 certificate modes × mutating or not × the CRD patch restorer or not, and VAP mode once', () => {
+  it('there are 34 combinations: 2 webhook layouts × 2 certificate modes × mutating or not × the CRD patch restorer or not, and VAP mode once, each with the network policy or not', () => {
     const webhookLayouts = [
       'sidecar/rotation',
       'sidecar/rotation/mutating',
@@ -39,11 +39,8 @@ describe('chart templates from the rendered combinations', () => {
       'separate-reconciler/cert-manager',
       'separate-reconciler/cert-manager/mutating',
     ];
-    assert.deepEqual(all.map(combinationName), [
-      ...webhookLayouts,
-      'vap',
-      ...webhookLayouts.map((n) => `${n}/crd-patch-restorer`),
-    ]);
+    const withoutPolicy = [...webhookLayouts, 'vap', ...webhookLayouts.map((n) => `${n}/crd-patch-restorer`)];
+    assert.deepEqual(all.map(combinationName), [...withoutPolicy, ...withoutPolicy.map((n) => `${n}/network-policy`)]);
   });
 
   it('conditions: each dimension only where it matters, VAP mode by its layout alone (the schema fixes its other values)', () => {
@@ -86,6 +83,14 @@ describe('chart templates from the rendered combinations', () => {
     );
     assert.equal(
       condition(
+        where((c) => c.networkPolicy),
+        all,
+      ),
+      '.Values.networkPolicy.enabled',
+      'the network policy in every layout: the value alone selects it',
+    );
+    assert.equal(
+      condition(
         where((c) => c.layout === 'sidecar' && !c.crdPatchRestorer),
         all,
       ),
@@ -98,7 +103,7 @@ describe('chart templates from the rendered combinations', () => {
     const odd = where((c) => ['sidecar/rotation', 'separate-reconciler/cert-manager'].includes(combinationName(c)));
     assert.equal(
       condition(odd, all),
-      'or (and (eq .Values.layout "sidecar") (eq .Values.certificates "rotation") (not .Values.mutatingWebhook) (not .Values.crdPatchRestorer.enabled)) (and (eq .Values.layout "separate-reconciler") (eq .Values.certificates "cert-manager") (not .Values.mutatingWebhook) (not .Values.crdPatchRestorer.enabled))',
+      'or (and (eq .Values.layout "sidecar") (eq .Values.certificates "rotation") (not .Values.mutatingWebhook) (not .Values.crdPatchRestorer.enabled) (not .Values.networkPolicy.enabled)) (and (eq .Values.layout "separate-reconciler") (eq .Values.certificates "cert-manager") (not .Values.mutatingWebhook) (not .Values.crdPatchRestorer.enabled) (not .Values.networkPolicy.enabled))',
     );
   });
 

@@ -1,7 +1,7 @@
 // The Helm chart against the real API server, with Helm 3 and Helm 4 (one control plane, no
 // controllers: what is checked is what the API server stores). `helm template | kubectl apply
 // --dry-run=server -f -` for every layout, with cert-manager's CRDs installed as in
-// install-manifests.test.ts: of the 17 combinations of the values, as few as render between them
+// install-manifests.test.ts: of the 34 combinations of the values, as few as render between them
 // every distinct object any of them renders (the test names them); then a release installed,
 // upgraded across layouts and uninstalled by each Helm. Helm 4 installs and upgrades with
 // server-side apply under the field manager "helm" (helm.sh/helm/v4@v4.3.2 pkg/cmd/install.go:193:
@@ -113,6 +113,10 @@ describe(
           chosen.some((c) => c.crdPatchRestorer),
           `${helm.name}: the CRD patch restorer's rights among them`,
         );
+        assert.ok(
+          chosen.some((c) => c.networkPolicy),
+          `${helm.name}: the network policies among them`,
+        );
         for (const c of chosen) {
           const text = (await helm.run(['template', 'trainjob-webhook', chartDir, ...flags(c)])).stdout;
           const out = await cp.kubectl(['apply', '--dry-run=server', '-f', '-'], { input: text });
@@ -128,14 +132,15 @@ describe(
       }
     });
 
-    it('install, upgrade to the separate reconciler with the mutating webhook and the CRD patch restorer, to another image, to VAP mode, uninstall: what the rotation wrote survives, nothing is left', async () => {
+    it('install with the sidecar (the layout that was the default), upgrade to the default (the reconciler as its own Deployment) with the mutating webhook, the CRD patch restorer and the network policies, to another image, to VAP mode, uninstall: what the rotation wrote survives, nothing is left', async () => {
       for (const helm of helms) await releaseLifecycle(cp, api, helm);
     });
 
-    it("a kustomize install taken over by a release (--take-ownership), upgraded and uninstalled; Helm 4 server-side conflicts with kubectl's apply, so it takes over client-side", async () => {
+    it("a kustomize install of the sidecar layout taken over by a release (--take-ownership), upgraded to the default layout and uninstalled; Helm 4 server-side conflicts with kubectl's apply, so it takes over client-side", async () => {
       for (const helm of helms) {
-        await cp.kubectl(['apply', '--server-side', '-k', path.join(projectRoot, 'manifests')]);
-        const release = ['trainjob-webhook', chartDir, '--namespace', NS];
+        const sidecarOverlay = path.join(projectRoot, 'manifests/overlays/sidecar');
+        await cp.kubectl(['apply', '--server-side', '-k', sidecarOverlay]);
+        const release = ['trainjob-webhook', chartDir, '--namespace', NS, '--set', 'layout=sidecar'];
         const refused = await helm.run(['install', ...release], { check: false });
         assert.match(refused.stderr, /exists and cannot be imported into the current release/, helm.name);
         const v4 = helm.name.startsWith('helm-v4');
@@ -148,7 +153,16 @@ describe(
           await helm.run(['uninstall', 'trainjob-webhook', '--namespace', NS], { check: false });
         }
         await helm.run(['install', ...release, '--take-ownership', ...(v4 ? ['--server-side=false'] : [])]);
-        await helm.run(['upgrade', ...release, '--set', 'layout=separate-reconciler']);
+        // The layout named: an upgrade given no values at all reuses the last release's (Helm's rule).
+        await helm.run([
+          'upgrade',
+          'trainjob-webhook',
+          chartDir,
+          '--namespace',
+          NS,
+          '--set',
+          'layout=separate-reconciler',
+        ]);
         const webhook = (await read(api, WEBHOOK))!;
         assert.deepEqual(
           webhook.spec.template.spec.containers.map((c: Obj) => c.name),
@@ -157,10 +171,13 @@ describe(
         );
         assert.equal(webhook.metadata.annotations['meta.helm.sh/release-name'], 'trainjob-webhook');
         await helm.run(['uninstall', 'trainjob-webhook', '--namespace', NS, '--wait']);
-        const kustomized = (await cp.kubectl(['kustomize', path.join(projectRoot, 'manifests')])).stdout;
-        const headers = parseAllDocuments(kustomized)
-          .map((d) => d.toJSON() as Obj)
-          .map((d) => header(d.apiVersion, d.kind, d.metadata.name));
+        const headers: KubernetesObject[] = [];
+        for (const dir of [sidecarOverlay, path.join(projectRoot, 'manifests')])
+          headers.push(
+            ...parseAllDocuments((await cp.kubectl(['kustomize', dir])).stdout)
+              .map((d) => d.toJSON() as Obj)
+              .map((d) => header(d.apiVersion, d.kind, d.metadata.name)),
+          );
         assert.deepEqual(await present(api, headers), [], `${helm.name}: nothing of the kustomize install is left`);
       }
     });
@@ -200,7 +217,8 @@ async function releaseLifecycle(cp: ControlPlane, api: KubernetesObjectApi, helm
     return docs;
   };
 
-  await helmDoes('install', []);
+  // The sidecar: an install made while it was the default.
+  await helmDoes('install', ['--set', 'layout=sidecar']);
   const managers = ((await get(WEBHOOK)).metadata.managedFields as Obj[]).filter((f) => f.manager === 'helm');
   assert.deepEqual(
     managers.map((f) => f.operation),
@@ -217,6 +235,8 @@ async function releaseLifecycle(cp: ControlPlane, api: KubernetesObjectApi, helm
     'mutatingWebhook=true',
     '--set',
     'crdPatchRestorer.enabled=true',
+    '--set',
+    'networkPolicy.enabled=true',
   ];
   await helmDoes('upgrade', separate);
   const pod = (await get(WEBHOOK)).spec.template.spec;
@@ -248,6 +268,11 @@ async function releaseLifecycle(cp: ControlPlane, api: KubernetesObjectApi, helm
     `${helm.name} upgrade to vap: the webhook's objects are removed`,
   );
   assert.deepEqual(await present(api, [RESTORER_BINDING]), [], `${helm.name} upgrade to vap: no restorer`);
+  assert.deepEqual(
+    await present(api, [header('networking.k8s.io/v1', 'NetworkPolicy', 'trainjob-webhook')]),
+    [],
+    `${helm.name} upgrade to vap without networkPolicy.enabled: no network policy`,
+  );
 
   await helm.run(['uninstall', 'trainjob-webhook', '--namespace', NS, '--wait']);
   assert.deepEqual(await present(api, [...installed.values()]), [], `${helm.name} uninstall: nothing is left`);

@@ -1,17 +1,17 @@
 // Issue 9: the install layouts and modes proven with the installed accounts' own rights, in the
 // world where pods run, beside the real Trainer v2.3.0 and JobSet v0.12.0 managers. Each overlay
-// (the default, separate-reconciler, vap) is rendered with `kubectl kustomize` and server-side
-// applied; its Deployments' pods land on KWOK nodes, and the containers of one pod per Deployment
-// (`serve`, `reconcile`) run as processes with the rendered containers' args, environment and
-// mounts and their ServiceAccounts' tokens (TokenRequest); the webhook configurations call `serve`
-// by URL on 127.0.0.1 (no Service endpoints on loopback). Then a TrainJob runs, is suspended,
-// scaled several times and resumed: each JobSet is rebuilt with the new count, and the last one's
-// pods run. The time from each scaling write to the new JobSet's creation (seen by a watch) is
-// printed per layout.
+// (the sidecar, the default with the reconciler's own Deployment, vap) is rendered with `kubectl
+// kustomize` and server-side applied; its Deployments' pods land on KWOK nodes, and the containers
+// of one pod per Deployment (`serve`, `reconcile`) run as processes with the rendered containers'
+// args, environment and mounts and their ServiceAccounts' tokens (TokenRequest); the webhook
+// configurations call `serve` by URL on 127.0.0.1 (no Service endpoints on loopback). Then a
+// TrainJob runs, is suspended, scaled several times and resumed: each JobSet is rebuilt with the
+// new count, and the last one's pods run. The time from each scaling write to the new JobSet's
+// creation (seen by a watch) is printed per layout.
 //
-// The default overlay's objects, its replicas one per node and its PodDisruptionBudget are checked
-// here too (install-manifests.test.ts checks the other overlays' objects, the matchConditions, and
-// cert-manager's overlay, which needs no running process).
+// The sidecar's and the default overlay's objects, their replicas one per node and their
+// PodDisruptionBudgets are checked here too (install-manifests.test.ts checks the other overlays'
+// objects, the matchConditions, and cert-manager's overlay, which needs no running process).
 //
 // The rights: the API server's audit log (level Metadata, this namespace's ServiceAccounts) records
 // every request the processes made; each must have been allowed by a rule the manifests bind to
@@ -398,8 +398,8 @@ describe(
         assert.equal(blanketRule(await crdSpec()), undefined);
       });
 
-      it("the default layout: one pod, the webhook and the reconciler sidecar, one account; the pod's readiness is the webhook's alone; the scale flow passes with its rights", async (t) => {
-        const layout = await install('');
+      it('the sidecar layout (overlays/sidecar): one pod, the webhook and the reconciler sidecar, one account; the reconciler has no readiness probe; the scale flow passes with its rights', async (t) => {
+        const layout = await install('overlays/sidecar');
         assert.deepEqual(layout.docs.map((d) => `${d.kind}/${d.metadata.name}`).sort(), [
           'ClusterRole/trainjob-webhook',
           'ClusterRole/trainjob-webhook-cert',
@@ -429,7 +429,7 @@ describe(
         assert.equal(sidecar.readinessProbe, undefined, 'the reconciler never makes the pod NotReady');
         assert.ok(webhook.args.includes('--handoff'), 'hints over loopback');
         try {
-          await scaleFlow(t, layout, 'layout-default');
+          await scaleFlow(t, layout, 'layout-sidecar');
           const hints = await layout.processes
             .find((p) => p.name === 'reconciler')!
             .metric('trainjob_reconciler_handoff_hints_total', /result="persisted"/);
@@ -440,8 +440,8 @@ describe(
         await checkRights(t, layout, 'trainjob-webhook');
       });
 
-      it("the separate-reconciler layout: two Deployments, two accounts, no sidecar and no hints; the scale flow passes with each account's rights", async (t) => {
-        const layout = await install('overlays/separate-reconciler');
+      it("the default layout (manifests/): two Deployments, two accounts, no sidecar and no hints; the scale flow passes with each account's rights", async (t) => {
+        const layout = await install('');
         const webhookPod = byKind(layout.docs, 'Deployment', 'trainjob-webhook')[0].spec.template.spec;
         const reconcilerPod = byKind(layout.docs, 'Deployment', 'trainjob-webhook-reconciler')[0].spec.template.spec;
         assert.deepEqual(
@@ -456,7 +456,7 @@ describe(
         assert.ok(reconcilerPod.containers[0].readinessProbe, 'its own readiness (watches synced)');
         assert.equal(byKind(layout.docs, 'PodDisruptionBudget', 'trainjob-webhook-reconciler').length, 1);
         try {
-          await scaleFlow(t, layout, 'layout-separate');
+          await scaleFlow(t, layout, 'layout-default');
           assert.equal(
             await layout.processes
               .find((p) => p.name === 'reconciler')!
@@ -469,7 +469,7 @@ describe(
         }
         await checkRights(t, layout, 'trainjob-webhook');
         await checkRights(t, layout, 'trainjob-webhook-reconciler');
-        const sidecar = layouts.get('')!;
+        const sidecar = layouts.get('overlays/sidecar')!;
         t.diagnostic(
           `time from the scaling write to the new JobSet, median of ${COUNTS.length}: sidecar with hints ${median(sidecar.rebuildMs)} ms, separate Deployment from its watches ${median(layout.rebuildMs)} ms`,
         );

@@ -5,7 +5,8 @@
 // API server takes every object and the injection annotations it would act on), and a user's
 // overlay in another namespace. Also against the real API server: the matchConditions' CEL
 // (writes to an object being deleted and UPDATEs that leave spec unchanged never reach the
-// webhook, other writes do). The default overlay, separate-reconciler and vap, with their
+// webhook, other writes do). The network policies (components/network-policy) accepted as
+// rendered, their named ports those of the pods they select. The default overlay, the sidecar and vap, with their
 // processes running under the installed accounts, their rights, replicas per node and budgets,
 // are install-layouts.test.ts's.
 import assert from 'node:assert/strict';
@@ -182,7 +183,7 @@ describe(
         assert.equal(c.metadata.annotations['cert-manager.io/inject-ca-from'], `${ns}/trainjob-webhook-cert`);
         assert.equal(c.webhooks[0].clientConfig.service.namespace, ns);
       }
-      const dep = byKind(docs, 'Deployment')[0].spec.template.spec;
+      const dep = byKind(docs, 'Deployment', 'trainjob-webhook')[0].spec.template.spec;
       assert.deepEqual(dep.volumes, [{ name: 'certs', secret: { secretName: 'trainjob-webhook-cert' } }]);
       assert.deepEqual(dep.containers[0].volumeMounts, [{ name: 'certs', mountPath: '/certs', readOnly: true }]);
       assert.ok(!dep.containers[0].args.includes('--cert-rotation'));
@@ -217,13 +218,71 @@ describe(
       await uninstall(docs);
     });
 
-    it("the separate-reconciler and vap overlays in another namespace: each account's bindings and its Lease Role follow; the policy objects stay cluster-scoped", async () => {
+    it('the network policies (components/network-policy) in the default, sidecar and vap layouts: accepted by the API server as rendered, every named port one of the pods it selects', async () => {
+      // Stored is all that can be checked here: the harness runs no network plugin, so nothing
+      // enforces a NetworkPolicy (README "Network policy").
+      await cp.kubectl(['create', 'namespace', 'team-np']);
+      for (const [name, at] of [
+        ['default', 'MANIFESTS'],
+        ['sidecar', 'MANIFESTS/overlays/sidecar'],
+        ['vap', 'MANIFESTS/overlays/vap'],
+      ]) {
+        const overlay = await userOverlay(
+          cp,
+          `network-policy-${name}`,
+          `apiVersion: kustomize.config.k8s.io/v1beta1\nkind: Kustomization\nnamespace: team-np\nresources:\n  - ${at}\ncomponents:\n  - MANIFESTS/components/network-policy\n`,
+        );
+        const docs = await install(await renderOverlay(cp, overlay));
+        const policies = byKind(docs, 'NetworkPolicy');
+        assert.deepEqual(policies.map((p) => p.metadata.name).sort(), [
+          'trainjob-webhook',
+          'trainjob-webhook-reconciler',
+        ]);
+        for (const p of policies) {
+          const live = JSON.parse(
+            (await cp.kubectl(['get', 'networkpolicy', p.metadata.name, '-n', 'team-np', '-o', 'json'])).stdout,
+          ) as Obj;
+          assert.deepEqual(live.spec, p.spec, `${name}: NetworkPolicy/${p.metadata.name} stored as rendered`);
+        }
+        // Each policy's named ports, against the pods it selects in this layout: a port named in a
+        // rule that no selected container declares admits nothing (a typo would close it silently).
+        for (const d of byKind(docs, 'Deployment')) {
+          const labels = d.spec.template.metadata.labels as Record<string, string>;
+          const declared = new Set<string>(
+            d.spec.template.spec.containers.flatMap((c: Obj) => (c.ports ?? []).map((x: Obj) => x.name)),
+          );
+          const selecting = policies.filter((p) =>
+            Object.entries(p.spec.podSelector.matchLabels as Record<string, string>).every(([k, v]) => labels[k] === v),
+          );
+          assert.equal(selecting.length, 1, `${name}: Deployment/${d.metadata.name}'s pods under one policy`);
+          const admitted = new Set<string>(
+            selecting[0].spec.ingress.flatMap((r: Obj) => r.ports.map((x: Obj) => x.port as string)),
+          );
+          assert.deepEqual(
+            [...declared].filter((port) => !admitted.has(port)),
+            [],
+            `${name}: every port of Deployment/${d.metadata.name} admitted from somewhere`,
+          );
+          const webhookRule = selecting[0].spec.ingress.find((r: Obj) =>
+            r.ports.some((x: Obj) => x.port === 'webhook'),
+          );
+          if (declared.has('webhook'))
+            assert.equal(webhookRule?.from, undefined, `${name}: the webhook's port from any source (the API server)`);
+        }
+        await uninstall(docs);
+      }
+    });
+
+    it("the default (the reconciler's own Deployment) and vap overlays in another namespace: each account's bindings and its Lease Role follow; the policy objects stay cluster-scoped", async () => {
       await cp.kubectl(['create', 'namespace', 'team-b']);
-      for (const name of ['separate-reconciler', 'vap']) {
+      for (const [name, at] of [
+        ['default', 'MANIFESTS'],
+        ['vap', 'MANIFESTS/overlays/vap'],
+      ]) {
         const overlay = await userOverlay(
           cp,
           `${name}-namespaced`,
-          `apiVersion: kustomize.config.k8s.io/v1beta1\nkind: Kustomization\nnamespace: team-b\nresources:\n  - MANIFESTS/overlays/${name}\n`,
+          `apiVersion: kustomize.config.k8s.io/v1beta1\nkind: Kustomization\nnamespace: team-b\nresources:\n  - ${at}\n`,
         );
         const docs = await install(await renderOverlay(cp, overlay));
         for (const b of [...byKind(docs, 'RoleBinding'), ...byKind(docs, 'ClusterRoleBinding')])
@@ -251,7 +310,7 @@ describe(
           ['yes', 'no', 'no'],
           `${name}: the reconciler reads Trainer's controller-manager Deployment in team-b, and nothing else`,
         );
-        if (name === 'separate-reconciler') {
+        if (name === 'default') {
           const webhook = ['--as', 'system:serviceaccount:team-b:trainjob-webhook'];
           assert.equal(
             (

@@ -237,7 +237,7 @@ describe('manifests/monitoring', () => {
     assert.ok(checked >= 10, `${checked} matchers checked`);
   });
 
-  it('the PodMonitor scrapes every pod that serves /metrics in each layout (default, separate-reconciler), on their port names', (t) => {
+  it('the PodMonitor scrapes every pod that serves /metrics in each layout (default: separate Deployments; sidecar), on their port names', (t) => {
     const bins = locateControlPlaneBinaries();
     if (!bins.found) return t.skip(`no kubectl (${bins.missing.join(', ')}): hack/build-binaries.sh`);
     type Doc = { kind: string; metadata: { name: string }; spec: any };
@@ -253,10 +253,7 @@ describe('manifests/monitoring', () => {
         (e: { key: string; operator: string; values: string[] }) =>
           e.operator === 'In' && e.values.includes(labels[e.key]),
       );
-    for (const layout of [
-      path.join(projectRoot, 'manifests'),
-      path.join(projectRoot, 'manifests/overlays/separate-reconciler'),
-    ]) {
+    for (const layout of [path.join(projectRoot, 'manifests'), path.join(projectRoot, 'manifests/overlays/sidecar')]) {
       for (const d of render(layout).filter((o) => o.kind === 'Deployment')) {
         const ports: string[] = d.spec.template.spec.containers
           .flatMap((c: { ports?: { name: string }[] }) => (c.ports ?? []).map((p) => p.name))

@@ -45,6 +45,8 @@ export interface SidecarOptions {
   waitReady?: boolean;
   /** The checkout whose `reconcile` runs (default: this one; an older version's tree in upgrade tests). */
   root?: string;
+  /** More environment for the process (e.g. NODE_OPTIONS that starve its heap). */
+  env?: NodeJS.ProcessEnv;
 }
 
 const node = process.execPath;
@@ -83,7 +85,7 @@ export async function startSidecar(cp: ControlPlane, opts: SidecarOptions): Prom
     ...(opts.extraArgs ?? []),
   ];
   const proc = cp.startProcess(opts.name, node, args, {
-    env: cp.childEnv(),
+    env: cp.childEnv(opts.env),
     cwd: opts.root ?? projectRoot,
     stopTimeoutMs: 10_000,
   });
