@@ -50,7 +50,8 @@ export function breakdown(
       new RegExp(`stage="${stage}"`),
     );
     out[stage] = perCall(seconds);
-    if (stage !== 'reads') inside += out[stage] ?? 0;
+    // The laps add up to the time inside; `reads` and each read's time overlap them.
+    if (!stage.startsWith('read') || stage === 'read') inside += out[stage] ?? 0;
   }
   out.outside = before.webhook === undefined || out.call === undefined ? undefined : out.call - inside;
   return out;

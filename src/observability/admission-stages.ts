@@ -16,9 +16,22 @@ import type { Registry } from 'prom-client';
  *   (the reads start before the decision, src/rules/validator.ts);
  * - answer: the AdmissionReview answer built, counted and logged;
  * - send: Fastify's send path (serialization, the TLS write) until the response finished.
- * `reads` is the reads' own wall time, overlapping `decide`: not a lap.
+ * `reads` is the reads' own wall time, overlapping `decide`: not a lap; `read-jobset`, `read-runtime`,
+ * `read-lease` (only when it was GET, not watched) and `read-jobs` are each read's wall time within it.
  */
-export const ADMISSION_STAGES = ['receive', 'envelope', 'decide', 'read', 'answer', 'send', 'reads'] as const;
+export const ADMISSION_STAGES = [
+  'receive',
+  'envelope',
+  'decide',
+  'read',
+  'answer',
+  'send',
+  'reads',
+  'read-jobset',
+  'read-runtime',
+  'read-lease',
+  'read-jobs',
+] as const;
 export type AdmissionStage = (typeof ADMISSION_STAGES)[number];
 
 export class AdmissionStages {

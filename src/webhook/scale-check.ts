@@ -15,6 +15,7 @@ import { isObject } from '../json/object.ts';
 import type { ApiClient } from '../cluster/api-request.ts';
 import { OMIT_VALUE } from '../field/errors.ts';
 import type { WebhookMetrics } from '../observability/metrics.ts';
+import type { AdmissionStage } from '../observability/admission-stages.ts';
 import { admitScale, type LeaseView, type Read, type ScaleAdmission } from '../rebuild/scale-admission.ts';
 import type { ScaleChange, ScaleCheck, ScaleCheckResult, ScaleTarget } from '../rules/contract.ts';
 import type { TrainerLine } from '../api/trainer-line.ts';
@@ -94,28 +95,30 @@ export function scaleChecker(api: ApiClient, options: ScaleCheckOptions): ScaleC
     const { group, version, plural } = JOBSET;
     const lease = options.lease;
     const startedAt = performance.now();
+    const timed = <T>(stage: AdmissionStage, read: Promise<T>): Promise<T> =>
+      read.finally(() => options.metrics.stages.add(stage, performance.now() - startedAt));
+    const jobSetPath = `/apis/${group}/${version}/namespaces/${seg(namespace)}/${plural}/${seg(name)}`;
+    const leasePath = lease
+      ? `/apis/coordination.k8s.io/v1/namespaces/${seg(lease.namespace)}/leases/${seg(lease.name)}`
+      : '';
     const reads = Promise.all([
-      getObject(
-        api,
-        `/apis/${group}/${version}/namespaces/${seg(namespace)}/${plural}/${seg(name)}`,
-        'the JobSet',
-        timeoutMs,
-      ),
+      timed('read-jobset', getObject(api, jobSetPath, 'the JobSet', timeoutMs)),
       runtimeAt
-        ? getObject(api, runtimeAt.path, `${runtimeAt.kind} ${runtimeAt.name}`, timeoutMs).then((r) =>
-            asRuntime(r, runtimeAt.kind, runtimeAt.name),
+        ? timed(
+            'read-runtime',
+            getObject(api, runtimeAt.path, `${runtimeAt.kind} ${runtimeAt.name}`, timeoutMs).then((r) =>
+              asRuntime(r, runtimeAt.kind, runtimeAt.name),
+            ),
           )
         : Promise.resolve<Read<Runtime>>({ kind: 'absent' }),
       !lease
         ? Promise.resolve('unchecked' as const)
         : (options.watchedLease?.() ??
-          getObject(
-            api,
-            `/apis/coordination.k8s.io/v1/namespaces/${seg(lease.namespace)}/leases/${seg(lease.name)}`,
-            `the reconciler's Lease ${lease.namespace}/${lease.name}`,
-            timeoutMs,
+          timed(
+            'read-lease',
+            getObject(api, leasePath, `the reconciler's Lease ${lease.namespace}/${lease.name}`, timeoutMs),
           )),
-      options.readJobs(namespace, name),
+      timed('read-jobs', options.readJobs(namespace, name)),
     ]).finally(() => options.metrics.stages.add('reads', performance.now() - startedAt));
     // Started before the rules decide: a change they refuse never awaits its reads.
     reads.catch(() => {});
