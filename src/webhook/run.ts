@@ -106,7 +106,7 @@ export async function startWebhook(config: ServeConfig, logger: Logger, metrics:
     policies = await policySource(config, api, cluster, logger, metrics);
     const lease = config.reconcilerLease;
     const watched =
-      api && cluster && lease
+      api && cluster && lease?.watch
         ? cluster.watchLease(api, lease, (message) => logger.warn({ component: 'lease-watch' }, message))
         : undefined;
     leaseWatch = watched;
