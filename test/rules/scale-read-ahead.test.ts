@@ -8,20 +8,11 @@ import { buildPolicy } from '../../src/rules/policy.ts';
 import { createValidator } from '../../src/rules/validator.ts';
 import type { ScaleChange, ScaleCheck, ScaleCheckResult, ScaleTarget } from '../../src/rules/contract.ts';
 import { OMIT_VALUE } from '../../src/field/errors.ts';
-import { finished, trainJob, variant } from './fixtures.ts';
+import { finished, trainJob, update, variant } from './fixtures.ts';
 
 const policy = buildPolicy();
 const old = trainJob();
 const running = variant(old, (o) => (o.spec.suspend = false));
-const update = (object: unknown, oldObject: unknown) => ({
-  uid: 'u',
-  operation: 'UPDATE' as const,
-  namespace: 'team-a',
-  name: 'llama-ft',
-  object,
-  oldObject,
-  dryRun: false,
-});
 
 /** The judgment, a function of its target and the trainer line: as a real check's is of its reads. */
 function judge(target: ScaleTarget, trainer: ScaleChange['trainer']): ScaleCheckResult {
