@@ -1,6 +1,7 @@
 // Prometheus metrics, on a registry of their own (not prom-client's global one) so that several
 // servers in one process, as in tests, never collide.
 import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from 'prom-client';
+import { AdmissionStages } from './admission-stages.ts';
 
 export type AdmissionOutcome = 'allowed' | 'denied' | 'error';
 
@@ -18,6 +19,8 @@ export interface WebhookMetrics {
    * be carried out) or transient (no reconciler leads, a read failed), by reason.
    */
   scaleJudgments: Counter<'result' | 'reason'>;
+  /** Where admission requests' time goes inside the webhook, per stage (admission-stages.ts). */
+  stages: AdmissionStages;
   /** Certificate reloads, by result (success|failure). */
   certReloads: Counter<'result'>;
   /**
@@ -131,6 +134,7 @@ export function createMetrics(options: MetricsOptions = {}): WebhookMetrics {
       help: "1 while a TrainJob CRD's schema and rules are checked besides the rule table; 0 while the rule table alone runs (the cluster's CRD not read or not usable yet).",
       registers,
     }),
+    stages: new AdmissionStages(registers),
     certReloads: new Counter({
       name: 'trainjob_webhook_cert_reloads_total',
       help: 'Serving certificate reloads after the files changed, by result.',

@@ -38,15 +38,19 @@ export function instrumentWebhookPaths(app: FastifyInstance, metrics: WebhookMet
       return at;
     };
     const onRequest: onRequestHookHandler = (request, _reply, done) => {
-      started.set(request, performance.now());
+      const at = performance.now();
+      started.set(request, at);
+      metrics.stages.begin(request, at);
       cr.inFlight.inc(webhook);
       done();
     };
     const onResponse: onResponseHookHandler = (request, reply, done) => {
       const at = finish(request);
       if (at !== undefined) {
+        const now = performance.now();
+        metrics.stages.end(request, now);
         cr.requests.inc({ webhook: route.url, code: String(reply.statusCode) });
-        cr.latency.observe(webhook, (performance.now() - at) / 1000);
+        cr.latency.observe(webhook, (now - at) / 1000);
       }
       done();
     };

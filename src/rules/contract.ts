@@ -24,6 +24,8 @@ export interface Decision {
    * and the answer is 503 ServiceUnavailable.
    */
   transient?: true;
+  /** How long the decision waited on the cluster reads of a numNodes change once the rules had decided (ms). */
+  readWaitMs?: number;
 }
 
 /** A numNodes change the rule table allows, to be judged against the cluster. */
@@ -43,8 +45,18 @@ export interface ScaleCheckResult {
   transient?: true;
 }
 
-/** Judges an allowed numNodes change against the cluster (src/webhook/scale-check.ts). */
-export type ScaleCheck = (change: ScaleChange) => Promise<ScaleCheckResult>;
+/** Whose cluster state a numNodes change is judged by: the TrainJob, as it would be stored. */
+export type ScaleTarget = Pick<ScaleChange, 'namespace' | 'name' | 'object'>;
+
+/**
+ * Judges an allowed numNodes change against the cluster (src/webhook/scale-check.ts). `readAhead`,
+ * when there, starts the reads for a TrainJob before the rules have decided (so the reads overlap
+ * the decision) and returns the judgment that uses them; it must judge a change of that target
+ * exactly as the check itself would.
+ */
+export type ScaleCheck = ((change: ScaleChange) => Promise<ScaleCheckResult>) & {
+  readAhead?: (target: ScaleTarget) => (trainer: ScaleChange['trainer']) => Promise<ScaleCheckResult>;
+};
 
 /** Built once at start-up (rules compiled, CRD schema loaded); decides one request at a time. */
 export interface Validator {

@@ -6,6 +6,7 @@ import type { AdmissionInput, Decision, ScaleCheck, ScaleCheckResult, Validator 
 import { decideCreateYielding, decideUpdateYielding } from './decide.ts';
 import type { Policy } from './policy.ts';
 import { OMIT_VALUE } from '../field/errors.ts';
+import { isObject } from '../json/object.ts';
 
 export interface ValidatorDeps {
   /** The policy, or a getter for the one in force when the CRD can change at run time. */
@@ -36,6 +37,23 @@ function failedCheck(err: unknown): ScaleCheckResult {
   };
 }
 
+/** spec.trainer.numNodes as sent, before any decoding. */
+function sentNumNodes(object: unknown): unknown {
+  const spec = isObject(object) ? object.spec : undefined;
+  const trainer = isObject(spec) ? spec.trainer : undefined;
+  return isObject(trainer) ? trainer.numNodes : undefined;
+}
+
+/**
+ * The scale check's reads, started before the rules decide when the update as sent changes
+ * numNodes (the likely numNodesChange; the decision says for sure), so that they overlap the
+ * decision. Started for a change the rules then refuse, they are dropped unread.
+ */
+function readAheadFor(scaleCheck: ScaleCheck | undefined, input: AdmissionInput) {
+  if (!scaleCheck?.readAhead || sentNumNodes(input.object) === sentNumNodes(input.oldObject)) return undefined;
+  return scaleCheck.readAhead({ namespace: input.namespace ?? '', name: input.name ?? '', object: input.object });
+}
+
 export function createValidator({ policy: policyOrGetter, scaleCheck, crdSource }: ValidatorDeps): Validator {
   const current = typeof policyOrGetter === 'function' ? policyOrGetter : () => policyOrGetter;
   return {
@@ -44,23 +62,27 @@ export function createValidator({ policy: policyOrGetter, scaleCheck, crdSource 
       // A large object is decided in stages, letting other requests be answered in between.
       if (input.operation === 'CREATE') return decideCreateYielding(policy, input.object);
       if (input.operation !== 'UPDATE') return { causes: [], warnings: [] };
+      const ahead = readAheadFor(scaleCheck, input);
       const verdict = await decideUpdateYielding(policy, input.object, input.oldObject);
       const change = verdict.numNodesChange;
       if (!change) return verdict;
       if (!scaleCheck) return { causes: [], warnings: [...verdict.warnings, ...change.warnings, NOT_JUDGED] };
-      const judged = await scaleCheck({
-        namespace: input.namespace ?? '',
-        name: input.name ?? '',
-        trainer: policy.line.line,
-        object: input.object,
-      }).catch(failedCheck);
+      const decidedAt = performance.now();
+      const trainer = policy.line.line;
+      const judged = await (
+        ahead
+          ? ahead(trainer)
+          : scaleCheck({ namespace: input.namespace ?? '', name: input.name ?? '', trainer, object: input.object })
+      ).catch(failedCheck);
+      const readWaitMs = performance.now() - decidedAt;
       if (judged.causes.length > 0)
         return {
           causes: judged.causes,
           warnings: [...verdict.warnings, ...judged.warnings],
           ...(judged.transient ? { transient: true as const } : {}),
+          readWaitMs,
         };
-      return { causes: [], warnings: [...verdict.warnings, ...change.warnings, ...judged.warnings] };
+      return { causes: [], warnings: [...verdict.warnings, ...change.warnings, ...judged.warnings], readWaitMs };
     },
     describe(): string {
       const policy = current();

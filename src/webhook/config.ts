@@ -48,6 +48,11 @@ export interface CertRotationConfig {
 export interface ReconcilerLeaseRef {
   namespace: string;
   name: string;
+  /**
+   * --watch-reconciler-lease: follow the Lease with a watch and GET it only while none runs
+   * (lease-watch.ts); needs `watch` on it besides `get`.
+   */
+  watch?: true;
 }
 
 export interface ServeConfig {
@@ -115,6 +120,10 @@ export const SERVE_USAGE = `Usage: trainjob-webhook serve [flags]
                       with cluster access, a numNodes change that needs a rebuild is admitted only
                       while this Lease is held and fresh (a reconciler leads), else refused for now
                       (503, clears by itself) (default: $POD_NAMESPACE, else default, /${RECONCILER_LEASE_NAME})
+  --watch-reconciler-lease
+                      follow that Lease with a watch (needs \`watch\` on it as well as \`get\`) instead of
+                      a GET per numNodes change; while no watch runs, or it brought nothing for 10 s,
+                      the change GETs it as without this flag
   --no-reconciler-check
                       admit such changes without checking that a reconciler leads (needed when the
                       reconciler runs without leader election: it holds no Lease)
@@ -138,6 +147,7 @@ export const SERVE_FLAGS = {
   handoff: { type: 'string' },
   'reconciler-lease': { type: 'string' },
   'no-reconciler-check': { type: 'boolean' },
+  'watch-reconciler-lease': { type: 'boolean' },
   'log-level': { type: 'string' },
   'cert-rotation': { type: 'boolean' },
   'cert-secret': { type: 'string' },
@@ -209,24 +219,29 @@ const DNS_LABEL = /^[a-z0-9]([-a-z0-9]{0,61}[a-z0-9])?$/;
 const DNS_SUBDOMAIN = /^(?=.{1,253}$)[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$/;
 
 function reconcilerLease(
-  values: { 'reconciler-lease'?: string; 'no-reconciler-check'?: boolean },
+  values: { 'reconciler-lease'?: string; 'no-reconciler-check'?: boolean; 'watch-reconciler-lease'?: boolean },
   cluster: ClusterAccess,
   env: Env,
 ): { reconcilerLease?: ReconcilerLeaseRef } {
   const raw = nonEmpty('--reconciler-lease', values['reconciler-lease']);
   if (values['no-reconciler-check']) {
     if (raw) throw new ConfigError('--reconciler-lease and --no-reconciler-check contradict each other');
+    if (values['watch-reconciler-lease'])
+      throw new ConfigError('--watch-reconciler-lease and --no-reconciler-check contradict each other');
     return {};
   }
   if (cluster.mode === 'none') return {};
+  const watch = values['watch-reconciler-lease'] ? { watch: true as const } : {};
   if (!raw)
-    return { reconcilerLease: { namespace: env.POD_NAMESPACE?.trim() || 'default', name: RECONCILER_LEASE_NAME } };
+    return {
+      reconcilerLease: { namespace: env.POD_NAMESPACE?.trim() || 'default', name: RECONCILER_LEASE_NAME, ...watch },
+    };
   const [namespace, name, ...rest] = raw.split('/');
   if (rest.length > 0 || !DNS_LABEL.test(namespace ?? '') || !DNS_SUBDOMAIN.test(name ?? ''))
     throw new ConfigError(
       `--reconciler-lease must be NAMESPACE/NAME, such as kubeflow-system/${RECONCILER_LEASE_NAME}, got "${raw}"`,
     );
-  return { reconcilerLease: { namespace, name } };
+  return { reconcilerLease: { namespace, name, ...watch } };
 }
 
 function parseHandoffUrl(raw: string): URL {

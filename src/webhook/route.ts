@@ -20,6 +20,8 @@ export interface Outcome {
   parts: AnswerParts;
   rules?: string[];
   patchOps?: number;
+  /** How long the answer waited on cluster reads beyond the decision (ms), for the stage metrics. */
+  readWaitMs?: number;
 }
 
 export type Handle = (req: AdmissionReviewRequest) => Promise<Outcome>;
@@ -32,11 +34,14 @@ export function admissionRoute(
   handle: Handle,
   deps: EdgeDeps,
 ): void {
+  const stages = deps.metrics.stages;
   app.post(path, async (request, reply) => {
     const started = performance.now();
+    stages.lap(request, 'receive', started);
     let req: AdmissionReviewRequest;
     try {
       req = parseAdmissionReview(request.body);
+      stages.lap(request, 'envelope');
     } catch (err) {
       if (!(err instanceof EnvelopeError)) throw err;
       deps.metrics.rejected.inc({ code: '400' });
@@ -67,6 +72,7 @@ export function admissionRoute(
         outcome = { parts: { allowed: false, status } };
       }
     }
+    stages.split(request, 'decide', 'read', outcome.readWaitMs);
 
     const body = answer(req, outcome.parts);
     const seconds = (performance.now() - started) / 1000;
@@ -89,6 +95,7 @@ export function admissionRoute(
       error,
       latencyMs: Math.round(seconds * 1e5) / 100,
     });
+    stages.lap(request, 'answer');
     return sendJson(reply.code(200), body);
   });
 }

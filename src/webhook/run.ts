@@ -29,14 +29,15 @@ import { policySource, type PolicySource } from './policy-source.ts';
  * only client-node implements (exec, auth-provider).
  */
 async function loadClusterModules() {
-  const [connect, errors, jobsets, follower, scale] = await Promise.all([
+  const [connect, errors, jobsets, follower, scale, lease] = await Promise.all([
     import('../cluster/connect.ts'),
     import('../cluster/errors.ts'),
     import('./jobset-read.ts'),
     import('./crd-follower.ts'),
     import('./scale-check.ts'),
+    import('./lease-watch.ts'),
   ]);
-  return { ...connect, ...errors, ...jobsets, ...follower, ...scale };
+  return { ...connect, ...errors, ...jobsets, ...follower, ...scale, ...lease };
 }
 
 /** --cert-rotation's modules, only when it is on: they bring @peculiar/x509 (~15 MiB, ~0.15 s at import). */
@@ -88,9 +89,11 @@ export interface Webhook {
 export async function startWebhook(config: ServeConfig, logger: Logger, metrics: WebhookMetrics): Promise<Webhook> {
   let policies: PolicySource | undefined;
   let rotation: CertRotation | undefined;
-  /** Stops what runs beside the servers: the CRD follower and the rotation. */
+  let leaseWatch: { stop(): void } | undefined;
+  /** Stops what runs beside the servers: the CRD follower, the Lease's watch and the rotation. */
   const stopBackground = (): void => {
     policies?.stop();
+    leaseWatch?.stop();
     rotation?.stop();
   };
   try {
@@ -101,11 +104,22 @@ export async function startWebhook(config: ServeConfig, logger: Logger, metrics:
     const api = connection?.client;
     rotation = await startRotation(config, api, logger);
     policies = await policySource(config, api, cluster, logger, metrics);
+    const lease = config.reconcilerLease;
+    const watched =
+      api && cluster && lease?.watch
+        ? cluster.watchLease(api, lease, (message) => logger.warn({ component: 'lease-watch' }, message))
+        : undefined;
+    leaseWatch = watched;
     const validator = createValidator({
       policy: policies.get,
       scaleCheck:
         api && cluster
-          ? cluster.scaleChecker(api, { lease: config.reconcilerLease, readJobs: cluster.jobSetReader(api), metrics })
+          ? cluster.scaleChecker(api, {
+              lease,
+              watchedLease: watched?.read,
+              readJobs: cluster.jobSetReader(api),
+              metrics,
+            })
           : undefined,
       crdSource: policies.source,
     });

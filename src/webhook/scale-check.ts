@@ -3,6 +3,8 @@
 // names), the reconciler's Lease and the JobSet's Jobs, all at once and each bounded in time and
 // size well below the webhook's timeoutSeconds (10), then asks the pure judgment. A read that
 // fails refuses the change for now (transient), never for good, and never any other update.
+// The reads start before the rules decide (`readAhead`, src/rules/validator.ts), so they overlap
+// the decision; the Lease comes from a watch while one runs and is current (lease-watch.ts).
 //
 // The webhook reads the named runtime, not Trainer's `<job>-runtime-snapshot` ConfigMap (reading
 // ConfigMaps cluster-wide is a right it should not have); the reconciler judges from the
@@ -13,8 +15,10 @@ import { isObject } from '../json/object.ts';
 import type { ApiClient } from '../cluster/api-request.ts';
 import { OMIT_VALUE } from '../field/errors.ts';
 import type { WebhookMetrics } from '../observability/metrics.ts';
+import type { AdmissionStage } from '../observability/admission-stages.ts';
 import { admitScale, type LeaseView, type Read, type ScaleAdmission } from '../rebuild/scale-admission.ts';
-import type { ScaleChange, ScaleCheck, ScaleCheckResult } from '../rules/contract.ts';
+import type { ScaleChange, ScaleCheck, ScaleCheckResult, ScaleTarget } from '../rules/contract.ts';
+import type { TrainerLine } from '../api/trainer-line.ts';
 import { jobSetPodsWarnings, type JobSetRead } from '../rules/jobset-pods.ts';
 import { describeAnswer, JOBSET_READ_TIMEOUT_MS } from './jobset-read.ts';
 
@@ -24,6 +28,11 @@ const OBJECT_MAX_BYTES = 4 * 1024 * 1024;
 export interface ScaleCheckOptions {
   /** The reconciler's Lease; undefined: no reconciler is required (`--no-reconciler-check`). */
   lease: { namespace: string; name: string } | undefined;
+  /**
+   * The Lease as a running watch last delivered it (lease-watch.ts), or undefined when it must be
+   * read; without this every change GETs the Lease.
+   */
+  watchedLease?: () => Read<LeaseView> | undefined;
   readJobs: (namespace: string, name: string) => Promise<JobSetRead>;
   metrics: WebhookMetrics;
   timeoutMs?: number;
@@ -80,48 +89,59 @@ function asRuntime(read: Read<unknown>, kind: string, name: string): Read<Runtim
 export function scaleChecker(api: ApiClient, options: ScaleCheckOptions): ScaleCheck {
   const timeoutMs = options.timeoutMs ?? JOBSET_READ_TIMEOUT_MS;
   const now = options.now ?? Date.now;
-  return async ({ namespace, name, trainer, object }: ScaleChange): Promise<ScaleCheckResult> => {
+  const readAhead = ({ namespace, name, object }: ScaleTarget) => {
     const trainJob = (isObject(object) ? object : { metadata: {} }) as unknown as TrainJob;
     const runtimeAt = runtimePath(trainJob, namespace);
     const { group, version, plural } = JOBSET;
     const lease = options.lease;
-    const [jobSet, runtime, leaseRead, jobs] = await Promise.all([
-      getObject(
-        api,
-        `/apis/${group}/${version}/namespaces/${seg(namespace)}/${plural}/${seg(name)}`,
-        'the JobSet',
-        timeoutMs,
-      ),
+    const startedAt = performance.now();
+    const timed = <T>(stage: AdmissionStage, read: Promise<T>): Promise<T> =>
+      read.finally(() => options.metrics.stages.add(stage, performance.now() - startedAt));
+    const jobSetPath = `/apis/${group}/${version}/namespaces/${seg(namespace)}/${plural}/${seg(name)}`;
+    const leasePath = lease
+      ? `/apis/coordination.k8s.io/v1/namespaces/${seg(lease.namespace)}/leases/${seg(lease.name)}`
+      : '';
+    const reads = Promise.all([
+      timed('read-jobset', getObject(api, jobSetPath, 'the JobSet', timeoutMs)),
       runtimeAt
-        ? getObject(api, runtimeAt.path, `${runtimeAt.kind} ${runtimeAt.name}`, timeoutMs).then((r) =>
-            asRuntime(r, runtimeAt.kind, runtimeAt.name),
+        ? timed(
+            'read-runtime',
+            getObject(api, runtimeAt.path, `${runtimeAt.kind} ${runtimeAt.name}`, timeoutMs).then((r) =>
+              asRuntime(r, runtimeAt.kind, runtimeAt.name),
+            ),
           )
         : Promise.resolve<Read<Runtime>>({ kind: 'absent' }),
-      lease
-        ? getObject(
-            api,
-            `/apis/coordination.k8s.io/v1/namespaces/${seg(lease.namespace)}/leases/${seg(lease.name)}`,
-            `the reconciler's Lease ${lease.namespace}/${lease.name}`,
-            timeoutMs,
-          )
-        : Promise.resolve('unchecked' as const),
-      options.readJobs(namespace, name),
-    ]);
-    const verdict = admitScale({
-      trainer,
-      trainJob: { ...trainJob, metadata: { ...trainJob.metadata, name } },
-      jobSet: jobSet as Read<JobSet>,
-      runtime,
-      lease: leaseRead as Read<LeaseView> | 'unchecked',
-      nowMs: now(),
-    });
-    options.metrics.scaleJudgments.inc(
-      verdict.kind === 'admit'
-        ? { result: 'admitted', reason: '' }
-        : { result: verdict.transient ? 'transient' : 'refused', reason: verdict.metric },
-    );
-    return scaleCheckResult(verdict, jobSetPodsWarnings(jobs, `${namespace}/${name}`));
+      !lease
+        ? Promise.resolve('unchecked' as const)
+        : (options.watchedLease?.() ??
+          timed(
+            'read-lease',
+            getObject(api, leasePath, `the reconciler's Lease ${lease.namespace}/${lease.name}`, timeoutMs),
+          )),
+      timed('read-jobs', options.readJobs(namespace, name)),
+    ]).finally(() => options.metrics.stages.add('reads', performance.now() - startedAt));
+    // Started before the rules decide: a change they refuse never awaits its reads.
+    reads.catch(() => {});
+    return async (trainer: TrainerLine): Promise<ScaleCheckResult> => {
+      const [jobSet, runtime, leaseRead, jobs] = await reads;
+      const verdict = admitScale({
+        trainer,
+        trainJob: { ...trainJob, metadata: { ...trainJob.metadata, name } },
+        jobSet: jobSet as Read<JobSet>,
+        runtime,
+        lease: leaseRead as Read<LeaseView> | 'unchecked',
+        nowMs: now(),
+      });
+      options.metrics.scaleJudgments.inc(
+        verdict.kind === 'admit'
+          ? { result: 'admitted', reason: '' }
+          : { result: verdict.transient ? 'transient' : 'refused', reason: verdict.metric },
+      );
+      return scaleCheckResult(verdict, jobSetPodsWarnings(jobs, `${namespace}/${name}`));
+    };
   };
+  const check = (change: ScaleChange) => readAhead(change)(change.trainer);
+  return Object.assign(check, { readAhead });
 }
 
 /** The admission's answer as the validator takes it: one cause on spec.trainer.numNodes when refused. */

@@ -37,11 +37,12 @@ async function validate(req: AdmissionReviewRequest, deps: ValidateDeps): Promis
         warnings: decision.warnings,
       },
       rules: [...new Set(decision.causes.map((c) => c.origin ?? c.field))],
+      readWaitMs: decision.readWaitMs,
     };
   }
   // A dry run is decided exactly the same, but nothing is handed on (sideEffects: NoneOnDryRun).
   if (!req.dryRun) deps.handoff.send(hintFor(req));
-  return { parts: { allowed: true, warnings: decision.warnings } };
+  return { parts: { allowed: true, warnings: decision.warnings }, readWaitMs: decision.readWaitMs };
 }
 
 /** The stored identity of the TrainJob (uid and generation are set before validating admission). */

@@ -55,3 +55,14 @@ export function finished(
       }),
   );
 }
+
+/** A validator's UPDATE input for team-a/llama-ft. */
+export const update = (object: unknown, oldObject: unknown) => ({
+  uid: 'u',
+  operation: 'UPDATE' as const,
+  namespace: 'team-a',
+  name: 'llama-ft',
+  object,
+  oldObject,
+  dryRun: false,
+});

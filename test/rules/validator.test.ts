@@ -6,7 +6,7 @@ import { buildPolicy } from '../../src/rules/policy.ts';
 import { createValidator, NOT_JUDGED } from '../../src/rules/validator.ts';
 import type { ScaleCheck, ScaleCheckResult } from '../../src/rules/contract.ts';
 import { OMIT_VALUE } from '../../src/field/errors.ts';
-import { finished, trainJob, variant } from './fixtures.ts';
+import { finished, trainJob, update, variant } from './fixtures.ts';
 
 const policy = buildPolicy();
 const old = trainJob();
@@ -39,16 +39,6 @@ const numNodesCause = (detail: string) => ({
   value: OMIT_VALUE,
   detail,
   origin: 'scale-check',
-});
-
-const update = (object: unknown, oldObject: unknown) => ({
-  uid: 'u',
-  operation: 'UPDATE' as const,
-  namespace: 'team-a',
-  name: 'llama-ft',
-  object,
-  oldObject,
-  dryRun: false,
 });
 
 describe('validator', () => {
