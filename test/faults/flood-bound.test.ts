@@ -29,6 +29,21 @@ async function policyServer(config: { decisionBudget?: DecisionBudget } = {}, lo
 
 type Server = Awaited<ReturnType<typeof policyServer>>;
 
+/** A logger at info whose lines are kept. */
+function capturingLogger() {
+  const lines: string[] = [];
+  const logger = createLogger(
+    'info',
+    new Writable({
+      write(chunk, _e, cb) {
+        lines.push(String(chunk));
+        cb();
+      },
+    }) as never,
+  );
+  return { lines, logger };
+}
+
 const postJson = (app: Server, payload: string) =>
   app.inject({ method: 'POST', url: VALIDATE, payload, headers: { 'content-type': 'application/json' } });
 
@@ -105,16 +120,7 @@ describe('the decision budget', () => {
 
 describe('a client that leaves while its body waits', () => {
   it('takes its body out of the queue: bodies sent and abandoned behind a held budget do not pile up, nor are they decided', async () => {
-    const lines: string[] = [];
-    const logger = createLogger(
-      'info',
-      new Writable({
-        write(chunk, _e, cb) {
-          lines.push(String(chunk));
-          cb();
-        },
-      }) as never,
-    );
+    const { lines, logger } = capturingLogger();
     const budget = new DecisionBudget(32 * 1024 * 1024, 16 * 1024 * 1024);
     const app = await policyServer({ decisionBudget: budget }, logger);
     const url = new URL(await app.listen({ host: '127.0.0.1', port: 0 }));
@@ -223,16 +229,7 @@ describe('large answers', () => {
 
 describe('log lines', () => {
   it('a 1 MiB uid is logged clipped to 256 characters, with its length', async () => {
-    const lines: string[] = [];
-    const logger = createLogger(
-      'info',
-      new Writable({
-        write(chunk, _e, cb) {
-          lines.push(String(chunk));
-          cb();
-        },
-      }) as never,
-    );
+    const { lines, logger } = capturingLogger();
     const app = await policyServer({}, logger);
     const uid = 'u'.repeat(1 << 20);
     const res = await postJson(app, JSON.stringify(review('CREATE', { uid })));
