@@ -69,7 +69,7 @@ export class DecisionBudget {
     if (weight > heavyRoom) {
       return new DecisionRefused(
         413,
-        `request body is too heavy to decide: its estimated decision memory (${weight} bytes: its bytes and ${DECISION_BYTES_PER_TOKEN} a value) exceeds the ${heavyRoom} one request may hold; the API server never sends such a review`,
+        `request body is too heavy to decide: its estimated decision memory (${weight} bytes: its bytes and ${DECISION_BYTES_PER_TOKEN} a value) exceeds the ${heavyRoom} one request may hold`,
       );
     }
     const heavy = weight > LIGHT_WEIGHT;
