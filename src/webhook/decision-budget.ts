@@ -55,6 +55,11 @@ export class DecisionBudget {
     return this.#used;
   }
 
+  /** Heavy bodies waiting for room. */
+  get waiting(): number {
+    return this.#waiting.length;
+  }
+
   /**
    * Takes `weight`: undefined once taken (at once, or `granted` is called later when `mayWait`
    * and the body is heavy), else why not. The caller gives it back (once) with `give`.
@@ -64,7 +69,7 @@ export class DecisionBudget {
     if (weight > heavyRoom) {
       return new DecisionRefused(
         413,
-        `request body is too heavy to decide: its estimated decision memory (${weight} bytes: its bytes and ${DECISION_BYTES_PER_TOKEN} a value) exceeds the ${heavyRoom} one request may hold; the API server never sends such a review`,
+        `request body is too heavy to decide: its estimated decision memory (${weight} bytes: its bytes and ${DECISION_BYTES_PER_TOKEN} a value) exceeds the ${heavyRoom} one request may hold`,
       );
     }
     const heavy = weight > LIGHT_WEIGHT;
@@ -79,8 +84,28 @@ export class DecisionBudget {
     return new DecisionRefused(429, 'the webhook is deciding as much as its memory allows: retry in a second');
   }
 
+  /**
+   * Takes back a wait whose client has gone (`granted` as passed to `take`): true when it was
+   * still waiting. A wait holds its body's text, and the byte budget lets go of that body once its
+   * response closes: left queued, bodies sent and abandoned one after another piled up without
+   * bound behind one slow reader.
+   */
+  withdraw(granted: () => void): boolean {
+    const at = this.#waiting.findIndex((w) => w.granted === granted);
+    if (at === -1) return false;
+    this.#waiting.splice(at, 1);
+    // Those behind it may fit now.
+    this.#grantWaiting();
+    return true;
+  }
+
   give(weight: number): void {
     this.#used -= weight;
+    this.#grantWaiting();
+  }
+
+  /** First come, first served. */
+  #grantWaiting(): void {
     while (this.#waiting.length > 0 && this.#fits(this.#waiting[0].weight, true)) {
       const next = this.#waiting.shift()!;
       this.#take(next.weight);

@@ -24,6 +24,15 @@ export class BodyParseError extends Error {
   readonly statusCode = 400;
 }
 
+/** A body whose client closed its connection before the body was decided (nginx's 499). */
+export class ClientGone extends Error {
+  override name = 'ClientGone';
+  readonly statusCode = 499;
+  constructor() {
+    super('the client closed its connection before its request was decided');
+  }
+}
+
 /** The response of a request, kept on it by the preParsing hook: the parser has no reply. */
 const responseOf = Symbol('responseOf');
 type WithResponse = FastifyRequest & { [responseOf]?: ServerResponse };
@@ -71,18 +80,25 @@ export function useLosslessJsonBodies(app: FastifyInstance, budget: DecisionBudg
       return done(new BodyParseError(`request body is not valid JSON: ${err.message}`), undefined);
     }
     const weight = decisionWeight(text.length, shape.tokens);
+    const res = (req as WithResponse)[responseOf];
     const decide = (): void => {
-      const res = (req as WithResponse)[responseOf];
+      // Its client left while it waited for its turn: nothing to decide for.
+      if (res?.destroyed) {
+        budget.give(weight);
+        return done(new ClientGone(), undefined);
+      }
       if (res) holdUntilDone(budget, res, weight);
       else budget.give(weight);
       parseScanned(text, done);
     };
     // Heavy bodies are parsed and decided one per turn of the event loop (heavy-turns.ts).
     const start = weight > LIGHT_WEIGHT ? () => turns.run(decide) : decide;
-    // A body the byte budget held may wait for room: what waits is bounded there.
+    // A body the byte budget held may wait for room: what waits is bounded there, as long as its
+    // client stays (the byte budget lets go of a body whose client left), so a wait ends with it.
     const taken = budget.take(weight, text.length > LIGHT_BODY_BYTES, start);
     if (taken === undefined) start();
-    else if (taken !== 'waiting') done(taken, undefined);
+    else if (taken === 'waiting') res?.once('close', () => budget.withdraw(start) && done(new ClientGone(), undefined));
+    else done(taken, undefined);
   };
   // The same parser twice: Fastify caches the parser it finds for a named type, but looks for
   // the catch-all again (parsing the Content-Type header) on every request.

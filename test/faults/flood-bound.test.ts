@@ -7,6 +7,8 @@ import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { Writable } from 'node:stream';
 import { request } from 'node:https';
+import { connect } from 'node:tls';
+import { setTimeout as sleep } from 'node:timers/promises';
 import { review, trainJob, testCert } from '../webhook/fixtures.ts';
 import { crdServer, VALIDATE, UPSTREAM_TRAINJOB_CRD } from './support.ts';
 import { loadPolicyFromFile } from '../../src/rules/crd-policy.ts';
@@ -26,6 +28,21 @@ async function policyServer(config: { decisionBudget?: DecisionBudget } = {}, lo
 }
 
 type Server = Awaited<ReturnType<typeof policyServer>>;
+
+/** A logger at info whose lines are kept. */
+function capturingLogger() {
+  const lines: string[] = [];
+  const logger = createLogger(
+    'info',
+    new Writable({
+      write(chunk, _e, cb) {
+        lines.push(String(chunk));
+        cb();
+      },
+    }) as never,
+  );
+  return { lines, logger };
+}
 
 const postJson = (app: Server, payload: string) =>
   app.inject({ method: 'POST', url: VALIDATE, payload, headers: { 'content-type': 'application/json' } });
@@ -101,6 +118,46 @@ describe('the decision budget', () => {
   });
 });
 
+describe('a client that leaves while its body waits', () => {
+  it('takes its body out of the queue: bodies sent and abandoned behind a held budget do not pile up, nor are they decided', async () => {
+    const { lines, logger } = capturingLogger();
+    const budget = new DecisionBudget(32 * 1024 * 1024, 16 * 1024 * 1024);
+    const app = await policyServer({ decisionBudget: budget }, logger);
+    const url = new URL(await app.listen({ host: '127.0.0.1', port: 0 }));
+    try {
+      // What a slow reader of a heavy answer holds: most of the room heavy bodies may use.
+      const held = 10 * 1024 * 1024;
+      assert.equal(
+        budget.take(held, false, () => {}),
+        undefined,
+      );
+      // Over 256 KiB (so it may wait), ~7.5 MiB of weight: it does not fit beside what is held.
+      const body = withOptions(JSON.stringify({ pad: 'p'.repeat(200_000), values: Array(60_000).fill(1) }));
+      const abandoned = Array.from({ length: 3 }, () => {
+        const socket = connect({ host: url.hostname, port: Number(url.port), rejectUnauthorized: false });
+        socket.on('error', () => {});
+        socket.write(
+          `POST ${VALIDATE} HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nContent-Length: ${Buffer.byteLength(body)}\r\n\r\n`,
+        );
+        socket.write(body);
+        return socket;
+      });
+      for (let i = 0; i < 500 && budget.waiting < abandoned.length; i++) await sleep(10);
+      assert.equal(budget.waiting, abandoned.length, 'all three read and waiting');
+      for (const socket of abandoned) socket.destroy();
+      for (let i = 0; i < 200 && budget.waiting > 0; i++) await sleep(10);
+      assert.equal(budget.waiting, 0, 'the abandoned bodies are still queued, their text held');
+      budget.give(held);
+      await sleep(100);
+      assert.equal(budget.used, 0);
+      const decided = lines.filter((l) => JSON.parse(l).msg === 'admission');
+      assert.equal(decided.length, 0, 'decided for clients that had left');
+    } finally {
+      await app.close();
+    }
+  });
+});
+
 describe('heavy decisions take turns', () => {
   it('a light review sent after four heavy ones is answered first', async () => {
     // Room for all four: only the order of the decisions is under test.
@@ -172,16 +229,7 @@ describe('large answers', () => {
 
 describe('log lines', () => {
   it('a 1 MiB uid is logged clipped to 256 characters, with its length', async () => {
-    const lines: string[] = [];
-    const logger = createLogger(
-      'info',
-      new Writable({
-        write(chunk, _e, cb) {
-          lines.push(String(chunk));
-          cb();
-        },
-      }) as never,
-    );
+    const { lines, logger } = capturingLogger();
     const app = await policyServer({}, logger);
     const uid = 'u'.repeat(1 << 20);
     const res = await postJson(app, JSON.stringify(review('CREATE', { uid })));

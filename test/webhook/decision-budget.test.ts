@@ -52,4 +52,21 @@ describe('DecisionBudget', () => {
     assert.deepEqual(granted, ['a', 'b']);
     assert.equal(budget.used, 12 * MiB + LIGHT_WEIGHT);
   });
+
+  it('a withdrawn wait leaves the queue, and those behind it that fit are granted', () => {
+    const budget = new DecisionBudget(32 * MiB, 16 * MiB);
+    const granted: string[] = [];
+    assert.equal(budget.take(6 * MiB, true, never), undefined);
+    const a = () => granted.push('a');
+    assert.equal(budget.take(12 * MiB, true, a), 'waiting');
+    assert.equal(
+      budget.take(4 * MiB, true, () => granted.push('b')),
+      'waiting',
+    );
+    assert.equal(budget.withdraw(a), true);
+    assert.deepEqual(granted, ['b']);
+    assert.equal(budget.waiting, 0);
+    assert.equal(budget.withdraw(a), false, 'once');
+    assert.equal(budget.used, 10 * MiB);
+  });
 });
