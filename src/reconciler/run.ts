@@ -26,6 +26,7 @@ import { reconcileKey } from './reconcile.ts';
 import { WaitMemo } from './wait-memo.ts';
 import { RuntimeMemo } from './runtime-memo.ts';
 import { createWatches } from './watches.ts';
+import { DecisionInputGate, WATCH_BATCH_MS, type WatchSource } from './decision-inputs.ts';
 import { followTrainerLine } from './trainer-line-source.ts';
 import { createLineHint } from './trainer-line-hint.ts';
 import { followTrainerManager } from './trainer-manager-source.ts';
@@ -89,7 +90,15 @@ export async function startReconciler(config: ReconcileConfig, deps: ReconcilerD
     metrics.queueDepth.set(queue.length);
   };
 
-  const watches = createWatches(kc, { onKey: enqueue, logger });
+  // A watch event queues its key only when it changed what a decision reads (decision-inputs.ts).
+  const watches = createWatches(kc, { onKey: (key, source) => onWatchEvent(key, source), logger });
+  const gate = new DecisionInputGate(watches.cache, config.mode);
+  const onWatchEvent = (key: string, source: WatchSource) => {
+    const effect = gate.judge(key, source);
+    metrics.watchEvents.inc({ source, result: effect });
+    if (effect === 'intent') enqueue(key);
+    else if (effect === 'changed') queue.addSoon(key, WATCH_BATCH_MS);
+  };
   // Trainer's controller image tag: a hint beside the line, reported, never the rules.
   const lineHint = createLineHint({ target: config.trainerDeployment, logger, metrics });
   const trainerManager = config.trainerDeployment
