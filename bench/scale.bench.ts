@@ -435,7 +435,7 @@ async function main() {
         ],
       ),
       '',
-      `Watch events during the creation, by what the sidecar made of them: ${showCounts(pop.watchEvents)} (none: a sidecar without that series). The resync queues every key again each ${RESYNC_S} s (src/reconciler/config.ts); its passes in the window are counted from the sidecar's start and the TrainJobs that existed then.`,
+      `Watch events during the creation, by what the sidecar made of them: ${Object.keys(pop.watchEvents).length ? showCounts(pop.watchEvents) : 'not counted (a sidecar without trainjob_reconciler_watch_events_total)'}. The resync queues every key again each ${RESYNC_S} s (src/reconciler/config.ts); its passes in the window are counted from the sidecar's start and the TrainJobs that existed then.`,
       '',
       `A scaling write's path (a suspended TrainJob's numNodes 1 -> 2, ${knobs.scales} times per cluster size):`,
       '',
