@@ -201,7 +201,8 @@ async function watchJobSet(b: Bench, name: string) {
           const gone = deleted.get(oldUid);
           return fresh && gone !== undefined ? { gone, created: fresh[1] } : undefined;
         },
-        { timeoutMs: 120_000, intervalMs: 10 },
+        // Trainer's one TrainJob worker may still be working off the creation's events (10,000: minutes).
+        { timeoutMs: 1_800_000, intervalMs: 10 },
       ),
     stop: () => ctl.abort(),
   };
