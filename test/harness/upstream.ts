@@ -193,7 +193,7 @@ export async function startJobSetController(cp: ControlPlane, bins: ControllerBi
   );
 }
 
-/** Trainer's client to the API server (its Configuration's clientConnection; Trainer's defaults are 50/s, burst 100). */
+/** Trainer's client to the API server (its Configuration's clientConnection; Trainer's defaults: 50/s, burst 100). */
 export interface TrainerClientConnection {
   qps: number;
   burst: number;
