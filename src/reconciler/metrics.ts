@@ -26,6 +26,12 @@ export interface ReconcilerMetrics {
   /** Hand-off hints by result: received, invalid, persisted (queued), expired (never stored in time). */
   hints: Counter<'result'>;
   queueDepth: Gauge;
+  /**
+   * Watch events by source (trainjob, jobset, job) and result (decision-inputs.ts): intent (queued
+   * at once), changed (queued after the batching window), unchanged (nothing a decision reads
+   * changed: not queued).
+   */
+  watchEvents: Counter<'source' | 'result'>;
   /** 1 while this replica holds the leader-election Lease (or runs without one). */
   leader: Gauge;
   /** Requests sent to the API server, by verb (get, list, watch, patch...) and resource. */
@@ -104,6 +110,12 @@ export function createReconcilerMetrics(options: { defaultMetrics?: boolean } = 
     queueDepth: new Gauge({
       name: 'trainjob_reconciler_queue_depth',
       help: 'TrainJob keys waiting in the work queue.',
+      registers,
+    }),
+    watchEvents: new Counter({
+      name: 'trainjob_reconciler_watch_events_total',
+      help: 'Watch events, by source (trainjob, jobset, job) and result: intent (the TrainJob or its spec came, went or changed: queued at once), changed (something else a decision reads: queued after a short batching window), unchanged (nothing a decision reads changed: not queued).',
+      labelNames: ['source', 'result'] as const,
       registers,
     }),
     leader: new Gauge({

@@ -104,6 +104,21 @@ export class WorkQueue {
     if (this.#closed) return;
     if (ms <= 0) return this.add(key);
     this.#opts.recorder?.delayed();
+    this.#later(key, ms);
+  }
+
+  /**
+   * Queue a key within a batching window: other adds of it meanwhile merge into one run (client-go's
+   * AddAfter as kube-controller-manager's Job controller batches pod events). A key already waiting
+   * to run, or due sooner, is left as it is; not a retry (workqueue_retries_total does not count it).
+   */
+  addSoon(key: string, windowMs: number): void {
+    if (this.#closed || this.#dueAt.has(key)) return;
+    if (windowMs <= 0) return this.add(key);
+    this.#later(key, windowMs);
+  }
+
+  #later(key: string, ms: number): void {
     const at = Date.now() + ms;
     const pending = this.#delayed.get(key);
     if (pending && pending.at <= at) return;

@@ -24,6 +24,7 @@ import { reconcileKey } from './reconcile.ts';
 import { WaitMemo } from './wait-memo.ts';
 import { RuntimeMemo } from './runtime-memo.ts';
 import { createWatches } from './watches.ts';
+import { DecisionInputGate, WATCH_BATCH_MS, type WatchSource } from './decision-inputs.ts';
 import { followTrainerLine } from './trainer-line-source.ts';
 import { createLineHint } from './trainer-line-hint.ts';
 import { followTrainerManager } from './trainer-manager-source.ts';
@@ -90,8 +91,20 @@ export async function startReconciler(config: ReconcileConfig, deps: ReconcilerD
     metrics.queueDepth.set(queue.length);
   };
 
-  // Every TrainJob is looked at again each resync, whatever the watches said.
-  const watches = createWatches(client, { onKey: enqueue, logger, resyncMs: config.resyncMs });
+  // Every TrainJob is looked at again each resync, whatever the watches said; any other watch
+  // event queues its key only when it changed what a decision reads (decision-inputs.ts).
+  const watches = createWatches(client, {
+    onKey: (key, source) => (source === 'resync' ? enqueue(key) : onWatchEvent(key, source)),
+    logger,
+    resyncMs: config.resyncMs,
+  });
+  const gate = new DecisionInputGate(watches.cache, config.mode);
+  const onWatchEvent = (key: string, source: WatchSource) => {
+    const effect = gate.judge(key, source);
+    metrics.watchEvents.inc({ source, result: effect });
+    if (effect === 'intent') enqueue(key);
+    else if (effect === 'changed') queue.addSoon(key, WATCH_BATCH_MS);
+  };
   // Trainer's controller image tag: a hint beside the line, reported, never the rules.
   const lineHint = createLineHint({ target: config.trainerDeployment, logger, metrics });
   const trainerManager = config.trainerDeployment

@@ -37,9 +37,10 @@ export interface Watches {
 }
 
 export interface WatchOptions {
-  onKey(key: string, source: 'trainjob' | 'jobset' | 'job'): void;
+  /** 'resync': the informer's periodic pass, which changed nothing (so no event filter may drop it). */
+  onKey(key: string, source: 'trainjob' | 'jobset' | 'job' | 'resync'): void;
   logger: Logger;
-  /** Every TrainJob handed to onKey again this often (the informer's resync; 0: never). */
+  /** Every TrainJob handed to onKey again this often, as 'resync' (the informer's resync; 0: never). */
   resyncMs?: number;
 }
 
@@ -72,9 +73,9 @@ export function createWatches(client: ApiClient, opts: WatchOptions): Watches {
     transform: (raw: unknown) => T | undefined,
     more: { labelSelector?: string; indexBy?: (o: T) => string | undefined; resyncMs?: number } = {},
   ): Informer<T> => {
-    const forward = (obj: T) => {
+    const forward = (obj: T, source: Source | 'resync' = name) => {
       const key = keyOfMeta(obj.metadata ?? {});
-      if (key) opts.onKey(key, name);
+      if (key) opts.onKey(key, source);
     };
     return createInformer<T>({
       client,
@@ -83,7 +84,8 @@ export function createWatches(client: ApiClient, opts: WatchOptions): Watches {
       ...more,
       handlers: {
         onAdd: forward,
-        onUpdate: (_old, obj) => forward(obj),
+        // The informer's resync hands a stored object back as its own old version.
+        onUpdate: (old, obj) => forward(obj, old === obj ? 'resync' : name),
         onDelete: forward,
         onError: (error) => opts.logger.warn({ watch: name, error }, 'watch failed; restarting it'),
       },

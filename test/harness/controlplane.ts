@@ -41,6 +41,8 @@ export interface ControlPlaneOptions {
    */
   world?: boolean | WorldOptions;
   apiServerArgs?: string[];
+  /** More etcd flags (e.g. a larger --quota-backend-bytes for a benchmark's many objects). */
+  etcdArgs?: string[];
   controllerManagerArgs?: string[];
   /** Default: located (or built) by ensureControlPlaneBinaries(). */
   binaries?: ControlPlaneBinaries;
@@ -138,7 +140,7 @@ export async function startControlPlane(opts: ControlPlaneOptions = {}): Promise
       logsDir,
       'etcd',
       binaries.etcd,
-      etcdArgs({ dataDir: path.join(dir, 'etcd'), clientPort, peerPort }),
+      [...etcdArgs({ dataDir: path.join(dir, 'etcd'), clientPort, peerPort }), ...(opts.etcdArgs ?? [])],
       { env: cleanEnv() },
     );
     started.push(etcd);

@@ -67,6 +67,7 @@ export {
   type UpstreamController,
   type UpstreamControllers,
   type UpstreamControllersOptions,
+  type TrainerClientConnection,
 } from './upstream.ts';
 export { waitFor, freePort, freePorts, httpsGet, httpGet } from './wait.ts';
 export { urlClientConfig, loadKustomizedWebhooks, pointWebhooksAt } from './webhooks.ts';

@@ -193,7 +193,17 @@ export async function startJobSetController(cp: ControlPlane, bins: ControllerBi
   );
 }
 
-export async function startTrainerController(cp: ControlPlane, bins: ControllerBinaries): Promise<UpstreamController> {
+/** Trainer's client to the API server (its Configuration's clientConnection; Trainer's defaults: 50/s, burst 100). */
+export interface TrainerClientConnection {
+  qps: number;
+  burst: number;
+}
+
+export async function startTrainerController(
+  cp: ControlPlane,
+  bins: ControllerBinaries,
+  clientConnection?: TrainerClientConnection,
+): Promise<UpstreamController> {
   const [webhookPort, probePort] = await freePorts(2);
   const dir = await cp.tempDir('trainer');
   // Trainer v2.3.0's config has no webhook cert dir: controller-runtime's default,
@@ -212,6 +222,7 @@ export async function startTrainerController(cp: ControlPlane, bins: ControllerB
       health: { healthProbeBindAddress: `127.0.0.1:${probePort}` },
       metrics: { bindAddress: '0', secureServing: false },
       certManagement: { enable: false },
+      ...(clientConnection ? { clientConnection } : {}),
     }),
   );
   const proc = cp.startProcess('trainer-controller-manager', bins.trainer, [`--config=${config}`], {
@@ -289,6 +300,8 @@ export interface UpstreamControllersOptions {
   kueue?: boolean;
   binaries?: ControllerBinaries;
   kueueBinaries?: KueueBinaries;
+  /** Trainer's client QPS and burst (default: Trainer's own, 50 and 100). */
+  trainerClientConnection?: TrainerClientConnection;
 }
 
 /**
@@ -305,7 +318,7 @@ export async function startUpstreamControllers(
   const kueueBins = opts.kueue ? (opts.kueueBinaries ?? (await ensureKueueBinaries())) : undefined;
   const [jobset, trainer] = await Promise.all([
     startJobSetController(cp, bins),
-    opts.trainer === false ? undefined : startTrainerController(cp, bins),
+    opts.trainer === false ? undefined : startTrainerController(cp, bins, opts.trainerClientConnection),
   ]);
   const kueue = kueueBins ? await startKueueController(cp, kueueBins) : undefined;
   return {

@@ -189,6 +189,41 @@ describe('WorkQueue', () => {
   });
 });
 
+describe('WorkQueue.addSoon (a batching window)', () => {
+  it('adds within the window merge into one run; a key already queued or due sooner is left as it is; not counted as a retry', async () => {
+    const { timers, pending, fireAll } = manualTimers();
+    let runs = 0;
+    let delayed = 0;
+    const recorder = {
+      added: () => {},
+      taken: () => {},
+      finished: () => {},
+      delayed: () => void delayed++,
+      watchRunning: () => {},
+    };
+    const q = new WorkQueue({ workers: 1, timers, recorder, handler: async () => void runs++ });
+    q.addSoon('ns/a', 500);
+    q.addSoon('ns/a', 500);
+    q.addAfter('ns/b', 100);
+    q.addSoon('ns/b', 500);
+    assert.deepEqual(
+      pending.map((p) => p.ms),
+      [500, 100],
+    );
+    assert.equal(delayed, 1, 'only addAfter is a retry');
+    q.start();
+    fireAll();
+    await tick();
+    await tick();
+    assert.equal(runs, 2);
+    q.pause();
+    q.add('ns/c');
+    q.addSoon('ns/c', 500);
+    assert.equal(pending.length, 0, 'already waiting to run: merged');
+    await q.shutdown();
+  });
+});
+
 describe('backoffDelay', () => {
   const b = { baseMs: 500, maxMs: 60_000, jitter: 0.2 };
   it('doubles per attempt, is capped, and jitter stays within the fraction', () => {

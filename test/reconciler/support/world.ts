@@ -33,6 +33,7 @@ import {
   waitFor,
   type ControlPlane,
   type UpstreamControllers,
+  type TrainerClientConnection,
   type TrainerLine,
   type UserKubeconfig,
 } from '../../harness/index.ts';
@@ -68,6 +69,10 @@ export interface WorldOptions {
   kueue?: boolean;
   /** More kube-apiserver flags (e.g. admission plugins). */
   apiServerArgs?: string[];
+  /** More etcd flags (bench/scale.bench.ts: a larger quota). */
+  etcdArgs?: string[];
+  /** Trainer's client QPS and burst (default: Trainer's, 50/s and 100). */
+  trainerClientConnection?: TrainerClientConnection;
   /**
    * Gang scheduling (default false): the PodGroup CRDs of scheduler-plugins (Coscheduling) and of
    * Volcano installed before Trainer starts (its plugins need the kinds at start), scheduler-plugins'
@@ -168,13 +173,19 @@ export async function startWorld(opts: WorldOptions): Promise<World> {
       ...(opts.kueue ? [kueueFile] : []),
     ],
     apiServerArgs: opts.apiServerArgs,
+    etcdArgs: opts.etcdArgs,
   });
   await rm(scratch, { recursive: true, force: true });
   try {
     const [handoffPort] = await freePorts(1);
     // serve starts beside the upstream managers (it needs only the CRD); registered further down.
     const [controllers, , webhook] = await Promise.all([
-      startUpstreamControllers(cp, { trainer: opts.trainer, kueue: opts.kueue, binaries }),
+      startUpstreamControllers(cp, {
+        trainer: opts.trainer,
+        kueue: opts.kueue,
+        binaries,
+        trainerClientConnection: opts.trainerClientConnection,
+      }),
       gang ? startCoscheduler(cp, gang) : undefined,
       opts.webhook
         ? startWebhook(cp, {

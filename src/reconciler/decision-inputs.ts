@@ -1,0 +1,196 @@
+// What of a TrainJob, its JobSet and the JobSet's Jobs a decision (src/rebuild/decide.ts) reads, as
+// views, and a gate that queues a watch event's key only when its view changed. Creating one
+// suspended TrainJob beside Trainer and JobSet brings about eight events (the TrainJob's add,
+// Trainer's status writes, the JobSet's add and status, three Jobs' adds and statuses); most
+// change nothing a decision reads, and each was a reconcile of its own. Like controller-runtime's
+// predicates (GenerationChanged, ResourceVersionChanged) in front of its work queue, but by field:
+// status is read here too (conditions, a Job's active pods), so "the generation moved" would
+// miss changes that matter.
+//
+// What the views keep (a field left out must be one no decision reads):
+// - TrainJob: all of it but metadata.resourceVersion and managedFields; in companion mode
+//   status.jobsStatus (Trainer's copy of the JobSet's; only standalone mode writes and reads it).
+// - JobSet: metadata (but resourceVersion; of managedFields only which managers own
+//   spec.suspend, ownsSuspend in decide.ts), spec, and of status only the Completed and Failed
+//   conditions (finished.ts, terminal-status.ts) and, in standalone mode, replicatedJobsStatus
+//   (terminal-status.ts). A resourceVersion that moved alone does not matter: every write tests
+//   the version the reconcile reads then, and a stale one is refused and retried.
+// - Jobs: only read as canDeleteSafely's cached check (safety.ts: a suspended or finished Job with
+//   no active or terminating pod does not block); the view is the set of reasons jobBlocks()
+//   gives, so a Job created suspended (JobSet makes them so) or a status write that leaves its
+//   counts is no change, and one that stops blocking is.
+import { createHash } from 'node:crypto';
+import { isObject } from '../json/object.ts';
+import { writeJson, type JsonStyle } from '../json/stringify.ts';
+import type { Job, JobSet, TrainJob } from '../api/objects.ts';
+import type { Mode } from '../rebuild/decision.ts';
+import { jobBlocks } from '../rebuild/safety.ts';
+import { splitKey } from './keys.ts';
+import type { ClusterCache } from './watches.ts';
+
+export type WatchSource = 'trainjob' | 'jobset' | 'job';
+
+/** The JobSet conditions a decision reads (finished.ts, terminal-status.ts). */
+const READ_JOBSET_CONDITIONS = ['Completed', 'Failed'];
+
+/** Metadata without what every write moves and no decision reads. */
+function readMetadata(meta: Record<string, unknown> | undefined): Record<string, unknown> {
+  const { resourceVersion: _rv, managedFields: _mf, ...rest } = meta ?? {};
+  return rest;
+}
+
+export function trainJobView(tj: TrainJob, mode: Mode): unknown {
+  const status = isObject(tj.status) ? tj.status : undefined;
+  const { jobsStatus: _copy, ...read } = status ?? {};
+  return {
+    metadata: readMetadata(tj.metadata as Record<string, unknown>),
+    spec: tj.spec,
+    status: mode === 'standalone' ? status : read,
+  };
+}
+
+/** The managers that own spec.suspend (decide.ts ownsSuspend reads only that of managedFields). */
+function suspendOwners(meta: Record<string, unknown> | undefined): string[] {
+  const entries = meta?.managedFields;
+  if (!Array.isArray(entries)) return [];
+  const owners = entries.flatMap((e: unknown) => {
+    const entry = isObject(e) ? e : undefined;
+    const spec = isObject(entry?.fieldsV1) ? entry.fieldsV1['f:spec'] : undefined;
+    return isObject(spec) && spec['f:suspend'] !== undefined ? [String(entry?.manager)] : [];
+  });
+  return [...new Set(owners)].sort();
+}
+
+export function jobSetView(js: JobSet, mode: Mode): unknown {
+  const meta = js.metadata as Record<string, unknown> | undefined;
+  const status: Record<string, unknown> = isObject(js.status) ? js.status : {};
+  const conditions = Array.isArray(status.conditions)
+    ? status.conditions.filter((c: unknown) => isObject(c) && READ_JOBSET_CONDITIONS.includes(c.type as string))
+    : (status.conditions ?? []);
+  return {
+    metadata: readMetadata(meta),
+    suspendOwners: suspendOwners(meta),
+    spec: js.spec,
+    status: { conditions, ...(mode === 'standalone' ? { replicatedJobsStatus: status.replicatedJobsStatus } : {}) },
+  };
+}
+
+/** Why the Jobs keep their JobSet from being deleted, as the cached check reads them (order aside). */
+export function jobsView(jobs: readonly Job[]): string[] {
+  return jobs.flatMap((j, i) => jobBlocks(j, i)).sort();
+}
+
+/** One watch event (old absent: an add; new absent: a delete): does it change anything a decision reads? */
+export function eventChangesDecision(
+  source: WatchSource,
+  mode: Mode,
+  old: TrainJob | JobSet | Job | undefined,
+  current: TrainJob | JobSet | Job | undefined,
+): boolean {
+  if (source === 'job') return digest(old ? jobsView([old as Job]) : []) !== digest(current ? jobsView([current]) : []);
+  if (!old || !current) return true;
+  const view = source === 'trainjob' ? trainJobView : jobSetView;
+  return digest(view(old as TrainJob & JobSet, mode)) !== digest(view(current as TrainJob & JobSet, mode));
+}
+
+const SORTED: JsonStyle = {
+  leaf: (v) => {
+    if (v === null || typeof v !== 'object') return JSON.stringify(v) ?? 'null';
+    return typeof (v as { toJSON?: unknown }).toJSON === 'function' ? JSON.stringify(v) : undefined;
+  },
+  keys: (o) =>
+    Object.keys(o)
+      .filter((k) => o[k] !== undefined)
+      .sort(),
+};
+
+/** A short fingerprint of a view: equal views, equal digests (object keys in any order). */
+export function digest(view: unknown): string {
+  return createHash('sha1').update(writeJson(view, SORTED)).digest('base64');
+}
+
+interface Seen {
+  /** The TrainJob's uid and generation: what the user asked for (a spec change moves the generation). */
+  intent?: string;
+  trainjob?: string;
+  jobset?: string;
+  job?: string;
+}
+
+/**
+ * What a watch event brings about: `intent`, the TrainJob's spec (or the TrainJob itself) came or
+ * went or changed: reconciled at once; `changed`, something else a decision reads: reconciled
+ * after a short batching window, so that the several writes one controller makes in one reconcile
+ * (Trainer creates the JobSet, then writes the TrainJob's status) are looked at once; `unchanged`:
+ * not queued.
+ */
+export type EventEffect = 'intent' | 'changed' | 'unchanged';
+
+/**
+ * How long a `changed` event waits for others of the same key, as kube-controller-manager's Job
+ * controller batches its pod events (syncJobBatchPeriod) and the EndpointSlice controller its
+ * updates (--endpoint-updates-batch-period). Not on a count change's path: that is `intent`, and a
+ * hint queues the key at once (the queue's add cancels a pending delay).
+ */
+export const WATCH_BATCH_MS = 500;
+
+/**
+ * Judges watch events by what the decision reads from that event's kind, against what it was when
+ * the key was last queued for that kind. Read after the watch's cache took the event (client-go's
+ * and client-node's informers update the store before they call handlers). Why this loses nothing:
+ * a key queued when its view was V is reconciled later, from a cache at least as new as V; an
+ * event whose view is still V changes nothing that reconcile reads (views of the three kinds are
+ * kept apart: an event changes only its own kind). Hints, resyncs, a new leader and a Trainer line
+ * change queue keys without asking.
+ */
+export class DecisionInputGate {
+  readonly #seen = new Map<string, Seen>();
+  readonly #cache: ClusterCache;
+  readonly #mode: Mode;
+
+  constructor(cache: ClusterCache, mode: Mode) {
+    this.#cache = cache;
+    this.#mode = mode;
+  }
+
+  /** What an event of this source about this key brings about (and notes what it saw). */
+  judge(key: string, source: WatchSource): EventEffect {
+    const cache = this.#cache;
+    if (!cache.synced()) return 'intent';
+    const { namespace, name } = splitKey(key);
+    const tj = source === 'trainjob' || !this.#seen.has(key) ? cache.getTrainJob(namespace, name) : undefined;
+    if ((source === 'trainjob' || !this.#seen.has(key)) && !tj) {
+      // Gone (or a key of a JobSet no TrainJob controls): the reconcile finds it so; nothing kept.
+      this.#seen.delete(key);
+      return 'intent';
+    }
+    const seen = this.#seen.get(key);
+    const view = this.#view(source, namespace, name, tj);
+    if (seen && seen[source] === view) return 'unchanged';
+    const intent = tj ? `${tj.metadata.uid}/${tj.metadata.generation}` : seen?.intent;
+    const effect: EventEffect = !seen || intent !== seen.intent ? 'intent' : 'changed';
+    // The key is queued: its reconcile reads a cache at least as new as now, for every kind.
+    const next: Seen = { intent, [source]: view };
+    for (const other of ['trainjob', 'jobset', 'job'] as const)
+      if (other !== source) next[other] = this.#view(other, namespace, name, tj);
+    this.#seen.set(key, next);
+    return effect;
+  }
+
+  #view(source: WatchSource, namespace: string, name: string, tj: TrainJob | undefined): string {
+    const cache = this.#cache;
+    if (source === 'trainjob')
+      return viewOrNone(tj ?? cache.getTrainJob(namespace, name), (t) => trainJobView(t, this.#mode));
+    if (source === 'jobset') return viewOrNone(cache.getJobSet(namespace, name), (js) => jobSetView(js, this.#mode));
+    return digest(jobsView(cache.listJobs(namespace, name)));
+  }
+
+  /** Keys with something noted. */
+  get size(): number {
+    return this.#seen.size;
+  }
+}
+
+function viewOrNone<T>(o: T | undefined, view: (o: T) => unknown): string {
+  return o === undefined ? 'none' : digest(view(o));
+}

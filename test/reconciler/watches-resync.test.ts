@@ -1,0 +1,68 @@
+// The watches tell the informer's periodic resync apart from a watch event: a resync changes
+// nothing, so the event filter (decision-inputs.ts) would drop it, and run.ts queues a 'resync'
+// key without asking the filter. Against a loopback server that lists one TrainJob and holds
+// every watch open.
+import assert from 'node:assert/strict';
+import { createServer, type Server } from 'node:http';
+import { after, before, describe, it } from 'node:test';
+import { apiClient, type ApiClient } from '../../src/cluster/api-request.ts';
+import { directConnection } from '../../src/cluster/connection.ts';
+import { createLogger } from '../../src/observability/logger.ts';
+import { createWatches } from '../../src/reconciler/watches.ts';
+import { listen } from '../cluster/support/loopback.ts';
+
+const trainJob = {
+  apiVersion: 'trainer.kubeflow.org/v1alpha1',
+  kind: 'TrainJob',
+  metadata: { name: 'a', namespace: 'ns', uid: 'u1', resourceVersion: '5', generation: 1 },
+  spec: { trainer: { numNodes: 1 } },
+};
+
+async function until(cond: () => boolean, what: string, ms = 5000): Promise<void> {
+  const end = Date.now() + ms;
+  while (!cond()) {
+    if (Date.now() > end) throw new Error(`timed out waiting for ${what}`);
+    await new Promise((r) => setTimeout(r, 5));
+  }
+}
+
+describe('watches: the resync is its own source', () => {
+  let server: Server;
+  let client: ApiClient;
+  before(async () => {
+    server = createServer((req, res) => {
+      const url = new URL(req.url ?? '/', 'http://x');
+      if (url.searchParams.get('watch') === 'true') {
+        res.writeHead(200, { 'content-type': 'application/json', 'transfer-encoding': 'chunked' });
+        return;
+      }
+      const items = url.pathname.endsWith('/trainjobs') ? [trainJob] : [];
+      res.writeHead(200, { 'content-type': 'application/json' });
+      res.end(JSON.stringify({ kind: 'List', metadata: { resourceVersion: '10' }, items }));
+    });
+    client = apiClient(
+      directConnection({ server: `http://127.0.0.1:${await listen(server)}`, insecureSkipTlsVerify: false }),
+    );
+  });
+  after(() => {
+    server.closeAllConnections();
+    server.close();
+  });
+
+  it("hands a listed TrainJob on as 'trainjob', then each resync as 'resync'", async () => {
+    const seen: string[] = [];
+    const watches = createWatches(client, {
+      onKey: (key, source) => seen.push(`${key} ${source}`),
+      logger: createLogger('silent'),
+      resyncMs: 40,
+    });
+    await watches.start();
+    try {
+      await until(() => seen.filter((s) => s === 'ns/a resync').length >= 2, 'two resyncs');
+      assert.equal(seen[0], 'ns/a trainjob');
+      assert.deepEqual(new Set(seen), new Set(['ns/a trainjob', 'ns/a resync']));
+    } finally {
+      await watches.stop();
+    }
+  });
+});
