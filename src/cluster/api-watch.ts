@@ -16,6 +16,8 @@ export interface WatchHandlers {
   onEvent(event: WatchEvent): void;
   /** A line that is not a watch event (skipped). */
   onMalformed(reason: string): void;
+  /** The server took the watch (200): its events follow. */
+  onOpen?(): void;
 }
 
 /**
@@ -74,6 +76,7 @@ export async function watchUntilEnd(
       const body = await readSome(res, MAX_ERROR_BODY_BYTES);
       return { reason: describeError(new ApiError(res.statusCode ?? 0, body, `watch ${path}`)), code: res.statusCode };
     }
+    handlers.onOpen?.();
     return await new Promise<WatchEnd>((resolve) => {
       let ended: string | undefined;
       let code: number | undefined;

@@ -24,6 +24,11 @@ export interface InformerHandlers<T> {
   onListed?(items: T[]): void;
   /** A list or watch failed, or a line was skipped; `code`: the HTTP status, when there is one. */
   onError?(message: string, code: number | undefined): void;
+  /**
+   * A watch was taken by the server (200). After a failure that is resumed by a watch (no list,
+   * so no event for what did not change), this is when the store is known current again.
+   */
+  onWatching?(): void;
 }
 
 export interface InformerOptions<T> {
@@ -232,6 +237,7 @@ export function createInformer<T>(opts: InformerOptions<T>): Informer<T> {
             from = apply(e) ?? from;
           },
           onMalformed: (reason) => report(`watch on ${path}: ${reason}`),
+          onOpen: () => handlers.onWatching?.(),
         },
         { signal: stop.signal, ...(opts.timeoutSeconds ? { timeoutSeconds: opts.timeoutSeconds } : {}) },
       );

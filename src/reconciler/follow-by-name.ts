@@ -17,7 +17,7 @@ export interface ByNameTarget {
 }
 
 export interface ByNameCallbacks {
-  /** The object, as listed (each list, so also after a failure), added or updated. */
+  /** The object, as listed (each list), added or updated, and again once a watch is up after a failure. */
   onObject: (obj: FollowedObject) => void;
   /** The object was deleted. */
   onDeleted: () => void;
@@ -40,6 +40,8 @@ export function followByName(
   backoff: { initialMs: number; maxMs: number },
 ): ByNameFollower {
   let stopped = false;
+  /** A failure was reported since the object (or its absence) was last said. */
+  let failed = false;
   const read = (obj: FollowedObject) => {
     if (!stopped) on.onObject(obj);
   };
@@ -58,11 +60,23 @@ export function followByName(
       },
       // Said after every list: a relist of an unchanged object after a failure is a read too.
       onListed: (items) => {
+        failed = false;
         if (stopped) return;
         if (items.length === 0) on.onNone?.();
       },
       onError: (message, status) => {
+        failed = true;
         if (!stopped) on.onError(message, status);
+      },
+      // A watch cut off without a status (a broken connection, a refused one) is resumed from its
+      // resourceVersion with no list, so nothing unchanged comes again: the object as stored is said
+      // once the next watch is up, or a failure would be the last word until the object changes.
+      onWatching: () => {
+        if (!failed || stopped) return;
+        failed = false;
+        const [obj] = informer.list();
+        if (obj) on.onObject(obj);
+        else on.onNone?.();
       },
     },
   });

@@ -1,7 +1,9 @@
 // One object followed by name (src/reconciler/follow-by-name.ts) against a loopback server: the
 // list and watch carry fieldSelector metadata.name=NAME; a list that finds none says so; the
 // object as listed (after a watch ended with 410 Gone), then as the watch changes it, then its
-// deletion; a refused list (403) is reported with its status and retried.
+// deletion; a refused list (403) is reported with its status and retried; a watch cut off mid-stream
+// (resumed from its resourceVersion, no list) is followed by the object again once the next watch
+// is up, so that an observer of failures (trainer-manager-source.ts) does not stay at "failing".
 import assert from 'node:assert/strict';
 import { createServer, type Server, type ServerResponse } from 'node:http';
 import { after, before, describe, it } from 'node:test';
@@ -28,7 +30,8 @@ describe('followByName', () => {
       selectors.push(u.searchParams.get('fieldSelector') ?? '');
       const h = (u.searchParams.get('watch') === 'true' ? watches : lists).shift();
       if (h) h(res);
-      else res.writeHead(200, { 'content-type': 'application/json', 'transfer-encoding': 'chunked' });
+      // Held open, its headers sent at once (as the API server flushes a watch's).
+      else res.writeHead(200, { 'content-type': 'application/json', 'transfer-encoding': 'chunked' }).flushHeaders();
     });
     url = `http://127.0.0.1:${await listen(server)}`;
   });
@@ -36,6 +39,23 @@ describe('followByName', () => {
     server.closeAllConnections();
     server.close();
   });
+
+  /** A follower of ns/mgr whose callbacks are written down; an error as its status and whether it matches `says`. */
+  const follow = (says: RegExp) => {
+    const seen: string[] = [];
+    const follower = followByName(
+      apiClient(directConnection({ server: url, insecureSkipTlsVerify: false })),
+      { path: '/apis/apps/v1/namespaces/ns/deployments', name: 'mgr' },
+      {
+        onObject: (o) => seen.push(`object ${(o.metadata as { resourceVersion?: string }).resourceVersion}`),
+        onDeleted: () => seen.push('deleted'),
+        onNone: () => seen.push('none'),
+        onError: (message, status) => seen.push(`error ${status} ${says.test(message)}`),
+      },
+      { initialMs: 5, maxMs: 10 },
+    );
+    return { seen, follower };
+  };
 
   it('none, then the object, its change and its deletion; a 403 reported with its status', async () => {
     const json = (res: ServerResponse, code: number, body: unknown) =>
@@ -55,22 +75,33 @@ describe('followByName', () => {
       res.write(`${JSON.stringify({ type: 'MODIFIED', object: deployment('3', 'a:2') })}\n`);
       res.write(`${JSON.stringify({ type: 'DELETED', object: deployment('4', 'a:2') })}\n`);
     });
-    const seen: string[] = [];
-    const follower = followByName(
-      apiClient(directConnection({ server: url, insecureSkipTlsVerify: false })),
-      { path: '/apis/apps/v1/namespaces/ns/deployments', name: 'mgr' },
-      {
-        onObject: (o) => seen.push(`object ${(o.metadata as { resourceVersion?: string }).resourceVersion}`),
-        onDeleted: () => seen.push('deleted'),
-        onNone: () => seen.push('none'),
-        onError: (message, status) => seen.push(`error ${status} ${/forbidden/.test(message)}`),
-      },
-      { initialMs: 5, maxMs: 10 },
-    );
+    const { seen, follower } = follow(/forbidden/);
     await follower.start();
     for (let i = 0; i < 400 && !seen.includes('deleted'); i++) await new Promise((r) => setTimeout(r, 10));
     await follower.stop();
     assert.deepEqual(seen, ['error 403 true', 'none', 'error 410 false', 'object 2', 'object 3', 'deleted']);
     assert.ok(selectors.every((s) => s === 'metadata.name=mgr'));
+  });
+
+  it('a watch cut off mid-stream: reported, then the object said again once the next watch is up (no list)', async () => {
+    let listed = 0;
+    lists.push((res) => {
+      listed++;
+      res
+        .writeHead(200, { 'content-type': 'application/json' })
+        .end(JSON.stringify({ metadata: { resourceVersion: '7' }, items: [deployment('7', 'a:1')] }));
+    });
+    // The first watch is cut off after its headers (an API server restart, a proxy): no status.
+    watches.push((res) => {
+      res.writeHead(200, { 'content-type': 'application/json', 'transfer-encoding': 'chunked' });
+      res.write('{"type":"BOOK');
+      setTimeout(() => res.socket?.destroy(), 20);
+    });
+    const { seen, follower } = follow(/mid-stream/);
+    await follower.start();
+    for (let i = 0; i < 300 && seen.length < 3; i++) await new Promise((r) => setTimeout(r, 10));
+    await follower.stop();
+    assert.deepEqual(seen, ['object 7', 'error undefined true', 'object 7']);
+    assert.equal(listed, 1, 'resumed by a watch from its resourceVersion, not a list');
   });
 });
