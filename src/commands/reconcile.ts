@@ -31,14 +31,16 @@ export async function reconcileCommand(args: string[], io: CommandIo): Promise<n
     throw err;
   }
   let client: ApiClient;
+  let leaseClient: ApiClient;
   try {
-    client = await connect(config);
+    // Two clients of the same access: the Lease's renewals on connections of their own.
+    [client, leaseClient] = await Promise.all([connect(config), connect(config)]);
   } catch (err) {
     // A missing or unusable kubeconfig (or service-account files) is the user's input: a message, not a stack.
     io.err(`reconcile: cannot start: ${(err as Error).message.split('\n')[0]}`);
     return 2;
   }
-  return runReconcile(config, client);
+  return runReconcile(config, client, leaseClient);
 }
 
 /** The API server of the config's cluster access (a kubeconfig's files are read now: a missing one fails here). */
@@ -59,9 +61,13 @@ export const crdPatchPlanner: CrdPatchPlanner = {
 };
 
 /** Runs the reconciler with a parsed config until a signal stops it; resolves to the exit code. */
-export async function runReconcile(config: ReconcileConfig, client: ApiClient): Promise<number> {
+export async function runReconcile(
+  config: ReconcileConfig,
+  client: ApiClient,
+  leaseClient?: ApiClient,
+): Promise<number> {
   const logger = createLogger(config.logLevel);
-  const handle = await startReconciler(config, { client, logger, crdPatchPlanner });
+  const handle = await startReconciler(config, { client, leaseClient, logger, crdPatchPlanner });
   // Runs until a signal closes it; then resolves 0, so the process ends with a clean exit code.
   return new Promise<number>((resolve) => {
     installProcessHandlers(

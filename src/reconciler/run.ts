@@ -39,6 +39,12 @@ export interface ReconcilerHandle {
 export interface ReconcilerDeps {
   /** The API server, through the project's request layer (src/cluster/connect.ts). */
   client: ApiClient;
+  /**
+   * The Lease's own connections (default: client's), as kube-controller-manager gives leader
+   * election a client of its own: a renewal must not queue behind the watches' list pages and the
+   * workers' reads for the request layer's few sockets (a relist after an API server restart).
+   */
+  leaseClient?: ApiClient;
   logger: Logger;
   metrics?: ReconcilerMetrics;
   /** With --restore-crd-patch: decides what the CRD patch restorer writes (chosen by the command). */
@@ -50,17 +56,21 @@ function portOf(app: FastifyInstance): number {
   return typeof address === 'object' && address ? address.port : 0;
 }
 
+const leaseClientOf = (deps: ReconcilerDeps) => deps.leaseClient ?? deps.client;
+const leaderElector = (config: ReconcileConfig, client: ApiClient, logger: Logger) =>
+  config.leaderElection ? createLeaderElector(client, config.leaderElection, logger) : undefined;
+
 // eslint-disable-next-line max-lines-per-function -- the process's wiring, in start order, around one queue
 export async function startReconciler(config: ReconcileConfig, deps: ReconcilerDeps): Promise<ReconcilerHandle> {
   const logger = deps.logger.child({ role: 'reconciler', mode: config.mode });
   const metrics = deps.metrics ?? createReconcilerMetrics({ defaultMetrics: true });
   const identity = config.leaderElection?.identity ?? 'single';
-  // Everything below goes through this client, which counts its requests (trainjob_reconciler_api_requests_total).
-  const client = countingRequests(deps.client, (method, path) =>
-    metrics.apiRequests.inc(describeRequest(method, path)),
-  );
+  // Everything below goes through these clients, which count their requests (trainjob_reconciler_api_requests_total).
+  const counted = (c: ApiClient) =>
+    countingRequests(c, (method, path) => metrics.apiRequests.inc(describeRequest(method, path)));
+  const client = counted(deps.client);
   const cluster = createReconcilerCluster(client, { fieldManager: config.fieldManager, identity });
-  const elector = config.leaderElection ? createLeaderElector(client, config.leaderElection, logger) : undefined;
+  const elector = leaderElector(config, counted(leaseClientOf(deps)), logger);
 
   const runtimes = new RuntimeMemo();
   const waits = new WaitMemo();

@@ -52,7 +52,11 @@ if (import.meta.main) {
     const config = parseReconcileArgs(args);
     const leaderElection =
       config.leaderElection && leaseTiming ? { ...config.leaderElection, ...leaseTiming } : config.leaderElection;
-    process.exitCode = await runReconcile({ ...config, leaderElection, crashAfter }, await connect(config));
+    process.exitCode = await runReconcile(
+      { ...config, leaderElection, crashAfter },
+      await connect(config),
+      await connect(config),
+    );
   } catch (err) {
     if (!(err instanceof ConfigError)) throw err;
     process.stderr.write(`reconcile (test entry): ${err.message}\n\n${RECONCILE_USAGE}\n`);
