@@ -255,13 +255,14 @@ describe(
       for (const p of reconcilers) if (!p.exitStatus) await p.stop();
       const dying = await startReconciler(false);
       await waitFor('a reconciler leads', () => leads(dying), { timeoutMs: 30_000 });
-      const current = (await w.tj.get(NS, 'scaled')).spec.trainer.numNodes as number;
-      await a.waitJobSet(NS, 'scaled', `built with ${current}`, (js) => parallelism(js) === current, 60_000);
+      // A job of its own with a JobSet (Trainer builds it at once, suspended).
+      assert.ok((await w.tj.create(torchTrainJob('stuck', NS))).allowed);
+      await a.waitJobSet(NS, 'stuck', 'built by Trainer', (js) => parallelism(js) === 1);
       dying.proc.kill('SIGKILL');
       await dying.proc.exited;
       // Its Lease still names it and was renewed within its 15 s: the webhook counts it as led.
-      const target = current === 1 ? 2 : 1;
-      const admitted = await w.tj.update(NS, 'scaled', (o) => (o.spec.trainer.numNodes = target));
+      const target = 2;
+      const admitted = await w.tj.update(NS, 'stuck', (o) => (o.spec.trainer.numNodes = target));
       assert.equal(classify(admitted), 'admitted', JSON.stringify(admitted));
       const next = await startReconciler(false);
       await waitFor("the next reconciler leads (once the dead holder's Lease expired)", () => leads(next), {
@@ -269,7 +270,7 @@ describe(
       });
       await a.waitJobSet(
         NS,
-        'scaled',
+        'stuck',
         `rebuilt with ${target} by the next leader`,
         (js) => parallelism(js) === target,
         60_000,
