@@ -55,7 +55,8 @@ const STARVED = '--max-old-space-size=8';
 function classify(out: Outcome): 'admitted' | 'not-now' | string {
   if (out.allowed) return 'admitted';
   const { code, message } = out.refusal;
-  if (code === 503 && /spec\.trainer\.numNodes/.test(message) && /reconciler/i.test(message)) return 'not-now';
+  // Only the judgment's "no reconciler leads": a failed read (also 503) is not by design here.
+  if (code === 503 && /spec\.trainer\.numNodes: Forbidden: no reconciler leads/.test(message)) return 'not-now';
   return `${code}: ${message}`;
 }
 
