@@ -197,6 +197,7 @@ describe(
         r.crashing.every((n) => n.startsWith('trainjob-webhook-reconciler-')),
         'only the reconciler Deployment runs the reconciler',
       );
+      assert.equal(r.after.length, r.webhookReplicas, "the Service selects the webhook's pods alone");
       assert.equal(r.after.filter((e) => e.ready).length, r.webhookReplicas, 'every webhook endpoint still ready');
       await uninstall(r.docs);
     });
