@@ -9,6 +9,7 @@ import { apiClient, type ApiClient } from '../../src/cluster/api-request.ts';
 import { directConnection } from '../../src/cluster/connection.ts';
 import { createLogger } from '../../src/observability/logger.ts';
 import { createWatches } from '../../src/reconciler/watches.ts';
+import { waitFor } from '../harness/wait.ts';
 import { listen } from '../cluster/support/loopback.ts';
 
 const trainJob = {
@@ -17,14 +18,6 @@ const trainJob = {
   metadata: { name: 'a', namespace: 'ns', uid: 'u1', resourceVersion: '5', generation: 1 },
   spec: { trainer: { numNodes: 1 } },
 };
-
-async function until(cond: () => boolean, what: string, ms = 5000): Promise<void> {
-  const end = Date.now() + ms;
-  while (!cond()) {
-    if (Date.now() > end) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((r) => setTimeout(r, 5));
-  }
-}
 
 describe('watches: the resync is its own source', () => {
   let server: Server;
@@ -58,7 +51,7 @@ describe('watches: the resync is its own source', () => {
     });
     await watches.start();
     try {
-      await until(() => seen.filter((s) => s === 'ns/a resync').length >= 2, 'two resyncs');
+      await waitFor('two resyncs', () => seen.filter((s) => s === 'ns/a resync').length >= 2, { timeoutMs: 5000 });
       assert.equal(seen[0], 'ns/a trainjob');
       assert.deepEqual(new Set(seen), new Set(['ns/a trainjob', 'ns/a resync']));
     } finally {
