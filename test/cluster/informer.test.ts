@@ -7,7 +7,7 @@
 // objects are frozen; the resync hands every object to onUpdate again.
 import assert from 'node:assert/strict';
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
-import { after, before, beforeEach, describe, it } from 'node:test';
+import { after, afterEach, before, beforeEach, describe, it } from 'node:test';
 import { apiClient, type ApiClient } from '../../src/cluster/api-request.ts';
 import { directConnection } from '../../src/cluster/connection.ts';
 import { createInformer, type InformerOptions } from '../../src/cluster/informer.ts';
@@ -44,10 +44,19 @@ describe('informer: list and watch as client-go reflector does', () => {
   let listAnswers: Handler[] = [];
   let watches: Handler[] = [];
   const urls: URL[] = [];
+  /** Each test's informer lists and watches a path of its own: a request a stopped informer had
+   * already sent cannot take the next test's scripted answers. */
+  let run = 0;
+  const path = () => `/apis/x/v1/things-${run}`;
+  /** Every informer started, stopped after its test whether it passed or not (one left running
+   * keeps the test file's process alive). */
+  const started: { stop(): Promise<void> }[] = [];
 
   before(async () => {
     server = createServer((req, res) => {
       const url = new URL(req.url ?? '/', 'http://x');
+      // An earlier test's request: held open (never answered) until the server closes.
+      if (url.pathname !== path()) return void streaming(res);
       urls.push(url);
       if (url.searchParams.get('watch') === 'true') {
         const h = watches.shift();
@@ -81,11 +90,15 @@ describe('informer: list and watch as client-go reflector does', () => {
     server.close();
   });
   beforeEach(() => {
+    run += 1;
     objects = [];
     listRv = '10';
     listAnswers = [];
     watches = [];
     urls.length = 0;
+  });
+  afterEach(async () => {
+    await Promise.all(started.splice(0).map((i) => i.stop()));
   });
 
   const start = (over: Partial<InformerOptions<Thing>> = {}) => {
@@ -93,7 +106,7 @@ describe('informer: list and watch as client-go reflector does', () => {
     const errors: { message: string; code?: number }[] = [];
     const informer = createInformer<Thing>({
       client,
-      path: '/apis/x/v1/things',
+      path: path(),
       pageSize: 2,
       backoff: { initialMs: 10, maxMs: 20, jitter: 0 },
       handlers: {
@@ -104,6 +117,7 @@ describe('informer: list and watch as client-go reflector does', () => {
       },
       ...over,
     });
+    started.push(informer);
     informer.start();
     return { informer, seen, errors };
   };
