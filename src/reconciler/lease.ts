@@ -22,7 +22,15 @@ export interface LeaseSpec {
 export interface LeaseObject {
   apiVersion?: string;
   kind?: string;
-  metadata: { name: string; namespace: string; resourceVersion?: string; annotations?: Record<string, string> };
+  metadata: {
+    name: string;
+    namespace: string;
+    resourceVersion?: string;
+    labels?: Record<string, string>;
+    annotations?: Record<string, string>;
+    /** What else the API server or others keep there (owners, uid), carried through updates. */
+    [key: string]: unknown;
+  };
   spec?: LeaseSpec;
 }
 
@@ -118,13 +126,18 @@ export function createLeaderElector(
   /** The Lease as this replica last wrote it. */
   let written: LeaseObject | undefined;
 
+  /**
+   * The Lease to write: an update carries the metadata as read or last written (labels, owners and
+   * the rest that others put there; a PUT replaces what it does not carry), as client-go's LeaseLock
+   * updates the object it got; only the spec and our annotations change.
+   */
   const bodyOf = (lease: LeaseObject | undefined, spec: LeaseSpec): LeaseObject => ({
     apiVersion: 'coordination.k8s.io/v1',
     kind: 'Lease',
     metadata: {
+      ...lease?.metadata,
       name: config.name,
       namespace: config.namespace,
-      resourceVersion: lease?.metadata.resourceVersion,
       annotations: { ...lease?.metadata.annotations, ...config.annotations },
     },
     spec,
