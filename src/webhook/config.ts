@@ -68,6 +68,11 @@ export interface ServeConfig {
   handoff?: HandoffConfig;
   /** Whose Lease must be fresh for a numNodes change to be admitted; undefined: not required. */
   reconcilerLease?: ReconcilerLeaseRef;
+  /**
+   * --watch-runtimes (with cluster access): the runtimes a numNodes change reads come from
+   * list+watch caches while they are current (runtime-watch.ts); needs `list`, `watch` on them.
+   */
+  watchRuntimes?: true;
   /** Set with --cert-rotation: the certificate files in tls.dir are written from the Secret. */
   certRotation?: CertRotationConfig;
   logLevel: LogLevel;
@@ -124,6 +129,9 @@ export const SERVE_USAGE = `Usage: trainjob-webhook serve [flags]
                       follow that Lease with a watch (needs \`watch\` on it as well as \`get\`) instead of
                       a GET per numNodes change; while no watch runs, or it brought nothing for 10 s,
                       the change GETs it as without this flag
+  --watch-runtimes    keep (Cluster)TrainingRuntimes in list+watch caches (needs \`list\` and \`watch\` on
+                      them as well as \`get\`) instead of a GET of the runtime per numNodes change;
+                      a runtime the cache does not hold, or while its watch does not run, is read
   --no-reconciler-check
                       admit such changes without checking that a reconciler leads (needed when the
                       reconciler runs without leader election: it holds no Lease)
@@ -148,6 +156,7 @@ export const SERVE_FLAGS = {
   'reconciler-lease': { type: 'string' },
   'no-reconciler-check': { type: 'boolean' },
   'watch-reconciler-lease': { type: 'boolean' },
+  'watch-runtimes': { type: 'boolean' },
   'log-level': { type: 'string' },
   'cert-rotation': { type: 'boolean' },
   'cert-secret': { type: 'string' },
@@ -195,6 +204,7 @@ export function parseServeArgs(args: readonly string[], env: Env = process.env):
         ? undefined
         : { url: parseHandoffUrl(values.handoff), timeoutMs: SERVE_DEFAULTS.handoffTimeoutMs },
     ...reconcilerLease(values, cluster, env),
+    ...runtimesWatched(values['watch-runtimes'], cluster),
     ...(certRotation ? { certRotation } : {}),
     logLevel: parseLogLevel(values['log-level']),
     shutdownTimeoutMs: SERVE_DEFAULTS.shutdownTimeoutMs,
@@ -242,6 +252,10 @@ function reconcilerLease(
       `--reconciler-lease must be NAMESPACE/NAME, such as kubeflow-system/${RECONCILER_LEASE_NAME}, got "${raw}"`,
     );
   return { reconcilerLease: { namespace, name, ...watch } };
+}
+
+function runtimesWatched(flag: boolean | undefined, cluster: ClusterAccess): { watchRuntimes?: true } {
+  return flag && cluster.mode !== 'none' ? { watchRuntimes: true } : {};
 }
 
 function parseHandoffUrl(raw: string): URL {

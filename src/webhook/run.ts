@@ -29,15 +29,16 @@ import { policySource, type PolicySource } from './policy-source.ts';
  * only client-node implements (exec, auth-provider).
  */
 async function loadClusterModules() {
-  const [connect, errors, jobsets, follower, scale, lease] = await Promise.all([
+  const [connect, errors, jobsets, follower, scale, lease, runtimes] = await Promise.all([
     import('../cluster/connect.ts'),
     import('../cluster/errors.ts'),
     import('./jobset-read.ts'),
     import('./crd-follower.ts'),
     import('./scale-check.ts'),
     import('./lease-watch.ts'),
+    import('./runtime-watch.ts'),
   ]);
-  return { ...connect, ...errors, ...jobsets, ...follower, ...scale, ...lease };
+  return { ...connect, ...errors, ...jobsets, ...follower, ...scale, ...lease, ...runtimes };
 }
 
 /** --cert-rotation's modules, only when it is on: they bring @peculiar/x509 (~15 MiB, ~0.15 s at import). */
@@ -89,11 +90,11 @@ export interface Webhook {
 export async function startWebhook(config: ServeConfig, logger: Logger, metrics: WebhookMetrics): Promise<Webhook> {
   let policies: PolicySource | undefined;
   let rotation: CertRotation | undefined;
-  let leaseWatch: { stop(): void } | undefined;
-  /** Stops what runs beside the servers: the CRD follower, the Lease's watch and the rotation. */
+  let watches: JudgmentWatches | undefined;
+  /** Stops what runs beside the servers: the CRD follower, the judgment's watches and the rotation. */
   const stopBackground = (): void => {
     policies?.stop();
-    leaseWatch?.stop();
+    watches?.stop();
     rotation?.stop();
   };
   try {
@@ -104,23 +105,10 @@ export async function startWebhook(config: ServeConfig, logger: Logger, metrics:
     const api = connection?.client;
     rotation = await startRotation(config, api, logger);
     policies = await policySource(config, api, cluster, logger, metrics);
-    const lease = config.reconcilerLease;
-    const watched =
-      api && cluster && lease?.watch
-        ? cluster.watchLease(api, lease, (message) => logger.warn({ component: 'lease-watch' }, message))
-        : undefined;
-    leaseWatch = watched;
+    if (api && cluster) watches = startJudgment(config, api, cluster, logger, metrics);
     const validator = createValidator({
       policy: policies.get,
-      scaleCheck:
-        api && cluster
-          ? cluster.scaleChecker(api, {
-              lease,
-              watchedLease: watched?.read,
-              readJobs: cluster.jobSetReader(api),
-              metrics,
-            })
-          : undefined,
+      scaleCheck: watches?.scaleCheck,
       crdSource: policies.source,
     });
     const handle = await startServe(config, { validator, logger, metrics, certificateReady: rotation?.ready });
@@ -134,6 +122,44 @@ export async function startWebhook(config: ServeConfig, logger: Logger, metrics:
     stopBackground();
     throw err;
   }
+}
+
+type ClusterModules = Awaited<ReturnType<typeof loadClusterModules>>;
+
+/** The count change's judgment against the cluster, and the watches it reads instead of a GET per change. */
+interface JudgmentWatches {
+  scaleCheck: ReturnType<ClusterModules['scaleChecker']>;
+  /** Stops the watches (the Lease's, the runtimes'), where configured. */
+  stop(): void;
+}
+
+function startJudgment(
+  config: ServeConfig,
+  api: ApiClient,
+  cluster: ClusterModules,
+  logger: Logger,
+  metrics: WebhookMetrics,
+): JudgmentWatches {
+  const leaseRef = config.reconcilerLease;
+  const lease = leaseRef?.watch
+    ? cluster.watchLease(api, leaseRef, (message) => logger.warn({ component: 'lease-watch' }, message))
+    : undefined;
+  const runtimes = config.watchRuntimes
+    ? cluster.watchRuntimes(api, (message) => logger.warn({ component: 'runtime-watch' }, message))
+    : undefined;
+  return {
+    scaleCheck: cluster.scaleChecker(api, {
+      lease: leaseRef,
+      watchedLease: lease?.read,
+      watchedRuntime: runtimes?.read,
+      readJobs: cluster.jobSetReader(api),
+      metrics,
+    }),
+    stop: () => {
+      lease?.stop();
+      void runtimes?.stop();
+    },
+  };
 }
 
 export interface ServeDeps {

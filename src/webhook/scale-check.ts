@@ -4,7 +4,8 @@
 // size well below the webhook's timeoutSeconds (10), then asks the pure judgment. A read that
 // fails refuses the change for now (transient), never for good, and never any other update.
 // The reads start before the rules decide (`readAhead`, src/rules/validator.ts), so they overlap
-// the decision; the Lease comes from a watch while one runs and is current (lease-watch.ts).
+// the decision; the Lease and the runtime come from watches while they run and are current
+// (lease-watch.ts, runtime-watch.ts).
 //
 // The webhook reads the named runtime, not Trainer's `<job>-runtime-snapshot` ConfigMap (reading
 // ConfigMaps cluster-wide is a right it should not have); the reconciler judges from the
@@ -21,6 +22,7 @@ import type { ScaleChange, ScaleCheck, ScaleCheckResult, ScaleTarget } from '../
 import type { TrainerLine } from '../api/trainer-line.ts';
 import { jobSetPodsWarnings, type JobSetRead } from '../rules/jobset-pods.ts';
 import { describeAnswer, JOBSET_READ_TIMEOUT_MS } from './jobset-read.ts';
+import type { RuntimeKind } from './runtime-watch.ts';
 
 /** A JobSet or runtime is at most etcd's 1.5 MiB object; JSON of it is not much larger. */
 const OBJECT_MAX_BYTES = 4 * 1024 * 1024;
@@ -33,6 +35,11 @@ export interface ScaleCheckOptions {
    * read; without this every change GETs the Lease.
    */
   watchedLease?: () => Read<LeaseView> | undefined;
+  /**
+   * The runtime as a running watch's cache holds it (runtime-watch.ts), or undefined when it must
+   * be read; without this every change GETs the runtime.
+   */
+  watchedRuntime?: (kind: RuntimeKind, namespace: string, name: string) => Read<unknown> | undefined;
   readJobs: (namespace: string, name: string) => Promise<JobSetRead>;
   metrics: WebhookMetrics;
   timeoutMs?: number;
@@ -64,7 +71,7 @@ async function getObject(api: ApiClient, path: string, what: string, timeoutMs: 
 const seg = encodeURIComponent;
 
 /** Trainer's lookup of runtimeRef (kind defaults to ClusterTrainingRuntime); undefined: names no runtime. */
-function runtimePath(tj: TrainJob, namespace: string): { path: string; kind: string; name: string } | undefined {
+function runtimePath(tj: TrainJob, namespace: string): { path: string; kind: RuntimeKind; name: string } | undefined {
   const ref = isObject(tj.spec?.runtimeRef) ? tj.spec.runtimeRef : {};
   const name = typeof ref.name === 'string' ? ref.name : '';
   if ((ref.apiGroup ?? TRAINJOB_GROUP) !== TRAINJOB_GROUP || !name) return undefined;
@@ -72,7 +79,7 @@ function runtimePath(tj: TrainJob, namespace: string): { path: string; kind: str
     const { group, version, plural } = TRAINING_RUNTIME;
     return {
       path: `/apis/${group}/${version}/namespaces/${seg(namespace)}/${plural}/${seg(name)}`,
-      kind: ref.kind,
+      kind: 'TrainingRuntime',
       name,
     };
   }
@@ -84,6 +91,11 @@ function asRuntime(read: Read<unknown>, kind: string, name: string): Read<Runtim
   if (read.kind !== 'found') return read;
   const spec = (read.value as { spec?: unknown }).spec;
   return isObject(spec) ? { kind: 'found', value: { kind, name, spec: spec as RuntimeSpec } } : { kind: 'absent' };
+}
+
+/** asRuntime of a read in hand (a cache's) or one under way (a GET). */
+async function asRuntimeRead(read: Read<unknown> | Promise<Read<unknown>>, kind: string, name: string) {
+  return asRuntime(await read, kind, name);
 }
 
 export function scaleChecker(api: ApiClient, options: ScaleCheckOptions): ScaleCheck {
@@ -104,11 +116,11 @@ export function scaleChecker(api: ApiClient, options: ScaleCheckOptions): ScaleC
     const reads = Promise.all([
       timed('read-jobset', getObject(api, jobSetPath, 'the JobSet', timeoutMs)),
       runtimeAt
-        ? timed(
-            'read-runtime',
-            getObject(api, runtimeAt.path, `${runtimeAt.kind} ${runtimeAt.name}`, timeoutMs).then((r) =>
-              asRuntime(r, runtimeAt.kind, runtimeAt.name),
-            ),
+        ? asRuntimeRead(
+            options.watchedRuntime?.(runtimeAt.kind, namespace, runtimeAt.name) ??
+              timed('read-runtime', getObject(api, runtimeAt.path, `${runtimeAt.kind} ${runtimeAt.name}`, timeoutMs)),
+            runtimeAt.kind,
+            runtimeAt.name,
           )
         : Promise.resolve<Read<Runtime>>({ kind: 'absent' }),
       !lease

@@ -178,6 +178,44 @@ describe('every admitted count change is carried out; the others are refused wit
     if (!out.allowed) assert.match(out.refusal.message, /cannot be judged .*has no replicated job labelled/);
   });
 
+  it('the judgment reads the runtime from its watch (serve --watch-runtimes): no GET of it, and a change to the runtime is followed', async () => {
+    const ANCESTOR = 'trainer.kubeflow.org/trainjob-ancestor-step';
+    const stock = JSON.parse(
+      (await w.cp.kubectl(['get', 'clustertrainingruntime', 'torch-distributed', '-o', 'json'])).stdout,
+    ) as {
+      spec: {
+        template: { spec: { replicatedJobs: { template: { metadata?: { labels?: Record<string, string> } } }[] } };
+      };
+    };
+    const runtime = (spec: unknown) =>
+      JSON.stringify({
+        apiVersion: 'trainer.kubeflow.org/v1alpha1',
+        kind: 'ClusterTrainingRuntime',
+        metadata: { name: 'followed' },
+        spec,
+      });
+    await w.cp.applyYaml(runtime(stock.spec));
+    await create(trainJob('followed', ns, 'followed', 1, true));
+    await a.waitJobSet(ns, 'followed', 'built', (js) => parallelism(js) === 1);
+    const runtimeGets = () =>
+      w.webhook!.counter('trainjob_webhook_admission_stage_seconds_total', /stage="read-runtime"/);
+    const jobSetGets = () =>
+      w.webhook!.counter('trainjob_webhook_admission_stage_seconds_total', /stage="read-jobset"/);
+    const [runtimeBefore, jobSetBefore] = [await runtimeGets(), await jobSetGets()];
+    const admitted = await scale('followed', 2, undefined, 'All');
+    assert.equal(admitted.allowed, true, admitted.allowed ? '' : admitted.refusal.message);
+    assert.ok((await jobSetGets()) > jobSetBefore, 'the JobSet is read (the stage series counts that read)');
+    // The runtime loses its trainer-ancestor job: the next change is refused, from the watch's copy.
+    const changed = structuredClone(stock.spec);
+    for (const r of changed.template.spec.replicatedJobs) delete r.template.metadata?.labels?.[ANCESTOR];
+    await w.cp.applyYaml(runtime(changed));
+    await waitFor('the judgment follows the changed runtime', async () => {
+      const out = await scale('followed', 2, undefined, 'All');
+      return !out.allowed && /has no replicated job labelled/.test(out.refusal.message);
+    });
+    assert.equal(await runtimeGets(), runtimeBefore, 'no count change GET the runtime: the watch held it');
+  });
+
   it('a dry run is judged the same, and changes nothing', async () => {
     const out = await scale('claims', 2, undefined, 'All');
     assert.equal(out.allowed, false);

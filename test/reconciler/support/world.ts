@@ -49,6 +49,16 @@ export const REPORT = 'trainjob-webhook.kubeflow.org/jobset-rebuild';
  * exactly that RBAC.
  */
 export const RECONCILER_SA = { namespace: 'kubeflow-system', name: 'trainjob-webhook' };
+/**
+ * serve's flags: the sidecars' Lease (startSidecar's leaseNamespace), followed by a watch, and the
+ * runtimes from watches, as the shipped Deployment runs it.
+ */
+const WEBHOOK_ARGS = [
+  '--reconciler-lease',
+  `${RECONCILER_SA.namespace}/trainjob-webhook-reconciler`,
+  '--watch-reconciler-lease',
+  '--watch-runtimes',
+];
 
 export interface World {
   cp: ControlPlane;
@@ -191,8 +201,7 @@ export async function startWorld(opts: WorldOptions): Promise<World> {
         ? startWebhook(cp, {
             name: 'webhook',
             handoff: `http://127.0.0.1:${handoffPort}/hints`,
-            // The sidecars' Lease (startSidecar's leaseNamespace): count changes need its leader.
-            extraArgs: ['--reconciler-lease', `${RECONCILER_SA.namespace}/trainjob-webhook-reconciler`],
+            extraArgs: WEBHOOK_ARGS,
           })
         : undefined,
     ]);
