@@ -266,7 +266,7 @@ async function main() {
 
     const wh = await startWebhook(cp, {
       name: 'webhook',
-      extraArgs: ['--reconciler-lease', `${NS}/${LEASE_NAME}`, '--watch-reconciler-lease'],
+      extraArgs: ['--reconciler-lease', `${NS}/${LEASE_NAME}`, '--watch-reconciler-lease', '--watch-runtimes'],
     });
     const validating = parseAllDocuments(
       readFileSync(path.join(projectRoot, 'manifests/webhook/manifests.yaml'), 'utf8'),
@@ -429,7 +429,7 @@ async function main() {
       '',
       `- date: ${started.toISOString()}; ${cpus().length} cores (${cpus()[0]?.model}), ${(totalmem() / 2 ** 30).toFixed(1)} GiB; load average ${load[0].toFixed(2)} at the start, ${load[1].toFixed(2)} at the end; nothing pinned (the API server, etcd and the webhooks share both cores)`,
       `- kube-apiserver and etcd as in the e2e harness (no controllers); Trainer v2.3.0's TrainJob CRD; ${updates} UPDATEs of each kind per configuration in ${rounds} interleaved rounds (${WARM_UP} unmeasured of each after each switch), merge patches of a suspended TrainJob on one keep-alive connection, timed at the client; the cluster holds its runtime, the JobSet Trainer built for it, two Jobs and a Lease renewed every 2 s`,
-      "- webhook: `trainjob-webhook serve --kubeconfig` (the CRD read from the API server; a count change is judged against the cluster: the JobSet, the runtime, the Lease (watched: `--watch-reconciler-lease`), the Jobs); webhook, offline: `serve` with no cluster access (the embedded CRD, no read); Go peer: bench/go-peer (controller-runtime v0.24.1, the table on Trainer's typed API, no read). Only the validating configuration registered; every configuration proven in force (by the right process) before it is measured",
+      "- webhook: `trainjob-webhook serve --kubeconfig` (the CRD read from the API server; a count change is judged against the cluster: the JobSet, the runtime and the Lease (both from watches: `--watch-runtimes`, `--watch-reconciler-lease`), the Jobs); webhook, offline: `serve` with no cluster access (the embedded CRD, no read); Go peer: bench/go-peer (controller-runtime v0.24.1, the table on Trainer's typed API, no read). Only the validating configuration registered; every configuration proven in force (by the right process) before it is measured",
       '',
       ...tables,
       verdicts.join('\n'),
