@@ -114,6 +114,8 @@ const UNUSED_BY_THE_FLOW: Record<string, string> = {
     "the data cache's ServiceAccount, read before the rebuild of a JobSet whose dataset initializer is the cache",
   'delete serviceaccounts':
     "the data cache's ServiceAccount, deleted before the rebuild so that the initializer's second run creates it anew",
+  'get leases.coordination.k8s.io[trainjob-webhook-reconciler]':
+    "the webhook's count change judgment GETs the reconciler's Lease only while no watch on it runs or the watch brought nothing for 10 s (serve --watch-reconciler-lease); the reconciler's account uses it",
   'update mutatingwebhookconfigurations.admissionregistration.k8s.io[trainjob-webhook-mutating]':
     'overlays/mutating only (the rotation keeps its caBundle current; here it does not exist)',
 };

@@ -207,7 +207,8 @@ describe('every admitted count change is carried out; the others are refused wit
     assert.ok((await jobSetGets()) > jobSetBefore, 'the JobSet is read (the stage series counts that read)');
     // The runtime loses its trainer-ancestor job: the next change is refused, from the watch's copy.
     const changed = structuredClone(stock.spec);
-    for (const r of changed.template.spec.replicatedJobs) delete r.template.metadata?.labels?.[ANCESTOR];
+    for (const r of changed.template.spec.replicatedJobs)
+      if (r.template.metadata?.labels?.[ANCESTOR]) r.template.metadata.labels[ANCESTOR] = 'not-the-trainer';
     await w.cp.applyYaml(runtime(changed));
     await waitFor('the judgment follows the changed runtime', async () => {
       const out = await scale('followed', 2, undefined, 'All');
