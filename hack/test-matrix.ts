@@ -75,7 +75,7 @@ function cellEnv(cell: Cell): NodeJS.ProcessEnv {
 function runCell(run: Run): Promise<CellResult> {
   const { cell, files, name } = run;
   const t0 = Date.now();
-  const child = spawn(process.execPath, ['--test', '--test-concurrency=1', '--test-force-exit', ...files], {
+  const child = spawn(process.execPath, ['--test', '--test-concurrency=1', ...files], {
     cwd: root,
     env: cellEnv(cell),
     stdio: ['ignore', 'pipe', 'pipe'],

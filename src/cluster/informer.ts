@@ -29,6 +29,10 @@ export interface InformerHandlers<T> {
    * so no event for what did not change), this is when the store is known current again.
    */
   onWatching?(): void;
+  /** Every line a running watch delivered, bookmarks included: the watch is alive and current to here. */
+  onWatchActivity?(): void;
+  /** A watch ended (by the server, a failure, or stop): until the next onWatching nothing is delivered. */
+  onWatchEnded?(): void;
 }
 
 export interface InformerOptions<T> {
@@ -235,12 +239,14 @@ export function createInformer<T>(opts: InformerOptions<T>): Informer<T> {
           onEvent: (e) => {
             events++;
             from = apply(e) ?? from;
+            handlers.onWatchActivity?.();
           },
           onMalformed: (reason) => report(`watch on ${path}: ${reason}`),
           onOpen: () => handlers.onWatching?.(),
         },
         { signal: stop.signal, ...(opts.timeoutSeconds ? { timeoutSeconds: opts.timeoutSeconds } : {}) },
       );
+      handlers.onWatchEnded?.();
       if (stop.signal.aborted) return;
       // Ended by the server: watch on, unless it ended at once with nothing (client-go's "very short
       // watch": a proxy that closes every stream would make this a busy loop).

@@ -233,7 +233,8 @@ export function createLeaderElector(
         const t = microTime(now());
         await api.put(ref, {
           ...lease,
-          spec: { ...lease.spec, holderIdentity: '', leaseDurationSeconds: 1, renewTime: t },
+          // client-go's release: no holder, a 1 s duration, acquired and renewed now.
+          spec: { ...lease.spec, holderIdentity: '', leaseDurationSeconds: 1, acquireTime: t, renewTime: t },
         });
         log.info('leader election: released the Lease');
       } catch (err) {

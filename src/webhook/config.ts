@@ -69,8 +69,8 @@ export interface ServeConfig {
   /** Whose Lease must be fresh for a numNodes change to be admitted; undefined: not required. */
   reconcilerLease?: ReconcilerLeaseRef;
   /**
-   * --watch-runtimes (with cluster access): the runtimes a numNodes change reads come from
-   * list+watch caches while they are current (runtime-watch.ts); needs `list`, `watch` on them.
+   * --watch-runtimes (with cluster access): the ClusterTrainingRuntimes a numNodes change reads
+   * come from a list+watch cache while it is current (runtime-watch.ts); needs `list`, `watch` on them.
    */
   watchRuntimes?: true;
   /** Set with --cert-rotation: the certificate files in tls.dir are written from the Secret. */
@@ -129,9 +129,10 @@ export const SERVE_USAGE = `Usage: trainjob-webhook serve [flags]
                       follow that Lease with a watch (needs \`watch\` on it as well as \`get\`) instead of
                       a GET per numNodes change; while no watch runs, or it brought nothing for 10 s,
                       the change GETs it as without this flag
-  --watch-runtimes    keep (Cluster)TrainingRuntimes in list+watch caches (needs \`list\` and \`watch\` on
+  --watch-runtimes    keep ClusterTrainingRuntimes in a list+watch cache (needs \`list\` and \`watch\` on
                       them as well as \`get\`) instead of a GET of the runtime per numNodes change;
-                      a runtime the cache does not hold, or while its watch does not run, is read
+                      a runtime the cache does not hold, any namespaced TrainingRuntime, and every
+                      runtime while the cache is not current (no watch heard from for 2 min) are read
   --no-reconciler-check
                       admit such changes without checking that a reconciler leads (needed when the
                       reconciler runs without leader election: it holds no Lease)

@@ -1,5 +1,5 @@
 // The reconciler's Lease as a watch keeps it, so that a numNodes change need not GET it (one of the
-// four reads behind each such change, scale-check.ts). One object, by name: a watch with the
+// reads behind each such change, scale-check.ts). One object, by name: a watch with the
 // metadata.name field selector in the Lease's namespace, which the API server authorizes against
 // `watch` on that resourceName. Both a GET with resourceVersion=0 (what scale-check.ts sends) and
 // a watch are served from the API server's watch cache, so what the watch last delivered is what

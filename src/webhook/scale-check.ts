@@ -22,7 +22,6 @@ import type { ScaleChange, ScaleCheck, ScaleCheckResult, ScaleTarget } from '../
 import type { TrainerLine } from '../api/trainer-line.ts';
 import { jobSetPodsWarnings, type JobSetRead } from '../rules/jobset-pods.ts';
 import { describeAnswer, JOBSET_READ_TIMEOUT_MS } from './jobset-read.ts';
-import type { RuntimeKind } from './runtime-watch.ts';
 
 /** A JobSet or runtime is at most etcd's 1.5 MiB object; JSON of it is not much larger. */
 const OBJECT_MAX_BYTES = 4 * 1024 * 1024;
@@ -36,10 +35,10 @@ export interface ScaleCheckOptions {
    */
   watchedLease?: () => Read<LeaseView> | undefined;
   /**
-   * The runtime as a running watch's cache holds it (runtime-watch.ts), or undefined when it must
-   * be read; without this every change GETs the runtime.
+   * A ClusterTrainingRuntime as a running watch's cache holds it (runtime-watch.ts), or undefined
+   * when it must be read; without this (and for a namespaced TrainingRuntime) the change GETs it.
    */
-  watchedRuntime?: (kind: RuntimeKind, namespace: string, name: string) => Read<unknown> | undefined;
+  watchedRuntime?: (name: string) => Read<unknown> | undefined;
   readJobs: (namespace: string, name: string) => Promise<JobSetRead>;
   metrics: WebhookMetrics;
   timeoutMs?: number;
@@ -69,6 +68,8 @@ async function getObject(api: ApiClient, path: string, what: string, timeoutMs: 
 }
 
 const seg = encodeURIComponent;
+
+type RuntimeKind = 'ClusterTrainingRuntime' | 'TrainingRuntime';
 
 /** Trainer's lookup of runtimeRef (kind defaults to ClusterTrainingRuntime); undefined: names no runtime. */
 function runtimePath(tj: TrainJob, namespace: string): { path: string; kind: RuntimeKind; name: string } | undefined {
@@ -117,7 +118,7 @@ export function scaleChecker(api: ApiClient, options: ScaleCheckOptions): ScaleC
       timed('read-jobset', getObject(api, jobSetPath, 'the JobSet', timeoutMs)),
       runtimeAt
         ? asRuntimeRead(
-            options.watchedRuntime?.(runtimeAt.kind, namespace, runtimeAt.name) ??
+            (runtimeAt.kind === 'ClusterTrainingRuntime' ? options.watchedRuntime?.(runtimeAt.name) : undefined) ??
               timed('read-runtime', getObject(api, runtimeAt.path, `${runtimeAt.kind} ${runtimeAt.name}`, timeoutMs)),
             runtimeAt.kind,
             runtimeAt.name,

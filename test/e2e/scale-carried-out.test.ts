@@ -178,7 +178,7 @@ describe('every admitted count change is carried out; the others are refused wit
     if (!out.allowed) assert.match(out.refusal.message, /cannot be judged .*has no replicated job labelled/);
   });
 
-  it('the judgment reads the runtime from its watch (serve --watch-runtimes): no GET of it, and a change to the runtime is followed', async () => {
+  it('the judgment reads the runtime from its watch (serve --watch-runtimes): no GET of it, and a change to the runtime is followed', async (t) => {
     const ANCESTOR = 'trainer.kubeflow.org/trainjob-ancestor-step';
     const stock = JSON.parse(
       (await w.cp.kubectl(['get', 'clustertrainingruntime', 'torch-distributed', '-o', 'json'])).stdout,
@@ -195,6 +195,10 @@ describe('every admitted count change is carried out; the others are refused wit
         spec,
       });
     await w.cp.applyYaml(runtime(stock.spec));
+    t.after(async () => {
+      await w.cp.kubectl(['delete', 'trainjob', 'followed', '-n', ns, '--ignore-not-found', '--wait=false']);
+      await w.cp.kubectl(['delete', 'clustertrainingruntime', 'followed', '--ignore-not-found', '--wait=false']);
+    });
     await create(trainJob('followed', ns, 'followed', 1, true));
     await a.waitJobSet(ns, 'followed', 'built', (js) => parallelism(js) === 1);
     const runtimeGets = () =>

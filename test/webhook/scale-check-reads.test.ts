@@ -1,0 +1,85 @@
+// Which reads a numNodes change sends (src/webhook/scale-check.ts), against a loopback API that
+// counts them: a ClusterTrainingRuntime the runtime watch holds is not read, one it does not hold
+// is; a namespaced TrainingRuntime is always read (never cached, runtime-watch.ts); the JobSet is
+// always read.
+import assert from 'node:assert/strict';
+import { createServer } from 'node:http';
+import { after, before, beforeEach, describe, it } from 'node:test';
+import { apiClient, type ApiClient } from '../../src/cluster/api-request.ts';
+import { directConnection } from '../../src/cluster/connection.ts';
+import { TRAINER_LINES } from '../../src/api/trainer-line.ts';
+import { createMetrics } from '../../src/observability/metrics.ts';
+import { scaleChecker } from '../../src/webhook/scale-check.ts';
+import { listen } from '../cluster/support/loopback.ts';
+import type { Server } from 'node:http';
+import type { Read } from '../../src/rebuild/scale-admission.ts';
+
+const spec = { mlPolicy: { numNodes: 1 }, template: { spec: { replicatedJobs: [] } } };
+
+describe('the scale check reads the runtime only where no watch holds it', () => {
+  let server: Server;
+  let client: ApiClient;
+  const paths: string[] = [];
+  before(async () => {
+    server = createServer((req, res) => {
+      const url = new URL(req.url ?? '/', 'http://x');
+      paths.push(url.pathname);
+      if (url.pathname.includes('runtimes/'))
+        return void res
+          .writeHead(200, { 'content-type': 'application/json' })
+          .end(JSON.stringify({ metadata: { name: url.pathname.split('/').pop() }, spec }));
+      res.writeHead(404, { 'content-type': 'application/json' }).end('{"kind":"Status","code":404}');
+    });
+    client = apiClient(
+      directConnection({ server: `http://127.0.0.1:${await listen(server)}`, insecureSkipTlsVerify: false }),
+    );
+  });
+  after(() => {
+    server.closeAllConnections();
+    server.close();
+  });
+  beforeEach(() => (paths.length = 0));
+
+  const check = (runtimeRef: Record<string, string>, watched: (name: string) => unknown) => {
+    const asked: string[] = [];
+    const scale = scaleChecker(client, {
+      lease: undefined,
+      watchedRuntime: (name) => {
+        asked.push(name);
+        return watched(name) as Read<unknown> | undefined;
+      },
+      readJobs: async () => ({ kind: 'read', jobs: { items: [] } }),
+      metrics: createMetrics(),
+    });
+    const object = { metadata: { name: 'tj', namespace: 'team' }, spec: { runtimeRef, suspend: true } };
+    return { asked, result: scale({ namespace: 'team', name: 'tj', trainer: TRAINER_LINES['v2.3.0'], object }) };
+  };
+  const runtimeReads = () => paths.filter((p) => p.includes('runtimes/'));
+
+  it('a ClusterTrainingRuntime the watch holds: the JobSet read, the runtime not', async () => {
+    const { asked, result } = check({ name: 'torch' }, () => ({
+      kind: 'found',
+      value: { metadata: { name: 'torch' }, spec },
+    }));
+    await result;
+    assert.deepEqual(asked, ['torch']);
+    assert.deepEqual(runtimeReads(), []);
+    assert.deepEqual(paths, ['/apis/jobset.x-k8s.io/v1alpha2/namespaces/team/jobsets/tj']);
+  });
+
+  it('a ClusterTrainingRuntime the watch does not hold (or while it is not current): read', async () => {
+    const { asked, result } = check({ name: 'torch', kind: 'ClusterTrainingRuntime' }, () => undefined);
+    await result;
+    assert.deepEqual(asked, ['torch']);
+    assert.deepEqual(runtimeReads(), ['/apis/trainer.kubeflow.org/v1alpha1/clustertrainingruntimes/torch']);
+  });
+
+  it('a namespaced TrainingRuntime: always read, the watch not asked', async () => {
+    const { asked, result } = check({ name: 'mine', kind: 'TrainingRuntime' }, () => {
+      throw new Error('not to be asked');
+    });
+    await result;
+    assert.deepEqual(asked, []);
+    assert.deepEqual(runtimeReads(), ['/apis/trainer.kubeflow.org/v1alpha1/namespaces/team/trainingruntimes/mine']);
+  });
+});
