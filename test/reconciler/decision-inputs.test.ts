@@ -12,6 +12,7 @@ import {
 } from '../../src/reconciler/decision-inputs.ts';
 import { WorkQueue, type Timers } from '../../src/reconciler/queue.ts';
 import type { ClusterCache } from '../../src/reconciler/watches.ts';
+import { REPORT_ANNOTATION } from '../../src/api/names.ts';
 
 const NS = 'team';
 const NAME = 'tj';
@@ -124,8 +125,16 @@ describe('eventChangesDecision: does a watch event change anything a decision re
       'trainjob',
       'companion',
       trainJob(),
-      trainJob({ metadata: { ...trainJob().metadata, annotations: { r: '{}' } } }),
+      trainJob({ metadata: { ...trainJob().metadata, annotations: { [REPORT_ANNOTATION]: '{}' } } }),
       true,
+    ],
+    [
+      'an annotation nothing reads (cache-shape.ts keeps only the report and the refusal fold)',
+      'trainjob',
+      'companion',
+      trainJob(),
+      trainJob({ metadata: { ...trainJob().metadata, annotations: { 'example.com/note': 'x' } } }),
+      false,
     ],
     ['a JobSet created', 'jobset', 'companion', undefined, jobSet(), true],
     ['a JobSet deleted', 'jobset', 'companion', jobSet(), undefined, true],
