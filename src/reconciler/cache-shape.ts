@@ -216,13 +216,10 @@ function jobShape(raw: unknown): Job | undefined {
   if (labels) meta.labels = labels;
   const out: Obj = { metadata: meta };
   if (raw.spec !== undefined) out.spec = isObject(raw.spec) ? pick(raw.spec, ['suspend']) : raw.spec;
-  if (isObject(raw.status)) {
-    const status = pick(raw.status, ['active', 'terminating', 'conditions']);
-    const finished = (c: unknown) => isObject(c) && FINISHED_JOB_CONDITIONS.includes(c.type as string);
-    out.status = mapKey(status, 'conditions', (v) =>
-      Array.isArray(v) ? v.filter(finished).map((c) => pick(c, ['type', 'status'])) : v,
-    );
-  } else if (raw.status !== undefined) out.status = raw.status;
+  const status = statusOf(raw.status, ['active', 'terminating', 'conditions'], FINISHED_JOB_CONDITIONS);
+  if (isObject(status) && Array.isArray(status.conditions))
+    status.conditions = status.conditions.map((c) => pick(c, ['type', 'status']));
+  if (status !== undefined) out.status = status;
   return asIs(out);
 }
 
@@ -238,7 +235,7 @@ export interface CacheShape {
  * managers, container names) one copy each (intern.ts); `intern: false` only to measure that.
  */
 export function cacheShapeFor(mode: Mode, { intern: shared = true }: { intern?: boolean } = {}): CacheShape {
-  const out = <T>(o: T | undefined) => (shared && o !== undefined ? (intern(o) as T) : o);
+  const out = <T>(o: T | undefined) => (shared && o !== undefined ? (intern(o as object) as T) : o);
   return {
     trainJob: (raw) => out(trainJobShape(raw, mode)),
     jobSet: (raw) => out(jobSetShape(raw, mode)),

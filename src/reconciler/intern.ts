@@ -1,32 +1,89 @@
-// One copy of each repeated string in the cache: 10,000 TrainJobs, JobSets and Jobs repeat the same
-// namespaces, kinds, API versions, condition types and reasons, managers and container names, and
-// a JSON parse makes a string of each occurrence. Like client-go's string interning of object
-// keys. The table is bounded (names and uids never repeat): when full it starts over, which only
-// costs sharing, never correctness. Returns a copy: the input is never changed.
+// One copy of what repeats in the cache: 10,000 TrainJobs, JobSets and Jobs of a few runtimes repeat
+// the same namespaces, kinds, condition types and reasons, managers, container names, and whole
+// parts once reduced (a JobSet's replicated jobs as the decisions read them, a TrainJob's read
+// spec, a Job's `spec: {suspend: true}`), and a JSON parse makes a copy of each occurrence. So
+// strings and subtrees are hash-consed: equal ones are the same (frozen) value. Safe because the
+// cache is read-only (informer.ts freezes what it stores) and nothing reads identity below an
+// object's top level (which is never shared: a stored object is always its own). The tables are
+// bounded (names and uids never repeat): two generations, the older dropped when the newer fills,
+// so what keeps repeating stays; a miss only costs sharing, never correctness. Returns a copy: the
+// input is never changed.
 const MAX_ENTRIES = 8192;
-/** Longer strings rarely repeat (messages, digests); they are kept as they are. */
-const MAX_LENGTH = 128;
+/** Longer strings and subtrees rarely repeat (messages, digests, whole pod templates): kept as they are. */
+const MAX_STRING = 128;
+const MAX_KEY = 2048;
 
-let table = new Map<string, string>();
+class Generations<V> {
+  #young = new Map<string, V>();
+  #old = new Map<string, V>();
 
-function internString(s: string): string {
-  if (s.length > MAX_LENGTH) return s;
-  const known = table.get(s);
-  if (known !== undefined) return known;
-  if (table.size >= MAX_ENTRIES) table = new Map();
-  table.set(s, s);
-  return s;
+  /** The value known for `key`, else `value`, now known. */
+  get(key: string, value: V): V {
+    const known = this.#young.get(key) ?? this.#old.get(key);
+    if (known !== undefined) {
+      this.#remember(key, known);
+      return known;
+    }
+    this.#remember(key, value);
+    return value;
+  }
+
+  #remember(key: string, value: V) {
+    if (this.#young.has(key)) return;
+    if (this.#young.size >= MAX_ENTRIES) {
+      this.#old = this.#young;
+      this.#young = new Map();
+    }
+    this.#young.set(key, value);
+  }
 }
 
-/** A copy of a JSON value whose strings are the table's. */
-export function intern(value: unknown): unknown {
-  if (typeof value === 'string') return internString(value);
-  if (Array.isArray(value)) return value.map(intern);
-  if (typeof value !== 'object' || value === null) return value;
+const strings = new Generations<string>();
+const subtrees = new Generations<object>();
+
+type Consed = { value: unknown; key: string | undefined };
+
+/** The value, shared, and its canonical text (undefined: too large to share). */
+function consed(value: unknown): Consed {
+  if (typeof value === 'string')
+    return { value: value.length > MAX_STRING ? value : strings.get(value, value), key: JSON.stringify(value) };
+  if (typeof value === 'bigint') return { value, key: `${value}n` };
+  if (typeof value !== 'object' || value === null) return { value, key: JSON.stringify(value) ?? String(value) };
+  if (Array.isArray(value))
+    return shared(
+      value.map(consed),
+      (parts) => `[${parts.join(',')}]`,
+      (vs) => vs,
+    );
   // Only what a JSON parse makes (a Date in a test's object stays as it is).
   const proto: unknown = Object.getPrototypeOf(value);
-  if (proto !== Object.prototype && proto !== null) return value;
+  if (proto !== Object.prototype && proto !== null) return { value, key: undefined };
+  const keys = Object.keys(value).map((k) => strings.get(k, k));
+  const entries = keys.map((k) => {
+    const c = consed((value as Record<string, unknown>)[k]);
+    return { value: c.value, key: c.key === undefined ? undefined : `${JSON.stringify(k)}:${c.key}` };
+  });
+  return shared(
+    entries,
+    (parts) => `{${parts.join(',')}}`,
+    (vs) => Object.fromEntries(keys.map((k, i) => [k, vs[i]])),
+  );
+}
+
+/** The list or object built from `parts`, the known equal one when its text is short enough. */
+function shared(parts: Consed[], text: (keys: string[]) => string, build: (values: unknown[]) => object): Consed {
+  const value = build(parts.map((p) => p.value));
+  let size = 2;
+  for (const p of parts) size += p.key === undefined ? Infinity : p.key.length + 1;
+  if (size > MAX_KEY) return { value, key: undefined };
+  const key = text(parts.map((p) => p.key!));
+  return { value: subtrees.get(key, Object.freeze(value)), key };
+}
+
+/** A copy of a JSON object whose strings and parts are shared with the equal ones before it; its top level its own. */
+export function intern<T extends object>(value: T): T {
+  if (Array.isArray(value)) return value.map((v) => consed(v).value) as T;
   const out: Record<string, unknown> = {};
-  for (const [k, v] of Object.entries(value)) out[k] = intern(v);
-  return out;
+  for (const [k, v] of Object.entries(value)) out[k] = consed(v).value;
+  return out as T;
 }
