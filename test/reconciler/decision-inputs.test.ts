@@ -50,6 +50,13 @@ const jobSet = (over: { status?: Record<string, unknown>; managedFields?: unknow
     ...(over.status ? { status: over.status } : {}),
   }) as JobSet;
 
+/** The JobSet with its node job's pod running this one container. */
+const withNode = (js: JobSet, container: Record<string, unknown>): JobSet => {
+  const copy = structuredClone(js);
+  copy.spec!.replicatedJobs![0].template!.spec!.template = { spec: { containers: [container as never] } };
+  return copy;
+};
+
 const job = (name: string, over: { suspend?: boolean; status?: Record<string, unknown>; rv?: string } = {}): Job =>
   ({
     apiVersion: 'batch/v1',
@@ -189,6 +196,54 @@ describe('eventChangesDecision: does a watch event change anything a decision re
       jobSet(),
       jobSet({ managedFields: [trainerOwns('2026-02-02T00:00:00Z')] }),
       false,
+    ],
+    [
+      "a JobSet's container image, command or other env changed (no decision reads them: cache-shape.ts)",
+      'jobset',
+      'companion',
+      withNode(jobSet(), { name: 'node', image: 'a:1', env: [{ name: 'PET_NNODES', value: '1' }] }),
+      withNode(jobSet(), {
+        name: 'node',
+        image: 'a:2',
+        command: ['x'],
+        env: [
+          { name: 'PET_NNODES', value: '1' },
+          { name: 'OTHER', value: 'y' },
+        ],
+      }),
+      false,
+    ],
+    [
+      "a JobSet's PET_NNODES changed (the staleness check compares it)",
+      'jobset',
+      'companion',
+      withNode(jobSet(), { name: 'node', env: [{ name: 'PET_NNODES', value: '1' }] }),
+      withNode(jobSet(), { name: 'node', env: [{ name: 'PET_NNODES', value: '2' }] }),
+      true,
+    ],
+    [
+      "a JobSet's container made malformed (kept whole then: the decisions report it)",
+      'jobset',
+      'companion',
+      withNode(jobSet(), { name: 'node', image: 'a:1' }),
+      withNode(jobSet(), { name: 'node', image: 7 }),
+      true,
+    ],
+    [
+      "companion: a TrainJob's trainer image changed (Trainer builds it; no decision here reads it)",
+      'trainjob',
+      'companion',
+      trainJob(),
+      trainJob({ spec: { ...trainJob().spec, trainer: { numNodes: 1, image: 'b:2' } } as never }),
+      false,
+    ],
+    [
+      "standalone: a TrainJob's trainer image changed (the sidecar builds the JobSet from it)",
+      'trainjob',
+      'standalone',
+      trainJob(),
+      trainJob({ spec: { ...trainJob().spec, trainer: { numNodes: 1, image: 'b:2' } } as never }),
+      true,
     ],
     ['a Job created suspended (JobSet creates them so)', 'job', 'companion', undefined, job('node'), false],
     [
