@@ -10,8 +10,8 @@
 //
 // Per shape: the caches alone, then the watch-event gate's per-key notes (decision-inputs.ts,
 // one judge per key, as the creation burst leaves them). Also per key, outside the informers: the
-// runtime memo (runtime-memo.ts) holds one parsed runtime per TrainJob under Trainer's main line,
-// which writes a runtime snapshot per TrainJob (Trainer v2.3.0 writes none: the memo stays empty).
+// runtime memo (runtime-memo.ts), which holds Trainer's runtime snapshot of each TrainJob whose
+// JobSet exists, base's and this one's.
 //
 // The objects. The TrainJob as bench:scale creates it (torch, Trainer's torchtune runtime, both
 // initializers) with what the API server and Trainer v2.3.0 add: uid, resourceVersion, generation,
@@ -365,7 +365,7 @@ function heapNow(): number {
 }
 
 /** Base's cache-shape.ts, from its src/ extracted out of git (BENCH_BASE_REF). */
-async function baseShape(ref: string): Promise<{ shape: CacheShape; commit: string }> {
+async function baseShape(ref: string): Promise<{ shape: CacheShape; Memo: new () => Memo; commit: string }> {
   const commit = execFileSync('git', ['rev-parse', '--short', ref], { cwd: root, encoding: 'utf8' }).trim();
   const dir = path.join(root, 'bench/.cache', `base-${commit}`);
   if (!existsSync(path.join(dir, 'src'))) {
@@ -376,7 +376,8 @@ async function baseShape(ref: string): Promise<{ shape: CacheShape; commit: stri
   const shape: CacheShape = mod.cacheShapeFor
     ? mod.cacheShapeFor('companion')
     : { trainJob: mod.trainJobForCache, jobSet: mod.jobSetForCache, job: mod.jobForCache };
-  return { shape, commit };
+  const memo = (await import(pathToFileURL(path.join(dir, 'src/reconciler/runtime-memo.ts')).href)) as Obj;
+  return { shape, Memo: memo.RuntimeMemo, commit };
 }
 
 interface Measured {
@@ -409,7 +410,7 @@ async function trainJobsAlone(shape: CacheShape, n: number): Promise<number> {
 const logger = createLogger('silent');
 const identity: CacheShape = { trainJob: (o) => o as never, jobSet: (o) => o as never, job: (o) => o as never };
 
-async function measure(label: string, shape: CacheShape, n: number): Promise<Measured> {
+async function measure(label: string, shape: CacheShape, n: number): Promise<Omit<Measured, 'trainJob'>> {
   const before = heapNow();
   const watches = createWatches(memoryClient(n), {
     onKey: () => {},
@@ -435,22 +436,32 @@ async function measure(label: string, shape: CacheShape, n: number): Promise<Mea
     );
   }
   await watches.stop();
-  await new Promise((resolve) => setTimeout(resolve, 50));
-  const after = heapNow();
   progress(
-    `${label}: caches ${((stored - before) / n).toFixed(0)} B/set, gate ${((judged - stored) / n).toFixed(0)} B/key (${((after - before) / 1024).toFixed(0)} KiB left after stop)`,
+    `${label}: caches ${((stored - before) / n).toFixed(0)} B/set, gate ${((judged - stored) / n).toFixed(0)} B/key`,
   );
-  const trainJob = await trainJobsAlone(shape, n);
-  return { label, caches: (stored - before) / n, gate: (judged - stored) / n, trainJob, jsonBytes };
+  return { label, caches: (stored - before) / n, gate: (judged - stored) / n, jsonBytes };
 }
 
-/** The runtime memo under Trainer's main line: one parsed runtime snapshot per TrainJob. */
-function measureRuntimeMemo(n: number): number {
-  const text = readFileSync(path.join(root, 'upstream/runtimes/torchtune_llama3_2_1B.yaml'), 'utf8');
+/** `measure`, then the TrainJobs alone (each after the last one's caches are gone). */
+async function measured(label: string, shape: CacheShape, n: number): Promise<Measured> {
+  const all = await measure(label, shape, n);
+  return { ...all, trainJob: await trainJobsAlone(shape, n) };
+}
+
+type Memo = Pick<RuntimeMemo, 'set' | 'size'>;
+
+/**
+ * The runtime memo: Trainer v2.3.0 writes a runtime snapshot per TrainJob, and the sidecar reads it
+ * (and keeps it) once the TrainJob's JobSet exists. Each TrainJob's snapshot is parsed from its own
+ * text, as cluster.ts reads it; the runtime's server metadata (managedFields, a last-applied copy)
+ * is left out, so this is a lower bound.
+ */
+function measureRuntimeMemo(Memo: new () => Memo, n: number): number {
+  const yaml = readFileSync(path.join(root, 'upstream/runtimes/torchtune_llama3_2_1B.yaml'), 'utf8');
   const before = heapNow();
-  const memo = new RuntimeMemo();
+  const memo = new Memo();
   for (let i = 0; i < n; i++) {
-    const doc = parse(text) as Obj;
+    const doc = parse(yaml) as Obj;
     memo.set(`${NS}/tj-${i}`, uid(i, 'tj'), {
       found: true,
       snapshot: true,
@@ -474,16 +485,17 @@ const head = execFileSync('git', ['rev-parse', '--short', 'HEAD'], { cwd: root, 
 const dirty =
   execFileSync('git', ['status', '--porcelain', '--', 'src'], { cwd: root, encoding: 'utf8' }).trim() !== '';
 const results = [
-  await measure('whole objects', identity, n),
-  await measure(`cache shape of ${knobs.baseRef} (${base.commit})`, base.shape, n),
-  await measure(
+  await measured('whole objects', identity, n),
+  await measured(`cache shape of ${knobs.baseRef} (${base.commit})`, base.shape, n),
+  await measured(
     `this shape, not interned (${head}${dirty ? '+' : ''})`,
     cacheShapeFor('companion', { intern: false }),
     n,
   ),
-  await measure(`this shape (${head}${dirty ? '+' : ''})`, cacheShapeFor('companion'), n),
+  await measured(`this shape (${head}${dirty ? '+' : ''})`, cacheShapeFor('companion'), n),
 ];
-const memoPerKey = measureRuntimeMemo(Math.min(n, 2000));
+const memoKeys = Math.min(n, 2000);
+const memo = { base: measureRuntimeMemo(base.Memo, memoKeys), head: measureRuntimeMemo(RuntimeMemo, memoKeys) };
 
 const whole = results[0].caches;
 const kib = (b: number) => (b / 1024).toFixed(1);
@@ -512,7 +524,7 @@ const report = [
     ]),
   ),
   '',
-  `Outside the informers, per key: the runtime memo under Trainer's main line (a parsed torchtune runtime snapshot per TrainJob) ${kib(memoPerKey)} KiB (${mibAt(memoPerKey, 10_000)} MiB at 10,000); empty under Trainer v2.3.0, which writes no snapshot.`,
+  `Outside the informers, per key: the runtime memo (runtime-memo.ts, a parsed torchtune runtime snapshot per TrainJob with a JobSet, ${memoKeys} keys): ${knobs.baseRef}'s ${kib(memo.base)} KiB (${mibAt(memo.base, 10_000)} MiB at 10,000), this one's ${kib(memo.head)} KiB (${mibAt(memo.head, 10_000)} MiB).`,
 ].join('\n');
 process.stdout.write(`${report}\n`);
 if (knobs.out) await writeFile(knobs.out, `${report}\n`);
