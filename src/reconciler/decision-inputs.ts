@@ -23,7 +23,7 @@ import type { Mode } from '../rebuild/decision.ts';
 import { jobBlocks } from '../rebuild/safety.ts';
 import { splitKey } from './keys.ts';
 import type { ClusterCache } from './watches.ts';
-import { jobSetForCache, trainJobForCache } from './cache-shape.ts';
+import { cacheShapeFor } from './cache-shape.ts';
 
 export type WatchSource = 'trainjob' | 'jobset' | 'job';
 
@@ -38,8 +38,14 @@ function readOf(kept: { metadata?: unknown } | undefined): Record<string, unknow
   return { ...kept, metadata: readMetadata(kept?.metadata) };
 }
 
+/** The cached shapes, not interned: a view is only digested (and interning would churn its tables). */
+const SHAPES = {
+  companion: cacheShapeFor('companion', { intern: false }),
+  standalone: cacheShapeFor('standalone', { intern: false }),
+};
+
 export function trainJobView(tj: TrainJob, mode: Mode): unknown {
-  return readOf(trainJobForCache(tj, mode));
+  return readOf(SHAPES[mode].trainJob(tj));
 }
 
 /** The managers that own spec.suspend (decide.ts ownsSuspend reads only that of managedFields). */
@@ -55,7 +61,7 @@ function suspendOwners(meta: Record<string, unknown> | undefined): string[] {
 }
 
 export function jobSetView(js: JobSet, mode: Mode): unknown {
-  const kept = jobSetForCache(js, mode);
+  const kept = SHAPES[mode].jobSet(js);
   return { ...readOf(kept), suspendOwners: suspendOwners(kept?.metadata as Record<string, unknown> | undefined) };
 }
 

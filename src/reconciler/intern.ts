@@ -8,14 +8,21 @@
 // bounded (names and uids never repeat): two generations, the older dropped when the newer fills,
 // so what keeps repeating stays; a miss only costs sharing, never correctness. Returns a copy: the
 // input is never changed.
-const MAX_ENTRIES = 8192;
+/** Entries per generation: strings are small; subtrees' texts up to MAX_KEY, so fewer of them. */
+const MAX_STRINGS = 8192;
+const MAX_SUBTREES = 2048;
 /** Longer strings and subtrees rarely repeat (messages, digests, whole pod templates): kept as they are. */
 const MAX_STRING = 128;
 const MAX_KEY = 2048;
 
 class Generations<V> {
+  readonly #max: number;
   #young = new Map<string, V>();
   #old = new Map<string, V>();
+
+  constructor(max: number) {
+    this.#max = max;
+  }
 
   /** The value known for `key`, else `value`, now known. */
   get(key: string, value: V): V {
@@ -30,7 +37,7 @@ class Generations<V> {
 
   #remember(key: string, value: V) {
     if (this.#young.has(key)) return;
-    if (this.#young.size >= MAX_ENTRIES) {
+    if (this.#young.size >= this.#max) {
       this.#old = this.#young;
       this.#young = new Map();
     }
@@ -38,8 +45,8 @@ class Generations<V> {
   }
 }
 
-const strings = new Generations<string>();
-const subtrees = new Generations<object>();
+const strings = new Generations<string>(MAX_STRINGS);
+const subtrees = new Generations<object>(MAX_SUBTREES);
 
 type Consed = { value: unknown; key: string | undefined };
 
