@@ -6,11 +6,14 @@
 // cache is read-only (informer.ts freezes what it stores) and nothing reads identity below an
 // object's top level (which is never shared: a stored object is always its own). The tables are
 // bounded (names and uids never repeat): two generations, the older dropped when the newer fills,
-// so what keeps repeating stays; a miss only costs sharing, never correctness. Returns a copy: the
-// input is never changed.
-/** Entries per generation: strings are small; subtrees' texts up to MAX_KEY, so fewer of them. */
+// so what keeps repeating stays; a miss only costs sharing, never correctness. A subtree is found
+// by a hash of its canonical text and compared whole on a hit (a collision is a miss), so the
+// table holds no texts. Returns a copy: the input is never changed.
+import { isDeepStrictEqual } from 'node:util';
+
+/** Entries per generation. */
 const MAX_STRINGS = 8192;
-const MAX_SUBTREES = 2048;
+const MAX_SUBTREES = 8192;
 /** Longer strings and subtrees rarely repeat (messages, digests, whole pod templates): kept as they are. */
 const MAX_STRING = 128;
 const MAX_KEY = 2048;
@@ -24,10 +27,10 @@ class Generations<V> {
     this.#max = max;
   }
 
-  /** The value known for `key`, else `value`, now known. */
-  get(key: string, value: V): V {
+  /** The value known for `key` (when `same` as `value`), else `value`, now known. */
+  get(key: string, value: V, same: (a: V, b: V) => boolean = (a, b) => a === b): V {
     const known = this.#young.get(key) ?? this.#old.get(key);
-    if (known !== undefined) {
+    if (known !== undefined && (known === value || same(known, value))) {
       this.#remember(key, known);
       return known;
     }
@@ -36,7 +39,7 @@ class Generations<V> {
   }
 
   #remember(key: string, value: V) {
-    if (this.#young.has(key)) return;
+    if (this.#young.get(key) === value) return;
     if (this.#young.size >= this.#max) {
       this.#old = this.#young;
       this.#young = new Map();
@@ -84,7 +87,19 @@ function shared(parts: Consed[], text: (keys: string[]) => string, build: (value
   for (const p of parts) size += p.key === undefined ? Infinity : p.key.length + 1;
   if (size > MAX_KEY) return { value, key: undefined };
   const key = text(parts.map((p) => p.key!));
-  return { value: subtrees.get(key, Object.freeze(value)), key };
+  return { value: subtrees.get(hashOf(key), Object.freeze(value), isDeepStrictEqual), key };
+}
+
+/** Two 32-bit FNV-1a hashes of a text and its length: a short table key (a collision is only a miss). */
+function hashOf(text: string): string {
+  let a = 0x811c9dc5;
+  let b = 0x01000193;
+  for (let i = 0; i < text.length; i++) {
+    const c = text.charCodeAt(i);
+    a = Math.imul(a ^ c, 0x01000193);
+    b = Math.imul(b ^ c, 0x5bd1e995) ^ (b >>> 15);
+  }
+  return `${(a >>> 0).toString(36)}.${(b >>> 0).toString(36)}.${text.length.toString(36)}`;
 }
 
 /** A copy of a JSON object whose strings and parts are shared with the equal ones before it; its top level its own. */
