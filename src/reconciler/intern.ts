@@ -105,7 +105,6 @@ function hashOf(text: string): string {
 /** A copy of a JSON object whose strings and parts are shared with the equal ones before it; its top level its own. */
 export function intern<T extends object>(value: T): T {
   if (Array.isArray(value)) return value.map((v) => consed(v).value) as T;
-  const out: Record<string, unknown> = {};
-  for (const [k, v] of Object.entries(value)) out[k] = consed(v).value;
-  return out as T;
+  // Own properties only, a "__proto__" key too (fromEntries defines; an assignment would set the prototype).
+  return Object.fromEntries(Object.entries(value).map(([k, v]) => [k, consed(v).value])) as T;
 }

@@ -42,6 +42,15 @@ describe('intern: one copy of what repeats', () => {
     assert.equal(out.c.t, when);
   });
 
+  it('a "__proto__" key a parse made stays a key, at every level (never the copy\'s prototype)', () => {
+    const raw = JSON.parse('{"__proto__": {"polluted": true}, "spec": {"__proto__": {"x": 1}}}') as object;
+    const out = intern(raw) as Record<string, unknown>;
+    assert.equal(Object.getPrototypeOf(out), Object.prototype);
+    assert.equal((out as { polluted?: unknown }).polluted, undefined);
+    assert.deepEqual(Object.keys(out), ['__proto__', 'spec']);
+    assert.deepEqual(Object.keys(out.spec as object), ['__proto__']);
+  });
+
   it('a subtree too large to share is still copied whole and right; its small parts shared', () => {
     const big = { text: 'x'.repeat(5000), part: { kind: 'Shared' } };
     const a = intern({ big });
