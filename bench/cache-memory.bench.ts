@@ -29,8 +29,9 @@
 //
 //   npm run bench:cache                      (node --expose-gc bench/cache-memory.bench.ts)
 //
-// Env: BENCH_TRAINJOBS (10000), BENCH_BASE_REF (main), BENCH_HEAPSNAPSHOT=DIR (a heap snapshot of
-// each shape, stored, for Chrome DevTools), BENCH_OUT=FILE (the report, markdown).
+// Env: BENCH_TRAINJOBS (10000), BENCH_BASE_REF (main), BENCH_SHAPES (whole,base,plain,this: which,
+// in order), BENCH_HEAPSNAPSHOT=DIR (a heap snapshot of each shape, stored, for Chrome DevTools),
+// BENCH_OUT=FILE (the report, markdown).
 import { execFileSync } from 'node:child_process';
 import { createHash } from 'node:crypto';
 import { existsSync, mkdirSync, readFileSync } from 'node:fs';
@@ -61,6 +62,8 @@ const knobs = {
   trainJobs: intEnv('BENCH_TRAINJOBS', 10_000),
   baseRef: process.env.BENCH_BASE_REF || 'main',
   snapshots: process.env.BENCH_HEAPSNAPSHOT || undefined,
+  /** Which shapes, in order (one alone pays the fixed costs the others share: code, hidden classes). */
+  shapes: (process.env.BENCH_SHAPES || 'whole,base,plain,this').split(','),
   out: process.env.BENCH_OUT || undefined,
 };
 
@@ -484,20 +487,22 @@ const base = await baseShape(knobs.baseRef);
 const head = execFileSync('git', ['rev-parse', '--short', 'HEAD'], { cwd: root, encoding: 'utf8' }).trim();
 const dirty =
   execFileSync('git', ['status', '--porcelain', '--', 'src'], { cwd: root, encoding: 'utf8' }).trim() !== '';
-const results = [
-  await measured('whole objects', identity, n),
-  await measured(`cache shape of ${knobs.baseRef} (${base.commit})`, base.shape, n),
-  await measured(
-    `this shape, not interned (${head}${dirty ? '+' : ''})`,
-    cacheShapeFor('companion', { intern: false }),
-    n,
-  ),
-  await measured(`this shape (${head}${dirty ? '+' : ''})`, cacheShapeFor('companion'), n),
-];
+const version = `${head}${dirty ? '+' : ''}`;
+const shapes: Record<string, [string, CacheShape]> = {
+  whole: ['whole objects', identity],
+  base: [`cache shape of ${knobs.baseRef} (${base.commit})`, base.shape],
+  plain: [`this shape, not interned (${version})`, cacheShapeFor('companion', { intern: false })],
+  this: [`this shape (${version})`, cacheShapeFor('companion')],
+};
+const results: Measured[] = [];
+for (const name of knobs.shapes) {
+  if (!shapes[name]) throw new Error(`BENCH_SHAPES: no shape ${name} (${Object.keys(shapes).join(', ')})`);
+  results.push(await measured(...shapes[name], n));
+}
 const memoKeys = Math.min(n, 2000);
 const memo = { base: measureRuntimeMemo(base.Memo, memoKeys), head: measureRuntimeMemo(RuntimeMemo, memoKeys) };
 
-const whole = results[0].caches;
+const whole = results.find((r) => r.label === shapes.whole[0])?.caches ?? NaN;
 const kib = (b: number) => (b / 1024).toFixed(1);
 const mibAt = (b: number, count: number) => ((b * count) / 1024 / 1024).toFixed(1);
 const report = [
@@ -516,7 +521,7 @@ const report = [
     results.map((r) => [
       r.label,
       `${kib(r.caches)} KiB`,
-      `${(r.caches / whole).toFixed(3)}`,
+      Number.isFinite(whole) ? (r.caches / whole).toFixed(3) : 'not measured',
       `${kib(r.trainJob)} KiB`,
       `${r.gate.toFixed(0)} B`,
       `${mibAt(r.caches + r.gate, 10_000)} MiB`,
