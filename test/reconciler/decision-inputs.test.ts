@@ -13,6 +13,7 @@ import {
 import { WorkQueue, type Timers } from '../../src/reconciler/queue.ts';
 import type { ClusterCache } from '../../src/reconciler/watches.ts';
 import { REPORT_ANNOTATION } from '../../src/api/names.ts';
+import { jobSetForCache, trainJobForCache } from '../../src/reconciler/cache-shape.ts';
 
 const NS = 'team';
 const NAME = 'tj';
@@ -438,4 +439,44 @@ describe('the creation burst of one suspended TrainJob, through the gate and the
     assert.equal(w.reconciles(), after + 1, 'the window was merged into that run');
     await w.q.shutdown();
   });
+});
+
+describe('the gate judges by the cache shape (one list of what a decision reads)', () => {
+  const whole = {
+    ...jobSet(),
+    metadata: { ...jobSet().metadata, labels: { a: 'b' }, annotations: { c: 'd' } },
+    spec: {
+      ...jobSet().spec,
+      replicatedJobs: [
+        {
+          name: 'node',
+          replicas: 1,
+          template: {
+            metadata: { labels: { x: 'y' } },
+            spec: {
+              parallelism: 1,
+              template: {
+                spec: {
+                  containers: [{ name: 'node', image: 'i', command: ['c'], env: [{ name: 'PET_NNODES', value: '1' }] }],
+                  volumes: [{ name: 'v', emptyDir: {} }],
+                },
+              },
+            },
+          },
+        },
+      ],
+    },
+    status: { conditions: [{ type: 'Suspended', status: 'True' }], restarts: 0 },
+  } as JobSet;
+  for (const mode of ['companion', 'standalone'] as const) {
+    it(`${mode}: a whole JobSet and its cached shape are the same view`, () =>
+      assert.equal(eventChangesDecision('jobset', mode, whole, jobSetForCache(whole, mode)), false));
+    it(`${mode}: a whole TrainJob and its cached shape are the same view`, () => {
+      const tj = trainJob({
+        metadata: { ...trainJob().metadata, labels: { q: 'r' }, annotations: { [REPORT_ANNOTATION]: '{}' } },
+        status: { conditions: [suspendedCondition], jobsStatus: [{ name: 'node', suspended: 1 }] },
+      } as never);
+      assert.equal(eventChangesDecision('trainjob', mode, tj, trainJobForCache(tj, mode)), false);
+    });
+  }
 });
