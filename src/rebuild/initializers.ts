@@ -31,6 +31,10 @@ import { isObject } from '../json/object.ts';
 export const DATASET_INITIALIZER = 'dataset-initializer';
 /** The scheme cache.py serves (pkg/initializers/utils/utils.py CACHE_SCHEME, dispatched in dataset/__main__.py). */
 export const CACHE_SCHEME = 'cache';
+/** cache.py's env vars this reads from the dataset initializer's container: all it reads of the containers. */
+export const STORAGE_URI = 'STORAGE_URI';
+export const TRAIN_JOB_NAME = 'TRAIN_JOB_NAME';
+export const INITIALIZER_ENV: readonly string[] = [STORAGE_URI, TRAIN_JOB_NAME];
 
 export interface InitializerObjectRef {
   apiVersion: string;
@@ -56,9 +60,9 @@ export type CacheInitializer =
  */
 export function cacheInitializerOf(js: JobSet): CacheInitializer {
   const env = datasetInitializerEnv(js);
-  const uri = env?.find((e) => e.name === 'STORAGE_URI')?.value;
+  const uri = env?.find((e) => e.name === STORAGE_URI)?.value;
   if (typeof uri !== 'string' || !uri.startsWith(`${CACHE_SCHEME}://`)) return { cache: false };
-  const name = env?.find((e) => e.name === 'TRAIN_JOB_NAME');
+  const name = env?.find((e) => e.name === TRAIN_JOB_NAME);
   if (!name) return { cache: false };
   const jobName = trainJobName(js, name);
   if (!jobName)

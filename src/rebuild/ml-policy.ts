@@ -7,6 +7,9 @@ import { malformedRuntime, malformedTrainJob } from './wellformed.ts';
 /** Trainer v2.3.0's JAX plugin: the number of JAX processes, one per node. */
 const JAX_NUM_PROCESSES = 'JAX_NUM_PROCESSES';
 
+/** The env vars of a JobSet's containers the staleness check compares (NodeShape.env): all it reads of them. */
+export const NODE_COUNT_ENV: readonly string[] = [PET.nnodes, JAX_NUM_PROCESSES];
+
 export type MlPolicy =
   | { kind: 'torch' }
   /** No policy source: Trainer's PlainML plugin. */

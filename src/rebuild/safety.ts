@@ -38,7 +38,7 @@ import { isObject } from '../json/object.ts';
 export type Safety = { safe: true } | { safe: false; reasons: string[] };
 
 /** The conditions that finish a Job (JobSet's `JobFinished`). */
-const FINISHED_JOB_CONDITIONS = ['Complete', 'Failed'];
+export const FINISHED_JOB_CONDITIONS: readonly string[] = ['Complete', 'Failed'];
 const TERMINAL_POD_PHASES = ['Succeeded', 'Failed'];
 
 /**

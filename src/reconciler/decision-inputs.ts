@@ -7,18 +7,14 @@
 // status is read here too (conditions, a Job's active pods), so "the generation moved" would
 // miss changes that matter.
 //
-// What the views keep (a field left out must be one no decision reads):
-// - TrainJob: all of it but metadata.resourceVersion and managedFields; in companion mode
-//   status.jobsStatus (Trainer's copy of the JobSet's; only standalone mode writes and reads it).
-// - JobSet: metadata (but resourceVersion; of managedFields only which managers own
-//   spec.suspend, ownsSuspend in decide.ts), spec, and of status only the Completed and Failed
-//   conditions (finished.ts, terminal-status.ts) and, in standalone mode, replicatedJobsStatus
-//   (terminal-status.ts). A resourceVersion that moved alone does not matter: every write tests
-//   the version the reconcile reads then, and a stale one is refused and retried.
-// - Jobs: only read as canDeleteSafely's cached check (safety.ts: a suspended or finished Job with
-//   no active or terminating pod does not block); the view is the set of reasons jobBlocks()
-//   gives, so a Job created suspended (JobSet makes them so) or a status write that leaves its
-//   counts is no change, and one that stops blocking is.
+// What the views keep: what the watches' caches keep (cache-shape.ts, the one list of what a
+// decision reads), shaped again here so that a whole object is judged as its cached self, but for
+// metadata.resourceVersion (every write moves it; a write from a stale version is refused and
+// retried) and, of managedFields, only which managers own spec.suspend. Jobs are only read as
+// canDeleteSafely's cached check (safety.ts: a suspended or finished Job with no active or
+// terminating pod does not block); their view is the set of reasons jobBlocks() gives, so a Job
+// created suspended (JobSet makes them so) or a status write that leaves its counts is no change,
+// and one that stops blocking is.
 import { createHash } from 'node:crypto';
 import { isObject } from '../json/object.ts';
 import { writeJson, type JsonStyle } from '../json/stringify.ts';
@@ -27,26 +23,29 @@ import type { Mode } from '../rebuild/decision.ts';
 import { jobBlocks } from '../rebuild/safety.ts';
 import { splitKey } from './keys.ts';
 import type { ClusterCache } from './watches.ts';
+import { cacheShapeFor } from './cache-shape.ts';
 
 export type WatchSource = 'trainjob' | 'jobset' | 'job';
 
-/** The JobSet conditions a decision reads (finished.ts, terminal-status.ts). */
-const READ_JOBSET_CONDITIONS = ['Completed', 'Failed'];
-
 /** Metadata without what every write moves and no decision reads. */
-function readMetadata(meta: Record<string, unknown> | undefined): Record<string, unknown> {
-  const { resourceVersion: _rv, managedFields: _mf, ...rest } = meta ?? {};
+function readMetadata(meta: unknown): Record<string, unknown> {
+  const { resourceVersion: _rv, managedFields: _mf, ...rest } = isObject(meta) ? meta : {};
   return rest;
 }
 
+/** The cached shape of an object, without its metadata's resourceVersion and managedFields. */
+function readOf(kept: { metadata?: unknown } | undefined): Record<string, unknown> {
+  return { ...kept, metadata: readMetadata(kept?.metadata) };
+}
+
+/** The cached shapes, not interned: a view is only digested (and interning would churn its tables). */
+const SHAPES = {
+  companion: cacheShapeFor('companion', { intern: false }),
+  standalone: cacheShapeFor('standalone', { intern: false }),
+};
+
 export function trainJobView(tj: TrainJob, mode: Mode): unknown {
-  const status = isObject(tj.status) ? tj.status : undefined;
-  const { jobsStatus: _copy, ...read } = status ?? {};
-  return {
-    metadata: readMetadata(tj.metadata as Record<string, unknown>),
-    spec: tj.spec,
-    status: mode === 'standalone' ? status : read,
-  };
+  return readOf(SHAPES[mode].trainJob(tj));
 }
 
 /** The managers that own spec.suspend (decide.ts ownsSuspend reads only that of managedFields). */
@@ -62,17 +61,8 @@ function suspendOwners(meta: Record<string, unknown> | undefined): string[] {
 }
 
 export function jobSetView(js: JobSet, mode: Mode): unknown {
-  const meta = js.metadata as Record<string, unknown> | undefined;
-  const status: Record<string, unknown> = isObject(js.status) ? js.status : {};
-  const conditions = Array.isArray(status.conditions)
-    ? status.conditions.filter((c: unknown) => isObject(c) && READ_JOBSET_CONDITIONS.includes(c.type as string))
-    : (status.conditions ?? []);
-  return {
-    metadata: readMetadata(meta),
-    suspendOwners: suspendOwners(meta),
-    spec: js.spec,
-    status: { conditions, ...(mode === 'standalone' ? { replicatedJobsStatus: status.replicatedJobsStatus } : {}) },
-  };
+  const kept = SHAPES[mode].jobSet(js);
+  return { ...readOf(kept), suspendOwners: suspendOwners(kept?.metadata as Record<string, unknown> | undefined) };
 }
 
 /** Why the Jobs keep their JobSet from being deleted, as the cached check reads them (order aside). */

@@ -24,6 +24,7 @@ import { reconcileKey } from './reconcile.ts';
 import { WaitMemo } from './wait-memo.ts';
 import { RuntimeMemo } from './runtime-memo.ts';
 import { createWatches } from './watches.ts';
+import { cacheShapeFor } from './cache-shape.ts';
 import { DecisionInputGate, WATCH_BATCH_MS, type WatchSource } from './decision-inputs.ts';
 import { followTrainerLine } from './trainer-line-source.ts';
 import { createLineHint } from './trainer-line-hint.ts';
@@ -107,6 +108,7 @@ export async function startReconciler(config: ReconcileConfig, deps: ReconcilerD
     onKey: (key, source) => (source === 'resync' ? enqueue(key) : onWatchEvent(key, source)),
     logger,
     resyncMs: config.resyncMs,
+    shape: cacheShapeFor(config.mode),
   });
   const gate = new DecisionInputGate(watches.cache, config.mode);
   const onWatchEvent = (key: string, source: WatchSource) => {

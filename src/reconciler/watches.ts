@@ -9,7 +9,7 @@ import { CORE, resourcePath } from '../cluster/resource-path.ts';
 import type { Logger } from '../observability/logger.ts';
 import { JOBSET, JOBSET_NAME_LABEL, TRAINJOB, TRAINJOB_KIND } from '../api/names.ts';
 import { keyOf } from './keys.ts';
-import { jobForCache, jobSetForCache, trainJobForCache } from './cache-shape.ts';
+import { cacheShapeFor, type CacheShape } from './cache-shape.ts';
 import { controllerOf, type Job, type JobSet, type ObjectMeta, type TrainJob } from '../api/objects.ts';
 
 /**
@@ -42,6 +42,8 @@ export interface WatchOptions {
   logger: Logger;
   /** Every TrainJob handed to onKey again this often, as 'resync' (the informer's resync; 0: never). */
   resyncMs?: number;
+  /** What is kept of each object (cache-shape.ts; default: companion mode's). */
+  shape?: CacheShape;
 }
 
 /** The TrainJob a JobSet event concerns: its controller, when that is a TrainJob. */
@@ -66,6 +68,7 @@ const jobSetOfJob = (job: Job) => {
 };
 
 export function createWatches(client: ApiClient, opts: WatchOptions): Watches {
+  const shape = opts.shape ?? cacheShapeFor('companion');
   const informer = <T extends Stored>(
     name: Source,
     path: string,
@@ -95,13 +98,13 @@ export function createWatches(client: ApiClient, opts: WatchOptions): Watches {
     'trainjob',
     resourcePath(TRAINJOB),
     (m) => (m.namespace && m.name ? keyOf(m.namespace, m.name) : undefined),
-    trainJobForCache,
+    shape.trainJob,
     { resyncMs: opts.resyncMs },
   );
   // No label says a JobSet is a TrainJob's (Trainer's JobSet carries its runtime's labels): every
   // JobSet is watched, those no TrainJob controls kept as their identity alone (cache-shape.ts).
-  const jobSets = informer<JobSet>('jobset', resourcePath(JOBSET), trainJobKeyOfJobSet, jobSetForCache);
-  const jobs = informer<Job>('job', resourcePath(CORE.jobs), trainJobKeyOfJob, jobForCache, {
+  const jobSets = informer<JobSet>('jobset', resourcePath(JOBSET), trainJobKeyOfJobSet, shape.jobSet);
+  const jobs = informer<Job>('job', resourcePath(CORE.jobs), trainJobKeyOfJob, shape.job, {
     labelSelector: JOBSET_NAME_LABEL,
     indexBy: jobSetOfJob,
   });

@@ -9,11 +9,13 @@ import type { JobSet, TrainJob } from '../../src/api/objects.ts';
 import { decide } from '../../src/rebuild/decide.ts';
 import type { Decision, Mode, Observation } from '../../src/rebuild/decision.ts';
 import {
+  cacheShapeFor,
   jobForCache,
   jobSetForCache,
   LAST_APPLIED_ANNOTATION,
   trainJobForCache,
 } from '../../src/reconciler/cache-shape.ts';
+import { ANCESTOR_LABEL, JOBSET_NAME_LABEL, REFUSAL_SEEN_ANNOTATION, REPORT_ANNOTATION } from '../../src/api/names.ts';
 import { caseRuntime, caseTrainJob, CASES, type CaseName } from '../rebuild/trainer-cases.ts';
 import { job, torch1, trainerJobSet, trainJob, upstreamRuntime, withCount } from '../rebuild/fixtures.ts';
 
@@ -22,47 +24,185 @@ const managedFields = [
   { manager: 'jobset', operation: 'Update', subresource: 'status', fieldsV1: { 'f:status': {} } },
 ];
 
+const runningJobSet = (js: JobSet) => ({
+  ...js,
+  metadata: {
+    ...js.metadata,
+    resourceVersion: '7',
+    creationTimestamp: '2026-01-01T00:00:00Z',
+    labels: { 'trainer.kubeflow.org/trainjob-name': 'x' },
+    managedFields,
+  },
+  status: {
+    conditions: [
+      { type: 'Suspended', status: 'True', reason: 'SuspendedJobs' },
+      { type: 'Completed', status: 'False', reason: 'x' },
+    ],
+    replicatedJobsStatus: [{ name: 'node', ready: 0, suspended: 1 }],
+    restarts: 0,
+  },
+});
+
 describe('cache shape: what is kept', () => {
-  it('a TrainJob: all but managedFields and the last-applied annotation', () => {
+  it('a TrainJob, companion: its identity, the two annotations written here, the spec fields read, the read conditions', () => {
     const tj = torch1(2);
     const whole = {
       ...tj,
       metadata: {
         ...tj.metadata,
+        labels: { 'kueue.x-k8s.io/queue-name': 'q' },
         managedFields,
-        annotations: { [LAST_APPLIED_ANNOTATION]: JSON.stringify(tj), other: 'kept' },
+        annotations: {
+          [LAST_APPLIED_ANNOTATION]: JSON.stringify(tj),
+          [REPORT_ANNOTATION]: '{"state":"Rebuilt"}',
+          [REFUSAL_SEEN_ANNOTATION]: 'e/2@t',
+          other: 'dropped',
+        },
       },
-      status: { conditions: [{ type: 'Suspended', status: 'True' }] },
+      status: {
+        conditions: [
+          { type: 'Suspended', status: 'True', reason: 'Suspended', lastTransitionTime: 'T' },
+          { type: 'Created', status: 'True' },
+        ],
+        jobsStatus: [{ name: 'node', suspended: 1 }],
+      },
     };
     assert.deepEqual(trainJobForCache(whole), {
+      apiVersion: tj.apiVersion,
+      kind: tj.kind,
+      metadata: {
+        ...tj.metadata,
+        annotations: { [REPORT_ANNOTATION]: '{"state":"Rebuilt"}', [REFUSAL_SEEN_ANNOTATION]: 'e/2@t' },
+      },
+      spec: { runtimeRef: tj.spec!.runtimeRef, suspend: true, managedBy: tj.spec!.managedBy, trainer: { numNodes: 2 } },
+      status: { conditions: [whole.status.conditions[0]] },
+    });
+  });
+
+  it('a TrainJob, standalone: all but managedFields and the last-applied annotation (the build reads the spec)', () => {
+    const tj = torch1(2);
+    const whole = {
+      ...tj,
+      metadata: { ...tj.metadata, managedFields, annotations: { [LAST_APPLIED_ANNOTATION]: '{}', other: 'kept' } },
+      status: { conditions: [{ type: 'Created', status: 'True' }], jobsStatus: [{ name: 'node', suspended: 1 }] },
+    };
+    assert.deepEqual(trainJobForCache(whole, 'standalone'), {
       ...tj,
       metadata: { ...tj.metadata, annotations: { other: 'kept' } },
       status: whole.status,
     });
   });
 
-  it("a JobSet of a TrainJob: the decisions' fields; managedFields only as the owners of spec.suspend; no pod template beyond its containers' counted fields", () => {
-    const js = trainerJobSet('ttpub');
-    const whole = { ...js, metadata: { ...js.metadata, managedFields } };
+  it('a malformed TrainJob is kept as before (all but managedFields): the decisions report the same field', () => {
+    const tj = torch1(2, (t) => ((t.spec!.trainer as Record<string, unknown>).image = 7));
+    const kept = trainJobForCache({ ...tj, metadata: { ...tj.metadata, managedFields } })!;
+    assert.equal(kept.spec?.trainer?.image, 7);
+    assert.equal((kept.metadata as { managedFields?: unknown }).managedFields, undefined);
+  });
+
+  it('a JobSet of a TrainJob: identity, controller, suspend owners, counts, the ancestor label, only the compared env vars, Completed and Failed', () => {
+    const whole = runningJobSet(trainerJobSet('ttpub'));
     const kept = jobSetForCache(whole)!;
-    assert.deepEqual((kept.metadata as { managedFields?: unknown }).managedFields, [
-      { manager: 'trainer', operation: 'Apply', fieldsV1: { 'f:spec': { 'f:suspend': {} } } },
+    assert.deepEqual(kept.metadata, {
+      name: 'ttpub',
+      namespace: 'ns',
+      uid: 'jobset-uid-ttpub',
+      resourceVersion: '7',
+      creationTimestamp: '2026-01-01T00:00:00Z',
+      ownerReferences: [
+        {
+          apiVersion: 'trainer.kubeflow.org/v1alpha1',
+          kind: 'TrainJob',
+          name: 'ttpub',
+          uid: 'trainjob-uid-ttpub',
+          controller: true,
+        },
+      ],
+      managedFields: [{ manager: 'trainer', fieldsV1: { 'f:spec': { 'f:suspend': {} } } }],
+    });
+    assert.deepEqual(kept.status, { conditions: [{ type: 'Completed', status: 'False', reason: 'x' }] });
+    assert.deepEqual(kept.spec!.replicatedJobs, [
+      {
+        name: 'dataset-initializer',
+        replicas: 1,
+        template: {
+          metadata: { labels: { [ANCESTOR_LABEL]: 'dataset-initializer' } },
+          spec: {
+            completions: 1,
+            parallelism: 1,
+            template: {
+              spec: {
+                containers: [
+                  { name: 'dataset-initializer', env: [{ name: 'STORAGE_URI', value: 'hf://tatsu-lab/alpaca' }] },
+                ],
+              },
+            },
+          },
+        },
+      },
+      {
+        name: 'model-initializer',
+        replicas: 1,
+        template: {
+          metadata: { labels: { [ANCESTOR_LABEL]: 'model-initializer' } },
+          spec: {
+            completions: 1,
+            parallelism: 1,
+            template: {
+              spec: {
+                containers: [
+                  {
+                    name: 'model-initializer',
+                    env: [{ name: 'STORAGE_URI', value: 'hf://meta-llama/Llama-3.2-1B-Instruct' }],
+                  },
+                ],
+              },
+            },
+          },
+        },
+      },
+      {
+        name: 'node',
+        replicas: 1,
+        template: {
+          metadata: { labels: { [ANCESTOR_LABEL]: 'trainer' } },
+          spec: {
+            completions: 1,
+            parallelism: 1,
+            template: { spec: { containers: [{ name: 'node', env: [{ name: 'PET_NNODES', value: '1' }] }] } },
+          },
+        },
+      },
     ]);
-    const rj = kept.spec!.replicatedJobs![0];
-    assert.deepEqual(Object.keys(rj).sort(), ['name', 'replicas', 'template']);
-    assert.deepEqual(Object.keys(rj.template!.spec!).sort(), ['completions', 'parallelism', 'template']);
-    assert.deepEqual(Object.keys(rj.template!.spec!.template!), ['spec']);
-    for (const c of rj.template!.spec!.template!.spec!.containers ?? [])
-      for (const k of Object.keys(c))
-        assert.ok(['name', 'image', 'command', 'args', 'env', 'ports', 'resources'].includes(k), k);
-    for (const r of kept.spec!.replicatedJobs!)
-      assert.deepEqual(
-        Object.keys(r.template?.spec?.template?.spec ?? {}).filter(
-          (k) => !['containers', 'initContainers'].includes(k),
-        ),
-        [],
-      );
-    assert.ok(JSON.stringify(kept).length < JSON.stringify(whole).length);
+    assert.deepEqual(kept.spec!.volumeClaimPolicies, whole.spec!.volumeClaimPolicies);
+  });
+
+  it('a JobSet, standalone: replicatedJobsStatus too (copied into the TrainJob status)', () => {
+    const kept = jobSetForCache(runningJobSet(trainerJobSet('torch1')), 'standalone')!;
+    assert.deepEqual(kept.status?.replicatedJobsStatus, [{ name: 'node', ready: 0, suspended: 1 }]);
+  });
+
+  it("a JobSet's compared env vars are kept whole: PET_NNODES, and cache.py's STORAGE_URI and TRAIN_JOB_NAME (valueFrom too)", () => {
+    const js = trainerJobSet('torch1');
+    const node = js.spec!.replicatedJobs!.find((r) => r.name === 'node')!.template!.spec!.template!.spec!
+      .containers![0];
+    const fieldRef = { name: 'TRAIN_JOB_NAME', valueFrom: { fieldRef: { fieldPath: 'x' } } };
+    node.env = [...(node.env ?? []), fieldRef];
+    const kept = jobSetForCache(js)!;
+    const keptNode = kept.spec!.replicatedJobs!.find((r) => r.name === 'node')!.template!.spec!.template!.spec!
+      .containers![0];
+    assert.deepEqual(
+      keptNode.env,
+      node.env.filter((e) => ['PET_NNODES', 'TRAIN_JOB_NAME'].includes(e.name)),
+    );
+    assert.ok(keptNode.env!.some((e) => e.name === 'PET_NNODES'));
+  });
+
+  it('a malformed JobSet is kept as before (its replicated jobs whole): stale.ts reports the same field', () => {
+    const js = trainerJobSet('torch1');
+    js.spec!.replicatedJobs![0].template!.spec!.template!.spec!.containers![0].image = 5 as never;
+    const kept = jobSetForCache(js)!;
+    assert.deepEqual(kept.spec!.replicatedJobs, js.spec!.replicatedJobs);
   });
 
   it('a JobSet no TrainJob controls: its identity and owners alone', () => {
@@ -80,18 +220,27 @@ describe('cache shape: what is kept', () => {
     assert.equal(kept.metadata.uid, js.metadata.uid);
   });
 
-  it('a Job: metadata identity, labels and owners, spec.suspend and parallelism, status counts and conditions', () => {
+  it('a Job: its name and JobSet label, spec.suspend, the status counts and its Complete and Failed conditions (type, status)', () => {
     const j = {
       ...job('torch1-node-0', {
-        status: { active: 1, terminating: 0, conditions: [{ type: 'Complete', status: 'True' }] },
+        metadata: { name: 'torch1-node-0', namespace: 'ns', labels: { [JOBSET_NAME_LABEL]: 'torch1', other: 'x' } },
+        status: {
+          active: 1,
+          terminating: 0,
+          ...{ ready: 0 },
+          conditions: [
+            { type: 'Suspended', status: 'True', reason: 'JobSuspended' },
+            { type: 'Complete', status: 'True', reason: 'CompletionsReached' },
+          ],
+        },
       }),
       spec: { suspend: true, parallelism: 2, template: { spec: { containers: [{ name: 'node', image: 'big' }] } } },
     };
-    const kept = jobForCache({ ...j, metadata: { ...j.metadata, managedFields } })!;
-    assert.deepEqual(kept.spec, { suspend: true, parallelism: 2 });
-    assert.deepEqual(kept.status, j.status);
-    assert.equal((kept.metadata as { managedFields?: unknown }).managedFields, undefined);
-    assert.deepEqual(kept.metadata.labels, j.metadata.labels);
+    assert.deepEqual(jobForCache({ ...j, metadata: { ...j.metadata, uid: 'u', managedFields } }), {
+      metadata: { name: 'torch1-node-0', namespace: 'ns', labels: { [JOBSET_NAME_LABEL]: 'torch1' } },
+      spec: { suspend: true },
+      status: { active: 1, terminating: 0, conditions: [{ type: 'Complete', status: 'True' }] },
+    });
   });
 
   it('malformed values are kept as they are (the decisions report them), never thrown on', () => {
@@ -102,6 +251,30 @@ describe('cache shape: what is kept', () => {
       spec: { replicatedJobs: [7, { name: 'n', template: 'nope' }] },
     })!;
     assert.deepEqual(odd.spec!.replicatedJobs, [7, { name: 'n', template: 'nope' }]);
+  });
+
+  it('a kept shape kept again is itself (the gate shapes cached objects again), in both modes', () => {
+    for (const mode of ['companion', 'standalone'] as Mode[]) {
+      const tj = trainJobForCache(
+        { ...torch1(2), status: { conditions: [{ type: 'Suspended', status: 'True' }] } },
+        mode,
+      );
+      assert.deepEqual(trainJobForCache(tj, mode), tj);
+      const js = jobSetForCache(runningJobSet(trainerJobSet('ttpub')), mode);
+      assert.deepEqual(jobSetForCache(js, mode), js);
+    }
+    const j = jobForCache(job('a', { status: { active: 0, conditions: [{ type: 'Failed', status: 'True' }] } }));
+    assert.deepEqual(jobForCache(j), j);
+  });
+
+  it('repeated strings are one copy, and the kept object is a copy (the raw one is not changed)', () => {
+    const raw = runningJobSet(trainerJobSet('ttpub'));
+    const before = structuredClone(raw);
+    const a = jobSetForCache(raw)!;
+    const b = jobSetForCache(structuredClone(raw))!;
+    assert.deepEqual(raw, before);
+    assert.deepEqual(a, b);
+    assert.deepEqual(cacheShapeFor('companion', { intern: false }).jobSet(raw), a);
   });
 });
 
@@ -175,7 +348,10 @@ describe('cache shape: the decisions on the kept shape are those on the whole ob
             ];
             const base = { mode, trainer: TRAINER_LINES['v2.3.0'], now, fieldManager: 'trainjob-webhook-reconciler' };
             const whole = drive({ ...base, trainJob: tj, jobSet: js }, c.runtime);
-            const kept = drive({ ...base, trainJob: trainJobForCache(tj)!, jobSet: jobSetForCache(js)! }, c.runtime);
+            const kept = drive(
+              { ...base, trainJob: trainJobForCache(tj, mode)!, jobSet: jobSetForCache(js, mode)! },
+              c.runtime,
+            );
             assert.deepEqual(kept, whole);
           });
         }

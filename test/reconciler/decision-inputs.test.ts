@@ -12,6 +12,8 @@ import {
 } from '../../src/reconciler/decision-inputs.ts';
 import { WorkQueue, type Timers } from '../../src/reconciler/queue.ts';
 import type { ClusterCache } from '../../src/reconciler/watches.ts';
+import { REPORT_ANNOTATION } from '../../src/api/names.ts';
+import { jobSetForCache, trainJobForCache } from '../../src/reconciler/cache-shape.ts';
 
 const NS = 'team';
 const NAME = 'tj';
@@ -48,6 +50,13 @@ const jobSet = (over: { status?: Record<string, unknown>; managedFields?: unknow
     spec: { suspend: true, replicatedJobs: [{ name: 'node', replicas: 1, template: { spec: { parallelism: 1 } } }] },
     ...(over.status ? { status: over.status } : {}),
   }) as JobSet;
+
+/** The JobSet with its node job's pod running this one container. */
+const withNode = (js: JobSet, container: Record<string, unknown>): JobSet => {
+  const copy = structuredClone(js);
+  copy.spec!.replicatedJobs![0].template!.spec!.template = { spec: { containers: [container as never] } };
+  return copy;
+};
 
 const job = (name: string, over: { suspend?: boolean; status?: Record<string, unknown>; rv?: string } = {}): Job =>
   ({
@@ -124,8 +133,16 @@ describe('eventChangesDecision: does a watch event change anything a decision re
       'trainjob',
       'companion',
       trainJob(),
-      trainJob({ metadata: { ...trainJob().metadata, annotations: { r: '{}' } } }),
+      trainJob({ metadata: { ...trainJob().metadata, annotations: { [REPORT_ANNOTATION]: '{}' } } }),
       true,
+    ],
+    [
+      'an annotation nothing reads (cache-shape.ts keeps only the report and the refusal fold)',
+      'trainjob',
+      'companion',
+      trainJob(),
+      trainJob({ metadata: { ...trainJob().metadata, annotations: { 'example.com/note': 'x' } } }),
+      false,
     ],
     ['a JobSet created', 'jobset', 'companion', undefined, jobSet(), true],
     ['a JobSet deleted', 'jobset', 'companion', jobSet(), undefined, true],
@@ -180,6 +197,54 @@ describe('eventChangesDecision: does a watch event change anything a decision re
       jobSet(),
       jobSet({ managedFields: [trainerOwns('2026-02-02T00:00:00Z')] }),
       false,
+    ],
+    [
+      "a JobSet's container image, command or other env changed (no decision reads them: cache-shape.ts)",
+      'jobset',
+      'companion',
+      withNode(jobSet(), { name: 'node', image: 'a:1', env: [{ name: 'PET_NNODES', value: '1' }] }),
+      withNode(jobSet(), {
+        name: 'node',
+        image: 'a:2',
+        command: ['x'],
+        env: [
+          { name: 'PET_NNODES', value: '1' },
+          { name: 'OTHER', value: 'y' },
+        ],
+      }),
+      false,
+    ],
+    [
+      "a JobSet's PET_NNODES changed (the staleness check compares it)",
+      'jobset',
+      'companion',
+      withNode(jobSet(), { name: 'node', env: [{ name: 'PET_NNODES', value: '1' }] }),
+      withNode(jobSet(), { name: 'node', env: [{ name: 'PET_NNODES', value: '2' }] }),
+      true,
+    ],
+    [
+      "a JobSet's container made malformed (kept whole then: the decisions report it)",
+      'jobset',
+      'companion',
+      withNode(jobSet(), { name: 'node', image: 'a:1' }),
+      withNode(jobSet(), { name: 'node', image: 7 }),
+      true,
+    ],
+    [
+      "companion: a TrainJob's trainer image changed (Trainer builds it; no decision here reads it)",
+      'trainjob',
+      'companion',
+      trainJob(),
+      trainJob({ spec: { ...trainJob().spec, trainer: { numNodes: 1, image: 'b:2' } } as never }),
+      false,
+    ],
+    [
+      "standalone: a TrainJob's trainer image changed (the sidecar builds the JobSet from it)",
+      'trainjob',
+      'standalone',
+      trainJob(),
+      trainJob({ spec: { ...trainJob().spec, trainer: { numNodes: 1, image: 'b:2' } } as never }),
+      true,
     ],
     ['a Job created suspended (JobSet creates them so)', 'job', 'companion', undefined, job('node'), false],
     [
@@ -374,4 +439,44 @@ describe('the creation burst of one suspended TrainJob, through the gate and the
     assert.equal(w.reconciles(), after + 1, 'the window was merged into that run');
     await w.q.shutdown();
   });
+});
+
+describe('the gate judges by the cache shape (one list of what a decision reads)', () => {
+  const whole = {
+    ...jobSet(),
+    metadata: { ...jobSet().metadata, labels: { a: 'b' }, annotations: { c: 'd' } },
+    spec: {
+      ...jobSet().spec,
+      replicatedJobs: [
+        {
+          name: 'node',
+          replicas: 1,
+          template: {
+            metadata: { labels: { x: 'y' } },
+            spec: {
+              parallelism: 1,
+              template: {
+                spec: {
+                  containers: [{ name: 'node', image: 'i', command: ['c'], env: [{ name: 'PET_NNODES', value: '1' }] }],
+                  volumes: [{ name: 'v', emptyDir: {} }],
+                },
+              },
+            },
+          },
+        },
+      ],
+    },
+    status: { conditions: [{ type: 'Suspended', status: 'True' }], restarts: 0 },
+  } as JobSet;
+  for (const mode of ['companion', 'standalone'] as const) {
+    it(`${mode}: a whole JobSet and its cached shape are the same view`, () =>
+      assert.equal(eventChangesDecision('jobset', mode, whole, jobSetForCache(whole, mode)), false));
+    it(`${mode}: a whole TrainJob and its cached shape are the same view`, () => {
+      const tj = trainJob({
+        metadata: { ...trainJob().metadata, labels: { q: 'r' }, annotations: { [REPORT_ANNOTATION]: '{}' } },
+        status: { conditions: [suspendedCondition], jobsStatus: [{ name: 'node', suspended: 1 }] },
+      } as never);
+      assert.equal(eventChangesDecision('trainjob', mode, tj, trainJobForCache(tj, mode)), false);
+    });
+  }
 });
