@@ -90,7 +90,12 @@ export function createWatches(client: ApiClient, opts: WatchOptions): Watches {
         // The informer's resync hands a stored object back as its own old version.
         onUpdate: (old, obj) => forward(obj, old === obj ? 'resync' : name),
         onDelete: forward,
-        onError: (error) => opts.logger.warn({ watch: name, error }, 'watch failed; restarting it'),
+        // 410 Gone is the watch's resourceVersion compacted away: routine on a long watch, answered
+        // by a list (client-go logs it at V(4)); any other failure is worth a warning.
+        onError: (error, code) =>
+          code === 410
+            ? opts.logger.info({ watch: name, error }, 'watch expired (410 Gone); listing again')
+            : opts.logger.warn({ watch: name, error }, 'watch failed; restarting it'),
       },
     });
   };
