@@ -149,9 +149,14 @@ describe('hostile CRD objects: an answer, never an exception', () => {
     assert.equal(schemaFingerprint({ maximum: 2n ** 70n }).ok, true);
   });
   it('a huge but bounded CRD (the real one, ~25k nodes) takes well under a second', () => {
-    const started = performance.now();
-    detectTrainerLine(crdOf('v2.3.0'));
-    assert.ok(performance.now() - started < 1000);
+    // The CRD is read and parsed before the clock starts (the YAML parse is most of a second on a
+    // loaded machine, and not what is timed), and the clock is this process's CPU time: a machine
+    // busy with other work stretches wall time, not the work detection does.
+    const crd = crdOf('v2.3.0');
+    const started = process.cpuUsage();
+    detectTrainerLine(crd);
+    const { user, system } = process.cpuUsage(started);
+    assert.ok((user + system) / 1000 < 1000, `${(user + system) / 1000} ms of CPU`);
   });
 });
 

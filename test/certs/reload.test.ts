@@ -13,6 +13,7 @@ import { startServe } from '../../src/webhook/run.ts';
 import type { KeyPair } from '../../src/certs/keypair.ts';
 import { generateSelfSigned } from '../../src/certs/selfsigned.ts';
 import { captureLogs, fakeValidator } from '../webhook/fixtures.ts';
+import { waitFor } from '../harness/wait.ts';
 
 /** The fingerprint of the certificate the server presents to a new connection. */
 function servedFingerprint(url: string): Promise<string> {
@@ -30,14 +31,8 @@ function servedFingerprint(url: string): Promise<string> {
   });
 }
 
-async function until(what: string, probe: () => Promise<boolean>, timeoutMs = 10_000): Promise<void> {
-  const deadline = Date.now() + timeoutMs;
-  while (Date.now() < deadline) {
-    if (await probe()) return;
-    await new Promise((r) => setTimeout(r, 50));
-  }
-  assert.fail(`timed out waiting for ${what}`);
-}
+/** Polls `probe` for up to a minute: the reloader's fallback poll is 10 s, as long as the old wait. */
+const until = (what: string, probe: () => Promise<boolean>) => waitFor(what, probe, { intervalMs: 50 });
 
 /**
  * Writes a pair the way the kubelet updates a mounted Secret: files in a fresh timestamped

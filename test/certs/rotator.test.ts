@@ -1,12 +1,16 @@
 // The rotation's logic over an in-memory store that keeps resourceVersions like the API server
 // (a write at a stale version is a 409). The real API server is in test/e2e/install-rotation.
-import { describe, it, after } from 'node:test';
+import { describe, it, after, afterEach } from 'node:test';
 import assert from 'node:assert/strict';
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import pino from 'pino';
-import { ROTATION_DEFAULTS, startCertRotation, type RotationSettings } from '../../src/certs/rotator.ts';
+import {
+  ROTATION_DEFAULTS,
+  startCertRotation as startRotation,
+  type RotationSettings,
+} from '../../src/certs/rotator.ts';
 import { ConflictError, type CertStore } from '../../src/certs/store.ts';
 import type { CertMaterial } from '../../src/certs/assess.ts';
 import type { WebhookConfigRef } from '../../src/certs/inject.ts';
@@ -72,6 +76,15 @@ const caBundleOf = (w: World, name: string) =>
   Buffer.from(w.configs.get(name)!.webhooks[0].clientConfig.caBundle, 'base64').toString();
 
 describe('startCertRotation', () => {
+  /** Every rotation started, stopped after its test even when an assertion failed before its stop(). */
+  const started: { stop(): void }[] = [];
+  const startCertRotation = (...args: Parameters<typeof startRotation>) => {
+    const r = startRotation(...args);
+    started.push(r);
+    return r;
+  };
+  afterEach(() => started.splice(0).forEach((r) => r.stop()));
+
   it('creates the Secret, writes the files, injects the CA; a configuration that does not exist is skipped', async () => {
     const w = new World();
     w.configs.set('v', { metadata: { resourceVersion: '1' }, webhooks: [{ clientConfig: {} }] });

@@ -136,29 +136,36 @@ describe('certificate store over the request layer', () => {
     );
   });
 
-  it('watches the Secret and both configurations by name; an event of any of them is a change', async () => {
-    const watched = new Set<string>();
-    handler = (req, res) => {
-      const url = new URL(req.url ?? '/', 'http://x');
-      watched.add(`${url.pathname}?${url.searchParams.get('fieldSelector')}`);
-      res.writeHead(200, { 'content-type': 'application/json' });
-      res.write(`${JSON.stringify({ type: 'ADDED', object: {} })}\n`);
-    };
-    let changes = 0;
-    let stop = () => {};
-    await new Promise<void>((resolve) => {
-      stop = store.watch(
-        () => {
-          if (++changes === 3) resolve();
-        },
-        () => {},
-      );
-    });
-    stop();
-    assert.deepEqual([...watched].sort(), [
-      '/api/v1/namespaces/ns/secrets?metadata.name=cert',
-      '/apis/admissionregistration.k8s.io/v1/mutatingwebhookconfigurations?metadata.name=m',
-      '/apis/admissionregistration.k8s.io/v1/validatingwebhookconfigurations?metadata.name=v',
-    ]);
-  });
+  // Bounded, and the watches stopped whatever happened: a change that never came held the test
+  // (and the watches the file's process) until the 10-minute run timeout.
+  it(
+    'watches the Secret and both configurations by name; an event of any of them is a change',
+    { timeout: 60_000 },
+    async (t) => {
+      const watched = new Set<string>();
+      handler = (req, res) => {
+        const url = new URL(req.url ?? '/', 'http://x');
+        watched.add(`${url.pathname}?${url.searchParams.get('fieldSelector')}`);
+        res.writeHead(200, { 'content-type': 'application/json' });
+        res.write(`${JSON.stringify({ type: 'ADDED', object: {} })}\n`);
+      };
+      let changes = 0;
+      let stop = () => {};
+      t.after(() => stop());
+      await new Promise<void>((resolve) => {
+        stop = store.watch(
+          () => {
+            if (++changes === 3) resolve();
+          },
+          () => {},
+        );
+      });
+      stop();
+      assert.deepEqual([...watched].sort(), [
+        '/api/v1/namespaces/ns/secrets?metadata.name=cert',
+        '/apis/admissionregistration.k8s.io/v1/mutatingwebhookconfigurations?metadata.name=m',
+        '/apis/admissionregistration.k8s.io/v1/validatingwebhookconfigurations?metadata.name=v',
+      ]);
+    },
+  );
 });

@@ -3,7 +3,7 @@
 // `reconcile` with a kubeconfig whose user it implements; an exec user loads it. `yaml` and
 // `@peculiar/x509` (~20 MiB and ~0.15 s together) load only for YAML input and to generate a
 // certificate.
-import { describe, it } from 'node:test';
+import { after, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { spawn } from 'node:child_process';
 import { mkdtemp, rm, writeFile } from 'node:fs/promises';
@@ -34,8 +34,18 @@ function run(args: string[], cwd: string, until?: RegExp, env: Record<string, st
     child.stderr.on('data', () => {
       if (/CLIENT-NODE-LOADED/.test(err)) child.kill('SIGTERM');
     });
+    // Bounded, and killed after its test even when that fails: a serve that never printed `until`
+    // would run on (and the test wait) until the 10-minute test timeout, and then outlive the file.
+    after(() => child.kill('SIGKILL'));
+    const timer = setTimeout(() => {
+      child.kill('SIGKILL');
+      reject(new Error(`no ${until ?? 'exit'} within 2 minutes:\n${err}${out}`));
+    }, 120_000);
     child.once('error', reject);
-    child.once('exit', () => resolve(err + out));
+    child.once('exit', () => {
+      clearTimeout(timer);
+      resolve(err + out);
+    });
   });
 }
 

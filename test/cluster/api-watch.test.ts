@@ -204,86 +204,101 @@ describe('watches', () => {
     assert.match(reason ?? '', /ECONNREFUSED/);
   });
 
-  it('followWatch restarts after each end, doubling the wait; the wait starts over once 2 min passed since the last one began (not on an event); stop ends it', async () => {
-    const status = (code: number) => (_req: IncomingMessage, res: ServerResponse) =>
-      void res.writeHead(code).end(JSON.stringify({ message: `no ${code}` }));
-    const addedThenEnd = (livesMs: number) => (_req: IncomingMessage, res: ServerResponse) => {
-      clock += livesMs;
-      streaming(res);
-      res.end(line('ADDED', { n: 1 }));
-    };
-    let clock = 0;
-    const ended: [string | undefined, number][] = [];
-    const events: string[] = [];
-    let stop = () => {};
-    const done = new Promise<void>((resolve) => {
-      handlers = [
-        status(500),
-        status(503),
-        addedThenEnd(0),
-        addedThenEnd(BACKOFF_RESET_MS),
-        status(410),
-        addedThenEnd(BACKOFF_RESET_MS - 1),
-        (_req, res) => {
-          streaming(res);
-          res.write(line('MODIFIED', { n: 2 }));
-          // Held open: stop() must end it.
-        },
-      ];
-      stop = followWatch(
-        client,
-        '/x',
-        {},
-        {
-          onEvent: (e) => {
-            events.push(e.type);
-            if (e.type === 'MODIFIED') resolve();
-          },
-          onMalformed: () => {},
-          onEnded: (reason, retryMs) => void ended.push([reason, retryMs]),
-        },
-        { firstRetryMs: 1, maxRetryMs: 8, now: () => clock },
-      );
-    });
-    await done;
-    stop();
-    await tick();
-    assert.deepEqual(events, ['ADDED', 'ADDED', 'ADDED', 'MODIFIED']);
-    assert.deepEqual(ended, [
-      ['HTTP 500: no 500', 1],
-      ['HTTP 503: no 503', 2],
-      [undefined, 4], // an event does not start the backoff over
-      [undefined, 1], // 2 min since the last wait began
-      ['HTTP 410: no 410', 2],
-      [undefined, 4], // a moment short of 2 min
-    ]);
-  });
-
-  it('a proxy that ends every watch at once, after the ADDED a watch begins with: the wait grows to its bound, the watch is not restarted every second', async () => {
-    const ended: number[] = [];
-    await new Promise<void>((resolve) => {
-      handlers = Array.from({ length: 6 }, () => (_req: IncomingMessage, res: ServerResponse) => {
+  // Each followWatch test is bounded (an event that never comes fails it in a minute, not at the
+  // 10-minute run timeout) and stops its watch afterwards whatever happened: a watch left
+  // restarting every few milliseconds would keep the file's process alive and busy.
+  it(
+    'followWatch restarts after each end, doubling the wait; the wait starts over once 2 min passed since the last one began (not on an event); stop ends it',
+    { timeout: 60_000 },
+    async (t) => {
+      const status = (code: number) => (_req: IncomingMessage, res: ServerResponse) =>
+        void res.writeHead(code).end(JSON.stringify({ message: `no ${code}` }));
+      const addedThenEnd = (livesMs: number) => (_req: IncomingMessage, res: ServerResponse) => {
+        clock += livesMs;
         streaming(res);
         res.end(line('ADDED', { n: 1 }));
-      });
-      const stop = followWatch(
-        client,
-        '/x',
-        {},
-        {
-          onEvent: () => {},
-          onMalformed: () => {},
-          onEnded: (_reason, retryMs) => {
-            ended.push(retryMs);
-            if (ended.length === 6) {
-              stop();
-              resolve();
-            }
+      };
+      let clock = 0;
+      const ended: [string | undefined, number][] = [];
+      const events: string[] = [];
+      let stop = () => {};
+      t.after(() => stop());
+      const done = new Promise<void>((resolve) => {
+        handlers = [
+          status(500),
+          status(503),
+          addedThenEnd(0),
+          addedThenEnd(BACKOFF_RESET_MS),
+          status(410),
+          addedThenEnd(BACKOFF_RESET_MS - 1),
+          (_req, res) => {
+            streaming(res);
+            res.write(line('MODIFIED', { n: 2 }));
+            // Held open: stop() must end it.
           },
-        },
-        { firstRetryMs: 1, maxRetryMs: 8, now: () => 0 },
-      );
-    });
-    assert.deepEqual(ended, [1, 2, 4, 8, 8, 8]);
-  });
+        ];
+        stop = followWatch(
+          client,
+          '/x',
+          {},
+          {
+            onEvent: (e) => {
+              events.push(e.type);
+              if (e.type === 'MODIFIED') resolve();
+            },
+            onMalformed: () => {},
+            onEnded: (reason, retryMs) => void ended.push([reason, retryMs]),
+          },
+          { firstRetryMs: 1, maxRetryMs: 8, now: () => clock },
+        );
+      });
+      await done;
+      stop();
+      await tick();
+      assert.deepEqual(events, ['ADDED', 'ADDED', 'ADDED', 'MODIFIED']);
+      assert.deepEqual(ended, [
+        ['HTTP 500: no 500', 1],
+        ['HTTP 503: no 503', 2],
+        [undefined, 4], // an event does not start the backoff over
+        [undefined, 1], // 2 min since the last wait began
+        ['HTTP 410: no 410', 2],
+        [undefined, 4], // a moment short of 2 min
+      ]);
+    },
+  );
+
+  it(
+    'a proxy that ends every watch at once, after the ADDED a watch begins with: the wait grows to its bound, the watch is not restarted every second',
+    { timeout: 60_000 },
+    async (t) => {
+      const ended: number[] = [];
+      let stopIt = () => {};
+      t.after(() => stopIt());
+      await new Promise<void>((resolve) => {
+        handlers = Array.from({ length: 6 }, () => (_req: IncomingMessage, res: ServerResponse) => {
+          streaming(res);
+          res.end(line('ADDED', { n: 1 }));
+        });
+        const stop = followWatch(
+          client,
+          '/x',
+          {},
+          {
+            onEvent: () => {},
+            onMalformed: () => {},
+            onEnded: (_reason, retryMs) => {
+              ended.push(retryMs);
+              if (ended.length === 6) {
+                stop();
+                resolve();
+              }
+            },
+          },
+          { firstRetryMs: 1, maxRetryMs: 8, now: () => 0 },
+        );
+        stopIt = stop;
+      });
+      assert.deepEqual(ended, [1, 2, 4, 8, 8, 8]);
+    },
+  );
 });

@@ -12,6 +12,7 @@ import { apiClient, type ApiClient } from '../../src/cluster/api-request.ts';
 import { directConnection } from '../../src/cluster/connection.ts';
 import { createInformer, type InformerOptions } from '../../src/cluster/informer.ts';
 import { listen } from './support/loopback.ts';
+import { waitFor } from '../harness/wait.ts';
 
 interface Thing {
   metadata: { name: string; namespace?: string; resourceVersion?: string; labels?: Record<string, string> };
@@ -27,13 +28,8 @@ const line = (type: string, object: unknown) => `${JSON.stringify({ type, object
 const streaming = (res: ServerResponse) =>
   res.writeHead(200, { 'content-type': 'application/json', 'transfer-encoding': 'chunked' });
 
-async function until(cond: () => boolean, what: string, ms = 5000): Promise<void> {
-  const end = Date.now() + ms;
-  while (!cond()) {
-    if (Date.now() > end) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((r) => setTimeout(r, 5));
-  }
-}
+/** The harness's waitFor with its minute's bound (5 s before: a loaded machine outlasts it). */
+const until = (cond: () => boolean, what: string) => waitFor(what, cond, { intervalMs: 5 });
 
 describe('informer: list and watch as client-go reflector does', () => {
   let server: Server;

@@ -1,6 +1,7 @@
 import assert from 'node:assert/strict';
 import { request as httpsRequest } from 'node:https';
 import { describe, it } from 'node:test';
+import { waitFor } from '../harness/wait.ts';
 import { logAdmission } from '../../src/observability/logger.ts';
 import { MUTATE, VALIDATE, captureLogs, fakeValidator, post, review, testServer } from '../webhook/fixtures.ts';
 import { CONTROLLER_RUNTIME_LATENCY_BUCKETS } from '../../src/observability/metrics.ts';
@@ -75,10 +76,6 @@ describe("controller-runtime's webhook series", () => {
     const url = await app.listen({ host: '127.0.0.1', port: 0 });
     const inFlight = async () =>
       (await seriesOf(metrics, 'controller_runtime_webhook_requests_in_flight'))[`webhook=${VALIDATE}`];
-    // Bounded waits for what the server notices over the network.
-    const until = async (done: () => Promise<boolean>) => {
-      for (let i = 0; i < 400 && !(await done()); i++) await new Promise((r) => setTimeout(r, 5));
-    };
     try {
       const req = httpsRequest(`${url}${VALIDATE}`, {
         method: 'POST',
@@ -87,10 +84,10 @@ describe("controller-runtime's webhook series", () => {
       });
       req.on('error', () => {});
       req.write('{"kind":');
-      await until(async () => (await inFlight()) === 1);
+      await waitFor('the request in flight', async () => (await inFlight()) === 1, { intervalMs: 5 });
       assert.equal(await inFlight(), 1);
       req.destroy();
-      await until(async () => (await inFlight()) === 0);
+      await waitFor('the request no longer in flight', async () => (await inFlight()) === 0, { intervalMs: 5 });
       assert.equal(await inFlight(), 0);
       assert.deepEqual(await seriesOf(metrics, 'controller_runtime_webhook_requests_total'), {
         [`webhook=${VALIDATE},code=200`]: 0,

@@ -68,7 +68,7 @@ describe('countingRequests', () => {
       await api.get('/apis/trainer.kubeflow.org/v1alpha1/namespaces/ns/trainjobs/a');
       await api.delete('/apis/jobset.x-k8s.io/v1alpha2/namespaces/ns/jobsets/a', { preconditions: { uid: 'u' } });
       await api.apply('/apis/jobset.x-k8s.io/v1alpha2/namespaces/ns/jobsets/a', {}, { fieldManager: 'm', force: true });
-      (await counting.stream('/api/v1/namespaces/ns/pods?watch=true', AbortSignal.timeout(5000))).resume();
+      (await counting.stream('/api/v1/namespaces/ns/pods?watch=true', AbortSignal.timeout(60_000))).resume();
       await jsonApi(plain).get('/api/v1/pods');
       assert.deepEqual(seen, [
         { verb: 'get', resource: 'trainjobs' },

@@ -6,11 +6,12 @@
 // is up, so that an observer of failures (trainer-manager-source.ts) does not stay at "failing".
 import assert from 'node:assert/strict';
 import { createServer, type Server, type ServerResponse } from 'node:http';
-import { after, before, describe, it } from 'node:test';
+import { after, afterEach, before, beforeEach, describe, it } from 'node:test';
 import { apiClient } from '../../src/cluster/api-request.ts';
 import { directConnection } from '../../src/cluster/connection.ts';
 import { followByName } from '../../src/reconciler/follow-by-name.ts';
 import { listen } from '../cluster/support/loopback.ts';
+import { waitFor } from '../harness/wait.ts';
 
 const deployment = (rv: string, image: string) => ({
   metadata: { name: 'mgr', namespace: 'ns', resourceVersion: rv },
@@ -23,15 +24,26 @@ describe('followByName', () => {
   const lists: ((res: ServerResponse) => void)[] = [];
   const watches: ((res: ServerResponse) => void)[] = [];
   const selectors: string[] = [];
+  /** Each test follows a path of its own: a request a stopped follower had already sent cannot
+   * take the next test's scripted answers. */
+  let run = 0;
+  const path = () => `/apis/apps/v1/namespaces/ns${run}/deployments`;
+  /** Every follower started, stopped after its test whether it passed or not (one left running
+   * keeps the test file's process alive). */
+  const started: { stop(): Promise<void> }[] = [];
+  const hold = (res: ServerResponse) =>
+    res.writeHead(200, { 'content-type': 'application/json', 'transfer-encoding': 'chunked' }).flushHeaders();
 
   before(async () => {
     server = createServer((req, res) => {
       const u = new URL(req.url ?? '/', 'http://x');
+      // An earlier test's request: held open (never answered) until the server closes.
+      if (u.pathname !== path()) return hold(res);
       selectors.push(u.searchParams.get('fieldSelector') ?? '');
       const h = (u.searchParams.get('watch') === 'true' ? watches : lists).shift();
       if (h) h(res);
       // Held open, its headers sent at once (as the API server flushes a watch's).
-      else res.writeHead(200, { 'content-type': 'application/json', 'transfer-encoding': 'chunked' }).flushHeaders();
+      else hold(res);
     });
     url = `http://127.0.0.1:${await listen(server)}`;
   });
@@ -39,13 +51,22 @@ describe('followByName', () => {
     server.closeAllConnections();
     server.close();
   });
+  beforeEach(() => {
+    run += 1;
+    lists.length = 0;
+    watches.length = 0;
+    selectors.length = 0;
+  });
+  afterEach(async () => {
+    await Promise.all(started.splice(0).map((f) => f.stop()));
+  });
 
   /** A follower of ns/mgr whose callbacks are written down; an error as its status and whether it matches `says`. */
   const follow = (says: RegExp) => {
     const seen: string[] = [];
     const follower = followByName(
       apiClient(directConnection({ server: url, insecureSkipTlsVerify: false })),
-      { path: '/apis/apps/v1/namespaces/ns/deployments', name: 'mgr' },
+      { path: path(), name: 'mgr' },
       {
         onObject: (o) => seen.push(`object ${(o.metadata as { resourceVersion?: string }).resourceVersion}`),
         onDeleted: () => seen.push('deleted'),
@@ -54,6 +75,7 @@ describe('followByName', () => {
       },
       { initialMs: 5, maxMs: 10 },
     );
+    started.push(follower);
     return { seen, follower };
   };
 
@@ -77,7 +99,7 @@ describe('followByName', () => {
     });
     const { seen, follower } = follow(/forbidden/);
     await follower.start();
-    for (let i = 0; i < 400 && !seen.includes('deleted'); i++) await new Promise((r) => setTimeout(r, 10));
+    await waitFor('the deletion', () => seen.includes('deleted'), { intervalMs: 10 });
     await follower.stop();
     assert.deepEqual(seen, ['error 403 true', 'none', 'error 410 false', 'object 2', 'object 3', 'deleted']);
     assert.ok(selectors.every((s) => s === 'metadata.name=mgr'));
@@ -99,7 +121,7 @@ describe('followByName', () => {
     });
     const { seen, follower } = follow(/mid-stream/);
     await follower.start();
-    for (let i = 0; i < 300 && seen.length < 3; i++) await new Promise((r) => setTimeout(r, 10));
+    await waitFor('three callbacks', () => seen.length >= 3, { intervalMs: 10 });
     await follower.stop();
     assert.deepEqual(seen, ['object 7', 'error undefined true', 'object 7']);
     assert.equal(listed, 1, 'resumed by a watch from its resourceVersion, not a list');

@@ -56,7 +56,7 @@ describe('hintSatisfied / awaitPersisted', () => {
   it('waits until the change is stored', async () => {
     let reads = 0;
     const ok = await awaitPersisted(hint, async () => (++reads < 3 ? stored(hint.uid, 2) : stored(hint.uid, 3)), {
-      timeoutMs: 5_000,
+      timeoutMs: 60_000,
       intervalMs: 1,
     });
     assert.equal(ok, true);

@@ -10,24 +10,40 @@ import { directConnection } from '../../src/cluster/connection.ts';
 import { createLogger } from '../../src/observability/logger.ts';
 import { createLeaderElector, type LeaseObject } from '../../src/reconciler/lease.ts';
 import { listen } from '../cluster/support/loopback.ts';
+import { waitFor } from '../harness/wait.ts';
 
 describe('leader election: requests', () => {
   let server: Server;
   let url = '';
   let stored: LeaseObject | undefined;
   let rv = 1;
+  /** Each request as the server decided it ("PUT 200", "PUT 409", ...), in that order. */
   const seen: string[] = [];
+  /** Set by the test: the next PUT finds the Lease taken by "other" (written just before it). */
+  let takeOverAtNextPut = false;
 
   before(async () => {
     server = createServer((req, res) => {
-      seen.push(req.method ?? '');
-      const send = (code: number, body: unknown) =>
+      const send = (code: number, body: unknown) => {
+        seen.push(`${req.method} ${code}`);
         res.writeHead(code, { 'content-type': 'application/json' }).end(JSON.stringify(body));
+      };
       if (req.method === 'GET') return stored ? send(200, stored) : send(404, { code: 404 });
       let text = '';
       req.on('data', (c) => (text += c));
       req.on('end', () => {
         const body = JSON.parse(text) as LeaseObject;
+        if (req.method === 'PUT' && takeOverAtNextPut) {
+          // Another replica's write lands first (a new resourceVersion and renewTime), done here
+          // rather than from the test so that a renewal already on its way cannot slip past it;
+          // it holds the Lease for an hour, so that no wait of this test can outlast it.
+          takeOverAtNextPut = false;
+          stored = {
+            ...stored!,
+            metadata: { ...stored!.metadata, resourceVersion: String(++rv) },
+            spec: { ...stored!.spec, holderIdentity: 'other', leaseDurationSeconds: 3600, renewTime: 'now' },
+          };
+        }
         if (req.method === 'POST' && stored) return send(409, { code: 409 });
         if (req.method === 'PUT' && body.metadata.resourceVersion !== stored?.metadata.resourceVersion)
           return send(409, { code: 409, message: 'the object has been modified' });
@@ -42,15 +58,17 @@ describe('leader election: requests', () => {
     server.close();
   });
 
-  it('renews with PUTs alone; a conflict makes it read, and it waits for another holder', async () => {
+  it('renews with PUTs alone; a conflict makes it read, and it waits for another holder', async (t) => {
     const elector = createLeaderElector(
       apiClient(directConnection({ server: url, insecureSkipTlsVerify: false })),
       {
         namespace: 'ns',
         name: 'l',
         identity: 'me',
-        leaseDurationMs: 3000,
-        renewDeadlineMs: 2000,
+        // Long enough that a loaded machine's pauses neither lose the Lease (a second
+        // onStartedLeading) nor time a request out; the retry period is what the test waits on.
+        leaseDurationMs: 120_000,
+        renewDeadlineMs: 60_000,
         retryPeriodMs: 100,
         annotations: {},
       },
@@ -58,27 +76,28 @@ describe('leader election: requests', () => {
     );
     let started = 0;
     elector.run({ onStartedLeading: () => started++, onStoppedLeading: () => {} });
-    const until = async (cond: () => boolean) => {
-      for (let i = 0; i < 200 && !cond(); i++) await new Promise((r) => setTimeout(r, 10));
-      assert.ok(cond());
-    };
-    await until(() => seen.filter((m) => m === 'PUT').length >= 4);
+    // Stopped whether the test passes or not: its retry timer would keep the file's process alive.
+    t.after(() => elector.stop());
+    const count = (from: number, entry: string) => seen.slice(from).filter((s) => s === entry).length;
+    await waitFor('four renewals', () => count(0, 'PUT 200') >= 4, { intervalMs: 10 });
     assert.equal(started, 1);
-    assert.deepEqual(seen.slice(0, 2), ['GET', 'POST']);
-    assert.deepEqual(new Set(seen.slice(2)), new Set(['PUT']), `renewals: ${seen.slice(2).join(' ')}`);
-    // Someone else takes the Lease (a new resourceVersion): the next renewal conflicts, then a read.
-    stored = {
-      ...stored!,
-      metadata: { ...stored!.metadata, resourceVersion: String(++rv) },
-      spec: { ...stored!.spec, holderIdentity: 'other' },
-    };
-    seen.length = 0;
-    await until(() => seen.includes('GET'));
-    assert.equal(seen[0], 'PUT');
-    assert.equal(seen[1], 'GET');
-    await new Promise((r) => setTimeout(r, 300));
+    assert.deepEqual(seen.slice(0, 2), ['GET 404', 'POST 201']);
+    assert.deepEqual(new Set(seen.slice(2)), new Set(['PUT 200']), `renewals: ${seen.slice(2).join(' ')}`);
+    // Someone else takes the Lease: the next renewal conflicts, then the elector reads it, and
+    // reads it again each retry period without writing (three reads: three chances to overwrite it).
+    takeOverAtNextPut = true;
+    await waitFor('the conflicting renewal', () => seen.includes('PUT 409'), { intervalMs: 10 });
+    const conflict = seen.indexOf('PUT 409');
+    const wrote = () => seen.slice(conflict + 1).some((s) => !s.startsWith('GET'));
+    await waitFor('three reads after the conflict (or a write)', () => count(conflict, 'GET 200') >= 3 || wrote(), {
+      intervalMs: 10,
+    });
+    assert.deepEqual(
+      seen.slice(conflict + 1),
+      seen.slice(conflict + 1).map(() => 'GET 200'),
+      'only reads after the conflict',
+    );
     assert.equal(stored!.spec?.holderIdentity, 'other', 'the other holder is waited for, not overwritten');
-    assert.deepEqual(new Set(seen.slice(1)), new Set(['GET']));
-    await elector.stop();
+    assert.equal(started, 1);
   });
 });

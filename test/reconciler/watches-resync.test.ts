@@ -51,7 +51,7 @@ describe('watches: the resync is its own source', () => {
     });
     await watches.start();
     try {
-      await waitFor('two resyncs', () => seen.filter((s) => s === 'ns/a resync').length >= 2, { timeoutMs: 5000 });
+      await waitFor('two resyncs', () => seen.filter((s) => s === 'ns/a resync').length >= 2, { intervalMs: 10 });
       assert.equal(seen[0], 'ns/a trainjob');
       assert.deepEqual(new Set(seen), new Set(['ns/a trainjob', 'ns/a resync']));
     } finally {

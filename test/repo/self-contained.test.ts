@@ -13,7 +13,7 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { describe, it } from 'node:test';
 import { fileURLToPath } from 'node:url';
-import { freePort, httpGet, waitFor } from '../harness/wait.ts';
+import { freePorts, httpGet, waitFor } from '../harness/wait.ts';
 
 const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../..');
 const self = path.relative(root, fileURLToPath(import.meta.url));
@@ -142,7 +142,8 @@ describe('the repository stands alone', () => {
 
   it('serve starts on its embedded defaults with reads confined to the clone and its certificate folder', async () => {
     const cwd = await mkdtemp(path.join(tmpdir(), 'tjw-confined-'));
-    const [port, opsPort] = [await freePort(), await freePort()];
+    // Two ports chosen together: two calls of freePort may be handed the same one.
+    const [port, opsPort] = await freePorts(2);
     const child = spawn(
       process.execPath,
       [
@@ -164,19 +165,28 @@ describe('the repository stands alone', () => {
     let log = '';
     child.stdout.on('data', (c) => (log += c));
     child.stderr.on('data', (c) => (log += c));
+    // Listened for from the start: awaiting 'close' only in `finally` hung the test when serve
+    // had already exited (the event had passed).
+    const closed = new Promise((r) => child.once('close', r));
     try {
-      await waitFor(
+      // An exit ends the wait at once (it polled on to its timeout before); two minutes for a
+      // start on a loaded machine.
+      const state = await waitFor(
         'confined serve ready',
-        async () => child.exitCode === null && (await httpGet(`http://127.0.0.1:${opsPort}/readyz`)).status === 200,
-        { timeoutMs: 30_000 },
+        async () =>
+          child.exitCode !== null
+            ? `exited with ${child.exitCode}`
+            : (await httpGet(`http://127.0.0.1:${opsPort}/readyz`)).status === 200 && 'ready',
+        { timeoutMs: 120_000 },
       );
+      assert.equal(state, 'ready');
       assert.match(log, /embedded Trainer v2\.3\.0 TrainJob CRD/);
       assert.doesNotMatch(log, /ERR_ACCESS_DENIED/);
     } catch (err) {
       throw new Error(`${(err as Error).message}\n${log}`, { cause: err });
     } finally {
       child.kill('SIGTERM');
-      await new Promise((r) => child.once('close', r));
+      await closed;
       await rm(cwd, { recursive: true, force: true });
     }
   });

@@ -4,6 +4,7 @@
 // the bound it grows with their number: 708 MiB for 16, 1,053 MiB for 32; with it ~430 MiB for
 // either, bench/PROFILE.md).
 import { describe, it } from 'node:test';
+import { waitFor } from '../harness/wait.ts';
 import assert from 'node:assert/strict';
 import { spawn } from 'node:child_process';
 import { request } from 'node:https';
@@ -116,8 +117,7 @@ describe('bodies in flight', () => {
       assert.ok(budget.peak <= budget.capacity, `peak ${budget.peak} over ${budget.capacity}`);
       assert.ok(budget.peak >= Buffer.byteLength(body), 'the large bodies went through the budget');
       // Given back on each response's 'close', which may come a moment after the client read it.
-      for (let i = 0; i < 100 && budget.used !== 0; i++) await new Promise((r) => setTimeout(r, 10));
-      assert.equal(budget.used, 0);
+      await waitFor('the budget given back', () => budget.used === 0, { intervalMs: 10 });
     } finally {
       await app.close();
     }

@@ -33,7 +33,8 @@ async function receiver(
   return { url, bodies, raws };
 }
 
-async function setup(url: URL, timeoutMs = 2000) {
+// A hint's timeout far longer than a loaded machine's pauses, where the test expects an answer.
+async function setup(url: URL, timeoutMs = 30_000) {
   const { logger, lines } = captureLogs();
   const metrics = createMetrics();
   const handoff = createHandoffSender({ url, timeoutMs, logger, metrics });
@@ -128,7 +129,7 @@ describe('hand-off sender', () => {
   it('writes generations beyond 2^53 exactly', async () => {
     const r = await receiver((_q, res) => res.end());
     const { logger } = captureLogs();
-    const sender = createHandoffSender({ url: r.url, timeoutMs: 2000, logger, metrics: createMetrics() });
+    const sender = createHandoffSender({ url: r.url, timeoutMs: 30_000, logger, metrics: createMetrics() });
     sender.send({ namespace: 'n', name: 'j', uid: 'u', generation: 2n ** 60n });
     await sender.idle();
     assert.equal(r.raws[0], '{"namespace":"n","name":"j","uid":"u","generation":1152921504606846976}');

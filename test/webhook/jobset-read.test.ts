@@ -23,6 +23,7 @@ import { kubeConfigConnection } from '../../src/cluster/kubeconfig-connection.ts
 import { generateSelfSigned } from '../../src/certs/selfsigned.ts';
 import { jobSetPodsWarnings } from '../../src/rules/jobset-pods.ts';
 import { forwardingProxy, listen } from '../cluster/support/loopback.ts';
+import { waitFor } from '../harness/wait.ts';
 
 type Handler = (req: IncomingMessage, res: ServerResponse) => void;
 
@@ -240,7 +241,7 @@ describe('the Jobs read: hostile and broken answers', () => {
     const read = await jobSetReader(kc, { timeoutMs: 100 })('ns', 'slow');
     assert.deepEqual(read, { kind: 'failed', error: 'reading its Jobs timed out after 100 ms' });
     // Closing is asynchronous: the server sees the reader hang up shortly after.
-    while (open.size > 0) await new Promise((r) => setTimeout(r, 5));
+    await waitFor('the connection closed', () => open.size === 0, { intervalMs: 5 });
   });
 
   it('a connection closed mid-body', async () => {

@@ -10,7 +10,10 @@ import { gatedValidator, listening } from './listening.ts';
 
 describe('shutdown drain', () => {
   it('a request written on an idle keep-alive connection as the shutdown starts is answered, with Connection: close', async () => {
-    const { app, port } = await listening();
+    // An idle grace far longer than a pause of a loaded machine: with 200 ms, a stall between
+    // close() and reading the request let the grace timer end the connection first (timers run
+    // before I/O in an event-loop turn), and the request was never answered.
+    const { app, port } = await listening({ idleGraceMs: 30_000, lingerMs: 200 });
     const client = new RawClient(port);
     await client.ready();
     client.send(review('CREATE', { uid: 'first' }));
