@@ -1,7 +1,8 @@
 // The reconciler sidecar at cluster scale (issue 18): N suspended TrainJobs (default 10,000) whose
 // JobSets have Trainer's real shape, in the KWOK world beside the real Trainer v2.3.0 and JobSet
 // v0.12.0 managers (test/reconciler/support/world.ts), companion mode, the project's RBAC. The
-// sidecar, `trainjob-webhook reconcile`, is driven as a black box: its flags, its metrics endpoint,
+// sidecar, `trainjob-webhook reconcile` with the NODE_OPTIONS of the shipped reconciler container,
+// is driven as a black box: its flags, its metrics endpoint,
 // its log, its memory from /proc. It reports:
 //
 // - the sidecar's peak RSS (VmHWM) over the run, and its idle RSS: leading, queue empty, BENCH_IDLE_S
@@ -32,9 +33,10 @@ import { writeFile } from 'node:fs/promises';
 import { cpus, loadavg, totalmem } from 'node:os';
 import path from 'node:path';
 import { Watch } from '@kubernetes/client-node';
-import { parse, stringify } from 'yaml';
+import { parse, parseAllDocuments, stringify } from 'yaml';
 import {
   controlPlaneAvailability,
+  projectRoot,
   upstreamControllersAvailability,
   upstreamDir,
   waitFor,
@@ -45,6 +47,18 @@ import { mib, ms, ratio, table } from './lib/markdown.ts';
 import { processMemory } from './lib/proc.ts';
 import { byLabel, deltaOf, logTail, samplesOf, sumOf, type LogRecord } from './lib/sidecar-probe.ts';
 import { median } from './lib/stats.ts';
+
+/** The NODE_OPTIONS the default layout's reconciler container sets (its Deployment's env). */
+function reconcilerNodeOptions(): string {
+  const file = path.join(projectRoot, 'manifests/components/separate-reconciler/reconciler.yaml');
+  const docs = parseAllDocuments(readFileSync(file, 'utf8')).map((d) => d.toJS() as Record<string, any>);
+  const container = docs
+    .find((d) => d.kind === 'Deployment')
+    ?.spec?.template?.spec?.containers?.find((c: { name: string }) => c.name === 'reconciler');
+  const value = container?.env?.find((e: { name: string }) => e.name === 'NODE_OPTIONS')?.value;
+  if (typeof value !== 'string') throw new Error(`${file}: the reconciler container sets no NODE_OPTIONS`);
+  return value;
+}
 
 function intEnv(name: string, fallback: number, min = 1): number {
   const raw = process.env[name];
@@ -347,6 +361,8 @@ async function startBench(): Promise<Bench> {
     leaseNamespace: RECONCILER_SA.namespace,
     handoffPort: w.handoffPort,
     root: knobs.sidecarRoot,
+    // As the shipped reconciler container runs (manifests/components/separate-reconciler).
+    env: { NODE_OPTIONS: reconcilerNodeOptions() },
   });
   const scrape = async () => (await fetch(`http://127.0.0.1:${sidecar.opsPort}/metrics`)).text();
   await waitFor(
