@@ -4,6 +4,7 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { buildJobSet } from '../../src/rebuild/trainer-jobset/jobset.ts';
+import { deepFreeze } from '../../src/cluster/stored-object.ts';
 import { strategicMerge } from '../../src/rebuild/trainer-jobset/strategic-merge.ts';
 import { mergeResources } from '../../src/rebuild/trainer-jobset/resources.ts';
 import { numProcPerNode, upsertPort, wholeCpus } from '../../src/rebuild/trainer-jobset/torch.ts';
@@ -414,4 +415,47 @@ describe('strategicMerge', () => {
     });
     assert.deepEqual(original.containers[0].env.length, 1, 'the original is not modified');
   });
+});
+
+describe('buildJobSet from a frozen TrainJob (the reconciler caches objects frozen)', () => {
+  const ANCESTOR = { 'trainer.kubeflow.org/trainjob-ancestor-step': 'trainer' };
+  const patched = (replicatedJob: Record<string, unknown>) =>
+    torch1(2, (t) => {
+      (t.spec as Record<string, unknown>).runtimePatches = [
+        { manager: 'm', trainingRuntimeSpec: { template: { spec: { replicatedJobs: [replicatedJob] } } } },
+      ];
+      t.spec!.trainer = { ...t.spec!.trainer, resourcesPerNode: { limits: { cpu: '2' } } };
+    });
+  for (const [what, replicatedJob] of [
+    [
+      "a `$patch: replace` of the trainer's job template",
+      {
+        name: 'node',
+        template: {
+          $patch: 'replace',
+          metadata: { labels: ANCESTOR },
+          spec: { template: { spec: { containers: [{ name: 'node', image: 'x' }] } } },
+        },
+      },
+    ],
+    [
+      'a whole replicated job added, labelled the trainer',
+      {
+        name: 'extra',
+        template: {
+          metadata: { labels: ANCESTOR },
+          spec: { template: { spec: { containers: [{ name: 'node', image: 'x' }] } } },
+        },
+      },
+    ],
+  ] as const) {
+    it(`${what}: built as from the same TrainJob unfrozen, which is left as it was`, () => {
+      const live = patched(replicatedJob);
+      const frozen = deepFreeze(structuredClone(live));
+      const fromFrozen = buildJobSet(frozen, upstreamRuntime('torch'));
+      assert.deepEqual(fromFrozen, buildJobSet(structuredClone(live), upstreamRuntime('torch')));
+      assert.equal(fromFrozen.ok, true, fromFrozen.ok ? '' : fromFrozen.reason);
+      assert.deepEqual(frozen, live);
+    });
+  }
 });

@@ -112,7 +112,10 @@ export function buildJobSet(trainJob: TrainJob, runtime: Runtime): BuildResult {
     };
   }
   const template = structuredClone(runtime.spec.template ?? {});
-  const merged = mergeRuntimePatches(trainJob, template.spec ?? {}, template.metadata ?? {});
+  // A copy of its own: a patch value (a `$patch: replace` template, a whole replicated job) comes
+  // out of the TrainJob as it is, and the TrainJob may be the reconciler's frozen cached object,
+  // which the steps below would write into.
+  const merged = structuredClone(mergeRuntimePatches(trainJob, template.spec ?? {}, template.metadata ?? {}));
   const patchedBadly = malformedJobSetSpec(
     merged.spec,
     `the JobSet template of ${ref} with the runtimePatches of ${labelOf('TrainJob', trainJob)}`,
