@@ -14,42 +14,59 @@ import { isDeepStrictEqual } from 'node:util';
 /** Entries per generation. */
 const MAX_STRINGS = 8192;
 const MAX_SUBTREES = 8192;
+/**
+ * Canonical text per generation of subtrees: 8192 subtrees of up to MAX_KEY characters that do not
+ * repeat (standalone mode's whole TrainJobs with long args) would otherwise stay ~25 MiB after
+ * their objects are gone; with this bound the two generations hold a few MiB at most.
+ */
+const MAX_SUBTREE_TEXT = 1024 * 1024;
 /** Longer strings and subtrees rarely repeat (messages, digests, whole pod templates): kept as they are. */
 const MAX_STRING = 128;
 const MAX_KEY = 2048;
 
-class Generations<V> {
+export class Generations<V> {
   readonly #max: number;
+  readonly #maxWeight: number;
   #young = new Map<string, V>();
+  #youngWeight = 0;
   #old = new Map<string, V>();
 
-  constructor(max: number) {
+  /** At most `max` entries and `maxWeight` of weight (each entry's as given to get) per generation. */
+  constructor(max: number, maxWeight = Infinity) {
     this.#max = max;
+    this.#maxWeight = maxWeight;
+  }
+
+  /** Entries held, both generations. */
+  get size(): number {
+    return this.#young.size + this.#old.size;
   }
 
   /** The value known for `key` (when `same` as `value`), else `value`, now known. */
-  get(key: string, value: V, same: (a: V, b: V) => boolean = (a, b) => a === b): V {
+  get(key: string, value: V, same: (a: V, b: V) => boolean = (a, b) => a === b, weight = 1): V {
     const known = this.#young.get(key) ?? this.#old.get(key);
     if (known !== undefined && (known === value || same(known, value))) {
-      this.#remember(key, known);
+      this.#remember(key, known, weight);
       return known;
     }
-    this.#remember(key, value);
+    this.#remember(key, value, weight);
     return value;
   }
 
-  #remember(key: string, value: V) {
+  #remember(key: string, value: V, weight: number) {
     if (this.#young.get(key) === value) return;
-    if (this.#young.size >= this.#max) {
+    if (this.#young.size >= this.#max || this.#youngWeight + weight > this.#maxWeight) {
       this.#old = this.#young;
       this.#young = new Map();
+      this.#youngWeight = 0;
     }
     this.#young.set(key, value);
+    this.#youngWeight += weight;
   }
 }
 
 const strings = new Generations<string>(MAX_STRINGS);
-const subtrees = new Generations<object>(MAX_SUBTREES);
+const subtrees = new Generations<object>(MAX_SUBTREES, MAX_SUBTREE_TEXT);
 
 type Consed = { value: unknown; key: string | undefined };
 
@@ -87,7 +104,7 @@ function shared(parts: Consed[], text: (keys: string[]) => string, build: (value
   for (const p of parts) size += p.key === undefined ? Infinity : p.key.length + 1;
   if (size > MAX_KEY) return { value, key: undefined };
   const key = text(parts.map((p) => p.key!));
-  return { value: subtrees.get(hashOf(key), Object.freeze(value), isDeepStrictEqual), key };
+  return { value: subtrees.get(hashOf(key), Object.freeze(value), isDeepStrictEqual, key.length), key };
 }
 
 /** Two 32-bit FNV-1a hashes of a text and its length: a short table key (a collision is only a miss). */

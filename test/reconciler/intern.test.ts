@@ -2,7 +2,7 @@
 // are one frozen value, a stored object's top level is always its own, and nothing read changes.
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import { intern } from '../../src/reconciler/intern.ts';
+import { Generations, intern } from '../../src/reconciler/intern.ts';
 
 const jobSet = (name: string) => ({
   metadata: { name, namespace: 'bench', uid: `uid-${name}` },
@@ -66,5 +66,37 @@ describe('intern: one copy of what repeats', () => {
       assert.deepEqual(intern(o), o);
     }
     assert.equal(intern({ s: { suspend: true } }).s, intern({ s: { suspend: true } }).s);
+  });
+});
+
+describe('the intern tables (Generations): bounded, and a collision is a miss', () => {
+  const equal = (a: { v: number }, b: { v: number }) => a.v === b.v;
+  it('an equal value under the same key is the known one; an unequal one under it (a hash collision) is its own', () => {
+    const g = new Generations<{ v: number }>(10);
+    const first = { v: 1 };
+    assert.equal(g.get('k', first, equal), first);
+    assert.equal(g.get('k', { v: 1 }, equal), first);
+    const other = { v: 2 };
+    assert.equal(g.get('k', other, equal), other, 'a collision: not the known value');
+  });
+  it('the older generation is dropped when the newer fills, by entries', () => {
+    const g = new Generations<string>(2);
+    for (const k of ['a', 'b', 'c', 'd', 'e']) g.get(k, k);
+    assert.equal(g.size, 3, 'the newer generation (e) and the older one (c, d)');
+  });
+  it('and by weight: a generation holds at most its weight', () => {
+    const g = new Generations<string>(1000, 10);
+    for (let i = 0; i < 20; i++) g.get(`k${i}`, `v${i}`, undefined, 4);
+    // Two entries of weight 4 fit in 10: the two generations hold at most four.
+    assert.ok(g.size <= 4, `held ${g.size}`);
+    const first = 'x';
+    const h = new Generations<string>(1000, 10);
+    h.get('x', first, undefined, 4);
+    for (let i = 0; i < 4; i++) h.get(`y${i}`, `y${i}`, undefined, 4);
+    assert.notEqual(
+      h.get('x', 'x2', () => true, 4),
+      first,
+      'x rotated out: a miss',
+    );
   });
 });
