@@ -4,11 +4,15 @@ import { ANCESTOR_LABEL, ANCESTOR_TRAINER, NODE, PET } from '../api/names.ts';
 import { intOf, runtimeLabel, type ReplicatedJob, type Runtime, type TrainJob } from '../api/objects.ts';
 import { malformedRuntime, malformedTrainJob } from './wellformed.ts';
 
-/** Trainer v2.3.0's JAX plugin: the number of JAX processes, one per node. */
-const JAX_NUM_PROCESSES = 'JAX_NUM_PROCESSES';
+/**
+ * The env var of the `node` container each policy writes the node count into (torch: PET_NNODES;
+ * Trainer v2.3.0's JAX plugin: JAX_NUM_PROCESSES, one process per node). The only source of
+ * NodeShape.env names, so the cache's kept env list (NODE_COUNT_ENV) cannot miss one.
+ */
+const COUNT_ENV = { torch: PET.nnodes, jax: 'JAX_NUM_PROCESSES' } as const;
 
 /** The env vars of a JobSet's containers the staleness check compares (NodeShape.env): all it reads of them. */
-export const NODE_COUNT_ENV: readonly string[] = [PET.nnodes, JAX_NUM_PROCESSES];
+export const NODE_COUNT_ENV: readonly string[] = Object.values(COUNT_ENV);
 
 export type MlPolicy =
   | { kind: 'torch' }
@@ -64,7 +68,7 @@ export interface NodeShape {
   /** parallelism = completions = count. */
   count: number;
   /** Torch: PET_NNODES on the `node` container, compared when present (torchtune's entrypoint has none). */
-  env?: { container: string; name: string; value: string };
+  env?: { container: string; name: (typeof COUNT_ENV)[keyof typeof COUNT_ENV]; value: string };
 }
 
 export type ShapeResult = { known: true; shape: NodeShape } | { known: false; reason: string };
@@ -91,7 +95,7 @@ export function expectedNodeShape(trainJob: TrainJob, runtime: Runtime): ShapeRe
           numNodes,
           replicatedJob: trainer,
           count: numNodes,
-          env: { container: NODE, name: PET.nnodes, value: String(numNodes) },
+          env: { container: NODE, name: COUNT_ENV.torch, value: String(numNodes) },
         },
       };
     case 'jax':
@@ -102,7 +106,7 @@ export function expectedNodeShape(trainJob: TrainJob, runtime: Runtime): ShapeRe
           numNodes,
           replicatedJob: trainer,
           count: numNodes,
-          env: { container: NODE, name: JAX_NUM_PROCESSES, value: String(numNodes) },
+          env: { container: NODE, name: COUNT_ENV.jax, value: String(numNodes) },
         },
       };
     // XGBoost's DMLC_NUM_WORKER is numNodes times the GPUs per node: the count alone tells a stale JobSet.
