@@ -5,7 +5,9 @@
 // memory, and the heap retained after a full gc, for three shapes in one run:
 //
 // - whole: the objects as parsed (no transform), the baseline;
-// - base: the cache shape of BENCH_BASE_REF (default main), its src/ extracted from git;
+// - base: the cache shape of BENCH_BASE_REF, its src/ extracted from git. Default ad1b5c6, the
+//   commit before the cache-shape change (7e7f6f7, merged in 4b11cb2): since that merge `main`
+//   would compare this shape with itself, so a base whose src/ is HEAD's tree is refused;
 // - this: this checkout's cache shape (companion mode), with and without interning.
 //
 // Per shape: the caches alone, then the watch-event gate's per-key notes (decision-inputs.ts,
@@ -29,7 +31,7 @@
 //
 //   npm run bench:cache                      (node --expose-gc bench/cache-memory.bench.ts)
 //
-// Env: BENCH_TRAINJOBS (10000), BENCH_BASE_REF (main), BENCH_SHAPES (whole,base,plain,this: which,
+// Env: BENCH_TRAINJOBS (10000), BENCH_BASE_REF (ad1b5c6), BENCH_SHAPES (whole,base,plain,this: which,
 // in order), BENCH_HEAPSNAPSHOT=DIR (a heap snapshot of each shape, stored, for Chrome DevTools),
 // BENCH_OUT=FILE (the report, markdown).
 import { execFileSync } from 'node:child_process';
@@ -60,7 +62,8 @@ function intEnv(name: string, fallback: number): number {
 
 const knobs = {
   trainJobs: intEnv('BENCH_TRAINJOBS', 10_000),
-  baseRef: process.env.BENCH_BASE_REF || 'main',
+  /** The commit before the cache-shape change (see the header). */
+  baseRef: process.env.BENCH_BASE_REF || 'ad1b5c6',
   snapshots: process.env.BENCH_HEAPSNAPSHOT || undefined,
   /** Which shapes, in order (one alone pays the fixed costs the others share: code, hidden classes). */
   shapes: (process.env.BENCH_SHAPES || 'whole,base,plain,this').split(','),
@@ -369,7 +372,12 @@ function heapNow(): number {
 
 /** Base's cache-shape.ts, from its src/ extracted out of git (BENCH_BASE_REF). */
 async function baseShape(ref: string): Promise<{ shape: CacheShape; Memo: new () => Memo; commit: string }> {
-  const commit = execFileSync('git', ['rev-parse', '--short', ref], { cwd: root, encoding: 'utf8' }).trim();
+  const git = (...args: string[]) => execFileSync('git', args, { cwd: root, encoding: 'utf8' }).trim();
+  const commit = git('rev-parse', '--short', `${ref}^{commit}`);
+  if (git('rev-parse', `${commit}:src`) === git('rev-parse', 'HEAD:src'))
+    throw new Error(
+      `BENCH_BASE_REF=${ref} (${commit}) has the same src/ as HEAD: "base" would measure this shape against itself; pick a commit before the change (default ad1b5c6)`,
+    );
   const dir = path.join(root, 'bench/.cache', `base-${commit}`);
   if (!existsSync(path.join(dir, 'src'))) {
     mkdirSync(dir, { recursive: true });
