@@ -30,8 +30,13 @@ export class RuntimeMemo {
     return hit && uid && hit.uid === uid ? hit.shared.read : undefined;
   }
 
-  /** Remembers a read from a snapshot; any other read forgets the key. */
+  /**
+   * Remembers a read from a snapshot; any other read forgets the key. The read get() just gave
+   * (the reconcile sets what it used) is already held: kept as it is, not serialized again.
+   */
   set(key: string, uid: string | undefined, read: RuntimeRead): void {
+    const hit = this.#byKey.get(key);
+    if (hit && uid && hit.uid === uid && hit.shared.read === read) return;
     this.forget(key);
     if (!read.found || !read.snapshot || !uid) return;
     const text = JSON.stringify(read.runtime);

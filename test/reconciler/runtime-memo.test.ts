@@ -55,6 +55,30 @@ describe('RuntimeMemo', () => {
     assert.equal(memo.size, 0);
   });
 
+  it('the read the memo gave, set again (each reconcile does), is kept as it is: the same object, counted once', () => {
+    const memo = new RuntimeMemo();
+    memo.set('ns/a', 'uid-a', read());
+    const held = memo.get('ns/a', 'uid-a');
+    assert.ok(held);
+    memo.set('ns/a', 'uid-a', held);
+    assert.equal(memo.get('ns/a', 'uid-a'), held);
+    assert.equal(memo.size, 1);
+    assert.equal(memo.distinct, 1);
+    memo.forget('ns/a');
+    assert.equal(memo.distinct, 0);
+  });
+
+  it('that read set for another uid (the TrainJob re-created) is remembered for the new uid only', () => {
+    const memo = new RuntimeMemo();
+    memo.set('ns/a', 'uid-a', read());
+    const held = memo.get('ns/a', 'uid-a');
+    assert.ok(held);
+    memo.set('ns/a', 'uid-b', held);
+    assert.equal(memo.get('ns/a', 'uid-a'), undefined);
+    assert.deepEqual(memo.get('ns/a', 'uid-b'), held);
+    assert.equal(memo.distinct, 1);
+  });
+
   it('a key set again with the same snapshot is counted once', () => {
     const memo = new RuntimeMemo();
     memo.set('ns/a', 'uid-a', read());
