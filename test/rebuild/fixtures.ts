@@ -84,6 +84,18 @@ export function pvc(name: string, meta: Partial<PersistentVolumeClaim['metadata'
   return { metadata: { name, namespace: 'ns', uid: `pvc-uid-${name}`, resourceVersion: '7', ...meta } };
 }
 
+/** The controller reference Trainer puts on what it builds for a TrainJob (its JobSet, its PodGroup). */
+export function trainJobOwner(tj: TrainJob, blockOwnerDeletion?: true) {
+  return {
+    apiVersion: 'trainer.kubeflow.org/v1alpha1',
+    kind: 'TrainJob',
+    name: tj.metadata.name ?? '',
+    uid: tj.metadata.uid ?? '',
+    controller: true,
+    ...(blockOwnerDeletion ? { blockOwnerDeletion } : {}),
+  };
+}
+
 export function jobSetOwner(js: JobSet) {
   return {
     apiVersion: 'jobset.x-k8s.io/v1alpha2',

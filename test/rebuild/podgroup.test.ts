@@ -17,7 +17,7 @@ import {
   type PodGroup,
 } from '../../src/rebuild/podgroup.ts';
 import { encodeReport } from '../../src/rebuild/report.ts';
-import { job, torch1, trainerJobSet, upstreamRuntime, withCount } from './fixtures.ts';
+import { job, torch1, trainerJobSet, trainJobOwner, upstreamRuntime, withCount } from './fixtures.ts';
 
 const gang = (policy: unknown, which: 'torch' | 'deepspeed' | 'torchtune' = 'torch'): Runtime => {
   const r = upstreamRuntime(which);
@@ -32,16 +32,7 @@ function podGroup(tj: TrainJob, minMember: number | undefined, over: Partial<Pod
       namespace: 'ns',
       uid: 'pg-uid',
       resourceVersion: '5',
-      ownerReferences: [
-        {
-          apiVersion: 'trainer.kubeflow.org/v1alpha1',
-          kind: 'TrainJob',
-          name: tj.metadata.name ?? '',
-          uid: tj.metadata.uid ?? '',
-          controller: true,
-          blockOwnerDeletion: true,
-        },
-      ],
+      ownerReferences: [trainJobOwner(tj, true)],
       ...over,
     },
     spec: minMember === undefined ? {} : { minMember },

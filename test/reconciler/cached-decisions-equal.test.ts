@@ -15,7 +15,15 @@ import type { Decision, Mode, Observation } from '../../src/rebuild/decision.ts'
 import { cacheShapeFor } from '../../src/reconciler/cache-shape.ts';
 import { digest, eventChangesDecision, jobsView } from '../../src/reconciler/decision-inputs.ts';
 import { caseRuntime, caseTrainJob } from '../rebuild/trainer-cases.ts';
-import { job, torch1, trainerJobSet, trainJob, upstreamRuntime, withCount } from '../rebuild/fixtures.ts';
+import {
+  job,
+  torch1,
+  trainerJobSet,
+  trainJob,
+  upstreamRuntime,
+  trainJobOwner,
+  withCount,
+} from '../rebuild/fixtures.ts';
 
 /** What no watch brings: the answers to decide()'s needs. */
 type Answers = Pick<
@@ -66,15 +74,7 @@ function ownedBy(js: JobSet, tj: TrainJob): JobSet {
     uid: 'jobset-uid',
     resourceVersion: '5',
     creationTimestamp: '2025-12-31T00:00:00Z',
-    ownerReferences: [
-      {
-        apiVersion: 'trainer.kubeflow.org/v1alpha1',
-        kind: 'TrainJob',
-        name: tj.metadata.name ?? '',
-        uid: tj.metadata.uid ?? '',
-        controller: true,
-      },
-    ],
+    ownerReferences: [trainJobOwner(tj)],
   };
   return js;
 }

@@ -12,7 +12,7 @@ import { parse } from 'yaml';
 import type { JobSet, Runtime, TrainJob } from '../../src/api/objects.ts';
 import { expectedNodeShape, KNOWN_POLICIES, mlPolicyOf, NODE_COUNT_ENV } from '../../src/rebuild/ml-policy.ts';
 import { jobSetForCache, READ_CONTAINER_ENV } from '../../src/reconciler/cache-shape.ts';
-import { trainJob } from '../rebuild/fixtures.ts';
+import { trainJob, trainJobOwner } from '../rebuild/fixtures.ts';
 
 const upstream = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../../upstream');
 const RUNTIME_DIRS = ['runtimes', 'trainer-main-8c0f5059/manifests/base/runtimes'];
@@ -45,15 +45,7 @@ function jobSetWithEnv(tj: TrainJob, env: { name: string; value: string }): JobS
     metadata: {
       name: tj.metadata.name,
       namespace: 'ns',
-      ownerReferences: [
-        {
-          apiVersion: 'x',
-          kind: 'TrainJob',
-          name: tj.metadata.name ?? '',
-          uid: tj.metadata.uid ?? '',
-          controller: true,
-        },
-      ],
+      ownerReferences: [trainJobOwner(tj)],
     },
     spec: {
       replicatedJobs: [
