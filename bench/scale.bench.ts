@@ -190,35 +190,55 @@ async function replayApiTime(b: Bench, name: string, writeMs: number): Promise<n
   return t1 - t0 + 2 * writeMs;
 }
 
-/** A watch of one JobSet by name: when each uid was added and deleted (performance.now, as seen here). */
+/**
+ * A watch of one JobSet by name: when each uid was added and deleted (performance.now, as seen here).
+ * A watch that ends (the API server's timeout, a dropped connection: client-node says so only through
+ * its done callback) is taken again at once, so a re-creation minutes later is still seen; the objects
+ * a new watch lists come as ADDED then, so a time after a restart is an upper bound (`restarts`).
+ */
 async function watchJobSet(b: Bench, name: string) {
   const added = new Map<string, number>();
   const deleted = new Map<string, number>();
-  const ctl = await new Watch(b.w.cp.kubeConfig).watch(
-    `/apis/${JOBSET.group}/${JOBSET.version}/namespaces/${NS}/jobsets`,
-    { fieldSelector: `metadata.name=${name}` },
-    (phase: string, obj: { metadata?: { uid?: string } }) => {
-      const uid = obj.metadata?.uid ?? '';
-      const at = performance.now();
-      if (phase === 'ADDED' && !added.has(uid)) added.set(uid, at);
-      if (phase === 'DELETED' && !deleted.has(uid)) deleted.set(uid, at);
-    },
-    () => undefined,
-  );
+  let stopped = false;
+  let restarts = 0;
+  let ctl: AbortController | undefined;
+  const open = async (): Promise<void> => {
+    ctl = await new Watch(b.w.cp.kubeConfig).watch(
+      `/apis/${JOBSET.group}/${JOBSET.version}/namespaces/${NS}/jobsets`,
+      { fieldSelector: `metadata.name=${name}` },
+      (phase: string, obj: { metadata?: { uid?: string } }) => {
+        const uid = obj.metadata?.uid ?? '';
+        const at = performance.now();
+        if (phase === 'ADDED' && !added.has(uid)) added.set(uid, at);
+        if (phase === 'DELETED' && !deleted.has(uid)) deleted.set(uid, at);
+      },
+      () => {
+        if (stopped) return;
+        restarts++;
+        setTimeout(() => void open().catch(() => setTimeout(() => void open(), 1000)), 100);
+      },
+    );
+  };
+  await open();
   return {
     /** Once the old uid is deleted and another added: both times. */
-    replaced: (oldUid: string) =>
-      waitFor(
+    replaced: async (oldUid: string) => {
+      const at = await waitFor(
         `JobSet ${name} re-created`,
         () => {
           const fresh = [...added].find(([uid]) => uid !== oldUid);
-          const gone = deleted.get(oldUid);
+          const gone = deleted.get(oldUid) ?? (fresh ? fresh[1] : undefined);
           return fresh && gone !== undefined ? { gone, created: fresh[1] } : undefined;
         },
         // Trainer's one TrainJob worker may still be working off the creation's events (10,000: minutes).
         { timeoutMs: 1_800_000, intervalMs: 10 },
-      ),
-    stop: () => ctl.abort(),
+      );
+      return { ...at, restarts };
+    },
+    stop: () => {
+      stopped = true;
+      ctl?.abort();
+    },
   };
 }
 
@@ -236,7 +256,9 @@ async function scaleOnce(b: Bench, name: string): Promise<ScaleRun> {
   const stored = performance.now();
   const storedWall = Date.now();
   if (!out.allowed) throw new Error(`the count change of ${name} was refused: ${JSON.stringify(out.refusal)}`);
-  const { gone, created } = await watch.replaced(old.metadata.uid ?? '').finally(watch.stop);
+  const { gone, created, restarts } = await watch.replaced(old.metadata.uid ?? '').finally(watch.stop);
+  if (restarts > 0)
+    progress(`${name}: the JobSet watch ended and was taken again ${restarts} time(s); its times are upper bounds`);
   const deleted = await waitFor(`${name}: the sidecar's delete in its log`, () => {
     const hit = b.log
       .next()
