@@ -9,7 +9,7 @@ import { CORE, resourcePath } from '../cluster/resource-path.ts';
 import type { Logger } from '../observability/logger.ts';
 import { JOBSET, JOBSET_NAME_LABEL, TRAINJOB, TRAINJOB_KIND } from '../api/names.ts';
 import { keyOf } from './keys.ts';
-import { cacheShapeFor, type CacheShape } from './cache-shape.ts';
+import type { CacheShape } from './cache-shape.ts';
 import { controllerOf, type Job, type JobSet, type ObjectMeta, type TrainJob } from '../api/objects.ts';
 
 /**
@@ -42,8 +42,11 @@ export interface WatchOptions {
   logger: Logger;
   /** Every TrainJob handed to onKey again this often, as 'resync' (the informer's resync; 0: never). */
   resyncMs?: number;
-  /** What is kept of each object (cache-shape.ts; default: companion mode's). */
-  shape?: CacheShape;
+  /**
+   * What is kept of each object (cache-shape.ts), the mode's: no default, as standalone mode's
+   * build reads the whole TrainJob that companion mode's shape strips.
+   */
+  shape: CacheShape;
 }
 
 /** The TrainJob a JobSet event concerns: its controller, when that is a TrainJob. */
@@ -68,7 +71,7 @@ const jobSetOfJob = (job: Job) => {
 };
 
 export function createWatches(client: ApiClient, opts: WatchOptions): Watches {
-  const shape = opts.shape ?? cacheShapeFor('companion');
+  const { shape } = opts;
   const informer = <T extends Stored>(
     name: Source,
     path: string,

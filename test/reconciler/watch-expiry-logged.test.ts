@@ -9,6 +9,7 @@ import { apiClient, type ApiClient } from '../../src/cluster/api-request.ts';
 import { directConnection } from '../../src/cluster/connection.ts';
 import { createLogger } from '../../src/observability/logger.ts';
 import { createWatches } from '../../src/reconciler/watches.ts';
+import { cacheShapeFor } from '../../src/reconciler/cache-shape.ts';
 import { waitFor } from '../harness/wait.ts';
 import { listen } from '../cluster/support/loopback.ts';
 
@@ -51,7 +52,12 @@ describe('watches: a 410 Gone is logged at info, other failures as warnings', ()
   it('the expiry at info, the 500 as a warning', async () => {
     const lines: { level: string; msg: string; watch?: string }[] = [];
     const logger = createLogger('info', { write: (line: string) => void lines.push(JSON.parse(line)) });
-    const watches = createWatches(client, { onKey: () => {}, logger, resyncMs: 0 });
+    const watches = createWatches(client, {
+      onKey: () => {},
+      logger,
+      resyncMs: 0,
+      shape: cacheShapeFor('companion'),
+    });
     await watches.start();
     try {
       await waitFor('the TrainJob watch taken a third time', () => trainJobWatches >= 3, { timeoutMs: 30_000 });

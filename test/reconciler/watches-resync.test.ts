@@ -9,6 +9,7 @@ import { apiClient, type ApiClient } from '../../src/cluster/api-request.ts';
 import { directConnection } from '../../src/cluster/connection.ts';
 import { createLogger } from '../../src/observability/logger.ts';
 import { createWatches } from '../../src/reconciler/watches.ts';
+import { cacheShapeFor } from '../../src/reconciler/cache-shape.ts';
 import { waitFor } from '../harness/wait.ts';
 import { listen } from '../cluster/support/loopback.ts';
 
@@ -48,6 +49,7 @@ describe('watches: the resync is its own source', () => {
       onKey: (key, source) => seen.push(`${key} ${source}`),
       logger: createLogger('silent'),
       resyncMs: 40,
+      shape: cacheShapeFor('companion'),
     });
     await watches.start();
     try {
