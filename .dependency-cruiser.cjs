@@ -1,6 +1,7 @@
 // dependency-cruiser: the layer map of src/, enforced. `npm run lint` runs
 //   depcruise src test bench hack bin --config .dependency-cruiser.cjs
-// A layer is a folder of src/ with its subfolders. LAYERS below says what each one is and which
+// A layer is a folder of src/ with its subfolders, except a subfolder that is a layer of its own
+// (scale/reads/ is, inside scale/). LAYERS below says what each one is and which
 // layers it may import besides itself; each becomes one forbidden rule (layer-<name>) refusing an
 // import of any other src/ module. src/cli.ts and src/embedded/ have rules of their own.
 // Every import counts: static, `import type` (TypeScript pre-compilation dependencies) and dynamic
@@ -12,7 +13,16 @@
 // (not-in-layer-map, not-to-unmapped) whichever way they are imported.
 
 /**
- * The rule for one layer: from `src/<name>/`, an import of a src/ module outside the layer
+ * The modules of layer `name`: `src/<name>/` and its subfolders, less those of a layer nested in it
+ * (`scale/reads` is not part of `scale`).
+ */
+function modulesOf(name) {
+  const nested = LAYERS.filter((l) => l.name.startsWith(`${name}/`)).map((l) => l.name.slice(name.length + 1));
+  return nested.length > 0 ? `^src/${name}/(?!(${nested.join('|')})/)` : `^src/${name}/`;
+}
+
+/**
+ * The rule for one layer: from its modules, an import of a src/ module outside the layer
  * itself and outside `mayImport` is an error.
  */
 function layer({ name, is, mayImport }) {
@@ -20,8 +30,8 @@ function layer({ name, is, mayImport }) {
     name: `layer-${name}`,
     comment: `src/${name}/: ${is} May import: ${mayImport.length > 0 ? mayImport.join(', ') : 'nothing of the project'}.`,
     severity: 'error',
-    from: { path: `^src/${name}/` },
-    to: { path: '^src/', pathNot: [`^src/${name}/`, ...mayImport.map((l) => `^src/${l}/`)] },
+    from: { path: modulesOf(name) },
+    to: { path: '^src/', pathNot: [modulesOf(name), ...mayImport.map(modulesOf)] },
   };
 }
 
@@ -44,7 +54,7 @@ const LAYERS = [
   },
   {
     name: 'api',
-    is: 'the TrainJob/JobSet object types and the names shared with upstream.',
+    is: 'the TrainJob/JobSet object types, their shape checks and the names shared with upstream.',
     mayImport: ['json'],
   },
   {
@@ -63,11 +73,18 @@ const LAYERS = [
     mayImport: ['cel', 'crd', 'field', 'json', 'io', 'api'],
   },
   {
+    name: 'scale',
+    is:
+      'the pure judgment of a numNodes change (no I/O): can a rebuild carry it out, the admission around ' +
+      'it, the finished rules, the ML-policy table. Both processes ask it; its reads are scale/reads/.',
+    mayImport: ['api', 'json'],
+  },
+  {
     name: 'rebuild',
     is:
-      'the pure judgment of a JobSet rebuild (no I/O): the reconciler acts on it, the webhook may consult it; ' +
+      'the pure decision of a JobSet rebuild (no I/O), which the reconciler acts on; ' +
       'rebuild/trainer-jobset/ builds the JobSet Trainer would build.',
-    mayImport: ['api', 'json', 'field'],
+    mayImport: ['scale', 'api', 'json', 'field'],
   },
   {
     name: 'handoff',
@@ -90,7 +107,7 @@ const LAYERS = [
     name: 'cluster',
     is:
       'a Kubernetes API client that knows no domain (kubeconfig, connections, requests, watches, ' +
-      'errors); never api, rules, rebuild, webhook or reconciler.',
+      'errors); never api, rules, scale, rebuild, webhook or reconciler.',
     mayImport: ['json', 'process'],
   },
   {
@@ -99,23 +116,43 @@ const LAYERS = [
     mayImport: ['cluster', 'observability', 'json', 'process'],
   },
   {
+    name: 'scale/reads',
+    is:
+      "the webhook's reads for a numNodes change (JobSet, its Jobs, runtime, the reconciler's Lease), " +
+      'the ScaleCheck of rules/contract.ts that judges them through scale/, and the warning about the pods.',
+    mayImport: ['scale', 'rules', 'api', 'cluster', 'observability', 'field', 'json'],
+  },
+  {
     name: 'webhook',
     is:
-      'the admission server: routes, envelope, defaulting, the Jobs read, the CRD follower, the ' +
-      'hand-off sender, its config and run. Never the reconciler. It decides through rules/ (which ' +
-      'reaches crd/ and cel/), and may consult rebuild/ for what a rebuild can carry out.',
-    mayImport: ['rules', 'rebuild', 'handoff', 'api', 'cluster', 'certs', 'observability', 'process', 'field', 'json'],
+      'the admission server: routes, envelope, defaulting, the CRD follower, the hand-off sender, its ' +
+      'config and run. Never the reconciler. It decides through rules/ (which reaches crd/ and cel/), ' +
+      'with scale/reads/ wired in to judge a numNodes change against the cluster.',
+    mayImport: [
+      'rules',
+      'scale/reads',
+      'handoff',
+      'api',
+      'cluster',
+      'certs',
+      'observability',
+      'process',
+      'field',
+      'json',
+    ],
   },
   {
     name: 'reconciler',
     is: 'the reconciler: watches, queue, lease, the hand-off server, applying rebuilds. Never the webhook.',
-    mayImport: ['rebuild', 'handoff', 'api', 'cluster', 'observability', 'process', 'json', 'field'],
+    mayImport: ['rebuild', 'scale', 'handoff', 'api', 'cluster', 'observability', 'process', 'json', 'field'],
   },
   {
     name: 'commands',
     is: 'the CLI commands (serve, review, rules, reconcile), each wiring the layers below.',
     mayImport: [
       'webhook',
+      'scale/reads',
+      'scale',
       'rebuild',
       'reconciler',
       'rules',
@@ -182,10 +219,10 @@ module.exports = {
     {
       name: 'pure-without-io',
       comment:
-        'The pure layers (json, field, api, handoff, rebuild) decide from their arguments alone: no Node module ' +
+        'The pure layers (json, field, api, handoff, scale, rebuild) decide from their arguments alone: no Node module ' +
         '(fs, net, timers, http) and no package, so the judgment runs the same in both processes and in tests.',
       severity: 'error',
-      from: { path: '^src/(json|field|api|handoff|rebuild)/' },
+      from: { path: '^src/(json|field|api|handoff|scale|rebuild)/', pathNot: '^src/scale/reads/' },
       to: { dependencyTypes: ['core', 'npm', 'npm-dev', 'npm-optional', 'npm-peer', 'npm-no-pkg', 'npm-unknown'] },
     },
     {

@@ -65,6 +65,7 @@ export const JOB_COMPLETION_INDEX_FIELD = "metadata.annotations['batch.kubernete
 // annotation mark a workspace PVC kept through a rebuild, so that it can be handed back.
 const PREFIX = 'trainjob-webhook.kubeflow.org';
 export const REPORT_ANNOTATION = `${PREFIX}/jobset-rebuild`;
+export type Mode = 'companion' | 'standalone';
 /**
  * On the reconciler's leader-election Lease: its mode (companion or standalone). The webhook reads
  * the Lease to admit a count change only while a reconciler leads, and judges it for that mode.

@@ -3,9 +3,9 @@
 import { createValidator } from '../rules/validator.ts';
 import { answer } from '../webhook/envelope.ts';
 import { denialStatus, transientStatus } from '../webhook/status.ts';
-import { scaleCheckResult } from '../webhook/scale-check.ts';
-import { admitScale, type Read } from '../rebuild/scale-admission.ts';
-import type { Mode } from '../rebuild/decision.ts';
+import { scaleCheckResult } from '../scale/reads/scale-check.ts';
+import { admitScale, type Read } from '../scale/scale-admission.ts';
+import type { Mode } from '../api/names.ts';
 import type { JobSet, RuntimeSpec, TrainJob } from '../api/objects.ts';
 import type { ScaleCheck } from '../rules/contract.ts';
 import { isObject } from '../json/object.ts';

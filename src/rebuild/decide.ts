@@ -7,17 +7,17 @@
 import { TRAINER_MANAGED_BY } from '../api/names.ts';
 import { buildJobSet } from './trainer-jobset/jobset.ts';
 import type { Decision, Observation, Outcome, Step } from './decision.ts';
-import { neverReconciledAgain } from './finished.ts';
+import { neverReconciledAgain } from '../scale/finished.ts';
 import { cacheInitializerOf, planInitializerCleanup } from './initializers.ts';
 import { controllerOf, isDeleting, show, type JobSet, type Runtime, type TrainJob } from '../api/objects.ts';
 import { describeDeletion, expectedMinMember, gangSchedulersOf, stalePodGroups } from './podgroup.ts';
 import { planPvcHandBack, planPvcRelease, workspaceClaims } from './pvc-plan.ts';
 import { eventFor, previousReport, sameReport, suspendEventFor, type RebuildReport } from './report.ts';
 import { canDeleteSafely } from './safety.ts';
-import { isJobSetStale, type NodeCounts } from './stale.ts';
+import { isJobSetStale, type NodeCounts } from '../scale/stale.ts';
 import { statusStep, type UnbuildableReason } from './status.ts';
-import { malformedMetadata } from './wellformed.ts';
-import { judgeScale, standaloneRefusal, type ScaleJudgment } from './scale-judgment.ts';
+import { malformedMetadata } from '../api/wellformed.ts';
+import { judgeScale, standaloneRefusal, type ScaleJudgment } from '../scale/scale-judgment.ts';
 import { judgeRefusedResume } from './refused-apply.ts';
 
 export const RETRY = {

@@ -1,6 +1,7 @@
 // The vocabulary between the pure decision (decide.ts) and the I/O edge (reconcile.ts): what was
 // observed, what more to read, and the ordered steps to take.
 import type { TrainerLine } from '../api/trainer-line.ts';
+import type { Mode } from '../api/names.ts';
 import type { Job, JobSet, PersistentVolumeClaim, Pod, Runtime, TrainJob } from '../api/objects.ts';
 import type { InitializerObject, InitializerObjectRef } from './initializers.ts';
 import type { ObservedPodGroup, PodGroupDeletion } from './podgroup.ts';
@@ -8,8 +9,6 @@ import type { PvcPatch } from './pvc-plan.ts';
 import type { EventSpec, RebuildReport } from './report.ts';
 import type { StatusStep } from './status.ts';
 import type { TrainerRefusal } from './refused-apply.ts';
-
-export type Mode = 'companion' | 'standalone';
 
 /** `snapshot`: read from Trainer's runtime snapshot ConfigMap of this TrainJob (see runtime-memo.ts). */
 export type RuntimeRead = { found: true; runtime: Runtime; snapshot?: boolean } | { found: false; reason: string };

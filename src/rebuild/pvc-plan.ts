@@ -20,7 +20,7 @@ import {
   type PersistentVolumeClaim,
   type TrainJob,
 } from '../api/objects.ts';
-import { malformedMetadata } from './wellformed.ts';
+import { malformedMetadata } from '../api/wellformed.ts';
 
 export type JsonPatchOp = { op: 'test' | 'add'; path: string; value: unknown };
 

@@ -5,7 +5,7 @@
 // status condition in companion mode: Trainer v2.3.0 replaces status.conditions whole. Pure.
 import { REPORT_ANNOTATION, TRAINJOB_API_VERSION, TRAINJOB_KIND } from '../api/names.ts';
 import type { TrainJob } from '../api/objects.ts';
-import { count, list, obj, oneOf, str } from './wellformed.ts';
+import { count, list, obj, oneOf, str } from '../api/wellformed.ts';
 
 export type ReportState =
   /** Stale, but something still runs (or the JobSet is not suspended): retried. */

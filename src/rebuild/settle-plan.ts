@@ -4,7 +4,7 @@
 // runtime to one action.
 import { intOf, type JobSet, type Runtime, type TrainJob } from '../api/objects.ts';
 import { previousReport } from './report.ts';
-import { isJobSetStale } from './stale.ts';
+import { isJobSetStale } from '../scale/stale.ts';
 
 export type SettleAction =
   /** Nothing pending: no report, or Rebuilt, or its JobSet already has the count. */

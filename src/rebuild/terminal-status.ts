@@ -11,7 +11,7 @@
 // Kueue's TrainJob integration reads Complete/Failed to release the job's quota. Pure.
 import { intOf, type Condition, type JobSet, type TrainJob } from '../api/objects.ts';
 import { isObject } from '../json/object.ts';
-import { DEADLINE_EXCEEDED } from './finished.ts';
+import { DEADLINE_EXCEEDED } from '../scale/finished.ts';
 
 export const COMPLETE = 'Complete';
 export const FAILED = 'Failed';

@@ -31,12 +31,12 @@ import {
   REFUSAL_SEEN_ANNOTATION,
   REPORT_ANNOTATION,
   TRAINJOB_KIND,
+  type Mode,
 } from '../api/names.ts';
-import type { Mode } from '../rebuild/decision.ts';
 import { INITIALIZER_ENV } from '../rebuild/initializers.ts';
-import { NODE_COUNT_ENV } from '../rebuild/ml-policy.ts';
+import { NODE_COUNT_ENV } from '../scale/ml-policy.ts';
 import { FINISHED_JOB_CONDITIONS } from '../rebuild/safety.ts';
-import { malformedJobSet, malformedTrainJob } from '../rebuild/wellformed.ts';
+import { malformedJobSet, malformedTrainJob } from '../api/wellformed.ts';
 import { intern } from './intern.ts';
 
 type Obj = Record<string, unknown>;

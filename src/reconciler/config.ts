@@ -18,8 +18,8 @@ import {
   RECONCILER_MODE_ANNOTATION,
   TRAINER_MANAGER_DEPLOYMENT,
   TRAINER_NAMESPACE,
+  type Mode,
 } from '../api/names.ts';
-import type { Mode } from '../rebuild/decision.ts';
 
 export { ConfigError };
 

@@ -19,7 +19,7 @@ import { createHash } from 'node:crypto';
 import { isObject } from '../json/object.ts';
 import { writeJson, type JsonStyle } from '../json/stringify.ts';
 import type { Job, JobSet, TrainJob } from '../api/objects.ts';
-import type { Mode } from '../rebuild/decision.ts';
+import type { Mode } from '../api/names.ts';
 import { jobBlocks } from '../rebuild/safety.ts';
 import { splitKey } from './keys.ts';
 import type { ClusterCache } from './watches.ts';

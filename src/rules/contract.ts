@@ -49,10 +49,10 @@ export interface ScaleCheckResult {
 export type ScaleTarget = Pick<ScaleChange, 'namespace' | 'name' | 'object'>;
 
 /**
- * Judges an allowed numNodes change against the cluster (src/webhook/scale-check.ts). `readAhead`,
- * when there, starts the reads for a TrainJob before the rules have decided (so the reads overlap
- * the decision) and returns the judgment that uses them; it must judge a change of that target
- * exactly as the check itself would.
+ * Judges an allowed numNodes change against the cluster. Implemented by `scaleChecker` in
+ * src/scale/reads/scale-check.ts. `readAhead`, when there, starts the reads for a TrainJob before
+ * the rules have decided (so the reads overlap the decision) and returns the judgment that uses
+ * them; it must judge a change of that target exactly as the check itself would.
  */
 export type ScaleCheck = ((change: ScaleChange) => Promise<ScaleCheckResult>) & {
   readAhead?: (target: ScaleTarget) => (trainer: ScaleChange['trainer']) => Promise<ScaleCheckResult>;

@@ -1,6 +1,6 @@
 // The validating webhook's decision with its one I/O step: when the rules allow an update that
 // changes numNodes, the change is judged against the cluster (its JobSet, runtime and the
-// reconciler's Lease: src/webhook/scale-check.ts), which may refuse it for good or for now.
+// reconciler's Lease: src/scale/reads/scale-check.ts), which may refuse it for good or for now.
 // Without cluster access the answer is the rules' alone, with a warning that it was not judged.
 import type { AdmissionInput, Decision, ScaleCheck, ScaleCheckResult, Validator } from './contract.ts';
 import { decideCreateYielding, decideUpdateYielding } from './decide.ts';

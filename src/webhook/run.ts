@@ -32,11 +32,11 @@ async function loadClusterModules() {
   const [connect, errors, jobsets, follower, scale, lease, runtimes] = await Promise.all([
     import('../cluster/connect.ts'),
     import('../cluster/errors.ts'),
-    import('./jobset-read.ts'),
+    import('../scale/reads/jobset-read.ts'),
     import('./crd-follower.ts'),
-    import('./scale-check.ts'),
-    import('./lease-watch.ts'),
-    import('./runtime-watch.ts'),
+    import('../scale/reads/scale-check.ts'),
+    import('../scale/reads/lease-watch.ts'),
+    import('../scale/reads/runtime-watch.ts'),
   ]);
   return { ...connect, ...errors, ...jobsets, ...follower, ...scale, ...lease, ...runtimes };
 }

@@ -11,7 +11,7 @@ import { after, before, describe, it } from 'node:test';
 import { KubeConfig } from '@kubernetes/client-node';
 import { apiClient, MAX_API_SOCKETS } from '../../src/cluster/api-request.ts';
 import { kubeConfigConnection } from '../../src/cluster/kubeconfig-connection.ts';
-import { jobSetReader } from '../../src/webhook/jobset-read.ts';
+import { jobSetReader } from '../../src/scale/reads/jobset-read.ts';
 import { createReconcilerCluster } from '../../src/reconciler/cluster.ts';
 
 describe('API server connections', () => {

@@ -25,7 +25,7 @@ import {
   proxyAuthorization,
   proxyCredentialsProblem,
 } from '../../src/cluster/proxy-credentials.ts';
-import { jobSetReader } from '../../src/webhook/jobset-read.ts';
+import { jobSetReader } from '../../src/scale/reads/jobset-read.ts';
 import { createCA, issueServingCert, type CertificateAuthority } from '../harness/pki.ts';
 import { acceptConnect, forwardingProxy, kubeconfig, listen, socks5Proxy, tlsApiServer } from './support/loopback.ts';
 

@@ -4,7 +4,8 @@ import { TRAINER_LINES, UNKNOWN_TRAINER_LINE } from '../../src/api/trainer-line.
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { decide, RETRY } from '../../src/rebuild/decide.ts';
-import type { Decision, Mode, Need, Observation, RecreateCheck, Step } from '../../src/rebuild/decision.ts';
+import type { Decision, Need, Observation, RecreateCheck, Step } from '../../src/rebuild/decision.ts';
+import type { Mode } from '../../src/api/names.ts';
 import type { Job, JobSet, PersistentVolumeClaim, Pod, Runtime, TrainJob } from '../../src/api/objects.ts';
 import { encodeReport, type RebuildReport } from '../../src/rebuild/report.ts';
 import { job, jobSetOwner, pod, pvc, torch1, trainJob, trainerJobSet, upstreamRuntime, withCount } from './fixtures.ts';

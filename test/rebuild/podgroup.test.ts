@@ -5,7 +5,8 @@ import { TRAINER_LINES } from '../../src/api/trainer-line.ts';
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { decide } from '../../src/rebuild/decide.ts';
-import type { Decision, Mode, Need, Observation, Step } from '../../src/rebuild/decision.ts';
+import type { Decision, Need, Observation, Step } from '../../src/rebuild/decision.ts';
+import type { Mode } from '../../src/api/names.ts';
 import type { JobSet, Runtime, TrainJob } from '../../src/api/objects.ts';
 import {
   expectedMinMember,

@@ -7,7 +7,7 @@ import { describe, it } from 'node:test';
 import { TRAINER_LINES } from '../../src/api/trainer-line.ts';
 import type { JobSet, TrainJob } from '../../src/api/objects.ts';
 import { decide } from '../../src/rebuild/decide.ts';
-import type { Decision, Mode, Observation } from '../../src/rebuild/decision.ts';
+import type { Decision, Observation } from '../../src/rebuild/decision.ts';
 import {
   cacheShapeFor,
   jobForCache,
@@ -15,7 +15,13 @@ import {
   LAST_APPLIED_ANNOTATION,
   trainJobForCache,
 } from '../../src/reconciler/cache-shape.ts';
-import { ANCESTOR_LABEL, JOBSET_NAME_LABEL, REFUSAL_SEEN_ANNOTATION, REPORT_ANNOTATION } from '../../src/api/names.ts';
+import {
+  ANCESTOR_LABEL,
+  JOBSET_NAME_LABEL,
+  REFUSAL_SEEN_ANNOTATION,
+  REPORT_ANNOTATION,
+  type Mode,
+} from '../../src/api/names.ts';
 import { caseRuntime, caseTrainJob, CASES, type CaseName } from '../rebuild/trainer-cases.ts';
 import { job, torch1, trainerJobSet, trainJob, upstreamRuntime, withCount } from '../rebuild/fixtures.ts';
 

@@ -10,7 +10,7 @@ import { fileURLToPath } from 'node:url';
 import { describe, it } from 'node:test';
 import { parse } from 'yaml';
 import type { JobSet, Runtime, TrainJob } from '../../src/api/objects.ts';
-import { expectedNodeShape, KNOWN_POLICIES, mlPolicyOf, NODE_COUNT_ENV } from '../../src/rebuild/ml-policy.ts';
+import { expectedNodeShape, KNOWN_POLICIES, mlPolicyOf, NODE_COUNT_ENV } from '../../src/scale/ml-policy.ts';
 import { jobSetForCache, READ_CONTAINER_ENV } from '../../src/reconciler/cache-shape.ts';
 import { trainJob, trainJobOwner } from '../rebuild/fixtures.ts';
 

@@ -16,7 +16,7 @@ const running = variant(old, (o) => (o.spec.suspend = false));
 const suspendedAndScaled = variant(running, (o) => ((o.spec.suspend = true), (o.spec.trainer.numNodes = 2)));
 type Call = { namespace: string; name: string; numNodes: unknown };
 
-/** A stand-in for the cluster's judgment (src/webhook/scale-check.ts, tested against a real API server in e2e). */
+/** A stand-in for the cluster's judgment (src/scale/reads/scale-check.ts, tested against a real API server in e2e). */
 function checker(result: ScaleCheckResult | Error): { check: ScaleCheck; calls: Call[] } {
   const calls: Call[] = [];
   return {

@@ -13,7 +13,7 @@ import {
   TRAINJOB_API_VERSION,
   TRAINJOB_KIND,
 } from '../../api/names.ts';
-import { mlPolicyOf, effectiveNumNodes } from '../ml-policy.ts';
+import { mlPolicyOf, effectiveNumNodes } from '../../scale/ml-policy.ts';
 import {
   intOf,
   isAbsent,
@@ -28,7 +28,7 @@ import {
   type Runtime,
   type TrainJob,
 } from '../../api/objects.ts';
-import { malformedJobSetSpec, malformedRuntime, malformedTrainJob } from '../wellformed.ts';
+import { malformedJobSetSpec, malformedRuntime, malformedTrainJob } from '../../api/wellformed.ts';
 import { jaxEnv } from './jax.ts';
 import { mergeResources } from './resources.ts';
 import { strategicMerge } from './strategic-merge.ts';

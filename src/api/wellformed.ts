@@ -4,7 +4,7 @@
 // cannot build" with the first malformed field (`JobSet ns/x: spec.replicatedJobs[0] is not an
 // object`) rather than throw. Absent (undefined or null) is fine unless a field is required;
 // fields the reconciler does not read are not looked at. Pure.
-import { intOf, isAbsent, labelOf, runtimeLabel } from '../api/objects.ts';
+import { intOf, isAbsent, labelOf, runtimeLabel } from './objects.ts';
 import { isObject } from '../json/object.ts';
 
 /** What is wrong with a present value at path `at`, or undefined when it has the expected shape. */

@@ -3,7 +3,7 @@
 // that differs is not this reconciler's business. Pure.
 import { describeReplicatedJob, expectedNodeShape, findReplicatedJob, type MlPolicy } from './ml-policy.ts';
 import { intOf, type JobSet, type Runtime, type TrainJob } from '../api/objects.ts';
-import { malformedJobSet } from './wellformed.ts';
+import { malformedJobSet } from '../api/wellformed.ts';
 
 export interface NodeCounts {
   /** The TrainJob's effective numNodes. */

@@ -1,18 +1,18 @@
-// Which reads a numNodes change sends (src/webhook/scale-check.ts), against a loopback API that
+// Which reads a numNodes change sends (src/scale/reads/scale-check.ts), against a loopback API that
 // counts them: a ClusterTrainingRuntime the runtime watch holds is not read, one it does not hold
 // is; a namespaced TrainingRuntime is always read (never cached, runtime-watch.ts); the JobSet is
 // always read.
 import assert from 'node:assert/strict';
 import { createServer } from 'node:http';
 import { after, before, beforeEach, describe, it } from 'node:test';
-import { apiClient, type ApiClient } from '../../src/cluster/api-request.ts';
-import { directConnection } from '../../src/cluster/connection.ts';
-import { TRAINER_LINES } from '../../src/api/trainer-line.ts';
-import { createMetrics } from '../../src/observability/metrics.ts';
-import { scaleChecker } from '../../src/webhook/scale-check.ts';
-import { listen } from '../cluster/support/loopback.ts';
+import { apiClient, type ApiClient } from '../../../src/cluster/api-request.ts';
+import { directConnection } from '../../../src/cluster/connection.ts';
+import { TRAINER_LINES } from '../../../src/api/trainer-line.ts';
+import { createMetrics } from '../../../src/observability/metrics.ts';
+import { scaleChecker } from '../../../src/scale/reads/scale-check.ts';
+import { listen } from '../../cluster/support/loopback.ts';
 import type { Server } from 'node:http';
-import type { Read } from '../../src/rebuild/scale-admission.ts';
+import type { Read } from '../../../src/scale/scale-admission.ts';
 
 const spec = { mlPolicy: { numNodes: 1 }, template: { spec: { replicatedJobs: [] } } };
 

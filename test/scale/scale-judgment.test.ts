@@ -1,13 +1,13 @@
-// The one judgment of whether a count change can be carried out (src/rebuild/scale-judgment.ts),
+// The one judgment of whether a count change can be carried out (src/scale/scale-judgment.ts),
 // as a table over every stock runtime of Trainer v2.3.0 (upstream/runtimes/) and the variants a
 // user's own runtime may take, in both modes.
 import { TRAINER_LINES, UNKNOWN_TRAINER_LINE } from '../../src/api/trainer-line.ts';
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import type { JobSet, Runtime } from '../../src/api/objects.ts';
-import type { Mode } from '../../src/rebuild/decision.ts';
-import { judgeScale } from '../../src/rebuild/scale-judgment.ts';
-import { trainJob, upstreamRuntime } from './fixtures.ts';
+import type { Mode } from '../../src/api/names.ts';
+import { judgeScale } from '../../src/scale/scale-judgment.ts';
+import { trainJob, upstreamRuntime } from '../rebuild/fixtures.ts';
 
 const jobSet = (spec: JobSet['spec'] = {}, status?: JobSet['status']): JobSet => ({
   metadata: { name: 'job', namespace: 'ns', uid: 'js-uid' },

@@ -1,4 +1,4 @@
-// Whether the webhook admits an allowed count change, from what it read (src/rebuild/scale-admission.ts):
+// Whether the webhook admits an allowed count change, from what it read (src/scale/scale-admission.ts):
 // a table over the reads' outcomes, the reconciler's Lease and the judgment.
 import { TRAINER_LINES } from '../../src/api/trainer-line.ts';
 import assert from 'node:assert/strict';
@@ -12,8 +12,8 @@ import {
   type LeaseView,
   type Read,
   type ScaleAdmission,
-} from '../../src/rebuild/scale-admission.ts';
-import { torch1, trainerJobSet, upstreamRuntime } from './fixtures.ts';
+} from '../../src/scale/scale-admission.ts';
+import { torch1, trainerJobSet, upstreamRuntime } from '../rebuild/fixtures.ts';
 
 const NOW = Date.parse('2026-12-01T10:00:00Z');
 const lease = (renewedAgoMs: number, holder = 'pod-a_1', mode?: string): LeaseView => ({

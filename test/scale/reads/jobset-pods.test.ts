@@ -2,7 +2,7 @@
 // function of the read of the JobSet's Jobs. It only ever warns: nothing here refuses.
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
-import { jobSetPodsWarnings, podsOfJobs, type JobSetRead } from '../../src/rules/jobset-pods.ts';
+import { jobSetPodsWarnings, podsOfJobs, type JobSetRead } from '../../../src/scale/reads/jobset-pods.ts';
 
 const job = (name: string, status: Record<string, unknown>) => ({ metadata: { name }, status });
 const jobs = (...items: unknown[]): JobSetRead => ({ kind: 'read', jobs: items });

@@ -1,4 +1,4 @@
-// The Jobs read behind the JobSet pods (numNodes) warning (src/webhook/jobset-read.ts over
+// The Jobs read behind the JobSet pods (numNodes) warning (src/scale/reads/jobset-read.ts over
 // src/cluster/api-request.ts) against loopback servers standing in for the API server: what it asks
 // for (the Jobs labelled with the JobSet name in its namespace, from the watch cache), credentials
 // and TLS from a client-node KubeConfig, proxy-url, and answers that are wrong, huge, slow or cut
@@ -16,14 +16,14 @@ import { setFlagsFromString } from 'node:v8';
 import { runInNewContext } from 'node:vm';
 import { after, before, describe, it } from 'node:test';
 import { KubeConfig } from '@kubernetes/client-node';
-import { jobSetReader, JOBSET_READ_TIMEOUT_MS } from '../../src/webhook/jobset-read.ts';
-import { apiClient, type ApiClient } from '../../src/cluster/api-request.ts';
-import { directConnection } from '../../src/cluster/connection.ts';
-import { kubeConfigConnection } from '../../src/cluster/kubeconfig-connection.ts';
-import { generateSelfSigned } from '../../src/certs/selfsigned.ts';
-import { jobSetPodsWarnings } from '../../src/rules/jobset-pods.ts';
-import { forwardingProxy, listen } from '../cluster/support/loopback.ts';
-import { waitFor } from '../harness/wait.ts';
+import { jobSetReader, JOBSET_READ_TIMEOUT_MS } from '../../../src/scale/reads/jobset-read.ts';
+import { apiClient, type ApiClient } from '../../../src/cluster/api-request.ts';
+import { directConnection } from '../../../src/cluster/connection.ts';
+import { kubeConfigConnection } from '../../../src/cluster/kubeconfig-connection.ts';
+import { generateSelfSigned } from '../../../src/certs/selfsigned.ts';
+import { jobSetPodsWarnings } from '../../../src/scale/reads/jobset-pods.ts';
+import { forwardingProxy, listen } from '../../cluster/support/loopback.ts';
+import { waitFor } from '../../harness/wait.ts';
 
 type Handler = (req: IncomingMessage, res: ServerResponse) => void;
 

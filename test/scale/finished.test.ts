@@ -5,7 +5,7 @@ import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { TRAINER_LINES, UNKNOWN_TRAINER_LINE, type TrainerLine } from '../../src/api/trainer-line.ts';
 import type { JobSet, TrainJob } from '../../src/api/objects.ts';
-import { neverReconciledAgain } from '../../src/rebuild/finished.ts';
+import { neverReconciledAgain } from '../../src/scale/finished.ts';
 
 const condition = (type: string, reason?: string) => ({ type, status: 'True', ...(reason ? { reason } : {}) });
 const tj = (status?: unknown): TrainJob =>

@@ -1,14 +1,13 @@
 // Can a numNodes change be carried out? One judgment for both processes: the webhook refuses a
-// change it says cannot be, with the reason and the way out (src/rebuild/scale-admission.ts); the
+// change it says cannot be, with the reason and the way out (src/scale/scale-admission.ts); the
 // reconciler reports and leaves alone what it says cannot be (decide.ts). Pure. It answers for
 // the TrainJob as it would be stored (its new numNodes), the runtime Trainer builds it from and
 // its JobSet as it is (absent: nothing to rebuild, Trainer builds the new count from the start).
 //
 // The rules follow Trainer v2.3.0's plugins (github.com/kubeflow/trainer/v2@v2.3.0/pkg/runtime/
 // framework/plugins/) and JobSet v0.12.0's webhook: see each reason below.
-import { ANCESTOR_LABEL, ANCESTOR_TRAINER, NODE } from '../api/names.ts';
+import { ANCESTOR_LABEL, ANCESTOR_TRAINER, NODE, type Mode } from '../api/names.ts';
 import { isAbsent, runtimeLabel, type JobSet, type Runtime, type TrainJob } from '../api/objects.ts';
-import type { Mode } from './decision.ts';
 import type { TrainerLine } from '../api/trainer-line.ts';
 import { neverReconciledAgain } from './finished.ts';
 import { mlPolicyOf, type MlPolicy } from './ml-policy.ts';

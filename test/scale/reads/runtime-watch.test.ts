@@ -1,4 +1,4 @@
-// The ClusterTrainingRuntimes as serve --watch-runtimes keeps them (src/webhook/runtime-watch.ts),
+// The ClusterTrainingRuntimes as serve --watch-runtimes keeps them (src/scale/reads/runtime-watch.ts),
 // against a loopback server answering their list and watch: a runtime is found only while the
 // cache is current (listed, a watch open, heard from within the trust window: an event or a
 // bookmark), a name the cache does not hold is left to a GET (never taken as absent), a watch's
@@ -7,11 +7,11 @@
 import assert from 'node:assert/strict';
 import { createServer, type ServerResponse } from 'node:http';
 import { describe, it, type TestContext } from 'node:test';
-import { apiClient } from '../../src/cluster/api-request.ts';
-import { directConnection } from '../../src/cluster/connection.ts';
-import { runtimeForCache, watchRuntimes } from '../../src/webhook/runtime-watch.ts';
-import { listen } from '../cluster/support/loopback.ts';
-import { waitFor } from '../harness/wait.ts';
+import { apiClient } from '../../../src/cluster/api-request.ts';
+import { directConnection } from '../../../src/cluster/connection.ts';
+import { runtimeForCache, watchRuntimes } from '../../../src/scale/reads/runtime-watch.ts';
+import { listen } from '../../cluster/support/loopback.ts';
+import { waitFor } from '../../harness/wait.ts';
 
 const CTR = '/apis/trainer.kubeflow.org/v1alpha1/clustertrainingruntimes';
 

@@ -1,9 +1,9 @@
-// The reconciler's Lease as its watch delivered it (src/webhook/lease-watch.ts): trusted only from an
+// The reconciler's Lease as its watch delivered it (src/scale/reads/lease-watch.ts): trusted only from an
 // event of a running watch, for at most its trust window, never across the watch's end; otherwise the
 // scale check GETs the Lease as before.
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
-import { LEASE_TRUST_MS, WatchedLease } from '../../src/webhook/lease-watch.ts';
+import { LEASE_TRUST_MS, WatchedLease } from '../../../src/scale/reads/lease-watch.ts';
 
 const lease = (holder: string) => ({
   metadata: { name: 'trainjob-webhook-reconciler', namespace: 'kubeflow-system' },

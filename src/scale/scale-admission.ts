@@ -4,7 +4,7 @@
 // (scale-judgment.ts) says it cannot be, with the reason and the way out; refused for now
 // (transient: it clears by itself) while no reconciler leads or a read failed. A change that
 // rebuilds nothing (no JobSet yet, or back to the count the JobSet was built with) is always admitted.
-import { ANCESTOR_LABEL, ANCESTOR_TRAINER, NODE, RECONCILER_MODE_ANNOTATION } from '../api/names.ts';
+import { ANCESTOR_LABEL, ANCESTOR_TRAINER, NODE, RECONCILER_MODE_ANNOTATION, type Mode } from '../api/names.ts';
 import {
   controllerOf,
   intOf,
@@ -14,7 +14,6 @@ import {
   type Runtime,
   type TrainJob,
 } from '../api/objects.ts';
-import type { Mode } from './decision.ts';
 import type { TrainerLine } from '../api/trainer-line.ts';
 import { judgeScale } from './scale-judgment.ts';
 import { isJobSetStale } from './stale.ts';

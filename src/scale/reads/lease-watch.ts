@@ -11,9 +11,9 @@
 // (reconciler/config.ts), so a watch that brought nothing for TRUST_MS is either on a Lease nobody
 // renews (then the judgment reads it anyway) or stalled; either way the check GETs the Lease
 // again, as it did before. An absent Lease yields no event at all and is always read by GET.
-import type { ApiClient } from '../cluster/api-request.ts';
-import { followWatch } from '../cluster/api-watch.ts';
-import type { LeaseView, Read } from '../rebuild/scale-admission.ts';
+import type { ApiClient } from '../../cluster/api-request.ts';
+import { followWatch } from '../../cluster/api-watch.ts';
+import type { LeaseView, Read } from '../scale-admission.ts';
 
 /** How long the last event of a running watch stands for the Lease without another one. */
 export const LEASE_TRUST_MS = 10_000;

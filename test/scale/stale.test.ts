@@ -1,10 +1,10 @@
 // isJobSetStale, per ML policy, against JobSets the real Trainer v2.3.0 built.
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import { isJobSetStale } from '../../src/rebuild/stale.ts';
-import { expectedNodeShape, mlPolicyOf } from '../../src/rebuild/ml-policy.ts';
+import { isJobSetStale } from '../../src/scale/stale.ts';
+import { expectedNodeShape, mlPolicyOf } from '../../src/scale/ml-policy.ts';
 import type { JobSet, Runtime, TrainJob } from '../../src/api/objects.ts';
-import { torch1, trainJob, trainerJobSet, upstreamRuntime, withCount } from './fixtures.ts';
+import { torch1, trainJob, trainerJobSet, upstreamRuntime, withCount } from '../rebuild/fixtures.ts';
 
 const torch = upstreamRuntime('torch');
 const deepspeed = upstreamRuntime('deepspeed');

@@ -5,8 +5,8 @@
 // its count), so nothing here refuses, and a read that failed or timed out admits the change with
 // a warning (fail open): the decision was already made by the rules, and the sidecar checks the
 // JobSet's Jobs and pods live before it deletes anything. Pure: it judges the read that the I/O
-// edge (src/webhook/jobset-read.ts) performed.
-import { isObject } from '../json/object.ts';
+// edge (src/scale/reads/jobset-read.ts) performed.
+import { isObject } from '../../json/object.ts';
 
 /**
  * The JobSet's child Jobs (label `jobset.sigs.k8s.io/jobset-name`), as read from the API server.

@@ -2,7 +2,7 @@
 // Torch, PlainML, MPI, JAX, XGBoost and Flux plugins, pkg/runtime/framework/plugins/). Pure.
 import { ANCESTOR_LABEL, ANCESTOR_TRAINER, NODE, PET } from '../api/names.ts';
 import { intOf, runtimeLabel, type ReplicatedJob, type Runtime, type TrainJob } from '../api/objects.ts';
-import { malformedRuntime, malformedTrainJob } from './wellformed.ts';
+import { malformedRuntime, malformedTrainJob } from '../api/wellformed.ts';
 
 /**
  * The env var of the `node` container each policy writes the node count into (torch: PET_NNODES;

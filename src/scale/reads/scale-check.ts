@@ -1,5 +1,5 @@
 // Judges a numNodes change the rules allow against the cluster (the I/O edge of
-// src/rebuild/scale-admission.ts): reads the TrainJob's JobSet, its runtime (the one runtimeRef
+// src/scale/scale-admission.ts): reads the TrainJob's JobSet, its runtime (the one runtimeRef
 // names), the reconciler's Lease and the JobSet's Jobs, all at once and each bounded in time and
 // size well below the webhook's timeoutSeconds (10), then asks the pure judgment. A read that
 // fails refuses the change for now (transient), never for good, and never any other update.
@@ -10,17 +10,17 @@
 // The webhook reads the named runtime, not Trainer's `<job>-runtime-snapshot` ConfigMap (reading
 // ConfigMaps cluster-wide is a right it should not have); the reconciler judges from the
 // snapshot again before it deletes anything, and reports what the webhook could not foresee.
-import { CLUSTER_TRAINING_RUNTIME, JOBSET, TRAINING_RUNTIME, TRAINJOB_GROUP } from '../api/names.ts';
-import type { JobSet, Runtime, RuntimeSpec, TrainJob } from '../api/objects.ts';
-import { isObject } from '../json/object.ts';
-import type { ApiClient } from '../cluster/api-request.ts';
-import { OMIT_VALUE } from '../field/errors.ts';
-import type { WebhookMetrics } from '../observability/metrics.ts';
-import type { AdmissionStage } from '../observability/admission-stages.ts';
-import { admitScale, type LeaseView, type Read, type ScaleAdmission } from '../rebuild/scale-admission.ts';
-import type { ScaleChange, ScaleCheck, ScaleCheckResult, ScaleTarget } from '../rules/contract.ts';
-import type { TrainerLine } from '../api/trainer-line.ts';
-import { jobSetPodsWarnings, type JobSetRead } from '../rules/jobset-pods.ts';
+import { CLUSTER_TRAINING_RUNTIME, JOBSET, TRAINING_RUNTIME, TRAINJOB_GROUP } from '../../api/names.ts';
+import type { JobSet, Runtime, RuntimeSpec, TrainJob } from '../../api/objects.ts';
+import { isObject } from '../../json/object.ts';
+import type { ApiClient } from '../../cluster/api-request.ts';
+import { OMIT_VALUE } from '../../field/errors.ts';
+import type { WebhookMetrics } from '../../observability/metrics.ts';
+import type { AdmissionStage } from '../../observability/admission-stages.ts';
+import { admitScale, type LeaseView, type Read, type ScaleAdmission } from '../scale-admission.ts';
+import type { ScaleChange, ScaleCheck, ScaleCheckResult, ScaleTarget } from '../../rules/contract.ts';
+import type { TrainerLine } from '../../api/trainer-line.ts';
+import { jobSetPodsWarnings, type JobSetRead } from './jobset-pods.ts';
 import { describeAnswer, JOBSET_READ_TIMEOUT_MS } from './jobset-read.ts';
 
 /** A JobSet or runtime is at most etcd's 1.5 MiB object; JSON of it is not much larger. */

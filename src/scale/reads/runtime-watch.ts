@@ -14,11 +14,11 @@
 // trusted. A name the cache does not hold is read by GET, never taken as absent: the runtime may
 // have been created a moment ago, and a refusal on a cache's word would be wrong where a read is
 // right.
-import type { ApiClient } from '../cluster/api-request.ts';
-import { createInformer } from '../cluster/informer.ts';
-import { CLUSTER_TRAINING_RUNTIME } from '../api/names.ts';
-import { isObject } from '../json/object.ts';
-import type { Read } from '../rebuild/scale-admission.ts';
+import type { ApiClient } from '../../cluster/api-request.ts';
+import { createInformer } from '../../cluster/informer.ts';
+import { CLUSTER_TRAINING_RUNTIME } from '../../api/names.ts';
+import { isObject } from '../../json/object.ts';
+import type { Read } from '../scale-admission.ts';
 
 /** How long a watch's last line (event or bookmark) stands for the cache being current. */
 export const RUNTIME_TRUST_MS = 120_000;
