@@ -29,6 +29,7 @@ import { gangSchedulersOf, type ObservedPodGroup, type PodGroupDeletion } from '
 import type { ReconcilerMetrics } from './metrics.ts';
 import type { RuntimeMemo } from './runtime-memo.ts';
 import type { WaitMemo } from './wait-memo.ts';
+import type { SkipMemo } from './skip-memo.ts';
 import type { ClusterCache } from './watches.ts';
 import type { JobSet } from '../api/objects.ts';
 import { splitKey } from './keys.ts';
@@ -49,6 +50,11 @@ export interface ReconcileDeps {
   runtimes?: RuntimeMemo;
   /** How long each key has waited (wait-memo.ts): long waits logged once per change, polled less. */
   waits?: WaitMemo;
+  /**
+   * What was said of each TrainJob left alone (skip-memo.ts): its reason logged at info once per
+   * change; without one, at every look.
+   */
+  skips?: SkipMemo;
   logger: Logger;
   metrics: ReconcilerMetrics;
   now?: () => Date;
@@ -161,6 +167,7 @@ export async function reconcileKey(key: string, deps: ReconcileDeps): Promise<Ha
     const gone = () => {
       deps.runtimes?.forget(key);
       deps.waits?.clear(key);
+      deps.skips?.forget(key);
       deps.metrics.reconciles.inc({ mode: deps.mode, outcome: 'gone' });
       return {};
     };
@@ -185,9 +192,11 @@ export async function reconcileKey(key: string, deps: ReconcileDeps): Promise<Ha
     }
     if (decision.kind === 'skip') {
       deps.metrics.reconciles.inc({ mode: deps.mode, outcome: 'skipped' });
-      log.debug({ reason: decision.reason }, 'left alone');
+      deps.waits?.clear(key);
+      logSkip(key, o, decision.reason, deps, log);
       return {};
     }
+    deps.skips?.forget(key);
     const blocked = await execute(o, decision.steps, deps, log);
     const outcome = blocked ? 'blocked' : decision.outcome;
     deps.metrics.reconciles.inc({ mode: deps.mode, outcome });
@@ -214,6 +223,19 @@ export async function reconcileKey(key: string, deps: ReconcileDeps): Promise<Ha
   } finally {
     end();
   }
+}
+
+/**
+ * A TrainJob left alone (src/rebuild/left-alone.ts) says why at info once per change of its uid,
+ * generation or reason (skip-memo.ts), so that "why was my JobSet not rebuilt?" needs no debug log;
+ * the looks after that (resyncs, watch events) at debug. Nothing is written to the TrainJob.
+ */
+function logSkip(key: string, o: Observation, reason: string, deps: ReconcileDeps, log: Logger): void {
+  const { uid, generation } = o.trainJob.metadata;
+  const news = deps.skips?.note(key, uid, generation, reason) ?? true;
+  const line = { reason, generation: typeof generation === 'number' ? generation : undefined };
+  if (news) log.info(line, 'left alone');
+  else log.debug(line, 'left alone');
 }
 
 /**
