@@ -9,7 +9,10 @@
 // and said again (once) at its next look.
 import { createHash } from 'node:crypto';
 
-/** How many skipped TrainJobs are remembered at most (each ~150 bytes of heap: 50,000 is ~7 MiB). */
+/**
+ * How many skipped TrainJobs are remembered at most: each is ~80 bytes of heap beside its key
+ * (measured, Node 24), so 50,000 are ~4 MiB.
+ */
 export const SKIP_MEMO_MAX_KEYS = 50_000;
 
 export class SkipMemo {
@@ -26,7 +29,9 @@ export class SkipMemo {
    * that is news (log it at info): the first time, or when any of the three changed.
    */
   note(key: string, uid: unknown, generation: unknown, reason: string): boolean {
-    const said = createHash('sha1').update(JSON.stringify([String(uid), String(generation), reason])).digest('base64');
+    const said = createHash('sha1')
+      .update(JSON.stringify([String(uid), String(generation), reason]))
+      .digest('base64');
     const prev = this.#said.get(key);
     this.#said.delete(key);
     this.#said.set(key, said);
