@@ -51,8 +51,8 @@ export interface ReconcileDeps {
   /** How long each key has waited (wait-memo.ts): long waits logged once per change, polled less. */
   waits?: WaitMemo;
   /**
-   * What was said of each TrainJob left alone (skip-memo.ts): its reason logged at info once per
-   * change; without one, at every look.
+   * What was said of each TrainJob left alone (skip-memo.ts), skipped or held back (blocked,
+   * unsupported): logged at info once per change; without one, at every look.
    */
   skips?: SkipMemo;
   logger: Logger;
@@ -196,14 +196,14 @@ export async function reconcileKey(key: string, deps: ReconcileDeps): Promise<Ha
       logSkip(key, o, decision.reason, deps, log);
       return {};
     }
-    deps.skips?.forget(key);
     const blocked = await execute(o, decision.steps, deps, log);
     const outcome = blocked ? 'blocked' : decision.outcome;
     deps.metrics.reconciles.inc({ mode: deps.mode, outcome });
+    const heldBack = outcome === 'blocked' || outcome === 'unsupported';
     const line = {
       outcome,
       steps: decision.steps.map((s) => s.kind),
-      detail: blocked ?? decision.detail,
+      detail: blocked ?? decision.detail ?? (heldBack ? reportedReason(o, decision.steps) : undefined),
       generation: o.trainJob.metadata.generation,
     };
     let requeueAfterMs = blocked ? RETRY.blockedMs : decision.requeueAfterMs;
@@ -213,6 +213,12 @@ export async function reconcileKey(key: string, deps: ReconcileDeps): Promise<Ha
       requeueAfterMs = wait.delayMs;
       quiet = !wait.news && decision.steps.length === 0;
     } else if (outcome !== 'waiting') deps.waits?.clear(key);
+    // Held back (blocked, unsupported): the report says why, written when it changes; the line
+    // at info once per change too, not at every look (a blocked job is looked at every 30 s).
+    if (heldBack) {
+      const news = deps.skips?.note(key, o.trainJob.metadata.uid, line.generation, `${outcome}: ${line.detail ?? ''}`);
+      quiet = news === false && decision.steps.length === 0 && !blocked;
+    } else deps.skips?.forget(key);
     if (quiet) log.debug(line, 'reconciled');
     else log.info(line, 'reconciled');
     return { requeueAfterMs };
@@ -223,6 +229,12 @@ export async function reconcileKey(key: string, deps: ReconcileDeps): Promise<Ha
   } finally {
     end();
   }
+}
+
+/** The reason of the report this reconcile writes, else of the one on record (report.ts). */
+function reportedReason(o: Observation, steps: Step[]): string | undefined {
+  const written = steps.find((s): s is Extract<Step, { kind: 'report' }> => s.kind === 'report');
+  return (written ? written.report : previousReport(o.trainJob))?.reason;
 }
 
 /**

@@ -13,23 +13,37 @@ import { createReconcilerMetrics } from '../../src/reconciler/metrics.ts';
 import { reconcileKey } from '../../src/reconciler/reconcile.ts';
 import { SkipMemo } from '../../src/reconciler/skip-memo.ts';
 import { leftAlone } from '../../src/rebuild/left-alone.ts';
+import { encodeReport, type EventSpec, type RebuildReport } from '../../src/rebuild/report.ts';
+import { REPORT_ANNOTATION } from '../../src/api/names.ts';
 import { torch1, trainerJobSet } from '../rebuild/fixtures.ts';
 
 interface Line {
   level: string;
   msg: string;
+  outcome?: string;
+  detail?: string;
   trainJob?: string;
   reason?: string;
   generation?: number;
 }
 
-/** The TrainJob and JobSet as stored; any call but their reads is recorded and fails. */
+/**
+ * The TrainJob and JobSet as stored; a report applied lands on the TrainJob, an Event is recorded;
+ * any other call is recorded and fails.
+ */
 function world(state: { trainJob?: TrainJob; jobSet?: JobSet }) {
   const calls: string[] = [];
   const cluster = new Proxy({} as ReconcilerCluster, {
     get: (_target, prop) => {
       if (prop === 'getTrainJob') return async () => (calls.push('get-trainjob'), state.trainJob);
       if (prop === 'getJobSet') return async () => (calls.push('get-jobset'), state.jobSet);
+      if (prop === 'applyReport')
+        return async (tj: TrainJob, report: RebuildReport) => {
+          calls.push(`report:${report.state}`);
+          const annotations = { ...tj.metadata.annotations, [REPORT_ANNOTATION]: encodeReport(report) };
+          state.trainJob = { ...tj, metadata: { ...tj.metadata, annotations } };
+        };
+      if (prop === 'recordEvent') return async (_tj: TrainJob, e: EventSpec) => void calls.push(`event:${e.reason}`);
       return async () => {
         calls.push(String(prop));
         throw new Error(`unexpected call: ${String(prop)}`);
@@ -146,5 +160,32 @@ describe('reconcileKey: a TrainJob left alone says why once per change', () => {
       lines.filter((l) => l.msg === 'left alone').map((l) => l.level),
       ['info', 'info'],
     );
+  });
+});
+
+describe('reconcileKey: a TrainJob held back (blocked, unsupported) says why at info once per change', () => {
+  it('a JobSet it does not control (Unsupported): the report and the line at info once; later looks at debug; a numNodes change said again', async () => {
+    const foreign = trainerJobSet('torch1');
+    foreign.metadata.ownerReferences = [];
+    const w = world({ trainJob: torch1(1), jobSet: foreign });
+    const held = () =>
+      w.lines.filter((l) => l.msg === 'reconciled').map((l) => `${l.level} ${l.outcome} ${l.generation}: ${l.detail}`);
+    for (let i = 0; i < 3; i++) await w.look();
+    const reason = `JobSet torch1 is not controlled by this TrainJob (uid trainjob-uid-torch1): left alone`;
+    assert.deepEqual(
+      w.calls.filter((c) => !c.startsWith('get-')),
+      ['report:Unsupported', 'event:JobSetNotReconciled'],
+    );
+    assert.deepEqual(held(), [
+      `info unsupported 1: ${reason}`,
+      `debug unsupported 1: ${reason}`,
+      `debug unsupported 1: ${reason}`,
+    ]);
+
+    w.state.trainJob = { ...w.state.trainJob!, metadata: { ...w.state.trainJob!.metadata, generation: 2 } };
+    await w.look();
+    await w.look();
+    assert.deepEqual(held().slice(3), [`info unsupported 2: ${reason}`, `debug unsupported 2: ${reason}`]);
+    assert.equal(w.calls.filter((c) => !c.startsWith('get-')).length, 2, 'the report is not written again');
   });
 });
