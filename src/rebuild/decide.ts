@@ -4,19 +4,18 @@
 // preconditions; Trainer's controller (companion) or this reconciler (standalone) re-creates it.
 // A stale JobSet that no apply can suspend (the TrainJob was suspended in the same update as its
 // numNodes change) is first suspended by a patch of spec.suspend alone, in both modes.
-import { TRAINER_MANAGED_BY } from '../api/names.ts';
 import { buildJobSet } from './trainer-jobset/jobset.ts';
 import type { Decision, Observation, Outcome, Step } from './decision.ts';
 import { neverReconciledAgain } from '../scale/finished.ts';
 import { cacheInitializerOf, planInitializerCleanup } from './initializers.ts';
-import { controllerOf, isDeleting, show, type JobSet, type Runtime, type TrainJob } from '../api/objects.ts';
+import { controllerOf, isDeleting, type JobSet, type Runtime, type TrainJob } from '../api/objects.ts';
 import { describeDeletion, expectedMinMember, gangSchedulersOf, stalePodGroups } from './podgroup.ts';
 import { planPvcHandBack, planPvcRelease, workspaceClaims } from './pvc-plan.ts';
 import { eventFor, previousReport, sameReport, suspendEventFor, type RebuildReport } from './report.ts';
 import { canDeleteSafely } from './safety.ts';
 import { isJobSetStale, type NodeCounts } from '../scale/stale.ts';
 import { statusStep, type UnbuildableReason } from './status.ts';
-import { malformedMetadata } from '../api/wellformed.ts';
+import { leftAlone } from './left-alone.ts';
 import { judgeScale, standaloneRefusal, type ScaleJudgment } from '../scale/scale-judgment.ts';
 import { judgeRefusedResume } from './refused-apply.ts';
 
@@ -42,12 +41,9 @@ export const RETRY = {
 // eslint-disable-next-line complexity -- every skip, need and act of a reconcile, in the order it checks them
 export function decide(o: Observation): Decision {
   const { trainJob: tj, jobSet: js } = o;
-  const unreadable = malformedMetadata('TrainJob', tj) ?? (js ? malformedMetadata('JobSet', js) : undefined);
-  if (unreadable) return { kind: 'skip', reason: `${unreadable}: left alone` };
-  const managedBy = tj.spec?.managedBy;
-  if (managedBy && managedBy !== TRAINER_MANAGED_BY)
-    return { kind: 'skip', reason: `spec.managedBy is ${show(managedBy)}, not ${TRAINER_MANAGED_BY}` };
-  if (isDeleting(tj.metadata)) return { kind: 'skip', reason: 'the TrainJob is being deleted' };
+  // Unreadable metadata, another controller's TrainJob, one being deleted (left-alone.ts).
+  const skip = leftAlone(tj, js);
+  if (skip) return { kind: 'skip', reason: skip };
   const prev = previousReport(tj);
   if (js && controllerOf(js.metadata)?.uid !== tj.metadata.uid) {
     return act(

@@ -30,6 +30,7 @@ import { gangSchedulersOf, type ObservedPodGroup, type PodGroupDeletion } from '
 import type { ReconcilerMetrics } from './metrics.ts';
 import type { RuntimeMemo } from './runtime-memo.ts';
 import type { WaitMemo } from './wait-memo.ts';
+import type { SkipMemo } from './skip-memo.ts';
 import type { ClusterCache } from './watches.ts';
 import type { JobSet } from '../api/objects.ts';
 import { splitKey } from './keys.ts';
@@ -50,6 +51,11 @@ export interface ReconcileDeps {
   runtimes?: RuntimeMemo;
   /** How long each key has waited (wait-memo.ts): long waits logged once per change, polled less. */
   waits?: WaitMemo;
+  /**
+   * What was said of each TrainJob left alone (skip-memo.ts), skipped or held back (blocked,
+   * unsupported): logged at info once per change; without one, at every look.
+   */
+  skips?: SkipMemo;
   logger: Logger;
   metrics: ReconcilerMetrics;
   now?: () => Date;
@@ -162,6 +168,7 @@ export async function reconcileKey(key: string, deps: ReconcileDeps): Promise<Ha
     const gone = () => {
       deps.runtimes?.forget(key);
       deps.waits?.clear(key);
+      deps.skips?.forget(key);
       deps.metrics.reconciles.inc({ mode: deps.mode, outcome: 'gone' });
       return {};
     };
@@ -186,16 +193,18 @@ export async function reconcileKey(key: string, deps: ReconcileDeps): Promise<Ha
     }
     if (decision.kind === 'skip') {
       deps.metrics.reconciles.inc({ mode: deps.mode, outcome: 'skipped' });
-      log.debug({ reason: decision.reason }, 'left alone');
+      deps.waits?.clear(key);
+      logSkip(key, o, decision.reason, deps, log);
       return {};
     }
     const blocked = await execute(o, decision.steps, deps, log);
     const outcome = blocked ? 'blocked' : decision.outcome;
     deps.metrics.reconciles.inc({ mode: deps.mode, outcome });
+    const heldBack = outcome === 'blocked' || outcome === 'unsupported';
     const line = {
       outcome,
       steps: decision.steps.map((s) => s.kind),
-      detail: blocked ?? decision.detail,
+      detail: blocked ?? decision.detail ?? (heldBack ? reportedReason(o, decision.steps) : undefined),
       generation: o.trainJob.metadata.generation,
     };
     let requeueAfterMs = blocked ? RETRY.blockedMs : decision.requeueAfterMs;
@@ -205,6 +214,12 @@ export async function reconcileKey(key: string, deps: ReconcileDeps): Promise<Ha
       requeueAfterMs = wait.delayMs;
       quiet = !wait.news && decision.steps.length === 0;
     } else if (outcome !== 'waiting') deps.waits?.clear(key);
+    // Held back (blocked, unsupported): the report says why, written when it changes; the line
+    // at info once per change too, not at every look (a blocked job is looked at every 30 s).
+    if (heldBack) {
+      const news = deps.skips?.note(key, o.trainJob.metadata.uid, line.generation, `${outcome}: ${line.detail ?? ''}`);
+      quiet = news === false && decision.steps.length === 0 && !blocked;
+    } else deps.skips?.forget(key);
     if (quiet) log.debug(line, 'reconciled');
     else log.info(line, 'reconciled');
     return { requeueAfterMs };
@@ -215,6 +230,25 @@ export async function reconcileKey(key: string, deps: ReconcileDeps): Promise<Ha
   } finally {
     end();
   }
+}
+
+/** The reason of the report this reconcile writes, else of the one on record (report.ts). */
+function reportedReason(o: Observation, steps: Step[]): string | undefined {
+  const written = steps.find((s): s is Extract<Step, { kind: 'report' }> => s.kind === 'report');
+  return (written ? written.report : previousReport(o.trainJob))?.reason;
+}
+
+/**
+ * A TrainJob left alone (src/rebuild/left-alone.ts) says why at info once per change of its uid,
+ * generation or reason (skip-memo.ts), so that "why was my JobSet not rebuilt?" needs no debug log;
+ * the looks after that (resyncs, watch events) at debug. Nothing is written to the TrainJob.
+ */
+function logSkip(key: string, o: Observation, reason: string, deps: ReconcileDeps, log: Logger): void {
+  const { uid, generation } = o.trainJob.metadata;
+  const news = deps.skips?.note(key, uid, generation, reason) ?? true;
+  const line = { reason, generation: typeof generation === 'number' ? generation : undefined };
+  if (news) log.info(line, 'left alone');
+  else log.debug(line, 'left alone');
 }
 
 /**

@@ -22,6 +22,7 @@ import { keyOf } from './keys.ts';
 import { WorkQueue } from './queue.ts';
 import { reconcileKey } from './reconcile.ts';
 import { WaitMemo } from './wait-memo.ts';
+import { SkipMemo } from './skip-memo.ts';
 import { RuntimeMemo } from './runtime-memo.ts';
 import { createWatches } from './watches.ts';
 import { cacheShapeFor } from './cache-shape.ts';
@@ -75,6 +76,7 @@ export async function startReconciler(config: ReconcileConfig, deps: ReconcilerD
 
   const runtimes = new RuntimeMemo();
   const waits = new WaitMemo();
+  const skips = new SkipMemo();
   const queue = new WorkQueue({
     workers: config.workers,
     handler: (key) => {
@@ -87,6 +89,7 @@ export async function startReconciler(config: ReconcileConfig, deps: ReconcilerD
         cache: watches.cache,
         runtimes,
         waits,
+        skips,
         logger,
         metrics,
         mayWrite: elector ? () => elector.isLeader() : undefined,

@@ -314,7 +314,8 @@ describe('reasons name the malformed field', () => {
     );
     assert.deepEqual(d, {
       kind: 'skip',
-      reason: 'TrainJob ns/torch1: metadata.annotations is not an object: left alone',
+      reason:
+        'TrainJob ns/torch1: metadata.annotations is not an object: left alone, as metadata that cannot be read is never acted on (nothing is judged or written); correct that field to have the TrainJob reconciled',
     });
   });
 });
