@@ -1,6 +1,7 @@
 # trainjob-webhook: the webhook and the reconciler sidecar share one image (different args).
 # The image runs JavaScript compiled from the TypeScript sources (`npm run build`, tsconfig.build.json):
-# Node then loads no type stripper, which saves ~17 MiB of RSS and start-up time (bench/RESULTS.md).
+# Node then loads no type stripper, which saves ~17 MiB of RSS and start-up time (bench/PROFILE.md,
+# "Memory").
 # The Node version is the one the project runs and tests with (package.json's devDependency
 # "node"); bump both together. Pin by digest in your own build if your policy asks for it
 # (docker buildx imagetools inspect node:24.21.0-slim).
@@ -30,9 +31,10 @@ ENV NODE_ENV=production
 # V8's young generation: on a large node Node lets each semi-space grow to 64 MiB, and a webhook
 # under load keeps 128 MiB of new space committed while its live heap is 20-50 MiB. 8 MiB took the
 # offline serve's RSS after load from ~245 to ~150 MiB at no measured cost in requests/s; 2 MiB
-# cost 15-30 % (bench/RESULTS.md, "Footprint"). The old generation is capped at 256 MiB: under a
-# flood of hostile reviews V8 otherwise grows the heap towards the container's 512Mi limit before it
-# collects (bench/RESULTS.md, "Hostile flood"); the webhook's budgets keep its decisions within it.
+# cost 15-30 % (bench/history/2026-12-01-issue-10.md, "Footprint"). The old generation is capped at
+# 256 MiB: under a flood of hostile reviews V8 otherwise grows the heap towards the container's 512Mi
+# limit before it collects (bench/history/2026-12-03-issue-18.md, "Hostile flood"); the webhook's
+# budgets keep its decisions within it.
 # The reconciler's heap grows with the TrainJobs, JobSets and Jobs it watches: its container sets
 # its own NODE_OPTIONS (--max-semi-space-size=8 alone), which replaces this one.
 ENV NODE_OPTIONS="--max-semi-space-size=8 --max-old-space-size=256"

@@ -1,6 +1,6 @@
 // The hostile mix of `npm run bench:flood`: AdmissionReviews a pod on the cluster network could
-// send, each the shape of a cause the flood bound was built for (bench/RESULTS.md, "Hostile
-// flood"), built from the example CREATE and UPDATE with `__UID__` where the uid goes.
+// send, each the shape of a cause the flood bound was built for (bench/history/2026-12-03-issue-18.md,
+// "Hostile flood"), built from the example CREATE and UPDATE with `__UID__` where the uid goes.
 import { readFileSync } from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';

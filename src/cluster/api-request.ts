@@ -1,7 +1,7 @@
 // Requests to the API server over a bounded keep-alive pool: GET/POST/PUT with a byte cap on the
 // answer, and long-lived GETs (watches) on their own connections. Used by the Jobs read behind the
 // numNodes warning, which is on the admission path (a client-node call there cost ~6.4 ms against
-// ~1.8 ms for a plain keep-alive GET, bench/RESULTS.md), by the CRD follower and the certificate
+// ~1.8 ms for a plain keep-alive GET, bench/history/2026-12-01-issue-10.md), by the CRD follower and the certificate
 // store. Credentials and TLS come from the connection on every request (a token file that rotates,
 // a rotated certificate); a change of TLS material builds a new pool. A kubeconfig's proxy-url is
 // spoken here too, so the byte cap holds through a proxy.

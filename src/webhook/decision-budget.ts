@@ -22,8 +22,9 @@ export const LIGHT_RESERVE_BYTES = 16 * 1024 * 1024;
 /** A body weighing no more than this is light (a real TrainJob review weighs a few hundred KiB). */
 export const LIGHT_WEIGHT = 1024 * 1024;
 /**
- * The weight of one value (bracket, comma or colon). Measured (bench/RESULTS.md, "Hostile flood"):
- * the worst shape, a list of empty objects in a typed field, held ~110 B a value at its peak.
+ * The weight of one value (bracket, comma or colon). Measured (bench/history/2026-12-03-issue-18.md,
+ * "Hostile flood"): the worst shape, a list of empty objects in a typed field, held ~110 B a value at
+ * its peak.
  */
 export const DECISION_BYTES_PER_TOKEN = 128;
 

@@ -1,5 +1,5 @@
 // What bounds the webhook under a flood of hostile AdmissionReviews (issue 18), each case a cause
-// measured on the old code (bench/RESULTS.md, "Hostile flood"): unbounded field errors, deep text
+// measured on the old code (bench/history/2026-12-03-issue-18.md, "Hostile flood"): unbounded field errors, deep text
 // parsed before it was refused, decisions that together outgrow the heap, whole answers handed to
 // TLS, and log lines that carry whatever the request says. `npm run bench:flood` floods a real
 // `serve` with all of them at once.

@@ -58,7 +58,9 @@ export function escapes(rel: string, text: string): string[] {
   text.split('\n').forEach((line, i) => {
     const base = baseOf(rel, line);
     for (const m of line.matchAll(CLIMBING)) {
-      const r = path.resolve(base, m[0]);
+      // A Markdown link's target resolves from the page's own folder, as a renderer resolves it.
+      const link = rel.endsWith('.md') && line.slice(0, m.index).endsWith('](');
+      const r = path.resolve(link ? path.dirname(path.join(root, rel)) : base, m[0]);
       if (r !== root && !r.startsWith(root + path.sep)) out.push(`${rel}:${i + 1}: ${m[0]}`);
     }
     for (const m of line.matchAll(MACHINE_PATH)) out.push(`${rel}:${i + 1}: ${m[0]}`);
@@ -111,6 +113,7 @@ describe('the repository stands alone', () => {
       ['package.json', '"generate": "node x --crd ../elsewhere/upstream/crds/a.yaml"'],
       ['src/x.ts', "const dir = path.join(root, '..', 'elsewhere');"],
       ['src/x.ts', "readFileSync('/work/elsewhere/crds/a.yaml')"],
+      ['docs/x.md', 'See [the results](../../elsewhere/RESULTS.md).'],
     ];
     for (const [file, line] of leaks) assert.equal(escapes(file, line).length, 1, `${file}: ${line}`);
     const fine: [string, string][] = [
@@ -118,6 +121,7 @@ describe('the repository stands alone', () => {
       ['bin/trainjob-webhook.js', "const { main } = await import('../src/cli.ts');"],
       ['manifests/crd-patch/kustomization.yaml', '  - ../../upstream/crds/trainer-v2.3.0'],
       ['.ci/run', 'cd "$(dirname "$0")/.."'],
+      ['docs/x.md', 'See [the results](../bench/RESULTS.md).'],
     ];
     for (const [file, line] of fine) assert.deepEqual(escapes(file, line), [], `${file}: ${line}`);
   });
