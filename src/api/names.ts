@@ -26,18 +26,6 @@ export const JOBSET_API_VERSION = `${JOBSET.group}/${JOBSET.version}`;
 /** spec.managedBy of TrainJobs that Kubeflow Trainer's controller reconciles (absent = this). */
 export const TRAINER_MANAGED_BY = `${TRAINJOB_GROUP}/trainjob-controller`;
 
-/**
- * Trainer's controller-manager Deployment and its container, as Trainer's kustomize manifests
- * (manifests/base/manager/manager.yaml, v2.2.1 to main) and its chart with the release name
- * `kubeflow-trainer` name them (chart: `<fullname>-controller-manager`, so another release name
- * gives another Deployment name); its image repository ends in `trainer-controller-manager`.
- */
-export const TRAINER_MANAGER_DEPLOYMENT = 'kubeflow-trainer-controller-manager';
-export const TRAINER_MANAGER_CONTAINER = 'manager';
-export const TRAINER_MANAGER_IMAGE = 'trainer-controller-manager';
-/** The namespace Trainer's manifests install into (manifests/overlays/manager). */
-export const TRAINER_NAMESPACE = 'kubeflow-system';
-
 /** Trainer's label on the replicated job that runs the trainer (torch/plain: `node`; MPI: `launcher`). */
 export const ANCESTOR_LABEL = `${TRAINJOB_GROUP}/trainjob-ancestor-step`;
 export const ANCESTOR_TRAINER = 'trainer';

@@ -13,12 +13,8 @@
 //   fingerprints the same). A known line is one whose features and fingerprint both match; a CRD
 //   whose features match a line but whose schema differs elsewhere (a later release) is unknown,
 //   "resembling" that line, and gets the careful rules.
-// The controller's image tag, where one is readable, is only a hint (trainer-image-hint.ts): reported
-// beside the answer (and as a disagreement when it names another release), never used to choose
-// the rules. The reconciler reads it from Trainer's Deployment and judges it on its own.
 import { isObject } from '../json/object.ts';
-import { GENERATED_RULE_MARKER, TRAINER_MANAGER_CONTAINER, TRAINJOB_VERSION } from './names.ts';
-import { judgeImageHint, type HintVerdict } from './trainer-image-hint.ts';
+import { GENERATED_RULE_MARKER, TRAINJOB_VERSION } from './names.ts';
 import {
   KNOWN_TRAINER_LINES,
   TRAINER_LINES,
@@ -71,11 +67,6 @@ export interface LineDetection {
   fingerprint: string | undefined;
   /** An unknown CRD whose features are those of this line (its schema differs elsewhere). */
   resembles?: KnownTrainerLine;
-  /**
-   * The controller image's tag, when one is given and readable, and what it says beside the CRD's
-   * line (trainer-image-hint.ts); `disagrees`: it names another release.
-   */
-  hint?: { imageTag: string; verdict: HintVerdict; disagrees: boolean };
   /** One line for logs, metrics and conditions. */
   summary: string;
 }
@@ -215,25 +206,14 @@ export function schemaFingerprint(schema: Json): { ok: true; fingerprint: string
   return why ? { ok: false, reason: why } : { ok: true, fingerprint: hasher.digest() };
 }
 
-function hintFor(line: TrainerLine, image: string | undefined): LineDetection['hint'] {
-  if (image === undefined) return undefined;
-  const judged = judgeImageHint(line, { ok: true, container: TRAINER_MANAGER_CONTAINER, image });
-  return judged.imageTag
-    ? { imageTag: judged.imageTag, verdict: judged.verdict, disagrees: judged.verdict === 'disagrees' }
-    : undefined;
-}
-
-export function detectTrainerLine(crd: Json, options: { controllerImage?: string } = {}): LineDetection {
+export function detectTrainerLine(crd: Json): LineDetection {
   const unknown = (summary: string, extra: Partial<LineDetection> = {}): LineDetection => {
-    const hint = hintFor(UNKNOWN_TRAINER_LINE, options.controllerImage);
-    const tag = hint ? ` (controller image tag ${hint.imageTag})` : '';
     return {
       line: UNKNOWN_TRAINER_LINE,
       features: undefined,
       fingerprint: undefined,
       ...extra,
-      ...(hint ? { hint } : {}),
-      summary: `${summary}${tag}: the most careful rules apply (Failed is terminal; standalone mode builds no JobSet)`,
+      summary: `${summary}: the most careful rules apply (Failed is terminal; standalone mode builds no JobSet)`,
     };
   };
   const schema = trainJobSchemaOf(crd);
@@ -255,17 +235,10 @@ export function detectTrainerLine(crd: Json, options: { controllerImage?: string
       ...(resembles ? { resembles } : {}),
     });
   }
-  const hint = hintFor(known, options.controllerImage);
-  const disagreement = hint?.disagrees
-    ? `; the controller image's tag ${hint.imageTag} names another release (a hint only: the CRD decides)`
-    : hint
-      ? ` (controller image tag ${hint.imageTag})`
-      : '';
   return {
     line: known,
     features,
     fingerprint,
-    ...(hint ? { hint } : {}),
-    summary: `the TrainJob CRD is that of ${known.label}${disagreement}`,
+    summary: `the TrainJob CRD is that of ${known.label}`,
   };
 }

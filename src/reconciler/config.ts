@@ -13,13 +13,7 @@ import {
   portFlag as port,
 } from '../process/flags.ts';
 import { COMPONENT, DEFAULT_FIELD_MANAGER } from './names.ts';
-import {
-  RECONCILER_LEASE_NAME,
-  RECONCILER_MODE_ANNOTATION,
-  TRAINER_MANAGER_DEPLOYMENT,
-  TRAINER_NAMESPACE,
-  type Mode,
-} from '../api/names.ts';
+import { RECONCILER_LEASE_NAME, RECONCILER_MODE_ANNOTATION, type Mode } from '../api/names.ts';
 
 export { ConfigError };
 
@@ -62,11 +56,6 @@ export interface ReconcileConfig {
   crashAfter?: CrashPoint;
   /** --restore-crd-patch: put the TrainJob CRD patch back whenever the CRD lacks it (off by default). */
   restoreCrdPatch: boolean;
-  /**
-   * Trainer's controller-manager Deployment, whose manager image tag is read as a hint beside the
-   * line found from the CRD (never the rules); undefined: --no-trainer-deployment.
-   */
-  trainerDeployment?: { namespace: string; name: string };
 }
 
 export const RECONCILE_DEFAULTS = {
@@ -99,13 +88,6 @@ export const RECONCILE_USAGE = `Usage: trainjob-webhook reconcile [flags]
   --no-leader-election   act without a Lease (only when a single replica runs)
   --restore-crd-patch    watch the TrainJob CRD and put this project's CRD patch back whenever it is gone (a Trainer
                          upgrade rewrote the CRD); needs the rights of manifests/components/crd-patch-restorer
-  --trainer-deployment NS/NAME
-                         Trainer's controller-manager Deployment, whose manager image tag is read as a hint beside
-                         the Trainer line found from the TrainJob CRD (reported, and named when it disagrees; the
-                         CRD decides) (default: ${TRAINER_MANAGER_DEPLOYMENT} in the pod's namespace,
-                         else in ${TRAINER_NAMESPACE})
-  --no-trainer-deployment
-                         read no Deployment: the line from the TrainJob CRD alone
   --log-level LEVEL      ${LOG_LEVELS.join(', ')} (default ${RECONCILE_DEFAULTS.logLevel})
 
 Replicas elect a leader through the Lease; only the leader acts, the others keep their caches warm.`;
@@ -122,8 +104,6 @@ export const RECONCILE_FLAGS = {
   'lease-namespace': { type: 'string' },
   'no-leader-election': { type: 'boolean' },
   'restore-crd-patch': { type: 'boolean' },
-  'trainer-deployment': { type: 'string' },
-  'no-trainer-deployment': { type: 'boolean' },
   'log-level': { type: 'string' },
 } as const;
 
@@ -179,7 +159,6 @@ export function parseReconcileArgs(args: readonly string[], sources: ConfigSourc
     resyncMs: RECONCILE_DEFAULTS.resyncMs,
     shutdownTimeoutMs: RECONCILE_DEFAULTS.shutdownTimeoutMs,
     restoreCrdPatch: values['restore-crd-patch'] === true,
-    ...trainerDeployment(values, podNamespace),
   };
 }
 
@@ -190,33 +169,6 @@ function readPodNamespace(inPod: boolean, sources: ConfigSources): string | unde
   } catch {
     return undefined;
   }
-}
-
-const DNS_LABEL = /^[a-z0-9]([-a-z0-9]{0,61}[a-z0-9])?$/;
-const DNS_SUBDOMAIN = /^(?=.{1,253}$)[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$/;
-
-/**
- * --trainer-deployment NS/NAME, or by default Trainer's Deployment name in the pod's namespace: the
- * install puts this project in Trainer's namespace (manifests/base), and the Role that grants the
- * read follows the install's namespace, so the default follows it too.
- */
-function trainerDeployment(
-  values: { 'trainer-deployment'?: string; 'no-trainer-deployment'?: boolean },
-  podNamespace: string | undefined,
-): Pick<ReconcileConfig, 'trainerDeployment'> {
-  const raw = nonEmpty('--trainer-deployment', values['trainer-deployment']);
-  if (values['no-trainer-deployment']) {
-    if (raw) throw new ConfigError('--trainer-deployment and --no-trainer-deployment contradict each other');
-    return {};
-  }
-  if (!raw)
-    return { trainerDeployment: { namespace: podNamespace ?? TRAINER_NAMESPACE, name: TRAINER_MANAGER_DEPLOYMENT } };
-  const [namespace, name, ...rest] = raw.split('/');
-  if (rest.length > 0 || !DNS_LABEL.test(namespace ?? '') || !DNS_SUBDOMAIN.test(name ?? ''))
-    throw new ConfigError(
-      `--trainer-deployment must be NAMESPACE/NAME, such as ${TRAINER_NAMESPACE}/${TRAINER_MANAGER_DEPLOYMENT}, got "${raw}"`,
-    );
-  return { trainerDeployment: { namespace, name } };
 }
 
 function leaderElection(

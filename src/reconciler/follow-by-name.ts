@@ -2,8 +2,7 @@
 // what client-go's informers with a name selector send and what the API server authorizes against
 // a Role's resourceNames, read as raw JSON (src/cluster/informer.ts). Every outcome goes to a
 // callback, never a throw; after a failure the follow starts again with backoff. The reconciler
-// follows the TrainJob CRD this way (trainer-line-source.ts: the Trainer line) and Trainer's
-// controller-manager Deployment (trainer-manager-source.ts: its image tag, a hint).
+// follows the TrainJob CRD this way (trainer-line-source.ts: the Trainer line).
 import type { ApiClient } from '../cluster/api-request.ts';
 import { createInformer } from '../cluster/informer.ts';
 

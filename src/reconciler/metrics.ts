@@ -45,14 +45,6 @@ export interface ReconcilerMetrics {
   crdPatchInForce: Gauge;
   /** 1 for the Trainer line whose rules are in force (from the live CRD; `unknown`: the careful rules). */
   trainerLine: Gauge<'line'>;
-  /**
-   * What Trainer's controller image says beside that line (trainer-line-hint.ts): 1 for the state
-   * now (agrees, disagrees, uninformative, unreadable, unknown-line, absent, forbidden, failing,
-   * pending, off).
-   */
-  trainerLineHint: Gauge<'state'>;
-  /** 1 while the controller image's tag names another release than the CRD's line, else 0 (one series). */
-  trainerLineHintDisagreement: Gauge<'line' | 'image_tag'>;
   controllerRuntime: {
     reconciles: Counter<'controller' | 'result'>;
     reconcileErrors: Counter<'controller'>;
@@ -144,18 +136,6 @@ export function createReconcilerMetrics(options: { defaultMetrics?: boolean } = 
       name: 'trainjob_reconciler_trainer_line',
       help: '1 for the Trainer line found from the live TrainJob CRD, whose rules the reconciler follows; line="unknown": none of the known lines (or the CRD unreadable), so the most careful rules apply.',
       labelNames: ['line'] as const,
-      registers,
-    }),
-    trainerLineHint: new Gauge({
-      name: 'trainjob_reconciler_trainer_line_hint',
-      help: "1 for what Trainer's controller-manager image tag says beside the line found from the CRD (a hint only, never the rules): agrees, disagrees, uninformative (latest, a commit), unreadable (a digest, no manager container), unknown-line; or why there is no tag: absent (no such Deployment), forbidden (no right to read it), failing, pending, off (--no-trainer-deployment).",
-      labelNames: ['state'] as const,
-      registers,
-    }),
-    trainerLineHintDisagreement: new Gauge({
-      name: 'trainjob_reconciler_trainer_line_hint_disagreement',
-      help: "1 while Trainer's controller-manager image tag names another release than the TrainJob CRD's line (a Trainer upgrade half done: the CRD not upgraded, or the controller not rolled out); the CRD's rules stay in force. line: the CRD's; image_tag: the controller's.",
-      labelNames: ['line', 'image_tag'] as const,
       registers,
     }),
     controllerRuntime: {

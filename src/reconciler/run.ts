@@ -28,8 +28,6 @@ import { createWatches } from './watches.ts';
 import { cacheShapeFor } from './cache-shape.ts';
 import { DecisionInputGate, WATCH_BATCH_MS, type WatchSource } from './decision-inputs.ts';
 import { followTrainerLine } from './trainer-line-source.ts';
-import { createLineHint } from './trainer-line-hint.ts';
-import { followTrainerManager } from './trainer-manager-source.ts';
 
 export interface ReconcilerHandle {
   handoffPort: number;
@@ -120,17 +118,11 @@ export async function startReconciler(config: ReconcileConfig, deps: ReconcilerD
     if (effect === 'intent') enqueue(key);
     else if (effect === 'changed') queue.addSoon(key, WATCH_BATCH_MS);
   };
-  // Trainer's controller image tag: a hint beside the line, reported, never the rules.
-  const lineHint = createLineHint({ target: config.trainerDeployment, logger, metrics });
-  const trainerManager = config.trainerDeployment
-    ? followTrainerManager(client, { target: config.trainerDeployment, onObservation: lineHint.observe })
-    : undefined;
   const trainerLine = followTrainerLine(client, {
     logger,
     onLine: (d) => {
       metrics.trainerLine.reset();
       metrics.trainerLine.set({ line: d.line.id }, 1);
-      lineHint.line(d.line);
       // The rules changed (a Trainer upgrade): every TrainJob is judged again under them.
       if (watches.synced()) watches.trainJobKeys().forEach(enqueue);
     },
@@ -186,8 +178,6 @@ export async function startReconciler(config: ReconcileConfig, deps: ReconcilerD
   await listenOn(ops, config.opsHost, config.opsPort);
   metrics.trainerLine.set({ line: 'unknown' }, 1);
   await trainerLine.start();
-  // After the CRD's first read, so that the first hint is judged against the line found.
-  await trainerManager?.start();
   await watches.start();
 
   let restorer: CrdPatchRestorer | undefined;
@@ -236,9 +226,6 @@ export async function startReconciler(config: ReconcileConfig, deps: ReconcilerD
         ? `${config.leaderElection.namespace}/${config.leaderElection.name}`
         : 'off',
       crdPatchRestorer: config.restoreCrdPatch ? 'on' : 'off',
-      trainerDeployment: config.trainerDeployment
-        ? `${config.trainerDeployment.namespace}/${config.trainerDeployment.name}`
-        : 'off',
     },
     'reconciler started',
   );
@@ -252,7 +239,6 @@ export async function startReconciler(config: ReconcileConfig, deps: ReconcilerD
       await handoff.close();
       await watches.stop();
       await trainerLine.stop();
-      await trainerManager?.stop();
       await queue.shutdown();
       await elector?.stop();
       await ops.close();

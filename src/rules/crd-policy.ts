@@ -43,9 +43,9 @@ export function schemaChecksFor(crd: unknown): SchemaChecks {
   };
 }
 
-export function policyFromCrd(crd: unknown, options: { controllerImage?: string } = {}): Policy {
+export function policyFromCrd(crd: unknown): Policy {
   try {
-    return buildPolicy(schemaChecksFor(crd), detectTrainerLine(crd, options));
+    return buildPolicy(schemaChecksFor(crd), detectTrainerLine(crd));
   } catch (err) {
     if (err instanceof CrdLoadError) throw err;
     throw new CrdLoadError((err as Error).message);

@@ -159,26 +159,3 @@ describe('hostile CRD objects: an answer, never an exception', () => {
     assert.ok((user + system) / 1000 < 1000, `${(user + system) / 1000} ms of CPU`);
   });
 });
-
-describe("the controller image's tag: a hint, never the answer (the tag's reading: trainer-image-hint.test.ts)", () => {
-  const image = (tag: string) => `ghcr.io/kubeflow/trainer/trainer-controller-manager:${tag}`;
-  it('the same release: reported; another release: a disagreement; the CRD decides either way', () => {
-    const same = detectTrainerLine(crdOf('v2.3.0'), { controllerImage: image('v2.3.0') });
-    assert.deepEqual(
-      [same.line.id, same.hint],
-      ['v2.3.0', { imageTag: 'v2.3.0', verdict: 'agrees', disagrees: false }],
-    );
-    const other = detectTrainerLine(crdOf('v2.3.0'), { controllerImage: image('v2.4.0') });
-    assert.deepEqual([other.line.id, other.hint?.disagrees], ['v2.3.0', true]);
-    assert.match(other.summary, /names another release \(a hint only: the CRD decides\)/);
-  });
-  it('on an unknown CRD the tag is named in the report', () => {
-    const crd = crdOf('main-8c0f5059');
-    schema(crd).properties.spec.properties.trainer.properties.elastic = { type: 'boolean' };
-    assert.match(detectTrainerLine(crd, { controllerImage: image('v2.4.0') }).summary, /controller image tag v2\.4\.0/);
-  });
-  it('a digest or a tag that is not one gives no hint', () => {
-    for (const controllerImage of ['trainer@sha256:' + 'a'.repeat(64), 'x:bad tag'])
-      assert.equal(detectTrainerLine(crdOf('v2.3.0'), { controllerImage }).hint, undefined, controllerImage);
-  });
-});

@@ -155,7 +155,6 @@ describe('costly packages load only when needed', () => {
         '--ops-port',
         '0',
         '--no-leader-election',
-        '--no-trainer-deployment',
       ];
       const token = await run(args('token'), dir, /"msg":"reconciler started"/);
       assert.match(token, /"msg":"reconciler started"/);

@@ -88,27 +88,12 @@ describe('parseReconcileArgs', () => {
     assert.equal(parseReconcileArgs(['--kubeconfig', 'kc'], sources).leaderElection?.namespace, 'default');
   });
 
-  it("Trainer's controller-manager Deployment (its image tag, a hint): in the pod's namespace, else kubeflow-system; --trainer-deployment names another; --no-trainer-deployment none", () => {
-    const name = 'kubeflow-trainer-controller-manager';
-    assert.deepEqual(parseReconcileArgs([], { ...pod, readFile: () => 'team-a\n' }).trainerDeployment, {
-      namespace: 'team-a',
-      name,
-    });
-    assert.deepEqual(parseReconcileArgs(['--kubeconfig', 'kc'], sources).trainerDeployment, {
-      namespace: 'kubeflow-system',
-      name,
-    });
-    assert.deepEqual(
-      parseReconcileArgs(
-        ['--kubeconfig', 'kc', '--trainer-deployment', 'ml/trainer-kubeflow-trainer-controller-manager'],
-        sources,
-      ).trainerDeployment,
-      { namespace: 'ml', name: 'trainer-kubeflow-trainer-controller-manager' },
-    );
-    assert.equal(
-      parseReconcileArgs(['--kubeconfig', 'kc', '--no-trainer-deployment'], sources).trainerDeployment,
-      undefined,
-    );
+  it('--trainer-deployment and --no-trainer-deployment are gone (the controller image hint was removed): refused as unknown', () => {
+    for (const flag of ['--trainer-deployment=kubeflow-system/x', '--no-trainer-deployment'])
+      assert.throws(
+        () => parseReconcileArgs(['--kubeconfig', 'kc', flag], sources),
+        /Unknown option '--(no-)?trainer-deployment'/,
+      );
   });
 
   it('--no-leader-election for a single replica', () => {
@@ -124,10 +109,6 @@ describe('parseReconcileArgs', () => {
     [['--kubeconfig', ''], /--kubeconfig needs a value/],
     // Test only (a crash point for the crash-consistency suites): not a flag of the shipped CLI.
     [['--crash-after', 'delete-jobset'], /Unknown option '--crash-after'/],
-    [['--trainer-deployment', 'kubeflow-trainer-controller-manager'], /--trainer-deployment must be NAMESPACE\/NAME/],
-    [['--trainer-deployment', 'a/b/c'], /--trainer-deployment must be NAMESPACE\/NAME/],
-    [['--trainer-deployment', 'Kubeflow/x'], /--trainer-deployment must be NAMESPACE\/NAME/],
-    [['--trainer-deployment', 'ns/x', '--no-trainer-deployment'], /contradict each other/],
     [['--nope'], /Unknown option '--nope'/],
   ] as const) {
     it(`refuses ${args.join(' ')}`, () => {

@@ -3,7 +3,7 @@
 // object as listed (after a watch ended with 410 Gone), then as the watch changes it, then its
 // deletion; a refused list (403) is reported with its status and retried; a watch cut off mid-stream
 // (resumed from its resourceVersion, no list) is followed by the object again once the next watch
-// is up, so that an observer of failures (trainer-manager-source.ts) does not stay at "failing".
+// is up, so that an observer of failures does not stay at "failing".
 import assert from 'node:assert/strict';
 import { createServer, type Server, type ServerResponse } from 'node:http';
 import { after, afterEach, before, beforeEach, describe, it } from 'node:test';
