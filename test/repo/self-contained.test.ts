@@ -53,9 +53,20 @@ function baseOf(rel: string, line: string): string {
   return RUN_FROM_ROOT.test(rel) || NAMES_ROOT.test(line) ? root : dir;
 }
 
+/** A Markdown link's target: resolved from its page's folder, as GitHub resolves it. */
+const MD_LINK = /\]\(\s*<?([^)\s>]+)>?/g;
+
 export function escapes(rel: string, text: string): string[] {
   const out: string[] = [];
   text.split('\n').forEach((line, i) => {
+    if (rel.endsWith('.md')) {
+      const dir = path.dirname(path.join(root, rel));
+      for (const m of line.matchAll(MD_LINK)) {
+        const r = path.resolve(dir, m[1]);
+        if (m[1].startsWith('..') && r !== root && !r.startsWith(root + path.sep)) out.push(`${rel}:${i + 1}: ${m[1]}`);
+      }
+      line = line.replace(MD_LINK, '](');
+    }
     const base = baseOf(rel, line);
     for (const m of line.matchAll(CLIMBING)) {
       const r = path.resolve(base, m[0]);
@@ -111,6 +122,7 @@ describe('the repository stands alone', () => {
       ['package.json', '"generate": "node x --crd ../elsewhere/upstream/crds/a.yaml"'],
       ['src/x.ts', "const dir = path.join(root, '..', 'elsewhere');"],
       ['src/x.ts', "readFileSync('/work/elsewhere/crds/a.yaml')"],
+      ['docs/x.md', 'see [it](../../elsewhere/a.md)'],
     ];
     for (const [file, line] of leaks) assert.equal(escapes(file, line).length, 1, `${file}: ${line}`);
     const fine: [string, string][] = [
@@ -118,6 +130,7 @@ describe('the repository stands alone', () => {
       ['bin/trainjob-webhook.js', "const { main } = await import('../src/cli.ts');"],
       ['manifests/crd-patch/kustomization.yaml', '  - ../../upstream/crds/trainer-v2.3.0'],
       ['.ci/run', 'cd "$(dirname "$0")/.."'],
+      ['docs/x.md', 'see [the README](../README.md) and [a file](../src/cli.ts#L1)'],
     ];
     for (const [file, line] of fine) assert.deepEqual(escapes(file, line), [], `${file}: ${line}`);
   });
