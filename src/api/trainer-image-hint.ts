@@ -165,7 +165,7 @@ const sameCommit = (a: string, b: string) => a.length >= 7 && b.length >= 7 && (
 function disagreement(tag: string, names: string, newer: boolean, line: TrainerLine): string {
   const head = `the controller image's tag ${tag} names ${names}, ${newer ? 'newer' : 'older'} than the TrainJob CRD (${line.label}); ${line.label}'s rules stay in force (the CRD decides, the tag is a hint)`;
   return newer
-    ? `${head}. Mid-upgrade this clears once the new release's CRD is applied; if it stays, the CRD was not upgraded: apply the TrainJob CRD of the controller's release (Trainer's chart does from v2.3.0 on; with kustomize, its manifests/base/crds), then this project's CRD patch for it (README "Upgrading Trainer"). Until then the reconciler follows rules the controller may not share (a newer Trainer may treat every Failed job as final)`
+    ? `${head}. Mid-upgrade this clears once the new release's CRD is applied; if it stays, the CRD was not upgraded: apply the TrainJob CRD of the controller's release (Trainer's chart does from v2.3.0 on; with kustomize, its manifests/base/crds), then this project's CRD patch for it (docs/versions.md, "Upgrading Trainer"). Until then the reconciler follows rules the controller may not share (a newer Trainer may treat every Failed job as final)`
     : `${head}. Mid-upgrade this clears once the new controller has rolled out; if it stays, the controller was not upgraded with its CRD, or its tag is pinned (the chart's image.tag; main's chart at 8c0f5059 is versioned 2.3.0, so its default tag is v2.3.0): roll out the controller of the CRD's release`;
 }
 
