@@ -1,4 +1,4 @@
-// Runs the version matrix (test/harness/binaries.ts matrixCells; README "Supported versions"): the
+// Runs the version matrix (test/harness/binaries.ts matrixCells; docs/versions.md, "Supported versions"): the
 // default cell runs the fault and end-to-end suites, every other cell the compatibility suite
 // (test/compat/ and the differential oracle). Each cell is a `node --test` run of its own with
 // TJW_CELL set, one file at a time, its lines prefixed with the cell's name. Runs go side by side:

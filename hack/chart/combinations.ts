@@ -1,8 +1,8 @@
 // The chart's values that choose what is installed (layout, certificates, mutatingWebhook,
 // crdPatchRestorer.enabled, networkPolicy.enabled), every
 // valid combination of them, and the kustomization that installs each one from manifests/: the
-// overlay itself where manifests/ has one, otherwise the components put together the way the
-// README tells a user to (`components/mutating` before `components/cert-manager`, the
+// overlay itself where manifests/ has one, otherwise the components put together the way
+// docs/install.md tells a user to (`components/mutating` before `components/cert-manager`, the
 // cert-manager overlay's replacements for the namespace, the CRD patch restorer's component last,
 // after components/separate-reconciler, the network policy's after all). Both the chart generator and the test
 // that compares the chart with kustomize take the kustomize side from here.
@@ -28,8 +28,8 @@ export const DEFAULT_LAYOUT: Layout = 'separate-reconciler';
 
 /**
  * Every combination the values schema admits: VAP mode has no webhook, so neither a certificate
- * mode nor the mutating webhook, and no CRD patch to restore (its CRD carries the lift: README
- * "Upgrading Trainer"); it counts once per network policy choice, with the defaults of the other
+ * mode nor the mutating webhook, and no CRD patch to restore (its CRD carries the lift: docs/versions.md,
+ * "The CRD patch restorer"); it counts once per network policy choice, with the defaults of the other
  * three (the network policy selects the reconciler's pods in every layout).
  */
 export function combinations(): Combination[] {

@@ -10,7 +10,7 @@
 //
 // Acted on at the resume only: while the TrainJob is suspended the refused apply harms nothing
 // (the JobSet is suspended as asked), and Kueue's admission (runtimePatches and the resume in one
-// update) then finds the JobSet re-created from the admitted TrainJob. See the README.
+// update) then finds the JobSet re-created from the admitted TrainJob. See docs/reconciler.md, "The cases it handles".
 //
 // Trainer's refusals fold. It records Events with client-go's events/v1 broadcaster
 // (mgr.GetEventRecorder in v2.2.1, v2.3.0 and main; k8s.io/client-go v0.35 and v0.36

@@ -11,8 +11,8 @@
 //     number of connections could hold such bodies waiting);
 //   - a light body (every real TrainJob review) may use the reserve too, and is never queued
 //     behind heavy ones; 429 only when the whole budget is full.
-// Under failurePolicy: Fail the API server refuses the write on a 413 or 429 (README, "Hostile
-// traffic"): a flood can delay or refuse writes, never admit one.
+// Under failurePolicy: Fail the API server refuses the write on a 413 or 429 (docs/security.md,
+// "Hostile traffic: what bounds the webhook"): a flood can delay or refuse writes, never admit one.
 import type { ServerResponse } from 'node:http';
 
 /** What the decisions under way may hold at once, by weight. */

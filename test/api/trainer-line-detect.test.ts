@@ -19,7 +19,7 @@ import { LINE_CRDS, lineDirs, projectRoot } from '../../hack/generate.ts';
 
 const read = (file: string): unknown => parse(readFileSync(path.join(projectRoot, file), 'utf8'));
 const crdOf = (line: KnownTrainerLine) => read(LINE_CRDS[line]) as Record<string, any>;
-/** The patch the README says to use for a line (its own, or the shipped v2.3.0 one). */
+/** The patch docs/versions.md says to use for a line (its own, or the shipped v2.3.0 one). */
 const patchFile = (line: KnownTrainerLine, kind: 'patch' | 'restore') => {
   const own = path.join(lineDirs(line).crdPatch, `trainjob-crd-${kind}.yaml`);
   try {

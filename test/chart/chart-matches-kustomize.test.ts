@@ -3,7 +3,7 @@
 // every layout × certificate mode (× the mutating webhook × the CRD patch restorer × the network
 // policy), object for
 // object what `kubectl kustomize` renders: the shipped overlay where manifests/ has one, otherwise
-// the overlay the README has a user write (the restorer: its component last); in another
+// the overlay docs/install.md has a user write (the restorer: its component last); in another
 // namespace with another image, a user's overlay with `namespace:` and `images:`. Normalised:
 // nothing on Helm's side; on kustomize's, the namespace it gives cluster-scoped objects in a user's
 // overlay of VAP mode (the API server drops it). Also the values schema's refusals and `helm lint`.

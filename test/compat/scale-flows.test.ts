@@ -1,4 +1,4 @@
-// The version matrix's compatibility suite, in the cell TJW_CELL names (hack/versions.env; README
+// The version matrix's compatibility suite, in the cell TJW_CELL names (hack/versions.env; docs/versions.md,
 // "Supported versions"): admission through the real API server of that Kubernetes release, the
 // torch and MPI scale flows beside that cell's real Trainer and JobSet managers, one refusal, and
 // Kueue (v0.17.1, built against Trainer v2.2's types) beside v2.3.0 and the main line. Every test

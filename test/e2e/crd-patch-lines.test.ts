@@ -1,5 +1,5 @@
 // Issue 17: the CRD patch generated for each Trainer line's TrainJob CRD (v2.2.1, v2.3.0, main at
-// 8c0f5059), applied with `kubectl patch --type=json` as the README says (the file it names for the
+// 8c0f5059), applied with `kubectl patch --type=json` as docs/versions.md says (the file it names for the
 // line), to the real kube-apiserver. Then, with nothing but the API server (no webhook): the line
 // is found from the live CRD, patched and not; numNodes changes around a suspension are admitted,
 // one while running and every other spec.trainer change refused; a Failed job (not
@@ -26,7 +26,7 @@ import { trainJobObject, trainJobs } from './support/trainjobs.ts';
 const availability = controlPlaneAvailability();
 const CRD = 'trainjobs.trainer.kubeflow.org';
 
-/** The patch the README names for a line: its own when the generator wrote one, else the shipped v2.3.0 one. */
+/** The patch docs/versions.md names for a line: its own when the generator wrote one, else the shipped v2.3.0 one. */
 function patchFileFor(line: KnownTrainerLine, kind: 'patch' | 'restore'): string {
   const own = path.join(projectRoot, lineDirs(line).crdPatch, `trainjob-crd-${kind}.yaml`);
   return existsSync(own) ? own : path.join(projectRoot, `manifests/crd-patch/trainjob-crd-${kind}.yaml`);

@@ -3,7 +3,7 @@
 // on that one CRD, without ever making Trainer's next `helm upgrade` fail. Beside the real API
 // server, with the real Helm 3 and Helm 4 and Trainer's own charts (v2.3.0 from its module, main
 // vendored; only their CRDs applied, through a post-renderer: support/crds-only-post-renderer.ts):
-// installed with Helm 3 and patched as the README says, the restorer started with the component's
+// installed with Helm 3 and patched as docs/install.md says, the restorer started with the component's
 // rights, then upgraded to the same version, to main, rolled back, upgraded with Helm 4 by
 // server-side apply (same version, then to main). Each upgrade must succeed; the versions of the
 // CRD seen by a watch must show Helm's write (the blanket rule back, none of ours: never both) and
@@ -169,7 +169,7 @@ describe("the CRD patch restorer across Trainer's helm upgrades (Helm 3, then He
     numNodes--;
   });
 
-  it('the patch applied as the README says; the restorer starts with only its rights and leaves it', async (t) => {
+  it('the patch applied as docs/install.md says; the restorer starts with only its rights and leaves it', async (t) => {
     await cp.kubectl([
       'patch',
       'crd',
@@ -304,7 +304,7 @@ describe("the CRD patch restorer across Trainer's helm upgrades (Helm 3, then He
 
   it("without the restorer, a kubectl patch makes Helm 4's next upgrade fail on .spec.versions (what the hand-back prevents)", async () => {
     await restorer.stop();
-    // Main's CRD as its chart has it, then patched the README's way (its patch generated for that
+    // Main's CRD as its chart has it, then patched docs/versions.md's way (its patch generated for that
     // CRD), both by kubectl: the manager kubectl-patch keeps .spec.versions.
     const chartCrd = await chartTrainJobCrd(charts.main);
     const patch = (ops: unknown[]) => cp.kubectl(['patch', 'crd', CRD, '--type=json', '-p', JSON.stringify(ops)]);

@@ -3,7 +3,7 @@
 //   v2.3.0 CRD with the patch), and is exactly the embedded default `serve` and `review` check;
 //   the live-CRD command (`kubectl patch --type=json --patch-file`) gives the same CRD, and the
 //   restore patch gives upstream's back;
-// - `serve` with no flags refuses the README's invalid example as that API server does;
+// - `serve` with no flags refuses the invalid example of docs/admission.md as that API server does;
 // - `serve` with cluster access reads the live CRD at start (raw JSON: the typed client renames
 //   `x-kubernetes-validations`) and skips, with a warning and a metric, a rule it cannot compile.
 import assert from 'node:assert/strict';
@@ -135,7 +135,7 @@ describe(
       assert.deepEqual(specOf(live), specOf(pristine));
     });
 
-    it('serve with no flags refuses the README invalid example as that API server does', async () => {
+    it('serve with no flags refuses the invalid example of docs/admission.md as that API server does', async () => {
       const file = path.join(await cp.tempDir('rendered'), 'crd.yaml');
       await writeFile(file, stringify(rendered));
       await cp.installCRDs([file]);

@@ -17,7 +17,7 @@
 // every request the processes made; each must have been allowed by a rule the manifests bind to
 // the account, and every right granted must have been used or be listed below with why the flow
 // does not use it; `kubectl auth can-i --list` for each account must show exactly the rendered
-// rights. Uninstall (README's steps) leaves no webhook configuration or policy behind, puts
+// rights. Uninstall (docs/operations.md's steps) leaves no webhook configuration or policy behind, puts
 // upstream's blanket rule back, and TrainJob writes go through.
 import assert from 'node:assert/strict';
 import { mkdtemp, rm } from 'node:fs/promises';
@@ -152,7 +152,7 @@ describe(
     const kubectlPatchCrd = (file: string) =>
       cp.kubectl(['patch', 'crd', CRD, '--type=json', '--patch-file', path.join(manifestsDir, file)]);
 
-    /** Installs the overlay as README says and runs its pods' containers with their accounts' tokens. */
+    /** Installs the overlay as docs/install.md says and runs its pods' containers with their accounts' tokens. */
     async function install(overlay: string): Promise<Layout> {
       const since = Date.now();
       const docs = await renderOverlay(cp, path.join(manifestsDir, overlay));
@@ -246,7 +246,7 @@ describe(
       return layout;
     }
 
-    /** README's uninstall: delete what the overlay applied (and the Lease the reconciler made). */
+    /** docs/operations.md's uninstall: delete what the overlay applied (and the Lease the reconciler made). */
     async function uninstall(layout: Layout): Promise<void> {
       // What the accounts may do, while they exist: compared with the requests by checkRights.
       for (const account of new Set(
@@ -375,7 +375,7 @@ describe(
       scratch = await mkdtemp(path.join(tmpdir(), 'tjw-install-layouts-'));
       const audit = await auditFlags(scratch, NS);
       auditLog = audit.logFile;
-      // Trainer v2.3.0's own CRD (the Trainer running here), patched below the way README says.
+      // Trainer v2.3.0's own CRD (the Trainer running here), patched below the way docs/install.md says.
       const trainJobCrd = path.join(upstreamDir, 'crds/trainer-v2.3.0/trainer.kubeflow.org_trainjobs.yaml');
       cp = await startControlPlane({
         crds: [upstreamCrds.jobsets, trainJobCrd, upstreamCrds.trainingRuntimes, upstreamCrds.clusterTrainingRuntimes],

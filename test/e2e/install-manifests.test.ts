@@ -220,7 +220,7 @@ describe(
 
     it('the network policies (components/network-policy) in the default, sidecar and vap layouts: accepted by the API server as rendered, every named port one of the pods it selects', async () => {
       // Stored is all that can be checked here: the harness runs no network plugin, so nothing
-      // enforces a NetworkPolicy (README "Network policy").
+      // enforces a NetworkPolicy (docs/install.md, "Network policy").
       await cp.kubectl(['create', 'namespace', 'team-np']);
       for (const [name, at] of [
         ['default', 'MANIFESTS'],

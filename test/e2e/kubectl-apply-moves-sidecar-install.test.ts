@@ -1,6 +1,6 @@
 // Issue 18: moving an install made while the sidecar was the default (overlays/sidecar renders the
-// same objects manifests/ did then) to today's default by applying manifests/ again, as README
-// "Install with the reconciler as a sidecar" says, with kubectl as a user runs it: server-side
+// same objects manifests/ did then) to today's default by applying manifests/ again, as docs/versions.md,
+// "Moving an install made before the default layout changed", says, with kubectl as a user runs it: server-side
 // (field manager "kubectl", which owned the sidecar's entry of the containers map-list, so the
 // apply that no longer names it removes it) and client-side (the last-applied annotation names
 // it, so the strategic merge patch deletes it). Against the real API server; no pods run here

@@ -4,7 +4,7 @@
 // count change whose rebuild would lose a claim being deleted), a suspended DeepSpeed (MPI) job, a running one, a
 // suspended torch job whose runtime sets node resources, and one scaled while Trainer is down
 // (mid-rebuild). Trainer is installed with its Helm chart (v2.2.1's; its CRDs, in the chart's crds/,
-// are the world's, created before and patched as the README says, which Helm's install leaves as
+// are the world's, created before and patched as docs/versions.md says, which Helm's install leaves as
 // they are) and upgraded as a platform team does it (support/trainer-upgrade.ts: managers stopped,
 // JobSet's CRD replaced, `helm upgrade` of Trainer's chart rewriting Trainer's CRDs, the patch put
 // back by the sidecar's CRD patch restorer alone, the new line's managers started): v2.2.1 -> v2.3.0
@@ -359,7 +359,7 @@ describe('upgrades strand nothing: Trainer v2.2.1 -> v2.3.0 -> main beside the s
     const before = (await a().getJobSet(ns, 'running'))?.metadata.uid;
     // Revision 2 is v2.3.0's upgrade (1 the v2.2.1 install, 3 main's). The rollback deletes what
     // revision 3 has and 2 lacks: main's optimizationjobs CRD, unless it is annotated to be kept
-    // (the README's advice before a rollback: Helm reads the annotation from the live object).
+    // (docs/versions.md's advice before a rollback: Helm reads the annotation from the live object).
     const optimizationJobs = 'optimizationjobs.trainer.kubeflow.org';
     await w.cp.kubectl(['annotate', 'crd', optimizationJobs, 'helm.sh/resource-policy=keep']);
     await switchTrainer(w, 'v2.3.0', {

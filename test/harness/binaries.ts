@@ -76,7 +76,10 @@ export interface Cell {
   k8sMinor: '1.35' | '1.37';
 }
 
-/** The cells CI runs (README "Supported versions"): the first runs every suite, the others the compatibility suite. */
+/**
+ * The cells CI runs (docs/versions.md, "Supported versions"): the first runs every suite, the others the
+ * compatibility suite.
+ */
 export function matrixCells(file = path.join(projectRoot, 'hack/versions.env')): Cell[] {
   const v = readVersionsFile(file);
   const cell = (trainer: TrainerLine, k8sMinor: Cell['k8sMinor']): Cell => {

@@ -114,6 +114,7 @@ describe('the repository stands alone', () => {
       ['src/x.ts', "const dir = path.join(root, '..', 'elsewhere');"],
       ['src/x.ts', "readFileSync('/work/elsewhere/crds/a.yaml')"],
       ['docs/x.md', 'See [the results](../../elsewhere/RESULTS.md).'],
+      ['docs/x.md', 'see [it](../../elsewhere/a.md)'],
     ];
     for (const [file, line] of leaks) assert.equal(escapes(file, line).length, 1, `${file}: ${line}`);
     const fine: [string, string][] = [
@@ -122,6 +123,7 @@ describe('the repository stands alone', () => {
       ['manifests/crd-patch/kustomization.yaml', '  - ../../upstream/crds/trainer-v2.3.0'],
       ['.ci/run', 'cd "$(dirname "$0")/.."'],
       ['docs/x.md', 'See [the results](../bench/RESULTS.md).'],
+      ['docs/x.md', 'see [the README](../README.md) and [a file](../src/cli.ts#L1)'],
     ];
     for (const [file, line] of fine) assert.deepEqual(escapes(file, line), [], `${file}: ${line}`);
   });

@@ -148,7 +148,7 @@ export function stockRuntimes(line: TrainerLine): string[] {
   return files.map((f) => readFileSync(path.join(upstreamDir, 'runtimes', f), 'utf8'));
 }
 
-/** The CRD with the patch generated for the Trainer line it is (the README's file for that line). */
+/** The CRD with the patch generated for the Trainer line it is (the file docs/versions.md names for that line). */
 function patchedForItsLine(crd: ReturnType<typeof upstreamTrainJobCrd>) {
   return patchedCrd(crd, crdPatchFor(crd));
 }
