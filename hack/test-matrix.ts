@@ -13,8 +13,15 @@ import { parseArgs } from 'node:util';
 import { isDefaultCell, matrixCells, type Cell } from '../test/harness/binaries.ts';
 
 const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
-/** What the other cells run: the compatibility suite and the differential oracle (three enforcers, one table). */
-export const COMPAT_FILES = ['test/compat/**/*.test.ts', 'test/e2e/differential.test.ts'];
+/**
+ * What the other cells run: the compatibility suite, the differential oracle (three enforcers, one
+ * table) and docs/answers.md's answers (every supported version answers as the docs say).
+ */
+export const COMPAT_FILES = [
+  'test/compat/**/*.test.ts',
+  'test/e2e/differential.test.ts',
+  'test/e2e/docs-answers.test.ts',
+];
 /** The default cell's second part: the upgrade, Helm and queueing suites (about a third of its time). */
 // node --test runs them in the order of their paths, whatever this list's; .ci/run builds their
 // binaries in that order (scheduler-plugins for gang-scheduling, Kueue, then Trainer's other lines).

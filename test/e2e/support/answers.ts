@@ -1,0 +1,163 @@
+// docs/answers.md's table as data, and the API server's answer to one write as the docs show it:
+// the code, the reason and the text kubectl prints (docs-answers.test.ts compares the two).
+import { request } from 'node:https';
+import type { KubeConfig } from '@kubernetes/client-node';
+
+export const ANSWERS_BEGIN = '<!-- answers:begin -->';
+export const ANSWERS_END = '<!-- answers:end -->';
+
+export interface TableRow {
+  /** 1-based line in the file, for failure messages. */
+  line: number;
+  cells: string[];
+}
+
+/** The one table between the markers: its header cells and its rows (the separator row dropped). */
+export function parseAnswersTable(markdown: string): { header: string[]; rows: TableRow[] } {
+  const lines = markdown.split('\n');
+  const begin = lines.findIndex((l) => l.trim() === ANSWERS_BEGIN);
+  const end = lines.findIndex((l) => l.trim() === ANSWERS_END);
+  if (begin < 0 || end < begin) throw new Error(`the markers ${ANSWERS_BEGIN} ... ${ANSWERS_END} are missing`);
+  const table = lines
+    .map((text, i) => ({ text: text.trim(), line: i + 1 }))
+    .slice(begin + 1, end)
+    .filter((l) => l.text !== '');
+  const bad = table.find((l) => !l.text.startsWith('|') || !l.text.endsWith('|'));
+  if (bad) throw new Error(`line ${bad.line} between the markers is not a table row: ${bad.text}`);
+  const split = (text: string) =>
+    text
+      .slice(1, -1)
+      .split(/(?<!\\)\|/)
+      .map((c) => c.trim().replaceAll('\\|', '|'));
+  const [head, separator, ...body] = table;
+  if (!head || !separator || !/^\|[\s:|-]+\|$/.test(separator.text))
+    throw new Error('the table between the markers needs a header row and a separator row');
+  const header = split(head.text);
+  const rows = body.map((l) => ({ line: l.line, cells: split(l.text) }));
+  const short = rows.find((r) => r.cells.length !== header.length);
+  if (short) throw new Error(`line ${short.line} has ${short.cells.length} cells, the header ${header.length}`);
+  return { header, rows };
+}
+
+/** What one write got back, as a user sees it. */
+export interface Answer {
+  code: number;
+  /** The Status's reason when refused; `allowed` when admitted. */
+  reason: string;
+  /** kubectl's text: for Invalid, each cause as `field: message`; else the Status's message. Admitted: ''. */
+  text: string;
+  /** The Warning headers' texts, in order. */
+  warnings: string[];
+}
+
+/** An answer cell: `422 Invalid: \`text…\``, `200 allowed`, `200 allowed, warning: \`text…\``. */
+export interface ExpectedAnswer {
+  code: number;
+  reason: string;
+  /** The text (a warning's, when allowed); undefined: none is shown (allowed without warning). */
+  text?: string;
+  /** The cell ends with `…`: the text is the start of the answer's, else all of it. */
+  prefix: boolean;
+}
+
+export function parseAnswerCell(cell: string): ExpectedAnswer {
+  const m = /^(\d{3}) (allowed|[A-Z][A-Za-z]+)(?:(?::|, warning:) `(.+)`)?$/.exec(cell);
+  if (!m) throw new Error(`not an answer cell (CODE Reason: \`text\`, or 200 allowed[, warning: \`text\`]): ${cell}`);
+  const [, code, reason, quoted] = m;
+  if (reason === 'allowed' && quoted !== undefined && !cell.includes(', warning: '))
+    throw new Error(`an admitted answer shows only a warning (", warning: \`...\`"): ${cell}`);
+  if (reason !== 'allowed' && quoted === undefined) throw new Error(`a refusal shows its text: ${cell}`);
+  const prefix = quoted?.endsWith('…') ?? false;
+  return { code: Number(code), reason, text: prefix ? quoted!.slice(0, -1) : quoted, prefix };
+}
+
+/** Why the answer is not the cell's, or undefined when it is. */
+export function mismatch(expected: ExpectedAnswer, got: Answer): string | undefined {
+  if (got.code !== expected.code || got.reason !== expected.reason)
+    return `${got.code} ${got.reason}, not ${expected.code} ${expected.reason}`;
+  const actual = got.reason === 'allowed' ? (got.warnings[0] ?? undefined) : got.text;
+  if (expected.text === undefined)
+    return actual === undefined ? undefined : `it carries a warning the cell does not show: ${actual}`;
+  if (actual === undefined) return 'it carries no warning';
+  const same = expected.prefix ? actual.startsWith(expected.text) : actual === expected.text;
+  return same ? undefined : `the text is not the cell's${expected.prefix ? ' start' : ''}`;
+}
+
+/** The answer as a cell would show it (every warning, in full): what a failure prints. */
+export function describeAnswer(a: Answer): string {
+  if (a.reason === 'allowed') return [`${a.code} allowed`, ...a.warnings.map((w) => `warning: \`${w}\``)].join(', ');
+  return `${a.code} ${a.reason}: \`${a.text}\``;
+}
+
+interface Status {
+  kind?: string;
+  code?: number;
+  reason?: string;
+  message?: string;
+  details?: { causes?: { field?: string; message?: string }[] };
+}
+
+/**
+ * kubectl's text for a refusal (cmd/util/helpers.go checkErr): an Invalid one as its causes
+ * (`field: message`, several as a `* ` list), any other as the Status's message.
+ */
+export function kubectlText(status: Status): string {
+  const causes = status.details?.causes ?? [];
+  if (status.reason === 'Invalid' && causes.length > 0) {
+    const each = causes.map((c) => (c.field ? `${c.field}: ${c.message ?? ''}` : (c.message ?? '')));
+    return each.length === 1 ? each[0] : each.map((e) => `* ${e}`).join(' ');
+  }
+  return status.message ?? '';
+}
+
+/** `299 - "text"` (RFC 7234, as the API server writes a warning) → text. */
+function warningTexts(header: string | string[] | undefined): string[] {
+  const values = header === undefined ? [] : Array.isArray(header) ? header : [header];
+  return values.flatMap((v) => {
+    const out: string[] = [];
+    const re = /\d{3} \S+ "((?:[^"\\]|\\.)*)"/g;
+    for (let m = re.exec(v); m; m = re.exec(v)) out.push(m[1].replace(/\\(.)/g, '$1'));
+    return out;
+  });
+}
+
+/**
+ * One request to the API server as the kubeconfig's user, with the Status and the warnings kept
+ * (the generated clients drop the warnings). Resolves with the parsed body as well.
+ */
+export async function apiRequest(
+  kc: KubeConfig,
+  method: 'GET' | 'PUT' | 'PATCH',
+  apiPath: string,
+  body?: unknown,
+  contentType = 'application/json',
+): Promise<{ answer: Answer; body: any }> {
+  const cluster = kc.getCurrentCluster();
+  if (!cluster) throw new Error('the kubeconfig names no cluster');
+  const url = new URL(apiPath, cluster.server);
+  const opts: Parameters<typeof request>[1] = { method, headers: { Accept: 'application/json' } };
+  await kc.applyToHTTPSOptions(opts);
+  const payload = body === undefined ? undefined : JSON.stringify(body);
+  if (payload !== undefined) opts.headers = { ...opts.headers, 'Content-Type': contentType };
+  return new Promise((resolve, reject) => {
+    const req = request(url, opts, (res) => {
+      let text = '';
+      res.setEncoding('utf8');
+      res.on('data', (c: string) => (text += c));
+      res.on('end', () => {
+        const parsed = text ? JSON.parse(text) : undefined;
+        const code = res.statusCode ?? 0;
+        const warnings = warningTexts(res.headers.warning);
+        const ok = code >= 200 && code < 300;
+        resolve({
+          body: parsed,
+          answer: ok
+            ? { code, reason: 'allowed', text: '', warnings }
+            : { code, reason: (parsed as Status)?.reason ?? '', text: kubectlText(parsed ?? {}), warnings },
+        });
+      });
+    });
+    req.once('error', reject);
+    req.end(payload);
+  });
+}
