@@ -2,12 +2,16 @@
 // real API server answer each one, in the cell TJW_CELL names (it runs in every cell of the version
 // matrix: hack/test-matrix.ts COMPAT_FILES), and compares the code, the reason and the text kubectl
 // prints with the docs' cell. The table's rows and this file's scenarios are one set: a row with no
-// scenario fails, and so does a scenario with no row. The world is the default install: the cell's
-// Trainer CRD with the CRD patch generated for it, `serve` registered as the validating and mutating
-// webhook, the cell's Trainer and JobSet managers, and the reconciler from the moment a row needs
-// one to lead (the rows that need none run first).
+// scenario fails, and so does a scenario with no row. One world, two install modes in turn:
+// - the default install: the cell's Trainer CRD with the CRD patch generated for it, `serve`
+//   registered as the validating and mutating webhook, the cell's Trainer and JobSet managers, and
+//   the reconciler from the moment a row needs one to lead (the rows that need none run first);
+// - VAP mode (manifests/overlays/vap): the webhook unregistered, the CRD's blanket rule lifted with
+//   nothing in its place, the ValidatingAdmissionPolicy generated for the cell's Trainer line.
+// Each row runs in a namespace of its own per mode, its TrainJob always named my-job.
 import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
+import { writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import { parse, stringify } from 'yaml';
@@ -22,6 +26,7 @@ import {
 import { startSidecar, type Sidecar } from '../reconciler/support/sidecar.ts';
 import {
   api,
+  crdPatchFor,
   RECONCILER_SA,
   startWorld,
   stockRuntimes,
@@ -36,11 +41,27 @@ import {
   parseAnswersTable,
   type Answer,
 } from './support/answers.ts';
-import type { Obj } from './support/trainjobs.ts';
+import { patchedCrd, upstreamTrainJobCrd, type Obj } from './support/trainjobs.ts';
+import { unregisterWebhook } from './support/webhook.ts';
+import { vapManifests } from '../../src/rules/generate/vap.ts';
+import { TABLE_SCHEMA } from '../../src/rules/table-schema.ts';
+import { rulesFor } from '../../src/rules/table.ts';
+import { detectTrainerLine } from '../../src/api/trainer-line-detect.ts';
 
 const DOC = path.join(projectRoot, 'docs/answers.md');
 /** The columns a test checks; the table has exactly these. */
-const COLUMNS = ['Change', 'The TrainJob', 'Default install (CRD patch + webhook)'];
+const COLUMNS = [
+  'Change',
+  'The TrainJob',
+  'Default install (CRD patch + webhook)',
+  'VAP mode (the policy, no webhook)',
+] as const;
+/** The install mode of each answer column. */
+const MODES = [
+  { column: 2, name: 'default', ns: 'row' },
+  { column: 3, name: 'vap', ns: 'vap-row' },
+] as const;
+type Mode = (typeof MODES)[number];
 /** Every row's TrainJob has this name (the answers name it), each in a namespace of its own. */
 const NAME = 'my-job';
 /** torch-distributed with a workspace claim (spec.template.spec.volumeClaimPolicies), as torchtune's runtimes have. */
@@ -225,95 +246,128 @@ describe('docs/answers.md: every row has a scenario, every scenario a row, every
   });
 });
 
-describe(`[${cell.name}] docs/answers.md: the API server's answers in the default install`, { skip }, () => {
-  const { rows } = parseAnswersTable(readFileSync(DOC, 'utf8'));
-  let w: World;
-  let sidecar: Sidecar | undefined;
+describe(
+  `[${cell.name}] docs/answers.md: the API server's answers in the default install and in VAP mode`,
+  { skip },
+  () => {
+    const { rows } = parseAnswersTable(readFileSync(DOC, 'utf8'));
+    let w: World;
+    let sidecar: Sidecar | undefined;
 
-  /** The context of one row: its own namespace, its TrainJob named NAME. */
-  async function rowContext(ns: string): Promise<Ctx> {
-    const a = api(w.cp);
-    const p = pods(w.cp);
-    const at = `/apis/trainer.kubeflow.org/v1alpha1/namespaces/${ns}/trainjobs/${NAME}`;
-    await w.cp.kubectl(['create', 'namespace', ns]);
-    const ctx: Ctx = {
-      w,
-      ns,
-      p,
-      async create(spec = {}, change) {
-        const t = torchTrainJob(NAME, ns, spec) as Obj;
-        change?.(t);
-        const out = await w.tj.create(t);
-        assert.ok(out.allowed, JSON.stringify(out));
-      },
-      async update(change, opts = {}) {
-        const query = (opts.fieldValidation ?? 'Strict') === 'Strict' ? '?fieldValidation=Strict' : '';
-        for (let attempt = 0; ; attempt++) {
-          const got = await apiRequest(w.cp.kubeConfig, 'GET', at);
-          assert.equal(got.answer.code, 200, JSON.stringify(got.body));
-          const next = structuredClone(got.body) as Obj;
-          change(next);
-          const put = await apiRequest(w.cp.kubeConfig, 'PUT', `${at}${query}`, next);
-          if (put.answer.code !== 409 || attempt >= 10) return put.answer;
-        }
-      },
-      async jobSetBuilt() {
-        await a.waitJobSet(ns, NAME, 'built by Trainer', () => true, 90_000);
-      },
-      async running(spec = {}) {
-        await ctx.create({ suspend: false, ...spec });
-        await p.waitJobSetRunning(ns, NAME, 1, 'node', 90_000);
-      },
-    };
-    return ctx;
-  }
+    /** The context of one row: its own namespace, its TrainJob named NAME. */
+    async function rowContext(ns: string): Promise<Ctx> {
+      const a = api(w.cp);
+      const p = pods(w.cp);
+      const at = `/apis/trainer.kubeflow.org/v1alpha1/namespaces/${ns}/trainjobs/${NAME}`;
+      await w.cp.kubectl(['create', 'namespace', ns]);
+      const ctx: Ctx = {
+        w,
+        ns,
+        p,
+        async create(spec = {}, change) {
+          const t = torchTrainJob(NAME, ns, spec) as Obj;
+          change?.(t);
+          const out = await w.tj.create(t);
+          assert.ok(out.allowed, JSON.stringify(out));
+        },
+        async update(change, opts = {}) {
+          const query = (opts.fieldValidation ?? 'Strict') === 'Strict' ? '?fieldValidation=Strict' : '';
+          for (let attempt = 0; ; attempt++) {
+            const got = await apiRequest(w.cp.kubeConfig, 'GET', at);
+            assert.equal(got.answer.code, 200, JSON.stringify(got.body));
+            const next = structuredClone(got.body) as Obj;
+            change(next);
+            const put = await apiRequest(w.cp.kubeConfig, 'PUT', `${at}${query}`, next);
+            if (put.answer.code !== 409 || attempt >= 10) return put.answer;
+          }
+        },
+        async jobSetBuilt() {
+          await a.waitJobSet(ns, NAME, 'built by Trainer', () => true, 90_000);
+        },
+        async running(spec = {}) {
+          await ctx.create({ suspend: false, ...spec });
+          await p.waitJobSetRunning(ns, NAME, 1, 'node', 90_000);
+        },
+      };
+      return ctx;
+    }
 
-  before(async () => {
-    w = await startWorld({ trainer: true, webhook: true });
-    await w.cp.applyYaml(workspaceRuntime());
-  });
-  after(async () => {
-    if (process.exitCode && w) process.stderr.write(`[${cell.name}]\n${w.cp.logTails(30)}`);
-    await sidecar?.proc.stop();
-    await w?.stop();
-  });
+    before(async () => {
+      w = await startWorld({ trainer: true, webhook: true });
+      await w.cp.applyYaml(workspaceRuntime());
+    });
+    after(async () => {
+      if (process.exitCode && w) process.stderr.write(`[${cell.name}]\n${w.cp.logTails(30)}`);
+      await sidecar?.proc.stop();
+      await w?.stop();
+    });
 
-  const check = (row: (typeof rows)[number], i: number) =>
-    it(`[${cell.name}] line ${row.line}: ${rowKey(row.cells)}`, async () => {
-      const scenario = SCENARIOS[rowKey(row.cells)];
-      assert.ok(scenario, 'the row has a scenario (see the test above)');
-      const expected = parseAnswerCell(row.cells[2]);
-      const got = await scenario.run(await rowContext(`row-${i + 1}`));
-      const why = mismatch(expected, got);
-      assert.equal(
-        why,
-        undefined,
-        `docs/answers.md line ${row.line}, ${COLUMNS[2]}:\n  the docs: ${row.cells[2]}\n  the API server: ${describeAnswer(got)}\n  (${why})`,
+    const check = (mode: Mode, row: (typeof rows)[number], i: number) =>
+      it(`[${cell.name}] ${mode.name}: line ${row.line}: ${rowKey(row.cells)}`, async () => {
+        const scenario = SCENARIOS[rowKey(row.cells)];
+        assert.ok(scenario, 'the row has a scenario (see the test above)');
+        const expected = parseAnswerCell(row.cells[mode.column]);
+        const got = await scenario.run(await rowContext(`${mode.ns}-${i + 1}`));
+        const why = mismatch(expected, got);
+        assert.equal(
+          why,
+          undefined,
+          `docs/answers.md line ${row.line}, ${COLUMNS[mode.column]}:\n  the docs: ${row.cells[mode.column]}\n  the API server: ${describeAnswer(got)}\n  (${why})`,
+        );
+      });
+    const phase = (r: Scenario['reconciler']) =>
+      rows.map((row, i) => ({ row, i })).filter(({ row }) => SCENARIOS[rowKey(row.cells)]?.reconciler === r);
+    /** A dry-run count change of a suspended job with a JobSet: admitted once a reconciler leads (503 before). */
+    const countChangeAdmitted = async (ns: string) => {
+      const probe = await rowContext(ns);
+      await probe.create();
+      await probe.jobSetBuilt();
+      await waitFor(
+        'a count change admitted',
+        async () => (await w.tj.update(probe.ns, NAME, setCount(2), 'All')).allowed,
+        { timeoutMs: 60_000 },
       );
+    };
+
+    // The default install: the rows that need no reconciler, then a reconciler, then the others.
+    for (const { row, i } of phase('none')) check(MODES[0], row, i);
+    it(`[${cell.name}] default: a reconciler starts and leads (the webhook sees its Lease)`, async () => {
+      sidecar = await startSidecar(w.cp, {
+        name: 'reconciler',
+        mode: 'companion',
+        kubeconfig: w.reconcilerKubeconfig.path,
+        leaseNamespace: RECONCILER_SA.namespace,
+        handoffPort: w.handoffPort,
+      });
+      await countChangeAdmitted('lead-probe');
     });
+    for (const { row, i } of phase('leads')) check(MODES[0], row, i);
 
-  const phase = (r: Scenario['reconciler']) =>
-    rows.map((row, i) => ({ row, i })).filter(({ row }) => SCENARIOS[rowKey(row.cells)]?.reconciler === r);
-  for (const { row, i } of phase('none')) check(row, i);
-
-  it(`[${cell.name}] a reconciler starts and leads (the webhook sees its Lease)`, async () => {
-    sidecar = await startSidecar(w.cp, {
-      name: 'reconciler',
-      mode: 'companion',
-      kubeconfig: w.reconcilerKubeconfig.path,
-      leaseNamespace: RECONCILER_SA.namespace,
-      handoffPort: w.handoffPort,
+    // VAP mode (manifests/overlays/vap): the CRD's blanket rule lifted with nothing in its place,
+    // the policy generated for the cell's Trainer line, no webhook. The rows that need a reconciler
+    // first (it runs on), then it stops and the others follow.
+    it(`[${cell.name}] vap: the webhook out, the CRD lifted, the policy in force`, async () => {
+      await unregisterWebhook(w.cp);
+      const upstream = upstreamTrainJobCrd(cell.trainer);
+      const schema = upstream.spec.versions[0].schema.openAPIV3Schema;
+      const lift = (crdPatchFor(upstream) as Obj[]).filter((op) => op.op !== 'add');
+      const file = path.join(await w.cp.tempDir('crd-lift'), 'trainjobs.yaml');
+      await writeFile(file, stringify(patchedCrd(upstream, lift)));
+      await w.cp.installCRDs([file]);
+      const policy = vapManifests(TABLE_SCHEMA, schema, rulesFor(detectTrainerLine(upstream).line));
+      await w.cp.applyYaml(policy.map((m) => stringify(m)).join('---\n'));
+      const probe = await rowContext('vap-probe');
+      await probe.create();
+      await waitFor('the policy refuses an image change', async () => {
+        const out = await w.tj.update(probe.ns, NAME, (o) => (o.spec.trainer.image = 'ghcr.io/acme/train:2'), 'All');
+        return !out.allowed && out.refusal.message.includes('ValidatingAdmissionPolicy');
+      });
     });
-    // A dry-run count change of a suspended job with a JobSet: 503 until the webhook sees a leader.
-    const probe = await rowContext('lead-probe');
-    await probe.create();
-    await probe.jobSetBuilt();
-    await waitFor(
-      'the webhook admits a count change (a reconciler leads)',
-      async () => (await w.tj.update(probe.ns, NAME, setCount(2), 'All')).allowed,
-      { timeoutMs: 60_000 },
-    );
-  });
-
-  for (const { row, i } of phase('leads')) check(row, i);
-});
+    for (const { row, i } of phase('leads')) check(MODES[1], row, i);
+    it(`[${cell.name}] vap: the reconciler stops`, async () => {
+      await sidecar?.proc.stop();
+      sidecar = undefined;
+    });
+    for (const { row, i } of phase('none')) check(MODES[1], row, i);
+  },
+);
