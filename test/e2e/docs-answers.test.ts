@@ -226,6 +226,9 @@ function workspaceRuntime(): string {
       ],
     },
   ];
+  for (const job of rt.spec.template.spec.replicatedJobs)
+    for (const c of job.template.spec.template.spec.containers)
+      c.volumeMounts = [...(c.volumeMounts ?? []), { name: 'workspace', mountPath: '/workspace' }];
   return stringify(rt);
 }
 
@@ -309,10 +312,12 @@ describe(
         const expected = parseAnswerCell(row.cells[mode.column]);
         const got = await scenario.run(await rowContext(`${mode.ns}-${i + 1}`));
         const why = mismatch(expected, got);
+        // What the API server said, for a reader of the run's log (and a docs writer).
+        console.log(`answer [${cell.name}] ${mode.name} line ${row.line}: ${describeAnswer(got)}`);
         assert.equal(
           why,
           undefined,
-          `docs/answers.md line ${row.line}, ${COLUMNS[mode.column]}:\n  the docs: ${row.cells[mode.column]}\n  the API server: ${describeAnswer(got)}\n  (${why})`,
+          `docs/answers.md line ${row.line}, ${COLUMNS[mode.column]}:\n  the docs: ${row.cells[mode.column]}\n  the API server: ${describeAnswer(got)}\n  (${why})\n  Status: ${JSON.stringify(got.status)}`,
         );
       });
     const phase = (r: Scenario['reconciler']) =>

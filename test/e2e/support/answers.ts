@@ -44,8 +44,10 @@ export interface Answer {
   code: number;
   /** The Status's reason when refused; `allowed` when admitted. */
   reason: string;
-  /** kubectl's text: for Invalid, each cause as `field: message`; else the Status's message. Admitted: ''. */
+  /** What kubectl prints (kubectlText). Admitted: ''. */
   text: string;
+  /** The API server's Status, when refused (for a failure's message). */
+  status?: unknown;
   /** The Warning headers' texts, in order. */
   warnings: string[];
 }
@@ -94,20 +96,29 @@ interface Status {
   code?: number;
   reason?: string;
   message?: string;
-  details?: { causes?: { field?: string; message?: string }[] };
+  details?: { kind?: string; name?: string; causes?: { field?: string; message?: string }[] };
 }
 
 /**
- * kubectl's text for a refusal (cmd/util/helpers.go checkErr): an Invalid one as its causes
- * (`field: message`, several as a `* ` list), any other as the Status's message.
+ * What kubectl prints for a refused write (k8s.io/kubectl v0.35.8 pkg/cmd/util/helpers.go
+ * checkErr, StandardErrorMessage), several lines joined by a space: an Invalid one as
+ * `The <Kind> "<name>" is invalid: ` and its causes (`field: message`, several as `* ` items, the
+ * message itself only when there is neither kind, name nor cause), any other as
+ * `Error from server (<Reason>): <message>`.
  */
 export function kubectlText(status: Status): string {
-  const causes = status.details?.causes ?? [];
-  if (status.reason === 'Invalid' && causes.length > 0) {
-    const each = causes.map((c) => (c.field ? `${c.field}: ${c.message ?? ''}` : (c.message ?? '')));
-    return each.length === 1 ? each[0] : each.map((e) => `* ${e}`).join(' ');
-  }
-  return status.message ?? '';
+  const message = status.message ?? '';
+  if (status.reason !== 'Invalid')
+    return status.reason ? `Error from server (${status.reason}): ${message}` : `Error from server: ${message}`;
+  const d = status.details;
+  if (!d) return message ? `The request is invalid: ${message}` : 'The request is invalid';
+  const each = [...new Set((d.causes ?? []).map((c) => `${c.field ?? ''}: ${c.message ?? ''}`))];
+  const named = d.kind || d.name;
+  const s = named
+    ? `The ${d.kind ?? ''} "${d.name ?? ''}" is invalid`
+    : `The request is invalid${message && each.length === 0 ? `: ${message}` : ''}`;
+  if (each.length === 0) return s;
+  return each.length === 1 ? `${s}: ${each[0]}` : `${s}: ${each.map((e) => `* ${e}`).join(' ')}`;
 }
 
 /** `299 - "text"` (RFC 7234, as the API server writes a warning) → text. */
@@ -153,7 +164,13 @@ export async function apiRequest(
           body: parsed,
           answer: ok
             ? { code, reason: 'allowed', text: '', warnings }
-            : { code, reason: (parsed as Status)?.reason ?? '', text: kubectlText(parsed ?? {}), warnings },
+            : {
+                code,
+                reason: (parsed as Status)?.reason ?? '',
+                text: kubectlText(parsed ?? {}),
+                warnings,
+                status: parsed,
+              },
         });
       });
     });
