@@ -64,6 +64,8 @@ const MODES = [
 type Mode = (typeof MODES)[number];
 /** Every row's TrainJob has this name (the answers name it), each in a namespace of its own. */
 const NAME = 'my-job';
+/** What the docs call the row's namespace, where an answer names it. */
+const DOCS_NAMESPACE = 'my-ns';
 /** torch-distributed with a workspace claim (spec.template.spec.volumeClaimPolicies), as torchtune's runtimes have. */
 const WORKSPACE_RUNTIME = 'torch-distributed-workspace';
 
@@ -310,7 +312,11 @@ describe(
         const scenario = SCENARIOS[rowKey(row.cells)];
         assert.ok(scenario, 'the row has a scenario (see the test above)');
         const expected = parseAnswerCell(row.cells[mode.column]);
-        const got = await scenario.run(await rowContext(`${mode.ns}-${i + 1}`));
+        const ns = `${mode.ns}-${i + 1}`;
+        // The docs name the row's namespace my-ns (a warning names the JobSet as namespace/name).
+        const docsNs = (t: string) => t.replaceAll(`${ns}/${NAME}`, `${DOCS_NAMESPACE}/${NAME}`);
+        const raw = await scenario.run(await rowContext(ns));
+        const got = { ...raw, text: docsNs(raw.text), warnings: raw.warnings.map(docsNs) };
         const why = mismatch(expected, got);
         // What the API server said, for a reader of the run's log (and a docs writer).
         console.log(`answer [${cell.name}] ${mode.name} line ${row.line}: ${describeAnswer(got)}`);

@@ -52,37 +52,44 @@ export interface Answer {
   warnings: string[];
 }
 
-/** An answer cell: `422 Invalid: \`text…\``, `200 allowed`, `200 allowed, warning: \`text…\``. */
-export interface ExpectedAnswer {
-  code: number;
-  reason: string;
-  /** The text (a warning's, when allowed); undefined: none is shown (allowed without warning). */
-  text?: string;
-  /** The cell ends with `…`: the text is the start of the answer's, else all of it. */
+/** A text a cell shows: all of it, or (the cell's text ends with `…`) its start. */
+export interface ExpectedText {
+  text: string;
   prefix: boolean;
 }
 
+/** An answer cell: `422 Invalid: \`text…\``, `200 allowed`, `200 allowed, warning: \`text…\`[, warning: ...]`. */
+export interface ExpectedAnswer {
+  code: number;
+  reason: string;
+  /** A refusal's one text, or an admitted answer's warnings (none, one, several). */
+  texts: ExpectedText[];
+}
+
+const expectedText = (quoted: string): ExpectedText =>
+  quoted.endsWith('…') ? { text: quoted.slice(0, -1), prefix: true } : { text: quoted, prefix: false };
+
 export function parseAnswerCell(cell: string): ExpectedAnswer {
-  const m = /^(\d{3}) (allowed|[A-Z][A-Za-z]+)(?:(?::|, warning:) `(.+)`)?$/.exec(cell);
-  if (!m) throw new Error(`not an answer cell (CODE Reason: \`text\`, or 200 allowed[, warning: \`text\`]): ${cell}`);
-  const [, code, reason, quoted] = m;
-  if (reason === 'allowed' && quoted !== undefined && !cell.includes(', warning: '))
-    throw new Error(`an admitted answer shows only a warning (", warning: \`...\`"): ${cell}`);
-  if (reason !== 'allowed' && quoted === undefined) throw new Error(`a refusal shows its text: ${cell}`);
-  const prefix = quoted?.endsWith('…') ?? false;
-  return { code: Number(code), reason, text: prefix ? quoted!.slice(0, -1) : quoted, prefix };
+  const refused = /^(\d{3}) ([A-Z][A-Za-z]+): `([^`]+)`$/.exec(cell);
+  if (refused) return { code: Number(refused[1]), reason: refused[2], texts: [expectedText(refused[3])] };
+  const allowed = /^(2\d\d) allowed((?:, warning: `[^`]+`)*)$/.exec(cell);
+  if (!allowed)
+    throw new Error(`not an answer cell (CODE Reason: \`text\`, or 200 allowed[, warning: \`text\`]...): ${cell}`);
+  const warnings = [...allowed[2].matchAll(/, warning: `([^`]+)`/g)].map((m) => expectedText(m[1]));
+  return { code: Number(allowed[1]), reason: 'allowed', texts: warnings };
 }
 
 /** Why the answer is not the cell's, or undefined when it is. */
 export function mismatch(expected: ExpectedAnswer, got: Answer): string | undefined {
   if (got.code !== expected.code || got.reason !== expected.reason)
     return `${got.code} ${got.reason}, not ${expected.code} ${expected.reason}`;
-  const actual = got.reason === 'allowed' ? (got.warnings[0] ?? undefined) : got.text;
-  if (expected.text === undefined)
-    return actual === undefined ? undefined : `it carries a warning the cell does not show: ${actual}`;
-  if (actual === undefined) return 'it carries no warning';
-  const same = expected.prefix ? actual.startsWith(expected.text) : actual === expected.text;
-  return same ? undefined : `the text is not the cell's${expected.prefix ? ' start' : ''}`;
+  const actual = got.reason === 'allowed' ? got.warnings : [got.text];
+  if (actual.length !== expected.texts.length)
+    return `${actual.length} warning(s), the cell shows ${expected.texts.length}`;
+  const bad = expected.texts.findIndex((e, i) => (e.prefix ? !actual[i].startsWith(e.text) : actual[i] !== e.text));
+  if (bad < 0) return undefined;
+  const what = got.reason === 'allowed' ? `warning ${bad + 1}` : 'the text';
+  return `${what} is not the cell's${expected.texts[bad].prefix ? ' start' : ''}`;
 }
 
 /** The answer as a cell would show it (every warning, in full): what a failure prints. */
