@@ -307,11 +307,69 @@ describe(
       await w?.stop();
     });
 
+    /** The world's state; each row brings it where the row needs it (a --test-name-pattern run too). */
+    let installed: Mode['name'] = 'default';
+
+    const startReconciler = async () => {
+      if (sidecar) return;
+      sidecar = await startSidecar(w.cp, {
+        name: 'reconciler',
+        mode: 'companion',
+        kubeconfig: w.reconcilerKubeconfig.path,
+        leaseNamespace: RECONCILER_SA.namespace,
+        handoffPort: w.handoffPort,
+      });
+      if (installed === 'vap') return;
+      // A dry-run count change of a suspended job with a JobSet: 503 until the webhook sees a leader.
+      const probe = await rowContext('lead-probe');
+      await probe.create();
+      await probe.jobSetBuilt();
+      await waitFor(
+        'the webhook admits a count change (a reconciler leads)',
+        async () => (await w.tj.update(probe.ns, NAME, setCount(2), 'All')).allowed,
+        { timeoutMs: 60_000 },
+      );
+    };
+    const stopReconciler = async () => {
+      await sidecar?.proc.stop();
+      sidecar = undefined;
+    };
+    /** VAP mode (manifests/overlays/vap): no webhook, the blanket rule lifted with nothing in its place, the policy. */
+    const installVap = async () => {
+      if (installed === 'vap') return;
+      installed = 'vap';
+      await unregisterWebhook(w.cp);
+      const upstream = upstreamTrainJobCrd(cell.trainer);
+      const schema = upstream.spec.versions[0].schema.openAPIV3Schema;
+      const lift = (crdPatchFor(upstream) as Obj[]).filter((op) => op.op !== 'add');
+      const file = path.join(await w.cp.tempDir('crd-lift'), 'trainjobs.yaml');
+      await writeFile(file, stringify(patchedCrd(upstream, lift)));
+      await w.cp.installCRDs([file]);
+      // The policy generated for the cell's Trainer line (manifests/vap/ holds v2.3.0's and main's).
+      const policy = vapManifests(TABLE_SCHEMA, schema, rulesFor(detectTrainerLine(upstream).line));
+      await w.cp.applyYaml(policy.map((m) => stringify(m)).join('---\n'));
+      const probe = await rowContext('vap-probe');
+      await probe.create();
+      await waitFor('the policy refuses an image change', async () => {
+        const out = await w.tj.update(probe.ns, NAME, (o) => (o.spec.trainer.image = 'ghcr.io/acme/train:2'), 'All');
+        return !out.allowed && out.refusal.message.includes('ValidatingAdmissionPolicy');
+      });
+    };
+    /** The row's install mode, and a reconciler leading or not. */
+    const bringTo = async (mode: Mode, reconciler: Scenario['reconciler']) => {
+      assert.ok(mode.name === installed || mode.name === 'vap', 'the default install is tried before VAP mode');
+      if (mode.name === 'vap') await installVap();
+      if (reconciler === 'leads') await startReconciler();
+      else if (mode.name === 'vap') await stopReconciler();
+      else assert.equal(sidecar, undefined, "the default install's rows without a reconciler come first");
+    };
+
     const check = (mode: Mode, row: (typeof rows)[number], i: number) =>
       it(`[${cell.name}] ${mode.name}: line ${row.line}: ${rowKey(row.cells)}`, async () => {
         const scenario = SCENARIOS[rowKey(row.cells)];
         assert.ok(scenario, 'the row has a scenario (see the test above)');
         const expected = parseAnswerCell(row.cells[mode.column]);
+        await bringTo(mode, scenario.reconciler);
         const ns = `${mode.ns}-${i + 1}`;
         // The docs name the row's namespace my-ns (a warning names the JobSet as namespace/name).
         const docsNs = (t: string) => t.replaceAll(`${ns}/${NAME}`, `${DOCS_NAMESPACE}/${NAME}`);
@@ -328,57 +386,12 @@ describe(
       });
     const phase = (r: Scenario['reconciler']) =>
       rows.map((row, i) => ({ row, i })).filter(({ row }) => SCENARIOS[rowKey(row.cells)]?.reconciler === r);
-    /** A dry-run count change of a suspended job with a JobSet: admitted once a reconciler leads (503 before). */
-    const countChangeAdmitted = async (ns: string) => {
-      const probe = await rowContext(ns);
-      await probe.create();
-      await probe.jobSetBuilt();
-      await waitFor(
-        'a count change admitted',
-        async () => (await w.tj.update(probe.ns, NAME, setCount(2), 'All')).allowed,
-        { timeoutMs: 60_000 },
-      );
-    };
 
-    // The default install: the rows that need no reconciler, then a reconciler, then the others.
+    // The default install: the rows that need no reconciler first, then those that need one to
+    // lead. Then VAP mode: the rows that need one (it runs on), then the others once it stopped.
     for (const { row, i } of phase('none')) check(MODES[0], row, i);
-    it(`[${cell.name}] default: a reconciler starts and leads (the webhook sees its Lease)`, async () => {
-      sidecar = await startSidecar(w.cp, {
-        name: 'reconciler',
-        mode: 'companion',
-        kubeconfig: w.reconcilerKubeconfig.path,
-        leaseNamespace: RECONCILER_SA.namespace,
-        handoffPort: w.handoffPort,
-      });
-      await countChangeAdmitted('lead-probe');
-    });
     for (const { row, i } of phase('leads')) check(MODES[0], row, i);
-
-    // VAP mode (manifests/overlays/vap): the CRD's blanket rule lifted with nothing in its place,
-    // the policy generated for the cell's Trainer line, no webhook. The rows that need a reconciler
-    // first (it runs on), then it stops and the others follow.
-    it(`[${cell.name}] vap: the webhook out, the CRD lifted, the policy in force`, async () => {
-      await unregisterWebhook(w.cp);
-      const upstream = upstreamTrainJobCrd(cell.trainer);
-      const schema = upstream.spec.versions[0].schema.openAPIV3Schema;
-      const lift = (crdPatchFor(upstream) as Obj[]).filter((op) => op.op !== 'add');
-      const file = path.join(await w.cp.tempDir('crd-lift'), 'trainjobs.yaml');
-      await writeFile(file, stringify(patchedCrd(upstream, lift)));
-      await w.cp.installCRDs([file]);
-      const policy = vapManifests(TABLE_SCHEMA, schema, rulesFor(detectTrainerLine(upstream).line));
-      await w.cp.applyYaml(policy.map((m) => stringify(m)).join('---\n'));
-      const probe = await rowContext('vap-probe');
-      await probe.create();
-      await waitFor('the policy refuses an image change', async () => {
-        const out = await w.tj.update(probe.ns, NAME, (o) => (o.spec.trainer.image = 'ghcr.io/acme/train:2'), 'All');
-        return !out.allowed && out.refusal.message.includes('ValidatingAdmissionPolicy');
-      });
-    });
     for (const { row, i } of phase('leads')) check(MODES[1], row, i);
-    it(`[${cell.name}] vap: the reconciler stops`, async () => {
-      await sidecar?.proc.stop();
-      sidecar = undefined;
-    });
     for (const { row, i } of phase('none')) check(MODES[1], row, i);
   },
 );
