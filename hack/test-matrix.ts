@@ -1,7 +1,8 @@
 // Runs the version matrix (test/harness/binaries.ts matrixCells; README "Supported versions"): the
 // default cell runs the fault and end-to-end suites, every other cell the compatibility suite
-// (test/compat/ and the differential oracle). Each cell is a `node --test` run of its own with
-// TJW_CELL set, one file at a time, its lines prefixed with the cell's name. Runs go side by side:
+// (test/compat/, the differential oracle and docs/answers.md's answers). Each cell is a `node
+// --test` run of its own with TJW_CELL set, one file at a time, its lines prefixed with the cell's
+// name. Runs go side by side:
 // the default cell's suites in two parts (the second: the upgrade, Helm and queue suites), then the
 // other cells, each taking the next free slot; the last lines say what each run cost and which failed.
 //   node hack/test-matrix.ts [--cells a,b] [--jobs N]     (default: every cell, 2 at a time)
