@@ -139,7 +139,7 @@ const SCENARIOS: Record<string, Scenario> = {
   'Change `runtimePatches` | Running': {
     reconciler: 'none',
     async run(ctx) {
-      await ctx.create({ suspend: false, runtimePatches: PATCH('a') });
+      await ctx.running({ runtimePatches: PATCH('a') });
       return ctx.update((o) => (o.spec.runtimePatches = PATCH('b')));
     },
   },
