@@ -1,0 +1,86 @@
+// The test suites a contributor runs, split by what they need (docs/testing.md says which to run when):
+//   node hack/test-suites.ts unit   the pure suites: no type-check, no lint, no built binaries (npm run test:unit)
+//   node hack/test-suites.ts e2e    the suites that need built binaries: the chart's and the image's, then the
+//                                   default cell of the version matrix (test/faults/, test/e2e/) (npm run test:e2e)
+//   node hack/test-suites.ts list   every file of each set, one `set file` line each
+// `npm test` runs the union, and more: its first phase runs NPM_TEST_FIRST_PHASE (unit and the chart's and
+// image's suites), then hack/test-matrix.ts runs every cell. test/repo/test-scripts.test.ts checks that each
+// file npm test runs is in exactly one of the two sets here, so a new file cannot fall out of both.
+import { spawn } from 'node:child_process';
+import { globSync } from 'node:fs';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { matrixCells } from '../test/harness/binaries.ts';
+import { COMPAT_FILES, defaultCellParts } from './test-matrix.ts';
+
+const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
+
+/** The globs of npm test's first `node --test` run, as package.json's "test" script writes them. */
+export const NPM_TEST_FIRST_PHASE = ['test/!(e2e|faults|compat)/**/*.test.ts', 'test/*.test.ts'];
+
+/**
+ * The folders of that first run whose suites need more than Node: test/chart/ renders with the pinned
+ * kubectl (kustomize) and Helm 3 and 4, built by hack/build-binaries.sh (minutes cold); test/image/
+ * rebuilds the image's stages in folders (an npm install from the lockfile and `npm run build`, a
+ * type-check). chart-templates.test.ts needs neither, but goes with its folder: a chart change runs it all.
+ */
+export const FIRST_PHASE_NEEDS_BINARIES = ['test/chart/**/*.test.ts', 'test/image/**/*.test.ts'];
+
+/** The per-file timeout npm test gives (45 minutes: a suite may wait for a cold build of its binaries). */
+export const TEST_TIMEOUT_MS = 2_700_000;
+
+const files = (globs: readonly string[]): string[] =>
+  [...new Set(globs.flatMap((g) => globSync(g, { cwd: root })))].map((f) => f.split(path.sep).join('/')).sort();
+
+/** npm run test:unit's files: the first phase without its folders that need binaries. */
+export function unitFiles(): string[] {
+  const excluded = new Set(files(FIRST_PHASE_NEEDS_BINARIES));
+  return files(NPM_TEST_FIRST_PHASE).filter((f) => !excluded.has(f));
+}
+
+/** npm run test:e2e's files: the first phase's that need binaries, then the default cell's. */
+export function e2eFiles(): { firstPhase: string[]; defaultCell: string[] } {
+  const firstPhase = new Set(files(NPM_TEST_FIRST_PHASE));
+  return {
+    firstPhase: files(FIRST_PHASE_NEEDS_BINARIES).filter((f) => firstPhase.has(f)),
+    defaultCell: defaultCellParts().flat().sort(),
+  };
+}
+
+/** What the version matrix's other cells run (each cell runs them all again, under its own TJW_CELL). */
+export const otherCellFiles = (): string[] => files(COMPAT_FILES);
+
+function run(args: string[]): Promise<number> {
+  const child = spawn(process.execPath, args, { cwd: root, stdio: 'inherit' });
+  return new Promise((resolve) => {
+    child.once('error', (err) => {
+      process.stderr.write(`test-suites: could not start node: ${err.message}\n`);
+      resolve(2);
+    });
+    child.once('close', (code) => resolve(code ?? 1));
+  });
+}
+
+async function main(which: string | undefined): Promise<number> {
+  const concurrency = '--test-concurrency=2';
+  if (which === 'unit') return run(['--test', concurrency, `--test-timeout=${TEST_TIMEOUT_MS}`, ...unitFiles()]);
+  if (which === 'e2e') {
+    const { firstPhase } = e2eFiles();
+    const code = await run(['--test', concurrency, `--test-timeout=${TEST_TIMEOUT_MS}`, ...firstPhase]);
+    // The default cell as npm test runs it (hack/test-matrix.ts: one file at a time, two runs side by side).
+    const matrix = await run(['hack/test-matrix.ts', '--cells', matrixCells()[0].name]);
+    return code !== 0 ? code : matrix;
+  }
+  if (which === 'list') {
+    const { firstPhase, defaultCell } = e2eFiles();
+    for (const f of unitFiles()) process.stdout.write(`unit ${f}\n`);
+    for (const f of [...firstPhase, ...defaultCell]) process.stdout.write(`e2e ${f}\n`);
+    for (const f of otherCellFiles()) process.stdout.write(`other-cells ${f}\n`);
+    return 0;
+  }
+  process.stderr.write('usage: node hack/test-suites.ts unit|e2e|list\n');
+  return 2;
+}
+
+if (process.argv[1] && path.resolve(process.argv[1]) === fileURLToPath(import.meta.url))
+  process.exitCode = await main(process.argv[2]);
