@@ -61,15 +61,29 @@ function run(args: string[]): Promise<number> {
   });
 }
 
+/**
+ * The `node` runs of a script, in order: `unit` one `node --test` run of the pure files, two at a time,
+ * as npm test runs its first phase; `e2e` the first phase's files that need binaries the same way, then
+ * the default cell as npm test runs it (hack/test-matrix.ts: one file at a time, two runs side by side).
+ */
+export function scriptRuns(which: 'unit' | 'e2e'): string[][] {
+  const nodeTest = ['--test', '--test-concurrency=2', `--test-timeout=${TEST_TIMEOUT_MS}`];
+  if (which === 'unit') return [[...nodeTest, ...unitFiles()]];
+  return [
+    [...nodeTest, ...e2eFiles().firstPhase],
+    ['hack/test-matrix.ts', '--cells', matrixCells()[0].name],
+  ];
+}
+
 async function main(which: string | undefined): Promise<number> {
-  const concurrency = '--test-concurrency=2';
-  if (which === 'unit') return run(['--test', concurrency, `--test-timeout=${TEST_TIMEOUT_MS}`, ...unitFiles()]);
-  if (which === 'e2e') {
-    const { firstPhase } = e2eFiles();
-    const code = await run(['--test', concurrency, `--test-timeout=${TEST_TIMEOUT_MS}`, ...firstPhase]);
-    // The default cell as npm test runs it (hack/test-matrix.ts: one file at a time, two runs side by side).
-    const matrix = await run(['hack/test-matrix.ts', '--cells', matrixCells()[0].name]);
-    return code !== 0 ? code : matrix;
+  if (which === 'unit' || which === 'e2e') {
+    // Every run runs, even after a failure (as npm test would not): the first failure's code is the result.
+    let result = 0;
+    for (const args of scriptRuns(which)) {
+      const code = await run(args);
+      if (result === 0) result = code;
+    }
+    return result;
   }
   if (which === 'list') {
     const { firstPhase, defaultCell } = e2eFiles();

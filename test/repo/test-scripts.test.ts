@@ -15,9 +15,11 @@ import {
   FIRST_PHASE_NEEDS_BINARIES,
   NPM_TEST_FIRST_PHASE,
   otherCellFiles,
+  scriptRuns,
   TEST_TIMEOUT_MS,
   unitFiles,
 } from '../../hack/test-suites.ts';
+import { matrixCells } from '../harness/binaries.ts';
 
 const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../..');
 const scripts = JSON.parse(readFileSync(path.join(root, 'package.json'), 'utf8')).scripts as Record<string, string>;
@@ -71,6 +73,16 @@ describe('the test scripts', () => {
       [],
       'run by a script but not by npm test',
     );
+  });
+
+  it('test:unit runs the pure set as npm test runs its first phase; test:e2e the rest of that phase, then the default cell', () => {
+    const flags = ['--test', '--test-concurrency=2', `--test-timeout=${TEST_TIMEOUT_MS}`];
+    assert.ok(scripts.test.includes(`node ${flags.join(' ')} `), 'the same flags as npm test');
+    assert.deepEqual(scriptRuns('unit'), [[...flags, ...unitFiles()]]);
+    assert.deepEqual(scriptRuns('e2e'), [
+      [...flags, ...e2eFiles().firstPhase],
+      ['hack/test-matrix.ts', '--cells', matrixCells()[0].name],
+    ]);
   });
 
   it('the pure set excludes whole folders only, and each excluded glob names some file', () => {
