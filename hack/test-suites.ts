@@ -1,11 +1,12 @@
 // The test suites a contributor runs, split by what they need (docs/testing.md says which to run when):
 //   node hack/test-suites.ts unit   the pure suites: no type-check, no lint, no built binaries (npm run test:unit)
-//   node hack/test-suites.ts e2e    the suites that need built binaries: the chart's and the image's, then the
+//   node hack/test-suites.ts e2e    the suites that need more than Node: the chart's and the image's, then the
 //                                   default cell of the version matrix (test/faults/, test/e2e/) (npm run test:e2e)
 //   node hack/test-suites.ts list   every file of each set, one `set file` line each
 // `npm test` runs the union, and more: its first phase runs NPM_TEST_FIRST_PHASE (unit and the chart's and
 // image's suites), then hack/test-matrix.ts runs every cell. test/repo/test-scripts.test.ts checks that each
-// file npm test runs is in exactly one of the two sets here, so a new file cannot fall out of both.
+// file npm test runs is either in the pure set or in a set that needs binaries (test:e2e's, or the other
+// cells' of npm run test:matrix), never both, so a new file cannot fall out of both.
 import { spawn } from 'node:child_process';
 import { globSync } from 'node:fs';
 import path from 'node:path';
