@@ -29,6 +29,5 @@ export const CORE = {
   events: { group: '', version: 'v1', plural: 'events' },
   serviceAccounts: { group: '', version: 'v1', plural: 'serviceaccounts' },
   jobs: { group: 'batch', version: 'v1', plural: 'jobs' },
-  deployments: { group: 'apps', version: 'v1', plural: 'deployments' },
   crds: { group: 'apiextensions.k8s.io', version: 'v1', plural: 'customresourcedefinitions' },
 } as const satisfies Record<string, Resource>;

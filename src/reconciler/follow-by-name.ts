@@ -10,7 +10,7 @@ import { createInformer } from '../cluster/informer.ts';
 export type FollowedObject = Readonly<Record<string, unknown>> & { metadata?: { name?: string } };
 
 export interface ByNameTarget {
-  /** The collection's path (`/apis/apps/v1/namespaces/NS/deployments`). */
+  /** The collection's path (`/apis/apiextensions.k8s.io/v1/customresourcedefinitions`). */
   path: string;
   name: string;
 }

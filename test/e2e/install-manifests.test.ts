@@ -300,15 +300,16 @@ describe(
           'yes',
           `${name}: the reconciler deletes stale JobSets`,
         );
-        // Trainer's Deployment is looked for in the install's namespace, where its Role went.
+        // No Deployment is read: the Role on Trainer's controller-manager Deployment went with the
+        // image-tag hint.
         assert.deepEqual(
           [
             await can('watch', 'deployments.apps/kubeflow-trainer-controller-manager', '-n', 'team-b'),
             await can('watch', 'deployments.apps/kubeflow-trainer-controller-manager', '-n', 'kubeflow-system'),
             await can('watch', 'deployments.apps/trainjob-webhook', '-n', 'team-b'),
           ],
-          ['yes', 'no', 'no'],
-          `${name}: the reconciler reads Trainer's controller-manager Deployment in team-b, and nothing else`,
+          ['no', 'no', 'no'],
+          `${name}: the reconciler reads no Deployment`,
         );
         if (name === 'default') {
           const webhook = ['--as', 'system:serviceaccount:team-b:trainjob-webhook'];
