@@ -1,9 +1,10 @@
 // README.md's "## The workflow" shows a kubectl session: a count change of a running TrainJob
 // refused, then suspended and scaled in one update (two warnings, patched), then resumed. This file
 // runs each of its commands, as written, with the pinned kubectl against the real API server of
-// the default install (the world of test/reconciler/support/world.ts: the cell's Trainer CRD with
-// the CRD patch, `serve` registered as the webhook, the Trainer and JobSet managers, KWOK nodes,
-// and the reconciler sidecar leading), in the state the README describes: TrainJob
+// the default install, in the cell TJW_CELL names (it runs in every cell of the version matrix:
+// hack/test-matrix.ts COMPAT_FILES). The world is test/reconciler/support/world.ts's: the cell's
+// Trainer CRD with the CRD patch, `serve` registered as the webhook, the Trainer and JobSet
+// managers, KWOK nodes, and the reconciler sidecar leading. The state is the README's: TrainJob
 // ml-team/llama-finetune on torch-distributed, 2 nodes, running, its 2 pods running. What kubectl
 // prints (stderr, where its warnings and errors go, then stdout) must be the README's lines, each
 // exactly (or, a README line ending in `…`, its start). A README edited to something kubectl does
@@ -59,6 +60,18 @@ function firstDifference(expected: string[], got: string[]): number {
 }
 
 describe('README.md: the workflow session is a list of kubectl commands and their output', () => {
+  it('splits a command line as a shell does, and refuses one that needs a shell', () => {
+    assert.deepEqual(shellWords(`kubectl  -p '{"a": 1}' "x\\"y" a\\ b c'd'"e"`), [
+      'kubectl',
+      '-p',
+      '{"a": 1}',
+      'x"y',
+      'a b',
+      'cde',
+    ]);
+    for (const line of ['kubectl get pods | head', 'kubectl get $X', "kubectl -p '{", 'kubectl get pods > out'])
+      assert.throws(() => shellWords(line), undefined, line);
+  });
   it('parses: kubectl commands, each with output', () => {
     const steps = session();
     assert.ok(steps.length > 0, `README.md "${HEADING}": its console block shows no command`);
