@@ -70,7 +70,7 @@ describe('README.md: the workflow session is a list of kubectl commands and thei
       'cde',
     ]);
     for (const line of ['kubectl get pods | head', 'kubectl get $X', "kubectl -p '{", 'kubectl get pods > out'])
-      assert.throws(() => shellWords(line), undefined, line);
+      assert.throws(() => shellWords(line), Error, line);
   });
   it('parses: kubectl commands, each with output', () => {
     const steps = session();
