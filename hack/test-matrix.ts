@@ -1,8 +1,8 @@
 // Runs the version matrix (test/harness/binaries.ts matrixCells; docs/versions.md, "Supported versions"): the
 // default cell runs the fault and end-to-end suites, every other cell the compatibility suite
-// (test/compat/, the differential oracle and docs/answers.md's answers). Each cell is a `node
-// --test` run of its own with TJW_CELL set, one file at a time, its lines prefixed with the cell's
-// name. Runs go side by side:
+// (test/compat/, the differential oracle, docs/answers.md's answers and the README's kubectl
+// session). Each cell is a `node --test` run of its own with TJW_CELL set, one file at a time, its
+// lines prefixed with the cell's name. Runs go side by side:
 // the default cell's suites in two parts (the second: the upgrade, Helm and queue suites), then the
 // other cells, each taking the next free slot; the last lines say what each run cost and which failed.
 //   node hack/test-matrix.ts [--cells a,b] [--jobs N]     (default: every cell, 2 at a time)
@@ -16,12 +16,14 @@ import { isDefaultCell, matrixCells, type Cell } from '../test/harness/binaries.
 const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
 /**
  * What the other cells run: the compatibility suite, the differential oracle (three enforcers, one
- * table) and docs/answers.md's answers (every supported version answers as the docs say).
+ * table), docs/answers.md's answers and README.md's kubectl session (every supported version
+ * answers as the docs say).
  */
 export const COMPAT_FILES = [
   'test/compat/**/*.test.ts',
   'test/e2e/differential.test.ts',
   'test/e2e/docs-answers.test.ts',
+  'test/e2e/readme-session.test.ts',
 ];
 /** The default cell's second part: the upgrade, Helm and queueing suites (about a third of its time). */
 // node --test runs them in the order of their paths, whatever this list's; .ci/run builds their
