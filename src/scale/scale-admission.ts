@@ -93,8 +93,11 @@ function modeOf(lease: LeaseView | undefined): Mode | undefined {
  * numNodes (torch, JAX, XGBoost, Flux, PlainML). With an MPI `node` job beside it, the node job has
  * numNodes, or max(numNodes - 1, 1) with runLauncherAsNode (Trainer's MPI plugin; ml-policy.ts):
  * only an MPI runtime says which, and without one a count that matches either reading cannot be
- * told from a change ('cannot-tell'), unless both readings give the same count (numNodes 1).
+ * told from a change (`cannotTell`, why), unless both readings give the same count (numNodes 1).
  */
+/** Whether the JobSet was built for the new count; for an MPI JobSet without its runtime, maybe not knowable. */
+type Built = boolean | { cannotTell: string };
+
 /** A `node` job beside the trainer job: the shape Trainer's MPI plugin builds. */
 function hasMpiNodeJob(jobSet: JobSet): boolean {
   const jobs = Array.isArray(jobSet.spec?.replicatedJobs) ? jobSet.spec.replicatedJobs : [];
@@ -102,7 +105,7 @@ function hasMpiNodeJob(jobSet: JobSet): boolean {
   return nodeJob !== undefined && nodeJob?.template?.metadata?.labels?.[ANCESTOR_LABEL] !== ANCESTOR_TRAINER;
 }
 
-function builtWithThisCount(trainJob: TrainJob, jobSet: JobSet, runtime: Read<Runtime>): boolean | 'cannot-tell' {
+function builtWithThisCount(trainJob: TrainJob, jobSet: JobSet, runtime: Read<Runtime>): Built {
   const n = intOf(trainJob.spec?.trainer?.numNodes);
   const jobs = Array.isArray(jobSet.spec?.replicatedJobs) ? jobSet.spec.replicatedJobs : [];
   const parallelismOf = (r: ReplicatedJob | undefined) => intOf(r?.template?.spec?.parallelism);
@@ -114,21 +117,16 @@ function builtWithThisCount(trainJob: TrainJob, jobSet: JobSet, runtime: Read<Ru
 }
 
 /** Does an MPI `node` job of parallelism p have numNodes n, as the runtime's runLauncherAsNode says? */
-function mpiBuiltWith(p: number | undefined, n: number, runtime: Read<Runtime>): boolean | 'cannot-tell' {
+function mpiBuiltWith(p: number | undefined, n: number, runtime: Read<Runtime>): Built {
   const policy = runtime.kind === 'found' ? mlPolicyOf(runtime.value) : undefined;
   if (policy?.kind === 'mpi') return p === (policy.runLauncherAsNode ? Math.max(n - 1, 1) : n);
   const asNode = p === Math.max(n - 1, 1);
   if (p === n && asNode) return true;
-  return p === n || asNode ? 'cannot-tell' : false;
-}
-
-/** Why a count an MPI `node` job matches under one reading of runLauncherAsNode is not taken as a revert. */
-function cannotTell(name: string, trainJob: TrainJob, jobSet: JobSet): string {
-  const n = intOf(trainJob.spec?.trainer?.numNodes);
-  const node = (jobSet.spec?.replicatedJobs ?? []).find((r) => r?.name === NODE);
-  const p = intOf(node?.template?.spec?.parallelism);
+  if (p === undefined || (p !== n && !asNode)) return false;
   const [on, off] = p === n ? [p + 1, n] : [n, p];
-  return `JobSet ${name}'s ${NODE} job has parallelism ${p}: Trainer builds that for numNodes ${on} with the runtime's runLauncherAsNode on, for ${off} with it off, so without the runtime numNodes ${n} cannot be told apart from a change (a revert included)`;
+  return {
+    cannotTell: `a ${NODE} job of parallelism ${p}, which Trainer builds for numNodes ${on} with the runtime's runLauncherAsNode on and for ${off} with it off, so without the runtime numNodes ${n} cannot be told apart from a change (a revert included)`,
+  };
 }
 
 const transient = (reason: string, metric: string): ScaleAdmission => ({
@@ -143,19 +141,19 @@ function withoutRuntime(
   f: ScaleAdmissionFacts,
   runtime: Exclude<Read<Runtime>, { kind: 'found' }>,
   jobSet: JobSet,
-  built: boolean | 'cannot-tell',
+  built: Built,
 ): ScaleAdmission {
   const name = f.trainJob.metadata?.name ?? '';
   const ref = f.trainJob.spec?.runtimeRef;
   const refName = `${ref?.kind ?? 'ClusterTrainingRuntime'} ${ref?.name ?? '?'}`;
   if (runtime.kind === 'failed')
     return transient(
-      `the runtime could not be read (${runtime.error})${built === 'cannot-tell' ? `; ${cannotTell(name, f.trainJob, jobSet)}` : ''}`,
+      `the runtime could not be read (${runtime.error})${typeof built === 'object' ? `; JobSet ${name} has ${built.cannotTell}` : ''}`,
       'read-failed',
     );
-  if (built === 'cannot-tell')
+  if (typeof built === 'object')
     return transient(
-      `the runtime ${refName} does not exist; ${cannotTell(name, f.trainJob, jobSet)}; restore the runtime`,
+      `the runtime ${refName} does not exist; JobSet ${name} has ${built.cannotTell}; restore the runtime`,
       'no-runtime',
     );
   return {

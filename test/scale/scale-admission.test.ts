@@ -220,14 +220,14 @@ describe('admitScale: an MPI JobSet is "built with this count" only as the runti
     isTransient(
       mpi(2, { runtime: { kind: 'failed', error: 'HTTP 500' } }),
       'read-failed',
-      /the runtime could not be read \(HTTP 500\); JobSet mpi's node job has parallelism 2: Trainer builds that for numNodes 3 with the runtime's runLauncherAsNode on, for 2 with it off, so without the runtime numNodes 2 cannot be told apart from a change/,
+      /the runtime could not be read \(HTTP 500\); JobSet mpi has a node job of parallelism 2, which Trainer builds for numNodes 3 with the runtime's runLauncherAsNode on and for 2 with it off, so without the runtime numNodes 2 cannot be told apart from a change \(a revert included\)/,
     );
   });
   it('runtime unreadable: the revert to 3 cannot be told from a change either: refused for now', () => {
     isTransient(
       mpi(3, { runtime: { kind: 'failed', error: 'HTTP 500' } }),
       'read-failed',
-      /for numNodes 3 with the runtime's runLauncherAsNode on, for 2 with it off, so without the runtime numNodes 3 cannot be told/,
+      /for numNodes 3 with the runtime's runLauncherAsNode on and for 2 with it off, so without the runtime numNodes 3 cannot be told/,
     );
   });
   it('runtime gone: both the change to 2 and the revert to 3 are refused for now, naming the runtime', () => {
