@@ -87,6 +87,20 @@ function modeOf(lease: LeaseView | undefined): Mode | undefined {
   return mode === 'standalone' || mode === 'companion' ? mode : undefined;
 }
 
+/** Whether the JobSet was built for the new count; for an MPI JobSet without its runtime, maybe not knowable. */
+type Built = boolean | { cannotTell: string };
+
+const replicatedJobsOf = (jobSet: JobSet): ReplicatedJob[] =>
+  Array.isArray(jobSet.spec?.replicatedJobs) ? jobSet.spec.replicatedJobs : [];
+const trainerJobOf = (jobs: ReplicatedJob[]) =>
+  jobs.find((r) => r?.template?.metadata?.labels?.[ANCESTOR_LABEL] === ANCESTOR_TRAINER);
+
+/** A `node` job beside the trainer job: the shape Trainer's MPI plugin builds (the launcher is the trainer job). */
+function mpiNodeJob(jobs: ReplicatedJob[]): ReplicatedJob | undefined {
+  const nodeJob = jobs.find((r) => r?.name === NODE);
+  return nodeJob && nodeJob !== trainerJobOf(jobs) ? nodeJob : undefined;
+}
+
 /**
  * Is the new count the one the JobSet was built with, judged without the staleness check (the
  * runtime unreadable, gone, or one that cannot be judged)? Its trainer job's parallelism equals
@@ -95,24 +109,14 @@ function modeOf(lease: LeaseView | undefined): Mode | undefined {
  * only an MPI runtime says which, and without one a count that matches either reading cannot be
  * told from a change (`cannotTell`, why), unless both readings give the same count (numNodes 1).
  */
-/** Whether the JobSet was built for the new count; for an MPI JobSet without its runtime, maybe not knowable. */
-type Built = boolean | { cannotTell: string };
-
-/** A `node` job beside the trainer job: the shape Trainer's MPI plugin builds. */
-function hasMpiNodeJob(jobSet: JobSet): boolean {
-  const jobs = Array.isArray(jobSet.spec?.replicatedJobs) ? jobSet.spec.replicatedJobs : [];
-  const nodeJob = jobs.find((r) => r?.name === NODE);
-  return nodeJob !== undefined && nodeJob?.template?.metadata?.labels?.[ANCESTOR_LABEL] !== ANCESTOR_TRAINER;
-}
-
 function builtWithThisCount(trainJob: TrainJob, jobSet: JobSet, runtime: Read<Runtime>): Built {
   const n = intOf(trainJob.spec?.trainer?.numNodes);
-  const jobs = Array.isArray(jobSet.spec?.replicatedJobs) ? jobSet.spec.replicatedJobs : [];
+  const jobs = replicatedJobsOf(jobSet);
   const parallelismOf = (r: ReplicatedJob | undefined) => intOf(r?.template?.spec?.parallelism);
-  const trainerJob = jobs.find((r) => r?.template?.metadata?.labels?.[ANCESTOR_LABEL] === ANCESTOR_TRAINER);
-  const nodeJob = jobs.find((r) => r?.name === NODE);
+  const trainerJob = trainerJobOf(jobs);
+  const nodeJob = mpiNodeJob(jobs);
   if (n === undefined || !trainerJob) return false;
-  if (nodeJob && nodeJob !== trainerJob) return mpiBuiltWith(parallelismOf(nodeJob), n, runtime);
+  if (nodeJob) return mpiBuiltWith(parallelismOf(nodeJob), n, runtime);
   return parallelismOf(trainerJob) === n;
 }
 
@@ -159,7 +163,7 @@ function withoutRuntime(
   return {
     kind: 'refuse',
     transient: false,
-    reason: `the runtime ${refName} does not exist, so the change cannot be judged and JobSet ${name} cannot be rebuilt; restore the runtime, or set numNodes back${hasMpiNodeJob(jobSet) ? ' (for an MPI JobSet, a revert to 2 or more waits for the runtime too: only it says whether the launcher runs as a node)' : ''}`,
+    reason: `the runtime ${refName} does not exist, so the change cannot be judged and JobSet ${name} cannot be rebuilt; restore the runtime, or set numNodes back${mpiNodeJob(replicatedJobsOf(jobSet)) ? ' (for an MPI JobSet, a revert to 2 or more waits for the runtime too: only it says whether the launcher runs as a node)' : ''}`,
     metric: 'no-runtime',
   };
 }
