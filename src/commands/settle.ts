@@ -2,7 +2,8 @@
 // a Trainer upgrade that puts the blanket spec.trainer rule back), lists the TrainJobs whose count
 // change is not carried out yet (the reconciler's report: Waiting, Rebuilding, Blocked), waits for
 // the rebuilds under way, and with --revert sets numNodes back to the count each Blocked (and
-// Waiting) job's JobSet was built with, through the API server (a revert is always admitted).
+// Waiting) job's JobSet was built with, through the API server (a revert is admitted; an MPI
+// job's only while its runtime can be read, scale-admission.ts).
 // Exit 0 when nothing is left pending, 1 when something is, 2 on bad input.
 import { parse } from 'yaml';
 import {

@@ -11,7 +11,10 @@ export type SettleAction =
   | { kind: 'settled' }
   /** The rebuild is under way (Rebuilding, or Waiting for pods): wait for it. */
   | { kind: 'wait'; why: string }
-  /** Set numNodes back to the count the JobSet was built with: always admitted, nothing rebuilt. */
+  /**
+   * Set numNodes back to the count the JobSet was built with: admitted (an MPI job's while its
+   * runtime can be read), nothing rebuilt.
+   */
   | { kind: 'revert'; numNodes: number; why: string }
   /** Needs a person: the reason says what. */
   | { kind: 'left'; why: string };

@@ -3,7 +3,10 @@
 // admitted only when it will be carried out: refused for good when the judgment
 // (scale-judgment.ts) says it cannot be, with the reason and the way out; refused for now
 // (transient: it clears by itself) while no reconciler leads or a read failed. A change that
-// rebuilds nothing (no JobSet yet, or back to the count the JobSet was built with) is always admitted.
+// rebuilds nothing (no JobSet yet, or back to the count the JobSet was built with) is admitted,
+// with one exception: an MPI JobSet whose runtime is unreadable or gone cannot tell a revert from
+// a change (runLauncherAsNode, which only the runtime says, puts numNodes or numNodes - 1 on its
+// `node` job), so both are refused for now.
 import { ANCESTOR_LABEL, ANCESTOR_TRAINER, NODE, RECONCILER_MODE_ANNOTATION, type Mode } from '../api/names.ts';
 import {
   controllerOf,
@@ -15,6 +18,7 @@ import {
   type TrainJob,
 } from '../api/objects.ts';
 import type { TrainerLine } from '../api/trainer-line.ts';
+import { mlPolicyOf } from './ml-policy.ts';
 import { judgeScale } from './scale-judgment.ts';
 import { isJobSetStale } from './stale.ts';
 
@@ -83,24 +87,50 @@ function modeOf(lease: LeaseView | undefined): Mode | undefined {
   return mode === 'standalone' || mode === 'companion' ? mode : undefined;
 }
 
-/**
- * Without the runtime (unreadable, gone, or one that cannot be judged): is the new count the one
- * the JobSet was built with? Its trainer job's parallelism equals numNodes (torch, JAX, XGBoost,
- * Flux, PlainML); or, with an MPI `node` job beside it, the node job has numNodes or
- * max(numNodes - 1, 1). A revert then needs no judgment and is admitted.
- */
-function builtWithThisCount(trainJob: TrainJob, jobSet: JobSet): boolean {
-  const n = intOf(trainJob.spec?.trainer?.numNodes);
-  const jobs = Array.isArray(jobSet.spec?.replicatedJobs) ? jobSet.spec.replicatedJobs : [];
-  const parallelismOf = (r: ReplicatedJob | undefined) => intOf(r?.template?.spec?.parallelism);
-  const trainerJob = jobs.find((r) => r?.template?.metadata?.labels?.[ANCESTOR_LABEL] === ANCESTOR_TRAINER);
+/** Whether the JobSet was built for the new count; for an MPI JobSet without its runtime, maybe not knowable. */
+type Built = boolean | { cannotTell: string };
+
+const replicatedJobsOf = (jobSet: JobSet): ReplicatedJob[] =>
+  Array.isArray(jobSet.spec?.replicatedJobs) ? jobSet.spec.replicatedJobs : [];
+const trainerJobOf = (jobs: ReplicatedJob[]) =>
+  jobs.find((r) => r?.template?.metadata?.labels?.[ANCESTOR_LABEL] === ANCESTOR_TRAINER);
+
+/** A `node` job beside the trainer job: the shape Trainer's MPI plugin builds (the launcher is the trainer job). */
+function mpiNodeJob(jobs: ReplicatedJob[]): ReplicatedJob | undefined {
   const nodeJob = jobs.find((r) => r?.name === NODE);
+  return nodeJob && nodeJob !== trainerJobOf(jobs) ? nodeJob : undefined;
+}
+
+/**
+ * Is the new count the one the JobSet was built with, judged without the staleness check (the
+ * runtime unreadable, gone, or one that cannot be judged)? Its trainer job's parallelism equals
+ * numNodes (torch, JAX, XGBoost, Flux, PlainML). With an MPI `node` job beside it, the node job has
+ * numNodes, or max(numNodes - 1, 1) with runLauncherAsNode (Trainer's MPI plugin; ml-policy.ts):
+ * only an MPI runtime says which, and without one a count that matches either reading cannot be
+ * told from a change (`cannotTell`, why), unless both readings give the same count (numNodes 1).
+ */
+function builtWithThisCount(trainJob: TrainJob, jobSet: JobSet, runtime: Read<Runtime>): Built {
+  const n = intOf(trainJob.spec?.trainer?.numNodes);
+  const jobs = replicatedJobsOf(jobSet);
+  const parallelismOf = (r: ReplicatedJob | undefined) => intOf(r?.template?.spec?.parallelism);
+  const trainerJob = trainerJobOf(jobs);
+  const nodeJob = mpiNodeJob(jobs);
   if (n === undefined || !trainerJob) return false;
-  if (nodeJob && nodeJob !== trainerJob) {
-    const p = parallelismOf(nodeJob);
-    return p === n || p === Math.max(n - 1, 1);
-  }
+  if (nodeJob) return mpiBuiltWith(parallelismOf(nodeJob), n, runtime);
   return parallelismOf(trainerJob) === n;
+}
+
+/** Does an MPI `node` job of parallelism p have numNodes n, as the runtime's runLauncherAsNode says? */
+function mpiBuiltWith(p: number | undefined, n: number, runtime: Read<Runtime>): Built {
+  const policy = runtime.kind === 'found' ? mlPolicyOf(runtime.value) : undefined;
+  if (policy?.kind === 'mpi') return p === (policy.runLauncherAsNode ? Math.max(n - 1, 1) : n);
+  const asNode = p === Math.max(n - 1, 1);
+  if (p === n && asNode) return true;
+  if (p === undefined || (p !== n && !asNode)) return false;
+  const [on, off] = p === n ? [p + 1, n] : [n, p];
+  return {
+    cannotTell: `a ${NODE} job of parallelism ${p}, which Trainer builds for numNodes ${on} with the runtime's runLauncherAsNode on and for ${off} with it off, so without the runtime numNodes ${n} cannot be told apart from a change (a revert included)`,
+  };
 }
 
 const transient = (reason: string, metric: string): ScaleAdmission => ({
@@ -109,6 +139,34 @@ const transient = (reason: string, metric: string): ScaleAdmission => ({
   reason: `${reason}; the change is refused for now and can be applied again in a few seconds`,
   metric,
 });
+
+/** The runtime unreadable or gone, and the count not known to be the built one: refused, for now or for good. */
+function withoutRuntime(
+  f: ScaleAdmissionFacts,
+  runtime: Exclude<Read<Runtime>, { kind: 'found' }>,
+  jobSet: JobSet,
+  built: Built,
+): ScaleAdmission {
+  const name = f.trainJob.metadata?.name ?? '';
+  const ref = f.trainJob.spec?.runtimeRef;
+  const refName = `${ref?.kind ?? 'ClusterTrainingRuntime'} ${ref?.name ?? '?'}`;
+  if (runtime.kind === 'failed')
+    return transient(
+      `the runtime could not be read (${runtime.error})${typeof built === 'object' ? `; JobSet ${name} has ${built.cannotTell}` : ''}`,
+      'read-failed',
+    );
+  if (typeof built === 'object')
+    return transient(
+      `the runtime ${refName} does not exist; JobSet ${name} has ${built.cannotTell}; restore the runtime`,
+      'no-runtime',
+    );
+  return {
+    kind: 'refuse',
+    transient: false,
+    reason: `the runtime ${refName} does not exist, so the change cannot be judged and JobSet ${name} cannot be rebuilt; restore the runtime, or set numNodes back${mpiNodeJob(replicatedJobsOf(jobSet)) ? ' (for an MPI JobSet, a revert to 2 or more waits for the runtime too: only it says whether the launcher runs as a node)' : ''}`,
+    metric: 'no-runtime',
+  };
+}
 
 // eslint-disable-next-line complexity -- the reads' failures, then no rebuild, then the judgment, then the leader
 export function admitScale(f: ScaleAdmissionFacts): ScaleAdmission {
@@ -126,24 +184,15 @@ export function admitScale(f: ScaleAdmissionFacts): ScaleAdmission {
       reason: `JobSet ${name} is not controlled by this TrainJob (its controller is ${owner ? `${owner.kind} ${owner.name}` : 'none'}), so the reconciler leaves it alone and it would not be rebuilt; leave numNodes as it is`,
       metric: 'not-ours',
     };
-  if (f.runtime.kind !== 'found' && builtWithThisCount(f.trainJob, jobSet))
+  const built = builtWithThisCount(f.trainJob, jobSet, f.runtime);
+  if (f.runtime.kind !== 'found' && built === true)
     return { kind: 'admit', note: `JobSet ${name} already has this count: nothing is rebuilt` };
-  if (f.runtime.kind === 'failed')
-    return transient(`the runtime could not be read (${f.runtime.error})`, 'read-failed');
-  if (f.runtime.kind === 'absent') {
-    const ref = f.trainJob.spec?.runtimeRef;
-    return {
-      kind: 'refuse',
-      transient: false,
-      reason: `the runtime ${ref?.kind ?? 'ClusterTrainingRuntime'} ${ref?.name ?? '?'} does not exist, so the change cannot be judged and JobSet ${name} cannot be rebuilt; restore the runtime, or set numNodes back`,
-      metric: 'no-runtime',
-    };
-  }
+  if (f.runtime.kind !== 'found') return withoutRuntime(f, f.runtime, jobSet, built);
   const runtime = f.runtime.value;
   const staleness = isJobSetStale(f.trainJob, runtime, jobSet);
   if (staleness.verdict === 'current')
     return { kind: 'admit', note: `JobSet ${name} already has this count: nothing is rebuilt` };
-  if (staleness.verdict === 'unknown' && builtWithThisCount(f.trainJob, jobSet))
+  if (staleness.verdict === 'unknown' && built === true)
     return { kind: 'admit', note: `JobSet ${name} already has this count: nothing is rebuilt` };
   if (staleness.verdict === 'unknown')
     return {

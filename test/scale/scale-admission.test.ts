@@ -13,7 +13,7 @@ import {
   type Read,
   type ScaleAdmission,
 } from '../../src/scale/scale-admission.ts';
-import { torch1, trainerJobSet, upstreamRuntime } from '../rebuild/fixtures.ts';
+import { torch1, trainerJobSet, upstreamRuntime, withCount } from '../rebuild/fixtures.ts';
 
 const NOW = Date.parse('2026-12-01T10:00:00Z');
 const lease = (renewedAgoMs: number, holder = 'pod-a_1', mode?: string): LeaseView => ({
@@ -189,5 +189,78 @@ describe('admitScale', () => {
     mpi.trainJob.metadata.uid = trainerJobSet('mpi').metadata.ownerReferences?.[0]?.uid;
     assert.equal(admit({ ...mpi, lease: found(lease(1_000, 'a', 'companion')) }).kind, 'admit');
     isPermanent(admit({ ...mpi, lease: found(lease(1_000, 'a', 'standalone')) }), 'cannot-rebuild', /standalone mode/);
+  });
+});
+
+describe('admitScale: an MPI JobSet is "built with this count" only as the runtime says', () => {
+  // DeepSpeed runs its launcher as a node: numNodes 3 puts 2 on the `node` job, numNodes 2 puts 1.
+  const builtFor3 = found<JobSet>(withCount(trainerJobSet('mpi'), 'node', 2));
+  const deepspeed = upstreamRuntime('deepspeed');
+  const asNode = (on: boolean) =>
+    found<Runtime>({
+      ...deepspeed,
+      spec: {
+        ...deepspeed.spec,
+        mlPolicy: { ...deepspeed.spec.mlPolicy, mpi: { ...deepspeed.spec.mlPolicy?.mpi, runLauncherAsNode: on } },
+      },
+    });
+  const mpiJob = (numNodes: number) => {
+    const t = torch1(numNodes);
+    t.metadata.name = 'mpi';
+    t.metadata.uid = 'trainjob-uid-mpi';
+    t.spec = { ...t.spec, runtimeRef: { name: 'deepspeed-distributed' } };
+    return t;
+  };
+  const mpi = (numNodes: number, over: Partial<Parameters<typeof admitScale>[0]> = {}) =>
+    admit({ trainJob: mpiJob(numNodes), jobSet: builtFor3, lease: { kind: 'absent' }, ...over });
+  // A paddle policy: a runtime found whose staleness is unknown (a policy Trainer v2.3.0 has not).
+  const unjudgeable = found<Runtime>({ ...deepspeed, spec: { ...deepspeed.spec, mlPolicy: { paddle: {} } } });
+
+  it('runtime unreadable: a change to 2 (node parallelism 2 = numNodes without runLauncherAsNode) is refused for now, not admitted unjudged', () => {
+    isTransient(
+      mpi(2, { runtime: { kind: 'failed', error: 'HTTP 500' } }),
+      'read-failed',
+      /the runtime could not be read \(HTTP 500\); JobSet mpi has a node job of parallelism 2, which Trainer builds for numNodes 3 with the runtime's runLauncherAsNode on and for 2 with it off, so without the runtime numNodes 2 cannot be told apart from a change \(a revert included\)/,
+    );
+  });
+  it('runtime unreadable: the revert to 3 cannot be told from a change either: refused for now', () => {
+    isTransient(
+      mpi(3, { runtime: { kind: 'failed', error: 'HTTP 500' } }),
+      'read-failed',
+      /for numNodes 3 with the runtime's runLauncherAsNode on and for 2 with it off, so without the runtime numNodes 3 cannot be told/,
+    );
+  });
+  it('runtime gone: both the change to 2 and the revert to 3 are refused for now, naming the runtime', () => {
+    for (const n of [2, 3])
+      isTransient(
+        mpi(n, { runtime: { kind: 'absent' } }),
+        'no-runtime',
+        /the runtime ClusterTrainingRuntime deepspeed-distributed does not exist; .*cannot be told apart from a change.*; restore the runtime/,
+      );
+  });
+  it('runtime gone and a count neither reading gives: refused for good, and says a revert waits for the runtime too', () => {
+    isPermanent(
+      mpi(5, { runtime: { kind: 'absent' } }),
+      'no-runtime',
+      /or set numNodes back \(for an MPI JobSet, a revert to 2 or more waits for the runtime too/,
+    );
+  });
+  it('numNodes 1 on a node job of 1: both readings agree, so the revert is admitted without the runtime', () => {
+    const builtFor1 = found<JobSet>(trainerJobSet('mpi'));
+    assert.equal(mpi(1, { jobSet: builtFor1, runtime: { kind: 'absent' } }).kind, 'admit');
+    assert.equal(mpi(1, { jobSet: builtFor1, runtime: { kind: 'failed', error: 'HTTP 500' } }).kind, 'admit');
+  });
+  it('a runtime found whose policy cannot be judged: a change to 2 is refused for good, not admitted unjudged', () => {
+    isPermanent(mpi(2, { runtime: unjudgeable }), 'unjudgeable', /cannot be judged \(ML policy "paddle"/);
+  });
+  it('with the runtime, its runLauncherAsNode decides: on, 3 is the built count and 2 a change; off, the reverse', () => {
+    assert.deepEqual(mpi(3, { runtime: asNode(true) }), {
+      kind: 'admit',
+      note: 'JobSet mpi already has this count: nothing is rebuilt',
+    });
+    // A change: judged, then needs a leader (none here).
+    isTransient(mpi(2, { runtime: asNode(true) }), 'no-reconciler', /no reconciler leads/);
+    assert.equal(mpi(2, { runtime: asNode(false) }).kind, 'admit');
+    isTransient(mpi(3, { runtime: asNode(false) }), 'no-reconciler', /no reconciler leads/);
   });
 });

@@ -45,12 +45,25 @@ export interface ScaleCheckOptions {
   now?: () => number;
 }
 
-/** One GET, as a Read: 404 is absent, any other failure (status, transport, timeout, not JSON) failed. */
-async function getObject(api: ApiClient, path: string, what: string, timeoutMs: number): Promise<Read<unknown>> {
+/**
+ * One GET, as a Read: 404 is absent, any other failure (status, transport, timeout, not JSON) failed.
+ * `quorumIfAbsent`: an object the watch cache does not have is asked of etcd again before it is
+ * called absent (the JobSet: its absence admits a change unjudged), within the same time bound.
+ */
+async function getObject(
+  api: ApiClient,
+  path: string,
+  what: string,
+  timeoutMs: number,
+  quorumIfAbsent = false,
+): Promise<Read<unknown>> {
   const signal = AbortSignal.timeout(timeoutMs);
   try {
     // resourceVersion 0: from the API server's watch cache, as the Jobs are (see jobset-read.ts).
-    const res = await api.request(`${path}?resourceVersion=0`, { signal, maxBytes: OBJECT_MAX_BYTES });
+    let res = await api.request(`${path}?resourceVersion=0`, { signal, maxBytes: OBJECT_MAX_BYTES });
+    // The watch cache may lag etcd: a JobSet Trainer has just created can be missing from it. A GET
+    // without resourceVersion is a quorum read from etcd (consistent), so its 404 is the truth.
+    if (res.status === 404 && quorumIfAbsent) res = await api.request(path, { signal, maxBytes: OBJECT_MAX_BYTES });
     if (res.status === 404) return { kind: 'absent' };
     if (res.status !== 200)
       return { kind: 'failed', error: `reading ${what}: ${describeAnswer(res.status, res.body)}` };
@@ -115,7 +128,7 @@ export function scaleChecker(api: ApiClient, options: ScaleCheckOptions): ScaleC
       ? `/apis/coordination.k8s.io/v1/namespaces/${seg(lease.namespace)}/leases/${seg(lease.name)}`
       : '';
     const reads = Promise.all([
-      timed('read-jobset', getObject(api, jobSetPath, 'the JobSet', timeoutMs)),
+      timed('read-jobset', getObject(api, jobSetPath, 'the JobSet', timeoutMs, true)),
       runtimeAt
         ? asRuntimeRead(
             (runtimeAt.kind === 'ClusterTrainingRuntime' ? options.watchedRuntime?.(runtimeAt.name) : undefined) ??

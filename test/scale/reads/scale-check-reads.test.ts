@@ -1,7 +1,7 @@
 // Which reads a numNodes change sends (src/scale/reads/scale-check.ts), against a loopback API that
 // counts them: a ClusterTrainingRuntime the runtime watch holds is not read, one it does not hold
 // is; a namespaced TrainingRuntime is always read (never cached, runtime-watch.ts); the JobSet is
-// always read.
+// always read, from the watch cache, and a JobSet the cache does not have again by a quorum read.
 import assert from 'node:assert/strict';
 import { createServer } from 'node:http';
 import { after, before, beforeEach, describe, it } from 'node:test';
@@ -13,6 +13,7 @@ import { scaleChecker } from '../../../src/scale/reads/scale-check.ts';
 import { listen } from '../../cluster/support/loopback.ts';
 import type { Server } from 'node:http';
 import type { Read } from '../../../src/scale/scale-admission.ts';
+import { torch1, trainerJobSet } from '../../rebuild/fixtures.ts';
 
 const spec = { mlPolicy: { numNodes: 1 }, template: { spec: { replicatedJobs: [] } } };
 
@@ -64,7 +65,11 @@ describe('the scale check reads the runtime only where no watch holds it', () =>
     await result;
     assert.deepEqual(asked, ['torch']);
     assert.deepEqual(runtimeReads(), []);
-    assert.deepEqual(paths, ['/apis/jobset.x-k8s.io/v1alpha2/namespaces/team/jobsets/tj']);
+    // This API has no JobSet: read from the watch cache, then confirmed absent by a quorum read.
+    assert.deepEqual(paths, [
+      '/apis/jobset.x-k8s.io/v1alpha2/namespaces/team/jobsets/tj',
+      '/apis/jobset.x-k8s.io/v1alpha2/namespaces/team/jobsets/tj',
+    ]);
   });
 
   it('a ClusterTrainingRuntime the watch does not hold (or while it is not current): read', async () => {
@@ -81,5 +86,67 @@ describe('the scale check reads the runtime only where no watch holds it', () =>
     await result;
     assert.deepEqual(asked, []);
     assert.deepEqual(runtimeReads(), ['/apis/trainer.kubeflow.org/v1alpha1/namespaces/team/trainingruntimes/mine']);
+  });
+});
+
+describe('"no JobSet yet" is a quorum read: the watch cache may not have a JobSet just created', () => {
+  let server: Server;
+  let client: ApiClient;
+  /** The JobSet GETs as sent: each one's resourceVersion query ('' when none). */
+  const jobSetReads: string[] = [];
+  /** Where the JobSet exists: in the watch cache (resourceVersion=0), in etcd (no resourceVersion), both or neither. */
+  let jobSetIn: { cache: boolean; etcd: boolean };
+  const jobSet = trainerJobSet('torch1');
+  before(async () => {
+    server = createServer((req, res) => {
+      const url = new URL(req.url ?? '/', 'http://x');
+      if (url.pathname === '/apis/jobset.x-k8s.io/v1alpha2/namespaces/ns/jobsets/torch1') {
+        const rv = url.searchParams.get('resourceVersion');
+        jobSetReads.push(rv === null ? '' : `resourceVersion=${rv}`);
+        const has = rv === null ? jobSetIn.etcd : jobSetIn.cache;
+        if (has) return void res.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify(jobSet));
+      }
+      res.writeHead(404, { 'content-type': 'application/json' }).end('{"kind":"Status","code":404}');
+    });
+    client = apiClient(
+      directConnection({ server: `http://127.0.0.1:${await listen(server)}`, insecureSkipTlsVerify: false }),
+    );
+  });
+  after(() => {
+    server.closeAllConnections();
+    server.close();
+  });
+  beforeEach(() => (jobSetReads.length = 0));
+
+  // numNodes 1 -> 2 of torch1, whose runtime is gone: with its JobSet found, refused for good (it
+  // cannot be judged); with no JobSet, admitted (it is built with the new count).
+  const change = () =>
+    scaleChecker(client, {
+      lease: undefined,
+      watchedRuntime: () => ({ kind: 'absent' }),
+      readJobs: async () => ({ kind: 'read', jobs: [] }),
+      metrics: createMetrics(),
+    })({ namespace: 'ns', name: 'torch1', trainer: TRAINER_LINES['v2.3.0'], object: torch1(2) });
+
+  it('a JobSet the watch cache lacks but etcd has is found: the change is judged, not admitted as "no JobSet yet"', async () => {
+    jobSetIn = { cache: false, etcd: true };
+    const result = await change();
+    assert.deepEqual(jobSetReads, ['resourceVersion=0', '']);
+    assert.equal(result.causes.length, 1, JSON.stringify(result));
+    assert.match(result.causes[0].detail, /the runtime ClusterTrainingRuntime torch-distributed does not exist/);
+  });
+
+  it('absent from both: admitted as "no JobSet yet", on the quorum read\'s word', async () => {
+    jobSetIn = { cache: false, etcd: false };
+    const result = await change();
+    assert.deepEqual(jobSetReads, ['resourceVersion=0', '']);
+    assert.deepEqual(result.causes, []);
+  });
+
+  it('found in the watch cache: one read, no quorum read (the fast path)', async () => {
+    jobSetIn = { cache: true, etcd: true };
+    const result = await change();
+    assert.deepEqual(jobSetReads, ['resourceVersion=0']);
+    assert.equal(result.causes.length, 1);
   });
 });
