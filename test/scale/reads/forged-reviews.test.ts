@@ -5,13 +5,14 @@
 import assert from 'node:assert/strict';
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import { after, before, beforeEach, describe, it } from 'node:test';
-import { apiClient, type ApiClient } from '../../../src/cluster/api-request.ts';
+import { apiClient, type ApiClient, type ApiResponse } from '../../../src/cluster/api-request.ts';
+import { Slots } from '../../../src/cluster/slots.ts';
 import { directConnection } from '../../../src/cluster/connection.ts';
 import { createMetrics } from '../../../src/observability/metrics.ts';
 import { buildPolicy } from '../../../src/rules/policy.ts';
 import { createValidator } from '../../../src/rules/validator.ts';
 import { jobSetReader } from '../../../src/scale/reads/jobset-read.ts';
-import { Coalesced, scaleChecker } from '../../../src/scale/reads/scale-check.ts';
+import { Coalesced, scaleChecker, withOwnSlots } from '../../../src/scale/reads/scale-check.ts';
 import { listen } from '../../cluster/support/loopback.ts';
 import { trainJob, update, variant } from '../../rules/fixtures.ts';
 
@@ -170,5 +171,37 @@ describe('Coalesced', () => {
     await assert.rejects(a, /down/);
     await assert.rejects(b, /down/);
     assert.equal(c.size, 0);
+  });
+});
+
+describe('withOwnSlots', () => {
+  it('lets at most its slots of requests through to the client at once, the rest in order as they finish', async () => {
+    const sent: string[] = [];
+    const finish: (() => void)[] = [];
+    const client: ApiClient = {
+      server: new URL('http://127.0.0.1'),
+      request: (path) =>
+        new Promise<ApiResponse>((resolve) => {
+          sent.push(path);
+          finish.push(() => resolve({ status: 200, body: Buffer.from('{}') }));
+        }),
+      stream: () => Promise.reject(new Error('no watches here')),
+    };
+    const limited = withOwnSlots(client, new Slots(2));
+    const signal = new AbortController().signal;
+    const all = ['a', 'b', 'c', 'd'].map((p) => limited.request(p, { signal, maxBytes: 100 }));
+    // Let the requests that got a slot reach the client.
+    await new Promise((resolve) => setImmediate(resolve));
+    assert.deepEqual(sent, ['a', 'b']);
+    finish.shift()!();
+    await all[0];
+    await new Promise((resolve) => setImmediate(resolve));
+    assert.deepEqual(sent, ['a', 'b', 'c']);
+    while (finish.length > 0) {
+      finish.shift()!();
+      await new Promise((resolve) => setImmediate(resolve));
+    }
+    assert.equal((await Promise.all(all)).length, 4);
+    assert.deepEqual(sent, ['a', 'b', 'c', 'd']);
   });
 });
