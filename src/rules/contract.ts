@@ -21,7 +21,8 @@ export interface AdmissionInput {
   /**
    * Called once the rules allow a count change, before its reads: moves what the request holds
    * of the decision budget to the count-change reads' own (decision-budget.ts). False when that
-   * is full: the change is refused for now without reading.
+   * is full: the change is refused for now without reading. Not called when the reads started
+   * before the rules decided (an authenticated caller).
    */
   holdWhileReading?: () => boolean;
 }
