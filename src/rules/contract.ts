@@ -13,6 +13,18 @@ export interface AdmissionInput {
   object?: unknown;
   oldObject?: unknown;
   dryRun: boolean;
+  /**
+   * Set only when the caller proved it is the API server (a client certificate; no such mode
+   * exists yet): only then may a count change's cluster reads start before the rules decide.
+   */
+  callerAuthenticated?: true;
+  /**
+   * Called once the rules allow a count change, before its reads: moves what the request holds
+   * of the decision budget to the count-change reads' own (decision-budget.ts). False when that
+   * is full: the change is refused for now without reading. Not called when the reads started
+   * before the rules decided (an authenticated caller).
+   */
+  holdWhileReading?: () => boolean;
 }
 
 /** What the validating webhook decided: every violated rule, and warnings for allowed changes. */
@@ -52,7 +64,8 @@ export type ScaleTarget = Pick<ScaleChange, 'namespace' | 'name' | 'object'>;
  * Judges an allowed numNodes change against the cluster. Implemented by `scaleChecker` in
  * src/scale/reads/scale-check.ts. `readAhead`, when there, starts the reads for a TrainJob before
  * the rules have decided (so the reads overlap the decision) and returns the judgment that uses
- * them; it must judge a change of that target exactly as the check itself would.
+ * them; it must judge a change of that target exactly as the check itself would. The validator
+ * uses it only for an authenticated caller (`AdmissionInput.callerAuthenticated`).
  */
 export type ScaleCheck = ((change: ScaleChange) => Promise<ScaleCheckResult>) & {
   readAhead?: (target: ScaleTarget) => (trainer: ScaleChange['trainer']) => Promise<ScaleCheckResult>;

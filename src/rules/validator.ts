@@ -2,6 +2,8 @@
 // changes numNodes, the change is judged against the cluster (its JobSet, runtime and the
 // reconciler's Lease: src/scale/reads/scale-check.ts), which may refuse it for good or for now.
 // Without cluster access the answer is the rules' alone, with a warning that it was not judged.
+// The webhook does not know who calls it, so nothing is read before the rules have allowed the
+// change, and what the request holds moves to the count-change reads' own budget first.
 import type { AdmissionInput, Decision, ScaleCheck, ScaleCheckResult, Validator } from './contract.ts';
 import { decideCreateYielding, decideUpdateYielding } from './decide.ts';
 import type { Policy } from './policy.ts';
@@ -44,12 +46,20 @@ function sentNumNodes(object: unknown): unknown {
   return isObject(trainer) ? trainer.numNodes : undefined;
 }
 
+/** Refused for now: the count-change reads' budget is full (holdWhileReading said no). */
+const READS_BUSY: ScaleCheckResult = failedCheck(
+  new Error('the webhook is judging as many count changes as it may at once'),
+);
+
 /**
  * The scale check's reads, started before the rules decide when the update as sent changes
  * numNodes (the likely numNodesChange; the decision says for sure), so that they overlap the
- * decision. Started for a change the rules then refuse, they are dropped unread.
+ * decision. Started for a change the rules then refuse, they are dropped unread. Only for a
+ * caller known to be the API server: anyone else who reaches the port could otherwise make the
+ * webhook read the cluster with reviews the rules refuse (issue 26).
  */
 function readAheadFor(scaleCheck: ScaleCheck | undefined, input: AdmissionInput) {
+  if (!input.callerAuthenticated) return undefined;
   if (!scaleCheck?.readAhead || sentNumNodes(input.object) === sentNumNodes(input.oldObject)) return undefined;
   return scaleCheck.readAhead({ namespace: input.namespace ?? '', name: input.name ?? '', object: input.object });
 }
@@ -72,7 +82,9 @@ export function createValidator({ policy: policyOrGetter, scaleCheck, crdSource 
       const judged = await (
         ahead
           ? ahead(trainer)
-          : scaleCheck({ namespace: input.namespace ?? '', name: input.name ?? '', trainer, object: input.object })
+          : input.holdWhileReading?.() === false
+            ? Promise.resolve(READS_BUSY)
+            : scaleCheck({ namespace: input.namespace ?? '', name: input.name ?? '', trainer, object: input.object })
       ).catch(failedCheck);
       const readWaitMs = performance.now() - decidedAt;
       if (judged.causes.length > 0)

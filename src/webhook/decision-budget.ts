@@ -123,20 +123,58 @@ export class DecisionBudget {
   }
 }
 
-const heldWeight = Symbol('heldWeight');
-type HoldingResponse = ServerResponse & { [heldWeight]?: number };
+/**
+ * What waits on a count change's cluster reads may weigh together: as much as the room kept for
+ * light bodies. Apart from the decision budget, so that count changes waiting on a slow API
+ * server (or forged ones, as anyone who reaches the port can send) hold none of it: past this
+ * they are refused for now (503), and a write that needs no read is never refused for them.
+ */
+export const COUNT_CHANGE_READS_BYTES = LIGHT_RESERVE_BYTES;
+
+/** The budget for what waits on count-change reads: no reserve, nothing queued. */
+export function countChangeReadsBudget(capacity = COUNT_CHANGE_READS_BYTES): DecisionBudget {
+  return new DecisionBudget(capacity, 0);
+}
+
+const held = Symbol('held');
+interface Hold {
+  budget: DecisionBudget;
+  weight: number;
+}
+type HoldingResponse = ServerResponse & { [held]?: Hold };
 
 /** Holds `weight` of `budget` until `res` is done (sent, or its client gone), by one shared listener. */
 export function holdUntilDone(budget: DecisionBudget, res: ServerResponse, weight: number): void {
   const holding = res as HoldingResponse;
   if (res.writableFinished || res.destroyed) return budget.give(weight);
-  holding[heldWeight] = (holding[heldWeight] ?? 0) + weight;
-  if (holding[heldWeight] === weight) res.once('close', () => giveBack(budget, holding));
+  const hold = holding[held];
+  if (hold?.budget === budget) hold.weight += weight;
+  else if (hold) res.once('close', () => budget.give(weight));
+  else {
+    holding[held] = { budget, weight };
+    res.once('close', () => giveBack(holding));
+  }
 }
 
-function giveBack(budget: DecisionBudget, res: HoldingResponse): void {
-  const weight = res[heldWeight];
-  if (weight === undefined) return;
-  res[heldWeight] = undefined;
-  budget.give(weight);
+/**
+ * Moves what `res` holds (holdUntilDone) to `to`, if `to` has room for it now: false when not, and
+ * nothing moves. True when nothing is held (its answer is done).
+ */
+export function moveHeld(res: ServerResponse, to: DecisionBudget): boolean {
+  const hold = (res as HoldingResponse)[held];
+  if (!hold || hold.budget === to) return true;
+  if (to.take(hold.weight, false, noWait) !== undefined) return false;
+  const from = hold.budget;
+  hold.budget = to;
+  from.give(hold.weight);
+  return true;
+}
+
+const noWait = (): void => {};
+
+function giveBack(res: HoldingResponse): void {
+  const hold = res[held];
+  if (hold === undefined) return;
+  res[held] = undefined;
+  hold.budget.give(hold.weight);
 }

@@ -1,6 +1,7 @@
 // What both webhooks share at the edge: parse the envelope (HTTP 400 when it is not an
 // AdmissionReview), refuse requests for other kinds in-band, turn a thrown error into an in-band
 // 500 answer (never an HTTP 500), and log and count every answer once.
+import type { ServerResponse } from 'node:http';
 import type { FastifyInstance } from 'fastify';
 import { logAdmission } from '../observability/logger.ts';
 import type { AdmissionLogEntry, Logger } from '../observability/logger.ts';
@@ -24,7 +25,8 @@ export interface Outcome {
   readWaitMs?: number;
 }
 
-export type Handle = (req: AdmissionReviewRequest) => Promise<Outcome>;
+/** `res`: the raw response, which holds the request's share of the decision budget until it is done. */
+export type Handle = (req: AdmissionReviewRequest, res: ServerResponse) => Promise<Outcome>;
 export type WebhookName = AdmissionLogEntry['webhook'];
 
 export function admissionRoute(
@@ -63,7 +65,7 @@ export function admissionRoute(
       };
     } else {
       try {
-        outcome = await handle(req);
+        outcome = await handle(req, reply.raw);
       } catch (err) {
         // A bug or an unexpected failure while deciding: answer in-band so the API server applies
         // the denial with a clear message (the webhook's failurePolicy never comes into play).

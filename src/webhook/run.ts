@@ -147,12 +147,14 @@ function startJudgment(
   const runtimes = config.watchRuntimes
     ? cluster.watchRuntimes(api, (message) => logger.warn({ component: 'runtime-watch' }, message))
     : undefined;
+  // The count change's reads hold at most COUNT_CHANGE_READ_SLOTS of the API connections.
+  const reads = cluster.withOwnSlots(api);
   return {
-    scaleCheck: cluster.scaleChecker(api, {
+    scaleCheck: cluster.scaleChecker(reads, {
       lease: leaseRef,
       watchedLease: lease?.read,
       watchedRuntime: runtimes?.read,
-      readJobs: cluster.jobSetReader(api),
+      readJobs: cluster.jobSetReader(reads),
       metrics,
     }),
     stop: () => {

@@ -15,7 +15,7 @@ import type { KeyPair } from '../certs/keypair.ts';
 import { servingTlsOptions } from '../certs/serving-options.ts';
 import { useLosslessJsonBodies } from './json-body.ts';
 import { boundBodiesInFlight, ByteBudget, MAX_SIZE_BODIES_IN_FLIGHT } from './body-budget.ts';
-import { DecisionBudget } from './decision-budget.ts';
+import { countChangeReadsBudget, DecisionBudget, moveHeld } from './decision-budget.ts';
 import { MUTATE_PATH, registerMutateRoute } from './mutate.ts';
 import { VALIDATE_PATH, registerValidateRoute } from './validate.ts';
 
@@ -42,6 +42,8 @@ export interface AdmissionServerConfig {
   bodyBudget?: ByteBudget;
   /** What the decisions under way may hold at once, by weight (decision-budget.ts). */
   decisionBudget?: DecisionBudget;
+  /** What waits on count-change reads may hold at once, apart from the decision budget. */
+  countChangeBudget?: DecisionBudget;
   /** How idle keep-alive connections are closed on shutdown (see connection-drain.ts). */
   drain?: DrainTiming;
 }
@@ -91,7 +93,13 @@ export async function buildAdmissionServer(
   boundBodiesInFlight(app, config.bodyBudget ?? new ByteBudget(MAX_SIZE_BODIES_IN_FLIGHT * bodyLimit), bodyLimit);
   instrumentWebhookPaths(app, deps.metrics, [VALIDATE_PATH, MUTATE_PATH]);
   const edge = { logger: deps.logger, metrics: deps.metrics };
-  registerValidateRoute(app, { ...edge, validator: deps.validator, handoff: deps.handoff ?? noHandoff });
+  const countChanges = config.countChangeBudget ?? countChangeReadsBudget();
+  registerValidateRoute(app, {
+    ...edge,
+    validator: deps.validator,
+    handoff: deps.handoff ?? noHandoff,
+    holdWhileReading: (res) => moveHeld(res, countChanges),
+  });
   registerMutateRoute(app, { ...edge, now: deps.now ?? (() => new Date()) });
 
   app.setNotFoundHandler((req, reply) => {

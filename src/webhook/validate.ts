@@ -1,6 +1,7 @@
 // The validating webhook: CREATE and UPDATE go to the Validator (every violated rule becomes a
 // cause of the denial); DELETE and CONNECT are allowed without asking it. An admitted, non-dry-run
 // CREATE/UPDATE is handed on to the reconciler as a hint, fire-and-forget.
+import type { ServerResponse } from 'node:http';
 import type { FastifyInstance } from 'fastify';
 import type { Validator } from '../rules/contract.ts';
 import { hintOf, type Hint } from '../handoff/hint.ts';
@@ -17,16 +18,26 @@ export const VALIDATE_PATH = '/validate-trainer-kubeflow-org-v1alpha1-trainjob';
 export interface ValidateDeps extends EdgeDeps {
   validator: Validator;
   handoff: HandoffSender;
+  /**
+   * Moves what a request holds of the decision budget to the count-change reads' budget
+   * (decision-budget.ts moveHeld): false when that is full.
+   */
+  holdWhileReading?: (res: ServerResponse) => boolean;
 }
 
 export function registerValidateRoute(app: FastifyInstance, deps: ValidateDeps): void {
-  admissionRoute(app, VALIDATE_PATH, 'validate', (req) => validate(req, deps), deps);
+  admissionRoute(app, VALIDATE_PATH, 'validate', (req, res) => validate(req, res, deps), deps);
 }
 
-async function validate(req: AdmissionReviewRequest, deps: ValidateDeps): Promise<Outcome> {
+async function validate(req: AdmissionReviewRequest, res: ServerResponse, deps: ValidateDeps): Promise<Outcome> {
   if (req.operation !== 'CREATE' && req.operation !== 'UPDATE') return { parts: { allowed: true } };
 
-  const decision = await deps.validator.validate(admissionInput(req));
+  const hold = deps.holdWhileReading;
+  const decision = await deps.validator.validate({
+    ...admissionInput(req),
+    // Only an UPDATE may change numNodes, and only a count change reads the cluster.
+    ...(hold && req.operation === 'UPDATE' ? { holdWhileReading: () => hold(res) } : {}),
+  });
   if (decision.causes.length > 0) {
     return {
       parts: {

@@ -1,14 +1,20 @@
-// The scale check's reads started before the rules decide (src/rules/validator.ts readAheadFor): a
-// check with `readAhead` decides every update exactly as the same check without it, its reads start
-// while validate() has not yet awaited the decision, a change the rules refuse never awaits them
-// (nor fails on them), and an update that does not change numNodes as sent starts none.
+// The scale check's reads started before the rules decide (src/rules/validator.ts readAheadFor),
+// for an authenticated caller only: a check with `readAhead` decides every update exactly as the
+// same check without it, its reads start while validate() has not yet awaited the decision, a
+// change the rules refuse never awaits them (nor fails on them), and an update that does not
+// change numNodes as sent starts none. A caller not known to be the API server starts none either.
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { buildPolicy } from '../../src/rules/policy.ts';
 import { createValidator } from '../../src/rules/validator.ts';
 import type { ScaleChange, ScaleCheck, ScaleCheckResult, ScaleTarget } from '../../src/rules/contract.ts';
 import { OMIT_VALUE } from '../../src/field/errors.ts';
-import { finished, trainJob, update, variant } from './fixtures.ts';
+import { finished, trainJob, update as unauthenticated, variant } from './fixtures.ts';
+
+const update = (object: unknown, oldObject: unknown) => ({
+  ...unauthenticated(object, oldObject),
+  callerAuthenticated: true as const,
+});
 
 const policy = buildPolicy();
 const old = trainJob();
@@ -134,5 +140,19 @@ describe('scale reads started before the decision', () => {
       ),
     );
     assert.deepEqual(c.log, []);
+  });
+
+  it('starts no reads before the decision for a caller not known to be the API server', async () => {
+    const c = checks();
+    const pending = createValidator({ policy, scaleCheck: c.ahead }).validate(
+      unauthenticated(
+        variant(old, (o) => (o.spec.trainer.numNodes = 2)),
+        old,
+      ),
+    );
+    assert.deepEqual(c.log, [], 'nothing started before the decision');
+    const d = await pending;
+    assert.deepEqual(d.causes, []);
+    assert.deepEqual(c.log, [], 'judged by the check itself, after the rules allowed it');
   });
 });

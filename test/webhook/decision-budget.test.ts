@@ -2,7 +2,16 @@
 // shed with 429, what waits and in which order, and the room kept for light bodies.
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import { DecisionBudget, decisionWeight, LIGHT_WEIGHT } from '../../src/webhook/decision-budget.ts';
+import { PassThrough } from 'node:stream';
+import { IncomingMessage, ServerResponse } from 'node:http';
+import {
+  countChangeReadsBudget,
+  DecisionBudget,
+  decisionWeight,
+  holdUntilDone,
+  LIGHT_WEIGHT,
+  moveHeld,
+} from '../../src/webhook/decision-budget.ts';
 
 const MiB = 1024 * 1024;
 const never = () => assert.fail('granted, but it was not waiting');
@@ -68,5 +77,27 @@ describe('DecisionBudget', () => {
     assert.equal(budget.waiting, 0);
     assert.equal(budget.withdraw(a), false, 'once');
     assert.equal(budget.used, 10 * MiB);
+  });
+
+  it("moveHeld moves what a response holds to the count changes' budget when it fits there, and back on close to that one", () => {
+    const budget = new DecisionBudget(32 * MiB, 16 * MiB);
+    const reads = countChangeReadsBudget(3 * MiB);
+    const res = () => new ServerResponse(new IncomingMessage(new PassThrough() as never));
+    const a = res();
+    const b = res();
+    for (const r of [a, b]) {
+      assert.equal(budget.take(2 * MiB, false, never), undefined);
+      holdUntilDone(budget, r, 2 * MiB);
+    }
+    assert.equal(moveHeld(a, reads), true);
+    assert.equal(budget.used, 2 * MiB, 'given back here');
+    assert.equal(reads.used, 2 * MiB, 'taken there');
+    assert.equal(moveHeld(b, reads), false, 'no room there: nothing moves');
+    assert.equal(budget.used, 2 * MiB);
+    assert.equal(reads.used, 2 * MiB);
+    a.emit('close');
+    b.emit('close');
+    assert.equal(reads.used, 0);
+    assert.equal(budget.used, 0);
   });
 });

@@ -3,9 +3,12 @@
 // names), the reconciler's Lease and the JobSet's Jobs, all at once and each bounded in time and
 // size well below the webhook's timeoutSeconds (10), then asks the pure judgment. A read that
 // fails refuses the change for now (transient), never for good, and never any other update.
-// The reads start before the rules decide (`readAhead`, src/rules/validator.ts), so they overlap
-// the decision; the Lease and the runtime come from watches while they run and are current
-// (lease-watch.ts, runtime-watch.ts).
+// The Lease and the runtime come from watches while they run and are current (lease-watch.ts,
+// runtime-watch.ts). Any pod that reaches the webhook's port can send a review, so what it can
+// make the webhook read is bounded: nothing before the rules allow the change (`readAhead` only for
+// an authenticated caller, src/rules/validator.ts); one read in flight per object, shared by the
+// judgments that need it (`Coalesced`); and those reads on their own share of the API
+// connections (`withOwnSlots`), so a flood of them cannot hold the ones other requests need.
 //
 // The webhook reads the named runtime, not Trainer's `<job>-runtime-snapshot` ConfigMap (reading
 // ConfigMaps cluster-wide is a right it should not have); the reconciler judges from the
@@ -20,11 +23,57 @@ import type { AdmissionStage } from '../../observability/admission-stages.ts';
 import { admitScale, type LeaseView, type Read, type ScaleAdmission } from '../scale-admission.ts';
 import type { ScaleChange, ScaleCheck, ScaleCheckResult, ScaleTarget } from '../../rules/contract.ts';
 import type { TrainerLine } from '../../api/trainer-line.ts';
+import { MAX_API_SOCKETS } from '../../cluster/api-request.ts';
+import { Slots } from '../../cluster/slots.ts';
 import { jobSetPodsWarnings, type JobSetRead } from './jobset-pods.ts';
 import { describeAnswer, JOBSET_READ_TIMEOUT_MS } from './jobset-read.ts';
 
 /** A JobSet or runtime is at most etcd's 1.5 MiB object; JSON of it is not much larger. */
 const OBJECT_MAX_BYTES = 4 * 1024 * 1024;
+
+/**
+ * The API connections the count-change reads may hold at once, of the client's MAX_API_SOCKETS:
+ * half, so the CRD follower and certificate rotation always find one.
+ */
+export const COUNT_CHANGE_READ_SLOTS = MAX_API_SOCKETS / 2;
+
+/** `client` whose requests first take one of `slots` (waiting in order until their signal aborts). */
+export function withOwnSlots(client: ApiClient, slots: Slots = new Slots(COUNT_CHANGE_READ_SLOTS)): ApiClient {
+  return {
+    server: client.server,
+    async request(path, options) {
+      await slots.acquire(options.signal);
+      try {
+        return await client.request(path, options);
+      } finally {
+        slots.release();
+      }
+    },
+    stream: (path, signal) => client.stream(path, signal),
+  };
+}
+
+/**
+ * One read in flight per key: a judgment that needs a read already under way shares it (the
+ * reads are from the watch cache, resourceVersion 0, so one started a moment earlier is no
+ * staler). Holds only reads in flight: an entry leaves when its read settles.
+ */
+export class Coalesced {
+  readonly #inFlight = new Map<string, Promise<unknown>>();
+
+  /** Reads in flight now. */
+  get size(): number {
+    return this.#inFlight.size;
+  }
+
+  run<T>(key: string, read: () => Promise<T>): Promise<T> {
+    const under = this.#inFlight.get(key);
+    if (under) return under as Promise<T>;
+    const started = read().finally(() => this.#inFlight.delete(key));
+    this.#inFlight.set(key, started);
+    return started;
+  }
+}
 
 export interface ScaleCheckOptions {
   /** The reconciler's Lease; undefined: no reconciler is required (`--no-reconciler-check`). */
@@ -115,6 +164,14 @@ async function asRuntimeRead(read: Read<unknown> | Promise<Read<unknown>>, kind:
 export function scaleChecker(api: ApiClient, options: ScaleCheckOptions): ScaleCheck {
   const timeoutMs = options.timeoutMs ?? JOBSET_READ_TIMEOUT_MS;
   const now = options.now ?? Date.now;
+  const coalesced = new Coalesced();
+  // A read that confirms an absence with a quorum read is shared only with reads that do too.
+  const get = (path: string, what: string, quorumIfAbsent = false) =>
+    coalesced.run(quorumIfAbsent ? `${path} quorum` : path, () =>
+      getObject(api, path, what, timeoutMs, quorumIfAbsent),
+    );
+  const readJobs = (namespace: string, name: string) =>
+    coalesced.run(`jobs ${namespace}/${name}`, () => options.readJobs(namespace, name));
   const readAhead = ({ namespace, name, object }: ScaleTarget) => {
     const trainJob = (isObject(object) ? object : { metadata: {} }) as unknown as TrainJob;
     const runtimeAt = runtimePath(trainJob, namespace);
@@ -128,11 +185,11 @@ export function scaleChecker(api: ApiClient, options: ScaleCheckOptions): ScaleC
       ? `/apis/coordination.k8s.io/v1/namespaces/${seg(lease.namespace)}/leases/${seg(lease.name)}`
       : '';
     const reads = Promise.all([
-      timed('read-jobset', getObject(api, jobSetPath, 'the JobSet', timeoutMs, true)),
+      timed('read-jobset', get(jobSetPath, 'the JobSet', true)),
       runtimeAt
         ? asRuntimeRead(
             (runtimeAt.kind === 'ClusterTrainingRuntime' ? options.watchedRuntime?.(runtimeAt.name) : undefined) ??
-              timed('read-runtime', getObject(api, runtimeAt.path, `${runtimeAt.kind} ${runtimeAt.name}`, timeoutMs)),
+              timed('read-runtime', get(runtimeAt.path, `${runtimeAt.kind} ${runtimeAt.name}`)),
             runtimeAt.kind,
             runtimeAt.name,
           )
@@ -140,13 +197,10 @@ export function scaleChecker(api: ApiClient, options: ScaleCheckOptions): ScaleC
       !lease
         ? Promise.resolve('unchecked' as const)
         : (options.watchedLease?.() ??
-          timed(
-            'read-lease',
-            getObject(api, leasePath, `the reconciler's Lease ${lease.namespace}/${lease.name}`, timeoutMs),
-          )),
-      timed('read-jobs', options.readJobs(namespace, name)),
+          timed('read-lease', get(leasePath, `the reconciler's Lease ${lease.namespace}/${lease.name}`))),
+      timed('read-jobs', readJobs(namespace, name)),
     ]).finally(() => options.metrics.stages.add('reads', performance.now() - startedAt));
-    // Started before the rules decide: a change they refuse never awaits its reads.
+    // Started before the rules decide (an authenticated caller): a change they refuse never awaits its reads.
     reads.catch(() => {});
     return async (trainer: TrainerLine): Promise<ScaleCheckResult> => {
       const [jobSet, runtime, leaseRead, jobs] = await reads;
