@@ -11,7 +11,6 @@ import { startReconciler } from '../reconciler/run.ts';
 import { installProcessHandlers } from '../process/signals.ts';
 import { crdPatchOps } from '../rules/generate/crd-patch.ts';
 import { rulesFor } from '../rules/table.ts';
-import { detectTrainerLine } from '../api/trainer-line-detect.ts';
 import { decideCrdPatchRestore } from '../rules/crd-patch-restore.ts';
 import { disclaimVersionsOps } from '../rules/crd-patch-ownership.ts';
 import type { CrdPatchPlanner } from '../reconciler/crd-patch-restorer.ts';
@@ -52,11 +51,12 @@ export async function connect(config: ReconcileConfig): Promise<ApiClient> {
 
 /**
  * What the CRD patch restorer writes: the patch generated for the CRD it finds, with the rules of
- * the Trainer line that CRD is (crdPatchOps, the one generator of manifests/crd-patch/; rulesFor
- * the detected line: main's every-Failed-is-final rule, the careful rules for an unknown one).
+ * the Trainer line the decision finds that CRD is (crdPatchOps, the one generator of
+ * manifests/crd-patch/; rulesFor the line: main's every-Failed-is-final rule). Onto an unknown
+ * line the decision writes nothing (it only checks whether a patch applied by hand is in force).
  */
 export const crdPatchPlanner: CrdPatchPlanner = {
-  decide: (crd) => decideCrdPatchRestore(crd, (schema) => crdPatchOps(schema, rulesFor(detectTrainerLine(crd).line))),
+  decide: (crd) => decideCrdPatchRestore(crd, (schema, line) => crdPatchOps(schema, rulesFor(line))),
   disclaim: disclaimVersionsOps,
 };
 

@@ -4,7 +4,8 @@
 // CRD, and its chart's hooks are not ours to run). What to send is decided by the planner (pure,
 // src/rules/crd-patch-restore.ts, with the patch generator chosen at the edge); this file does
 // the reads, the writes, the logs, the metrics and an Event. Each write tests the resourceVersion
-// it was decided on: a failed one is decided again on a fresh read.
+// it was decided on: a failed one is decided again on a fresh read. A CRD of a Trainer line it
+// does not know is refused (a warning with what to do by hand, counted `refused`), never written.
 import { TRAINJOB_CRD } from '../api/names.ts';
 import { jsonApi } from '../cluster/api-json.ts';
 import type { ApiClient } from '../cluster/api-request.ts';
@@ -16,7 +17,8 @@ import { COMPONENT } from './names.ts';
 
 /** What the restorer needs decided (src/rules/crd-patch-restore.ts and crd-patch-ownership.ts). */
 export interface CrdPatchPlanner {
-  decide(crd: unknown): { action: 'keep' | 'patch' | 'refuse'; reason: string; ops?: unknown[] };
+  /** `byHand` on a refusal: the CRD is one the restorer will not write onto, and what the user can do instead. */
+  decide(crd: unknown): { action: 'keep' | 'patch' | 'refuse'; reason: string; ops?: unknown[]; byHand?: string };
   /** The JSON patch that gives back the fields the restorer's write took, or undefined. */
   disclaim(crd: unknown, fieldManager: string): unknown[] | undefined;
 }
@@ -208,9 +210,11 @@ export function startCrdPatchRestorer(opts: CrdPatchRestorerOptions): CrdPatchRe
     if (decision.action === 'refuse') {
       if (decision.reason !== lastRefusal) {
         metrics.crdPatchRestores.inc({ result: 'refused' });
-        logger.error(
+        // A CRD it does not know (a later Trainer) is expected, with a way out; an unusable read is not.
+        (decision.byHand ? logger.warn : logger.error).call(
+          logger,
           { resourceVersion: metaOf(crd).resourceVersion },
-          `the CRD patch cannot be put back on this CRD, nothing written: ${decision.reason}`,
+          `the CRD patch cannot be put back on this CRD, nothing written: ${decision.reason}${decision.byHand ? `. ${decision.byHand}` : ''}`,
         );
       }
       lastRefusal = decision.reason;

@@ -65,9 +65,44 @@ export function backoffDelay(attempt: number, b: Backoff, random: () => number):
   return Math.round(exp * (1 - b.jitter + 2 * b.jitter * random()));
 }
 
+/**
+ * The keys waiting to run, in the order they became runnable (client-go's queue slice). Taking the
+ * front is O(1): no copy of what waits (a resync queues every key at once: 10,000 keys taken one
+ * by one through a copy each were ~5×10⁷ copies). No key is in it twice: the WorkQueue queues a
+ * key only when it is not waiting already (its due time) and not running.
+ */
+export class KeyFifo {
+  #keys: string[] = [];
+  #head = 0;
+
+  get size(): number {
+    return this.#keys.length - this.#head;
+  }
+
+  push(key: string): void {
+    this.#keys.push(key);
+  }
+
+  /** The oldest key, removed; undefined when none waits. */
+  shift(): string | undefined {
+    if (this.#head >= this.#keys.length) return undefined;
+    const key = this.#keys[this.#head++];
+    // Drop the taken front once it is half the array: each key is moved at most once more (amortized O(1)).
+    if (this.#head >= 1024 && this.#head * 2 >= this.#keys.length) {
+      this.#keys = this.#keys.slice(this.#head);
+      this.#head = 0;
+    } else if (this.#head === this.#keys.length) {
+      this.#keys.length = 0;
+      this.#head = 0;
+    }
+    return key;
+  }
+}
+
 export class WorkQueue {
   readonly #opts: Required<Omit<QueueOptions, 'onRetry' | 'recorder'>> & Pick<QueueOptions, 'onRetry' | 'recorder'>;
-  readonly #queue = new Set<string>();
+  /** Runnable keys (neither running nor in it twice: add and #pump keep that). */
+  readonly #queue = new KeyFifo();
   readonly #processing = new Set<string>();
   readonly #dirty = new Set<string>();
   readonly #failures = new Map<string, number>();
@@ -94,7 +129,7 @@ export class WorkQueue {
     if (this.#dueAt.has(key)) return; // already waiting to run: merged
     this.#dueAt.set(key, performance.now());
     if (this.#processing.has(key)) this.#dirty.add(key);
-    else this.#queue.add(key);
+    else this.#queue.push(key);
     this.#opts.recorder?.added(this.#dueAt.size);
     this.#pump();
   }
@@ -171,9 +206,9 @@ export class WorkQueue {
 
   #pump(): void {
     while (this.#running && this.#processing.size < this.#opts.workers) {
-      const key = [...this.#queue].find((k) => !this.#processing.has(k));
+      // The front: a queued key is never running (one added while running waits in #dirty).
+      const key = this.#queue.shift();
       if (key === undefined) return;
-      this.#queue.delete(key);
       this.#processing.add(key);
       const now = performance.now();
       const due = this.#dueAt.get(key) ?? now;
@@ -188,7 +223,7 @@ export class WorkQueue {
         // it runs now, so a delay the run just asked for is dropped.
         if (this.#dirty.delete(key) && !this.#closed) {
           this.#cancelDelayed(key);
-          this.#queue.add(key);
+          this.#queue.push(key);
         }
         this.#pump();
       });

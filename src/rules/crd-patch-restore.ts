@@ -9,21 +9,34 @@
 // lifted alone all converge on the same patched schema, and a patched CRD is left alone. What is
 // sent is the difference between the schema read and that patched schema, after a test of the
 // resourceVersion read: a CRD that changed since is never patched from a stale read.
+//
+// Only onto a Trainer line it knows (found by feature and fingerprint, src/api/trainer-line-detect.ts)
+// and a spec.trainer whose fields it can enumerate. The patch lifts the blanket rule and names
+// each spec.trainer field it keeps immutable: on a schema it has never seen (a later Trainer, a
+// spec.trainer with x-kubernetes-preserve-unknown-fields) the fields it cannot name would change
+// freely at the API server, so it refuses and says what to do by hand. A patch already in force
+// (applied by hand after checking it) is kept on any line.
 import fastJsonPatch, { type Operation } from 'fast-json-patch';
 import { TRAINJOB_CRD } from '../api/names.ts';
+import { detectTrainerLine } from '../api/trainer-line-detect.ts';
+import type { TrainerLine } from '../api/trainer-line.ts';
 import { BLANKET_TRAINER_RULE } from './generate/crd-patch.ts';
 import { isGeneratedRule } from './marker.ts';
 
-/** Generates the CRD patch (JSON6902 ops on the CRD, paths from /spec/versions/0/schema) for an upstream schema. */
-export type PatchOpsFor = (openAPIV3Schema: unknown) => unknown[];
+/**
+ * Generates the CRD patch (JSON6902 ops on the CRD, paths from /spec/versions/0/schema) for an
+ * upstream schema, with the rules of the CRD's Trainer line (an unknown line's careful rules only
+ * to check whether a patch applied by hand is in force: nothing is written for that line).
+ */
+export type PatchOpsFor = (openAPIV3Schema: unknown, line: TrainerLine) => unknown[];
 
 export type RestoreDecision =
   /** Nothing to do: the patch is in force, or the CRD is being deleted. */
   | { action: 'keep'; reason: string }
   /** Send `ops` (a JSON patch on the CRD) to put the patch back. */
   | { action: 'patch'; ops: unknown[]; reason: string }
-  /** The patch cannot be put back on this object: say why, touch nothing. */
-  | { action: 'refuse'; reason: string };
+  /** The patch cannot be put back on this object: say why, touch nothing (`byHand`: what the user can do). */
+  | { action: 'refuse'; reason: string; byHand?: string };
 
 const SCHEMA_PATH = '/spec/versions/0/schema/openAPIV3Schema';
 type Obj = Record<string, unknown>;
@@ -83,7 +96,7 @@ function withoutOurs(node: Obj): void {
 const isBlanket = (r: Obj): boolean => jsonEqual(r, BLANKET_TRAINER_RULE);
 
 /** The CRD's schema as upstream shipped it: our rules out, the blanket rule first at spec.trainer if missing. */
-function upstreamForm(schema: Obj): { schema: Obj; blanketFound: boolean; oursFound: number } | string {
+function upstreamForm(schema: Obj): { schema: Obj; trainer: Obj; blanketFound: boolean; oursFound: number } | string {
   const copy = structuredClone(schema);
   const nodes = ruleNodes(copy);
   if (typeof nodes === 'string') return nodes;
@@ -96,7 +109,7 @@ function upstreamForm(schema: Obj): { schema: Obj; blanketFound: boolean; oursFo
   const trainerRules = (own(nodes.trainer, 'x-kubernetes-validations') as Obj[] | undefined) ?? [];
   const blanketFound = trainerRules.some(isBlanket);
   if (!blanketFound) nodes.trainer['x-kubernetes-validations'] = [{ ...BLANKET_TRAINER_RULE }, ...trainerRules];
-  return { schema: copy, blanketFound, oursFound };
+  return { schema: copy, trainer: nodes.trainer, blanketFound, oursFound };
 }
 
 /** The object's metadata, or why the restorer may not touch it. */
@@ -136,6 +149,23 @@ function patchedSchema(schema: Obj, ops: unknown[]): Obj | string {
   }
 }
 
+/** What to do when the restorer will not write onto this CRD: check the generated patch, then apply it. */
+export const BY_HAND =
+  `Check the patch generated for this CRD, then apply it by hand: kubectl get crd ${TRAINJOB_CRD} -o yaml > crd.yaml; ` +
+  `trainjob-webhook rules --format crd-patch --crd crd.yaml > crd-patch.yaml; ` +
+  `kubectl patch crd ${TRAINJOB_CRD} --type=json --patch-file crd-patch.yaml`;
+
+/** Why spec.trainer's fields cannot all be named by a rule (the patch would leave some mutable), or undefined. */
+function unenumerable(trainer: Obj): string | undefined {
+  if (own(trainer, 'x-kubernetes-preserve-unknown-fields') === true)
+    return 'its spec.trainer keeps unknown fields (x-kubernetes-preserve-unknown-fields), which no rule of the patch can name';
+  const more = own(trainer, 'additionalProperties');
+  if (more !== undefined && more !== false)
+    return 'its spec.trainer takes additionalProperties, which no rule of the patch can name';
+  if (!isObj(own(trainer, 'properties'))) return 'its spec.trainer declares no properties for the patch to name';
+  return undefined;
+}
+
 /** What the live rules are, in words (for the decision's reason). */
 const describe = (blanket: boolean, ours: number): string =>
   `${blanket ? "upstream's blanket spec.trainer rule" : 'no blanket spec.trainer rule'}, ${ours} rule(s) of this project`;
@@ -149,16 +179,28 @@ export function decideCrdPatchRestore(crd: unknown, patchOpsFor: PatchOpsFor): R
   if (typeof schema === 'string') return { action: 'refuse', reason: `the CRD read is unusable: ${schema}` };
   const upstream = upstreamForm(schema);
   if (typeof upstream === 'string') return { action: 'refuse', reason: `not the TrainJob CRD's shape: ${upstream}` };
+  const { line, summary } = detectTrainerLine(crd);
   let ops: unknown[];
   try {
-    ops = patchOpsFor(upstream.schema);
+    ops = patchOpsFor(upstream.schema, line);
   } catch (err) {
     return { action: 'refuse', reason: `the patch could not be generated for this CRD: ${(err as Error).message}` };
   }
   const wanted = patchedSchema(upstream.schema, ops);
   if (typeof wanted === 'string') return { action: 'refuse', reason: wanted };
   const live = describe(upstream.blanketFound, upstream.oursFound);
-  if (jsonEqual(schema, wanted)) return { action: 'keep', reason: `the patch is in force (${live})` };
+  if (jsonEqual(schema, wanted)) {
+    const unknownLine = line.id === 'unknown' ? '; an unknown Trainer line: not restored if removed' : '';
+    return { action: 'keep', reason: `the patch is in force (${live}${unknownLine})` };
+  }
+  const cannotName = unenumerable(upstream.trainer);
+  if (cannotName) return { action: 'refuse', reason: `the patch is not in force, and ${cannotName}`, byHand: BY_HAND };
+  if (line.id === 'unknown')
+    return {
+      action: 'refuse',
+      reason: `the patch is not in force, and this CRD is of no Trainer line this restorer knows: ${summary}`,
+      byHand: BY_HAND,
+    };
   const diff = fastJsonPatch.compare(schema, wanted).map((op) => ({ ...op, path: `${SCHEMA_PATH}${op.path}` }));
   return {
     action: 'patch',

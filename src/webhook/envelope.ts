@@ -1,6 +1,9 @@
 // The AdmissionReview envelope: what a request must look like to be decided, and the answer
 // built around a decision. A body that is not an AdmissionReview cannot be answered in-band (there
-// is no uid to echo), so it gets HTTP 400 with a message saying what was wrong.
+// is no uid to echo), so it gets HTTP 400 with a message saying what was wrong. Once apiVersion,
+// kind and request.uid are read, every error is answered in-band, as controller-runtime answers
+// them: an AdmissionReview with allowed false, code 400 and the uid echoed. That includes a review
+// whose text nests deeper than the parser takes (its envelope read by envelope-scan.ts).
 import { TRAINJOB_GROUP, TRAINJOB_KIND } from '../api/names.ts';
 import { isObject } from '../json/object.ts';
 import type { AdmissionInput, Operation } from '../rules/contract.ts';
@@ -34,14 +37,50 @@ export interface AdmissionReviewRequest {
   username?: string;
 }
 
-/** Thrown for a body that is not an AdmissionReview; answered with HTTP 400 `{error}`. */
+/** The envelope of a review known well enough to answer it in-band. */
+export type KnownEnvelope = Pick<AdmissionReviewRequest, 'apiVersion' | 'uid'> & { operation?: Operation };
+
+/**
+ * Thrown for a body that is not an AdmissionReview (answered with HTTP 400 `{error}`), or, with
+ * `review`, for an AdmissionReview whose envelope is known (answered in-band with code 400).
+ */
 export class EnvelopeError extends Error {
   override name = 'EnvelopeError';
   readonly statusCode = 400;
+  readonly review?: KnownEnvelope;
+  constructor(message: string, review?: KnownEnvelope) {
+    super(message);
+    if (review) this.review = review;
+  }
 }
 
-// eslint-disable-next-line complexity -- one check per AdmissionReview field, each with its own 400 message
+/** A body the parser could not decode whole, whose envelope was read from its text: answered in-band. */
+export class UndecodableReview {
+  readonly review: KnownEnvelope;
+  readonly message: string;
+  constructor(review: KnownEnvelope, message: string) {
+    this.review = review;
+    this.message = message;
+  }
+}
+
+/** The envelope read from a body's text (envelope-scan.ts), if it is one to answer in-band. */
+export function knownEnvelope(fields: {
+  apiVersion?: unknown;
+  kind?: unknown;
+  uid?: unknown;
+  operation?: unknown;
+}): KnownEnvelope | undefined {
+  const { apiVersion, kind, uid, operation } = fields;
+  if (kind !== 'AdmissionReview' || !ADMISSION_VERSIONS.includes(apiVersion as AdmissionVersion)) return undefined;
+  if (typeof uid !== 'string' || uid === '') return undefined;
+  const review: KnownEnvelope = { apiVersion: apiVersion as AdmissionVersion, uid };
+  if (OPERATIONS.includes(operation as Operation)) review.operation = operation as Operation;
+  return review;
+}
+
 export function parseAdmissionReview(body: unknown): AdmissionReviewRequest {
+  if (body instanceof UndecodableReview) throw new EnvelopeError(body.message, body.review);
   if (body === undefined || body === null || body === '')
     throw new EnvelopeError('request body is empty: expected an AdmissionReview');
   if (!isObject(body))
@@ -60,6 +99,20 @@ export function parseAdmissionReview(body: unknown): AdmissionReviewRequest {
     throw new EnvelopeError(
       uid === undefined ? 'request.uid is missing' : `request.uid must be a non-empty string, got ${show(uid)}`,
     );
+  const known: KnownEnvelope = { apiVersion: apiVersion as AdmissionVersion, uid };
+  try {
+    return requestOf(known, request, operation);
+  } catch (err) {
+    // The envelope is known: the error is answered in-band, with the uid.
+    if (err instanceof EnvelopeError) throw new EnvelopeError(err.message, known);
+    throw err;
+  }
+}
+
+/** The rest of a review whose apiVersion, kind and uid are good. */
+// eslint-disable-next-line complexity -- one check per AdmissionReview field, each with its own 400 message
+function requestOf(known: KnownEnvelope, request: Record<string, unknown>, operation: unknown): AdmissionReviewRequest {
+  const { apiVersion, uid } = known;
   if (!OPERATIONS.includes(operation as Operation))
     throw new EnvelopeError(`request.operation must be one of ${OPERATIONS.join(', ')}, got ${show(operation)}`);
   const op = operation as Operation;
@@ -78,7 +131,7 @@ export function parseAdmissionReview(body: unknown): AdmissionReviewRequest {
     ? ((object ?? oldObject)!.metadata as Record<string, unknown>)
     : undefined;
   return {
-    apiVersion: apiVersion as AdmissionVersion,
+    apiVersion,
     uid,
     operation: op,
     kind: parseGvk(request.kind),

@@ -4,6 +4,9 @@
 // same answer rather than a 415. Before a body is parsed it is read once (json/nesting-scan.ts):
 // text nested too deep is refused there (parsing it first held ~190 MiB for 7 MiB of `[`), and
 // its weight is taken from the decision budget (decision-budget.ts) until its answer is sent.
+// Text too deep whose envelope (apiVersion, kind, request.uid) can be read from the text
+// (envelope-scan.ts) is an AdmissionReview all the same: it is handed on as an UndecodableReview,
+// answered in-band with code 400. Any other text too deep, or not JSON, gets HTTP 400.
 import type { ServerResponse } from 'node:http';
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import { GO_MAX_JSON_DEPTH, JsonDepthError, parseJsonLossless } from '../json/lossless.ts';
@@ -11,6 +14,8 @@ import { scanJsonText, type TextShape } from '../json/nesting-scan.ts';
 import { LIGHT_BODY_BYTES } from './body-budget.ts';
 import { DecisionBudget, decisionWeight, holdUntilDone, LIGHT_WEIGHT } from './decision-budget.ts';
 import { HeavyTurns } from './heavy-turns.ts';
+import { knownEnvelope, UndecodableReview } from './envelope.ts';
+import { scanEnvelope } from './envelope-scan.ts';
 
 /**
  * The deepest body accepted: the deepest object the API server's decoder accepts (Go's 10,000
@@ -77,7 +82,11 @@ export function useLosslessJsonBodies(app: FastifyInstance, budget: DecisionBudg
     const shape = shapeOf(text);
     if (shape.tooDeepAt !== -1) {
       const err = new JsonDepthError(ADMISSION_MAX_DEPTH, shape.tooDeepAt);
-      return done(new BodyParseError(`request body is not valid JSON: ${err.message}`), undefined);
+      const message = `request body is not valid JSON: ${err.message}`;
+      const envelope = scanEnvelope(text);
+      const review = envelope && knownEnvelope(envelope);
+      if (review) return done(null, new UndecodableReview(review, message));
+      return done(new BodyParseError(message), undefined);
     }
     const weight = decisionWeight(text.length, shape.tokens);
     const res = (req as WithResponse)[responseOf];

@@ -1,6 +1,7 @@
 // What both webhooks share at the edge: parse the envelope (HTTP 400 when it is not an
-// AdmissionReview), refuse requests for other kinds in-band, turn a thrown error into an in-band
-// 500 answer (never an HTTP 500), and log and count every answer once.
+// AdmissionReview; in-band 400 once its apiVersion, kind and uid are known), refuse requests for
+// other kinds in-band, turn a thrown error into an in-band 500 answer (never an HTTP 500), and log
+// and count every answer once.
 import type { ServerResponse } from 'node:http';
 import type { FastifyInstance } from 'fastify';
 import { logAdmission } from '../observability/logger.ts';
@@ -47,8 +48,14 @@ export function admissionRoute(
     } catch (err) {
       if (!(err instanceof EnvelopeError)) throw err;
       deps.metrics.rejected.inc({ code: '400' });
+      const message = `not a valid AdmissionReview: ${err.message}`;
+      if (err.review) {
+        // Its uid is known: answered in-band, as controller-runtime answers every error.
+        deps.logger.warn({ webhook, reqId: err.review.uid, error: err.message }, 'AdmissionReview refused in-band');
+        return sendJson(reply.code(200), answer(err.review, { allowed: false, status: badRequestStatus(message) }));
+      }
       deps.logger.warn({ webhook, error: err.message }, 'not an AdmissionReview');
-      return reply.code(400).send({ error: `not a valid AdmissionReview: ${err.message}` });
+      return reply.code(400).send({ error: message });
     }
 
     let outcome: Outcome;

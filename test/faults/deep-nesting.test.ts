@@ -1,6 +1,7 @@
 // Deep nesting at every level of a review, as an attacker on the cluster network could send it.
 // The API server's decoder (Go's encoding/json) accepts objects nested 10,000 levels, so the
-// webhook must answer anything up to that depth in-band, and refuse deeper text with a 400.
+// webhook must decide anything up to that depth, and refuse deeper text: in-band (code 400, uid
+// echoed) when the review's envelope can be read, else with an HTTP 400.
 import assert from 'node:assert/strict';
 import { before, describe, it } from 'node:test';
 import { review, trainJob } from '../webhook/fixtures.ts';
@@ -25,16 +26,26 @@ describe('deeply nested envelope fields', () => {
     server = await crdServer();
   });
 
-  for (const field of ['kind', 'apiVersion', 'operation']) {
+  for (const field of ['kind', 'apiVersion']) {
     it(`${field} nested 10,000 arrays deep: a 400 naming the type, not an HTTP 500`, async () => {
       const body = review('CREATE') as Record<string, any>;
-      if (field === 'operation') body.request.operation = '__HOLE__';
-      else body[field] = '__HOLE__';
+      body[field] = '__HOLE__';
       const answer = await server.validate(withHole(body, arrays(9_990)));
       assert.equal(answer.statusCode, 400, answer.body);
       assert.match(answer.json!.error, /got an array$/);
     });
   }
+
+  it('operation nested 10,000 arrays deep (the uid known): an in-band 400 naming the type', async () => {
+    const body = review('CREATE', { uid: 'op-deep' }) as Record<string, any>;
+    body.request.operation = '__HOLE__';
+    const answer = await server.validate(withHole(body, arrays(9_990)));
+    assert.equal(answer.statusCode, 200, answer.body.slice(0, 300));
+    assert.equal(answer.json!.response.uid, 'op-deep');
+    assert.equal(answer.json!.response.allowed, false);
+    assert.equal(answer.json!.response.status.code, 400);
+    assert.match(answer.json!.response.status.message, /got an array$/);
+  });
 });
 
 describe('reviews nested as deep as the API server allows', () => {
@@ -57,7 +68,7 @@ describe('reviews nested as deep as the API server allows', () => {
     }
   });
 
-  it('an object nested 10,000 levels is answered; one level more gets a 400 "exceeded max depth"', async () => {
+  it('an object nested 10,000 levels is answered; one level more gets an in-band 400 "exceeded max depth"', async () => {
     // request.object is two levels down: the body is then 10,002 levels deep.
     for (const long of ['', '"x":12345678901234567,']) {
       const ok = JSON.stringify(review('CREATE')).replace(
@@ -70,17 +81,23 @@ describe('reviews nested as deep as the API server allows', () => {
         `"object":{${long}"deep":${objects(9_999, '{}')},`,
       );
       const answer = await server.validate(tooDeep);
-      assert.equal(answer.statusCode, 400, answer.body.slice(0, 300));
-      assert.match(answer.json!.error, /^request body is not valid JSON: exceeded max depth/);
+      assert.equal(answer.statusCode, 200, answer.body.slice(0, 300));
+      assert.equal(answer.json!.response.allowed, false);
+      assert.equal(answer.json!.response.status.code, 400);
+      assert.match(
+        answer.json!.response.status.message,
+        /^not a valid AdmissionReview: request body is not valid JSON: exceeded max depth/,
+      );
     }
   });
 
-  it('1,000,000 levels are refused with a 400, not a crash', async () => {
+  it('1,000,000 levels are refused in-band with a 400, not a crash', async () => {
     const answer = await server.validate(
       JSON.stringify(review('CREATE')).replace('"options":null', `"options":${arrays(1_000_000)}`),
     );
-    assert.equal(answer.statusCode, 400);
-    assert.match(answer.json!.error, /exceeded max depth/);
+    assert.equal(answer.statusCode, 200, answer.body.slice(0, 300));
+    assert.equal(answer.json!.response.status.code, 400);
+    assert.match(answer.json!.response.status.message, /exceeded max depth/);
   });
 });
 

@@ -1,7 +1,8 @@
-// The work queue: de-duplication, one worker per key, bounded concurrency, backoff with jitter.
+// The work queue: de-duplication, one worker per key, bounded concurrency, backoff with jitter;
+// taking a key is O(1) (no copy of the keys waiting).
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import { backoffDelay, WorkQueue, type Timers } from '../../src/reconciler/queue.ts';
+import { backoffDelay, KeyFifo, WorkQueue, type Timers } from '../../src/reconciler/queue.ts';
 
 /** Timers that fire only when told to. */
 function manualTimers() {
@@ -242,6 +243,89 @@ describe('backoffDelay', () => {
     assert.equal(
       backoffDelay(1, b, () => 1),
       600,
+    );
+  });
+});
+
+describe('taking a key copies nothing (a resync queues every key at once)', () => {
+  /**
+   * Counts the elements every Set and Map iterator hands out while `fn` runs (spread, for…of,
+   * Array.from, values(), keys(), entries(): the ways to copy or scan a set).
+   */
+  async function elementsIterated(fn: () => Promise<void>): Promise<number> {
+    let steps = 0;
+    const saved: [object, PropertyKey, PropertyDescriptor][] = [];
+    const wrap = (proto: object, name: PropertyKey) => {
+      const original = Object.getOwnPropertyDescriptor(proto, name)!;
+      saved.push([proto, name, original]);
+      const method = original.value as (this: unknown) => Iterator<unknown>;
+      Object.defineProperty(proto, name, {
+        ...original,
+        value: function (this: unknown) {
+          const it = method.call(this);
+          return {
+            next: () => {
+              const r = it.next();
+              if (!r.done) steps++;
+              return r;
+            },
+            [Symbol.iterator]() {
+              return this;
+            },
+          };
+        },
+      });
+    };
+    for (const proto of [Set.prototype, Map.prototype])
+      for (const name of [Symbol.iterator, 'values', 'keys', 'entries']) wrap(proto, name);
+    try {
+      await fn();
+    } finally {
+      for (const [proto, name, original] of saved) Object.defineProperty(proto, name, original);
+    }
+    return steps;
+  }
+
+  it('draining n keys scans no set of waiting keys: O(1) per key, not O(n)', async () => {
+    const n = 3000;
+    const seen: string[] = [];
+    const keys = Array.from({ length: n }, (_, i) => `ns/job-${i}`);
+    const steps = await elementsIterated(async () => {
+      const all = deferred();
+      const q = new WorkQueue({
+        workers: 4,
+        handler: async (k) => {
+          seen.push(k);
+          if (seen.length === n) all.resolve();
+        },
+      });
+      for (const k of keys) q.add(k);
+      q.start();
+      await all.promise;
+      await q.shutdown();
+    });
+    // Every key ran once, in the order added (4 workers take them in turn).
+    assert.deepEqual(seen, keys);
+    // A copy of the waiting keys per take would hand out ~n²/2 = 4.5e6 elements.
+    assert.ok(steps <= n, `set and map iterators handed out ${steps} elements for ${n} keys`);
+  });
+
+  it('KeyFifo: first in, first out, across its compaction of the taken front', () => {
+    const fifo = new KeyFifo();
+    const out: string[] = [];
+    for (let i = 0; i < 5000; i++) fifo.push(`k${i}`);
+    for (let i = 0; i < 3000; i++) out.push(fifo.shift()!);
+    assert.equal(fifo.size, 2000);
+    for (let i = 5000; i < 7000; i++) fifo.push(`k${i}`);
+    for (let k = fifo.shift(); k !== undefined; k = fifo.shift()) out.push(k);
+    assert.equal(fifo.size, 0);
+    assert.equal(fifo.shift(), undefined);
+    fifo.push('again');
+    assert.equal(fifo.size, 1);
+    assert.equal(fifo.shift(), 'again');
+    assert.deepEqual(
+      out,
+      Array.from({ length: 7000 }, (_, i) => `k${i}`),
     );
   });
 });

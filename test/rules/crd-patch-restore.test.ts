@@ -27,9 +27,11 @@ function live(crd: unknown, rv = '41'): Obj {
 }
 /** What manifests/crd-patch/ makes of an upstream CRD (the patch of record). */
 const shippedPatched = (upstream: Obj): Obj => apply(upstream, crdPatchOps(schemaOf(upstream)));
+/** The v2.3.0 table's patch whatever the line (the line's own rules: crd-patch-restore-line.test.ts). */
+const v230Ops: PatchOpsFor = (schema) => crdPatchOps(schema);
 
 /** Decides, applies what it says to send (as the API server would), and returns the result. */
-function restoreOnce(crd: Obj, opsFor: PatchOpsFor = crdPatchOps): Obj {
+function restoreOnce(crd: Obj, opsFor: PatchOpsFor = v230Ops): Obj {
   const d = decideCrdPatchRestore(crd, opsFor);
   assert.equal(d.action, 'patch', d.reason);
   if (d.action !== 'patch') throw new Error('unreachable');
@@ -56,7 +58,7 @@ describe('the CRD patch restorer decides', () => {
       assert.ok(!rules(trainerOf(after)).some((r) => jsonEqual(r, BLANKET_TRAINER_RULE)), 'blanket rule gone');
       assert.ok(rules(specOf(after)).every((r) => isGeneratedRule(r.rule)) && rules(specOf(after)).length > 0);
       // Only versions[0]'s schema and the resourceVersion test: nothing else of the CRD is written.
-      const d = decideCrdPatchRestore(crd, crdPatchOps);
+      const d = decideCrdPatchRestore(crd, v230Ops);
       assert.ok(
         d.action === 'patch' && d.ops.slice(1).every((op: any) => op.path.startsWith('/spec/versions/0/schema/')),
       );
@@ -64,18 +66,18 @@ describe('the CRD patch restorer decides', () => {
 
     it(`${name}: a patched CRD is kept (twice in a row: idempotent)`, () => {
       const patched = live(shippedPatched(upstream()));
-      const d = decideCrdPatchRestore(patched, crdPatchOps);
+      const d = decideCrdPatchRestore(patched, v230Ops);
       assert.equal(d.action, 'keep', d.reason);
       assert.match(d.reason, /in force \(no blanket spec\.trainer rule, \d+ rule\(s\) of this project\)/);
       const again = restoreOnce(upstream());
-      assert.equal(decideCrdPatchRestore(again, crdPatchOps).action, 'keep');
+      assert.equal(decideCrdPatchRestore(again, v230Ops).action, 'keep');
     });
   }
 
   it('both the blanket rule and ours (a partial merge): the blanket rule goes, ours stay once', () => {
     const crd = live(shippedPatched(live(V230)));
     trainerOf(crd)['x-kubernetes-validations'] = [{ ...BLANKET_TRAINER_RULE }];
-    const d = decideCrdPatchRestore(crd, crdPatchOps);
+    const d = decideCrdPatchRestore(crd, v230Ops);
     assert.match(d.reason, /not in force \(upstream's blanket spec\.trainer rule, \d+ rule\(s\) of this project\)/);
     const after = restoreOnce(crd);
     assert.ok(jsonEqual(schemaOf(after), schemaOf(shippedPatched(live(V230)))));
@@ -99,16 +101,18 @@ describe('the CRD patch restorer decides', () => {
     assert.ok(jsonEqual(schemaOf(restoreOnce(crd)), schemaOf(shippedPatched(upstream))));
   });
 
-  it('another upstream rule at spec.trainer is kept; one before the blanket rule is refused (generate for that CRD)', () => {
+  it('another upstream rule at spec.trainer makes another CRD (refused, to be patched by hand); one before the blanket rule does not apply', () => {
     const upstream = live(V230);
     const extra = { rule: 'has(self.image)', message: 'image required' };
     const after = structuredClone(upstream);
     trainerOf(after)['x-kubernetes-validations'].push(extra);
-    assert.deepEqual(rules(trainerOf(restoreOnce(after))), [extra]);
+    const refused = decideCrdPatchRestore(after, v230Ops);
+    assert.equal(refused.action, 'refuse');
+    assert.match(refused.reason, /of no Trainer line this restorer knows/);
 
     const before = structuredClone(upstream);
     trainerOf(before)['x-kubernetes-validations'].unshift(extra);
-    const d = decideCrdPatchRestore(before, crdPatchOps);
+    const d = decideCrdPatchRestore(before, v230Ops);
     assert.equal(d.action, 'refuse');
     assert.match(d.reason, /does not apply to this CRD/);
   });
@@ -136,7 +140,7 @@ describe('the CRD patch restorer decides', () => {
   it('a CRD being deleted is kept as it is', () => {
     const crd = live(V230);
     crd.metadata.deletionTimestamp = '2026-01-01T00:00:00Z';
-    assert.equal(decideCrdPatchRestore(crd, crdPatchOps).action, 'keep');
+    assert.equal(decideCrdPatchRestore(crd, v230Ops).action, 'keep');
   });
 });
 
@@ -208,7 +212,7 @@ describe('the CRD patch restorer refuses hostile objects with a reason', () => {
   ];
   for (const c of cases) {
     it(c.name, () => {
-      const d = decideCrdPatchRestore(c.crd(), c.opsFor ?? crdPatchOps);
+      const d = decideCrdPatchRestore(c.crd(), c.opsFor ?? v230Ops);
       assert.equal(d.action, 'refuse');
       assert.match(d.reason, c.reason);
     });
@@ -218,7 +222,7 @@ describe('the CRD patch restorer refuses hostile objects with a reason', () => {
     const crd = JSON.parse(
       JSON.stringify(base()).replace('"properties":{', '"properties":{"__proto__":{"x":1},'),
     ) as Obj;
-    const d = decideCrdPatchRestore(crd, crdPatchOps);
+    const d = decideCrdPatchRestore(crd, v230Ops);
     assert.equal(({} as Obj).x, undefined);
     assert.ok(['patch', 'refuse'].includes(d.action), d.reason);
   });
@@ -243,7 +247,7 @@ describe('the CRD patch restorer refuses hostile objects with a reason', () => {
         }
         node = node[key];
       }
-      const d = decideCrdPatchRestore(crd, crdPatchOps);
+      const d = decideCrdPatchRestore(crd, v230Ops);
       assert.ok(['keep', 'patch', 'refuse'].includes(d.action));
       assert.equal(typeof d.reason, 'string');
     }

@@ -55,7 +55,7 @@ export async function patchBackFor(w: World, to: TrainerLine): Promise<number> {
     async () => {
       const crd = JSON.parse((await w.cp.kubectl(['get', 'crd', TRAINJOB_CRD, '-o', 'json'])).stdout);
       const line = detectTrainerLine(crd).line;
-      const decision = decideCrdPatchRestore(crd, (schema) => crdPatchOps(schema, rulesFor(line)));
+      const decision = decideCrdPatchRestore(crd, (schema, found) => crdPatchOps(schema, rulesFor(found)));
       if (line.id === want && decision.action === 'keep') return true;
       throw new Error(`line ${line.id}; ${decision.reason}`); // waitFor's timeout names the last one
     },
