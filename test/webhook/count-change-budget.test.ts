@@ -6,7 +6,7 @@ import assert from 'node:assert/strict';
 import { request } from 'node:https';
 import { describe, it } from 'node:test';
 import { buildPolicy } from '../../src/rules/policy.ts';
-import type { ScaleCheck } from '../../src/rules/contract.ts';
+import type { ScaleCheck, Validator } from '../../src/rules/contract.ts';
 import { createValidator } from '../../src/rules/validator.ts';
 import { createMetrics } from '../../src/observability/metrics.ts';
 import { buildAdmissionServer } from '../../src/webhook/server.ts';
@@ -99,8 +99,9 @@ describe('a count change whose client has gone', () => {
     const decided = new Promise((resolve) => (judged = resolve));
     let goneNow!: () => void;
     const gone = new Promise<void>((resolve) => (goneNow = resolve));
-    const validator = {
-      async validate(input: Parameters<typeof real.validate>[0]) {
+    const validator: Validator = {
+      describe: () => real.describe(),
+      async validate(input) {
         entered();
         await gone;
         const decision = await real.validate(input);
