@@ -9,7 +9,8 @@ import { InputError, readObjectFile } from '../io/read-object.ts';
 import { CrdLoadError, loadEmbeddedPolicy, schemaChecksFor, uncoveredTrainerFieldsOf } from '../rules/crd-policy.ts';
 import { hasBlanketTrainerRule } from '../rules/generate/trainer-fields.ts';
 import { RULES, rulesFor } from '../rules/table.ts';
-import { detectTrainerLine } from '../api/trainer-line-detect.ts';
+import { detectTrainerLine, trainJobSchemaOf } from '../api/trainer-line-detect.ts';
+import { trainerNotEnumerable } from '../rules/crd-patch-restore.ts';
 import type { CommandIo } from './io.ts';
 import { parseFlags } from '../process/flags.ts';
 
@@ -77,6 +78,9 @@ function generated(format: string, crd: Record<string, unknown> | undefined, io:
   const rows = detected ? rulesFor(detected.line) : RULES;
   const header = detected ? `${HEADER}# Trainer line: ${detected.summary}.\n` : HEADER;
   if (detected?.line.id === 'unknown' && format !== 'text') io.err(`rules: warning: ${detected.summary}\n`);
+  const unnamed = trainerNotEnumerable(crdSchema);
+  if (unnamed && format !== 'text')
+    io.err(`rules: warning: ${unnamed}: with this output applied, the API server lets those fields change\n`);
   if (format === 'crd-patch') return header + stringify(crdPatchOps(crdSchema, rows), { lineWidth: 0 });
   if (format === 'crd-restore') return header + stringify(crdRestoreOps(crdSchema, rows), { lineWidth: 0 });
   if (format === 'vap')
@@ -107,6 +111,8 @@ async function reportDrift(crd: unknown, file: string | undefined, io: CommandIo
   const against = patched
     ? 'its own rules (a patched CRD)'
     : "the shipped CRD patch (manifests/crd-patch, generated for Trainer v2.3.0; this CRD still has upstream's blanket rule)";
+  const unnamed = trainerNotEnumerable(trainJobSchemaOf(crd));
+  if (unnamed) uncovered.push(`its unknown fields (${unnamed})`);
   if (uncovered.length === 0) {
     io.out(`${file}: every spec.trainer field is covered by ${against}`);
     return 0;

@@ -92,7 +92,7 @@ export function createMetrics(options: MetricsOptions = {}): WebhookMetrics {
     }),
     rejected: new Counter({
       name: 'trainjob_webhook_rejected_requests_total',
-      help: 'Requests refused before admission (not an AdmissionReview, body too large, ...), by HTTP status code.',
+      help: 'Requests refused before admission (not an AdmissionReview, body too large, ...), by status code: the HTTP status, or 400 for an AdmissionReview refused in-band (HTTP 200; not in requests_total).',
       labelNames: ['code'] as const,
       registers,
     }),

@@ -166,6 +166,18 @@ function unenumerable(trainer: Obj): string | undefined {
   return undefined;
 }
 
+/**
+ * Why the spec.trainer of a TrainJob version's openAPIV3Schema has fields no rule can name, or
+ * undefined (also when there is no spec.trainer to look at). For `rules`, whose generated patch is
+ * what BY_HAND tells the user to apply.
+ */
+export function trainerNotEnumerable(openAPIV3Schema: unknown): string | undefined {
+  const spec =
+    isObj(openAPIV3Schema) && isObj(openAPIV3Schema.properties) ? openAPIV3Schema.properties.spec : undefined;
+  const trainer = isObj(spec) && isObj(spec.properties) ? spec.properties.trainer : undefined;
+  return isObj(trainer) ? unenumerable(trainer) : undefined;
+}
+
 /** What the live rules are, in words (for the decision's reason). */
 const describe = (blanket: boolean, ours: number): string =>
   `${blanket ? "upstream's blanket spec.trainer rule" : 'no blanket spec.trainer rule'}, ${ours} rule(s) of this project`;

@@ -158,9 +158,12 @@ export function holdUntilDone(budget: DecisionBudget, res: ServerResponse, weigh
 
 /**
  * Moves what `res` holds (holdUntilDone) to `to`, if `to` has room for it now: false when not, and
- * nothing moves. True when nothing is held (its answer is done).
+ * nothing moves. False too when `res` is done (its client gone, or answered): what it held is
+ * given back already, so reads started for it would be bounded by no budget, and no one waits for
+ * their answer.
  */
 export function moveHeld(res: ServerResponse, to: DecisionBudget): boolean {
+  if (res.destroyed || res.writableEnded) return false;
   const hold = (res as HoldingResponse)[held];
   if (!hold || hold.budget === to) return true;
   if (to.take(hold.weight, false, noWait) !== undefined) return false;

@@ -422,6 +422,27 @@ describe('trainjob-webhook rules', () => {
     assert.equal(notACrd.code, 2);
     assert.doesNotMatch(notACrd.err, /\n\s+at /);
   });
+  it("a spec.trainer that keeps unknown fields: crd-patch and vap warn that those fields would change freely, drift counts them uncovered (exit 1): the restorer's by-hand advice runs crd-patch", async () => {
+    const crdDir = await mkdtemp(path.join(tmpdir(), 'tjw-cli-unknown-fields-'));
+    after(() => rm(crdDir, { recursive: true, force: true }));
+    const v230 = path.join(root, 'upstream/crds/trainer-v2.3.0/trainer.kubeflow.org_trainjobs.yaml');
+    const open = parse(await readFile(v230, 'utf8'));
+    open.spec.versions[0].schema.openAPIV3Schema.properties.spec.properties.trainer[
+      'x-kubernetes-preserve-unknown-fields'
+    ] = true;
+    const file = path.join(crdDir, 'open.json');
+    await writeFile(file, JSON.stringify(open));
+    for (const format of ['crd-patch', 'vap']) {
+      const r = await run('rules', '--format', format, '--crd', file);
+      assert.equal(r.code, 0, r.err);
+      assert.match(r.err, /x-kubernetes-preserve-unknown-fields.*the API server lets those fields change/, format);
+    }
+    const drift = await run('rules', '--format', 'drift', '--crd', file);
+    assert.equal(drift.code, 1, drift.out);
+    assert.match(drift.out, /not covered by .*its unknown fields \(its spec.trainer keeps unknown fields/);
+    const control = await run('rules', '--format', 'crd-patch', '--crd', v230);
+    assert.doesNotMatch(control.err, /lets those fields change/);
+  });
   it('refuses an unknown format', async () => {
     const r = await run('rules', '--format', 'xml');
     assert.equal(r.code, 2);

@@ -3,14 +3,16 @@
 // forged count changes anyone who reaches the port can send), a write that needs no read is still
 // answered, and count changes past their budget are refused for now (503) without a read.
 import assert from 'node:assert/strict';
+import { request } from 'node:https';
 import { describe, it } from 'node:test';
 import { buildPolicy } from '../../src/rules/policy.ts';
-import type { ScaleCheck } from '../../src/rules/contract.ts';
+import type { ScaleCheck, Validator } from '../../src/rules/contract.ts';
 import { createValidator } from '../../src/rules/validator.ts';
 import { createMetrics } from '../../src/observability/metrics.ts';
 import { buildAdmissionServer } from '../../src/webhook/server.ts';
 import { countChangeReadsBudget, DecisionBudget, decisionWeight } from '../../src/webhook/decision-budget.ts';
 import { captureLogs, review, testCert, trainJob, VALIDATE } from './fixtures.ts';
+import { waitFor } from '../harness/wait.ts';
 
 const countChange = JSON.stringify(
   review('UPDATE', {
@@ -76,5 +78,65 @@ describe('count changes waiting on reads hold their own budget', () => {
     await app.close();
     assert.equal(decisionBudget.used, 0);
     assert.equal(countChangeBudget.used, 0);
+  });
+});
+
+describe('a count change whose client has gone', () => {
+  it('reads nothing: it holds no budget once its client left, so it may not start reads past the budget', async () => {
+    // No room at all for count changes: a connected one is refused for now without a read.
+    const countChangeBudget = countChangeReadsBudget(1);
+    const decisionBudget = new DecisionBudget();
+    let reads = 0;
+    const scaleCheck: ScaleCheck = async () => {
+      reads++;
+      return { causes: [], warnings: [] };
+    };
+    const real = createValidator({ policy: buildPolicy(), scaleCheck });
+    // The rules decide only once the client has gone (as a slow decision or a client that sends and leaves).
+    let entered!: () => void;
+    const inValidator = new Promise<void>((resolve) => (entered = resolve));
+    let judged!: (d: unknown) => void;
+    const decided = new Promise((resolve) => (judged = resolve));
+    let goneNow!: () => void;
+    const gone = new Promise<void>((resolve) => (goneNow = resolve));
+    const validator: Validator = {
+      describe: () => real.describe(),
+      async validate(input) {
+        entered();
+        await gone;
+        const decision = await real.validate(input);
+        judged(decision);
+        return decision;
+      },
+    };
+    const { logger } = captureLogs();
+    const app = await buildAdmissionServer(
+      { tls: await testCert(), decisionBudget, countChangeBudget },
+      { validator, logger, metrics: createMetrics() },
+    );
+    const url = new URL(await app.listen({ host: '127.0.0.1', port: 0 }));
+    try {
+      const req = request({
+        host: url.hostname,
+        port: url.port,
+        path: VALIDATE,
+        method: 'POST',
+        rejectUnauthorized: false,
+        headers: { 'content-type': 'application/json' },
+      });
+      req.on('error', () => {});
+      req.end(countChange);
+      await inValidator;
+      assert.ok(decisionBudget.used > 0, 'it holds its weight while decided');
+      req.destroy();
+      // The server has seen its client go once the response's 'close' gave its weight back.
+      await waitFor('the client gone', () => decisionBudget.used === 0, { intervalMs: 5 });
+      goneNow();
+      await decided;
+      assert.equal(reads, 0, 'a count change nobody waits for read the cluster past the budget');
+      assert.equal(countChangeBudget.used, 0);
+    } finally {
+      await app.close();
+    }
   });
 });

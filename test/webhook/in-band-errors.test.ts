@@ -90,6 +90,19 @@ describe('an AdmissionReview whose envelope is known: every error in-band', () =
     }
   }
 
+  it("rejected_requests_total's help says its code is the in-band answer's for these (their HTTP status is 200)", async () => {
+    const { app, metrics } = await testServer();
+    const res = await post(app, VALIDATE, deepReview(TOO_DEEP, { uid: 'u-help' }));
+    assert.equal(res.statusCode, 200);
+    assert.equal(await counterTotal(metrics.rejected), 1);
+    const help = (await metrics.registry.metrics())
+      .split('\n')
+      .find((line) => line.startsWith('# HELP trainjob_webhook_rejected_requests_total '));
+    assert.ok(help, 'the metric is exposed with its help');
+    assert.doesNotMatch(help, /by HTTP status code\.$/, 'a code 400 answered in-band is no HTTP 400');
+    assert.match(help, /in-band/);
+  });
+
   it('10,000 levels (the most the API server sends) are still decided', async () => {
     const { app } = await testServer();
     const res = await post(app, VALIDATE, deepReview(TOO_DEEP - 1, { uid: 'u-ok' }));
