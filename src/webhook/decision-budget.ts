@@ -160,12 +160,16 @@ export function holdUntilDone(budget: DecisionBudget, res: ServerResponse, weigh
  * Moves what `res` holds (holdUntilDone) to `to`, if `to` has room for it now: false when not, and
  * nothing moves. False too when `res` is done (its client gone, or answered): what it held is
  * given back already, so reads started for it would be bounded by no budget, and no one waits for
- * their answer.
+ * their answer. A hold heavier than all of `to` could never move, and a retry would meet the same
+ * refusal for ever: it stays where it is (true), on the budget that admitted it, which keeps its
+ * room for light writes, so such a rare large count change is judged at the cost of delaying other
+ * heavy writes, never light ones.
  */
 export function moveHeld(res: ServerResponse, to: DecisionBudget): boolean {
   if (res.destroyed || res.writableEnded) return false;
   const hold = (res as HoldingResponse)[held];
   if (!hold || hold.budget === to) return true;
+  if (hold.weight > to.capacity) return true;
   if (to.take(hold.weight, false, noWait) !== undefined) return false;
   const from = hold.budget;
   hold.budget = to;

@@ -100,4 +100,16 @@ describe('DecisionBudget', () => {
     assert.equal(reads.used, 0);
     assert.equal(budget.used, 0);
   });
+  it('moveHeld leaves a hold heavier than all of the count changes budget where it is (it could never move: a retry would be refused for ever)', () => {
+    const budget = new DecisionBudget(64 * MiB, 16 * MiB);
+    const reads = countChangeReadsBudget(3 * MiB);
+    const big = new ServerResponse(new IncomingMessage(new PassThrough() as never));
+    assert.equal(budget.take(4 * MiB, true, never), undefined);
+    holdUntilDone(budget, big, 4 * MiB);
+    assert.equal(moveHeld(big, reads), true, 'judged on the budget that admitted it');
+    assert.equal(budget.used, 4 * MiB);
+    assert.equal(reads.used, 0);
+    big.emit('close');
+    assert.equal(budget.used, 0);
+  });
 });
