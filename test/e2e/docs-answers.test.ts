@@ -23,12 +23,12 @@ import {
   upstreamControllersAvailability,
   waitFor,
 } from '../harness/index.ts';
-import { startSidecar, type Sidecar } from '../reconciler/support/sidecar.ts';
+import type { Sidecar } from '../reconciler/support/sidecar.ts';
 import {
   api,
   crdPatchFor,
-  RECONCILER_SA,
   startWorld,
+  startWorldReconciler,
   stockRuntimes,
   torchTrainJob,
   type World,
@@ -312,13 +312,7 @@ describe(
 
     const startReconciler = async () => {
       if (sidecar) return;
-      sidecar = await startSidecar(w.cp, {
-        name: 'reconciler',
-        mode: 'companion',
-        kubeconfig: w.reconcilerKubeconfig.path,
-        leaseNamespace: RECONCILER_SA.namespace,
-        handoffPort: w.handoffPort,
-      });
+      sidecar = await startWorldReconciler(w);
       if (installed === 'vap') return;
       // A dry-run count change of a suspended job with a JobSet: 503 until the webhook sees a leader.
       const probe = await rowContext('lead-probe');

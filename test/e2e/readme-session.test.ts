@@ -21,8 +21,8 @@ import {
   upstreamControllersAvailability,
   waitFor,
 } from '../harness/index.ts';
-import { startSidecar, type Sidecar } from '../reconciler/support/sidecar.ts';
-import { api, RECONCILER_SA, startWorld, torchTrainJob, type World } from '../reconciler/support/world.ts';
+import type { Sidecar } from '../reconciler/support/sidecar.ts';
+import { api, startWorld, startWorldReconciler, torchTrainJob, type World } from '../reconciler/support/world.ts';
 import { consoleSession, shellWords, type SessionStep } from './support/console-session.ts';
 import type { Obj } from './support/trainjobs.ts';
 
@@ -91,13 +91,7 @@ describe(`[${cell.name}] README.md "${HEADING}": kubectl prints what the README 
     const a = api(w.cp);
     // The reconciler leads, and the webhook knows it: a dry-run count change of a suspended
     // TrainJob with a JobSet is refused (503) until then.
-    sidecar = await startSidecar(w.cp, {
-      name: 'reconciler',
-      mode: 'companion',
-      kubeconfig: w.reconcilerKubeconfig.path,
-      leaseNamespace: RECONCILER_SA.namespace,
-      handoffPort: w.handoffPort,
-    });
+    sidecar = await startWorldReconciler(w);
     const probeNs = 'lead-probe';
     await w.cp.kubectl(['create', 'namespace', probeNs]);
     const probe = await w.tj.create(torchTrainJob('probe', probeNs));

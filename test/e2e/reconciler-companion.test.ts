@@ -18,15 +18,15 @@ import {
 import { buildJobSet } from '../../src/rebuild/trainer-jobset/jobset.ts';
 import type { TrainJob } from '../../src/api/objects.ts';
 import { subsetDiff } from '../rebuild/fixtures.ts';
-import { startSidecar, type Sidecar } from '../reconciler/support/sidecar.ts';
+import type { Sidecar } from '../reconciler/support/sidecar.ts';
 import {
   api,
   envValue,
   parallelism,
-  RECONCILER_SA,
   rJob,
   inNamespace,
   startWorld,
+  startWorldReconciler,
   torchTrainJob,
   type World,
   untilAdmitted,
@@ -95,13 +95,7 @@ describe('reconciler, companion mode, beside the real Trainer and JobSet control
 
   describe('with the sidecar', () => {
     before(async () => {
-      sidecar = await startSidecar(w.cp, {
-        name: 'reconciler',
-        mode: 'companion',
-        kubeconfig: w.reconcilerKubeconfig.path,
-        leaseNamespace: RECONCILER_SA.namespace,
-        handoffPort: w.handoffPort,
-      });
+      sidecar = await startWorldReconciler(w);
     });
 
     it('started later, it finds the stuck control TrainJob through its watches: one unsuspended JobSet with 2 nodes', async () => {

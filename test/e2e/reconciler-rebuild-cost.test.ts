@@ -16,13 +16,13 @@ import {
   upstreamDir,
   waitFor,
 } from '../harness/index.ts';
-import { startSidecar, type Sidecar } from '../reconciler/support/sidecar.ts';
+import type { Sidecar } from '../reconciler/support/sidecar.ts';
 import {
   api,
   inNamespace,
   parallelism,
-  RECONCILER_SA,
   startWorld,
+  startWorldReconciler,
   torchTrainJob,
   type World,
 } from '../reconciler/support/world.ts';
@@ -89,13 +89,7 @@ describe(
       runtime.metadata = { name: 'torch-no-retry', namespace: ns };
       runtime.spec.template.spec.replicatedJobs[0].template.spec.backoffLimit = 0;
       await w.cp.applyYaml(stringify(runtime));
-      sidecar = await startSidecar(w.cp, {
-        name: 'reconciler',
-        mode: 'companion',
-        kubeconfig: w.reconcilerKubeconfig.path,
-        leaseNamespace: RECONCILER_SA.namespace,
-        handoffPort: w.handoffPort,
-      });
+      sidecar = await startWorldReconciler(w);
     });
     after(async () => {
       if (process.exitCode && w) process.stderr.write(w.cp.logTails(30));

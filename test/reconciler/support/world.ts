@@ -41,6 +41,7 @@ import { crdPatchOps } from '../../../src/rules/generate/crd-patch.ts';
 import { patchedCrd, trainJobs, upstreamTrainJobCrd } from '../../e2e/support/trainjobs.ts';
 import { registerWebhook, startWebhook, unregisterWebhook, type WebhookProcess } from '../../e2e/support/webhook.ts';
 import type { JobSet, TrainJob } from '../../../src/api/objects.ts';
+import { startSidecar, type Sidecar } from './sidecar.ts';
 
 export const JOBSET = { group: 'jobset.x-k8s.io', version: 'v1alpha2', plural: 'jobsets' } as const;
 export const REPORT = 'trainjob-webhook.kubeflow.org/jobset-rebuild';
@@ -404,3 +405,14 @@ export const untilAdmitted = (what: string, write: () => Promise<unknown>) =>
       return undefined;
     }
   });
+
+/** The reconciler in companion mode beside the world's webhook: its Lease, its hand-off port. */
+export function startWorldReconciler(w: World, name = 'reconciler'): Promise<Sidecar> {
+  return startSidecar(w.cp, {
+    name,
+    mode: 'companion',
+    kubeconfig: w.reconcilerKubeconfig.path,
+    leaseNamespace: RECONCILER_SA.namespace,
+    handoffPort: w.handoffPort,
+  });
+}
