@@ -24,6 +24,12 @@ export interface WebhookMetrics {
   /** Certificate reloads, by result (success|failure). */
   certReloads: Counter<'result'>;
   /**
+   * TLS handshakes on the admission port that failed, by reason (src/webhook/client-auth.ts):
+   * no_client_certificate, untrusted_client_certificate, client_name_not_allowed (--client-ca,
+   * --client-name), other.
+   */
+  tlsHandshakeFailures: Counter<'reason'>;
+  /**
    * 1 while the TrainJob CRD in force still has upstream's blanket `spec.trainer` rule (the API
    * server then refuses every numNodes change before this webhook runs: re-apply the CRD patch),
    * 0 when it does not; absent without a CRD. Alert on it after Trainer upgrades.
@@ -139,6 +145,12 @@ export function createMetrics(options: MetricsOptions = {}): WebhookMetrics {
       name: 'trainjob_webhook_cert_reloads_total',
       help: 'Serving certificate reloads after the files changed, by result.',
       labelNames: ['result'] as const,
+      registers,
+    }),
+    tlsHandshakeFailures: new Counter({
+      name: 'trainjob_webhook_tls_handshake_failures_total',
+      help: 'TLS handshakes on the admission port that failed, by reason (no_client_certificate, untrusted_client_certificate, client_name_not_allowed: --client-ca; other).',
+      labelNames: ['reason'] as const,
       registers,
     }),
     controllerRuntime: {

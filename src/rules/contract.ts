@@ -14,8 +14,9 @@ export interface AdmissionInput {
   oldObject?: unknown;
   dryRun: boolean;
   /**
-   * Set only when the caller proved it is the API server (a client certificate; no such mode
-   * exists yet): only then may a count change's cluster reads start before the rules decide.
+   * Set only when the caller proved it is the API server (`serve --client-ca`: a client
+   * certificate verified in the TLS handshake): only then may a count change's cluster reads
+   * start before the rules decide.
    */
   callerAuthenticated?: true;
   /**

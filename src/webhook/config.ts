@@ -10,6 +10,7 @@ import {
 import type { ClusterAccess } from '../cluster/kube-access.ts';
 import { LOG_LEVELS, type LogLevel } from '../observability/log-levels.ts';
 import { RECONCILER_LEASE_NAME } from '../api/names.ts';
+import { readCaBundleSync } from '../certs/client-ca.ts';
 
 /** Where the serving certificate comes from. */
 export type TlsSource =
@@ -55,6 +56,19 @@ export interface ReconcilerLeaseRef {
   watch?: true;
 }
 
+/**
+ * --client-ca: only a caller whose client certificate this CA bundle signed completes a TLS
+ * handshake on the admission port (the API server, given that certificate through its
+ * AdmissionConfiguration's kubeConfigFile). Such a caller counts as authenticated.
+ */
+export interface ClientAuthConfig {
+  caFile: string;
+  /** The bundle as read and checked at start-up; the file is re-read while serving. */
+  ca: Buffer;
+  /** --client-name: the certificate's CN or one of its DNS names must be one of these. */
+  names?: string[];
+}
+
 export interface ServeConfig {
   /** Both ports' address; undefined: every address, dual-stack where the host has IPv6 (src/process/listen.ts). */
   host?: string;
@@ -63,6 +77,8 @@ export interface ServeConfig {
   /** --ops-port given: a busy port is then an error; the default port, when busy, is skipped with a warning. */
   opsPortExplicit?: boolean;
   tls: TlsSource;
+  /** Set with --client-ca: the admission port requires a client certificate. */
+  clientAuth?: ClientAuthConfig;
   crd: CrdSource;
   cluster: ClusterAccess;
   handoff?: HandoffConfig;
@@ -102,6 +118,12 @@ export const SERVE_USAGE = `Usage: trainjob-webhook serve [flags]
                       (::, dual-stack), or every IPv4 address (0.0.0.0) on a host without IPv6)
   --cert-dir DIR      read tls.crt/tls.key from DIR and reload them on change
                       (default: a self-signed certificate generated into ./${SERVE_DEFAULTS.generatedCertDir}/)
+  --client-ca FILE    require a client certificate signed by a CA in FILE (PEM) on the admission
+                      port: only the API server, given that certificate in its
+                      AdmissionConfiguration, completes a handshake (off by default; see
+                      docs/security.md); FILE is re-read every 10 s
+  --client-name LIST  with --client-ca, the client certificate's CN or one of its DNS names must
+                      be in LIST (comma-separated)
   --crd FILE          TrainJob CRD (YAML or JSON) whose schema and rules are checked
                       (default: the API server's with cluster access, else the embedded
                       Trainer v2.3.0 CRD with this project's CRD patch)
@@ -149,6 +171,8 @@ export const SERVE_FLAGS = {
   'ops-port': { type: 'string' },
   host: { type: 'string' },
   'cert-dir': { type: 'string' },
+  'client-ca': { type: 'string' },
+  'client-name': { type: 'string' },
   crd: { type: 'string' },
   'table-only': { type: 'boolean' },
   kubeconfig: { type: 'string' },
@@ -198,6 +222,7 @@ export function parseServeArgs(args: readonly string[], env: Env = process.env):
       certDir || certRotation
         ? { mode: 'files', dir: certDir ?? SERVE_DEFAULTS.generatedCertDir }
         : { mode: 'generated', dir: SERVE_DEFAULTS.generatedCertDir },
+    ...clientAuth(values['client-ca'], values['client-name']),
     crd: crdSource(crdFile, values['table-only'] === true, cluster),
     cluster,
     handoff:
@@ -210,6 +235,31 @@ export function parseServeArgs(args: readonly string[], env: Env = process.env):
     logLevel: parseLogLevel(values['log-level']),
     shutdownTimeoutMs: SERVE_DEFAULTS.shutdownTimeoutMs,
   };
+}
+
+function clientAuth(rawFile: string | undefined, rawNames: string | undefined): { clientAuth?: ClientAuthConfig } {
+  const caFile = nonEmpty('--client-ca', rawFile);
+  const namesFlag = nonEmpty('--client-name', rawNames);
+  if (!caFile) {
+    if (namesFlag) throw new ConfigError('--client-name needs --client-ca');
+    return {};
+  }
+  let ca: Buffer;
+  try {
+    ca = readCaBundleSync(caFile);
+  } catch (err) {
+    const e = err as NodeJS.ErrnoException;
+    const why = e.code === 'ENOENT' ? 'no such file' : e.code === 'EACCES' ? 'permission denied' : e.message;
+    throw new ConfigError(
+      `--client-ca ${caFile}: ${why}; give the PEM bundle of the CA that signed the API server's client certificate`,
+    );
+  }
+  const names = (namesFlag ?? '')
+    .split(',')
+    .map((n) => n.trim())
+    .filter((n) => n !== '');
+  if (namesFlag !== undefined && names.length === 0) throw new ConfigError('--client-name needs at least one name');
+  return { clientAuth: { caFile, ca, ...(names.length > 0 ? { names } : {}) } };
 }
 
 function crdSource(file: string | undefined, tableOnly: boolean, cluster: ClusterAccess): CrdSource {

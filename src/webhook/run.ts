@@ -16,7 +16,8 @@ import type { Readiness } from '../observability/ops-server.ts';
 import { readKeyPair, summarizeCert } from '../certs/keypair.ts';
 import type { KeyPair } from '../certs/keypair.ts';
 import { watchCertificates } from '../certs/reloader.ts';
-import { replaceServingCertificate } from '../certs/serving-options.ts';
+import { replaceServingMaterial, type ServingMaterial } from '../certs/serving-options.ts';
+import { watchClientCa } from '../certs/client-ca.ts';
 import { ensureSelfSignedCert } from '../certs/selfsigned.ts';
 import type { CertRotation } from '../certs/rotator.ts';
 import type { ApiClient } from '../cluster/api-request.ts';
@@ -216,7 +217,7 @@ export async function startServe(config: ServeConfig, deps: ServeDeps): Promise<
     state = 'starting';
     pair = await loadServingCert(config, logger);
     admission = await buildAdmissionServer(
-      { tls: pair, drain: deps.drain },
+      { tls: pair, drain: deps.drain, ...(config.clientAuth ? { clientAuth: config.clientAuth } : {}) },
       { validator: deps.validator, logger, metrics, handoff },
     );
     admissionUrl = await listenOn(admission, config.host, config.port);
@@ -224,13 +225,7 @@ export async function startServe(config: ServeConfig, deps: ServeDeps): Promise<
     await ops.close();
     throw err;
   }
-  const reloader = watchCertificates({
-    dir: config.tls.dir,
-    current: pair,
-    apply: (p) => replaceServingCertificate(admission.server as unknown as TlsServer, p),
-    logger,
-    metrics,
-  });
+  const reloader = followServingMaterial(config, admission, pair, logger, metrics);
   state = 'serving';
   logger.info(
     {
@@ -239,6 +234,9 @@ export async function startServe(config: ServeConfig, deps: ServeDeps): Promise<
       validator: deps.validator.describe(),
       cluster: config.cluster.mode,
       handoff: config.handoff?.url.href ?? 'off',
+      clientCa: config.clientAuth
+        ? { file: config.clientAuth.caFile, names: config.clientAuth.names ?? 'any' }
+        : 'off: any caller that reaches the port is answered',
     },
     'serving',
   );
@@ -261,6 +259,46 @@ export async function startServe(config: ServeConfig, deps: ServeDeps): Promise<
         logger.info('shut down');
       })();
       return closing;
+    },
+  };
+}
+
+/**
+ * Certificate reload: the serving pair from --cert-dir and, with --client-ca, the client CA
+ * bundle. Each reload builds the whole secure context again, the two together, so neither drops
+ * the other.
+ */
+function followServingMaterial(
+  config: ServeConfig,
+  admission: FastifyInstance,
+  pair: KeyPair,
+  logger: Logger,
+  metrics: WebhookMetrics,
+): { close(): void } {
+  const served: ServingMaterial = { pair, clientCa: config.clientAuth?.ca };
+  const serve = (next: ServingMaterial) => {
+    replaceServingMaterial(admission.server as unknown as TlsServer, next);
+    Object.assign(served, next);
+  };
+  const reloader = watchCertificates({
+    dir: config.tls.dir,
+    current: pair,
+    apply: (p) => serve({ ...served, pair: p }),
+    logger,
+    metrics,
+  });
+  const clientCaWatch = config.clientAuth
+    ? watchClientCa({
+        file: config.clientAuth.caFile,
+        current: config.clientAuth.ca,
+        apply: (clientCa) => serve({ ...served, clientCa }),
+        logger,
+      })
+    : undefined;
+  return {
+    close() {
+      reloader.close();
+      clientCaWatch?.close();
     },
   };
 }

@@ -1,7 +1,9 @@
 // The admission server: HTTPS, the two webhook routes, and limits that fit the API server.
 import Fastify, { LogController } from 'fastify';
 import type { FastifyBaseLogger, FastifyError, FastifyInstance } from 'fastify';
+import type { ServerResponse } from 'node:http';
 import type { Server as HttpsServer } from 'node:https';
+import type { Server as TlsServer } from 'node:tls';
 import type { Validator } from '../rules/contract.ts';
 import { trackConnections } from './connection-drain.ts';
 import type { DrainTiming } from './connection-drain.ts';
@@ -12,7 +14,8 @@ import { LazyRequestLogger } from '../observability/request-logger.ts';
 import type { WebhookMetrics } from '../observability/metrics.ts';
 import { instrumentWebhookPaths } from '../observability/webhook-http-metrics.ts';
 import type { KeyPair } from '../certs/keypair.ts';
-import { servingTlsOptions } from '../certs/serving-options.ts';
+import { serverTlsOptions } from '../certs/serving-options.ts';
+import { verifiedCaller, watchHandshakes } from './client-auth.ts';
 import { useLosslessJsonBodies } from './json-body.ts';
 import { boundBodiesInFlight, ByteBudget, MAX_SIZE_BODIES_IN_FLIGHT } from './body-budget.ts';
 import { countChangeReadsBudget, DecisionBudget, moveHeld } from './decision-budget.ts';
@@ -37,6 +40,12 @@ export const ADMISSION_TIMEOUTS = {
 
 export interface AdmissionServerConfig {
   tls: KeyPair;
+  /**
+   * --client-ca: a client certificate chaining to `ca` is required to complete a handshake
+   * (and, with `names`, must name one of them); a request over such a connection counts as the
+   * API server's (AdmissionInput.callerAuthenticated).
+   */
+  clientAuth?: { ca: Buffer; names?: readonly string[] };
   bodyLimit?: number;
   /** Request body bytes held at once (body-budget.ts); defaults to two maximum-size bodies. */
   bodyBudget?: ByteBudget;
@@ -63,7 +72,7 @@ export async function buildAdmissionServer(
 ): Promise<FastifyInstance> {
   const bodyLimit = config.bodyLimit ?? ADMISSION_BODY_LIMIT;
   const app = Fastify({
-    https: servingTlsOptions(config.tls),
+    https: serverTlsOptions({ pair: config.tls, clientCa: config.clientAuth?.ca }),
     loggerInstance: deps.logger.child({ server: 'admission' }) as FastifyBaseLogger,
     // One line per admission request is logged by the routes themselves, with the uid as reqId.
     logController: new LogController({ disableRequestLogging: true, requestIdLogLabel: 'httpReqId' }),
@@ -89,6 +98,12 @@ export async function buildAdmissionServer(
     drain.start();
   });
 
+  watchHandshakes(app.server as unknown as TlsServer, {
+    logger: deps.logger.child({ server: 'admission' }),
+    metrics: deps.metrics,
+    names: config.clientAuth?.names,
+  });
+
   useLosslessJsonBodies(app, config.decisionBudget ?? new DecisionBudget());
   boundBodiesInFlight(app, config.bodyBudget ?? new ByteBudget(MAX_SIZE_BODIES_IN_FLIGHT * bodyLimit), bodyLimit);
   instrumentWebhookPaths(app, deps.metrics, [VALIDATE_PATH, MUTATE_PATH]);
@@ -99,6 +114,8 @@ export async function buildAdmissionServer(
     validator: deps.validator,
     handoff: deps.handoff ?? noHandoff,
     holdWhileReading: (res) => moveHeld(res, countChanges),
+    // Without --client-ca no connection is verified, so no caller counts as authenticated.
+    ...(config.clientAuth ? { callerAuthenticated: (res: ServerResponse) => verifiedCaller(res.socket) } : {}),
   });
   registerMutateRoute(app, { ...edge, now: deps.now ?? (() => new Date()) });
 

@@ -23,6 +23,8 @@ export interface ValidateDeps extends EdgeDeps {
    * (decision-budget.ts moveHeld): false when that is full.
    */
   holdWhileReading?: (res: ServerResponse) => boolean;
+  /** Whether the request came from the API server, proved by its client certificate (--client-ca). */
+  callerAuthenticated?: (res: ServerResponse) => boolean;
 }
 
 export function registerValidateRoute(app: FastifyInstance, deps: ValidateDeps): void {
@@ -35,6 +37,7 @@ async function validate(req: AdmissionReviewRequest, res: ServerResponse, deps: 
   const hold = deps.holdWhileReading;
   const decision = await deps.validator.validate({
     ...admissionInput(req),
+    ...(deps.callerAuthenticated?.(res) ? { callerAuthenticated: true as const } : {}),
     // Only an UPDATE may change numNodes, and only a count change reads the cluster.
     ...(hold && req.operation === 'UPDATE' ? { holdWhileReading: () => hold(res) } : {}),
   });

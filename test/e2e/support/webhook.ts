@@ -31,6 +31,8 @@ export interface WebhookOptions {
   crdFile?: string;
   handoff?: string;
   extraArgs?: string[];
+  /** The admission port (default: a free one), for a caller that must know it before the start. */
+  port?: number;
   /** The checkout whose `serve` runs (default: this one; an older version's tree in upgrade tests). */
   root?: string;
 }
@@ -38,7 +40,7 @@ export interface WebhookOptions {
 const node = process.execPath;
 
 export async function startWebhook(cp: ControlPlane, opts: WebhookOptions): Promise<WebhookProcess> {
-  const [port, opsPort] = [await freePort(), await freePort()];
+  const [port, opsPort] = [opts.port ?? (await freePort()), await freePort()];
   const cert = await cp.issueServingCert(opts.name);
   const root = opts.root ?? projectRoot;
   const args = [
