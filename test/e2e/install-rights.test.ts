@@ -16,6 +16,7 @@ import {
   showAsCanI,
   type AuditedRequest,
 } from './support/install-rights.ts';
+import type { Obj } from './support/install.ts';
 import { CERT_ROTATION, RECONCILER, RESTORER, tablesOf, WEBHOOK } from './support/rights-table.ts';
 import { combinationName, combinations } from '../../hack/chart/combinations.ts';
 import {
@@ -247,7 +248,7 @@ describe('every right of every account is one a code path of its processes uses'
     const replacements = await certManagerReplacements();
     const granted = new Set<string>();
     for (const c of combinations()) {
-      const docs = await kustomizeCombination(kubectl, c, { certManagerReplacements: replacements });
+      const docs = (await kustomizeCombination(kubectl, c, { certManagerReplacements: replacements })) as Obj[];
       const pods = docs.filter((d) => d.kind === 'Deployment').map((d) => d.spec.template.spec);
       for (const account of new Set(pods.map((p) => p.serviceAccountName as string))) {
         const expected = new Set(
