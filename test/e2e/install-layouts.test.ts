@@ -420,6 +420,8 @@ describe(
           'Secret/trainjob-webhook-cert',
           'Service/trainjob-webhook',
           'ServiceAccount/trainjob-webhook',
+          'ValidatingAdmissionPolicy/trainjob-webhook-confine-reconciler',
+          'ValidatingAdmissionPolicyBinding/trainjob-webhook-confine-reconciler',
           'ValidatingWebhookConfiguration/trainjob-webhook-validating',
         ]);
         const [deployment] = byKind(layout.docs, 'Deployment');

@@ -1,9 +1,10 @@
 // The pure parts of install-layouts' rights check, table-driven and with no server: which rights
 // the manifests bind to an account, whether a right allows an audited request (RBAC's matching:
 // group, resource, verb, names, a Role's namespace), the audit log read back one entry per
-// request, and `kubectl auth can-i --list` output read as rights.
+// request, and `kubectl auth can-i --list` output read as rights. Then, with kustomize: every
+// account of every install holds exactly the rights its processes' code uses.
 import assert from 'node:assert/strict';
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { describe, it } from 'node:test';
@@ -15,6 +16,21 @@ import {
   showAsCanI,
   type AuditedRequest,
 } from './support/install-rights.ts';
+import type { Obj } from './support/install.ts';
+import { CERT_ROTATION, RECONCILER, RESTORER, tablesOf, WEBHOOK } from './support/rights-table.ts';
+import { combinationName, combinations } from '../../hack/chart/combinations.ts';
+import {
+  certManagerReplacements,
+  defaultCellEnv,
+  kustomizeCombination,
+  manifestsNamespace,
+  pinnedKubectl,
+} from '../../hack/chart/kustomize.ts';
+import { controlPlaneAvailability, projectRoot } from '../harness/index.ts';
+
+const rendering = controlPlaneAvailability(defaultCellEnv());
+const renderSkip = rendering.available ? false : rendering.reason;
+const NAMESPACE = await manifestsNamespace();
 
 const sa = (name: string, namespace = 'ops') => ({ kind: 'ServiceAccount', name, namespace });
 const docs = [
@@ -209,5 +225,44 @@ describe('kubectl auth can-i --list read as rights', () => {
   });
   it('a line in another format is an error, not a right dropped', () => {
     assert.throws(() => parseCanIList('jobsets get'), /not understood/);
+  });
+});
+
+// Issue 26 item 4: each account of every install the chart and kustomize can render holds exactly
+// the rights of the processes that run under it (support/rights-table.ts), each right with the code
+// that uses it. With install-layouts.test.ts (can-i --list equals the rendered rights, against the
+// API server) a right no code path uses cannot come back unnoticed.
+describe('every right of every account is one a code path of its processes uses', { skip: renderSkip }, () => {
+  const tables = { WEBHOOK, CERT_ROTATION, RECONCILER, RESTORER };
+  it('each table entry names a file that makes the request', () => {
+    const missing = Object.entries(tables).flatMap(([table, rights]) =>
+      Object.entries(rights)
+        .filter(([, [file, text]]) => !readFileSync(path.join(projectRoot, file), 'utf8').includes(text))
+        .map(([right, [file, text]]) => `${table}: ${right}: ${file} lacks ${JSON.stringify(text)}`),
+    );
+    assert.deepEqual(missing, []);
+  });
+
+  it('for each combination of the chart (every layout and component kustomize renders), each account holds exactly its processes’ rights', async () => {
+    const kubectl = pinnedKubectl();
+    const replacements = await certManagerReplacements();
+    const granted = new Set<string>();
+    for (const c of combinations()) {
+      const docs = (await kustomizeCombination(kubectl, c, { certManagerReplacements: replacements })) as Obj[];
+      const pods = docs.filter((d) => d.kind === 'Deployment').map((d) => d.spec.template.spec);
+      for (const account of new Set(pods.map((p) => p.serviceAccountName as string))) {
+        const expected = new Set(
+          pods
+            .filter((p) => p.serviceAccountName === account)
+            .flatMap((p) => p.containers.flatMap((x: { name: string; args?: string[] }) => tablesOf(x)))
+            .flatMap((t) => Object.keys(t)),
+        );
+        const rights = [...new Set(grantedRights(docs, NAMESPACE, account).map(showAsCanI))].sort();
+        rights.forEach((r) => granted.add(r));
+        assert.deepEqual(rights, [...expected].sort(), `${combinationName(c)}, ${account}`);
+      }
+    }
+    const stale = Object.values(tables).flatMap((t) => Object.keys(t).filter((r) => !granted.has(r)));
+    assert.deepEqual(stale, [], 'table entries no combination grants');
   });
 });

@@ -1,0 +1,386 @@
+// Issue 26 item 4: the reconciler's widest rights confined by manifests/rbac/confine (a
+// ValidatingAdmissionPolicy), proven against the real API server with the installed accounts'
+// own tokens. The default install (manifests/ with the CRD patch restorer's component, as a user's
+// overlay adds it) is rendered and its accounts, roles and policy applied; then, as the
+// reconciler's ServiceAccount:
+// - deleting a ServiceAccount is refused unless it is `<job>-cache` controlled by the TrainJob
+//   `<job>`, which is allowed (src/rebuild/initializers.ts);
+// - patching a PVC's labels, annotations or owners beyond the hand-over is refused; the release
+//   and the hand-back src/rebuild/pvc-plan.ts plans are allowed;
+// - patching the TrainJob CRD's conversion, names or schema is refused; the CRD patch and its
+//   restore (the restorer's writes), printer columns and a scale subresource are allowed.
+// The match is by the account's name in any namespace: the same account in another namespace is
+// confined too, another account with the same roles is not.
+import assert from 'node:assert/strict';
+import path from 'node:path';
+import { after, before, describe, it } from 'node:test';
+import { CoreV1Api, KubeConfig, PatchStrategy, setHeaderOptions } from '@kubernetes/client-node';
+import {
+  controlPlaneAvailability,
+  startControlPlane,
+  upstreamCrds,
+  upstreamDir,
+  waitFor,
+  type ControlPlane,
+  type KubectlResult,
+} from '../harness/index.ts';
+import { planPvcHandBack, planPvcRelease } from '../../src/rebuild/pvc-plan.ts';
+import type { JobSet, PersistentVolumeClaim, TrainJob } from '../../src/api/objects.ts';
+import {
+  manifestsDir,
+  renderOverlay,
+  serviceAccountKubeconfig,
+  toYaml,
+  userOverlay,
+  type Obj,
+} from './support/install.ts';
+
+const availability = controlPlaneAvailability();
+const NS = 'kubeflow-system';
+const TEAM = 'team';
+const CRD = 'trainjobs.trainer.kubeflow.org';
+const RECONCILER = 'trainjob-webhook-reconciler';
+const POLICY = /ValidatingAdmissionPolicy 'trainjob-webhook-confine-reconciler'/;
+/** What the policy is built from: the kinds the RBAC of an install binds. */
+const RBAC_AND_POLICY = new Set([
+  'ServiceAccount',
+  'ClusterRole',
+  'ClusterRoleBinding',
+  'Role',
+  'RoleBinding',
+  'ValidatingAdmissionPolicy',
+  'ValidatingAdmissionPolicyBinding',
+]);
+
+describe(
+  'the reconciler confined to the objects a TrainJob owns (rbac/confine), against the real API server',
+  {
+    skip: availability.available ? false : availability.reason,
+  },
+  () => {
+    let cp: ControlPlane;
+    let asReconciler: string;
+    let docs: Obj[];
+    const get = async (what: string[], ns = TEAM): Promise<Obj> =>
+      JSON.parse((await cp.kubectl(['get', ...what, '-n', ns, '-o', 'json'])).stdout) as Obj;
+    const as = (kubeconfig: string, args: string[], input?: string): Promise<KubectlResult> =>
+      cp.kubectl(args, { kubeconfig, check: false, input });
+    const refused = (r: KubectlResult, what: string) => {
+      assert.notEqual(r.code, 0, `${what}: allowed`);
+      assert.match(r.stderr, POLICY, `${what}: refused by the policy (${r.stderr.trim()})`);
+    };
+    const allowed = (r: KubectlResult, what: string) => assert.equal(r.code, 0, `${what}: ${r.stderr.trim()}`);
+    const owner = (o: Obj, controller: boolean) => ({
+      apiVersion: o.apiVersion,
+      kind: o.kind,
+      name: o.metadata.name,
+      uid: o.metadata.uid,
+      controller,
+    });
+
+    before(async () => {
+      // Trainer v2.3.0's CRD: the CRD patch is made for it.
+      const trainJobCrd = path.join(upstreamDir, 'crds/trainer-v2.3.0/trainer.kubeflow.org_trainjobs.yaml');
+      cp = await startControlPlane({ crds: [upstreamCrds.jobsets, trainJobCrd] });
+      await cp.kubectl(['create', 'namespace', NS]);
+      await cp.kubectl(['create', 'namespace', TEAM]);
+      const overlay = await userOverlay(
+        cp,
+        'with-restorer',
+        [
+          'apiVersion: kustomize.config.k8s.io/v1beta1',
+          'kind: Kustomization',
+          'resources: [MANIFESTS]',
+          'components: [MANIFESTS/components/crd-patch-restorer-separate]',
+        ].join('\n'),
+      );
+      // The rendered objects as kustomize gives them (the policy kinds with a namespace, which the
+      // API server drops); no Deployment: the accounts act through the tokens below.
+      docs = (await renderOverlay(cp, overlay)).filter((d) => RBAC_AND_POLICY.has(d.kind));
+      await cp.applyYaml(toYaml(docs));
+      asReconciler = await serviceAccountKubeconfig(cp, NS, RECONCILER);
+      // The binding takes effect asynchronously: wait until a foreign ServiceAccount's delete is refused.
+      await cp.kubectl(['create', 'serviceaccount', 'probe', '-n', TEAM]);
+      await waitFor('the policy in force', async () => {
+        const r = await as(asReconciler, ['delete', 'serviceaccount', 'probe', '-n', TEAM, '--dry-run=server']);
+        return POLICY.test(r.stderr);
+      });
+    });
+    after(async () => {
+      if (process.exitCode && cp) process.stderr.write(cp.logTails(30));
+      await cp?.stop();
+    });
+
+    it('the rendered install carries the policy and its binding, unscoped by any namespace in its expressions', () => {
+      const policy = docs.find((d) => d.kind === 'ValidatingAdmissionPolicy');
+      assert.ok(policy, 'the policy is rendered');
+      assert.ok(docs.some((d) => d.kind === 'ValidatingAdmissionPolicyBinding'));
+      assert.doesNotMatch(JSON.stringify(policy.spec), new RegExp(NS), 'no namespace in the CEL');
+    });
+
+    let trainJob: Obj;
+    let jobSet: Obj;
+    before(async () => {
+      await cp.applyYaml(
+        toYaml([
+          {
+            apiVersion: 'trainer.kubeflow.org/v1alpha1',
+            kind: 'TrainJob',
+            metadata: { name: 'job', namespace: TEAM },
+            spec: { runtimeRef: { name: 'torch-distributed' }, suspend: true },
+          },
+          {
+            apiVersion: 'jobset.x-k8s.io/v1alpha2',
+            kind: 'JobSet',
+            metadata: { name: 'job', namespace: TEAM },
+            spec: {
+              suspend: true,
+              replicatedJobs: [
+                {
+                  name: 'node',
+                  template: {
+                    spec: {
+                      template: { spec: { restartPolicy: 'Never', containers: [{ name: 'node', image: 'busybox' }] } },
+                    },
+                  },
+                },
+              ],
+            },
+          },
+        ]),
+      );
+      trainJob = await get(['trainjob', 'job']);
+      jobSet = await get(['jobset', 'job']);
+    });
+
+    describe('ServiceAccount delete', () => {
+      const sa = (name: string, owners: Obj[] = []) =>
+        cp.applyYaml(
+          toYaml([
+            { apiVersion: 'v1', kind: 'ServiceAccount', metadata: { name, namespace: TEAM, ownerReferences: owners } },
+          ]),
+        );
+      it("refused for an account no TrainJob owns, one whose name is not its owner's `<job>-cache`, and one the TrainJob owns but does not control", async () => {
+        await sa('victim');
+        await sa('other-cache', [owner(trainJob, true)]);
+        await sa('held-cache', [owner(trainJob, false)]);
+        for (const name of ['victim', 'other-cache', 'held-cache'])
+          refused(await as(asReconciler, ['delete', 'serviceaccount', name, '-n', TEAM]), `delete ${name}`);
+        assert.equal((await get(['serviceaccount', 'victim'])).metadata.name, 'victim');
+      });
+      it("allowed for the data cache's `<job>-cache` controlled by the TrainJob, with the reconciler's preconditions (foreground)", async () => {
+        await sa('job-cache', [owner(trainJob, true)]);
+        const live = await get(['serviceaccount', 'job-cache']);
+        // What initializer-objects.ts sends: a foreground delete with uid and resourceVersion preconditions.
+        const r = await as(
+          asReconciler,
+          ['delete', '--raw', `/api/v1/namespaces/${TEAM}/serviceaccounts/job-cache`, '-f', '-'],
+          JSON.stringify({
+            kind: 'DeleteOptions',
+            apiVersion: 'v1',
+            propagationPolicy: 'Foreground',
+            preconditions: { uid: live.metadata.uid, resourceVersion: live.metadata.resourceVersion },
+          }),
+        );
+        allowed(r, 'delete job-cache');
+      });
+      it('the same account name in another namespace is confined too; another account with the same roles is not', async () => {
+        for (const [ns, name] of [
+          [TEAM, RECONCILER],
+          [NS, 'someone-else'],
+        ]) {
+          await cp.kubectl(['create', 'serviceaccount', name, '-n', ns]);
+          await cp.kubectl([
+            'create',
+            'clusterrolebinding',
+            `confine-test-${ns}-${name}`,
+            '--clusterrole=trainjob-webhook-reconciler',
+            `--serviceaccount=${ns}:${name}`,
+          ]);
+        }
+        const elsewhere = await serviceAccountKubeconfig(cp, TEAM, RECONCILER);
+        refused(
+          await as(elsewhere, ['delete', 'serviceaccount', 'victim', '-n', TEAM, '--dry-run=server']),
+          `${TEAM}:${RECONCILER}`,
+        );
+        const other = await serviceAccountKubeconfig(cp, NS, 'someone-else');
+        const r = await waitFor('RBAC allows someone-else', async () => {
+          const out = await as(other, ['delete', 'serviceaccount', 'victim', '-n', TEAM, '--dry-run=server']);
+          return /forbidden: User .* cannot delete/.test(out.stderr) ? undefined : out;
+        });
+        allowed(r, `${NS}:someone-else (not the reconciler's account)`);
+      });
+    });
+
+    describe('PVC patch', () => {
+      const pvc = async (name: string, more: Obj[] = []): Promise<Obj> => {
+        await cp.applyYaml(
+          toYaml([
+            {
+              apiVersion: 'v1',
+              kind: 'PersistentVolumeClaim',
+              metadata: {
+                name,
+                namespace: TEAM,
+                labels: { team: 'a' },
+                ownerReferences: [{ ...owner(jobSet, true), blockOwnerDeletion: true }, ...more],
+              },
+              spec: { accessModes: ['ReadWriteOnce'], resources: { requests: { storage: '1Gi' } } },
+            },
+          ]),
+        );
+        return get(['pvc', name]);
+      };
+      // As the reconciler sends it: a JSON patch with no GET first (kubectl patch would GET, a right
+      // the reconciler has not: it lists claims).
+      const patch = async (name: string, ops: unknown[]): Promise<KubectlResult> => {
+        const kc = new KubeConfig();
+        kc.loadFromFile(asReconciler);
+        try {
+          await kc
+            .makeApiClient(CoreV1Api)
+            .patchNamespacedPersistentVolumeClaim(
+              { name, namespace: TEAM, body: ops },
+              setHeaderOptions('Content-Type', PatchStrategy.JsonPatch),
+            );
+          return { code: 0, stdout: '', stderr: '' };
+        } catch (err) {
+          const body = (err as { body?: unknown }).body;
+          const status = (typeof body === 'string' ? JSON.parse(body) : body) as Obj | undefined;
+          return { code: status?.code ?? 1, stdout: '', stderr: status?.message ?? String(err) };
+        }
+      };
+      it('refused: a label, an annotation, an owner that is neither the TrainJob nor its JobSet, an owner of another name, an owner other than the TrainJob or JobSet dropped', async () => {
+        // Another owner beside the JobSet (it exists: the garbage collector would take the claim otherwise).
+        await cp.kubectl(['create', 'configmap', 'keeper', '-n', TEAM]);
+        const keeper = await get(['configmap', 'keeper']);
+        const claim = await pvc('work-job', [{ ...owner(keeper, false), apiVersion: 'v1', kind: 'ConfigMap' }]);
+        const cases: [string, unknown[]][] = [
+          ['a label', [{ op: 'add', path: '/metadata/labels/team', value: 'b' }]],
+          ['an annotation', [{ op: 'add', path: '/metadata/annotations', value: { x: 'y' } }]],
+          [
+            'a ServiceAccount as owner',
+            [
+              {
+                op: 'add',
+                path: '/metadata/ownerReferences/-',
+                value: { apiVersion: 'v1', kind: 'ServiceAccount', name: 'victim', uid: trainJob.metadata.uid },
+              },
+            ],
+          ],
+          [
+            'a TrainJob of another name as owner',
+            [
+              {
+                op: 'add',
+                path: '/metadata/ownerReferences/-',
+                value: { ...owner(trainJob, false), name: 'other' },
+              },
+            ],
+          ],
+          ['its other owner dropped', [{ op: 'remove', path: '/metadata/ownerReferences/1' }]],
+        ];
+        for (const [what, ops] of cases) refused(await patch('work-job', ops), what);
+        assert.deepEqual((await get(['pvc', 'work-job'])).metadata.ownerReferences, claim.metadata.ownerReferences);
+      });
+
+      it('allowed: the release before a rebuild and the hand-back after it, as src/rebuild/pvc-plan.ts plans them', async () => {
+        const claim = await pvc('data-job');
+        const spec = { volumeClaimPolicies: [{ templates: [{ metadata: { name: 'data' } }] }] };
+        const js = { ...jobSet, spec: { ...jobSet.spec, ...spec } } as JobSet;
+        const release = planPvcRelease(trainJob as TrainJob, js, [claim as PersistentVolumeClaim]);
+        assert.ok(release.ok && release.release.length === 1, 'one claim to release');
+        allowed(await patch('data-job', release.release[0].ops), 'the release');
+        const released = await get(['pvc', 'data-job']);
+        assert.deepEqual(
+          released.metadata.ownerReferences.map((o: Obj) => o.kind),
+          ['TrainJob'],
+        );
+        const back = planPvcHandBack(trainJob as TrainJob, jobSet as JobSet, [released as PersistentVolumeClaim]);
+        assert.equal(back.length, 1);
+        allowed(await patch('data-job', back[0].ops), 'the hand-back');
+        assert.deepEqual(
+          (await get(['pvc', 'data-job'])).metadata.ownerReferences.map((o: Obj) => o.kind),
+          ['JobSet'],
+        );
+      });
+    });
+
+    describe('TrainJob CRD patch (the restorer)', () => {
+      const patchCrd = (type: 'json' | 'merge', body: string) =>
+        as(asReconciler, ['patch', 'crd', CRD, `--type=${type}`, '-p', body]);
+      const patchFile = (file: string) =>
+        as(asReconciler, ['patch', 'crd', CRD, '--type=json', '--patch-file', path.join(manifestsDir, file)]);
+      const crdSpec = async () => (await get(['crd', CRD], 'default')).spec;
+
+      it("allowed: the CRD patch and its restore, as the restorer writes them (the CRD's spec as shipped again after)", async () => {
+        const shipped = await crdSpec();
+        allowed(await patchFile('crd-patch/trainjob-crd-patch.yaml'), 'the CRD patch');
+        allowed(await patchFile('crd-patch/trainjob-crd-restore.yaml'), 'the restore');
+        assert.deepEqual(await crdSpec(), shipped);
+      });
+
+      it('refused: a conversion webhook, a new short name, a schema change, the version deprecated', async () => {
+        const cases: [string, 'json' | 'merge', unknown][] = [
+          [
+            'a conversion webhook',
+            'merge',
+            {
+              spec: {
+                conversion: {
+                  strategy: 'Webhook',
+                  webhook: {
+                    clientConfig: { url: 'https://convert.example.invalid/c' },
+                    conversionReviewVersions: ['v1'],
+                  },
+                },
+              },
+            },
+          ],
+          ['a short name', 'json', [{ op: 'add', path: '/spec/names/shortNames', value: ['tj'] }]],
+          [
+            'a field made open',
+            'json',
+            [
+              {
+                op: 'add',
+                path: '/spec/versions/0/schema/openAPIV3Schema/properties/spec/properties/trainer/x-kubernetes-preserve-unknown-fields',
+                value: true,
+              },
+            ],
+          ],
+          [
+            "a field's description",
+            'json',
+            [{ op: 'add', path: '/spec/versions/0/schema/openAPIV3Schema/properties/spec/description', value: 'x' }],
+          ],
+          ['the version deprecated', 'json', [{ op: 'add', path: '/spec/versions/0/deprecated', value: true }]],
+        ];
+        const before = await crdSpec();
+        for (const [what, type, body] of cases) refused(await patchCrd(type, JSON.stringify(body)), what);
+        assert.deepEqual(await crdSpec(), before);
+      });
+
+      it('allowed: a printer column and a scale subresource (what "Scale in one command" would add)', async () => {
+        allowed(
+          await patchCrd(
+            'json',
+            JSON.stringify([
+              {
+                op: 'add',
+                path: '/spec/versions/0/additionalPrinterColumns',
+                value: [{ name: 'Nodes', type: 'integer', jsonPath: '.spec.trainer.numNodes' }],
+              },
+              {
+                op: 'add',
+                path: '/spec/versions/0/subresources/scale',
+                value: { specReplicasPath: '.spec.trainer.numNodes', statusReplicasPath: '.status.numNodes' },
+              },
+            ]),
+          ),
+          'printer column and scale',
+        );
+      });
+    });
+  },
+);
