@@ -16,7 +16,7 @@ import { canDeleteSafely } from './safety.ts';
 import { isJobSetStale, type NodeCounts } from '../scale/stale.ts';
 import { statusStep, type UnbuildableReason } from './status.ts';
 import { leftAlone } from './left-alone.ts';
-import { judgeScale, standaloneRefusal, type ScaleJudgment } from '../scale/scale-judgment.ts';
+import { judgeScale, REVERT_RUNNING, standaloneRefusal, type ScaleJudgment } from '../scale/scale-judgment.ts';
 import { judgeRefusedResume } from './refused-apply.ts';
 
 export const RETRY = {
@@ -592,7 +592,7 @@ function notRecreatable(js: JobSet, claims: string[], refusal: string): string {
   return (
     `JobSet ${js.metadata.name} could not be re-created while PVC ${claims.join(', ')} ${exist} (${refusal}), so it is not deleted: ` +
     "that would leave the TrainJob without a JobSet, or lose the claim's data; set numNodes back to what the JobSet was built for " +
-    '(admitted; for an MPI job, while its runtime can be read), or copy the data out of the claim and create a new TrainJob with the new count (a bound claim never equals its ' +
+    `(admitted; for an MPI job, while its runtime can be read; ${REVERT_RUNNING}), or copy the data out of the claim and create a new TrainJob with the new count (a bound claim never equals its ` +
     'template, so even a runtime whose volumeClaimPolicies set retentionPolicy.whenDeleted: Retain cannot be re-created beside it)'
   );
 }
