@@ -23,13 +23,7 @@ import type { ApiClient } from '../cluster/api-request.ts';
 import { connectCluster } from '../cluster/connect.ts';
 import { isObject } from '../json/object.ts';
 import { parseFlags } from '../process/flags.ts';
-import {
-  mayContinue,
-  revertPlan,
-  settleAction,
-  withWrite,
-  type SettleAction,
-} from '../rebuild/settle-plan.ts';
+import { mayContinue, revertPlan, settleAction, withWrite, type SettleAction } from '../rebuild/settle-plan.ts';
 import type { CommandIo } from './io.ts';
 
 export const SETTLE_FLAGS = {
@@ -152,7 +146,6 @@ const CONFLICT_TRIES = 3;
  * written. A conflict on the first re-reads and re-judges the job (a user may have changed it);
  * on a later one (the resume) it goes on only while the job's spec is still what the first wrote.
  */
-// eslint-disable-next-line complexity -- the writes, each with its conflict handling
 async function revert(
   c: Cluster,
   first: TrainJob,

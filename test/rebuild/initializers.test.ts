@@ -183,7 +183,11 @@ describe('decide: a stale JobSet whose dataset initializer is the data cache', (
       'event',
     ]);
     const report = decision.kind === 'act' ? decision.steps.find((s) => s.kind === 'report') : undefined;
-    assert.equal(report?.kind === 'report' && report.report?.state, 'Rebuilding', 'never a Waiting with the cache gone');
+    assert.equal(
+      report?.kind === 'report' && report.report?.state,
+      'Rebuilding',
+      'never a Waiting with the cache gone',
+    );
   });
 
   it('once they are gone, the rebuild goes on as for any JobSet', () => {
@@ -192,7 +196,7 @@ describe('decide: a stale JobSet whose dataset initializer is the data cache', (
     assert.deepEqual(kinds(decision), ['report', 'delete-jobset', 'event']);
   });
 
-  it('a delete that failed after the JobSet\'s is made again while the old JobSet is still being deleted', () => {
+  it("a delete that failed after the JobSet's is made again while the old JobSet is still being deleted", () => {
     const js = cacheJobSet();
     js.metadata.deletionTimestamp = '2026-11-30T00:00:00Z';
     const rebuilding = torch1(2, (t) => {

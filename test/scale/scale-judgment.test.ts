@@ -251,7 +251,11 @@ describe('judgeScale: can a count change be carried out', () => {
       });
       if (judged.kind !== 'refused' || !/numNodes back/.test(judged.wayOut)) continue;
       named++;
-      assert.match(judged.wayOut, /numNodes back \(if it runs, with "suspend": true in the same update, then resume it\)/, row.name);
+      assert.match(
+        judged.wayOut,
+        /numNodes back \(if it runs, with "suspend": true in the same update, then resume it\)/,
+        row.name,
+      );
     }
     assert.ok(named > 0);
   });
