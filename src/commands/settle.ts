@@ -179,7 +179,9 @@ async function revert(
       if (!done.ok)
         return {
           ok: false,
-          text: `reverted to ${what}, but ${write.suspend === false ? 'the resume' : 'a later write'} was not made (${done.message}): it is left suspended; resume it yourself (kubectl patch trainjob ${tj.metadata.name} -n ${tj.metadata.namespace} --type=merge -p '{"spec":{"suspend":false}}')`,
+          text: done.changed
+            ? `reverted to ${what}, then changed by someone else before the resume: left as they made it`
+            : `reverted to ${what}, but the resume was refused (${done.message}): it is left suspended; resume it yourself (kubectl patch trainjob ${tj.metadata.name} -n ${tj.metadata.namespace} --type=merge -p '{"spec":{"suspend":false}}')`,
         };
       written = done.object;
     }
@@ -187,20 +189,19 @@ async function revert(
   }
 }
 
-/** A later write of a plan: retried on a conflict while the job's spec is still the one written. */
+/** A later write of a plan (the resume): retried on a conflict while the job's spec is still the one written. */
 async function writeOn(
   c: Cluster,
   written: TrainJob,
   write: Parameters<typeof withWrite>[1],
-): Promise<{ ok: true; object: TrainJob } | { ok: false; message: string }> {
+): Promise<{ ok: true; object: TrainJob } | { ok: false; changed?: true; message: string }> {
   let base = written;
   for (let attempt = 1; ; attempt++) {
     const out = await c.put(trainJobPath(base), withWrite(base, write));
     if (out.ok) return { ok: true, object: out.object as TrainJob };
     if (!out.conflict || attempt >= CONFLICT_TRIES) return { ok: false, message: out.message };
     const again = (await c.get(trainJobPath(base))) as TrainJob | undefined;
-    if (!again || !mayContinue(again, written))
-      return { ok: false, message: 'its spec was changed meanwhile by someone else, so it is left as they made it' };
+    if (!again || !mayContinue(again, written)) return { ok: false, changed: true, message: 'changed meanwhile' };
     base = again;
   }
 }
