@@ -376,23 +376,34 @@ describe("the data cache initializer's second run after a rebuild, with Trainer'
     await waitFor('the Rebuilt report', async () => a.report(await getTj('c'))?.state === 'Rebuilt');
   });
 
-  it('a revert the moment the cache is gone (suspended, scaled 1 -> 2, set back to 1): the JobSet was already deleted with it, so the initializer runs again on resume and the cache exists', async () => {
+  it('a revert the moment the cache is being deleted (suspended, scaled 1 -> 2, set back to 1): the JobSet was already deleted with it, so the initializer runs again on resume and the cache exists', async () => {
     await create(cacheTrainJob('r'));
     const ofR = () => runs.filter((r) => r.pod.startsWith('r-'));
     await waitFor('the first cache.py run of r', async () => ofR().length >= 1, { timeoutMs: 90_000 });
     assert.equal(ofR()[0].code, 0, ofR()[0].log);
-    const lws1 = await getLws('r-cache');
-    assert.ok(lws1 && (await getSa('r-cache')));
+    assert.ok((await getLws('r-cache')) && (await getSa('r-cache')));
     await a.waitJobSet(ns, 'r', 'built with 1 node, running', (js) => parallelism(js) === 1);
+    // A finalizer stands in for the cache's pods, which a real LeaderWorkerSet waits for when
+    // deleted in the foreground (KWOK runs no LeaderWorkerSet controller, so it has none): the
+    // LeaderWorkerSet stays, being deleted, until the test lets it go.
+    const hold = (finalizers: string[] | null) =>
+      a.objects.patchNamespacedCustomObject(
+        { ...LWS, namespace: ns, name: 'r-cache', body: { metadata: { finalizers } } },
+        setHeaderOptions('Content-Type', PatchStrategy.MergePatch),
+      );
+    await hold(['e2e.trainjob-webhook/pods-terminating']);
 
     await patch('r', { spec: { suspend: true } });
     await patch('r', { spec: { trainer: { numNodes: 2 } } });
     // The user (or settle --revert) sets numNodes back as soon as the rebuild has touched the cache.
-    await waitFor('the cache LeaderWorkerSet of the first run gone', async () => !(await getLws('r-cache')), {
-      timeoutMs: 120_000,
-      intervalMs: 50,
-    });
+    await waitFor(
+      'the cache LeaderWorkerSet of the first run being deleted',
+      async () => Boolean((await getLws('r-cache'))?.metadata.deletionTimestamp),
+      { timeoutMs: 120_000, intervalMs: 50 },
+    );
     await patch('r', { spec: { trainer: { numNodes: 1 } } });
+    await hold(null);
+    await waitFor('the cache LeaderWorkerSet of the first run gone', async () => !(await getLws('r-cache')));
     await patch('r', { spec: { suspend: false } });
 
     // On the product that deleted the cache first and the JobSet a reconcile later, the revert kept
