@@ -3,7 +3,10 @@
 // change is not carried out yet (the reconciler's report: Waiting, Rebuilding, Blocked), waits for
 // the rebuilds under way, and with --revert sets numNodes back to the count each Blocked (and
 // Waiting) job's JobSet was built with, through the API server (a revert is admitted; an MPI
-// job's only while its runtime can be read, scale-admission.ts).
+// job's only while its runtime can be read, scale-admission.ts). A running job is suspended in the
+// same update (the CRD's rule), then resumed, except under Kueue, which resumes it itself
+// (settle-plan.ts revertPlan). Every write tests the resourceVersion read: on a conflict the job is
+// read again and judged again, so a user's change meanwhile is never overwritten.
 // Exit 0 when nothing is left pending, 1 when something is, 2 on bad input.
 import { parse } from 'yaml';
 import {
@@ -20,7 +23,7 @@ import type { ApiClient } from '../cluster/api-request.ts';
 import { connectCluster } from '../cluster/connect.ts';
 import { isObject } from '../json/object.ts';
 import { parseFlags } from '../process/flags.ts';
-import { settleAction, type SettleAction } from '../rebuild/settle-plan.ts';
+import { mayContinue, revertPlan, settleAction, withWrite, type SettleAction } from '../rebuild/settle-plan.ts';
 import type { CommandIo } from './io.ts';
 
 export const SETTLE_FLAGS = {
@@ -38,7 +41,9 @@ report (Waiting, Rebuilding, Blocked), so that none is left stranded without a r
   --kubeconfig FILE  the cluster (an identity that may list TrainJobs, get JobSets, runtimes and
                      ConfigMaps, and update TrainJobs)
   --revert           set numNodes back to the count the JobSet was built with, for Blocked and
-                     Waiting jobs (admitted by the webhook as a revert; nothing is rebuilt)
+                     Waiting jobs (admitted by the webhook as a revert; nothing is rebuilt); a
+                     running job is suspended in the same update, then resumed (under Kueue,
+                     Kueue resumes it), so its pods restart from their last checkpoint
   --wait SECONDS     wait up to this long for the rebuilds under way (default 0: do not wait)
 
 Exit code 0 when nothing is left pending, 1 when something is, 2 on bad input.`;
@@ -48,7 +53,7 @@ const POLL_MS = 2_000;
 
 interface Cluster {
   get(path: string): Promise<Record<string, unknown> | undefined>;
-  put(path: string, body: unknown): Promise<{ ok: boolean; message: string }>;
+  put(path: string, body: unknown): Promise<{ ok: boolean; conflict: boolean; message: string; object?: unknown }>;
 }
 
 function clusterOf(api: ApiClient): Cluster {
@@ -67,14 +72,20 @@ function clusterOf(api: ApiClient): Cluster {
     },
     async put(path, body) {
       const res = await call(path, 'PUT', body);
-      const status = (() => {
+      const parsed = (() => {
         try {
           return JSON.parse(res.text) as { message?: string };
         } catch {
           return { message: res.text.slice(0, 300) };
         }
       })();
-      return { ok: res.status === 200, message: `HTTP ${res.status}${status.message ? `: ${status.message}` : ''}` };
+      const message = res.status === 200 ? '' : parsed.message;
+      return {
+        ok: res.status === 200,
+        conflict: res.status === 409,
+        message: `HTTP ${res.status}${message ? `: ${message}` : ''}`,
+        object: res.status === 200 ? parsed : undefined,
+      };
     },
   };
 }
@@ -128,6 +139,73 @@ async function judge(c: Cluster, tj: TrainJob, revertWaiting: boolean): Promise<
   return settleAction({ trainJob: tj, jobSet, runtime, revertWaiting });
 }
 
+const CONFLICT_TRIES = 3;
+
+/**
+ * The revert's writes (revertPlan), each a whole-object PUT with the resourceVersion last read or
+ * written. A conflict on the first re-reads and re-judges the job (a user may have changed it);
+ * on a later one (the resume) it goes on only while the job's spec is still what the first wrote.
+ */
+async function revert(
+  c: Cluster,
+  first: TrainJob,
+  firstAction: Extract<SettleAction, { kind: 'revert' }>,
+  io: CommandIo,
+): Promise<{ ok: boolean; text: string }> {
+  let tj = first;
+  let action: SettleAction = firstAction;
+  for (let attempt = 1; ; attempt++) {
+    if (action.kind !== 'revert')
+      return {
+        ok: action.kind === 'settled',
+        text: `changed meanwhile, not reverted: ${action.kind === 'settled' ? 'nothing pending now' : action.why}`,
+      };
+    const plan = revertPlan(tj, action.numNodes);
+    const [head, ...rest] = plan.writes;
+    const out = await c.put(trainJobPath(tj), withWrite(tj, head!));
+    if (out.conflict && attempt < CONFLICT_TRIES) {
+      const again = (await c.get(trainJobPath(tj))) as TrainJob | undefined;
+      if (!again) return { ok: true, text: 'deleted meanwhile' };
+      io.err(`${tj.metadata.namespace}/${tj.metadata.name}: changed meanwhile (HTTP 409); read and judged again`);
+      tj = again;
+      action = await judge(c, tj, true);
+      continue;
+    }
+    const what = `numNodes ${action.numNodes}${head!.suspend ? ' (suspended in the same update)' : ''}`;
+    if (!out.ok) return { ok: false, text: `revert to ${what} refused (${out.message}) (${action.why})` };
+    let written = out.object as TrainJob;
+    for (const write of rest) {
+      const done = await writeOn(c, written, write);
+      if (!done.ok)
+        return {
+          ok: false,
+          text: done.changed
+            ? `reverted to ${what}, then changed by someone else before the resume: left as they made it`
+            : `reverted to ${what}, but the resume was refused (${done.message}): it is left suspended; resume it yourself (kubectl patch trainjob ${tj.metadata.name} -n ${tj.metadata.namespace} --type=merge -p '{"spec":{"suspend":false}}')`,
+        };
+      written = done.object;
+    }
+    return { ok: true, text: `reverted to numNodes ${action.numNodes}; ${plan.after} (${action.why})` };
+  }
+}
+
+/** A later write of a plan (the resume): retried on a conflict while the job's spec is still the one written. */
+async function writeOn(
+  c: Cluster,
+  written: TrainJob,
+  write: Parameters<typeof withWrite>[1],
+): Promise<{ ok: true; object: TrainJob } | { ok: false; changed?: true; message: string }> {
+  let base = written;
+  for (let attempt = 1; ; attempt++) {
+    const out = await c.put(trainJobPath(base), withWrite(base, write));
+    if (out.ok) return { ok: true, object: out.object as TrainJob };
+    if (!out.conflict || attempt >= CONFLICT_TRIES) return { ok: false, message: out.message };
+    const again = (await c.get(trainJobPath(base))) as TrainJob | undefined;
+    if (!again || !mayContinue(again, written)) return { ok: false, changed: true, message: 'changed meanwhile' };
+    base = again;
+  }
+}
+
 function parseWait(raw: string | undefined): number {
   if (raw === undefined) return 0;
   if (!/^\d+$/.test(raw) || Number(raw) > 86_400)
@@ -167,12 +245,8 @@ export async function settleCommand(args: string[], io: CommandIo): Promise<numb
       const action = await judge(c, tj, values.revert === true);
       if (action.kind === 'settled') continue;
       if (action.kind === 'revert' && values.revert && !reverted.has(key)) {
-        const next = structuredClone(tj);
-        next.spec = { ...next.spec, trainer: { ...next.spec?.trainer, numNodes: action.numNodes } };
-        const out = await c.put(trainJobPath(tj), next);
-        io.out(
-          `${key}: ${out.ok ? `reverted to numNodes ${action.numNodes}` : `revert to numNodes ${action.numNodes} refused (${out.message})`} (${action.why})`,
-        );
+        const out = await revert(c, tj, action, io);
+        io.out(`${key}: ${out.text}`);
         if (out.ok) reverted.add(key);
         else left++;
         continue;

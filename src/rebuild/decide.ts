@@ -16,7 +16,7 @@ import { canDeleteSafely } from './safety.ts';
 import { isJobSetStale, type NodeCounts } from '../scale/stale.ts';
 import { statusStep, type UnbuildableReason } from './status.ts';
 import { leftAlone } from './left-alone.ts';
-import { judgeScale, standaloneRefusal, type ScaleJudgment } from '../scale/scale-judgment.ts';
+import { judgeScale, REVERT_RUNNING, standaloneRefusal, type ScaleJudgment } from '../scale/scale-judgment.ts';
 import { judgeRefusedResume } from './refused-apply.ts';
 
 export const RETRY = {
@@ -65,7 +65,10 @@ export function decide(o: Observation): Decision {
   if (!js && finished) return goneForGood(o, prev, finished);
   if (!js && o.mode === 'companion') return act('no-jobset', [], undefined, finished);
   if (js && isDeleting(js.metadata))
-    return act('waiting', [], RETRY.whileDeletingMs, `JobSet ${js.metadata.name} is being deleted`);
+    return (
+      cacheCleanupWhileDeleting(o, js, prev) ??
+      act('waiting', [], RETRY.whileDeletingMs, `JobSet ${js.metadata.name} is being deleted`)
+    );
   if (!o.runtime) return { kind: 'need', what: 'runtime' };
   if (!o.runtime.found) {
     return act(
@@ -433,7 +436,7 @@ function stale(
     }
   }
   const initializers = initializerCleanup(o, js, base, prev);
-  if (initializers) return initializers;
+  if (!Array.isArray(initializers)) return initializers;
   const gang = podGroupSteps(o, js, { replicatedJob: counts.replicatedJob, to: counts.to });
   if (!Array.isArray(gang)) return gang;
   const report: RebuildReport = {
@@ -448,6 +451,7 @@ function stale(
     ...(sameReport(prev, report) ? [] : [{ kind: 'report', report } as Step]),
     ...gang,
     deleteJobSetStep(js),
+    ...initializers,
     { kind: 'event', event: eventFor(report, [...differences, ...gangDetails(gang)].join('; ')) },
   ];
   return act('deleted', steps, RETRY.whileDeletingMs);
@@ -518,17 +522,25 @@ function suspendStale(
 }
 
 /**
- * Before the JobSet goes, the data cache initializer's objects that its second run would trip over
- * are deleted, and the delete waits until they are gone (initializers.ts). Undefined: none left.
+ * The data cache initializer's objects that its second run would trip over (initializers.ts):
+ * deleted in the same reconcile as the JobSet, right after it (steps to append after the JobSet's
+ * delete), never before. Deleted first, a revert that fell before the JobSet's delete would leave
+ * the old JobSet current and the cache gone for good: its dataset initializer has completed, and
+ * JobSet resumes only active Jobs (resumeJobsIfNecessary), so it never runs again. Once the JobSet's
+ * delete is sent, whatever numNodes says, Trainer re-creates it with its initializer, which creates
+ * the cache anew. The objects are deleted in the background (their names free at once, so the
+ * second run's creates find nothing), and a delete that fails after the JobSet's is made again
+ * while the old JobSet is still being deleted (cacheCleanupWhileDeleting). Objects already being
+ * deleted (by someone else) are waited for before the JobSet goes. Undefined: none left.
  */
 function initializerCleanup(
   o: Observation,
   js: JobSet,
   base: RebuildReport,
   prev: RebuildReport | undefined,
-): Decision | undefined {
+): Decision | Step[] {
   const cache = cacheInitializerOf(js);
-  if (!cache.cache) return undefined;
+  if (!cache.cache) return [];
   if ('unreadable' in cache)
     return act(
       'blocked',
@@ -537,16 +549,41 @@ function initializerCleanup(
     );
   if (!o.initializerObjects) return { kind: 'need', what: 'initializer-objects' };
   const plan = planInitializerCleanup(o.trainJob, o.initializerObjects);
-  if (plan.kind === 'clear') return undefined;
-  if (plan.kind === 'foreign')
-    return act('blocked', reportSteps(o, prev, { ...because(base, plan.reason), state: 'Blocked' }), RETRY.blockedMs);
-  const reason =
-    "the data cache initializer runs again after the rebuild: its LeaderWorkerSet and ServiceAccount are deleted first, so that its second run creates them anew (the cache's content is loaded again from its table)";
-  const steps: Step[] = [
-    ...reportSteps(o, prev, because(base, reason)),
-    ...(plan.kind === 'delete' ? plan.objects.map((d): Step => ({ kind: 'delete-initializer-object', ...d })) : []),
-  ];
-  return act('waiting', steps, RETRY.whileDeletingMs, plan.kind === 'wait' ? plan.reason : reason);
+  switch (plan.kind) {
+    case 'clear':
+      return [];
+    case 'foreign':
+      return act('blocked', reportSteps(o, prev, { ...because(base, plan.reason), state: 'Blocked' }), RETRY.blockedMs);
+    case 'wait':
+      return act(
+        'waiting',
+        reportSteps(o, prev, because(base, `the rebuild waits: ${plan.reason}`)),
+        RETRY.whileDeletingMs,
+        plan.reason,
+      );
+    case 'delete':
+      return plan.objects.map((d): Step => ({ kind: 'delete-initializer-object', ...d }));
+  }
+}
+
+/**
+ * The JobSet this rebuild deleted is still being deleted (foreground): the data cache objects of
+ * its first run that are still there (a delete after the JobSet's failed) are deleted now, before
+ * Trainer can re-create the JobSet. Undefined: nothing to do here.
+ */
+function cacheCleanupWhileDeleting(o: Observation, js: JobSet, prev: RebuildReport | undefined): Decision | undefined {
+  if (prev?.state !== 'Rebuilding' || prev.replacedJobSetUID !== js.metadata.uid) return undefined;
+  const cache = cacheInitializerOf(js);
+  if (!cache.cache || 'unreadable' in cache) return undefined;
+  if (!o.initializerObjects) return { kind: 'need', what: 'initializer-objects' };
+  const plan = planInitializerCleanup(o.trainJob, o.initializerObjects);
+  if (plan.kind !== 'delete') return undefined;
+  return act(
+    'waiting',
+    plan.objects.map((d): Step => ({ kind: 'delete-initializer-object', ...d })),
+    RETRY.whileDeletingMs,
+    `JobSet ${js.metadata.name} is being deleted; the data cache's objects of its first run are deleted too`,
+  );
 }
 
 /** Why a JobSet whose re-creation would be refused beside its claims is kept, and the ways out. */
@@ -555,7 +592,7 @@ function notRecreatable(js: JobSet, claims: string[], refusal: string): string {
   return (
     `JobSet ${js.metadata.name} could not be re-created while PVC ${claims.join(', ')} ${exist} (${refusal}), so it is not deleted: ` +
     "that would leave the TrainJob without a JobSet, or lose the claim's data; set numNodes back to what the JobSet was built for " +
-    '(admitted; for an MPI job, while its runtime can be read), or copy the data out of the claim and create a new TrainJob with the new count (a bound claim never equals its ' +
+    `(admitted; for an MPI job, while its runtime can be read; ${REVERT_RUNNING}), or copy the data out of the claim and create a new TrainJob with the new count (a bound claim never equals its ` +
     'template, so even a runtime whose volumeClaimPolicies set retentionPolicy.whenDeleted: Retain cannot be re-created beside it)'
   );
 }

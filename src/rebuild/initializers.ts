@@ -6,8 +6,10 @@
 // which deletes the live ServiceAccount `<job>-cache` and returns (exit 0): training restarts and
 // the cache fails at its next pod restart or token refresh.
 //
-// So before the JobSet is deleted, the objects of a first run that a second run would create again
-// are deleted (uid and resourceVersion preconditions, only when this TrainJob controls them):
+// So in the reconcile that deletes the JobSet, right after its delete (never before: a revert that
+// fell between would leave the old JobSet current and its cache gone, decide.ts), the objects of a
+// first run that a second run would create again are deleted (in the background, so their names
+// are free at once; uid and resourceVersion preconditions; only when this TrainJob controls them):
 // - the LeaderWorkerSet `<job>-cache`: the 409 that breaks the second run;
 // - the ServiceAccount `<job>-cache`: its annotations carry IAM_ROLE, which runtimePatches may
 //   change while suspended; cache.py skips an existing one (409), so it is made anew instead.
@@ -112,11 +114,11 @@ export type InitializerCleanup =
 const show = (o: InitializerObject) => `${o.ref.kind} ${o.ref.name}`;
 
 /**
- * What to do with the objects found: none left, the JobSet may go; one not controlled by this
+ * What to do with the objects found: none left, nothing to delete; one not controlled by this
  * TrainJob (by uid) is never touched, and the rebuild waits for a person (cache.py's first run
- * would trip over it too); the rest are deleted, and the rebuild waits until they are gone (a
- * foreground delete keeps the LeaderWorkerSet until its pods are gone, and a 409 on one still
- * terminating would break the second run the same way).
+ * would trip over it too); the rest are deleted with the JobSet. If all are already being deleted
+ * (by someone else, or held by a finalizer), the JobSet waits until they are gone: a 409 on one
+ * still terminating would break the second run the same way.
  */
 export function planInitializerCleanup(tj: TrainJob, found: readonly InitializerObject[]): InitializerCleanup {
   if (found.length === 0) return { kind: 'clear' };

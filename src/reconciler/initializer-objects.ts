@@ -10,7 +10,10 @@ import type { InitializerObject, InitializerObjectRef } from '../rebuild/initial
 export interface InitializerObjects {
   /** The objects of these that exist (404, also for a resource the API server does not serve, is absence). */
   get(namespace: string, refs: readonly InitializerObjectRef[]): Promise<InitializerObject[]>;
-  /** Foreground, with uid and resourceVersion preconditions. */
+  /**
+   * In the background (the object goes at once, its dependents after it: the initializer's second
+   * run finds its names free), with uid and resourceVersion preconditions.
+   */
   delete(namespace: string, ref: InitializerObjectRef, uid: string, resourceVersion: string): Promise<void>;
 }
 
@@ -33,7 +36,7 @@ export function initializerObjects(api: JsonApi): InitializerObjects {
     },
     async delete(namespace, ref, uid, resourceVersion) {
       await api.delete(pathOf(namespace, ref), {
-        propagationPolicy: 'Foreground',
+        propagationPolicy: 'Background',
         preconditions: { uid, resourceVersion },
       });
     },

@@ -19,7 +19,7 @@ import {
 } from '../api/objects.ts';
 import type { TrainerLine } from '../api/trainer-line.ts';
 import { mlPolicyOf } from './ml-policy.ts';
-import { judgeScale } from './scale-judgment.ts';
+import { judgeScale, REVERT_RUNNING } from './scale-judgment.ts';
 import { isJobSetStale } from './stale.ts';
 
 /** What a read of one object gave. */
@@ -163,7 +163,7 @@ function withoutRuntime(
   return {
     kind: 'refuse',
     transient: false,
-    reason: `the runtime ${refName} does not exist, so the change cannot be judged and JobSet ${name} cannot be rebuilt; restore the runtime, or set numNodes back${mpiNodeJob(replicatedJobsOf(jobSet)) ? ' (for an MPI JobSet, a revert to 2 or more waits for the runtime too: only it says whether the launcher runs as a node)' : ''}`,
+    reason: `the runtime ${refName} does not exist, so the change cannot be judged and JobSet ${name} cannot be rebuilt; restore the runtime, or set numNodes back (${REVERT_RUNNING}${mpiNodeJob(replicatedJobsOf(jobSet)) ? '; for an MPI JobSet, a revert to 2 or more waits for the runtime too: only it says whether the launcher runs as a node' : ''})`,
     metric: 'no-runtime',
   };
 }

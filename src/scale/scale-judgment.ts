@@ -46,8 +46,16 @@ export const STANDALONE_POLICIES: ReadonlySet<MlPolicy['kind']> = new Set(['torc
  */
 export const GANG_SCHEDULERS_FOLLOWED: ReadonlySet<string> = new Set(['coscheduling', 'volcano']);
 
+/**
+ * How a revert is made on a running job: the CRD's rule lets numNodes change only while the
+ * TrainJob is suspended before or after the update, so numNodes alone is refused (422, before any
+ * webhook); with the suspend in the same update it is admitted, and the resume after it changes no
+ * count. `settle --revert` makes the same two updates.
+ */
+export const REVERT_RUNNING = 'if it runs, with "suspend": true in the same update, then resume it';
+
 const WAY_OUT_NEW_JOB = (n: string): string =>
-  `create a new TrainJob with numNodes ${n} (it resumes from the checkpoint if the training writes one), or set numNodes back`;
+  `create a new TrainJob with numNodes ${n} (it resumes from the checkpoint if the training writes one), or set numNodes back (${REVERT_RUNNING})`;
 
 function refused(reason: string, wayOut: string): ScaleJudgment {
   return { kind: 'refused', reason, wayOut };

@@ -200,6 +200,46 @@ describe("the data cache initializer's second run after a rebuild, with Trainer'
     }
   };
 
+  /** The TrainJob of the cache runtime whose initializer pod is held until cache.py has run. */
+  const cacheTrainJob = (name: string) =>
+    torchTrainJob(name, ns, {
+      runtimeRef: { name: 'torch-distributed-with-cache' },
+      suspend: false,
+      initializer: {
+        dataset: {
+          storageUri: 'cache://schema/table',
+          env: [
+            { name: 'IAM_ROLE', value: 'arn:aws:iam::123456789012:role/cache' },
+            { name: 'METADATA_LOC', value: 's3://bucket/metadata.json' },
+          ],
+        },
+      },
+      // Holds the initializer pod Running until cache.py has run (KWOK's initializer stage skips it).
+      runtimePatches: [
+        {
+          manager: 'e2e.trainjob-webhook/cache',
+          trainingRuntimeSpec: {
+            template: {
+              spec: {
+                replicatedJobs: [
+                  {
+                    name: 'dataset-initializer',
+                    template: {
+                      spec: {
+                        template: {
+                          metadata: { annotations: { [TRAINING_ANNOTATION]: 'Held' } },
+                        },
+                      },
+                    },
+                  },
+                ],
+              },
+            },
+          },
+        },
+      ],
+    });
+
   before(async () => {
     py = python();
     w = await startWorld({ trainer: true, webhook: true });
@@ -271,43 +311,7 @@ describe("the data cache initializer's second run after a rebuild, with Trainer'
   });
 
   it('created, initialized (first run), suspended, scaled 1 -> 2, resumed, initialized again (second run): the LeaderWorkerSet and its ServiceAccount exist and are consistent', async () => {
-    const tj = torchTrainJob('c', ns, {
-      runtimeRef: { name: 'torch-distributed-with-cache' },
-      suspend: false,
-      initializer: {
-        dataset: {
-          storageUri: 'cache://schema/table',
-          env: [
-            { name: 'IAM_ROLE', value: 'arn:aws:iam::123456789012:role/cache' },
-            { name: 'METADATA_LOC', value: 's3://bucket/metadata.json' },
-          ],
-        },
-      },
-      // Holds the initializer pod Running until cache.py has run (KWOK's initializer stage skips it).
-      runtimePatches: [
-        {
-          manager: 'e2e.trainjob-webhook/cache',
-          trainingRuntimeSpec: {
-            template: {
-              spec: {
-                replicatedJobs: [
-                  {
-                    name: 'dataset-initializer',
-                    template: {
-                      spec: {
-                        template: {
-                          metadata: { annotations: { [TRAINING_ANNOTATION]: 'Held' } },
-                        },
-                      },
-                    },
-                  },
-                ],
-              },
-            },
-          },
-        },
-      ],
-    });
+    const tj = cacheTrainJob('c');
     const created = await create(tj);
     const uid = created.metadata.uid;
 
@@ -370,5 +374,47 @@ describe("the data cache initializer's second run after a rebuild, with Trainer'
     );
     // Written on the sidecar's reconcile after the re-creation: waited for, not read once.
     await waitFor('the Rebuilt report', async () => a.report(await getTj('c'))?.state === 'Rebuilt');
+  });
+
+  it('a revert the moment the cache is being deleted (suspended, scaled 1 -> 2, set back to 1): the JobSet was already deleted with it, so the initializer runs again on resume and the cache exists', async () => {
+    await create(cacheTrainJob('r'));
+    const ofR = () => runs.filter((r) => r.pod.startsWith('r-'));
+    await waitFor('the first cache.py run of r', async () => ofR().length >= 1, { timeoutMs: 90_000 });
+    assert.equal(ofR()[0].code, 0, ofR()[0].log);
+    assert.ok((await getLws('r-cache')) && (await getSa('r-cache')));
+    await a.waitJobSet(ns, 'r', 'built with 1 node, running', (js) => parallelism(js) === 1);
+    // A finalizer stands in for the cache's pods, which a real LeaderWorkerSet waits for when
+    // deleted in the foreground (KWOK runs no LeaderWorkerSet controller, so it has none): the
+    // LeaderWorkerSet stays, being deleted, until the test lets it go.
+    const hold = (finalizers: string[] | null) =>
+      a.objects.patchNamespacedCustomObject(
+        { ...LWS, namespace: ns, name: 'r-cache', body: { metadata: { finalizers } } },
+        setHeaderOptions('Content-Type', PatchStrategy.MergePatch),
+      );
+    await hold(['e2e.trainjob-webhook/pods-terminating']);
+
+    await patch('r', { spec: { suspend: true } });
+    await patch('r', { spec: { trainer: { numNodes: 2 } } });
+    // The user (or settle --revert) sets numNodes back as soon as the rebuild has touched the cache.
+    await waitFor(
+      'the cache LeaderWorkerSet of the first run being deleted',
+      async () => Boolean((await getLws('r-cache'))?.metadata.deletionTimestamp),
+      { timeoutMs: 120_000, intervalMs: 50 },
+    );
+    await patch('r', { spec: { trainer: { numNodes: 1 } } });
+    await hold(null);
+    await waitFor('the cache LeaderWorkerSet of the first run gone', async () => !(await getLws('r-cache')));
+    await patch('r', { spec: { suspend: false } });
+
+    // On the product that deleted the cache first and the JobSet a reconcile later, the revert kept
+    // the old JobSet, whose initializer had completed: it never ran again, and the cache stayed gone.
+    await waitFor('the second cache.py run of r', async () => ofR().length >= 2, { timeoutMs: 120_000 });
+    const second = ofR()[1];
+    assert.equal(second.code, 0, second.log);
+    assert.doesNotMatch(second.log, /Cache cluster creation failed/, second.log);
+    assert.ok(await getLws('r-cache'), `the cache's LeaderWorkerSet exists again\n${second.log}`);
+    assert.ok(await getSa('r-cache'), `its ServiceAccount exists again\n${second.log}`);
+    const js = await a.waitJobSet(ns, 'r', 'running with 1 node', (j) => j.spec?.suspend === false);
+    assert.equal(parallelism(js), 1);
   });
 });

@@ -18,6 +18,8 @@ import {
 } from '../../src/rebuild/initializers.ts';
 import type { JobSet, ReplicatedJob, Runtime, TrainJob } from '../../src/api/objects.ts';
 import { job, torch1, trainerJobSet } from './fixtures.ts';
+import { REPORT_ANNOTATION } from '../../src/api/names.ts';
+import { encodeReport } from '../../src/rebuild/report.ts';
 
 const here = path.dirname(fileURLToPath(import.meta.url));
 const cacheRuntimeDoc = parse(
@@ -169,12 +171,23 @@ function run(objects: InitializerObject[], jobSet = cacheJobSet()): { decision: 
 const kinds = (d: Decision) => (d.kind === 'act' ? d.steps.map((s) => s.kind) : []);
 
 describe('decide: a stale JobSet whose dataset initializer is the data cache', () => {
-  it('its objects are read last, after every other gate, and deleted before the JobSet (which is not deleted yet)', () => {
+  it('its objects are read last, after every other gate, and deleted in the same reconcile as the JobSet, right after it: a revert cannot fall between (the old JobSet, its initializer complete, would stay current with no cache)', () => {
     const { decision, needs } = run([found(LWS), found(SA)]);
     assert.deepEqual(needs, ['runtime', 'cached-jobs', 'children', 'pvcs', 'initializer-objects']);
-    assert.equal(decision.kind === 'act' && decision.outcome, 'waiting');
-    assert.deepEqual(kinds(decision), ['report', 'event', 'delete-initializer-object', 'delete-initializer-object']);
-    assert.ok(decision.kind === 'act' && decision.requeueAfterMs !== undefined);
+    assert.equal(decision.kind === 'act' && decision.outcome, 'deleted');
+    assert.deepEqual(kinds(decision), [
+      'report',
+      'delete-jobset',
+      'delete-initializer-object',
+      'delete-initializer-object',
+      'event',
+    ]);
+    const report = decision.kind === 'act' ? decision.steps.find((s) => s.kind === 'report') : undefined;
+    assert.equal(
+      report?.kind === 'report' && report.report?.state,
+      'Rebuilding',
+      'never a Waiting with the cache gone',
+    );
   });
 
   it('once they are gone, the rebuild goes on as for any JobSet', () => {
@@ -183,7 +196,40 @@ describe('decide: a stale JobSet whose dataset initializer is the data cache', (
     assert.deepEqual(kinds(decision), ['report', 'delete-jobset', 'event']);
   });
 
-  it('while they are being deleted: wait, nothing written', () => {
+  it("a delete that failed after the JobSet's is made again while the old JobSet is still being deleted", () => {
+    const js = cacheJobSet();
+    js.metadata.deletionTimestamp = '2026-11-30T00:00:00Z';
+    const rebuilding = torch1(2, (t) => {
+      t.metadata.annotations = {
+        [REPORT_ANNOTATION]: encodeReport({
+          state: 'Rebuilding',
+          numNodes: 2,
+          parallelism: { from: 1, to: 2 },
+          replacedJobSetUID: js.metadata.uid,
+        }),
+      };
+    });
+    const o: Observation = {
+      trainer: TRAINER_LINES['v2.3.0'],
+      mode: 'companion',
+      trainJob: rebuilding,
+      jobSet: js,
+      now: '2026-11-30T00:00:00Z',
+    };
+    const first = decide(o);
+    assert.deepEqual(first, { kind: 'need', what: 'initializer-objects' });
+    o.initializerObjects = [found(SA)];
+    assert.deepEqual(kinds(decide(o)), ['delete-initializer-object']);
+    o.initializerObjects = [];
+    assert.deepEqual(kinds(decide(o)), [], 'none left: wait for the JobSet to go');
+    // Another JobSet being deleted (not the one this rebuild replaced): nothing read.
+    const other = structuredClone(o);
+    delete other.initializerObjects;
+    other.jobSet = { ...js, metadata: { ...js.metadata, uid: 'someone-elses' } };
+    assert.equal(decide(other).kind, 'act');
+  });
+
+  it('while they are being deleted (by someone else, or held by a finalizer): wait, nothing written', () => {
     const { decision } = run([found(LWS, { deletionTimestamp: '2026-11-30T00:00:00Z' })]);
     assert.equal(decision.kind === 'act' && decision.outcome, 'waiting');
     assert.ok(!kinds(decision).includes('delete-jobset'));

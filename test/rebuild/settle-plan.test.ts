@@ -5,7 +5,15 @@ import { describe, it } from 'node:test';
 import { REPORT_ANNOTATION } from '../../src/api/names.ts';
 import type { TrainJob } from '../../src/api/objects.ts';
 import { encodeReport, type RebuildReport } from '../../src/rebuild/report.ts';
-import { builtCount, settleAction } from '../../src/rebuild/settle-plan.ts';
+import {
+  builtCount,
+  KUEUE_QUEUE_LABEL,
+  mayContinue,
+  revertPlan,
+  settleAction,
+  withWrite,
+  type RevertWrite,
+} from '../../src/rebuild/settle-plan.ts';
 import { torch1, trainJob, trainerJobSet, upstreamRuntime } from './fixtures.ts';
 
 const torch = upstreamRuntime('torch');
@@ -118,5 +126,71 @@ describe('settleAction', () => {
       settleAction({ trainJob: t, jobSet: trainerJobSet('torch1'), runtime: torch, revertWaiting: true }).kind,
       'settled',
     );
+  });
+});
+
+describe('revertPlan: the updates that set numNodes back, leaving the job as the user had it', () => {
+  const running = (labels?: Record<string, string>) =>
+    torch1(2, (t) => {
+      t.spec = { ...t.spec, suspend: false };
+      if (labels) t.metadata.labels = labels;
+    });
+  const cases: [string, TrainJob, RevertWrite[], RegExp][] = [
+    [
+      'suspended: numNodes alone, and it stays suspended',
+      torch1(2, (t) => (t.spec = { ...t.spec, suspend: true })),
+      [{ numNodes: 1 }],
+      /stays suspended/,
+    ],
+    [
+      // The CRD's rule refuses numNodes alone on a running job (422): suspended in the same update,
+      // then resumed with numNodes unchanged.
+      'running: suspended and reverted in one update, then resumed',
+      running(),
+      [{ suspend: true, numNodes: 1 }, { suspend: false }],
+      /runs again with 1 node.*restart from their last checkpoint/,
+    ],
+    [
+      'running with suspend absent: the same',
+      torch1(2, (t) => delete t.spec?.suspend),
+      [{ suspend: true, numNodes: 1 }, { suspend: false }],
+      /runs again/,
+    ],
+    [
+      'running under Kueue: suspended and reverted in one update; never resumed by settle, Kueue resumes it',
+      running({ [KUEUE_QUEUE_LABEL]: 'team-a' }),
+      [{ suspend: true, numNodes: 1 }],
+      /Kueue resumes it.*last checkpoint/,
+    ],
+  ];
+  for (const [name, tj, writes, after] of cases)
+    it(name, () => {
+      const plan = revertPlan(tj, 1);
+      assert.deepEqual(plan.writes, writes);
+      assert.match(plan.after, after);
+    });
+
+  it('each write, applied to the job read, changes only what it names; every write but the first leaves numNodes alone', () => {
+    const tj = running();
+    const [first, second] = revertPlan(tj, 1).writes.map((w) => withWrite(tj, w));
+    assert.deepEqual(first!.spec?.trainer, { ...tj.spec?.trainer, numNodes: 1 });
+    assert.equal(first!.spec?.suspend, true);
+    assert.equal(first!.metadata.resourceVersion, tj.metadata.resourceVersion, 'the resourceVersion read is tested');
+    assert.equal(withWrite(first!, revertPlan(tj, 1).writes[1]!).spec?.trainer?.numNodes, 1);
+    assert.equal(second!.spec?.suspend, false);
+    assert.equal(tj.spec?.trainer?.numNodes, 2, 'the job read is not changed');
+  });
+
+  it('after a conflict on the resume: goes on only while the spec is the one written (same generation)', () => {
+    const written = torch1(1, (t) => (t.metadata.generation = 4));
+    const statusOnly = structuredClone(written);
+    statusOnly.metadata.resourceVersion = '99';
+    assert.equal(mayContinue(statusOnly, written), true);
+    const userChanged = structuredClone(statusOnly);
+    userChanged.metadata.generation = 5;
+    assert.equal(mayContinue(userChanged, written), false);
+    const replaced = structuredClone(statusOnly);
+    replaced.metadata.uid = 'another';
+    assert.equal(mayContinue(replaced, written), false);
   });
 });

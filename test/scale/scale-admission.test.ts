@@ -242,7 +242,7 @@ describe('admitScale: an MPI JobSet is "built with this count" only as the runti
     isPermanent(
       mpi(5, { runtime: { kind: 'absent' } }),
       'no-runtime',
-      /or set numNodes back \(for an MPI JobSet, a revert to 2 or more waits for the runtime too/,
+      /or set numNodes back \(if it runs, with "suspend": true in the same update, then resume it; for an MPI JobSet, a revert to 2 or more waits for the runtime too/,
     );
   });
   it('numNodes 1 on a node job of 1: both readings agree, so the revert is admitted without the runtime', () => {

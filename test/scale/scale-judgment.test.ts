@@ -239,6 +239,27 @@ describe('judgeScale: can a count change be carried out', () => {
     }
   });
 
+  it('a way out that sets numNodes back says how for a running job (the CRD refuses numNodes alone while it runs)', () => {
+    let named = 0;
+    for (const row of rows.filter((r) => r.want !== 'carried-out')) {
+      const judged = judgeScale({
+        trainer: TRAINER_LINES['v2.3.0'],
+        mode: row.mode,
+        trainJob: trainJob('job', { trainer: { numNodes: 3 } }),
+        runtime: row.runtime,
+        jobSet: row.jobSet,
+      });
+      if (judged.kind !== 'refused' || !/numNodes back/.test(judged.wayOut)) continue;
+      named++;
+      assert.match(
+        judged.wayOut,
+        /numNodes back \(if it runs, with "suspend": true in the same update, then resume it\)/,
+        row.name,
+      );
+    }
+    assert.ok(named > 0);
+  });
+
   it('Flux with numNodes removed: refused, Trainer v2.3.0 cannot build it', () => {
     const flux = edited(upstreamRuntime('torch'), (r) => (r.spec.mlPolicy = { numNodes: 1, flux: {} }));
     const judged = judgeScale({
