@@ -168,17 +168,17 @@ describe(
           refused(await as(asReconciler, ['delete', 'serviceaccount', name, '-n', TEAM]), `delete ${name}`);
         assert.equal((await get(['serviceaccount', 'victim'])).metadata.name, 'victim');
       });
-      it("allowed for the data cache's `<job>-cache` controlled by the TrainJob, with the reconciler's preconditions (foreground)", async () => {
+      it("allowed for the data cache's `<job>-cache` controlled by the TrainJob, with the reconciler's preconditions (background)", async () => {
         await sa('job-cache', [owner(trainJob, true)]);
         const live = await get(['serviceaccount', 'job-cache']);
-        // What initializer-objects.ts sends: a foreground delete with uid and resourceVersion preconditions.
+        // What initializer-objects.ts sends: a background delete with uid and resourceVersion preconditions.
         const r = await as(
           asReconciler,
           ['delete', '--raw', `/api/v1/namespaces/${TEAM}/serviceaccounts/job-cache`, '-f', '-'],
           JSON.stringify({
             kind: 'DeleteOptions',
             apiVersion: 'v1',
-            propagationPolicy: 'Foreground',
+            propagationPolicy: 'Background',
             preconditions: { uid: live.metadata.uid, resourceVersion: live.metadata.resourceVersion },
           }),
         );
