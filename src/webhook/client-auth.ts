@@ -63,6 +63,9 @@ export function watchHandshakes(server: TlsServer, options: HandshakeWatchOption
   const intervalMs = options.intervalMs ?? HANDSHAKE_LOG_INTERVAL_MS;
   const now = options.now ?? Date.now;
   const clocks = new Map<HandshakeFailureReason, { lastLogged: number; unlogged: number }>();
+  // Each reason exported at 0 from the start: increase() in the alert cannot see a series' first
+  // sample, so a counter born at 1 (one forged caller, one probe) would never fire it.
+  for (const reason of Object.keys(ADVICE) as HandshakeFailureReason[]) metrics.tlsHandshakeFailures.inc({ reason }, 0);
 
   const failed = (reason: HandshakeFailureReason, socket: TLSSocket, detail: string | undefined) => {
     metrics.tlsHandshakeFailures.inc({ reason });

@@ -218,6 +218,18 @@ describe('the client CA file is re-read', () => {
 });
 
 describe('failed handshakes in the log', () => {
+  it('each reason is exported at 0 from the start, so the alert sees the first failure', async () => {
+    const metrics = createMetrics();
+    watchHandshakes(new EventEmitter() as unknown as TlsServer, { logger: captureLogs().logger, metrics });
+    const { values } = await metrics.tlsHandshakeFailures.get();
+    assert.deepEqual(values.map((v) => [v.labels.reason, v.value]).sort(), [
+      ['client_name_not_allowed', 0],
+      ['no_client_certificate', 0],
+      ['other', 0],
+      ['untrusted_client_certificate', 0],
+    ]);
+  });
+
   it('once per interval and reason, with the count it stands for', () => {
     const server = new EventEmitter();
     const { logger, lines } = captureLogs();
