@@ -253,7 +253,7 @@ describe(
           return { code: status?.code ?? 1, stdout: '', stderr: status?.message ?? String(err) };
         }
       };
-      it('refused: a label, an annotation, an owner that is neither the TrainJob nor its JobSet, an owner of another name, an owner other than the TrainJob or JobSet dropped', async () => {
+      it('refused: a label, an annotation, an owner that is neither the TrainJob nor its JobSet, an owner of another name, an owner other than the TrainJob or JobSet dropped, a TrainJob or JobSet owner on a claim neither owns', async () => {
         // Another owner beside the JobSet (it exists: the garbage collector would take the claim otherwise).
         await cp.kubectl(['create', 'configmap', 'keeper', '-n', TEAM]);
         const keeper = await get(['configmap', 'keeper']);
