@@ -26,11 +26,34 @@ const ADVICE: Record<HandshakeFailureReason, string> = {
   other: 'TLS handshake failed',
 };
 
+/**
+ * Which client CA bundle a connection was verified under. Node verifies a client certificate once,
+ * at the handshake; a CA reload (--client-ca re-read) starts a new generation, and a connection
+ * verified under an earlier one no longer counts as the API server's: it is closed when idle, or
+ * after the response it is sending, so a certificate of a CA just dropped from the bundle cannot
+ * keep a kept-alive connection for good.
+ */
+export class ClientTrust {
+  generation = 0;
+  private readonly renewed: (() => void)[] = [];
+  onRenew(listener: () => void): void {
+    this.renewed.push(listener);
+  }
+  renew(): void {
+    this.generation++;
+    for (const listener of this.renewed) listener();
+  }
+}
+
+const VERIFIED_UNDER = Symbol('verifiedUnder');
+
 export interface HandshakeWatchOptions {
   logger: Logger;
   metrics: WebhookMetrics;
   /** --client-name: a verified certificate must carry one of these as its CN or a DNS name. */
   names?: readonly string[];
+  /** With --client-ca: each connection is stamped with the trust generation it was verified under. */
+  trust?: ClientTrust;
   intervalMs?: number;
   now?: () => number;
 }
@@ -63,6 +86,9 @@ export function watchHandshakes(server: TlsServer, options: HandshakeWatchOption
   const intervalMs = options.intervalMs ?? HANDSHAKE_LOG_INTERVAL_MS;
   const now = options.now ?? Date.now;
   const clocks = new Map<HandshakeFailureReason, { lastLogged: number; unlogged: number }>();
+  // Each reason exported at 0 from the start: increase() in the alert cannot see a series' first
+  // sample, so a counter born at 1 (one forged caller, one probe) would never fire it.
+  for (const reason of Object.keys(ADVICE) as HandshakeFailureReason[]) metrics.tlsHandshakeFailures.inc({ reason }, 0);
 
   const failed = (reason: HandshakeFailureReason, socket: TLSSocket, detail: string | undefined) => {
     metrics.tlsHandshakeFailures.inc({ reason });
@@ -90,6 +116,13 @@ export function watchHandshakes(server: TlsServer, options: HandshakeWatchOption
     failed(reason, socket, reason === 'untrusted_client_certificate' ? String(socket.authorizationError) : err.code);
   });
 
+  const trust = options.trust;
+  if (trust) {
+    server.prependListener('secureConnection', (socket: TLSSocket) => {
+      (socket as TLSSocket & { [VERIFIED_UNDER]?: number })[VERIFIED_UNDER] = trust.generation;
+    });
+  }
+
   const names = options.names;
   if (names && names.length > 0) {
     // Before the HTTP server takes the socket: a request sent with the handshake's last flight
@@ -103,7 +136,11 @@ export function watchHandshakes(server: TlsServer, options: HandshakeWatchOption
   }
 }
 
-/** Whether a request came over a connection whose client certificate was verified (--client-ca). */
-export function verifiedCaller(socket: unknown): boolean {
-  return (socket as Partial<TLSSocket> | null)?.authorized === true;
+/**
+ * Whether a request came over a connection whose client certificate was verified (--client-ca),
+ * with `trust`: under the client CA bundle in force now.
+ */
+export function verifiedCaller(socket: unknown, trust?: ClientTrust): boolean {
+  const s = socket as (Partial<TLSSocket> & { [VERIFIED_UNDER]?: number }) | null;
+  return s?.authorized === true && (!trust || s[VERIFIED_UNDER] === trust.generation);
 }

@@ -18,6 +18,7 @@ import type { KeyPair } from '../certs/keypair.ts';
 import { watchCertificates } from '../certs/reloader.ts';
 import { replaceServingMaterial, type ServingMaterial } from '../certs/serving-options.ts';
 import { watchClientCa } from '../certs/client-ca.ts';
+import { ClientTrust } from './client-auth.ts';
 import { ensureSelfSignedCert } from '../certs/selfsigned.ts';
 import type { CertRotation } from '../certs/rotator.ts';
 import type { ApiClient } from '../cluster/api-request.ts';
@@ -212,12 +213,13 @@ export async function startServe(config: ServeConfig, deps: ServeDeps): Promise<
   let admission: FastifyInstance;
   let admissionUrl: string;
   let pair: KeyPair;
+  const trust = new ClientTrust();
   try {
     await deps.certificateReady;
     state = 'starting';
     pair = await loadServingCert(config, logger);
     admission = await buildAdmissionServer(
-      { tls: pair, drain: deps.drain, ...(config.clientAuth ? { clientAuth: config.clientAuth } : {}) },
+      { tls: pair, drain: deps.drain, ...(config.clientAuth ? { clientAuth: { ...config.clientAuth, trust } } : {}) },
       { validator: deps.validator, logger, metrics, handoff },
     );
     admissionUrl = await listenOn(admission, config.host, config.port);
@@ -225,7 +227,7 @@ export async function startServe(config: ServeConfig, deps: ServeDeps): Promise<
     await ops.close();
     throw err;
   }
-  const reloader = followServingMaterial(config, admission, pair, logger, metrics);
+  const reloader = followServingMaterial(config, admission, pair, trust, logger, metrics);
   state = 'serving';
   logger.info(
     {
@@ -272,6 +274,7 @@ function followServingMaterial(
   config: ServeConfig,
   admission: FastifyInstance,
   pair: KeyPair,
+  trust: ClientTrust,
   logger: Logger,
   metrics: WebhookMetrics,
 ): { close(): void } {
@@ -291,7 +294,10 @@ function followServingMaterial(
     ? watchClientCa({
         file: config.clientAuth.caFile,
         current: config.clientAuth.ca,
-        apply: (clientCa) => serve({ ...served, clientCa }),
+        apply: (clientCa) => {
+          serve({ ...served, clientCa });
+          trust.renew();
+        },
         logger,
       })
     : undefined;

@@ -1,7 +1,7 @@
 // The admission server: HTTPS, the two webhook routes, and limits that fit the API server.
 import Fastify, { LogController } from 'fastify';
 import type { FastifyBaseLogger, FastifyError, FastifyInstance } from 'fastify';
-import type { ServerResponse } from 'node:http';
+import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { Server as HttpsServer } from 'node:https';
 import type { Server as TlsServer } from 'node:tls';
 import type { Validator } from '../rules/contract.ts';
@@ -15,7 +15,7 @@ import type { WebhookMetrics } from '../observability/metrics.ts';
 import { instrumentWebhookPaths } from '../observability/webhook-http-metrics.ts';
 import type { KeyPair } from '../certs/keypair.ts';
 import { serverTlsOptions } from '../certs/serving-options.ts';
-import { verifiedCaller, watchHandshakes } from './client-auth.ts';
+import { ClientTrust, verifiedCaller, watchHandshakes } from './client-auth.ts';
 import { useLosslessJsonBodies } from './json-body.ts';
 import { boundBodiesInFlight, ByteBudget, MAX_SIZE_BODIES_IN_FLIGHT } from './body-budget.ts';
 import { countChangeReadsBudget, DecisionBudget, moveHeld } from './decision-budget.ts';
@@ -45,7 +45,7 @@ export interface AdmissionServerConfig {
    * (and, with `names`, must name one of them); a request over such a connection counts as the
    * API server's (AdmissionInput.callerAuthenticated).
    */
-  clientAuth?: { ca: Buffer; names?: readonly string[] };
+  clientAuth?: { ca: Buffer; names?: readonly string[]; trust?: ClientTrust };
   bodyLimit?: number;
   /** Request body bytes held at once (body-budget.ts); defaults to two maximum-size bodies. */
   bodyBudget?: ByteBudget;
@@ -98,11 +98,29 @@ export async function buildAdmissionServer(
     drain.start();
   });
 
+  const trust = config.clientAuth ? (config.clientAuth.trust ?? new ClientTrust()) : undefined;
   watchHandshakes(app.server as unknown as TlsServer, {
     logger: deps.logger.child({ server: 'admission' }),
     metrics: deps.metrics,
     names: config.clientAuth?.names,
+    ...(trust ? { trust } : {}),
   });
+  if (trust) {
+    // A connection verified under a client CA bundle no longer in force: closed when idle (the
+    // API server retries on a fresh connection), or after the response it is sending.
+    const answering = new Set<ServerResponse>();
+    app.server.prependListener('request', (_req: IncomingMessage, res: ServerResponse) => {
+      answering.add(res);
+      res.once('close', () => answering.delete(res));
+    });
+    trust.onRenew(() => {
+      app.server.closeIdleConnections();
+      for (const res of answering) {
+        if (!res.headersSent) res.setHeader('connection', 'close');
+        else res.once('finish', () => res.socket?.end());
+      }
+    });
+  }
 
   useLosslessJsonBodies(app, config.decisionBudget ?? new DecisionBudget());
   boundBodiesInFlight(app, config.bodyBudget ?? new ByteBudget(MAX_SIZE_BODIES_IN_FLIGHT * bodyLimit), bodyLimit);
@@ -115,7 +133,7 @@ export async function buildAdmissionServer(
     handoff: deps.handoff ?? noHandoff,
     holdWhileReading: (res) => moveHeld(res, countChanges),
     // Without --client-ca no connection is verified, so no caller counts as authenticated.
-    ...(config.clientAuth ? { callerAuthenticated: (res: ServerResponse) => verifiedCaller(res.socket) } : {}),
+    ...(trust ? { callerAuthenticated: (res: ServerResponse) => verifiedCaller(res.socket, trust) } : {}),
   });
   registerMutateRoute(app, { ...edge, now: deps.now ?? (() => new Date()) });
 

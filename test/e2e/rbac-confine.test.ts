@@ -213,7 +213,7 @@ describe(
     });
 
     describe('PVC patch', () => {
-      const pvc = async (name: string, more: Obj[] = []): Promise<Obj> => {
+      const pvc = async (name: string, more: Obj[] = [], ownedByJobSet = true): Promise<Obj> => {
         await cp.applyYaml(
           toYaml([
             {
@@ -223,7 +223,10 @@ describe(
                 name,
                 namespace: TEAM,
                 labels: { team: 'a' },
-                ownerReferences: [{ ...owner(jobSet, true), blockOwnerDeletion: true }, ...more],
+                ownerReferences: [
+                  ...(ownedByJobSet ? [{ ...owner(jobSet, true), blockOwnerDeletion: true }] : []),
+                  ...more,
+                ],
               },
               spec: { accessModes: ['ReadWriteOnce'], resources: { requests: { storage: '1Gi' } } },
             },
@@ -250,7 +253,7 @@ describe(
           return { code: status?.code ?? 1, stdout: '', stderr: status?.message ?? String(err) };
         }
       };
-      it('refused: a label, an annotation, an owner that is neither the TrainJob nor its JobSet, an owner of another name, an owner other than the TrainJob or JobSet dropped', async () => {
+      it('refused: a label, an annotation, an owner that is neither the TrainJob nor its JobSet, an owner of another name, an owner other than the TrainJob or JobSet dropped, a TrainJob or JobSet owner on a claim neither owns', async () => {
         // Another owner beside the JobSet (it exists: the garbage collector would take the claim otherwise).
         await cp.kubectl(['create', 'configmap', 'keeper', '-n', TEAM]);
         const keeper = await get(['configmap', 'keeper']);
@@ -282,6 +285,28 @@ describe(
         ];
         for (const [what, ops] of cases) refused(await patch('work-job', ops), what);
         assert.deepEqual((await get(['pvc', 'work-job'])).metadata.ownerReferences, claim.metadata.ownerReferences);
+        // Another application's claim whose name merely ends like a TrainJob's (`<x>-<job>`): an owner
+        // TrainJob or JobSet with a made-up uid would have the garbage collector delete it.
+        const bystander = await pvc(
+          'postgres-0',
+          [{ ...owner(keeper, false), apiVersion: 'v1', kind: 'ConfigMap' }],
+          false,
+        );
+        for (const kind of ['TrainJob', 'JobSet']) {
+          const made = {
+            ...owner(kind === 'TrainJob' ? trainJob : jobSet, false),
+            name: '0',
+            uid: '00000000-0000-0000-0000-000000000000',
+          };
+          refused(
+            await patch('postgres-0', [{ op: 'add', path: '/metadata/ownerReferences/-', value: made }]),
+            `a ${kind} owner on a claim no TrainJob or JobSet owns`,
+          );
+        }
+        assert.deepEqual(
+          (await get(['pvc', 'postgres-0'])).metadata.ownerReferences,
+          bystander.metadata.ownerReferences,
+        );
       });
 
       it('allowed: the release before a rebuild and the hand-back after it, as src/rebuild/pvc-plan.ts plans them', async () => {

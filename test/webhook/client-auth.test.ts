@@ -5,7 +5,7 @@
 import assert from 'node:assert/strict';
 import { EventEmitter } from 'node:events';
 import { mkdtemp, rm, writeFile } from 'node:fs/promises';
-import { request } from 'node:https';
+import { Agent, request } from 'node:https';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
@@ -13,9 +13,18 @@ import type { Server as TlsServer } from 'node:tls';
 import { ConfigError, parseServeArgs } from '../../src/webhook/config.ts';
 import { createMetrics } from '../../src/observability/metrics.ts';
 import { startServe, type ServeHandle } from '../../src/webhook/run.ts';
-import { watchHandshakes } from '../../src/webhook/client-auth.ts';
+import { ClientTrust, watchHandshakes } from '../../src/webhook/client-auth.ts';
+import { buildAdmissionServer } from '../../src/webhook/server.ts';
+import { replaceServingMaterial } from '../../src/certs/serving-options.ts';
 import { watchClientCa } from '../../src/certs/client-ca.ts';
-import { createCA, issueClientCert, issueServingCert, writeKeyPair, type KeyPairPem } from '../harness/pki.ts';
+import {
+  createCA,
+  issueClientCert,
+  issueServingCert,
+  writeKeyPair,
+  type CertificateAuthority,
+  type KeyPairPem,
+} from '../harness/pki.ts';
 import { VALIDATE, captureLogs, fakeValidator, review, type FakeValidator } from './fixtures.ts';
 
 async function tempDir(): Promise<string> {
@@ -217,7 +226,89 @@ describe('the client CA file is re-read', () => {
   });
 });
 
+describe('a client CA reload', () => {
+  it('ends connections verified under the previous bundle: an idle one at once, a busy one after its response', async () => {
+    const ca = await createCA('first-ca');
+    const next = await createCA('next-ca');
+    const serving = await issueServingCert(ca, 'localhost');
+    const client = await issueClientCert(ca, 'kube-apiserver');
+    const pair = { cert: Buffer.from(serving.certPem), key: Buffer.from(serving.keyPem) };
+    const trust = new ClientTrust();
+    let release!: () => void;
+    const gate = new Promise<void>((r) => (release = r));
+    let hold = false;
+    const validator = fakeValidator(async () => {
+      if (hold) await gate;
+      return { causes: [], warnings: [] };
+    });
+    const app = await buildAdmissionServer(
+      { tls: pair, clientAuth: { ca: Buffer.from(ca.certPem), trust } },
+      { validator, logger: captureLogs().logger, metrics: createMetrics() },
+    );
+    const url = await app.listen({ port: 0, host: '127.0.0.1' });
+    after(() => app.close());
+    const agent = (cert: KeyPairPem) => {
+      const a = new Agent({ keepAlive: true, maxSockets: 1, ca: ca.certPem, cert: cert.certPem, key: cert.keyPem });
+      after(() => a.destroy());
+      return a;
+    };
+    const send = (via: Agent) =>
+      new Promise<{ status: number; connection?: string } | { error: string }>((resolve) => {
+        const req = request(
+          url + VALIDATE,
+          { method: 'POST', agent: via, headers: { 'content-type': 'application/json' } },
+          (res) => {
+            res.resume();
+            res.on('end', () => resolve({ status: res.statusCode ?? 0, connection: res.headers.connection }));
+          },
+        );
+        req.on('error', (err: NodeJS.ErrnoException) => resolve({ error: err.code ?? err.message }));
+        req.end(JSON.stringify(review('UPDATE', { uid: 'mtls' })));
+      });
+    const reload = (bundle: CertificateAuthority) => {
+      replaceServingMaterial(app.server as unknown as TlsServer, { pair, clientCa: Buffer.from(bundle.certPem) });
+      trust.renew();
+    };
+
+    // Idle: closed at once, so the next request needs a handshake the new bundle refuses.
+    const idle = agent(client);
+    assert.deepEqual(await send(idle), { status: 200, connection: 'keep-alive' });
+    reload(next);
+    const afterReload = await send(idle);
+    assert.ok(
+      'error' in afterReload,
+      `an idle connection from before the reload was answered: ${JSON.stringify(afterReload)}`,
+    );
+    assert.equal(validator.calls.length, 1);
+
+    // Busy: its answer goes out, with Connection: close, and the connection ends.
+    const busy = agent(await issueClientCert(next, 'kube-apiserver'));
+    assert.deepEqual(await send(busy), { status: 200, connection: 'keep-alive' });
+    hold = true;
+    const inFlight = send(busy);
+    while (validator.calls.length < 3) await new Promise((r) => setTimeout(r, 10));
+    reload(await createCA('third-ca'));
+    release();
+    assert.deepEqual(await inFlight, { status: 200, connection: 'close' });
+    const again = await send(busy);
+    assert.ok('error' in again, `a busy connection from before the reload was kept: ${JSON.stringify(again)}`);
+    assert.equal(validator.calls.length, 3);
+  });
+});
+
 describe('failed handshakes in the log', () => {
+  it('each reason is exported at 0 from the start, so the alert sees the first failure', async () => {
+    const metrics = createMetrics();
+    watchHandshakes(new EventEmitter() as unknown as TlsServer, { logger: captureLogs().logger, metrics });
+    const { values } = await metrics.tlsHandshakeFailures.get();
+    assert.deepEqual(values.map((v) => [v.labels.reason, v.value]).sort(), [
+      ['client_name_not_allowed', 0],
+      ['no_client_certificate', 0],
+      ['other', 0],
+      ['untrusted_client_certificate', 0],
+    ]);
+  });
+
   it('once per interval and reason, with the count it stands for', () => {
     const server = new EventEmitter();
     const { logger, lines } = captureLogs();
