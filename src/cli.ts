@@ -12,7 +12,7 @@ Commands:
   serve       run the HTTPS admission webhook (validating + mutating) for TrainJobs
   review      decide one change offline from files (--old, --new), print the webhook's answer
   rules       print the rule table, or generate the CRD patch / ValidatingAdmissionPolicy from it
-  reconcile   run the reconciler sidecar
+  reconcile   run the reconciler (its own Deployment, or a sidecar in the webhook's pod)
   settle      before an uninstall: finish or revert every numNodes change not carried out yet
 
 Run "trainjob-webhook <command> --help" for the flags of a command.`;

@@ -174,6 +174,6 @@ const nodes = (n: unknown): string =>
 function rebuildWarning(from: unknown, to: unknown, suspended: boolean): string {
   const change = `spec.trainer.numNodes changes from ${from === undefined ? "the runtime's default" : shown(from)} to ${to === undefined ? "the runtime's default" : shown(to)}`;
   return suspended
-    ? `${change}: the JobSet is rebuilt with ${nodes(to)} as soon as it is suspended and none of its pods runs or is terminating (the reconciler sidecar deletes it and it is re-created, suspended); the training runs on ${nodes(to)} once the TrainJob is resumed`
-    : `${change}: the JobSet is rebuilt with ${nodes(to)} as soon as none of its pods runs or is terminating (the reconciler sidecar deletes the suspended JobSet and it is re-created and starts at once)`;
+    ? `${change}: the JobSet is rebuilt with ${nodes(to)} as soon as it is suspended and none of its pods runs or is terminating (the reconciler deletes it and it is re-created, suspended); the training runs on ${nodes(to)} once the TrainJob is resumed`
+    : `${change}: the JobSet is rebuilt with ${nodes(to)} as soon as none of its pods runs or is terminating (the reconciler deletes the suspended JobSet and it is re-created and starts at once)`;
 }

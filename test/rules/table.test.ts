@@ -426,7 +426,7 @@ describe('warnings on allowed numNodes changes', () => {
     );
     assert.deepEqual(v.warnings, [], 'said only once the change is admitted (numNodesChange.warnings)');
     assert.deepEqual(v.numNodesChange?.warnings, [
-      'spec.trainer.numNodes changes from 1 to 3: the JobSet is rebuilt with 3 nodes as soon as it is suspended and none of its pods runs or is terminating (the reconciler sidecar deletes it and it is re-created, suspended); the training runs on 3 nodes once the TrainJob is resumed',
+      'spec.trainer.numNodes changes from 1 to 3: the JobSet is rebuilt with 3 nodes as soon as it is suspended and none of its pods runs or is terminating (the reconciler deletes it and it is re-created, suspended); the training runs on 3 nodes once the TrainJob is resumed',
     ]);
   });
   it('resume and scale in one update: the rebuilt JobSet starts at once', () => {
@@ -436,7 +436,7 @@ describe('warnings on allowed numNodes changes', () => {
       suspended,
     );
     assert.deepEqual(v.numNodesChange?.warnings, [
-      'spec.trainer.numNodes changes from 1 to 2: the JobSet is rebuilt with 2 nodes as soon as none of its pods runs or is terminating (the reconciler sidecar deletes the suspended JobSet and it is re-created and starts at once)',
+      'spec.trainer.numNodes changes from 1 to 2: the JobSet is rebuilt with 2 nodes as soon as none of its pods runs or is terminating (the reconciler deletes the suspended JobSet and it is re-created and starts at once)',
     ]);
   });
   it('back to the runtime default', () => {

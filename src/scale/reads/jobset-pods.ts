@@ -1,6 +1,6 @@
 // What the webhook tells the user about the TrainJob's JobSet when it admits a numNodes change:
 // the pods of the old JobSet that still run or terminate, which the rebuild waits for. Advisory
-// only: pods that still run are no reason to refuse (the reconciler sidecar deletes nothing while
+// only: pods that still run are no reason to refuse (the reconciler deletes nothing while
 // any of them exists, and Kueue resizes a job by exactly the update that suspends it and changes
 // its count), so nothing here refuses, and a read that failed or timed out admits the change with
 // a warning (fail open): the decision was already made by the rules, and the sidecar checks the
