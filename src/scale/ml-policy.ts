@@ -87,17 +87,8 @@ export function expectedNodeShape(trainJob: TrainJob, runtime: Runtime): ShapeRe
   const numNodes = effectiveNumNodes(trainJob, runtime);
   const trainer = { by: 'ancestor-label', value: ANCESTOR_TRAINER } as const;
   switch (policy.kind) {
+    // torch and jax: the node job runs numNodes pods and its count env says numNodes.
     case 'torch':
-      return {
-        known: true,
-        shape: {
-          policy,
-          numNodes,
-          replicatedJob: trainer,
-          count: numNodes,
-          env: { container: NODE, name: COUNT_ENV.torch, value: String(numNodes) },
-        },
-      };
     case 'jax':
       return {
         known: true,
@@ -106,7 +97,7 @@ export function expectedNodeShape(trainJob: TrainJob, runtime: Runtime): ShapeRe
           numNodes,
           replicatedJob: trainer,
           count: numNodes,
-          env: { container: NODE, name: COUNT_ENV.jax, value: String(numNodes) },
+          env: { container: NODE, name: COUNT_ENV[policy.kind], value: String(numNodes) },
         },
       };
     // XGBoost's DMLC_NUM_WORKER is numNodes times the GPUs per node: the count alone tells a stale JobSet.
