@@ -1,5 +1,6 @@
 // Polling and small network helpers for waiting on components to come up.
 import { request } from 'node:https';
+import { readFileSync } from 'node:fs';
 import { createServer, type AddressInfo, type Server } from 'node:net';
 import type { TrackedProcess } from './process.ts';
 
@@ -47,25 +48,49 @@ export async function waitFor<T>(
 }
 
 /**
- * Ports the OS says are free on 127.0.0.1 right now, all distinct (each listener stays open
- * until all are chosen, so the OS cannot hand out the same port twice).
+ * The lowest port of the kernel's ephemeral range (the ports bind(0) and every outgoing
+ * connection's source port come from). A port chosen inside it can be taken between our check and
+ * the listener's bind by any client connection on the machine: CI lost a reconciler that way
+ * (`listen EADDRINUSE`). Chosen below it, only another listener could take it.
+ */
+function ephemeralLow(): number {
+  try {
+    const low = Number(readFileSync('/proc/sys/net/ipv4/ip_local_port_range', 'utf8').trim().split(/\s+/)[0]);
+    return Number.isInteger(low) && low > LOWEST_CHOSEN + 1000 ? low : 32768;
+  } catch {
+    return 32768; // Linux's default; other systems: the same range is a fair guess
+  }
+}
+
+/** Above the fixed ports the components use (etcd 2379, kubelet 10250, controllers' 8080-9443…). */
+const LOWEST_CHOSEN = 11000;
+
+function listenOn(port: number): Promise<Server | undefined> {
+  return new Promise((resolve) => {
+    const server = createServer();
+    server.unref();
+    server.once('error', () => resolve(undefined));
+    server.listen(port, '127.0.0.1', () => resolve(server));
+  });
+}
+
+/**
+ * Ports free on 127.0.0.1 right now, all distinct, chosen at random below the ephemeral range
+ * (see ephemeralLow). Each listener stays open until all are chosen.
  */
 export async function freePorts(n: number): Promise<number[]> {
-  const servers = await Promise.all(
-    Array.from(
-      { length: n },
-      () =>
-        new Promise<Server>((resolve, reject) => {
-          const server = createServer();
-          server.unref();
-          server.once('error', reject);
-          server.listen(0, '127.0.0.1', () => resolve(server));
-        }),
-    ),
-  );
-  const ports = servers.map((s) => (s.address() as AddressInfo).port);
-  await Promise.all(servers.map((s) => new Promise((resolve) => s.close(resolve))));
-  return ports;
+  const high = ephemeralLow() - 1;
+  const held: Server[] = [];
+  try {
+    for (let tries = 0; held.length < n; tries++) {
+      if (tries > 200 + n * 10) throw new Error(`no ${n} free ports found in ${LOWEST_CHOSEN}-${high}`);
+      const server = await listenOn(LOWEST_CHOSEN + Math.floor(Math.random() * (high - LOWEST_CHOSEN + 1)));
+      if (server) held.push(server);
+    }
+    return held.map((s) => (s.address() as AddressInfo).port);
+  } finally {
+    await Promise.all(held.map((s) => new Promise((resolve) => s.close(resolve))));
+  }
 }
 
 export async function freePort(): Promise<number> {
