@@ -147,9 +147,17 @@ const LAYERS = [
     mayImport: ['rebuild', 'scale', 'handoff', 'api', 'cluster', 'observability', 'process', 'json', 'field'],
   },
   {
+    name: 'plugin',
+    is:
+      'the kubectl plugin (kubectl trainjob scale, status): its pure steps, status view and flags, and its ' +
+      "reads and writes with the user's own credentials.",
+    mayImport: ['rebuild', 'scale', 'api', 'cluster', 'json'],
+  },
+  {
     name: 'commands',
-    is: 'the CLI commands (serve, review, rules, reconcile), each wiring the layers below.',
+    is: 'the CLI commands (serve, review, rules, reconcile, settle, scale, status), each wiring the layers below.',
     mayImport: [
+      'plugin',
       'webhook',
       'scale/reads',
       'scale',

@@ -14,6 +14,8 @@ Commands:
   rules       print the rule table, or generate the CRD patch / ValidatingAdmissionPolicy from it
   reconcile   run the reconciler (its own Deployment, or a sidecar in the webhook's pod)
   settle      before an uninstall: finish or revert every numNodes change not carried out yet
+  scale       scale a TrainJob to N nodes: pause, set numNodes, resume, wait (also: kubectl trainjob scale)
+  status      a TrainJob's node count, rebuild and Kueue admission (also: kubectl trainjob status)
 
 Run "trainjob-webhook <command> --help" for the flags of a command.`;
 
@@ -40,6 +42,15 @@ const COMMANDS: Record<string, { run: Command; usage: () => Promise<string> }> =
   settle: {
     run: async (args, io) => (await import('./commands/settle.ts')).settleCommand(args, io),
     usage: async () => (await import('./commands/settle.ts')).SETTLE_USAGE,
+  },
+  // The kubectl plugin's commands (bin/kubectl-trainjob), with the user's kubeconfig.
+  scale: {
+    run: async (args, io) => (await import('./commands/trainjob.ts')).scaleCommand(args, io),
+    usage: async () => (await import('./commands/trainjob.ts')).projectUsage('scale'),
+  },
+  status: {
+    run: async (args, io) => (await import('./commands/trainjob.ts')).statusCommand(args, io),
+    usage: async () => (await import('./commands/trainjob.ts')).projectUsage('status'),
   },
 };
 

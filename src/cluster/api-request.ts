@@ -19,6 +19,8 @@ const IDLE_SOCKET_MS = 30_000;
 export interface ApiResponse {
   status: number;
   body: Buffer;
+  /** The response's headers (the API server's `warning` headers: kubectl trainjob shows them). */
+  headers?: http.IncomingHttpHeaders;
 }
 
 export type ApiMethod = 'GET' | 'POST' | 'PUT' | 'PATCH' | 'DELETE';
@@ -300,7 +302,9 @@ function exchange({ url, path, method, agent, headers, payload, signal, maxBytes
         }
         chunks.push(chunk);
       });
-      res.once('end', () => resolve({ status: res.statusCode ?? 0, body: Buffer.concat(chunks, size) }));
+      res.once('end', () =>
+        resolve({ status: res.statusCode ?? 0, body: Buffer.concat(chunks, size), headers: res.headers }),
+      );
       res.on('error', reject);
       res.once('close', () => {
         if (!res.complete) reject(new ApiTransportError('the connection closed before the whole response arrived'));

@@ -12,6 +12,7 @@ export function loadKubeConfig(access: ClusterAccess): KubeConfig | undefined {
   if (access.mode === 'kubeconfig') {
     try {
       kc.loadFromFile(access.path);
+      if (access.context !== undefined) kc.setCurrentContext(access.context);
     } catch (err) {
       throw new Error(`--kubeconfig ${access.path}: ${(err as Error).message.split('\n')[0]}`, { cause: err });
     }

@@ -23,7 +23,7 @@ export async function connectCluster(access: ClusterAccess): Promise<ClusterConn
         throw new Error('in-cluster access without KUBERNETES_SERVICE_HOST and KUBERNETES_SERVICE_PORT');
       return { client: apiClient(directConnection(inClusterAccess(access.host, access.port))), via: 'direct' };
     case 'kubeconfig': {
-      const loaded = await loadKubeconfigFile(access.path);
+      const loaded = await loadKubeconfigFile(access.path, access.context);
       if (loaded.kind === 'client-node') {
         const [{ loadKubeConfig }, { kubeConfigConnection }] = await Promise.all([
           import('./client-node.ts'),

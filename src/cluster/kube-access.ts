@@ -23,7 +23,8 @@ import { proxyCredentialsProblem } from './proxy-credentials.ts';
  */
 export type ClusterAccess =
   | { mode: 'none' }
-  | { mode: 'kubeconfig'; path: string }
+  /** `context`: the kubeconfig context to use instead of its current-context (kubectl's --context). */
+  | { mode: 'kubeconfig'; path: string; context?: string }
   /**
    * Detected from KUBERNETES_SERVICE_HOST/PORT, which the kubelet sets in every pod; the commands'
    * configs keep them here.
@@ -141,11 +142,13 @@ function refuseDuplicateNames(doc: Obj): void {
  * against `dir`. Throws an Error whose message is one line: the reason.
  */
 // eslint-disable-next-line complexity -- one case per kubeconfig field, as client-go's loader reads them
-export function accessFromKubeconfig(doc: unknown, dir: string): LoadedAccess {
+export function accessFromKubeconfig(doc: unknown, dir: string, contextName?: string): LoadedAccess {
   // An empty file, a scalar or a list: like a file without current-context, it names no cluster.
   if (!isObject(doc)) throw new Error('no current context with a cluster');
   refuseDuplicateNames(doc);
-  const current = doc['current-context'];
+  if (contextName !== undefined && !entry(doc, 'contexts', 'context', contextName))
+    throw new Error(`context "${contextName}" does not exist`);
+  const current = contextName ?? doc['current-context'];
   if (current !== undefined && current !== null && typeof current !== 'string')
     throw new Error('current-context must be a string');
   const context = current ? entry(doc, 'contexts', 'context', current) : undefined;
@@ -247,13 +250,13 @@ export function filesOf(access: KubeAccess): string[] {
 }
 
 /** Reads and parses a kubeconfig file; errors are one line, `--kubeconfig PATH: reason`. */
-export async function loadKubeconfigFile(file: string): Promise<LoadedAccess> {
+export async function loadKubeconfigFile(file: string, context?: string): Promise<LoadedAccess> {
   try {
     const text = await readBounded(file, MAX_KUBECONFIG_BYTES);
     // yaml costs ~20 MiB at import: only here, as for every YAML input.
     const { parse } = await import('yaml');
     // maxAliasCount refuses an alias bomb; JSON is YAML too.
-    const loaded = accessFromKubeconfig(parse(text, { maxAliasCount: 100 }), path.dirname(path.resolve(file)));
+    const loaded = accessFromKubeconfig(parse(text, { maxAliasCount: 100 }), path.dirname(path.resolve(file)), context);
     if (loaded.kind === 'direct') for (const f of filesOf(loaded.access)) await readFile(f);
     return loaded;
   } catch (err) {

@@ -1,0 +1,184 @@
+// The plugin's reads and writes, with the user's own credentials (kubeconfig, --context,
+// impersonation and proxy through src/cluster/): the TrainJob, its JobSet, pods, runtime and Kueue
+// Workloads, SelfSubjectAccessReviews, and the TrainJob's update (whole object, its resourceVersion
+// tested) with the API server's warnings. A refusal is an ApiRefusal carrying the Status.
+import {
+  CLUSTER_TRAINING_RUNTIME,
+  JOBSET,
+  JOBSET_NAME_LABEL,
+  RUNTIME_SNAPSHOT_KEY,
+  RUNTIME_SNAPSHOT_SUFFIX,
+  TRAINING_RUNTIME,
+  TRAINJOB,
+} from '../api/names.ts';
+import type { JobSet, Runtime, RuntimeSpec, TrainJob } from '../api/objects.ts';
+import type { ApiClient } from '../cluster/api-request.ts';
+import { connectCluster } from '../cluster/connect.ts';
+import { isObject } from '../json/object.ts';
+import { statusOf, type ApiStatus } from './kubectl-error.ts';
+import { isWorkloadOf, KUEUE_QUEUE_LABEL, podView, workloadView, type KueueView, type Observed } from './observed.ts';
+
+export const WORKLOADS = { group: 'kueue.x-k8s.io', version: 'v1beta2', plural: 'workloads' } as const;
+const MAX_BYTES = 64 * 1024 * 1024;
+const CALL_MS = 30_000;
+
+export class ApiRefusal extends Error {
+  override name = 'ApiRefusal';
+  readonly status: ApiStatus;
+  constructor(status: ApiStatus) {
+    super(status.message);
+    this.status = status;
+  }
+}
+
+export interface Right {
+  verb: string;
+  group: string;
+  resource: string;
+  namespace: string;
+}
+export const showRight = (r: Right) =>
+  `${r.verb} ${r.resource}${r.group ? `.${r.group}` : ''} in namespace ${r.namespace}`;
+
+const seg = encodeURIComponent;
+const apis = (r: { group: string; version: string }) => `/apis/${r.group}/${r.version}`;
+
+/** The warnings of an answer (RFC 7234 `299 - "text"`), as kubectl prints them. */
+function warningsOf(headers: Record<string, string | string[] | undefined> | undefined): string[] {
+  const raw = headers?.warning;
+  const all = Array.isArray(raw) ? raw : raw ? [raw] : [];
+  return all.flatMap((h) => [...h.matchAll(/\d{3} \S+ "((?:[^"\\]|\\.)*)"/g)].map((m) => m[1].replace(/\\(.)/g, '$1')));
+}
+
+export interface Cluster {
+  namespace: string;
+  /** The TrainJob; not found is an ApiRefusal (404), shown as kubectl shows it. */
+  getTrainJob(name: string): Promise<TrainJob>;
+  listTrainJobs(): Promise<TrainJob[]>;
+  /** The update, dry run or not: the object written and the API server's warnings. */
+  updateTrainJob(tj: TrainJob, dryRun?: boolean): Promise<{ object: TrainJob; warnings: string[] }>;
+  /** Kueue's pause: spec.active false on a Workload. */
+  deactivateWorkload(name: string): Promise<void>;
+  observe(tj: TrainJob, runtimes?: Map<string, Runtime | undefined>): Promise<Observed>;
+  allowed(right: Right): Promise<boolean>;
+}
+
+export async function connect(file: string, context: string | undefined, namespace: string): Promise<Cluster> {
+  const connection = await connectCluster({ mode: 'kubeconfig', path: file, ...(context ? { context } : {}) });
+  if (!connection) throw new Error('no cluster');
+  return clusterOf(connection.client, namespace);
+}
+
+// eslint-disable-next-line max-lines-per-function -- the calls share one request helper
+export function clusterOf(api: ApiClient, namespace: string): Cluster {
+  const call = async (method: 'GET' | 'PUT' | 'POST' | 'PATCH', path: string, body?: unknown, contentType?: string) => {
+    const res = await api.request(path, {
+      method,
+      body,
+      ...(contentType ? { contentType } : {}),
+      signal: AbortSignal.timeout(CALL_MS),
+      maxBytes: MAX_BYTES,
+    });
+    const text = res.body.toString('utf8');
+    if (res.status < 200 || res.status > 299) throw new ApiRefusal(statusOf(res.status, text));
+    return { value: JSON.parse(text) as unknown, warnings: warningsOf(res.headers) };
+  };
+  const get = async (path: string) => (await call('GET', path)).value;
+  const optional = async (path: string): Promise<unknown> => {
+    try {
+      return await get(path);
+    } catch (err) {
+      if (err instanceof ApiRefusal && (err.status.code === 404 || err.status.code === 403)) return undefined;
+      throw err;
+    }
+  };
+  const items = (v: unknown): unknown[] => (isObject(v) && Array.isArray(v.items) ? v.items : []);
+  const ns = seg(namespace);
+  const tjPath = (name: string) => `${apis(TRAINJOB)}/namespaces/${ns}/${TRAINJOB.plural}/${seg(name)}`;
+
+  // eslint-disable-next-line complexity -- Trainer's lookup: the snapshot, then runtimeRef's kind
+  const readRuntime = async (tj: TrainJob): Promise<Runtime | undefined> => {
+    const snapshot = await optional(
+      `/api/v1/namespaces/${ns}/configmaps/${seg(`${tj.metadata.name}${RUNTIME_SNAPSHOT_SUFFIX}`)}`,
+    );
+    const text = isObject(snapshot) && isObject(snapshot.data) ? snapshot.data[RUNTIME_SNAPSHOT_KEY] : undefined;
+    if (typeof text === 'string') {
+      const { parse } = await import('yaml');
+      const doc = parse(text) as { kind?: string; metadata?: { name?: string }; spec?: RuntimeSpec } | null;
+      if (doc?.spec)
+        return { kind: doc.kind ?? 'ClusterTrainingRuntime', name: doc.metadata?.name ?? '', spec: doc.spec };
+    }
+    const ref = tj.spec?.runtimeRef ?? {};
+    if (!ref.name) return undefined;
+    const runtime = await optional(
+      ref.kind === 'TrainingRuntime'
+        ? `${apis(TRAINING_RUNTIME)}/namespaces/${ns}/${TRAINING_RUNTIME.plural}/${seg(ref.name)}`
+        : `${apis(CLUSTER_TRAINING_RUNTIME)}/${CLUSTER_TRAINING_RUNTIME.plural}/${seg(ref.name)}`,
+    );
+    return isObject(runtime) && isObject(runtime.spec)
+      ? { kind: ref.kind ?? 'ClusterTrainingRuntime', name: ref.name, spec: runtime.spec as RuntimeSpec }
+      : undefined;
+  };
+
+  const kueueOf = async (tj: TrainJob): Promise<KueueView | undefined> => {
+    const queue = tj.metadata.labels?.[KUEUE_QUEUE_LABEL];
+    if (!queue) return undefined;
+    try {
+      const list = await get(`${apis(WORKLOADS)}/namespaces/${ns}/${WORKLOADS.plural}`);
+      return {
+        queue,
+        workloads: items(list)
+          .filter((w) => isWorkloadOf(w, tj))
+          .map(workloadView),
+      };
+    } catch (err) {
+      if (!(err instanceof ApiRefusal)) throw err;
+      return { queue, workloads: { unreadable: `HTTP ${err.status.code}: ${err.status.message.slice(0, 200)}` } };
+    }
+  };
+
+  return {
+    namespace,
+    getTrainJob: async (name) => (await get(tjPath(name))) as TrainJob,
+    listTrainJobs: async () => items(await get(`${apis(TRAINJOB)}/namespaces/${ns}/${TRAINJOB.plural}`)) as TrainJob[],
+    async updateTrainJob(tj, dryRun) {
+      const out = await call('PUT', `${tjPath(tj.metadata.name ?? '')}${dryRun ? '?dryRun=All' : ''}`, tj);
+      return { object: out.value as TrainJob, warnings: out.warnings };
+    },
+    async deactivateWorkload(name) {
+      await call(
+        'PATCH',
+        `${apis(WORKLOADS)}/namespaces/${ns}/${WORKLOADS.plural}/${seg(name)}`,
+        { spec: { active: false } },
+        'application/merge-patch+json',
+      );
+    },
+    async observe(tj, runtimes) {
+      const name = tj.metadata.name ?? '';
+      const key = `${tj.spec?.runtimeRef?.kind ?? ''}/${tj.spec?.runtimeRef?.name ?? ''}`;
+      const runtime = runtimes?.has(key) ? runtimes.get(key) : await readRuntime(tj);
+      runtimes?.set(key, runtime);
+      const [jobSet, pods, kueue] = await Promise.all([
+        optional(`${apis(JOBSET)}/namespaces/${ns}/${JOBSET.plural}/${seg(name)}`),
+        get(`/api/v1/namespaces/${ns}/pods?labelSelector=${seg(`${JOBSET_NAME_LABEL}=${name}`)}`),
+        kueueOf(tj),
+      ]);
+      return {
+        trainJob: tj,
+        ...(jobSet ? { jobSet: jobSet as JobSet } : {}),
+        pods: items(pods).map(podView),
+        ...(kueue ? { kueue } : {}),
+        ...(runtime ? { runtime } : {}),
+      };
+    },
+    async allowed(right) {
+      const review = await call('POST', '/apis/authorization.k8s.io/v1/selfsubjectaccessreviews', {
+        apiVersion: 'authorization.k8s.io/v1',
+        kind: 'SelfSubjectAccessReview',
+        spec: { resourceAttributes: right },
+      });
+      const status = isObject(review.value) && isObject(review.value.status) ? review.value.status : {};
+      return status.allowed === true;
+    },
+  };
+}

@@ -1,0 +1,328 @@
+// `kubectl trainjob scale NAME --nodes N`, the I/O edge: the pre-checks (rights by
+// SelfSubjectAccessReview, what cannot work, then one server-side dry run of the update that
+// suspends and scales together), then the loop: observe, take the next step (scale-step.ts), show
+// it, until done, refused, timed out or interrupted. Each of its writes carries the progress
+// record (progress.ts), so an interrupted run is continued by the next.
+import { TRAINER_MANAGED_BY } from '../api/names.ts';
+import { intOf, type Runtime, type TrainJob } from '../api/objects.ts';
+import type { ScaleArgs } from './args.ts';
+import { ApiRefusal, showRight, WORKLOADS, type Cluster, type Right } from './cluster.ts';
+import { adviceFor, kubectlMessage } from './kubectl-error.ts';
+import { finishedReason, gracePeriodOf, isLive, KUEUE_QUEUE_LABEL, type Observed } from './observed.ts';
+import { progressOf, startingRecord, withChanges, type ProgressRecord } from './progress.ts';
+import { elapsed, StepLines, type StepOutput } from './progress-line.ts';
+import { nextScaleStep, type ScalePlan, type ScaleStep, type WaitFor } from './scale-step.ts';
+
+export interface ScaleIo {
+  /** Progress and results (stdout). */
+  out: StepOutput;
+  /** Errors and the API server's warnings (stderr). */
+  err(text: string): void;
+  /** SIGINT: the run stops at its next wait and says where the job is. */
+  interrupted: AbortSignal;
+  now?: () => number;
+  pollMs?: number;
+}
+
+/** How the plugin is invoked, for the commands its messages suggest. */
+export interface Invocation {
+  program: string;
+}
+
+const RESOURCE = 'trainjob.trainer.kubeflow.org';
+
+function rightsFor(args: ScaleArgs, ns: string, kueue: boolean): { required: Right[]; optional: Right[] } {
+  const r = (verb: string, group: string, resource: string): Right => ({ verb, group, resource, namespace: ns });
+  const required = [
+    r('get', 'trainer.kubeflow.org', 'trainjobs'),
+    r('update', 'trainer.kubeflow.org', 'trainjobs'),
+    r('get', 'jobset.x-k8s.io', 'jobsets'),
+    r('list', '', 'pods'),
+  ];
+  if (kueue && args.noResume && !args.dryRun) required.push(r('patch', WORKLOADS.group, 'workloads'));
+  return { required, optional: kueue ? [r('list', WORKLOADS.group, 'workloads')] : [] };
+}
+
+function describeJob(o: Observed | undefined, tj: TrainJob): string {
+  const live = o ? o.pods.filter(isLive).length : undefined;
+  return `TrainJob ${tj.metadata.namespace}/${tj.metadata.name} is ${tj.spec?.suspend === true ? 'suspended' : 'not suspended'} with numNodes ${intOf(tj.spec?.trainer?.numNodes) ?? 'unset'}${live === undefined ? '' : `; ${live} pod${live === 1 ? '' : 's'} left`}`;
+}
+
+const WAIT_TITLES: Record<WaitFor, (n: number) => string> = {
+  'pods-gone': () => 'waiting for the pods to stop',
+  suspended: () => 'waiting for Kueue to suspend the job',
+  rebuild: (n) => `waiting for the JobSet to be built for ${n} nodes`,
+  admission: () => 'waiting for Kueue to admit the job',
+  scheduled: () => 'waiting for the pods to be scheduled',
+};
+
+/** What cannot work, read from the TrainJob before anything is written. */
+function refusalBeforeWrite(tj: TrainJob, args: ScaleArgs): string | undefined {
+  const managedBy = tj.spec?.managedBy;
+  if (managedBy && managedBy !== TRAINER_MANAGED_BY)
+    return `TrainJob ${tj.metadata.name} is managed by ${managedBy} (spec.managedBy), not by Trainer's controller in this cluster (MultiKueue runs it in a worker cluster): its pods cannot be paused and rebuilt from here. Create a new TrainJob with the count you want, or ask your platform team.`;
+  const finished = finishedReason(tj);
+  if (finished)
+    return `TrainJob ${tj.metadata.name} is finished (${finished}): Trainer never runs it again, so its node count cannot change. Create a new TrainJob with ${args.nodes} nodes instead.`;
+  return undefined;
+}
+
+async function preChecks(c: Cluster, args: ScaleArgs, io: ScaleIo, p: Invocation): Promise<TrainJob | number> {
+  const probe = rightsFor(args, c.namespace, false);
+  for (const right of probe.required.slice(0, 1)) if (!(await c.allowed(right))) return missing(io, right, p);
+  const tj = await c.getTrainJob(args.name);
+  const kueue = Boolean(tj.metadata.labels?.[KUEUE_QUEUE_LABEL]);
+  const { required, optional } = rightsFor(args, c.namespace, kueue);
+  for (const right of required.slice(1))
+    if (!(await c.allowed(right))) return missing(io, right, p, kueue && args.noResume);
+  for (const right of optional)
+    if (!(await c.allowed(right)))
+      io.err(`Warning: you may not ${showRight(right)}: Kueue's reason for holding the job back cannot be shown`);
+  const refusal = refusalBeforeWrite(tj, args);
+  if (refusal) {
+    io.err(`error: ${refusal}`);
+    return 1;
+  }
+  return tj;
+}
+
+function missing(io: ScaleIo, right: Right, p: Invocation, noResumeUnderKueue = false): number {
+  const why = noResumeUnderKueue
+    ? `--no-resume under Kueue pauses the job through its Workload's spec.active: false, and you may not ${showRight(right)} (Kueue's workload-editor-role has it; workload-viewer-role does not). Run without --no-resume, or ask your batch admin for that right`
+    : `you may not ${showRight(right)}, which ${p.program} scale needs. Ask your namespace admin for it (kubectl auth can-i ${right.verb} ${right.resource}${right.group ? `.${right.group}` : ''} -n ${right.namespace} checks it)`;
+  io.err(`error: ${why}`);
+  return 1;
+}
+
+function showRefusal(io: ScaleIo, err: unknown): number {
+  if (!(err instanceof ApiRefusal)) throw err;
+  io.err(kubectlMessage(err.status));
+  const advice = adviceFor(err.status);
+  if (advice) io.err(advice);
+  return 1;
+}
+
+/** The one server-side dry run: the update that suspends and scales together, judged as a real one. */
+async function dryRun(c: Cluster, tj: TrainJob, args: ScaleArgs, io: ScaleIo): Promise<number | undefined> {
+  try {
+    const { warnings } = await c.updateTrainJob(
+      withChanges(tj, { suspend: true, numNodes: args.nodes }, undefined),
+      true,
+    );
+    if (!args.dryRun) return undefined;
+    for (const w of warnings) io.err(`Warning: ${w}`);
+    io.out.write(
+      `${RESOURCE}/${args.name} scaled to ${args.nodes} nodes (server dry run): the update that suspends and sets numNodes together is admitted; nothing changed\n`,
+    );
+    return 0;
+  } catch (err) {
+    return showRefusal(io, err);
+  }
+}
+
+export async function runScale(c: Cluster, args: ScaleArgs, io: ScaleIo, p: Invocation): Promise<number> {
+  let tj: TrainJob;
+  try {
+    const checked = await preChecks(c, args, io, p);
+    if (typeof checked === 'number') return checked;
+    tj = checked;
+    const dry = await dryRun(c, tj, args, io);
+    if (dry !== undefined) return dry;
+  } catch (err) {
+    return showRefusal(io, err);
+  }
+  return loop(c, args, io, p, tj);
+}
+
+interface LoopState {
+  record: ProgressRecord;
+  plan: ScalePlan;
+  lines: StepLines;
+  runtimes: Map<string, Runtime | undefined>;
+  graceShown: boolean;
+}
+
+// eslint-disable-next-line complexity -- the loop: observe, step, act, each outcome once
+async function loop(c: Cluster, args: ScaleArgs, io: ScaleIo, p: Invocation, first: TrainJob): Promise<number> {
+  const now = io.now ?? Date.now;
+  const started = now();
+  const record = startingRecord(first, args.nodes);
+  const s: LoopState = {
+    record,
+    plan: { nodes: args.nodes, noResume: args.noResume, resume: !record.pausedBefore && !args.noResume },
+    lines: new StepLines(io.out, now),
+    runtimes: new Map(),
+    graceShown: false,
+  };
+  if (record.pausedBefore && !args.noResume)
+    io.out.write(`TrainJob ${args.name} was suspended before: it is scaled and stays suspended\n`);
+  let tj = first;
+  let o: Observed | undefined;
+  for (;;) {
+    const stop = io.interrupted.aborted ? 'interrupted' : now() - started > args.timeoutMs ? 'timeout' : undefined;
+    if (stop) return stopped(io, s, stop, describeJob(o, tj), args, p, now() - started);
+    try {
+      tj = await c.getTrainJob(args.name);
+      o = await c.observe(tj, s.runtimes);
+    } catch (err) {
+      if (err instanceof ApiRefusal && err.status.code === 404) return showRefusal(io, err);
+      s.lines.step('reading the job', `failed (${(err as Error).message.slice(0, 200)}); trying again`);
+      await sleep(io.pollMs ?? 1000, io.interrupted);
+      continue;
+    }
+    const step = nextScaleStep(o, s.plan);
+    const outcome = await act(c, o, step, s, io, args);
+    if (typeof outcome === 'number') {
+      if (outcome === 0)
+        io.out.write(
+          `${RESOURCE}/${args.name} scaled to ${args.nodes} nodes${s.plan.resume ? '' : ', suspended'} (${elapsed(now() - started)})\n`,
+        );
+      return outcome;
+    }
+    if (outcome === 'wait') await sleep(io.pollMs ?? 1000, io.interrupted);
+  }
+}
+
+function stopped(
+  io: ScaleIo,
+  s: LoopState,
+  why: 'interrupted' | 'timeout',
+  state: string,
+  args: ScaleArgs,
+  p: Invocation,
+  ms: number,
+): number {
+  s.lines.end('✗');
+  const again = `${p.program} scale ${args.name} -n ${args.namespace ?? 'default'} --nodes ${args.nodes}${args.noResume ? ' --no-resume' : ''}`;
+  io.err(
+    `${why === 'interrupted' ? 'interrupted' : `error: timed out after ${elapsed(ms)}`}: ${state}. Its progress is recorded on the TrainJob: run "${again}" to continue from here, or "${p.program} status ${args.name}" to see where it is.`,
+  );
+  return why === 'interrupted' ? 130 : 1;
+}
+
+interface Write {
+  title: string;
+  detail?: string;
+  change: { suspend?: boolean; numNodes?: number };
+  /** The record written with it (undefined: removed). */
+  record: ProgressRecord | undefined;
+}
+
+/** A write of the TrainJob: 'again' once written or on a conflict (someone else wrote it: observe again). */
+async function write(c: Cluster, io: ScaleIo, s: LoopState, tj: TrainJob, w: Write): Promise<'again' | number> {
+  s.lines.step(w.title);
+  try {
+    const { warnings } = await c.updateTrainJob(withChanges(tj, w.change, w.record));
+    s.lines.end('✓', w.detail ?? '');
+    for (const text of warnings) io.err(`Warning: ${text}`);
+    if (w.record) s.record = w.record;
+    return 'again';
+  } catch (err) {
+    if (err instanceof ApiRefusal && err.status.code === 409) return 'again';
+    s.lines.end('✗');
+    return showRefusal(io, err);
+  }
+}
+
+/** Kueue's pause for --no-resume: the record first (the pause is the plugin's), then spec.active: false. */
+async function deactivate(c: Cluster, io: ScaleIo, s: LoopState, tj: TrainJob, workloads: string[]) {
+  if (s.record.step !== 'held') {
+    const r = await write(c, io, s, tj, {
+      title: 'recording the pause on the TrainJob',
+      change: {},
+      record: { ...s.record, step: 'held' },
+    });
+    if (r !== 'again') return r;
+  }
+  s.lines.step(`deactivating Workload ${workloads.join(', ')} (spec.active: false)`);
+  try {
+    for (const w of workloads) await c.deactivateWorkload(w);
+  } catch (err) {
+    s.lines.end('✗');
+    return showRefusal(io, err);
+  }
+  s.lines.end('✓', 'Kueue evicts it and suspends the job');
+  return 'again';
+}
+
+/** The end: a pause the plugin holds keeps its record (step held); otherwise the record is removed. */
+async function finish(c: Cluster, io: ScaleIo, s: LoopState, tj: TrainJob, held: boolean) {
+  s.lines.end('✓');
+  const has = progressOf(tj);
+  if (held && !s.record.pausedBefore) {
+    if (has?.step === 'held') return 0;
+    return write(c, io, s, tj, {
+      title: 'recording the pause on the TrainJob',
+      change: {},
+      record: { ...s.record, step: 'held' },
+    });
+  }
+  if (!has) return 0;
+  return write(c, io, s, tj, { title: 'removing the progress record', change: {}, record: undefined });
+}
+
+async function act(
+  c: Cluster,
+  o: Observed,
+  step: ScaleStep,
+  s: LoopState,
+  io: ScaleIo,
+  args: ScaleArgs,
+): Promise<'again' | 'wait' | number> {
+  const tj = o.trainJob;
+  const grace = gracePeriodOf(o.jobSet, tj, o.runtime);
+  switch (step.kind) {
+    case 'refuse':
+    case 'blocked':
+      s.lines.end('✗');
+      io.err(`error: ${step.why}`);
+      return 1;
+    case 'pause':
+      return write(c, io, s, tj, {
+        title:
+          step.numNodes === undefined
+            ? 'pausing the job (spec.suspend: true)'
+            : `pausing and scaling in one update (spec.suspend: true, numNodes: ${step.numNodes})`,
+        detail: `its pods have ${grace}s to checkpoint (terminationGracePeriodSeconds)`,
+        change: { suspend: true, ...(step.numNodes === undefined ? {} : { numNodes: step.numNodes }) },
+        record: { ...s.record, step: step.numNodes === undefined ? 'paused' : 'scaled' },
+      });
+    case 'deactivate':
+      return deactivate(c, io, s, tj, step.workloads);
+    case 'set-nodes':
+      return write(c, io, s, tj, {
+        title: `setting numNodes to ${args.nodes}`,
+        change: { numNodes: args.nodes },
+        record: { ...s.record, step: args.noResume ? 'held' : 'scaled' },
+      });
+    case 'resume':
+      return write(c, io, s, tj, {
+        title: 'resuming the job (spec.suspend: false)',
+        change: { suspend: false },
+        record: { ...s.record, step: 'resumed' },
+      });
+    case 'wait':
+      s.lines.step(
+        WAIT_TITLES[step.for](args.nodes),
+        step.for === 'pods-gone'
+          ? `${step.detail}; they have ${grace}s to checkpoint (terminationGracePeriodSeconds)`
+          : step.detail,
+      );
+      return 'wait';
+    case 'done':
+      return finish(c, io, s, tj, step.held);
+  }
+}
+
+function sleep(ms: number, signal: AbortSignal): Promise<void> {
+  return new Promise((resolve) => {
+    if (signal.aborted) return resolve();
+    const t = setTimeout(done, ms);
+    function done() {
+      clearTimeout(t);
+      signal.removeEventListener('abort', done);
+      resolve();
+    }
+    signal.addEventListener('abort', done, { once: true });
+  });
+}
