@@ -1,0 +1,243 @@
+// `kubectl trainjob` end to end: the real bin/kubectl-trainjob run as a child process, as a user
+// with a namespace Role only (no admin rights), beside the real Trainer, JobSet, the webhook and
+// the reconciler, in the KWOK world where pods run. Scale up and down to the end, a server dry run
+// that changes nothing, --no-resume and the later scale that resumes, refusals before any write
+// (a missing right, a MultiKueue-managed job), Ctrl-C during the wait and the run that continues,
+// `status`, and kubectl finding the plugin on PATH.
+import assert from 'node:assert/strict';
+import { spawn } from 'node:child_process';
+import path from 'node:path';
+import { after, before, describe, it } from 'node:test';
+import { controlPlaneAvailability, projectRoot, upstreamControllersAvailability, waitFor } from '../harness/index.ts';
+import type { UserKubeconfig } from '../harness/index.ts';
+import type { TrainJob } from '../../src/api/objects.ts';
+import { PROGRESS_ANNOTATION } from '../../src/plugin/progress.ts';
+import { startSidecar } from '../reconciler/support/sidecar.ts';
+import { api, inNamespace, parallelism, RECONCILER_SA, startWorld, type World } from '../reconciler/support/world.ts';
+
+const controlPlane = controlPlaneAvailability();
+const controllers = upstreamControllersAvailability();
+const skip = !controlPlane.available ? controlPlane.reason : !controllers.available ? controllers.reason : false;
+
+const BIN = path.join(projectRoot, 'bin/kubectl-trainjob');
+const ns = 'ml-team';
+
+interface Run {
+  code: number | null;
+  signal: NodeJS.Signals | null;
+  out: string;
+  err: string;
+}
+
+/** The plugin as a user runs it: its own executable, Node 24 first on PATH, the user's KUBECONFIG. */
+function plugin(
+  w: World,
+  user: UserKubeconfig,
+  args: string[],
+  opts: { onOut?: (out: string, child: ReturnType<typeof spawn>) => void; pathPrefix?: string; cmd?: string } = {},
+): Promise<Run> {
+  return new Promise((resolve, reject) => {
+    const env = w.cp.childEnv({
+      KUBECONFIG: user.path,
+      PATH: [opts.pathPrefix, path.dirname(process.execPath), process.env.PATH].filter(Boolean).join(path.delimiter),
+    });
+    const child = spawn(opts.cmd ?? BIN, args, { env, stdio: ['ignore', 'pipe', 'pipe'] });
+    let out = '';
+    let err = '';
+    child.stdout.on('data', (d: Buffer) => {
+      out += d.toString();
+      opts.onOut?.(out, child);
+    });
+    child.stderr.on('data', (d: Buffer) => (err += d.toString()));
+    const timer = setTimeout(() => child.kill('SIGKILL'), 120_000);
+    child.once('error', reject);
+    child.once('exit', (code, signal) => {
+      clearTimeout(timer);
+      resolve({ code, signal, out, err });
+    });
+  });
+}
+
+/** What a write of the user's would change (Trainer's status writes move the resourceVersion on their own). */
+const written = (t: TrainJob) => ({ generation: t.metadata.generation, annotations: t.metadata.annotations ?? {} });
+
+const show = (r: Run) => `exit ${r.code}\n--- stdout\n${r.out}\n--- stderr\n${r.err}`;
+
+describe('kubectl trainjob: scale and status as a user with a namespace Role', { skip }, () => {
+  let w: World;
+  let a: ReturnType<typeof api>;
+  let alice: UserKubeconfig;
+  let bob: UserKubeconfig;
+  const { getTj, create } = inNamespace(ns, () => w);
+  const runningPods = async (name: string) =>
+    (await a.pods(ns, name)).filter((p) => p.status?.phase === 'Running' && !p.metadata?.deletionTimestamp);
+
+  const job = (name: string, numNodes: number, spec: Record<string, unknown> = {}): TrainJob => ({
+    apiVersion: 'trainer.kubeflow.org/v1alpha1',
+    kind: 'TrainJob',
+    metadata: { name, namespace: ns },
+    spec: { runtimeRef: { name: 'torch-distributed' }, suspend: false, trainer: { numNodes }, ...spec },
+  });
+
+  before(async () => {
+    w = await startWorld({ trainer: true, webhook: true });
+    a = api(w.cp);
+    await w.cp.kubectl(['create', 'namespace', ns]);
+    // alice: what a batch user gets in her namespace; bob: read only.
+    const role = (name: string, trainJobVerbs: string[]) => ({
+      apiVersion: 'rbac.authorization.k8s.io/v1',
+      kind: 'Role',
+      metadata: { name, namespace: ns },
+      rules: [
+        { apiGroups: ['trainer.kubeflow.org'], resources: ['trainjobs'], verbs: trainJobVerbs },
+        { apiGroups: ['jobset.x-k8s.io'], resources: ['jobsets'], verbs: ['get', 'list'] },
+        { apiGroups: [''], resources: ['pods'], verbs: ['get', 'list'] },
+      ],
+    });
+    const binding = (name: string, user: string) => ({
+      apiVersion: 'rbac.authorization.k8s.io/v1',
+      kind: 'RoleBinding',
+      metadata: { name, namespace: ns },
+      roleRef: { apiGroup: 'rbac.authorization.k8s.io', kind: 'Role', name },
+      subjects: [{ apiGroup: 'rbac.authorization.k8s.io', kind: 'User', name: user }],
+    });
+    await w.cp.applyYaml(
+      [
+        role('trainer', ['get', 'list', 'watch', 'update', 'patch']),
+        binding('trainer', 'alice'),
+        role('viewer', ['get', 'list', 'watch']),
+        binding('viewer', 'bob'),
+      ]
+        .map((d) => JSON.stringify(d))
+        .join('\n---\n'),
+    );
+    [alice, bob] = await Promise.all([w.cp.makeUserKubeconfig('alice'), w.cp.makeUserKubeconfig('bob')]);
+    await startSidecar(w.cp, {
+      name: 'reconciler',
+      mode: 'companion',
+      kubeconfig: w.reconcilerKubeconfig.path,
+      leaseNamespace: RECONCILER_SA.namespace,
+      handoffPort: w.handoffPort,
+    });
+    await create(job('llama', 1));
+    await waitFor('1 pod of llama running', async () => (await runningPods('llama')).length === 1);
+  });
+  after(async () => {
+    if (process.exitCode && w) process.stderr.write(w.cp.logTails(20));
+    await w?.stop();
+  });
+
+  it('--dry-run=server: the checks and one server-side dry run; nothing changes', async () => {
+    const before = await getTj('llama');
+    const r = await plugin(w, alice, ['scale', 'llama', '-n', ns, '--nodes', '2', '--dry-run=server']);
+    assert.equal(r.code, 0, show(r));
+    assert.match(r.out, /trainjob\.trainer\.kubeflow\.org\/llama scaled to 2 nodes \(server dry run\)/);
+    assert.match(r.err, /Warning: spec\.trainer\.numNodes changes from 1 to 2/);
+    assert.deepEqual(written(await getTj('llama')), written(before));
+  });
+
+  it('refuses before any write: a right the user lacks, a job another cluster runs (MultiKueue)', async () => {
+    const before = await getTj('llama');
+    const r = await plugin(w, bob, ['scale', 'llama', '--nodes', '2', '-n', ns]);
+    assert.equal(r.code, 1, show(r));
+    assert.match(r.err, /you may not update trainjobs\.trainer\.kubeflow\.org in namespace ml-team/);
+    await create(job('remote', 1, { managedBy: 'kueue.x-k8s.io/multikueue' }));
+    const remote = await getTj('remote');
+    const m = await plugin(w, alice, ['scale', 'remote', '--nodes', '2', '-n', ns]);
+    assert.equal(m.code, 1, show(m));
+    assert.match(m.err, /managed by kueue\.x-k8s\.io\/multikueue/);
+    const notFound = await plugin(w, alice, ['scale', 'nope', '--nodes', '2', '-n', ns]);
+    assert.equal(notFound.code, 1, show(notFound));
+    assert.match(notFound.err, /^Error from server \(NotFound\): trainjobs\.trainer\.kubeflow\.org "nope" not found/m);
+    assert.deepEqual(written(await getTj('llama')), written(before));
+    assert.deepEqual(written(await getTj('remote')), written(remote));
+  });
+
+  it('scales up 1 -> 2 to the end: paused, pods gone, numNodes set, JobSet rebuilt, resumed, pods scheduled', async () => {
+    const r = await plugin(w, alice, ['scale', 'llama', '-n', ns, '--nodes', '2']);
+    assert.equal(r.code, 0, show(r));
+    for (const step of [
+      /^✓ pausing the job \(spec\.suspend: true\): its pods have \d+s to checkpoint \(terminationGracePeriodSeconds\) \(/m,
+      /^✓ setting numNodes to 2 \(/m,
+      /^✓ resuming the job \(spec\.suspend: false\) \(/m,
+      /^trainjob\.trainer\.kubeflow\.org\/llama scaled to 2 nodes \(/m,
+    ])
+      assert.match(r.out, step, show(r));
+    const tj = await getTj('llama');
+    assert.equal(tj.spec?.suspend, false);
+    assert.equal(tj.spec?.trainer?.numNodes, 2);
+    assert.equal(tj.metadata.annotations?.[PROGRESS_ANNOTATION], undefined);
+    assert.equal(parallelism(await a.getJobSet(ns, 'llama')), 2);
+    assert.ok((await a.pods(ns, 'llama')).filter((p) => p.spec?.nodeName).length >= 2);
+  });
+
+  it('status: one job as a block, the namespace as a table, -o json', async () => {
+    const one = await plugin(w, alice, ['status', 'llama', '-n', ns]);
+    assert.equal(one.code, 0, show(one));
+    assert.match(one.out, /^Nodes: +2 asked; the JobSet is built for 2$/m);
+    assert.match(one.out, /^Next: +to change its node count: kubectl trainjob scale llama -n ml-team --nodes N$/m);
+    const table = await plugin(w, alice, ['status', '-n', ns]);
+    assert.equal(table.code, 0, show(table));
+    assert.match(table.out, /^NAME +NODES +JOBSET +STATE +REBUILD +KUEUE$/m);
+    assert.match(table.out, /^llama +2 +2 +\S+/m);
+    const json = JSON.parse((await plugin(w, alice, ['status', 'llama', '-n', ns, '-o', 'json'])).out);
+    assert.equal(json.nodes, 2);
+    assert.equal(json.jobSetNodes, 2);
+  });
+
+  it('Ctrl-C while the pods stop: the job stays paused with its record; the same command continues and scales down 2 -> 1', async () => {
+    const held = await a.holdFirstPod(ns, 'llama');
+    const r = await plugin(w, alice, ['scale', 'llama', '-n', ns, '--nodes', '1'], {
+      onOut: (out, child) => {
+        if (/pausing the job/.test(out)) child.kill('SIGINT');
+      },
+    });
+    assert.equal(r.code, 130, show(r));
+    assert.match(r.err, /interrupted: TrainJob ml-team\/llama is suspended with numNodes 2; \d+ pods? left\./);
+    assert.match(r.err, /run "kubectl trainjob scale llama -n ml-team --nodes 1" to continue/);
+    const paused = await getTj('llama');
+    assert.equal(paused.spec?.suspend, true);
+    assert.deepEqual(JSON.parse(paused.metadata.annotations?.[PROGRESS_ANNOTATION] ?? '{}'), {
+      nodes: 1,
+      step: 'paused',
+      pausedBefore: false,
+    });
+    await held.release();
+    const again = await plugin(w, alice, ['scale', 'llama', '-n', ns, '--nodes', '1']);
+    assert.equal(again.code, 0, show(again));
+    assert.doesNotMatch(again.out, /pausing the job/);
+    assert.match(again.out, /^✓ setting numNodes to 1 \(/m);
+    const tj = await getTj('llama');
+    assert.equal(tj.spec?.suspend, false);
+    assert.equal(tj.spec?.trainer?.numNodes, 1);
+    assert.equal(tj.metadata.annotations?.[PROGRESS_ANNOTATION], undefined);
+    assert.equal(parallelism(await a.getJobSet(ns, 'llama')), 1);
+  });
+
+  it('--no-resume leaves it suspended (status says so); a later scale resumes it', async () => {
+    const r = await plugin(w, alice, ['scale', 'llama', '-n', ns, '--nodes', '2', '--no-resume']);
+    assert.equal(r.code, 0, show(r));
+    assert.match(r.out, /llama scaled to 2 nodes, suspended/);
+    const held = await getTj('llama');
+    assert.equal(held.spec?.suspend, true);
+    assert.equal(held.spec?.trainer?.numNodes, 2);
+    const s = await plugin(w, alice, ['status', 'llama', '-n', ns]);
+    assert.match(s.out, /^Next: +paused by "kubectl trainjob scale --no-resume" at 2 nodes/m, show(s));
+    const resume = await plugin(w, alice, ['scale', 'llama', '-n', ns, '--nodes', '2']);
+    assert.equal(resume.code, 0, show(resume));
+    assert.match(resume.out, /^✓ resuming the job/m);
+    const tj = await getTj('llama');
+    assert.equal(tj.spec?.suspend, false);
+    assert.equal(tj.metadata.annotations?.[PROGRESS_ANNOTATION], undefined);
+    await waitFor('2 pods of llama running', async () => (await runningPods('llama')).length === 2);
+  });
+
+  it('kubectl finds the plugin on PATH: kubectl trainjob status', async () => {
+    const r = await plugin(w, alice, ['trainjob', 'status', 'llama', '-n', ns], {
+      cmd: w.cp.binaries.kubectl,
+      pathPrefix: path.join(projectRoot, 'bin'),
+    });
+    assert.equal(r.code, 0, show(r));
+    assert.match(r.out, /^Name: +ml-team\/llama$/m);
+  });
+});
