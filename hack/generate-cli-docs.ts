@@ -58,7 +58,7 @@ export async function cliDoc(): Promise<string> {
     'For anyone running `trainjob-webhook` by hand or writing its flags into a manifest.',
     "Each section is exactly what that command's `--help` prints.",
     'From a checkout, run it as `node bin/trainjob-webhook.js <command>`, or `npx trainjob-webhook <command>`.',
-    'There is one binary; it has no kubectl plugin.',
+    'Its scale and status commands are also the kubectl plugin `kubectl trainjob` (bin/kubectl-trainjob): see [Scale a TrainJob](scale-a-trainjob.md).',
     '',
     fence(usage),
     '',

@@ -30,6 +30,7 @@ export interface Invocation {
 }
 
 const RESOURCE = 'trainjob.trainer.kubeflow.org';
+const nodesText = (n: number) => `${n} node${n === 1 ? '' : 's'}`;
 
 function rightsFor(args: ScaleArgs, ns: string, kueue: boolean): { required: Right[]; optional: Right[] } {
   const r = (verb: string, group: string, resource: string): Right => ({ verb, group, resource, namespace: ns });
@@ -51,7 +52,7 @@ function describeJob(o: Observed | undefined, tj: TrainJob): string {
 const WAIT_TITLES: Record<WaitFor, (n: number) => string> = {
   'pods-gone': () => 'waiting for the pods to stop',
   suspended: () => 'waiting for Kueue to suspend the job',
-  rebuild: (n) => `waiting for the JobSet to be built for ${n} nodes`,
+  rebuild: (n) => `waiting for the JobSet to be built for ${nodesText(n)}`,
   admission: () => 'waiting for Kueue to admit the job',
   scheduled: () => 'waiting for the pods to be scheduled',
 };
@@ -112,7 +113,7 @@ async function dryRun(c: Cluster, tj: TrainJob, args: ScaleArgs, io: ScaleIo): P
     if (!args.dryRun) return undefined;
     for (const w of warnings) io.err(`Warning: ${w}`);
     io.out.write(
-      `${RESOURCE}/${args.name} scaled to ${args.nodes} nodes (server dry run): the update that suspends and sets numNodes together is admitted; nothing changed\n`,
+      `${RESOURCE}/${args.name} scaled to ${nodesText(args.nodes)} (server dry run): the update that suspends and sets numNodes together is admitted; nothing changed\n`,
     );
     return 0;
   } catch (err) {
@@ -175,7 +176,7 @@ async function loop(c: Cluster, args: ScaleArgs, io: ScaleIo, p: Invocation, fir
     if (typeof outcome === 'number') {
       if (outcome === 0)
         io.out.write(
-          `${RESOURCE}/${args.name} scaled to ${args.nodes} nodes${s.plan.resume ? '' : ', suspended'} (${elapsed(now() - started)})\n`,
+          `${RESOURCE}/${args.name} scaled to ${nodesText(args.nodes)}${s.plan.resume ? '' : ', suspended'} (${elapsed(now() - started)})\n`,
         );
       return outcome;
     }
@@ -195,7 +196,7 @@ function stopped(
   s.lines.end('✗');
   const again = `${p.program} scale ${args.name} -n ${args.namespace ?? 'default'} --nodes ${args.nodes}${args.noResume ? ' --no-resume' : ''}`;
   io.err(
-    `${why === 'interrupted' ? 'interrupted' : `error: timed out after ${elapsed(ms)}`}: ${state}. Its progress is recorded on the TrainJob: run "${again}" to continue from here, or "${p.program} status ${args.name}" to see where it is.`,
+    `${why === 'interrupted' ? 'interrupted' : `error: timed out after ${elapsed(ms)}`}: ${state}. Its progress is recorded on the TrainJob: run "${again}" to continue from here, or "${p.program} status ${args.name} -n ${args.namespace ?? 'default'}" to see where it is.`,
   );
   return why === 'interrupted' ? 130 : 1;
 }
@@ -247,7 +248,7 @@ async function deactivate(c: Cluster, io: ScaleIo, s: LoopState, tj: TrainJob, w
 
 /** The end: a pause the plugin holds keeps its record (step held); otherwise the record is removed. */
 async function finish(c: Cluster, io: ScaleIo, s: LoopState, tj: TrainJob, held: boolean) {
-  s.lines.end('✓');
+  s.lines.end('✓', '');
   const has = progressOf(tj);
   if (held && !s.record.pausedBefore) {
     if (has?.step === 'held') return 0;

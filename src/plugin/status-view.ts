@@ -129,7 +129,10 @@ export function renderBlock(v: StatusView): string {
   const lines: [string, string][] = [
     ['Name', `${v.namespace}/${v.name}`],
     ['Nodes', `${orDash(v.nodes)} asked; the JobSet is built for ${orDash(v.jobSetNodes)}`],
-    ['State', `${v.state}${v.suspended ? ' (suspended)' : ''}; ${v.pods.running} of ${v.pods.live} pods running`],
+    [
+      'State',
+      `${v.state}${v.suspended && v.state !== 'Suspended' ? ' (suspended)' : ''}; ${v.pods.running} of ${v.pods.live} pods running`,
+    ],
     ['Rebuild', rebuildText(v)],
   ];
   if (v.kueue) lines.push(['Kueue', kueueText(v.kueue)]);
