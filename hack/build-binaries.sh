@@ -2,7 +2,7 @@
 # Builds the real components the end-to-end tests run, from the Go module proxy only, into a
 # cache folder keyed by version. A warm run (binaries present) does nothing.
 #
-#   hack/build-binaries.sh [all|controlplane|controllers|matrix|next|previous|main|helm|k8s|etcd|kwok|kueue|coscheduling]...
+#   hack/build-binaries.sh [all|controlplane|controllers|matrix|next|previous|main|helm|k8s|etcd|kwok|kueue|coscheduling|krew]...
 #   (default: all)
 #
 #   controlplane = k8s (kube-apiserver, kube-controller-manager, kube-scheduler, kubectl) + etcd
@@ -14,6 +14,7 @@
 #   helm         = Helm 3 and Helm 4 (the chart's tests)
 #   kueue        = Kueue's manager (its own module: it pins older Trainer and JobSet APIs)
 #   coscheduling = scheduler-plugins' kube-scheduler (Coscheduling plugin) and its PodGroup CRD
+#   krew         = krew (installs the kubectl plugin's archives from its manifest in test/release/)
 #
 # Env: TJW_BIN_CACHE (default ~/.cache/trainjob-webhook/bin), TJW_BUILD_SERIAL=1 to build one
 # component at a time (on 2 cores parallel builds mostly overlap downloads with compiling).
@@ -28,6 +29,7 @@ CACHE="${TJW_BIN_CACHE:-$HOME/.cache/trainjob-webhook/bin}"
 K8S_DIR="$CACHE/k8s-$K8S_VERSION"
 ETCD_DIR="$CACHE/etcd-$ETCD_VERSION"
 KWOK_DIR="$CACHE/kwok-$KWOK_VERSION"
+KREW_DIR="$CACHE/krew-$KREW_VERSION"
 KUEUE_DIR="$CACHE/kueue-$KUEUE_VERSION"
 COSCHED_DIR="$CACHE/scheduler-plugins-$SCHEDULER_PLUGINS_VERSION"
 LOG_DIR="$CACHE/logs"
@@ -315,6 +317,22 @@ build_kwok() {
   log "$label: done in $((SECONDS - t0))s"
 }
 
+build_krew() {
+  local label="krew $KREW_VERSION"
+  if have_all "$KREW_DIR" krew; then log "$label: cached in $KREW_DIR"; return; fi
+  local t0=$SECONDS logfile="$LOG_DIR/krew-$KREW_VERSION.log" dir
+  : >"$logfile"
+  dir="$(new_wrapper "krew-$KREW_VERSION")"
+  log "$label: downloading modules... (log: $logfile)"
+  (cd "$dir" && go mod edit -require="sigs.k8s.io/krew@$KREW_VERSION")
+  run_step "$label" "$logfile" bash -c "cd '$dir' && go list -deps sigs.k8s.io/krew/cmd/krew >/dev/null"
+  log "$label: building ($((SECONDS - t0))s so far)"
+  run_step "$label" "$logfile" bash -c "cd '$dir' && go build ${BUILD_FLAGS[*]} -ldflags='$LDFLAGS_BASE' -o '$dir/out/krew' sigs.k8s.io/krew/cmd/krew"
+  install_binaries "$dir/out" "$KREW_DIR" krew
+  rm -rf "$dir"
+  log "$label: done in $((SECONDS - t0))s"
+}
+
 # Kueue gets a wrapper of its own: it requires Trainer v2.2.0's and JobSet v0.11.1's APIs, and in
 # the controllers' module MVS would move it onto v2.3.0/v0.12.0, a pairing upstream never built.
 # Its module has no replace directives, so requiring it alone builds exactly its go.mod's versions.
@@ -378,6 +396,7 @@ build_coscheduling() {
 cached_k8s() { have_all "$K8S_DIR" "${K8S_BINS[@]}"; }
 cached_etcd() { have_all "$ETCD_DIR" etcd; }
 cached_kwok() { have_all "$KWOK_DIR" kwok; }
+cached_krew() { have_all "$KREW_DIR" krew; }
 cached_kueue() { have_all "$KUEUE_DIR" kueue; }
 cached_coscheduling() { have_all "$COSCHED_DIR" kube-scheduler && [[ -f "$COSCHED_DIR/manifests/podgroups.yaml" ]]; }
 cached_manager() { have_all "$CACHE/$1" "$2" && [[ -f "$CACHE/$1/manifests/manifests.yaml" ]]; }
@@ -399,12 +418,12 @@ main() {
   local jobs=() w
   for w in "${want[@]}"; do
     case "$w" in
-      all) jobs+=(k8s etcd controllers kwok kueue coscheduling helm next previous main) ;;
+      all) jobs+=(k8s etcd controllers kwok kueue coscheduling helm krew next previous main) ;;
       controlplane) jobs+=(k8s etcd kwok) ;;
       matrix) jobs+=(next previous main) ;;
-      controllers|k8s|etcd|kwok|kueue|coscheduling|helm|next|previous|main) jobs+=("$w") ;;
+      controllers|k8s|etcd|kwok|kueue|coscheduling|helm|krew|next|previous|main) jobs+=("$w") ;;
       -h|--help) sed -n '2,20p' "${BASH_SOURCE[0]}"; return 0 ;;
-      *) echo "unknown component: $w (want all|controlplane|controllers|k8s|etcd|kwok|kueue|coscheduling|helm|matrix|next|previous|main)" >&2; return 2 ;;
+      *) echo "unknown component: $w (want all|controlplane|controllers|k8s|etcd|kwok|kueue|coscheduling|helm|krew|matrix|next|previous|main)" >&2; return 2 ;;
     esac
   done
   # Unique, in order.

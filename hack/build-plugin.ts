@@ -1,0 +1,242 @@
+// Builds `kubectl-trainjob` as one executable per platform, for users without Node 24 (Node's single
+// executable applications): the plugin is bundled into one CommonJS file (esbuild), made into a SEA
+// blob by the Node that runs this script, and the blob is injected (postject) into the `node` binary
+// of each platform, the same Node version, which the npm registry ships as `node-<os>-<arch>`
+// packages. No code cache and no snapshot: both are tied to the building machine's CPU and
+// platform, and the blob must run everywhere. Then one .tar.gz per platform and a krew manifest
+// naming them by sha256 (`kubectl krew install --manifest=... --archive=...` installs from them).
+//
+//   node hack/build-plugin.ts [--out dist/plugin] [--platforms linux-x64,linux-arm64,win-x64]
+//                             [--base-uri https://example.invalid/releases/v0.1.0] [--main src/plugin/main.ts]
+//
+// darwin is not built: the registry serves no `node-darwin-*` package for this Node version (their
+// last is 18.9.0); a darwin build would also need its signature removed before the injection and an
+// ad-hoc one (`codesign --sign -`) after, which needs macOS.
+import { execFile } from 'node:child_process';
+import { createHash } from 'node:crypto';
+import { chmod, copyFile, mkdir, readFile, rm, writeFile } from 'node:fs/promises';
+import { existsSync } from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { promisify } from 'node:util';
+import { stringify } from 'yaml';
+
+const run = promisify(execFile);
+const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
+
+/** The module whose `main(argv, io)` the executable runs. */
+export const PLUGIN_MAIN = 'src/plugin/main.ts';
+/** postject's fuse: Node looks for it to know a blob was injected (Node's docs, "Single executable applications"). */
+export const SEA_FUSE = 'NODE_SEA_FUSE_fce680ab2cc467b6e072b8b5df1996b2';
+export const SEA_RESOURCE = 'NODE_SEA_BLOB';
+
+export interface Platform {
+  /** npm's name for it: node-<id> is the package with its node binary. */
+  id: 'linux-x64' | 'linux-arm64' | 'win-x64';
+  /** krew's selector labels (Go's GOOS/GOARCH). */
+  os: 'linux' | 'windows';
+  arch: 'amd64' | 'arm64';
+  exe: string;
+}
+
+export const PLATFORMS: readonly Platform[] = [
+  { id: 'linux-x64', os: 'linux', arch: 'amd64', exe: 'kubectl-trainjob' },
+  { id: 'linux-arm64', os: 'linux', arch: 'arm64', exe: 'kubectl-trainjob' },
+  { id: 'win-x64', os: 'windows', arch: 'amd64', exe: 'kubectl-trainjob.exe' },
+];
+
+export interface BuiltPlatform extends Platform {
+  binary: string;
+  archive: string;
+  sha256: string;
+}
+
+export interface BuildResult {
+  bundle: string;
+  blob: string;
+  platforms: BuiltPlatform[];
+  manifest: string;
+  nodeVersion: string;
+}
+
+const cacheDir = () =>
+  path.join(process.env.XDG_CACHE_HOME ?? path.join(os.homedir(), '.cache'), 'trainjob-webhook', 'sea');
+
+/** The wrapper the bundle starts from: no top-level await (CommonJS), the bin's io and exit code. */
+function entrySource(mainModule: string): string {
+  return [
+    `import { main } from ${JSON.stringify(mainModule)};`,
+    'const line = (t) => (t.endsWith("\\n") ? t : `${t}\\n`);',
+    'const io = { out: (t) => process.stdout.write(line(t)), err: (t) => process.stderr.write(line(t)) };',
+    'main(process.argv.slice(2), io).then(',
+    '  (code) => { process.exitCode = code; },',
+    '  (err) => { process.stderr.write(`kubectl-trainjob: ${err?.stack ?? err}\\n`); process.exitCode = 2; },',
+    ');',
+    '',
+  ].join('\n');
+}
+
+export async function bundle(out: string, mainModule: string = path.join(root, PLUGIN_MAIN)): Promise<string> {
+  const { build } = await import('esbuild');
+  const entry = path.join(out, 'entry.mjs');
+  await writeFile(entry, entrySource(mainModule));
+  const file = path.join(out, 'kubectl-trainjob.cjs');
+  const result = await build({
+    entryPoints: [entry],
+    bundle: true,
+    platform: 'node',
+    target: `node${process.versions.node.split('.')[0]}`,
+    format: 'cjs',
+    outfile: file,
+    minify: true,
+    legalComments: 'linked',
+    logLevel: 'silent',
+  });
+  // import.meta is empty in CommonJS: code that reads files beside itself would break only at run time.
+  const metaWarnings = result.warnings.filter((w) => w.id === 'empty-import-meta');
+  if (metaWarnings.length > 0)
+    throw new Error(
+      `build-plugin: the plugin's code uses import.meta, which a single executable lacks:\n${metaWarnings
+        .map((w) => `  ${w.location?.file}:${w.location?.line}: ${w.text}`)
+        .join('\n')}`,
+    );
+  await rm(entry);
+  return file;
+}
+
+export async function seaBlob(out: string, bundleFile: string): Promise<string> {
+  const blob = path.join(out, 'kubectl-trainjob.blob');
+  const config = path.join(out, 'sea-config.json');
+  await writeFile(
+    config,
+    JSON.stringify({
+      main: bundleFile,
+      output: blob,
+      disableExperimentalSEAWarning: true,
+      useSnapshot: false,
+      useCodeCache: false,
+    }),
+  );
+  await run(process.execPath, ['--experimental-sea-config', config]);
+  await rm(config);
+  return blob;
+}
+
+/** The `node` binary of a platform at this Node's version, from the npm registry (cached). */
+async function nodeBinary(p: Platform, version: string): Promise<string> {
+  const dir = path.join(cacheDir(), `node-${p.id}-${version}`);
+  const binary = path.join(dir, 'package', 'bin', p.os === 'windows' ? 'node.exe' : 'node');
+  if (existsSync(binary)) return binary;
+  await mkdir(dir, { recursive: true });
+  const { stdout } = await run('npm', ['pack', `node-${p.id}@${version}`, '--silent', '--pack-destination', dir], {
+    maxBuffer: 1 << 20,
+  });
+  const tgz = path.join(dir, stdout.trim().split('\n').at(-1)!);
+  await run('tar', ['-xzf', tgz, '-C', dir, 'package/bin']);
+  await rm(tgz);
+  if (!existsSync(binary)) throw new Error(`build-plugin: node-${p.id}@${version} has no ${binary}`);
+  return binary;
+}
+
+export async function inject(p: Platform, version: string, blob: string, dir: string): Promise<string> {
+  const target = path.join(dir, p.exe);
+  await mkdir(dir, { recursive: true });
+  await copyFile(await nodeBinary(p, version), target);
+  await chmod(target, 0o755);
+  const postject = path.join(root, 'node_modules', 'postject', 'dist', 'cli.js');
+  await run(process.execPath, [postject, target, SEA_RESOURCE, blob, '--sentinel-fuse', SEA_FUSE], {
+    maxBuffer: 1 << 24,
+  });
+  return target;
+}
+
+/** A reproducible .tar.gz: fixed owner, mode and time, so the same binary gives the same sha256. */
+async function archive(dir: string, files: string[], file: string): Promise<string> {
+  await run('tar', [
+    '--sort=name',
+    '--owner=0',
+    '--group=0',
+    '--numeric-owner',
+    '--mtime=@0',
+    '-C',
+    dir,
+    '-cf',
+    file.replace(/\.gz$/, ''),
+    ...files,
+  ]);
+  await run('gzip', ['-n', '-f', file.replace(/\.gz$/, '')]);
+  return file;
+}
+
+const sha256 = async (file: string) =>
+  createHash('sha256')
+    .update(await readFile(file))
+    .digest('hex');
+
+/** krew's Plugin manifest for the archives (krew.sigs.k8s.io's schema, apiVersion v1alpha2). */
+export function krewManifest(version: string, baseUri: string, built: readonly BuiltPlatform[]): string {
+  return stringify({
+    apiVersion: 'krew.googlecontainertools.github.com/v1alpha2',
+    kind: 'Plugin',
+    metadata: { name: 'trainjob' },
+    spec: {
+      version: `v${version}`,
+      shortDescription: 'Scale a Kubeflow TrainJob and see its rebuild state',
+      description:
+        'Suspends a TrainJob, changes spec.trainer.numNodes, resumes it and waits until its JobSet runs the ' +
+        'new count (trainjob-webhook must be installed in the cluster). `kubectl trainjob status` shows the ' +
+        'count asked for, the count running and the rebuild state.',
+      platforms: built.map((p) => ({
+        selector: { matchLabels: { os: p.os, arch: p.arch } },
+        uri: `${baseUri}/${path.basename(p.archive)}`,
+        sha256: p.sha256,
+        bin: p.exe,
+        files: [{ from: p.exe, to: '.' }],
+      })),
+    },
+  });
+}
+
+export async function buildPlugin(
+  opts: { out?: string; platforms?: readonly Platform['id'][]; baseUri?: string; main?: string } = {},
+): Promise<BuildResult> {
+  const out = path.resolve(root, opts.out ?? 'dist/plugin');
+  const nodeVersion = process.versions.node;
+  const version = (JSON.parse(await readFile(path.join(root, 'package.json'), 'utf8')) as { version: string }).version;
+  await rm(out, { recursive: true, force: true });
+  await mkdir(out, { recursive: true });
+  const bundleFile = await bundle(out, path.resolve(root, opts.main ?? PLUGIN_MAIN));
+  const blob = await seaBlob(out, bundleFile);
+  const wanted = PLATFORMS.filter((p) => (opts.platforms ?? PLATFORMS.map((q) => q.id)).includes(p.id));
+  const platforms: BuiltPlatform[] = [];
+  for (const p of wanted) {
+    const dir = path.join(out, p.id);
+    const binary = await inject(p, nodeVersion, blob, dir);
+    const file = await archive(dir, [p.exe], path.join(out, `kubectl-trainjob-${p.os}-${p.arch}.tar.gz`));
+    platforms.push({ ...p, binary, archive: file, sha256: await sha256(file) });
+  }
+  const manifest = path.join(out, 'trainjob.yaml');
+  await writeFile(
+    manifest,
+    krewManifest(version, opts.baseUri ?? `https://example.invalid/trainjob-webhook/releases/v${version}`, platforms),
+  );
+  return { bundle: bundleFile, blob, platforms, manifest, nodeVersion };
+}
+
+function flag(args: string[], name: string): string | undefined {
+  const i = args.indexOf(name);
+  return i >= 0 ? args[i + 1] : undefined;
+}
+
+if (process.argv[1] && path.resolve(process.argv[1]) === fileURLToPath(import.meta.url)) {
+  const args = process.argv.slice(2);
+  const result = await buildPlugin({
+    out: flag(args, '--out'),
+    platforms: flag(args, '--platforms')?.split(',') as Platform['id'][] | undefined,
+    baseUri: flag(args, '--base-uri'),
+    main: flag(args, '--main'),
+  });
+  for (const p of result.platforms) process.stdout.write(`${p.archive}  ${p.sha256}\n`);
+  process.stdout.write(`${result.manifest}\n`);
+}
