@@ -7,7 +7,7 @@
 // naming them by sha256 (`kubectl krew install --manifest=... --archive=...` installs from them).
 //
 //   node hack/build-plugin.ts [--out dist/plugin] [--platforms linux-x64,linux-arm64,win-x64]
-//                             [--base-uri https://example.invalid/releases/v0.1.0] [--main src/plugin/main.ts]
+//                             [--base-uri https://example.invalid/releases/v0.1.0] [--main src/commands/trainjob.ts]
 //
 // darwin is not built: the registry serves no `node-darwin-*` package for this Node version (their
 // last is 18.9.0); a darwin build would also need its signature removed before the injection and an
@@ -25,8 +25,8 @@ import { stringify } from 'yaml';
 const run = promisify(execFile);
 const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
 
-/** The module whose `main(argv, io)` the executable runs. */
-export const PLUGIN_MAIN = 'src/plugin/main.ts';
+/** The module whose `pluginMain(argv, io)` the executable runs (as bin/kubectl-trainjob does). */
+export const PLUGIN_MAIN = 'src/commands/trainjob.ts';
 /** postject's fuse: Node looks for it to know a blob was injected (Node's docs, "Single executable applications"). */
 export const SEA_FUSE = 'NODE_SEA_FUSE_fce680ab2cc467b6e072b8b5df1996b2';
 export const SEA_RESOURCE = 'NODE_SEA_BLOB';
@@ -63,15 +63,15 @@ export interface BuildResult {
 const cacheDir = () =>
   path.join(process.env.XDG_CACHE_HOME ?? path.join(os.homedir(), '.cache'), 'trainjob-webhook', 'sea');
 
-/** The wrapper the bundle starts from: no top-level await (CommonJS), the bin's io and exit code. */
+/** The bundle's start: bin/kubectl-trainjob's io and exit codes, without its top-level await (CommonJS). */
 function entrySource(mainModule: string): string {
   return [
-    `import { main } from ${JSON.stringify(mainModule)};`,
+    `import { pluginMain as main } from ${JSON.stringify(mainModule)};`,
     'const line = (t) => (t.endsWith("\\n") ? t : `${t}\\n`);',
     'const io = { out: (t) => process.stdout.write(line(t)), err: (t) => process.stderr.write(line(t)) };',
     'main(process.argv.slice(2), io).then(',
     '  (code) => { process.exitCode = code; },',
-    '  (err) => { process.stderr.write(`kubectl-trainjob: ${err?.stack ?? err}\\n`); process.exitCode = 2; },',
+    '  (err) => { process.stderr.write(`error: ${err?.stack ?? err}\\n`); process.exitCode = 1; },',
     ');',
     '',
   ].join('\n');
@@ -108,17 +108,19 @@ export async function bundle(out: string, mainModule: string = path.join(root, P
 export async function seaBlob(out: string, bundleFile: string): Promise<string> {
   const blob = path.join(out, 'kubectl-trainjob.blob');
   const config = path.join(out, 'sea-config.json');
+  // Names relative to the folder it runs in: the blob records the main script's path, and an
+  // absolute one would make the same tree build different archives in different folders.
   await writeFile(
     config,
     JSON.stringify({
-      main: bundleFile,
-      output: blob,
+      main: path.relative(out, bundleFile),
+      output: path.relative(out, blob),
       disableExperimentalSEAWarning: true,
       useSnapshot: false,
       useCodeCache: false,
     }),
   );
-  await run(process.execPath, ['--experimental-sea-config', config]);
+  await run(process.execPath, ['--experimental-sea-config', path.basename(config)], { cwd: out });
   await rm(config);
   return blob;
 }

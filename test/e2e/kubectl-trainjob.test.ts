@@ -1,4 +1,5 @@
-// `kubectl trainjob` end to end: the real bin/kubectl-trainjob run as a child process, as a user
+// `kubectl trainjob` end to end: the plugin's single executable (what users without Node install,
+// built by hack/build-plugin.ts from this tree; no Node on its PATH) run as a child process, as a user
 // with a namespace Role only (no admin rights), beside the real Trainer, JobSet, the webhook and
 // the reconciler, in the KWOK world where pods run. Scale up and down to the end, a server dry run
 // that changes nothing, --no-resume and the later scale that resumes, refusals before any write
@@ -8,7 +9,8 @@ import assert from 'node:assert/strict';
 import { spawn } from 'node:child_process';
 import path from 'node:path';
 import { after, before, describe, it } from 'node:test';
-import { controlPlaneAvailability, projectRoot, upstreamControllersAvailability, waitFor } from '../harness/index.ts';
+import { controlPlaneAvailability, upstreamControllersAvailability, waitFor } from '../harness/index.ts';
+import { pluginExecutable } from '../harness/plugin.ts';
 import type { UserKubeconfig } from '../harness/index.ts';
 import type { TrainJob } from '../../src/api/objects.ts';
 import { PROGRESS_ANNOTATION } from '../../src/plugin/progress.ts';
@@ -19,7 +21,8 @@ const controlPlane = controlPlaneAvailability();
 const controllers = upstreamControllersAvailability();
 const skip = !controlPlane.available ? controlPlane.reason : !controllers.available ? controllers.reason : false;
 
-const BIN = path.join(projectRoot, 'bin/kubectl-trainjob');
+/** The single executable, set once it is built (before). */
+let BIN = '';
 const ns = 'ml-team';
 
 interface Run {
@@ -29,7 +32,7 @@ interface Run {
   err: string;
 }
 
-/** The plugin as a user runs it: its own executable, Node 24 first on PATH, the user's KUBECONFIG. */
+/** The plugin as a user runs it: its own executable, nothing else on PATH (no Node), the user's KUBECONFIG. */
 function plugin(
   w: World,
   user: UserKubeconfig,
@@ -39,7 +42,7 @@ function plugin(
   return new Promise((resolve, reject) => {
     const env = w.cp.childEnv({
       KUBECONFIG: user.path,
-      PATH: [opts.pathPrefix, path.dirname(process.execPath), process.env.PATH].filter(Boolean).join(path.delimiter),
+      PATH: opts.pathPrefix ?? '/nonexistent',
     });
     const child = spawn(opts.cmd ?? BIN, args, { env, stdio: ['ignore', 'pipe', 'pipe'] });
     let out = '';
@@ -80,7 +83,7 @@ describe('kubectl trainjob: scale and status as a user with a namespace Role', {
   });
 
   before(async () => {
-    w = await startWorld({ trainer: true, webhook: true });
+    [w, BIN] = await Promise.all([startWorld({ trainer: true, webhook: true }), pluginExecutable()]);
     a = api(w.cp);
     await w.cp.kubectl(['create', 'namespace', ns]);
     // alice: what a batch user gets in her namespace; bob: read only.
@@ -237,7 +240,7 @@ describe('kubectl trainjob: scale and status as a user with a namespace Role', {
   it('kubectl finds the plugin on PATH: kubectl trainjob status', async () => {
     const r = await plugin(w, alice, ['trainjob', 'status', 'llama', '-n', ns], {
       cmd: w.cp.binaries.kubectl,
-      pathPrefix: path.join(projectRoot, 'bin'),
+      pathPrefix: path.dirname(BIN),
     });
     assert.equal(r.code, 0, show(r));
     assert.match(r.out, /^Name: +ml-team\/llama$/m);

@@ -59,8 +59,8 @@ describe('the kubectl plugin as single executables', () => {
     // No node on PATH, none of the project's files beside it: the executable is all it needs.
     const env = { PATH: '/nonexistent', HOME: out };
     const help = await run(x64.binary, ['--help'], { env, cwd: out });
-    assert.match(help.stdout, /kubectl trainjob scale/);
-    assert.match(help.stdout, /kubectl trainjob status/);
+    assert.match(help.stdout, /^ {2}scale +pause the job/m);
+    assert.match(help.stdout, /^ {2}status +the node count/m);
     const bad = await run(x64.binary, ['scale', '--no-such-flag'], { env, cwd: out }).then(
       () => assert.fail('an unknown flag was accepted'),
       (err: { code: number; stderr: string }) => err,
@@ -100,7 +100,7 @@ describe('the kubectl plugin as single executables', () => {
     await run(krew, ['install', `--manifest=${build.manifest}`, `--archive=${x64.archive}`], { env });
     const installed = path.join(krewRoot, 'bin', 'kubectl-trainjob');
     const help = await run(installed, ['--help'], { env: { PATH: '/nonexistent', HOME: out } });
-    assert.match(help.stdout, /kubectl trainjob scale/);
+    assert.match(help.stdout, /^ {2}scale +pause the job/m);
 
     // The arm64 archive offered for linux/amd64: its sha256 is not the one the manifest names.
     const arm = build.platforms.find((p) => p.id === 'linux-arm64')!;
