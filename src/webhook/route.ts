@@ -11,6 +11,7 @@ import { EnvelopeError, answer, parseAdmissionReview, wrongKind } from './envelo
 import type { AdmissionReviewRequest, AnswerParts } from './envelope.ts';
 import { badRequestStatus, thrownErrorStatus } from './status.ts';
 import { sendJson } from './answer-writer.ts';
+import { scaleRequestOf } from './scale-subresource.ts';
 
 export interface EdgeDeps {
   logger: Logger;
@@ -60,8 +61,13 @@ export function admissionRoute(
 
     let outcome: Outcome;
     let error: string | undefined;
-    const wrong = wrongKind(req);
-    if (wrong !== undefined) {
+    // A write to a scale subresource carries an autoscaling/v1 Scale, not a TrainJob: the validating
+    // route judges it (scale-subresource.ts), and no webhook ever refuses or changes one as a wrong kind.
+    const scale = scaleRequestOf(req) !== undefined;
+    const wrong = scale ? undefined : wrongKind(req);
+    if (scale && webhook !== 'validate') {
+      outcome = { parts: { allowed: true } };
+    } else if (wrong !== undefined) {
       outcome = {
         parts: {
           allowed: false,
