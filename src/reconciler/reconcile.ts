@@ -37,6 +37,7 @@ import { splitKey } from './keys.ts';
 import type { HandlerResult } from './queue.ts';
 import { eventFor, previousReport, type RebuildReport } from '../rebuild/report.ts';
 import { cacheInitializerOf } from '../rebuild/initializers.ts';
+import { publishStatusField, type StatusFieldApply } from './status-field.ts';
 
 export interface ReconcileDeps {
   mode: Mode;
@@ -61,6 +62,11 @@ export interface ReconcileDeps {
   now?: () => Date;
   /** False once this replica may no longer act (leadership lost): no write is sent then. */
   mayWrite?: () => boolean;
+  /**
+   * Writes status.trainjobWebhook after the steps when it changed (status-field.ts); without it
+   * (tests of the steps alone) nothing is written there.
+   */
+  applyStatusField?: StatusFieldApply;
   /** Test only: die right after this step (see config.ts); `crash` never returns in production. */
   crashAfter?: CrashPoint;
   crash?: () => Promise<void>;
@@ -198,6 +204,10 @@ export async function reconcileKey(key: string, deps: ReconcileDeps): Promise<Ha
       return {};
     }
     const blocked = await execute(o, decision.steps, deps, log);
+    if (deps.applyStatusField) {
+      const report = blocked ? { state: 'Blocked' as const, reason: blocked } : reportInForce(o, decision.steps);
+      await publishStatusField(o, report, deps.applyStatusField, () => !deps.mayWrite || deps.mayWrite(), log);
+    }
     const outcome = blocked ? 'blocked' : decision.outcome;
     deps.metrics.reconciles.inc({ mode: deps.mode, outcome });
     const heldBack = outcome === 'blocked' || outcome === 'unsupported';
@@ -230,6 +240,12 @@ export async function reconcileKey(key: string, deps: ReconcileDeps): Promise<Ha
   } finally {
     end();
   }
+}
+
+/** The report this reconcile writes (undefined: it removes it), else the one on record (report.ts). */
+function reportInForce(o: Observation, steps: Step[]): RebuildReport | undefined {
+  const written = steps.find((s): s is Extract<Step, { kind: 'report' }> => s.kind === 'report');
+  return written ? written.report : previousReport(o.trainJob);
 }
 
 /** The reason of the report this reconcile writes, else of the one on record (report.ts). */

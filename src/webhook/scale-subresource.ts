@@ -23,14 +23,12 @@
 //
 // The webhook never refuses a write to the scale of anything but a TrainJob (a configuration that
 // names another resource's scale is a mistake, not the user's): it admits it unjudged.
-import type { ServerResponse } from 'node:http';
 import { SCALE_SUBRESOURCE, TRAINJOB_GROUP, TRAINJOB } from '../api/names.ts';
 import { OMIT_VALUE, type FieldError } from '../field/errors.ts';
 import { isObject } from '../json/object.ts';
 import type { Decision } from '../rules/contract.ts';
 import type { TrainJobReader } from '../scale/reads/trainjob-read.ts';
 import type { AdmissionReviewRequest } from './envelope.ts';
-import type { Outcome } from './route.ts';
 
 type Obj = Record<string, unknown>;
 
@@ -85,26 +83,25 @@ function forNow(detail: string): Decision {
 export const SCALE_NOT_JUDGED =
   'spec.trainer.numNodes: the scale was not judged (the webhook runs without cluster access, so it cannot read the TrainJob the Scale changes)';
 
-export interface ScaleDeps {
+/** `T`: the route's answer (route.ts Outcome), built by `answer` and `allowed`. */
+export interface ScaleDeps<T> {
   /** Undefined without cluster access: the scale is admitted with a warning, like a count change then. */
   readTrainJob?: TrainJobReader;
   /** The Validator, with what the route adds (the caller's proof, the reads' budget). */
   validate(object: Obj, oldObject: Obj): Promise<Decision>;
   /** The answer the validating route builds from a decision (validate.ts), the hint on the object given. */
-  answer(decision: Decision, judged: Obj): Outcome;
+  answer(decision: Decision, judged: Obj): T;
+  /** An admission without a judgment, with these warnings. */
+  allowed(warnings?: string[]): T;
 }
 
 /** Decides a validating review of a scale subresource (see the header). */
-export async function validateScale(
-  req: AdmissionReviewRequest,
-  _res: ServerResponse,
-  deps: ScaleDeps,
-): Promise<Outcome> {
-  if (scaleRequestOf(req) !== 'trainjob' || req.operation !== 'UPDATE') return { parts: { allowed: true } };
+export async function validateScale<T>(req: AdmissionReviewRequest, deps: ScaleDeps<T>): Promise<T> {
+  if (scaleRequestOf(req) !== 'trainjob' || req.operation !== 'UPDATE') return deps.allowed();
   const replicas = scaleReplicas(req.object);
   // The API server sends an int32; anything else is not a Scale it made: nothing to judge.
-  if (replicas === undefined) return { parts: { allowed: true } };
-  if (!deps.readTrainJob) return { parts: { allowed: true, warnings: [SCALE_NOT_JUDGED] } };
+  if (replicas === undefined) return deps.allowed();
+  if (!deps.readTrainJob) return deps.allowed([SCALE_NOT_JUDGED]);
   const meta = isObject(req.oldObject?.metadata) ? req.oldObject.metadata : {};
   const version = typeof meta.resourceVersion === 'string' && meta.resourceVersion ? meta.resourceVersion : undefined;
   const read = await deps.readTrainJob(req.namespace ?? '', req.name, version);

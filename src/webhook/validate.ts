@@ -39,8 +39,9 @@ export function registerValidateRoute(app: FastifyInstance, deps: ValidateDeps):
 
 async function validate(req: AdmissionReviewRequest, res: ServerResponse, deps: ValidateDeps): Promise<Outcome> {
   if (scaleRequestOf(req))
-    return validateScale(req, res, {
+    return validateScale<Outcome>(req, {
       readTrainJob: deps.readTrainJob,
+      allowed: (warnings) => ({ parts: { allowed: true, ...(warnings ? { warnings } : {}) } }),
       validate: (object, oldObject) => decideOn(req, res, deps, { object, oldObject, operation: 'UPDATE' }),
       answer: (decision, judged) => outcomeOf(req, decision, deps, judged),
     });
