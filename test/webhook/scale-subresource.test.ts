@@ -99,14 +99,14 @@ describe('a write to the scale subresource', () => {
 
   it('makes the TrainJob the API server stores: numNodes set (added where absent), generation one up, the rest as stored', () => {
     const before = stored(2);
-    const after = trainJobAfterScale(before, 4);
+    const after = trainJobAfterScale(before, 4) as Obj;
     assert.equal(after.spec.trainer.numNodes, 4);
     assert.equal(after.metadata.generation, 4);
     assert.equal(before.spec.trainer.numNodes, 2, 'the stored one is not changed');
     assert.deepEqual({ ...after, spec: before.spec, metadata: before.metadata }, before);
-    assert.equal(trainJobAfterScale(stored(), 3).spec.trainer.numNodes, 3, 'a job without numNodes gets it');
-    assert.equal(trainJobAfterScale(stored(2), 2).metadata.generation, 3, 'no change: the same generation');
-    assert.deepEqual(trainJobAfterScale({ metadata: {} }, 1).spec, { trainer: { numNodes: 1 } });
+    assert.equal((trainJobAfterScale(stored(), 3) as Obj).spec.trainer.numNodes, 3, 'a job without numNodes gets it');
+    assert.equal((trainJobAfterScale(stored(2), 2) as Obj).metadata.generation, 3, 'no change: the same generation');
+    assert.deepEqual((trainJobAfterScale({ metadata: {} }, 1) as Obj).spec, { trainer: { numNodes: 1 } });
   });
 
   it('is judged as the numNodes update it makes: the Validator gets the scaled TrainJob against the stored one', async () => {
