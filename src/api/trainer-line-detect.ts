@@ -9,9 +9,10 @@
 //   main (8c0f5059) added `minimum: 0` on spec.trainer.numNodes and the rule `self >= 1` on
 //   spec.trainer.numProcPerNode (#3809);
 // - a fingerprint of the whole schema without descriptions, without this project's generated
-//   rules, its status field (status.trainjobWebhook) and upstream's blanket spec.trainer rule (so the same CRD patched, lifted or restored
-//   fingerprints the same). A known line is one whose features and fingerprint both match; a CRD
-//   whose features match a line but whose schema differs elsewhere (a later release) is unknown,
+//   rules, its status field (status.trainjobWebhook) and upstream's blanket spec.trainer rule (so
+//   the same CRD patched, lifted or restored fingerprints the same). A known line is one whose
+//   features and fingerprint both match; a CRD whose features match a line but whose schema
+//   differs elsewhere (a later release) is unknown,
 //   "resembling" that line, and gets the careful rules.
 import { isObject } from '../json/object.ts';
 import { GENERATED_RULE_MARKER, STATUS_FIELD, TRAINJOB_VERSION } from './names.ts';

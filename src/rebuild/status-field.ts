@@ -23,7 +23,7 @@ import {
 } from '../api/names.ts';
 import { intOf, type JobSet, type ReplicatedJob, type TrainJob } from '../api/objects.ts';
 import { isObject } from '../json/object.ts';
-import { expectedNodeShape, findReplicatedJob } from '../scale/ml-policy.ts';
+import { expectedNodeShape, findReplicatedJob, type NodeShape } from '../scale/ml-policy.ts';
 import type { RuntimeRead } from './decision.ts';
 import type { RebuildReport, ReportState } from './report.ts';
 
@@ -62,18 +62,26 @@ export function builtNodes(
   runtime: RuntimeRead | undefined,
   previous: number | undefined,
 ): number | undefined {
-  const jobs = jobSet.spec?.replicatedJobs;
   const expected = runtime?.found ? expectedNodeShape(trainJob, runtime.runtime) : undefined;
-  if (expected?.known) {
-    const { shape } = expected;
-    const p = parallelismOf(findReplicatedJob(jobs, shape));
-    if (p === undefined) return previous;
-    if (p === shape.count) return shape.numNodes;
-    if (shape.policy.kind !== 'mpi' || !shape.policy.runLauncherAsNode) return p;
-    return p > 1 ? p + 1 : previous === 1 || previous === 2 ? previous : 2;
-  }
-  const trainer = (jobs ?? []).find((r) => r.template?.metadata?.labels?.[ANCESTOR_LABEL] === ANCESTOR_TRAINER);
-  const mpiNode = (jobs ?? []).find((r) => r.name === NODE && r !== trainer);
+  return expected?.known
+    ? readBack(expected.shape, jobSet, previous)
+    : withoutRuntime(jobSet.spec?.replicatedJobs ?? [], previous);
+}
+
+/** The JobSet's count as numNodes, by the shape Trainer builds for this runtime. */
+function readBack(shape: NodeShape, jobSet: JobSet, previous: number | undefined): number | undefined {
+  const p = parallelismOf(findReplicatedJob(jobSet.spec?.replicatedJobs, shape));
+  if (p === undefined) return previous;
+  if (p === shape.count) return shape.numNodes;
+  if (shape.policy.kind !== 'mpi' || !shape.policy.runLauncherAsNode) return p;
+  if (p > 1) return p + 1;
+  return previous === 1 || previous === 2 ? previous : 2;
+}
+
+/** The trainer job's parallelism, unless an MPI node job beside it makes that ambiguous. */
+function withoutRuntime(jobs: ReplicatedJob[], previous: number | undefined): number | undefined {
+  const trainer = jobs.find((r) => r.template?.metadata?.labels?.[ANCESTOR_LABEL] === ANCESTOR_TRAINER);
+  const mpiNode = jobs.find((r) => r.name === NODE && r !== trainer);
   return mpiNode ? previous : (parallelismOf(trainer) ?? previous);
 }
 

@@ -16,8 +16,9 @@
 // Rebuilt; trainjob_reconciler_api_requests_total in test/e2e/reconciler-rebuild-cost.test.ts,
 // leader-election renewals aside): 25 requests when every reconcile read live (5 GETs each of the
 // TrainJob, JobSet and runtime snapshot, 3 PVC LISTs, 1 LIST each of Jobs and pods, 5 writes), 10
-// now (1 GET each of the TrainJob and snapshot, 1 LIST each of Jobs, pods and PVCs, the same 5
-// writes: 2 report applies, the delete, 2 Events). A reconcile that finds nothing to do costs none.
+// then (1 GET each of the TrainJob and snapshot, 1 LIST each of Jobs, pods and PVCs, the same 5
+// writes: 2 report applies, the delete, 2 Events), 13 with the status field's 3 applies (Rebuilding,
+// no JobSet, Rebuilt: status-field.ts). A reconcile that finds nothing to do costs none.
 import { describeError, statusCode } from '../cluster/errors.ts';
 import type { Logger } from '../observability/logger.ts';
 import type { ReconcilerCluster } from './cluster.ts';

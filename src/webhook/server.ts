@@ -132,9 +132,8 @@ export async function buildAdmissionServer(
   const countChanges = config.countChangeBudget ?? countChangeReadsBudget();
   registerValidateRoute(app, {
     ...edge,
-    validator: deps.validator,
+    ...{ validator: deps.validator, readTrainJob: deps.readTrainJob },
     handoff: deps.handoff ?? noHandoff,
-    ...(deps.readTrainJob ? { readTrainJob: deps.readTrainJob } : {}),
     holdWhileReading: (res) => moveHeld(res, countChanges),
     // Without --client-ca no connection is verified, so no caller counts as authenticated.
     ...(trust ? { callerAuthenticated: (res: ServerResponse) => verifiedCaller(res.socket, trust) } : {}),
