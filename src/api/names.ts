@@ -88,3 +88,16 @@ export const VOLCANO_POD_GROUP = { group: 'scheduling.volcano.sh', version: 'v1b
  * out (src/rules/marker.ts, src/api/trainer-line-detect.ts).
  */
 export const GENERATED_RULE_MARKER = '// trainjob-webhook:';
+
+/**
+ * This project's field in the TrainJob's status (the CRD patch adds its schema; the reconciler
+ * writes it with SSA on the status subresource, src/rebuild/status-field.ts). Named so no Trainer
+ * field can collide with it; the `kubectl trainjob` plugin reads it.
+ */
+export const STATUS_FIELD = 'trainjobWebhook';
+/** The scale subresource the CRD patch adds (kubectl scale, autoscalers): its paths in the TrainJob. */
+export const SCALE_SUBRESOURCE = {
+  specReplicasPath: '.spec.trainer.numNodes',
+  statusReplicasPath: `.status.${STATUS_FIELD}.nodes`,
+  labelSelectorPath: `.status.${STATUS_FIELD}.selector`,
+} as const;

@@ -9,12 +9,13 @@
 //   main (8c0f5059) added `minimum: 0` on spec.trainer.numNodes and the rule `self >= 1` on
 //   spec.trainer.numProcPerNode (#3809);
 // - a fingerprint of the whole schema without descriptions, without this project's generated
-//   rules and upstream's blanket spec.trainer rule (so the same CRD patched, lifted or restored
-//   fingerprints the same). A known line is one whose features and fingerprint both match; a CRD
-//   whose features match a line but whose schema differs elsewhere (a later release) is unknown,
+//   rules, its status field (status.trainjobWebhook) and upstream's blanket spec.trainer rule (so
+//   the same CRD patched, lifted or restored fingerprints the same). A known line is one whose
+//   features and fingerprint both match; a CRD whose features match a line but whose schema
+//   differs elsewhere (a later release) is unknown,
 //   "resembling" that line, and gets the careful rules.
 import { isObject } from '../json/object.ts';
-import { GENERATED_RULE_MARKER, TRAINJOB_VERSION } from './names.ts';
+import { GENERATED_RULE_MARKER, STATUS_FIELD, TRAINJOB_VERSION } from './names.ts';
 import {
   KNOWN_TRAINER_LINES,
   TRAINER_LINES,
@@ -152,6 +153,7 @@ class Hasher {
 /** The schema locations this project's patches touch: root, spec and spec.trainer. */
 const TRAINER = '/properties/spec/properties/trainer';
 const PATCHED = new Set(['', '/properties/spec', TRAINER]);
+const STATUS_PROPERTIES = '/properties/status/properties';
 
 /** A generated rule of this project, or upstream's blanket spec.trainer rule: left out of the fingerprint. */
 const patchable = (rule: unknown, path: string): boolean =>
@@ -189,6 +191,8 @@ export function schemaFingerprint(schema: Json): { ok: true; fingerprint: string
     hasher.update('{');
     for (const key of Object.keys(node).sort()) {
       if (key === 'description') continue;
+      // This project's status field (the CRD patch adds it): the same CRD with or without it is one line.
+      if (key === STATUS_FIELD && path === STATUS_PROPERTIES) continue;
       let value = node[key];
       if (key === 'x-kubernetes-validations' && PATCHED.has(path) && Array.isArray(value)) {
         value = value.filter((r) => !patchable(r, path));

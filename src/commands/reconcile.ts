@@ -56,7 +56,7 @@ export async function connect(config: ReconcileConfig): Promise<ApiClient> {
  * line the decision writes nothing (it only checks whether a patch applied by hand is in force).
  */
 export const crdPatchPlanner: CrdPatchPlanner = {
-  decide: (crd) => decideCrdPatchRestore(crd, (schema, line) => crdPatchOps(schema, rulesFor(line))),
+  decide: (crd) => decideCrdPatchRestore(crd, (schema, line, version) => crdPatchOps(schema, rulesFor(line), version)),
   disclaim: disclaimVersionsOps,
 };
 

@@ -9,7 +9,8 @@
 //
 // - TrainJob, companion mode: the identity, the two annotations the reconciler writes (the report,
 //   the refusal fold), spec.managedBy, suspend, runtimeRef and trainer.numNodes, and the
-//   Suspended, Complete and Failed conditions. Standalone mode builds the JobSet from the whole
+//   Suspended, Complete and Failed conditions, and status.trainjobWebhook (the status field it
+//   writes only when it differs: src/reconciler/status-field.ts). Standalone mode builds the JobSet from the whole
 //   spec in every reconcile and writes the status from it, so there it is kept whole (but for
 //   managedFields and the last-applied annotation).
 // - JobSet controlled by a TrainJob: the identity and creationTimestamp, the controller reference,
@@ -30,6 +31,7 @@ import {
   JOBSET_NAME_LABEL,
   REFUSAL_SEEN_ANNOTATION,
   REPORT_ANNOTATION,
+  STATUS_FIELD,
   TRAINJOB_KIND,
   type Mode,
 } from '../api/names.ts';
@@ -145,7 +147,7 @@ function trainJobShape(raw: unknown, mode: Mode): TrainJob | undefined {
     else if (raw.spec.trainer !== undefined) spec.trainer = raw.spec.trainer;
     out.spec = spec;
   } else if (raw.spec !== undefined) out.spec = raw.spec;
-  const status = statusOf(raw.status, ['conditions'], READ_TRAINJOB_CONDITIONS);
+  const status = statusOf(raw.status, ['conditions', STATUS_FIELD], READ_TRAINJOB_CONDITIONS);
   if (status !== undefined) out.status = status;
   return asIs(out);
 }

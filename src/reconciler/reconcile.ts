@@ -16,8 +16,9 @@
 // Rebuilt; trainjob_reconciler_api_requests_total in test/e2e/reconciler-rebuild-cost.test.ts,
 // leader-election renewals aside): 25 requests when every reconcile read live (5 GETs each of the
 // TrainJob, JobSet and runtime snapshot, 3 PVC LISTs, 1 LIST each of Jobs and pods, 5 writes), 10
-// now (1 GET each of the TrainJob and snapshot, 1 LIST each of Jobs, pods and PVCs, the same 5
-// writes: 2 report applies, the delete, 2 Events). A reconcile that finds nothing to do costs none.
+// then (1 GET each of the TrainJob and snapshot, 1 LIST each of Jobs, pods and PVCs, the same 5
+// writes: 2 report applies, the delete, 2 Events), 13 with the status field's 3 applies (Rebuilding,
+// no JobSet, Rebuilt: status-field.ts). A reconcile that finds nothing to do costs none.
 import { describeError, statusCode } from '../cluster/errors.ts';
 import type { Logger } from '../observability/logger.ts';
 import type { ReconcilerCluster } from './cluster.ts';
@@ -37,6 +38,7 @@ import { splitKey } from './keys.ts';
 import type { HandlerResult } from './queue.ts';
 import { eventFor, previousReport, type RebuildReport } from '../rebuild/report.ts';
 import { cacheInitializerOf } from '../rebuild/initializers.ts';
+import { publishStatusField, type StatusFieldApply } from './status-field.ts';
 
 export interface ReconcileDeps {
   mode: Mode;
@@ -61,6 +63,11 @@ export interface ReconcileDeps {
   now?: () => Date;
   /** False once this replica may no longer act (leadership lost): no write is sent then. */
   mayWrite?: () => boolean;
+  /**
+   * Writes status.trainjobWebhook after the steps when it changed (status-field.ts); without it
+   * (tests of the steps alone) nothing is written there.
+   */
+  applyStatusField?: StatusFieldApply;
   /** Test only: die right after this step (see config.ts); `crash` never returns in production. */
   crashAfter?: CrashPoint;
   crash?: () => Promise<void>;
@@ -198,6 +205,10 @@ export async function reconcileKey(key: string, deps: ReconcileDeps): Promise<Ha
       return {};
     }
     const blocked = await execute(o, decision.steps, deps, log);
+    if (deps.applyStatusField) {
+      const report = blocked ? { state: 'Blocked' as const, reason: blocked } : reportInForce(o, decision.steps);
+      await publishStatusField(o, report, deps.applyStatusField, () => !deps.mayWrite || deps.mayWrite(), log);
+    }
     const outcome = blocked ? 'blocked' : decision.outcome;
     deps.metrics.reconciles.inc({ mode: deps.mode, outcome });
     const heldBack = outcome === 'blocked' || outcome === 'unsupported';
@@ -230,6 +241,12 @@ export async function reconcileKey(key: string, deps: ReconcileDeps): Promise<Ha
   } finally {
     end();
   }
+}
+
+/** The report this reconcile writes (undefined: it removes it), else the one on record (report.ts). */
+function reportInForce(o: Observation, steps: Step[]): RebuildReport | undefined {
+  const written = steps.find((s): s is Extract<Step, { kind: 'report' }> => s.kind === 'report');
+  return written ? written.report : previousReport(o.trainJob);
 }
 
 /** The reason of the report this reconcile writes, else of the one on record (report.ts). */

@@ -28,6 +28,7 @@ import { createWatches } from './watches.ts';
 import { cacheShapeFor } from './cache-shape.ts';
 import { DecisionInputGate, WATCH_BATCH_MS, type WatchSource } from './decision-inputs.ts';
 import { followTrainerLine } from './trainer-line-source.ts';
+import { statusFieldApplier } from './status-field.ts';
 
 export interface ReconcilerHandle {
   handoffPort: number;
@@ -70,6 +71,7 @@ export async function startReconciler(config: ReconcileConfig, deps: ReconcilerD
     countingRequests(c, (method, path) => metrics.apiRequests.inc(describeRequest(method, path)));
   const client = counted(deps.client);
   const cluster = createReconcilerCluster(client, { fieldManager: config.fieldManager, identity });
+  const applyStatusField = statusFieldApplier(client, config.fieldManager);
   const elector = leaderElector(config, counted(leaseClientOf(deps)), logger);
 
   const runtimes = new RuntimeMemo();
@@ -84,6 +86,7 @@ export async function startReconciler(config: ReconcileConfig, deps: ReconcilerD
         trainer: trainerLine.current,
         fieldManager: config.fieldManager,
         cluster,
+        applyStatusField,
         cache: watches.cache,
         runtimes,
         waits,

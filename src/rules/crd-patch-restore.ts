@@ -3,11 +3,12 @@
 // later), is the patch in force, and if not, which JSON patch puts it back?
 //
 // The patch is generated for the CRD's upstream form: the CRD read, without the rules this project
-// wrote (marked, src/rules/marker.ts) and with upstream's blanket spec.trainer rule first (where
-// it is missing). So a CRD that Trainer's chart rewrote (blanket rule back, ours gone), one with
+// wrote (marked, src/rules/marker.ts), without its scale subresource, status field and printer
+// columns (generate/scale-subresource.ts) and with upstream's blanket spec.trainer rule first
+// (where it is missing). So a CRD that Trainer's chart rewrote (blanket rule back, ours gone), one with
 // both (a partial merge), one with our rules of an older table and one with the blanket rule
 // lifted alone all converge on the same patched schema, and a patched CRD is left alone. What is
-// sent is the difference between the schema read and that patched schema, after a test of the
+// sent is the difference between versions[0] read and that patched version, after a test of the
 // resourceVersion read: a CRD that changed since is never patched from a stale read.
 //
 // Only onto a Trainer line it knows (found by feature and fingerprint, src/api/trainer-line-detect.ts)
@@ -21,14 +22,16 @@ import { TRAINJOB_CRD } from '../api/names.ts';
 import { detectTrainerLine } from '../api/trainer-line-detect.ts';
 import type { TrainerLine } from '../api/trainer-line.ts';
 import { BLANKET_TRAINER_RULE } from './generate/crd-patch.ts';
+import { withoutScaleParts } from './generate/scale-subresource.ts';
 import { isGeneratedRule } from './marker.ts';
 
 /**
- * Generates the CRD patch (JSON6902 ops on the CRD, paths from /spec/versions/0/schema) for an
- * upstream schema, with the rules of the CRD's Trainer line (an unknown line's careful rules only
- * to check whether a patch applied by hand is in force: nothing is written for that line).
+ * Generates the CRD patch (JSON6902 ops on the CRD, paths from /spec/versions/0) for an upstream
+ * schema and versions[0] (its printer columns and subresources), with the rules of the CRD's
+ * Trainer line (an unknown line's careful rules only to check whether a patch applied by hand is
+ * in force: nothing is written for that line).
  */
-export type PatchOpsFor = (openAPIV3Schema: unknown, line: TrainerLine) => unknown[];
+export type PatchOpsFor = (openAPIV3Schema: unknown, line: TrainerLine, version: unknown) => unknown[];
 
 export type RestoreDecision =
   /** Nothing to do: the patch is in force, or the CRD is being deleted. */
@@ -38,7 +41,7 @@ export type RestoreDecision =
   /** The patch cannot be put back on this object: say why, touch nothing (`byHand`: what the user can do). */
   | { action: 'refuse'; reason: string; byHand?: string };
 
-const SCHEMA_PATH = '/spec/versions/0/schema/openAPIV3Schema';
+const VERSION_PATH = '/spec/versions/0';
 type Obj = Record<string, unknown>;
 
 const isObj = (v: unknown): v is Obj => typeof v === 'object' && v !== null && !Array.isArray(v);
@@ -95,9 +98,16 @@ function withoutOurs(node: Obj): void {
 
 const isBlanket = (r: Obj): boolean => jsonEqual(r, BLANKET_TRAINER_RULE);
 
-/** The CRD's schema as upstream shipped it: our rules out, the blanket rule first at spec.trainer if missing. */
-function upstreamForm(schema: Obj): { schema: Obj; trainer: Obj; blanketFound: boolean; oursFound: number } | string {
-  const copy = structuredClone(schema);
+/**
+ * versions[0] as upstream shipped it: our rules, scale subresource, status field and columns out,
+ * the blanket rule first at spec.trainer if missing.
+ */
+function upstreamForm(
+  live: Obj,
+): { version: Obj; schema: Obj; trainer: Obj; blanketFound: boolean; oursFound: number } | string {
+  const version = structuredClone(live);
+  const copy = (version.schema as Obj).openAPIV3Schema as Obj;
+  withoutScaleParts(version);
   const nodes = ruleNodes(copy);
   if (typeof nodes === 'string') return nodes;
   let oursFound = 0;
@@ -109,7 +119,7 @@ function upstreamForm(schema: Obj): { schema: Obj; trainer: Obj; blanketFound: b
   const trainerRules = (own(nodes.trainer, 'x-kubernetes-validations') as Obj[] | undefined) ?? [];
   const blanketFound = trainerRules.some(isBlanket);
   if (!blanketFound) nodes.trainer['x-kubernetes-validations'] = [{ ...BLANKET_TRAINER_RULE }, ...trainerRules];
-  return { schema: copy, trainer: nodes.trainer, blanketFound, oursFound };
+  return { version, schema: copy, trainer: nodes.trainer, blanketFound, oursFound };
 }
 
 /** The object's metadata, or why the restorer may not touch it. */
@@ -126,24 +136,24 @@ function metadataOf(crd: unknown): { resourceVersion: string; deleting: boolean 
   };
 }
 
-/** versions[0]'s openAPIV3Schema (the one the patch is generated for), or why there is none. */
-function schemaOf(crd: Obj): Obj | string {
+/** versions[0] (the one the patch is generated for, with an openAPIV3Schema), or why there is none. */
+function versionOf(crd: Obj): Obj | string {
   const spec = own(crd, 'spec');
   const versions = isObj(spec) ? own(spec, 'versions') : undefined;
   if (!Array.isArray(versions) || versions.length === 0) return 'no spec.versions';
   const first: unknown = versions[0];
   const schema =
     isObj(first) && isObj(own(first, 'schema')) ? own(own(first, 'schema') as Obj, 'openAPIV3Schema') : undefined;
-  return isObj(schema) ? schema : 'spec.versions[0] has no schema.openAPIV3Schema';
+  return isObj(schema) ? (first as Obj) : 'spec.versions[0] has no schema.openAPIV3Schema';
 }
 
-/** Applies generated ops to a CRD whose versions[0] schema is `schema`: the patched schema, or the error. */
-function patchedSchema(schema: Obj, ops: unknown[]): Obj | string {
-  const doc = { spec: { versions: [{ schema: { openAPIV3Schema: structuredClone(schema) } }] } };
+/** Applies generated ops to versions[0]: the patched version, or the error. */
+function patchedVersion(version: Obj, ops: unknown[]): Obj | string {
+  const doc = { spec: { versions: [structuredClone(version)] } };
   try {
     const out = fastJsonPatch.applyPatch(doc, structuredClone(ops) as Operation[], true, false).newDocument;
-    const result = out.spec.versions[0]?.schema?.openAPIV3Schema as unknown;
-    return isObj(result) ? result : 'the generated patch leaves no schema';
+    const result = out.spec.versions[0] as unknown;
+    return isObj(result) ? result : 'the generated patch leaves no version';
   } catch (err) {
     return `the generated patch does not apply to this CRD: ${(err as Error).message.split('\n')[0]}`;
   }
@@ -187,21 +197,21 @@ export function decideCrdPatchRestore(crd: unknown, patchOpsFor: PatchOpsFor): R
   const meta = metadataOf(crd);
   if (typeof meta === 'string') return { action: 'refuse', reason: `the CRD read is unusable: ${meta}` };
   if (meta.deleting) return { action: 'keep', reason: 'the CRD is being deleted' };
-  const schema = schemaOf(crd as Obj);
-  if (typeof schema === 'string') return { action: 'refuse', reason: `the CRD read is unusable: ${schema}` };
-  const upstream = upstreamForm(schema);
+  const version = versionOf(crd as Obj);
+  if (typeof version === 'string') return { action: 'refuse', reason: `the CRD read is unusable: ${version}` };
+  const upstream = upstreamForm(version);
   if (typeof upstream === 'string') return { action: 'refuse', reason: `not the TrainJob CRD's shape: ${upstream}` };
   const { line, summary } = detectTrainerLine(crd);
   let ops: unknown[];
   try {
-    ops = patchOpsFor(upstream.schema, line);
+    ops = patchOpsFor(upstream.schema, line, upstream.version);
   } catch (err) {
     return { action: 'refuse', reason: `the patch could not be generated for this CRD: ${(err as Error).message}` };
   }
-  const wanted = patchedSchema(upstream.schema, ops);
+  const wanted = patchedVersion(upstream.version, ops);
   if (typeof wanted === 'string') return { action: 'refuse', reason: wanted };
   const live = describe(upstream.blanketFound, upstream.oursFound);
-  if (jsonEqual(schema, wanted)) {
+  if (jsonEqual(version, wanted)) {
     const unknownLine = line.id === 'unknown' ? '; an unknown Trainer line: not restored if removed' : '';
     return { action: 'keep', reason: `the patch is in force (${live}${unknownLine})` };
   }
@@ -213,7 +223,7 @@ export function decideCrdPatchRestore(crd: unknown, patchOpsFor: PatchOpsFor): R
       reason: `the patch is not in force, and this CRD is of no Trainer line this restorer knows: ${summary}`,
       byHand: BY_HAND,
     };
-  const diff = fastJsonPatch.compare(schema, wanted).map((op) => ({ ...op, path: `${SCHEMA_PATH}${op.path}` }));
+  const diff = fastJsonPatch.compare(version, wanted).map((op) => ({ ...op, path: `${VERSION_PATH}${op.path}` }));
   return {
     action: 'patch',
     ops: [{ op: 'test', path: '/metadata/resourceVersion', value: meta.resourceVersion }, ...diff],

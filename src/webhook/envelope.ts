@@ -27,6 +27,8 @@ export interface AdmissionReviewRequest {
   operation: Operation;
   /** request.kind; absent only in hand-written reviews (the API server always sends it). */
   kind?: GroupVersionKind;
+  /** request.resource's group and resource (a subresource's request names its parent's resource here). */
+  resource?: { group: string; resource: string };
   subResource?: string;
   namespace?: string;
   /** request.name, else object.metadata.name (empty on CREATE with generateName). */
@@ -135,6 +137,7 @@ function requestOf(known: KnownEnvelope, request: Record<string, unknown>, opera
     uid,
     operation: op,
     kind: parseGvk(request.kind),
+    resource: resourceOf(request.resource),
     subResource: optionalString(request.subResource, 'request.subResource'),
     namespace: optionalString(request.namespace, 'request.namespace') ?? stringOf(metadata?.namespace),
     name: optionalString(request.name, 'request.name') ?? stringOf(metadata?.name) ?? '',
@@ -226,6 +229,12 @@ function parseGvk(raw: unknown): GroupVersionKind | undefined {
     throw new EnvelopeError('request.kind must have string fields group, version and a non-empty kind');
   }
   return { group, version, kind };
+}
+
+/** request.resource's group and resource, when it has them (read only to route a subresource's request). */
+function resourceOf(raw: unknown): { group: string; resource: string } | undefined {
+  if (!isObject(raw) || typeof raw.resource !== 'string') return undefined;
+  return { group: typeof raw.group === 'string' ? raw.group : '', resource: raw.resource };
 }
 
 function objectOrNull(raw: unknown, what: string): Record<string, unknown> | null {

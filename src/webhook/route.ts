@@ -11,6 +11,7 @@ import { EnvelopeError, answer, parseAdmissionReview, wrongKind } from './envelo
 import type { AdmissionReviewRequest, AnswerParts } from './envelope.ts';
 import { badRequestStatus, thrownErrorStatus } from './status.ts';
 import { sendJson } from './answer-writer.ts';
+import { scaleRequestOf } from './scale-subresource.ts';
 
 export interface EdgeDeps {
   logger: Logger;
@@ -29,6 +30,26 @@ export interface Outcome {
 /** `res`: the raw response, which holds the request's share of the decision budget until it is done. */
 export type Handle = (req: AdmissionReviewRequest, res: ServerResponse) => Promise<Outcome>;
 export type WebhookName = AdmissionLogEntry['webhook'];
+
+/**
+ * The answer to a request this webhook does not decide, or undefined. A write to a scale
+ * subresource carries an autoscaling/v1 Scale, not a TrainJob: the validating route judges it
+ * (scale-subresource.ts), and no webhook ever refuses or changes one as a wrong kind. A request
+ * for another kind is refused in-band (the configuration's rules are wrong).
+ */
+function notForThisWebhook(req: AdmissionReviewRequest, webhook: WebhookName): Outcome | undefined {
+  if (scaleRequestOf(req) !== undefined) return webhook === 'validate' ? undefined : { parts: { allowed: true } };
+  const wrong = wrongKind(req);
+  if (wrong === undefined) return undefined;
+  return {
+    parts: {
+      allowed: false,
+      status: badRequestStatus(
+        `this webhook only admits TrainJobs (trainer.kubeflow.org), got ${wrong}: check the webhook configuration's rules`,
+      ),
+    },
+  };
+}
 
 export function admissionRoute(
   app: FastifyInstance,
@@ -60,16 +81,9 @@ export function admissionRoute(
 
     let outcome: Outcome;
     let error: string | undefined;
-    const wrong = wrongKind(req);
-    if (wrong !== undefined) {
-      outcome = {
-        parts: {
-          allowed: false,
-          status: badRequestStatus(
-            `this webhook only admits TrainJobs (trainer.kubeflow.org), got ${wrong}: check the webhook configuration's rules`,
-          ),
-        },
-      };
+    const refused = notForThisWebhook(req, webhook);
+    if (refused) {
+      outcome = refused;
     } else {
       try {
         outcome = await handle(req, reply.raw);

@@ -24,6 +24,7 @@ import type { CertRotation } from '../certs/rotator.ts';
 import type { ApiClient } from '../cluster/api-request.ts';
 import { createValidator } from '../rules/validator.ts';
 import { policySource, type PolicySource } from './policy-source.ts';
+import type { TrainJobReader } from '../scale/reads/trainjob-read.ts';
 
 /**
  * What reads the cluster, loaded only when cluster access is configured. None of it loads
@@ -31,7 +32,7 @@ import { policySource, type PolicySource } from './policy-source.ts';
  * only client-node implements (exec, auth-provider).
  */
 async function loadClusterModules() {
-  const [connect, errors, jobsets, follower, scale, lease, runtimes] = await Promise.all([
+  const [connect, errors, jobsets, follower, scale, lease, runtimes, trainJobs] = await Promise.all([
     import('../cluster/connect.ts'),
     import('../cluster/errors.ts'),
     import('../scale/reads/jobset-read.ts'),
@@ -39,8 +40,9 @@ async function loadClusterModules() {
     import('../scale/reads/scale-check.ts'),
     import('../scale/reads/lease-watch.ts'),
     import('../scale/reads/runtime-watch.ts'),
+    import('../scale/reads/trainjob-read.ts'),
   ]);
-  return { ...connect, ...errors, ...jobsets, ...follower, ...scale, ...lease, ...runtimes };
+  return { ...connect, ...errors, ...jobsets, ...follower, ...scale, ...lease, ...runtimes, ...trainJobs };
 }
 
 /** --cert-rotation's modules, only when it is on: they bring @peculiar/x509 (~15 MiB, ~0.15 s at import). */
@@ -113,7 +115,13 @@ export async function startWebhook(config: ServeConfig, logger: Logger, metrics:
       scaleCheck: watches?.scaleCheck,
       crdSource: policies.source,
     });
-    const handle = await startServe(config, { validator, logger, metrics, certificateReady: rotation?.ready });
+    const handle = await startServe(config, {
+      validator,
+      logger,
+      metrics,
+      certificateReady: rotation?.ready,
+      ...(watches ? { readTrainJob: watches.readTrainJob } : {}),
+    });
     return {
       close: async () => {
         stopBackground();
@@ -131,6 +139,8 @@ type ClusterModules = Awaited<ReturnType<typeof loadClusterModules>>;
 /** The count change's judgment against the cluster, and the watches it reads instead of a GET per change. */
 interface JudgmentWatches {
   scaleCheck: ReturnType<ClusterModules['scaleChecker']>;
+  /** Reads the TrainJob a scale subresource write changes, on the count change's share of the connections. */
+  readTrainJob: ReturnType<ClusterModules['trainJobReader']>;
   /** Stops the watches (the Lease's, the runtimes'), where configured. */
   stop(): void;
 }
@@ -159,6 +169,7 @@ function startJudgment(
       readJobs: cluster.jobSetReader(reads),
       metrics,
     }),
+    readTrainJob: cluster.trainJobReader(reads),
     stop: () => {
       lease?.stop();
       void runtimes?.stop();
@@ -179,6 +190,8 @@ export interface ServeDeps {
    * slow API server or a missing right never fails the liveness probe into CrashLoopBackOff.
    */
   certificateReady?: Promise<void>;
+  /** Reads the TrainJob a scale subresource write changes; undefined without cluster access. */
+  readTrainJob?: TrainJobReader;
 }
 
 export interface ServeHandle {
@@ -220,7 +233,7 @@ export async function startServe(config: ServeConfig, deps: ServeDeps): Promise<
     pair = await loadServingCert(config, logger);
     admission = await buildAdmissionServer(
       { tls: pair, drain: deps.drain, ...(config.clientAuth ? { clientAuth: { ...config.clientAuth, trust } } : {}) },
-      { validator: deps.validator, logger, metrics, handoff },
+      { validator: deps.validator, logger, metrics, handoff, readTrainJob: deps.readTrainJob },
     );
     admissionUrl = await listenOn(admission, config.host, config.port);
   } catch (err) {

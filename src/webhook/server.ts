@@ -21,6 +21,7 @@ import { boundBodiesInFlight, ByteBudget, MAX_SIZE_BODIES_IN_FLIGHT } from './bo
 import { countChangeReadsBudget, DecisionBudget, moveHeld } from './decision-budget.ts';
 import { MUTATE_PATH, registerMutateRoute } from './mutate.ts';
 import { VALIDATE_PATH, registerValidateRoute } from './validate.ts';
+import type { TrainJobReader } from '../scale/reads/trainjob-read.ts';
 
 /**
  * controller-runtime's limit: an UPDATE carries two objects of up to 3 MiB (etcd's 1.5 MiB
@@ -62,6 +63,8 @@ export interface AdmissionServerDeps {
   logger: Logger;
   metrics: WebhookMetrics;
   handoff?: HandoffSender;
+  /** Reads the TrainJob a scale subresource write changes (scale-subresource.ts); undefined offline. */
+  readTrainJob?: TrainJobReader;
   /** Clock for the mutating webhook's defaulting. */
   now?: () => Date;
 }
@@ -129,7 +132,7 @@ export async function buildAdmissionServer(
   const countChanges = config.countChangeBudget ?? countChangeReadsBudget();
   registerValidateRoute(app, {
     ...edge,
-    validator: deps.validator,
+    ...{ validator: deps.validator, readTrainJob: deps.readTrainJob },
     handoff: deps.handoff ?? noHandoff,
     holdWhileReading: (res) => moveHeld(res, countChanges),
     // Without --client-ca no connection is verified, so no caller counts as authenticated.

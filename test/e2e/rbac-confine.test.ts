@@ -7,8 +7,9 @@
 //   `<job>`, which is allowed (src/rebuild/initializers.ts);
 // - patching a PVC's labels, annotations or owners beyond the hand-over is refused; the release
 //   and the hand-back src/rebuild/pvc-plan.ts plans are allowed;
-// - patching the TrainJob CRD's conversion, names or schema is refused; the CRD patch and its
-//   restore (the restorer's writes), printer columns and a scale subresource are allowed.
+// - patching the TrainJob CRD's conversion, names or schema is refused; the CRD patch (the
+//   restorer's write: rules, the scale subresource, the status field, printer columns) is allowed,
+//   its restore (an uninstall's, which removes the status field) refused.
 // The match is by the account's name in any namespace: the same account in another namespace is
 // confined too, another account with the same roles is not.
 import assert from 'node:assert/strict';
@@ -338,10 +339,23 @@ describe(
         as(asReconciler, ['patch', 'crd', CRD, '--type=json', '--patch-file', path.join(manifestsDir, file)]);
       const crdSpec = async () => (await get(['crd', CRD], 'default')).spec;
 
-      it("allowed: the CRD patch and its restore, as the restorer writes them (the CRD's spec as shipped again after)", async () => {
+      it("allowed: the CRD patch as the restorer writes it (rules, the scale subresource, the status field, the columns); its restore is an admin's (a status field is never removed)", async () => {
         const shipped = await crdSpec();
         allowed(await patchFile('crd-patch/trainjob-crd-patch.yaml'), 'the CRD patch');
-        allowed(await patchFile('crd-patch/trainjob-crd-restore.yaml'), 'the restore');
+        const version = (await crdSpec()).versions[0];
+        assert.equal(version.subresources.scale.specReplicasPath, '.spec.trainer.numNodes');
+        assert.ok(version.schema.openAPIV3Schema.properties.status.properties.trainjobWebhook);
+        // The restorer never writes the restore (an uninstall does), and the policy keeps status fields.
+        refused(await patchFile('crd-patch/trainjob-crd-restore.yaml'), 'the restore, by the reconciler');
+        const restore = await cp.kubectl([
+          'patch',
+          'crd',
+          CRD,
+          '--type=json',
+          '--patch-file',
+          path.join(manifestsDir, 'crd-patch/trainjob-crd-restore.yaml'),
+        ]);
+        assert.equal(restore.code, 0, restore.stderr);
         assert.deepEqual(await crdSpec(), shipped);
       });
 

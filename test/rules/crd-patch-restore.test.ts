@@ -28,7 +28,7 @@ function live(crd: unknown, rv = '41'): Obj {
 /** What manifests/crd-patch/ makes of an upstream CRD (the patch of record). */
 const shippedPatched = (upstream: Obj): Obj => apply(upstream, crdPatchOps(schemaOf(upstream)));
 /** The v2.3.0 table's patch whatever the line (the line's own rules: crd-patch-restore-line.test.ts). */
-const v230Ops: PatchOpsFor = (schema) => crdPatchOps(schema);
+const v230Ops: PatchOpsFor = (schema, _line, version) => crdPatchOps(schema, undefined, version);
 
 /** Decides, applies what it says to send (as the API server would), and returns the result. */
 function restoreOnce(crd: Obj, opsFor: PatchOpsFor = v230Ops): Obj {
@@ -54,14 +54,39 @@ describe('the CRD patch restorer decides', () => {
     it(`${name}: the chart's CRD (blanket rule, none of ours) is patched to exactly the shipped patch's result`, () => {
       const crd = upstream();
       const after = restoreOnce(crd);
-      assert.ok(jsonEqual(schemaOf(after), schemaOf(shippedPatched(crd))));
+      assert.ok(jsonEqual(after.spec.versions[0], shippedPatched(crd).spec.versions[0]));
       assert.ok(!rules(trainerOf(after)).some((r) => jsonEqual(r, BLANKET_TRAINER_RULE)), 'blanket rule gone');
       assert.ok(rules(specOf(after)).every((r) => isGeneratedRule(r.rule)) && rules(specOf(after)).length > 0);
-      // Only versions[0]'s schema and the resourceVersion test: nothing else of the CRD is written.
+      // The scale subresource, the status field and the columns are back too.
+      const version = after.spec.versions[0];
+      assert.equal(version.subresources.scale.specReplicasPath, '.spec.trainer.numNodes');
+      assert.ok(schemaOf(after).properties.status.properties.trainjobWebhook);
+      assert.deepEqual(
+        version.additionalPrinterColumns.map((c: Obj) => c.name),
+        ['State', 'Nodes', 'JobSet', 'Rebuild', 'Age'],
+      );
+      // Only versions[0]'s schema, columns and subresources and the resourceVersion test: nothing
+      // else of the CRD is written.
       const d = decideCrdPatchRestore(crd, v230Ops);
       assert.ok(
-        d.action === 'patch' && d.ops.slice(1).every((op: any) => op.path.startsWith('/spec/versions/0/schema/')),
+        d.action === 'patch' &&
+          d.ops
+            .slice(1)
+            .every((op: any) =>
+              /^\/spec\/versions\/0\/(schema\/|additionalPrinterColumns|subresources\/scale)/.test(op.path),
+            ),
       );
+    });
+
+    it(`${name}: our rules in force but the scale parts gone (a patch of an older release) get the scale parts back`, () => {
+      const patched = shippedPatched(upstream());
+      const version = patched.spec.versions[0];
+      delete version.subresources.scale;
+      delete schemaOf(patched).properties.status.properties.trainjobWebhook;
+      version.additionalPrinterColumns = version.additionalPrinterColumns.filter((c: Obj) => c.name !== 'JobSet');
+      const after = restoreOnce(live(patched));
+      assert.ok(jsonEqual(after.spec.versions[0], shippedPatched(upstream()).spec.versions[0]));
+      assert.equal(decideCrdPatchRestore(live(after, '50'), v230Ops).action, 'keep');
     });
 
     it(`${name}: a patched CRD is kept (twice in a row: idempotent)`, () => {

@@ -20,6 +20,8 @@ describe('generated files are up to date (regenerate with `npm run generate`)', 
       'manifests/crd-patch/trainjob-crd-patch.yaml',
       'manifests/crd-patch/trainjob-crd-restore.yaml',
       'manifests/vap/trainer-main-8c0f5059/trainjob-vap.yaml',
+      'manifests/vap/trainjob-crd-lift-restore.yaml',
+      'manifests/vap/trainjob-crd-lift.yaml',
       'manifests/vap/trainjob-vap.yaml',
       'src/api/trainer-line-fingerprints.ts',
       'src/embedded/trainjob-crd.json',
@@ -37,21 +39,29 @@ describe('generated files are up to date (regenerate with `npm run generate`)', 
 });
 
 // The VAP mode's CRD patch lifts upstream's blanket rule and adds none of the table's rules (the
-// policy carries them): it is the generated patch's first two ops, and its undo the restore's last.
-describe("the VAP mode's lift of the blanket rule stays the generated patch's", () => {
+// policy carries them), but the same scale subresource, status field and columns: it is the
+// generated patch's first two ops and its last ones, and its undo the restore's first and last.
+describe("the VAP mode's lift stays the generated patch without its rules", () => {
   const ops = (file: string) =>
     parse(readFileSync(path.join(projectRoot, file), 'utf8')) as { op: string; path: string }[];
-  it('trainjob-crd-lift.yaml is the test and remove of the blanket rule in crd-patch', () => {
+  const scaleParts = (list: { path: string }[]) =>
+    list.filter((o) => /status\/properties\/trainjobWebhook|additionalPrinterColumns|subresources/.test(o.path));
+  it('trainjob-crd-lift.yaml is the test and remove of the blanket rule in crd-patch, then its scale parts', () => {
     const patch = ops('manifests/crd-patch/trainjob-crd-patch.yaml');
-    assert.deepEqual(ops('manifests/vap/trainjob-crd-lift.yaml'), patch.slice(0, 2));
+    const parts = scaleParts(patch);
+    assert.equal(parts.length, 6, 'the status field, the Age test, three columns, the scale subresource');
+    assert.deepEqual(patch.slice(-parts.length), parts, 'the scale parts come last');
+    assert.deepEqual(ops('manifests/vap/trainjob-crd-lift.yaml'), [...patch.slice(0, 2), ...parts]);
     assert.deepEqual(
       patch.slice(0, 2).map((o) => o.op),
       ['test', 'remove'],
     );
   });
-  it('trainjob-crd-lift-restore.yaml is the add of the blanket rule in crd-restore', () => {
+  it('trainjob-crd-lift-restore.yaml is the undoing of the scale parts and the add of the blanket rule in crd-restore', () => {
     const restore = ops('manifests/crd-patch/trainjob-crd-restore.yaml');
-    assert.deepEqual(ops('manifests/vap/trainjob-crd-lift-restore.yaml'), restore.slice(-1));
+    const parts = scaleParts(restore);
+    assert.deepEqual(restore.slice(0, parts.length), parts, 'the scale parts are undone first');
+    assert.deepEqual(ops('manifests/vap/trainjob-crd-lift-restore.yaml'), [...parts, ...restore.slice(-1)]);
     assert.match(JSON.stringify(restore.at(-1)), /self == oldSelf/);
   });
 });

@@ -4,10 +4,12 @@
 // the table's spec-scoped rows as CEL rules at `spec`, where `suspend` is visible, and appends its
 // object-scoped rows to the root's rules, where `status` is visible. Rules upstream has at `spec`
 // or the root are kept: ours are appended. Each generated rule starts with the marker comment, so
-// the webhook skips it. `rules --format crd-restore` undoes exactly this patch.
+// the webhook skips it. Last, the scale subresource, this project's status field and its printer
+// columns (scale-subresource.ts). `rules --format crd-restore` undoes exactly this patch.
 import { immutableTrainerField } from '../cel-snippets.ts';
 import { markRule } from '../marker.ts';
 import { RULES, type RuleRow } from '../table.ts';
+import { scaleSubresourceOps, undoScaleSubresourceOps } from './scale-subresource.ts';
 import { unnamedTrainerProperties } from './trainer-fields.ts';
 
 const VERSION_SCHEMA = '/spec/versions/0/schema/openAPIV3Schema';
@@ -90,14 +92,25 @@ function addRules(path: string, existing: unknown[] | undefined, rules: XValidat
     : [{ op: 'add', path, value: rules }];
 }
 
-/** `rows`: the table for the CRD's Trainer line (rulesFor), Trainer v2.3.0's by default. */
-export function crdPatchOps(crdSchema?: unknown, rows: readonly RuleRow[] = RULES): unknown[] {
+/**
+ * `rows`: the table for the CRD's Trainer line (rulesFor), Trainer v2.3.0's by default; `version`:
+ * the CRD's versions[0] (its printer columns and subresources), v2.3.0's by default.
+ */
+export function crdPatchOps(crdSchema?: unknown, rows: readonly RuleRow[] = RULES, version?: unknown): unknown[] {
   return [
-    { op: 'test', path: `${TRAINER_RULES}/0`, value: BLANKET_TRAINER_RULE },
-    { op: 'remove', path: trainerHasOtherRules(crdSchema) ? `${TRAINER_RULES}/0` : TRAINER_RULES },
+    ...blanketLiftOps(crdSchema),
     ...addRules(`${SPEC}/x-kubernetes-validations`, rulesAt(specNode(crdSchema)), specValidations(crdSchema, rows)),
     // The root always has upstream's metadata.name rules; append after them.
     ...addRules(`${VERSION_SCHEMA}/x-kubernetes-validations`, rulesAt(crdSchema) ?? [], rootValidations(rows)),
+    ...scaleSubresourceOps(version),
+  ];
+}
+
+/** The test and removal of upstream's blanket spec.trainer rule: the patch's first two ops. */
+export function blanketLiftOps(crdSchema?: unknown): unknown[] {
+  return [
+    { op: 'test', path: `${TRAINER_RULES}/0`, value: BLANKET_TRAINER_RULE },
+    { op: 'remove', path: trainerHasOtherRules(crdSchema) ? `${TRAINER_RULES}/0` : TRAINER_RULES },
   ];
 }
 
@@ -106,8 +119,8 @@ export function crdPatchOps(crdSchema?: unknown, rows: readonly RuleRow[] = RULE
  * but ours is removed) and removed, last first, and the blanket rule goes back first at
  * spec.trainer. For uninstalling, or for a Trainer version this project does not support yet.
  */
-export function crdRestoreOps(crdSchema?: unknown, rows: readonly RuleRow[] = RULES): unknown[] {
-  const ops: unknown[] = [];
+export function crdRestoreOps(crdSchema?: unknown, rows: readonly RuleRow[] = RULES, version?: unknown): unknown[] {
+  const ops: unknown[] = [...undoScaleSubresourceOps(version)];
   const undo = (path: string, existing: unknown[] | undefined, rules: XValidation[]): void => {
     if (rules.length === 0) return;
     if (!existing) {
@@ -121,10 +134,13 @@ export function crdRestoreOps(crdSchema?: unknown, rows: readonly RuleRow[] = RU
   };
   undo(`${VERSION_SCHEMA}/x-kubernetes-validations`, rulesAt(crdSchema) ?? [], rootValidations(rows));
   undo(`${SPEC}/x-kubernetes-validations`, rulesAt(specNode(crdSchema)), specValidations(crdSchema, rows));
-  ops.push(
-    trainerHasOtherRules(crdSchema)
-      ? { op: 'add', path: `${TRAINER_RULES}/0`, value: BLANKET_TRAINER_RULE }
-      : { op: 'add', path: TRAINER_RULES, value: [BLANKET_TRAINER_RULE] },
-  );
+  ops.push(blanketRestoreOp(crdSchema));
   return ops;
+}
+
+/** Upstream's blanket spec.trainer rule put back: the restore's last op. */
+export function blanketRestoreOp(crdSchema?: unknown): unknown {
+  return trainerHasOtherRules(crdSchema)
+    ? { op: 'add', path: `${TRAINER_RULES}/0`, value: BLANKET_TRAINER_RULE }
+    : { op: 'add', path: TRAINER_RULES, value: [BLANKET_TRAINER_RULE] };
 }

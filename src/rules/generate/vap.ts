@@ -8,13 +8,87 @@
 // (k8s.io/apiserver pkg/admission/plugin/cel/compile.go) and binds them to the unstructured maps.
 // So a field a later Trainer adds, unknown to the CRD this policy was generated for, is still
 // immutable here (compared with plain ==: its schema, and so any keyed list in it, is unknown).
-import { TRAINJOB } from '../../api/names.ts';
+//
+// A second policy covers the scale subresource (`trainjobs/scale`), which the first does not
+// match: the API server sends a policy an autoscaling/v1 Scale there, with spec.replicas and no
+// spec.suspend, and the VAP mode's CRD lift carries no numNodes rule that would judge the TrainJob
+// the scale produces. A policy cannot read the TrainJob, so it refuses every scale that may change
+// numNodes and says what to do instead (kubectl patch, suspending in the same update). The lift
+// (vapLiftOps) adds the scale subresource, the status field and the columns as the CRD patch does.
+import { SCALE_SUBRESOURCE, TRAINJOB } from '../../api/names.ts';
 import type { CelSchema } from '../../cel/values.ts';
 import { immutableTrainerField } from '../cel-snippets.ts';
 import { NAMED_TRAINER_FIELDS, RULES, type RuleRow } from '../table.ts';
 import { unnamedTrainerProperties } from './trainer-fields.ts';
+import { blanketLiftOps, blanketRestoreOp } from './crd-patch.ts';
+import { scaleSubresourceOps, undoScaleSubresourceOps } from './scale-subresource.ts';
 
 export const VAP_NAME = 'trainjob-webhook.trainer.kubeflow.org';
+/** The policy on the scale subresource. */
+export const VAP_SCALE_NAME = 'trainjob-webhook-scale.trainer.kubeflow.org';
+
+/** Scale.spec.replicas as sent (omitted when 0). */
+const replicas = (v: string): string => `(has(${v}.spec) && has(${v}.spec.replicas) ? ${v}.spec.replicas : 0)`;
+
+/**
+ * Why a scale is refused in VAP mode, and what to do. A scale that keeps a non-zero count changes
+ * nothing and passes; a scale to 0 is refused too, since the Scale of a TrainJob without numNodes
+ * reads 0 and the write would set numNodes to 0 unjudged.
+ */
+export const VAP_SCALE_MESSAGE =
+  `${SCALE_SUBRESOURCE.specReplicasPath.slice(1)}: in VAP mode the scale subresource (kubectl scale, autoscalers) cannot change numNodes: ` +
+  'a ValidatingAdmissionPolicy sees the Scale alone, not the TrainJob it would change (spec.suspend, its JobSet), so it cannot judge the change. ' +
+  `Suspend and change numNodes in one update instead: kubectl patch trainjob NAME --type=merge -p '{"spec":{"suspend":true,"trainer":{"numNodes":N}}}'`;
+
+/** The policy and binding for `trainjobs/scale` (see the header). */
+export function vapScaleManifests(): unknown[] {
+  const policy = {
+    apiVersion: 'admissionregistration.k8s.io/v1',
+    kind: 'ValidatingAdmissionPolicy',
+    metadata: { name: VAP_SCALE_NAME },
+    spec: {
+      failurePolicy: 'Fail',
+      matchConstraints: {
+        resourceRules: [
+          {
+            apiGroups: [TRAINJOB.group],
+            apiVersions: [TRAINJOB.version],
+            operations: ['UPDATE'],
+            resources: [`${TRAINJOB.plural}/scale`],
+          },
+        ],
+      },
+      validations: [
+        {
+          expression: `${replicas('object')} == ${replicas('oldObject')} && ${replicas('object')} != 0`,
+          message: VAP_SCALE_MESSAGE,
+          reason: 'Forbidden',
+        },
+      ],
+    },
+  };
+  const binding = {
+    apiVersion: 'admissionregistration.k8s.io/v1',
+    kind: 'ValidatingAdmissionPolicyBinding',
+    metadata: { name: VAP_SCALE_NAME },
+    spec: { policyName: VAP_SCALE_NAME, validationActions: ['Deny'] },
+  };
+  return [policy, binding];
+}
+
+/**
+ * The VAP mode's CRD patch: upstream's blanket rule lifted (the CRD patch's first two ops), none of
+ * the table's rules (the policy carries them), then the scale subresource, the status field and
+ * the columns (the CRD patch's last ops). `version`: versions[0] as upstream ships it.
+ */
+export function vapLiftOps(crdSchema?: unknown, version?: unknown): unknown[] {
+  return [...blanketLiftOps(crdSchema), ...scaleSubresourceOps(version)];
+}
+
+/** Undoes vapLiftOps: the scale parts out, upstream's blanket rule back. */
+export function vapLiftRestoreOps(crdSchema?: unknown, version?: unknown): unknown[] {
+  return [...undoScaleSubresourceOps(version), blanketRestoreOp(crdSchema)];
+}
 
 const containsKeyedList = (s: CelSchema | undefined): boolean =>
   !!s &&
@@ -185,5 +259,5 @@ export function vapManifests(schema: CelSchema, crdSchema?: unknown, rows: reado
     metadata: { name: VAP_NAME },
     spec: { policyName: VAP_NAME, validationActions: ['Deny'] },
   };
-  return [policy, binding];
+  return [policy, binding, ...vapScaleManifests()];
 }

@@ -21,6 +21,10 @@ export const WEBHOOK: Record<string, Use> = {
   [`watch ${CRD_NAME}`]: ['src/webhook/crd-follower.ts', 'export function followCrd'],
   'list jobs.batch': ['src/scale/reads/jobset-read.ts', 'client.request(path, { signal, maxBytes })'],
   'get jobsets.jobset.x-k8s.io': [SCALE_CHECK, 'JOBSET'],
+  'get trainjobs.trainer.kubeflow.org': [
+    'src/scale/reads/trainjob-read.ts',
+    'const { group, version, plural } = TRAINJOB',
+  ],
   'get trainingruntimes.trainer.kubeflow.org': [SCALE_CHECK, '= TRAINING_RUNTIME'],
   'get clustertrainingruntimes.trainer.kubeflow.org': [SCALE_CHECK, '= CLUSTER_TRAINING_RUNTIME'],
   'list clustertrainingruntimes.trainer.kubeflow.org': ['src/scale/reads/runtime-watch.ts', 'list+watch'],

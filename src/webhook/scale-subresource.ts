@@ -1,0 +1,115 @@
+// Writes to a TrainJob's scale subresource (`kubectl scale trainjob/NAME --replicas N`, an
+// autoscaler, a dashboard): the CRD patch adds it with specReplicasPath spec.trainer.numNodes.
+//
+// What the API server does (k8s.io/apiextensions-apiserver pkg/registry/customresource/etcd.go,
+// ScaleREST.Update): it sets numNodes on the stored TrainJob to the Scale's spec.replicas, runs the
+// CRD's schema and rules on that TrainJob (so in the default install a scale of a running job is a
+// 422 from the CRD's numNodes rule before any webhook), then calls validating admission with the
+// new and old TrainJob turned into autoscaling/v1 Scales: name, namespace, uid, resourceVersion,
+// spec.replicas and status only, no spec.suspend. A webhook sees that call only where its rules
+// name `trainjobs/scale` (manifests/webhook).
+//
+// So the webhook reads the TrainJob (src/scale/reads/trainjob-read.ts), builds the TrainJob the
+// scale produces (numNodes = spec.replicas, everything else as stored) and asks the Validator
+// exactly as for an update of numNodes: the rule table, then the count-change judgment (403 for
+// good, 503 for now, a revert to the built count always admitted while suspended). The answer
+// then is the one a `kubectl patch` of numNodes would get.
+//
+// The TrainJob read is the one the Scale was made from, or newer: a newer one means the stored
+// TrainJob changed since, so this attempt's write fails its precondition in the API server and is
+// retried on the newer TrainJob (a new admission call); judging the newer one is what that retry
+// gets, so it is judged rather than refused for now. A read that fails, or finds no TrainJob, is
+// refused for now (503): it clears by itself.
+//
+// The webhook never refuses a write to the scale of anything but a TrainJob (a configuration that
+// names another resource's scale is a mistake, not the user's): it admits it unjudged.
+import { SCALE_SUBRESOURCE, TRAINJOB_GROUP, TRAINJOB } from '../api/names.ts';
+import { OMIT_VALUE, type FieldError } from '../field/errors.ts';
+import { isObject } from '../json/object.ts';
+import type { Decision } from '../rules/contract.ts';
+import type { TrainJobReader } from '../scale/reads/trainjob-read.ts';
+import type { AdmissionReviewRequest } from './envelope.ts';
+
+type Obj = Record<string, unknown>;
+
+/** Whether a request is for a scale subresource: a TrainJob's, another resource's, or none. */
+export function scaleRequestOf(
+  req: Pick<AdmissionReviewRequest, 'subResource' | 'resource'>,
+): 'trainjob' | 'other' | undefined {
+  if (req.subResource !== 'scale') return undefined;
+  const r = req.resource;
+  // Without request.resource (a hand-written review) the path says it is the TrainJob webhook's.
+  return !r || (r.group === TRAINJOB_GROUP && r.resource === TRAINJOB.plural) ? 'trainjob' : 'other';
+}
+
+/** A Scale's spec.replicas: the API server omits it when 0 (autoscaling/v1 ScaleSpec, omitempty). */
+export function scaleReplicas(scale: unknown): number | undefined {
+  const spec = isObject(scale) ? scale.spec : undefined;
+  if (spec === undefined) return 0;
+  if (!isObject(spec)) return undefined;
+  const replicas = spec.replicas ?? 0;
+  return typeof replicas === 'number' && Number.isInteger(replicas) ? replicas : undefined;
+}
+
+/**
+ * The TrainJob a scale produces: a copy of the stored one whose spec.trainer.numNodes is the
+ * Scale's spec.replicas, made the way the API server makes it (missing spec and spec.trainer
+ * created; a scale of a job without numNodes sets it; metadata.generation one up when the spec
+ * changes, as the custom resource strategy's PrepareForUpdate does). Pure.
+ */
+export function trainJobAfterScale(stored: Obj, replicas: number): Obj {
+  const out = structuredClone(stored);
+  const spec = isObject(out.spec) ? out.spec : (out.spec = {});
+  const trainer = isObject(spec.trainer) ? spec.trainer : (spec.trainer = {});
+  const changed = trainer.numNodes !== replicas;
+  trainer.numNodes = replicas;
+  const meta = isObject(out.metadata) ? out.metadata : undefined;
+  if (changed && meta && typeof meta.generation === 'number') meta.generation += 1;
+  return out;
+}
+
+/** A refusal for now on spec.trainer.numNodes (503): it clears by itself. */
+function forNow(detail: string): Decision {
+  const cause: FieldError = {
+    type: 'FieldValueForbidden',
+    field: SCALE_SUBRESOURCE.specReplicasPath.slice(1),
+    value: OMIT_VALUE,
+    detail: `${detail}; the scale is refused for now and can be applied again in a few seconds`,
+    origin: 'scale-subresource:transient',
+  };
+  return { causes: [cause], warnings: [], transient: true };
+}
+
+export const SCALE_NOT_JUDGED =
+  'spec.trainer.numNodes: the scale was not judged (the webhook runs without cluster access, so it cannot read the TrainJob the Scale changes)';
+
+/** `T`: the route's answer (route.ts Outcome), built by `answer` and `allowed`. */
+export interface ScaleDeps<T> {
+  /** Undefined without cluster access: the scale is admitted with a warning, like a count change then. */
+  readTrainJob?: TrainJobReader;
+  /** The Validator, with what the route adds (the caller's proof, the reads' budget). */
+  validate(object: Obj, oldObject: Obj): Promise<Decision>;
+  /** The answer the validating route builds from a decision (validate.ts), the hint on the object given. */
+  answer(decision: Decision, judged: Obj): T;
+  /** An admission without a judgment, with these warnings. */
+  allowed(warnings?: string[]): T;
+}
+
+/** Decides a validating review of a scale subresource (see the header). */
+export async function validateScale<T>(req: AdmissionReviewRequest, deps: ScaleDeps<T>): Promise<T> {
+  if (scaleRequestOf(req) !== 'trainjob' || req.operation !== 'UPDATE') return deps.allowed();
+  const replicas = scaleReplicas(req.object);
+  // The API server sends an int32; anything else is not a Scale it made: nothing to judge.
+  if (replicas === undefined) return deps.allowed();
+  if (!deps.readTrainJob) return deps.allowed([SCALE_NOT_JUDGED]);
+  const meta = isObject(req.oldObject?.metadata) ? req.oldObject.metadata : {};
+  const version = typeof meta.resourceVersion === 'string' && meta.resourceVersion ? meta.resourceVersion : undefined;
+  const read = await deps.readTrainJob(req.namespace ?? '', req.name, version);
+  if (read.kind === 'failed') return deps.answer(forNow(`the TrainJob could not be read (${read.error})`), {});
+  if (read.kind === 'absent') return deps.answer(forNow('the TrainJob was not found'), {});
+  const stored = read.value;
+  const uid = isObject(stored.metadata) ? stored.metadata.uid : undefined;
+  if (typeof meta.uid === 'string' && meta.uid !== uid) return deps.answer(forNow('the TrainJob was replaced'), {});
+  const scaled = trainJobAfterScale(stored, replicas);
+  return deps.answer(await deps.validate(scaled, stored), scaled);
+}
