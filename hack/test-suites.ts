@@ -23,8 +23,9 @@ export const NPM_TEST_FIRST_PHASE = ['test/!(e2e|faults|compat)/**/*.test.ts', '
  * The folders of that first run whose suites need more than Node: test/chart/ renders with the pinned
  * kubectl (kustomize) and Helm 3 and 4, built by hack/build-binaries.sh (minutes cold); test/image/
  * rebuilds the image's stages in folders (an npm install from the lockfile and `npm run build`, a
- * type-check); test/release/ builds the kubectl plugin's executables (Node binaries from the npm registry)
- * and installs one with krew. chart-templates.test.ts needs neither, but goes with its folder: a chart change runs it all.
+ * type-check); test/release/ builds the kubectl plugin's executables (Node binaries from the npm
+ * registry) and installs one with krew. chart-templates.test.ts needs neither, but goes with its
+ * folder: a chart change runs it all.
  */
 export const FIRST_PHASE_NEEDS_BINARIES = [
   'test/chart/**/*.test.ts',
