@@ -1,10 +1,11 @@
 // Runs the version matrix (test/harness/binaries.ts matrixCells; docs/versions.md, "Supported versions"): the
 // default cell runs the fault and end-to-end suites, every other cell the compatibility suite
 // (test/compat/, the differential oracle, docs/answers.md's answers and the README's kubectl
-// session), and some a default-cell suite again (cellExtraFiles). Each cell is a `node --test` run of its own with TJW_CELL set, one file at a time, its
-// lines prefixed with the cell's name. Runs go side by side:
-// the default cell's suites in two parts (the second: the upgrade, Helm and queue suites), then the
-// other cells, each taking the next free slot; the last lines say what each run cost and which failed.
+// session), and some a default-cell suite again (cellExtraFiles). Each cell is a `node --test` run
+// of its own with TJW_CELL set, one file at a time, its lines prefixed with the cell's name. Runs
+// go side by side: the default cell's suites in two parts (the second: the upgrade, Helm and queue
+// suites), then the other cells, each taking the next free slot; the last lines say what each run
+// cost and which failed.
 //   node hack/test-matrix.ts [--cells a,b] [--jobs N]     (default: every cell, 2 at a time)
 import { spawn } from 'node:child_process';
 import { globSync } from 'node:fs';

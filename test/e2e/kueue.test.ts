@@ -42,8 +42,9 @@
 // It also applies a default WorkloadPriorityClass (jobframework/defaults.go
 // `ApplyDefaultWorkloadPriorityClass`) only under the alpha WorkloadPriorityClassDefaulting gate,
 // off here, and to a class named `default`, which this world has not; and its managed-jobs
-// namespace selector (jobframework/utils.go `WorkloadShouldBeSuspended`) matters only to jobs
-// without a queue-name label, which this suite does not queue.
+// namespace selector is always respected (the gate ManagedJobsNamespaceSelectorAlwaysRespected,
+// on by default in v0.17.1 too, is locked on; jobframework/defaults.go applies a default
+// LocalQueue only where it matches): this suite queues in a namespace the default selector matches.
 import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
 import { after, before, describe, it } from 'node:test';
@@ -158,6 +159,15 @@ describe(
         if (out.allowed || out.refusal.code !== 409) return out;
       }
     };
+    /** The queue-name label in the template metadata of Kueue's runtime patch (BY_VERSION). */
+    const queueLabelOfPatch = (tj: TrainJob) =>
+      kueuePatch(tj)?.trainingRuntimeSpec?.template?.metadata?.labels?.[QUEUE_LABEL] as string | undefined;
+    /** With WaitForPodsReady on (v0.19.2's default), Kueue records its running pods' readiness on the Workload. */
+    const checkPodsReady = async () => {
+      if (byDesign.podsReadyCondition)
+        await waitWorkload('PodsReady once its pods run', (wl) => isTrue(wl, 'PodsReady'));
+      else assert.equal(condition((await workloads())[0], 'PodsReady'), undefined, 'no PodsReady condition');
+    };
     let sidecar: Sidecar;
     const startReconciler = async () =>
       (sidecar = await startSidecar(w.cp, {
@@ -223,7 +233,7 @@ describe(
       assert.equal(created.spec?.suspend, true, 'Kueue suspends a queued TrainJob at creation');
       assert.ok(kueuePatch(created), 'Kueue appends its runtimePatches entry at creation');
       assert.equal(
-        kueuePatch(created)?.trainingRuntimeSpec?.template?.metadata?.labels?.[QUEUE_LABEL],
+        queueLabelOfPatch(created),
         byDesign.queueLabelInPatch ? 'queue' : undefined,
         `Kueue ${kueueVersion} ${byDesign.queueLabelInPatch ? 'writes' : 'does not write'} the queue label into its entry`,
       );
@@ -251,10 +261,7 @@ describe(
           NODE_LABEL.value,
           "Trainer applied Kueue's runtime patch",
         );
-      // With WaitForPodsReady on (v0.19.2's default) Kueue records the pods' readiness on the Workload.
-      if (byDesign.podsReadyCondition)
-        await waitWorkload('PodsReady once its pods run', (wl) => isTrue(wl, 'PodsReady'));
-      else assert.equal(condition((await workloads())[0], 'PodsReady'), undefined, 'no PodsReady condition');
+      await checkPodsReady();
     });
 
     it('a suspend alone does not stay: its Workload is still admitted, so Kueue resumes the job with the same Workload and count', async () => {

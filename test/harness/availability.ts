@@ -76,7 +76,7 @@ function mountNamespaceProblem(): string | undefined {
   return undefined;
 }
 
-/** The cell's Kueue manager, built by `hack/build-binaries.sh kueue` (`kueue-next`); needed only by the suites that queue jobs. */
+/** The cell's Kueue, built by `hack/build-binaries.sh kueue` (or `kueue-next`); for the suites that queue jobs. */
 export function kueueAvailability(
   env: NodeJS.ProcessEnv = process.env,
   namespaceProblem = mountNamespaceProblem,
