@@ -2,17 +2,18 @@
 # Builds the real components the end-to-end tests run, from the Go module proxy only, into a
 # cache folder keyed by version. A warm run (binaries present) does nothing.
 #
-#   hack/build-binaries.sh [all|controlplane|controllers|matrix|next|previous|main|helm|k8s|etcd|kwok|kueue|coscheduling|krew]...
+#   hack/build-binaries.sh [all|controlplane|controllers|matrix|next|previous|main|helm|k8s|etcd|kwok|kueue|kueue-next|coscheduling|krew]...
 #   (default: all)
 #
 #   controlplane = k8s (kube-apiserver, kube-controller-manager, kube-scheduler, kubectl) + etcd
 #                  + kwok (KWOK's controller: the fake nodes and pod lifecycles of the e2e world)
 #   controllers  = Kubeflow Trainer's and JobSet's managers (the default cell's, each its own module)
 #   matrix       = the version matrix's other cells: next (k8s + etcd of K8S_NEXT_VERSION),
-#                  previous (Trainer's previous release with its JobSet) and main (Trainer's main
-#                  line, vendored in upstream/)
+#                  previous (Trainer's previous release with its JobSet), main (Trainer's main
+#                  line, vendored in upstream/) and kueue-next (the next Kubernetes' Kueue)
 #   helm         = Helm 3 and Helm 4 (the chart's tests)
-#   kueue        = Kueue's manager (its own module: it pins older Trainer and JobSet APIs)
+#   kueue        = Kueue's manager KUEUE_VERSION (its own module: it pins older Trainer and JobSet APIs)
+#   kueue-next   = Kueue's manager KUEUE_NEXT_VERSION (the k8s K8S_NEXT_VERSION cells'; a module of its own too)
 #   coscheduling = scheduler-plugins' kube-scheduler (Coscheduling plugin) and its PodGroup CRD
 #   krew         = krew (installs the kubectl plugin's archives from its manifest in test/release/)
 #
@@ -30,7 +31,6 @@ K8S_DIR="$CACHE/k8s-$K8S_VERSION"
 ETCD_DIR="$CACHE/etcd-$ETCD_VERSION"
 KWOK_DIR="$CACHE/kwok-$KWOK_VERSION"
 KREW_DIR="$CACHE/krew-$KREW_VERSION"
-KUEUE_DIR="$CACHE/kueue-$KUEUE_VERSION"
 COSCHED_DIR="$CACHE/scheduler-plugins-$SCHEDULER_PLUGINS_VERSION"
 LOG_DIR="$CACHE/logs"
 # The staging modules (k8s.io/api, ...) are released as v0.X.Y for k8s v1.X.Y.
@@ -333,27 +333,32 @@ build_krew() {
   log "$label: done in $((SECONDS - t0))s"
 }
 
-# Kueue gets a wrapper of its own: it requires Trainer v2.2.0's and JobSet v0.11.1's APIs, and in
-# the controllers' module MVS would move it onto v2.3.0/v0.12.0, a pairing upstream never built.
-# Its module has no replace directives, so requiring it alone builds exactly its go.mod's versions.
-# Its CRDs and webhook manifests are vendored in upstream/ (SOURCES.md), not kept here.
-build_kueue() {
-  local label="kueue $KUEUE_VERSION"
-  if have_all "$KUEUE_DIR" kueue; then log "$label: cached in $KUEUE_DIR"; return; fi
-  local t0=$SECONDS logfile="$LOG_DIR/kueue-$KUEUE_VERSION.log" dir
+# Kueue gets a wrapper of its own, one per version: each requires older Trainer and JobSet APIs
+# than the default cell's (v0.17.1: Trainer v2.2.0's and JobSet v0.11.1's; v0.19.2: v2.2.1's and
+# v0.12.0's), and in the controllers' module MVS would move it onto v2.3.0's, a pairing upstream
+# never built. Neither version's go.mod has replace directives, so requiring it alone builds exactly
+# its go.mod's versions. Its CRDs and webhook manifests are vendored in upstream/kueue-VERSION/
+# (SOURCES.md), not kept here.
+# build_kueue_version VERSION: Kueue's manager in $CACHE/kueue-VERSION.
+build_kueue_version() {
+  local v=$1 dest="$CACHE/kueue-$1" label="kueue $1"
+  if have_all "$dest" kueue; then log "$label: cached in $dest"; return; fi
+  local t0=$SECONDS logfile="$LOG_DIR/kueue-$v.log" dir
   : >"$logfile"
-  dir="$(new_wrapper "kueue-$KUEUE_VERSION")"
+  dir="$(new_wrapper "kueue-$v")"
   log "$label: downloading modules... (log: $logfile)"
-  (cd "$dir" && go mod edit -require="sigs.k8s.io/kueue@$KUEUE_VERSION")
+  (cd "$dir" && go mod edit -require="sigs.k8s.io/kueue@$v")
   run_step "$label" "$logfile" bash -c "cd '$dir' && go list -deps sigs.k8s.io/kueue/cmd/kueue >/dev/null"
   log "$label: building ($((SECONDS - t0))s so far)"
   # Stamped as upstream's Makefile does, so its start-up log names the version.
-  local x=" -X sigs.k8s.io/kueue/pkg/version.GitVersion=$KUEUE_VERSION"
+  local x=" -X sigs.k8s.io/kueue/pkg/version.GitVersion=$v"
   run_step "$label" "$logfile" bash -c "cd '$dir' && go build ${BUILD_FLAGS[*]} -ldflags='$LDFLAGS_BASE$x' -o '$dir/out/kueue' sigs.k8s.io/kueue/cmd/kueue"
-  install_binaries "$dir/out" "$KUEUE_DIR" kueue
+  install_binaries "$dir/out" "$dest" kueue
   rm -rf "$dir"
   log "$label: done in $((SECONDS - t0))s"
 }
+build_kueue() { build_kueue_version "$KUEUE_VERSION"; }
+build_kueue-next() { build_kueue_version "$KUEUE_NEXT_VERSION"; }
 
 # scheduler-plugins' scheduler (kube-scheduler with its out-of-tree plugins, Coscheduling among
 # them) in a wrapper of its own. Its go.mod replaces every k8s.io staging module (and
@@ -397,7 +402,8 @@ cached_k8s() { have_all "$K8S_DIR" "${K8S_BINS[@]}"; }
 cached_etcd() { have_all "$ETCD_DIR" etcd; }
 cached_kwok() { have_all "$KWOK_DIR" kwok; }
 cached_krew() { have_all "$KREW_DIR" krew; }
-cached_kueue() { have_all "$KUEUE_DIR" kueue; }
+cached_kueue() { have_all "$CACHE/kueue-$KUEUE_VERSION" kueue; }
+cached_kueue-next() { have_all "$CACHE/kueue-$KUEUE_NEXT_VERSION" kueue; }
 cached_coscheduling() { have_all "$COSCHED_DIR" kube-scheduler && [[ -f "$COSCHED_DIR/manifests/podgroups.yaml" ]]; }
 cached_manager() { have_all "$CACHE/$1" "$2" && [[ -f "$CACHE/$1/manifests/manifests.yaml" ]]; }
 cached_controllers() {
@@ -418,12 +424,12 @@ main() {
   local jobs=() w
   for w in "${want[@]}"; do
     case "$w" in
-      all) jobs+=(k8s etcd controllers kwok kueue coscheduling helm krew next previous main) ;;
+      all) jobs+=(k8s etcd controllers kwok kueue coscheduling helm krew next previous main kueue-next) ;;
       controlplane) jobs+=(k8s etcd kwok) ;;
-      matrix) jobs+=(next previous main) ;;
-      controllers|k8s|etcd|kwok|kueue|coscheduling|helm|krew|next|previous|main) jobs+=("$w") ;;
-      -h|--help) sed -n '2,20p' "${BASH_SOURCE[0]}"; return 0 ;;
-      *) echo "unknown component: $w (want all|controlplane|controllers|k8s|etcd|kwok|kueue|coscheduling|helm|krew|matrix|next|previous|main)" >&2; return 2 ;;
+      matrix) jobs+=(next previous main kueue-next) ;;
+      controllers|k8s|etcd|kwok|kueue|kueue-next|coscheduling|helm|krew|next|previous|main) jobs+=("$w") ;;
+      -h|--help) sed -n '2,/^set /{/^set /!p}' "${BASH_SOURCE[0]}"; return 0 ;;
+      *) echo "unknown component: $w (want all|controlplane|controllers|k8s|etcd|kwok|kueue|kueue-next|coscheduling|helm|krew|matrix|next|previous|main)" >&2; return 2 ;;
     esac
   done
   # Unique, in order.

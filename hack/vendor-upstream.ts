@@ -126,7 +126,7 @@ async function main(): Promise<number> {
   const { modules } = await vendoredFiles();
   for (const f of modules) {
     const dir = await moduleDir(f.module, f.version);
-    // A new component's folder (e.g. kueue-v0.17.0/crds/) is made on first refresh.
+    // A new component's folder (e.g. kueue-v0.19.2/crds/) is made on first refresh.
     await mkdir(path.dirname(path.join(upstreamRoot, f.file)), { recursive: true });
     await writeFile(path.join(upstreamRoot, f.file), await readFile(path.join(dir, f.source)));
     console.log(`upstream/${f.file} <- ${f.module}@${f.version}/${f.source}`);

@@ -1,9 +1,10 @@
 // The version matrix's compatibility suite, in the cell TJW_CELL names (hack/versions.env; docs/versions.md,
 // "Supported versions"): admission through the real API server of that Kubernetes release, the
 // torch and MPI scale flows beside that cell's real Trainer and JobSet managers, one refusal, and
-// Kueue (v0.17.1, built against Trainer v2.2's types) beside v2.3.0 and the main line. Every test
-// names its cell, so a failure says which one broke. The default cell runs the full suites instead
-// (test/e2e/), which hold these flows and more; `npm run test:matrix` runs this file in each other cell.
+// Kueue (the cell's: v0.17.1, or v0.19.2 on the newer Kubernetes; both built against Trainer v2.2's
+// types) beside v2.3.0 and the main line. Every test names its cell, so a failure says which one
+// broke. The default cell runs the full suites instead (test/e2e/), which hold these flows and more;
+// `npm run test:matrix` runs this file in each other cell.
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import {
@@ -11,6 +12,7 @@ import {
   currentCell,
   kueueAvailability,
   pods,
+  readVersions,
   upstreamControllersAvailability,
   waitFor,
 } from '../harness/index.ts';
@@ -20,8 +22,9 @@ import { api, inNamespace, parallelism, RECONCILER_SA, startWorld, type World } 
 import { CPU_PER_NODE, isTrue, KUEUE, podCount, QUEUE_LABEL, queueObjects, type Obj } from '../e2e/support/kueue.ts';
 
 const cell = currentCell();
-/** Kueue v0.17.1 beside Trainer v2.3.0 and the main line (the issue's cells; it decodes TrainJobs with v2.2 types). */
+/** The cell's Kueue beside Trainer v2.3.0 and the main line (it decodes TrainJobs with v2.2's types). */
 const withKueue = cell.trainer !== 'v2.2.1';
+const kueueVersion = readVersions().kueue;
 const controlPlane = controlPlaneAvailability();
 const controllers = upstreamControllersAvailability();
 const kueue = withKueue ? kueueAvailability() : ({ available: true } as const);
@@ -146,9 +149,9 @@ describe(`[${cell.name}] compatibility: admission, the torch and MPI scale flows
   });
 
   it(
-    `[${cell.name}] Kueue v0.17.1: a queued job is admitted and resumed; suspended and scaled 2 -> 3 in one update, Kueue admits the new count, the sidecar rebuilds, 3 pods run`,
+    `[${cell.name}] Kueue ${kueueVersion}: a queued job is admitted and resumed; suspended and scaled 2 -> 3 in one update, Kueue admits the new count, the sidecar rebuilds, 3 pods run`,
     {
-      skip: withKueue ? false : `Kueue v0.17.1 is tried beside Trainer v2.3.0 and the main line, not ${cell.trainer}`,
+      skip: withKueue ? false : `Kueue is tried beside Trainer v2.3.0 and the main line, not ${cell.trainer}`,
     },
     async () => {
       await w.cp.applyYaml(queueObjects(ns));

@@ -1,9 +1,11 @@
-// Kueue v0.17.1 queueing a TrainJob in the world where pods run, beside the real Trainer v2.3.0 and
-// JobSet v0.12.0 managers, the project's webhook (validating and mutating, handing hints on) and the
-// reconciler sidecar in companion mode. Kueue runs with only its TrainJob integration, as its own
-// user (KUEUE_USER), so its writes can be told apart in the webhook's admission log.
+// Kueue queueing a TrainJob in the world where pods run, beside the real Trainer v2.3.0 and JobSet
+// v0.12.0 managers, the project's webhook (validating and mutating, handing hints on) and the
+// reconciler sidecar in companion mode. The Kueue is the cell's (test/harness/binaries.ts
+// readVersions): v0.17.1 in the default cell, v0.19.2 in trainer-v2.3.0/k8s-v1.37.2, which runs this
+// file too (hack/test-matrix.ts cellExtraFiles). Kueue runs with only its TrainJob integration, as its
+// own user (KUEUE_USER), so its writes can be told apart in the webhook's admission log.
 //
-// What Kueue does, from its source (sigs.k8s.io/kueue@v0.17.1):
+// What Kueue does, from its source (sigs.k8s.io/kueue@v0.17.1; v0.19.2 the same unless said below):
 // - pkg/controller/jobs/trainjob/trainjob_webhook.go `Default` (CREATE only): a TrainJob with a
 //   queue-name label is suspended, and a runtimePatches entry with manager `kueue.x-k8s.io/manager`
 //   is appended.
@@ -26,7 +28,23 @@
 //   `spec.active: false`) has its job stopped (`Stop`) and, once no Job is active, its quota
 //   reservation cleared; the suspended job's pending Workload is then updated in place (above).
 // - Kueue's own TrainJob writes are whole-object UPDATEs of TrainJobs decoded with Trainer v2.2.0's
-//   types (go.mod): fields Trainer v2.3.0 added are lost (the last test).
+//   types (go.mod; v0.19.2: v2.2.1's, which lack the same fields): fields Trainer v2.3.0 added are
+//   lost (the last test).
+//
+// What v0.19.2 does differently by design, asserted per version (BY_VERSION below):
+// - trainjob_webhook.go `Default` no longer writes the queue-name label into its runtime patch's
+//   template metadata (v0.17.1 does: `runtimePatch.TrainingRuntimeSpec.Template.Metadata`), so
+//   the entry it appends is empty until admission.
+// - WaitForPodsReady is on by default (apis/config/v1beta2/defaults.go: `cfg.WaitForPodsReady`
+//   defaulted to a 30-minute timeout without blockAdmission; pkg/util/waitforpodsready: on unless
+//   the DisableWaitForPodsReady gate is set), so jobframework/reconciler.go step 5 gives each
+//   Workload a PodsReady condition; v0.17.1 leaves it off (no WaitForPodsReady, no condition).
+// It also applies a default WorkloadPriorityClass (jobframework/defaults.go
+// `ApplyDefaultWorkloadPriorityClass`) only under the alpha WorkloadPriorityClassDefaulting gate,
+// off here, and to a class named `default`, which this world has not; and its managed-jobs
+// namespace selector is always respected (the gate ManagedJobsNamespaceSelectorAlwaysRespected,
+// on by default in v0.17.1 too, is locked on; jobframework/defaults.go applies a default
+// LocalQueue only where it matches): this suite queues in a namespace the default selector matches.
 import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
 import { after, before, describe, it } from 'node:test';
@@ -37,6 +55,7 @@ import {
   KUEUE_USER,
   NODE_LABEL,
   pods,
+  readVersions,
   upstreamControllersAvailability,
   waitFor,
 } from '../harness/index.ts';
@@ -65,6 +84,16 @@ import {
   type Obj,
 } from './support/kueue.ts';
 
+/** The cell's Kueue, and what it does by design that the other does not (the header cites the source). */
+const kueueVersion = readVersions().kueue;
+const BY_VERSION: Record<string, { queueLabelInPatch: boolean; podsReadyCondition: boolean }> = {
+  'v0.17.1': { queueLabelInPatch: true, podsReadyCondition: false },
+  'v0.19.2': { queueLabelInPatch: false, podsReadyCondition: true },
+};
+const byDesign = BY_VERSION[kueueVersion];
+if (!byDesign)
+  throw new Error(`test/e2e/kueue.test.ts: Kueue ${kueueVersion} is not in BY_VERSION: read its source and add it`);
+
 const controlPlane = controlPlaneAvailability();
 const controllers = upstreamControllersAvailability();
 const kueue = kueueAvailability();
@@ -77,7 +106,7 @@ const skip = !controlPlane.available
       : false;
 
 describe(
-  'Kueue queues a TrainJob beside Trainer, JobSet, the webhook and the sidecar (companion mode)',
+  `Kueue ${kueueVersion} queues a TrainJob beside Trainer, JobSet, the webhook and the sidecar (companion mode)`,
   { skip },
   () => {
     let w: World;
@@ -129,6 +158,15 @@ describe(
         });
         if (out.allowed || out.refusal.code !== 409) return out;
       }
+    };
+    /** The queue-name label in the template metadata of Kueue's runtime patch (BY_VERSION). */
+    const queueLabelOfPatch = (tj: TrainJob) =>
+      kueuePatch(tj)?.trainingRuntimeSpec?.template?.metadata?.labels?.[QUEUE_LABEL] as string | undefined;
+    /** With WaitForPodsReady on (v0.19.2's default), Kueue records its running pods' readiness on the Workload. */
+    const checkPodsReady = async () => {
+      if (byDesign.podsReadyCondition)
+        await waitWorkload('PodsReady once its pods run', (wl) => isTrue(wl, 'PodsReady'));
+      else assert.equal(condition((await workloads())[0], 'PodsReady'), undefined, 'no PodsReady condition');
     };
     let sidecar: Sidecar;
     const startReconciler = async () =>
@@ -194,6 +232,11 @@ describe(
       // Kueue's mutating webhook (Default) ran at creation; our validating webhook admitted the result.
       assert.equal(created.spec?.suspend, true, 'Kueue suspends a queued TrainJob at creation');
       assert.ok(kueuePatch(created), 'Kueue appends its runtimePatches entry at creation');
+      assert.equal(
+        queueLabelOfPatch(created),
+        byDesign.queueLabelInPatch ? 'queue' : undefined,
+        `Kueue ${kueueVersion} ${byDesign.queueLabelInPatch ? 'writes' : 'does not write'} the queue label into its entry`,
+      );
 
       admitted = await waitWorkload('admitted with 2 pods', (wl) => isTrue(wl, 'Admitted') && podCount(wl) === 2);
       assert.equal(admitted.status.admission.podSetAssignments[0].resourceUsage.cpu, String(2 * CPU_PER_NODE));
@@ -218,6 +261,7 @@ describe(
           NODE_LABEL.value,
           "Trainer applied Kueue's runtime patch",
         );
+      await checkPodsReady();
     });
 
     it('a suspend alone does not stay: its Workload is still admitted, so Kueue resumes the job with the same Workload and count', async () => {
@@ -570,8 +614,8 @@ describe(
     });
 
     // An upstream version skew, not a rule of ours (it fails once Kueue is built against Trainer
-    // v2.3.0's API, and then says so). Kueue v0.17.1
-    // decodes TrainJobs with Trainer v2.2.0's types and writes them back whole (RunWithPodSetsInfo's
+    // v2.3.0's API, and then says so). Kueue v0.17.1 (v0.19.2)
+    // decodes TrainJobs with Trainer v2.2.0's (v2.2.1's) types and writes them back whole (RunWithPodSetsInfo's
     // client.Update), so fields Trainer v2.3.0 added are dropped, in any manager's runtime patch:
     // PodSpecPatch.terminationGracePeriodSeconds here. The CRD's `self == oldSelf` on it is a
     // transition rule (skipped when the new value is absent) and our table allows runtimePatches

@@ -5,7 +5,14 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { after, describe, it } from 'node:test';
 import { controlPlaneAvailability, kueueAvailability } from './availability.ts';
-import { cacheDirs, locateControlPlaneBinaries, locateKueueBinaries, readVersions } from './binaries.ts';
+import {
+  cacheDirs,
+  locateControlPlaneBinaries,
+  locateKueueBinaries,
+  matrixCells,
+  readVersions,
+  readVersionsFile,
+} from './binaries.ts';
 
 const root = mkdtempSync(path.join(tmpdir(), 'tjw-availability-'));
 after(() => rmSync(root, { recursive: true, force: true }));
@@ -102,6 +109,22 @@ describe('Kueue (only the suites that queue jobs need it)', () => {
       found: true,
       paths: { kueue: explicit },
     });
+  });
+
+  it("follows the cell's Kubernetes: KUEUE_NEXT_VERSION in the newer one's cells, from `kueue-next`", () => {
+    const file = readVersionsFile();
+    const next = matrixCells().filter((c) => c.k8sMinor === '1.37');
+    assert.ok(next.length > 0 && file.KUEUE_NEXT_VERSION && file.KUEUE_NEXT_VERSION !== file.KUEUE_VERSION);
+    for (const c of matrixCells()) {
+      const env = { ...empty, TJW_CELL: c.name };
+      const want = c.k8sMinor === '1.37' ? file.KUEUE_NEXT_VERSION : file.KUEUE_VERSION;
+      assert.equal(readVersions(undefined, c).kueue, want, c.name);
+      const a = locateKueueBinaries(env);
+      assert.ok(!a.found && a.searched.some((d) => d.includes(`/kueue-${want}/`)), `${c.name}: ${JSON.stringify(a)}`);
+      const how = kueueAvailability(env);
+      const component = c.k8sMinor === '1.37' ? 'kueue-next' : 'kueue';
+      assert.ok(!how.available && how.reason.includes(`hack/build-binaries.sh ${component}\``), JSON.stringify(how));
+    }
   });
 
   it('absent: skips saying how to build it, fails under CI=true, builds when Go is on PATH', () => {

@@ -5,6 +5,7 @@ import {
   buildScript,
   currentCell,
   goAvailable,
+  kueueComponent,
   locateControlPlaneBinaries,
   locateControllerBinaries,
   locateKueueBinaries,
@@ -75,7 +76,7 @@ function mountNamespaceProblem(): string | undefined {
   return undefined;
 }
 
-/** Kueue's manager, built by `hack/build-binaries.sh kueue`; needed only by the suites that queue jobs. */
+/** The cell's Kueue, built by `hack/build-binaries.sh kueue` (or `kueue-next`); for the suites that queue jobs. */
 export function kueueAvailability(
   env: NodeJS.ProcessEnv = process.env,
   namespaceProblem = mountNamespaceProblem,
@@ -83,7 +84,7 @@ export function kueueAvailability(
   const binaries = decide(
     locateKueueBinaries(env),
     'Kueue',
-    'run `hack/build-binaries.sh kueue` (needs Go), or set TEST_ASSET_KUEUE',
+    `run \`hack/build-binaries.sh ${kueueComponent(currentCell(env))}\` (needs Go), or set TEST_ASSET_KUEUE`,
     env,
   );
   const problem = binaries.available ? namespaceProblem() : undefined;
@@ -104,7 +105,8 @@ export function coschedulingAvailability(env: NodeJS.ProcessEnv = process.env): 
 
 // Runs the build script with its progress on stderr (stdout belongs to the test reporter).
 /** hack/build-binaries.sh's components (`next`: the matrix's other Kubernetes; `previous`, `main`: other Trainers). */
-type Component = 'controlplane' | 'controllers' | 'kueue' | 'coscheduling' | 'next' | 'previous' | 'main';
+type Component =
+  'controlplane' | 'controllers' | 'kueue' | 'kueue-next' | 'coscheduling' | 'next' | 'previous' | 'main';
 
 async function runBuild(components: readonly Component[]): Promise<void> {
   const component = components.join(' ');
@@ -155,7 +157,7 @@ export function ensureControllerBinaries(
 }
 
 export function ensureKueueBinaries(env: NodeJS.ProcessEnv = process.env): Promise<KueueBinaries> {
-  return ensure(() => locateKueueBinaries(env), ['kueue'], kueueAvailability(env));
+  return ensure(() => locateKueueBinaries(env), [kueueComponent(currentCell(env))], kueueAvailability(env));
 }
 
 export function ensureCoschedulingBinaries(env: NodeJS.ProcessEnv = process.env): Promise<CoschedulingBinaries> {

@@ -112,8 +112,9 @@ export function currentCell(env: NodeJS.ProcessEnv = process.env, file?: string)
 
 /**
  * The versions of one cell (default: the current one): Kubernetes and the etcd it ships with, a
- * Trainer line and the JobSet its go.mod requires; KWOK, Kueue and scheduler-plugins are the same in
- * every cell.
+ * Trainer line and the JobSet its go.mod requires, and the Kueue of that Kubernetes (KUEUE_VERSION
+ * on v1.35, KUEUE_NEXT_VERSION on the newer one: Kueue v0.19 is built against Kubernetes v1.36's
+ * modules); KWOK and scheduler-plugins are the same in every cell.
  */
 export function readVersions(
   file = path.join(projectRoot, 'hack/versions.env'),
@@ -135,7 +136,7 @@ export function readVersions(
     etcd: need(next ? 'ETCD_NEXT_VERSION' : 'ETCD_VERSION'),
     ...trainer,
     kwok: need('KWOK_VERSION'),
-    kueue: need('KUEUE_VERSION'),
+    kueue: need(next ? 'KUEUE_NEXT_VERSION' : 'KUEUE_VERSION'),
     schedulerPlugins: need('SCHEDULER_PLUGINS_VERSION'),
   };
 }
@@ -244,6 +245,12 @@ export function locateControllerBinaries(
   return { found: true, paths: { ...found.paths, line, trainerManifests, jobsetManifests } };
 }
 
+/** hack/build-binaries.sh's component that builds a cell's Kueue (readVersions: it follows the Kubernetes). */
+export function kueueComponent(cell: Pick<Cell, 'k8sMinor'>): 'kueue' | 'kueue-next' {
+  return cell.k8sMinor === '1.35' ? 'kueue' : 'kueue-next';
+}
+
+/** Kueue's manager of the current cell (readVersions: KUEUE_VERSION or KUEUE_NEXT_VERSION). */
 export function locateKueueBinaries(env: NodeJS.ProcessEnv = process.env): Lookup<KueueBinaries> {
   return lookup(
     {

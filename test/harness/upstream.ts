@@ -1,9 +1,10 @@
 // The real upstream controllers beside the control plane, out of cluster: JobSet's manager
-// (v0.12.0), Kubeflow Trainer's (v2.3.0) and, on request, Kueue's (v0.17.1). Each gets its own
-// serving certificate and ports (all default to 9443 for webhooks and 8081 for probes), no
-// metrics server, no leader election, no certificate management of its own, and its webhooks
-// registered through `clientConfig.url` + `caBundle` from the upstream manifests (kept by
-// hack/build-binaries.sh for JobSet and Trainer, vendored in upstream/ for Kueue).
+// (v0.12.0), Kubeflow Trainer's (v2.3.0) and, on request, Kueue's (the cell's: v0.17.1, or v0.19.2
+// on the newer Kubernetes). Each gets its own serving certificate and ports (all default to 9443
+// for webhooks and 8081 for probes), no metrics server, no leader election, no certificate
+// management of its own, and its webhooks registered through `clientConfig.url` + `caBundle` from
+// the upstream manifests (kept by hack/build-binaries.sh for JobSet and Trainer, vendored in
+// upstream/ for Kueue).
 import { readFileSync } from 'node:fs';
 import { mkdir, readdir, writeFile } from 'node:fs/promises';
 import path from 'node:path';
@@ -70,7 +71,7 @@ export const upstreamCrds = isDefaultCell(currentCell())
   : upstreamCrdsOf(currentCell().trainer);
 export const allUpstreamCrds = Object.values(upstreamCrds);
 
-/** Kueue's folder in upstream/ (SOURCES.md), named by hack/versions.env's KUEUE_VERSION. */
+/** The cell's Kueue folder in upstream/ (SOURCES.md), named by its version (readVersions). */
 export const kueueUpstreamDir = path.join(upstreamDir, `kueue-${readVersions().kueue}`);
 
 /** All of Kueue's CRDs: its manager watches most of its kinds whatever is configured. Pass to startControlPlane. */
@@ -232,7 +233,7 @@ export async function startTrainerController(
   return finish(cp, 'trainer-controller-manager', proc, webhookPort, probePort, bins.trainerManifests, cert.caPem, '');
 }
 
-// Kueue v0.17.1 reads its metrics certificate from a fixed path whenever its internal certificate
+// Kueue (v0.17.1 and v0.19.2) reads its metrics certificate from a fixed path whenever its internal certificate
 // management is off (cmd/kueue/main.go: metricsCertPath "/etc/kueue/metrics/certs", read at once
 // by controller-runtime's certwatcher.New, which fails the start when the files are absent), even
 // with the metrics server disabled. Rather than write to the host's /etc, the manager runs in a

@@ -9,7 +9,7 @@ import path from 'node:path';
 import { describe, it } from 'node:test';
 import { fileURLToPath } from 'node:url';
 import { testOneArgs } from '../../hack/test-one.ts';
-import { defaultCellParts } from '../../hack/test-matrix.ts';
+import { cellExtraFiles, defaultCellParts } from '../../hack/test-matrix.ts';
 import {
   e2eFiles,
   FIRST_PHASE_NEEDS_BINARIES,
@@ -72,6 +72,16 @@ describe('the test scripts', () => {
       [...unit, ...binaries].filter((f) => !all.has(f)),
       [],
       'run by a script but not by npm test',
+    );
+  });
+
+  it("a cell's files beyond the compatibility suite are suites the default cell runs too (so the sets above hold)", () => {
+    const defaultCell = new Set(defaultCellParts().flat());
+    const extra = matrixCells().flatMap((c) => cellExtraFiles(c).map((f) => [c.name, f]));
+    assert.deepEqual(extra, [['trainer-v2.3.0/k8s-v1.37.2', 'test/e2e/kueue.test.ts']]);
+    assert.deepEqual(
+      extra.filter(([, f]) => !defaultCell.has(f)),
+      [],
     );
   });
 
