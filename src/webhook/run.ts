@@ -158,6 +158,7 @@ function startJudgment(
       watchedRuntime: runtimes?.read,
       readJobs: cluster.jobSetReader(reads),
       metrics,
+      logger: logger.child({ component: 'count-change' }),
     }),
     stop: () => {
       lease?.stop();

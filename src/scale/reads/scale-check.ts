@@ -10,6 +10,11 @@
 // judgments that need it (`Coalesced`); and those reads on their own share of the API
 // connections (`withOwnSlots`), so a flood of them cannot hold the ones other requests need.
 //
+// What the answer says depends on who asked: a caller known to be the API server (`serve
+// --client-ca`) gets what the reads found (the JobSet's controller, its Jobs and pod counts, a
+// read's error, the Lease's holder); any other caller gets the same verdict in general words that
+// name only its TrainJob, and those details go to the webhook's log, one info line per judgment.
+//
 // The webhook reads the named runtime, not Trainer's `<job>-runtime-snapshot` ConfigMap (reading
 // ConfigMaps cluster-wide is a right it should not have); the reconciler judges from the
 // snapshot again before it deletes anything, and reports what the webhook could not foresee.
@@ -25,7 +30,8 @@ import type { ScaleChange, ScaleCheck, ScaleCheckResult, ScaleTarget } from '../
 import type { TrainerLine } from '../../api/trainer-line.ts';
 import { MAX_API_SOCKETS } from '../../cluster/api-request.ts';
 import { Slots } from '../../cluster/slots.ts';
-import { jobSetPodsWarnings, type JobSetRead } from './jobset-pods.ts';
+import type { Logger } from '../../observability/logger.ts';
+import { jobSetPodsGeneralWarnings, jobSetPodsWarnings, type JobSetRead } from './jobset-pods.ts';
 import { describeAnswer, JOBSET_READ_TIMEOUT_MS } from './jobset-read.ts';
 
 /** A JobSet or runtime is at most etcd's 1.5 MiB object; JSON of it is not much larger. */
@@ -90,8 +96,24 @@ export interface ScaleCheckOptions {
   watchedRuntime?: (name: string) => Read<unknown> | undefined;
   readJobs: (namespace: string, name: string) => Promise<JobSetRead>;
   metrics: WebhookMetrics;
+  /** Hears, at info, the details an answer in general words left out (a caller not known to be the API server). */
+  logger?: Pick<Logger, 'info'>;
   timeoutMs?: number;
   now?: () => number;
+}
+
+/** The longest detail a log line carries of one judgment (a read's error is at most ~300 characters). */
+const LOGGED_DETAIL_CHARS = 2_000;
+const clip = (text: string, chars: number) => (text.length > chars ? `${text.slice(0, chars)}…` : text);
+
+/** What the reads found, as logged when the answer says it in general words. */
+export interface WithheldDetails {
+  namespace: string;
+  name: string;
+  result: 'admitted' | 'refused' | 'transient';
+  reason: string;
+  detail?: string;
+  warnings: string[];
 }
 
 /**
@@ -172,7 +194,7 @@ export function scaleChecker(api: ApiClient, options: ScaleCheckOptions): ScaleC
     );
   const readJobs = (namespace: string, name: string) =>
     coalesced.run(`jobs ${namespace}/${name}`, () => options.readJobs(namespace, name));
-  const readAhead = ({ namespace, name, object }: ScaleTarget) => {
+  const readAhead = ({ namespace, name, object, callerAuthenticated }: ScaleTarget) => {
     const trainJob = (isObject(object) ? object : { metadata: {} }) as unknown as TrainJob;
     const runtimeAt = runtimePath(trainJob, namespace);
     const { group, version, plural } = JOBSET;
@@ -212,20 +234,39 @@ export function scaleChecker(api: ApiClient, options: ScaleCheckOptions): ScaleC
         lease: leaseRead as Read<LeaseView> | 'unchecked',
         nowMs: now(),
       });
-      options.metrics.scaleJudgments.inc(
-        verdict.kind === 'admit'
-          ? { result: 'admitted', reason: '' }
-          : { result: verdict.transient ? 'transient' : 'refused', reason: verdict.metric },
-      );
-      return scaleCheckResult(verdict, jobSetPodsWarnings(jobs, `${namespace}/${name}`));
+      const result = verdict.kind === 'admit' ? 'admitted' : verdict.transient ? 'transient' : 'refused';
+      const reason = verdict.kind === 'admit' ? '' : verdict.metric;
+      options.metrics.scaleJudgments.inc({ result, reason });
+      const warnings = jobSetPodsWarnings(jobs, `${namespace}/${name}`);
+      if (callerAuthenticated) return scaleCheckResult(verdict, warnings);
+      if (verdict.kind === 'refuse' || warnings.length > 0)
+        options.logger?.info(
+          {
+            namespace: clip(namespace, 256),
+            name: clip(name, 256),
+            result,
+            reason,
+            ...(verdict.kind === 'refuse' ? { detail: clip(verdict.reason, LOGGED_DETAIL_CHARS) } : {}),
+            warnings: warnings.map((w) => clip(w, LOGGED_DETAIL_CHARS)),
+          } satisfies WithheldDetails,
+          'count change answered in general words (the caller is not known to be the API server); what the reads found',
+        );
+      return scaleCheckResult(verdict, jobSetPodsGeneralWarnings(jobs, namespace, name), 'general');
     };
   };
   const check = (change: ScaleChange) => readAhead(change)(change.trainer);
   return Object.assign(check, { readAhead });
 }
 
-/** The admission's answer as the validator takes it: one cause on spec.trainer.numNodes when refused. */
-export function scaleCheckResult(verdict: ScaleAdmission, warnings: string[]): ScaleCheckResult {
+/**
+ * The admission's answer as the validator takes it: one cause on spec.trainer.numNodes when
+ * refused, its detail the verdict's reason, or its general words (`told` 'general').
+ */
+export function scaleCheckResult(
+  verdict: ScaleAdmission,
+  warnings: string[],
+  told: 'detailed' | 'general' = 'detailed',
+): ScaleCheckResult {
   if (verdict.kind === 'admit') return { causes: [], warnings };
   return {
     causes: [
@@ -233,7 +274,7 @@ export function scaleCheckResult(verdict: ScaleAdmission, warnings: string[]): S
         type: 'FieldValueForbidden',
         field: 'spec.trainer.numNodes',
         value: OMIT_VALUE,
-        detail: verdict.reason,
+        detail: told === 'general' ? verdict.general : verdict.reason,
         origin: verdict.transient ? 'scale-check:transient' : 'scale-check',
       },
     ],

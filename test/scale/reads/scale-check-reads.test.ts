@@ -119,14 +119,21 @@ describe('"no JobSet yet" is a quorum read: the watch cache may not have a JobSe
   beforeEach(() => (jobSetReads.length = 0));
 
   // numNodes 1 -> 2 of torch1, whose runtime is gone: with its JobSet found, refused for good (it
-  // cannot be judged); with no JobSet, admitted (it is built with the new count).
+  // cannot be judged); with no JobSet, admitted (it is built with the new count). Asked by the API
+  // server (callerAuthenticated), so the answer names the runtime.
   const change = () =>
     scaleChecker(client, {
       lease: undefined,
       watchedRuntime: () => ({ kind: 'absent' }),
       readJobs: async () => ({ kind: 'read', jobs: [] }),
       metrics: createMetrics(),
-    })({ namespace: 'ns', name: 'torch1', trainer: TRAINER_LINES['v2.3.0'], object: torch1(2) });
+    })({
+      namespace: 'ns',
+      name: 'torch1',
+      trainer: TRAINER_LINES['v2.3.0'],
+      object: torch1(2),
+      callerAuthenticated: true,
+    });
 
   it('a JobSet the watch cache lacks but etcd has is found: the change is judged, not admitted as "no JobSet yet"', async () => {
     jobSetIn = { cache: false, etcd: true };
