@@ -28,6 +28,9 @@ function trueCondition(status: unknown, type: string): Record<string, unknown> |
   return conditions.find((c): c is Record<string, unknown> => isObject(c) && c.type === type && c.status === 'True');
 }
 
+const itsJobSet = (jobSet: JobSet | undefined, named: boolean): string =>
+  named && jobSet ? `its JobSet ${jobSet.metadata.name}` : 'its JobSet';
+
 /**
  * Why the TrainJob will never be reconciled again by `trainer`'s line, or undefined when it will.
  * `named` false: the JobSet is "its JobSet", unnamed (an answer to a caller not known to be the
@@ -39,7 +42,7 @@ export function neverReconciledAgain(
   trainer: Pick<TrainerLine, 'failedIsTerminal' | 'label'>,
   named = true,
 ): string | undefined {
-  const its = `its JobSet${named && jobSet ? ` ${jobSet.metadata.name}` : ''}`;
+  const its = itsJobSet(jobSet, named);
   if (trueCondition(trainJob.status, 'Complete')) return 'the TrainJob is Complete';
   const failed = trueCondition(trainJob.status, 'Failed');
   if (failed?.reason === DEADLINE_EXCEEDED) return `the TrainJob failed with ${DEADLINE_EXCEEDED}`;
