@@ -31,6 +31,7 @@ import type { TrainerLine } from '../../api/trainer-line.ts';
 import { MAX_API_SOCKETS } from '../../cluster/api-request.ts';
 import { Slots } from '../../cluster/slots.ts';
 import type { Logger } from '../../observability/logger.ts';
+import { WindowCap } from './window-cap.ts';
 import { jobSetPodsGeneralWarnings, jobSetPodsWarnings, type JobSetRead } from './jobset-pods.ts';
 import { describeAnswer, JOBSET_READ_TIMEOUT_MS } from './jobset-read.ts';
 
@@ -98,9 +99,22 @@ export interface ScaleCheckOptions {
   metrics: WebhookMetrics;
   /** Hears, at info, the details an answer in general words left out (a caller not known to be the API server). */
   logger?: Pick<Logger, 'info'>;
+  /** UNAUTHENTICATED_QUORUM_READS unless given (tests). */
+  quorumReadsPerWindow?: number;
   timeoutMs?: number;
   now?: () => number;
 }
+
+/**
+ * Quorum reads (from etcd, not the watch cache) that count changes from callers not known to be
+ * the API server may cause per QUORUM_WINDOW_MS. A JobSet the watch cache lacks is confirmed
+ * absent by one; forged count changes naming many TrainJobs that have none would each cost one,
+ * bounded otherwise only by COUNT_CHANGE_READ_SLOTS. Past the cap such a change is refused for
+ * now (503) without the quorum read. A genuine change of a TrainJob with no JobSet is rare (Trainer
+ * builds one, suspended or not, as soon as the TrainJob exists).
+ */
+export const UNAUTHENTICATED_QUORUM_READS = 20;
+export const QUORUM_WINDOW_MS = 1_000;
 
 /** The longest detail a log line carries of one judgment (a read's error is at most ~300 characters). */
 const LOGGED_DETAIL_CHARS = 2_000;
@@ -119,14 +133,15 @@ export interface WithheldDetails {
 /**
  * One GET, as a Read: 404 is absent, any other failure (status, transport, timeout, not JSON) failed.
  * `quorumIfAbsent`: an object the watch cache does not have is asked of etcd again before it is
- * called absent (the JobSet: its absence admits a change unjudged), within the same time bound.
+ * called absent (the JobSet: its absence admits a change unjudged), within the same time bound,
+ * when `mayQuorum` allows one now; when it does not, the read failed.
  */
 async function getObject(
   api: ApiClient,
   path: string,
   what: string,
   timeoutMs: number,
-  quorumIfAbsent = false,
+  quorumIfAbsent: false | { mayQuorum: () => boolean; refused?: string } = false,
 ): Promise<Read<unknown>> {
   const signal = AbortSignal.timeout(timeoutMs);
   try {
@@ -134,7 +149,14 @@ async function getObject(
     let res = await api.request(`${path}?resourceVersion=0`, { signal, maxBytes: OBJECT_MAX_BYTES });
     // The watch cache may lag etcd: a JobSet Trainer has just created can be missing from it. A GET
     // without resourceVersion is a quorum read from etcd (consistent), so its 404 is the truth.
-    if (res.status === 404 && quorumIfAbsent) res = await api.request(path, { signal, maxBytes: OBJECT_MAX_BYTES });
+    if (res.status === 404 && quorumIfAbsent) {
+      if (!quorumIfAbsent.mayQuorum())
+        return {
+          kind: 'failed',
+          error: `reading ${what}: the watch cache does not have it, and confirming that from etcd ${quorumIfAbsent.refused ?? 'is not allowed now'}`,
+        };
+      res = await api.request(path, { signal, maxBytes: OBJECT_MAX_BYTES });
+    }
     if (res.status === 404) return { kind: 'absent' };
     if (res.status !== 200)
       return { kind: 'failed', error: `reading ${what}: ${describeAnswer(res.status, res.body)}` };
@@ -187,10 +209,17 @@ export function scaleChecker(api: ApiClient, options: ScaleCheckOptions): ScaleC
   const timeoutMs = options.timeoutMs ?? JOBSET_READ_TIMEOUT_MS;
   const now = options.now ?? Date.now;
   const coalesced = new Coalesced();
-  // A read that confirms an absence with a quorum read is shared only with reads that do too.
-  const get = (path: string, what: string, quorumIfAbsent = false) =>
-    coalesced.run(quorumIfAbsent ? `${path} quorum` : path, () =>
-      getObject(api, path, what, timeoutMs, quorumIfAbsent),
+  const quorumCap = new WindowCap(options.quorumReadsPerWindow ?? UNAUTHENTICATED_QUORUM_READS, QUORUM_WINDOW_MS);
+  const always = { mayQuorum: () => true };
+  const capped = {
+    mayQuorum: () => quorumCap.take(),
+    refused: `would pass the ${quorumCap.limit} quorum reads per ${QUORUM_WINDOW_MS / 1000} s allowed to callers not known to be the API server`,
+  };
+  // A read that confirms an absence with a quorum read is shared only with reads that do too,
+  // under the same cap (none for the API server).
+  const get = (path: string, what: string, quorum?: 'always' | 'capped') =>
+    coalesced.run(quorum ? `${path} quorum ${quorum}` : path, () =>
+      getObject(api, path, what, timeoutMs, quorum === 'always' ? always : quorum === 'capped' ? capped : false),
     );
   const readJobs = (namespace: string, name: string) =>
     coalesced.run(`jobs ${namespace}/${name}`, () => options.readJobs(namespace, name));
@@ -207,7 +236,7 @@ export function scaleChecker(api: ApiClient, options: ScaleCheckOptions): ScaleC
       ? `/apis/coordination.k8s.io/v1/namespaces/${seg(lease.namespace)}/leases/${seg(lease.name)}`
       : '';
     const reads = Promise.all([
-      timed('read-jobset', get(jobSetPath, 'the JobSet', true)),
+      timed('read-jobset', get(jobSetPath, 'the JobSet', callerAuthenticated ? 'always' : 'capped')),
       runtimeAt
         ? asRuntimeRead(
             (runtimeAt.kind === 'ClusterTrainingRuntime' ? options.watchedRuntime?.(runtimeAt.name) : undefined) ??
