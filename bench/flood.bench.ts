@@ -5,6 +5,8 @@
 // connections send the hostile mix (1 MiB strings, long and wrong-typed lists, deep nesting,
 // bodies too heavy to decide, the largest UPDATE), others the well-formed reviews; a 429 is retried
 // after its Retry-After, as the API server's client does (client-go, up to 10 retries).
+// Then forged count changes beside a real API server (bench/lib/count-change-flood.ts): the other
+// TrainJob writes' median under them as a ratio to the same writes without them.
 //   flock /tmp/tjw-e2e.lock npm run bench:flood
 //   env: FLOOD_REVIEWS      hostile reviews sent (default 20000)
 //        FLOOD_CONNECTIONS  connections sending them (default 6); WELL_CONNECTIONS (default 2)
@@ -12,6 +14,8 @@
 //        FLOOD_ROOT         the checkout whose `serve` and Dockerfile run (default this one; e.g. a
 //                           worktree of an older commit, to measure it the same way)
 //        RSS_ABORT_MIB      stop the flood once the server's RSS passes this (default 2048)
+//        FLOOD_COUNT_CHANGES 0: leave the forged count changes out (they start a control plane);
+//                           their own env is in bench/lib/count-change-flood.ts
 //        BENCH_OUT          also write the report to this file
 import { execFileSync, spawn } from 'node:child_process';
 import { readFileSync, writeFileSync } from 'node:fs';
@@ -20,6 +24,7 @@ import { Agent, request } from 'node:https';
 import { loadavg, tmpdir } from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { countChangeFlood } from './lib/count-change-flood.ts';
 import { hostileBodies, type HostileBody } from './lib/hostile-bodies.ts';
 import { mib, ms, table } from './lib/markdown.ts';
 import { pinCores } from './lib/pinning.ts';
@@ -302,4 +307,6 @@ const report = [
   '',
 ].join('\n');
 console.log(report);
-if (process.env.BENCH_OUT) writeFileSync(process.env.BENCH_OUT, report);
+const countChanges = process.env.FLOOD_COUNT_CHANGES === '0' ? '' : await countChangeFlood();
+console.log(countChanges);
+if (process.env.BENCH_OUT) writeFileSync(process.env.BENCH_OUT, `${report}\n${countChanges}`);

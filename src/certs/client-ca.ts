@@ -1,12 +1,14 @@
 // The CA bundle that signs the API server's client certificate (`serve --client-ca`): read and
 // checked at start-up (a bad file is a ConfigError there, never a handshake that fails later),
 // then re-read on a poll so a renewed CA (a mounted ConfigMap or Secret) is trusted without a
-// restart. A bundle that no longer reads keeps the previous one in force, and says so once.
+// restart. A bundle that no longer reads keeps the previous one in force, and says so once. The
+// loop is the serving certificate's (reloader.ts followFiles).
 import { X509Certificate } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import { readFile } from 'node:fs/promises';
 import tls from 'node:tls';
 import type { Logger } from '../observability/logger.ts';
+import { followFiles } from './reloader.ts';
 
 const PEM_CERTIFICATE = /-----BEGIN CERTIFICATE-----[\s\S]*?-----END CERTIFICATE-----/g;
 
@@ -59,46 +61,21 @@ export interface ClientCaWatch {
 
 export function watchClientCa(options: ClientCaWatchOptions): ClientCaWatch {
   const { file, logger } = options;
-  let current = options.current;
-  let lastFailure = '';
-  let closed = false;
-  let running: Promise<void> = Promise.resolve();
-
-  async function reload(): Promise<void> {
-    if (closed) return;
-    let pem: Buffer;
-    try {
-      pem = await readFile(file);
-      if (pem.equals(current)) {
-        lastFailure = '';
-        return;
-      }
+  return followFiles<Buffer>({
+    current: options.current,
+    read: () => readFile(file),
+    same: (a, b) => a.equals(b),
+    apply: (pem) => {
       checkCaBundle(pem);
       options.apply(pem);
-    } catch (err) {
-      const message = (err as Error).message;
-      if (message !== lastFailure) {
-        lastFailure = message;
-        logger.error(
-          { clientCa: file, error: message },
-          'client CA reload failed; still trusting the previous client CA bundle',
-        );
-      }
-      return;
-    }
-    lastFailure = '';
-    current = pem;
-    logger.info({ clientCa: file, certificates: checkCaBundle(pem).length }, 'client CA bundle reloaded');
-  }
-
-  const check = (): Promise<void> => (running = running.then(reload, reload));
-  const poll = setInterval(() => void check(), options.pollMs ?? 10_000);
-  poll.unref();
-  return {
-    check,
-    close() {
-      closed = true;
-      clearInterval(poll);
     },
-  };
+    failed: (message) =>
+      logger.error(
+        { clientCa: file, error: message },
+        'client CA reload failed; still trusting the previous client CA bundle',
+      ),
+    applied: (pem) =>
+      logger.info({ clientCa: file, certificates: checkCaBundle(pem).length }, 'client CA bundle reloaded'),
+    pollMs: options.pollMs ?? 10_000,
+  });
 }

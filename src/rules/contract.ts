@@ -49,6 +49,12 @@ export interface ScaleChange {
   trainer: TrainerLine;
   /** The TrainJob as it would be stored. */
   object: unknown;
+  /**
+   * The caller proved it is the API server (AdmissionInput.callerAuthenticated): only then does
+   * the answer name what the reads found beyond the TrainJob (other objects, counts); otherwise
+   * it says so in general words and the details go to the webhook's log.
+   */
+  callerAuthenticated?: true;
 }
 
 /** The cluster's judgment: causes refuse the change (for now when `transient`). */
@@ -59,7 +65,7 @@ export interface ScaleCheckResult {
 }
 
 /** Whose cluster state a numNodes change is judged by: the TrainJob, as it would be stored. */
-export type ScaleTarget = Pick<ScaleChange, 'namespace' | 'name' | 'object'>;
+export type ScaleTarget = Pick<ScaleChange, 'namespace' | 'name' | 'object' | 'callerAuthenticated'>;
 
 /**
  * Judges an allowed numNodes change against the cluster. Implemented by `scaleChecker` in

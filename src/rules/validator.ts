@@ -61,7 +61,12 @@ const READS_BUSY: ScaleCheckResult = failedCheck(
 function readAheadFor(scaleCheck: ScaleCheck | undefined, input: AdmissionInput) {
   if (!input.callerAuthenticated) return undefined;
   if (!scaleCheck?.readAhead || sentNumNodes(input.object) === sentNumNodes(input.oldObject)) return undefined;
-  return scaleCheck.readAhead({ namespace: input.namespace ?? '', name: input.name ?? '', object: input.object });
+  return scaleCheck.readAhead({
+    namespace: input.namespace ?? '',
+    name: input.name ?? '',
+    object: input.object,
+    callerAuthenticated: true,
+  });
 }
 
 export function createValidator({ policy: policyOrGetter, scaleCheck, crdSource }: ValidatorDeps): Validator {
@@ -84,7 +89,13 @@ export function createValidator({ policy: policyOrGetter, scaleCheck, crdSource 
           ? ahead(trainer)
           : input.holdWhileReading?.() === false
             ? Promise.resolve(READS_BUSY)
-            : scaleCheck({ namespace: input.namespace ?? '', name: input.name ?? '', trainer, object: input.object })
+            : scaleCheck({
+                namespace: input.namespace ?? '',
+                name: input.name ?? '',
+                trainer,
+                object: input.object,
+                ...(input.callerAuthenticated ? { callerAuthenticated: true as const } : {}),
+              })
       ).catch(failedCheck);
       const readWaitMs = performance.now() - decidedAt;
       if (judged.causes.length > 0)

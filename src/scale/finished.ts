@@ -28,22 +28,31 @@ function trueCondition(status: unknown, type: string): Record<string, unknown> |
   return conditions.find((c): c is Record<string, unknown> => isObject(c) && c.type === type && c.status === 'True');
 }
 
-/** Why the TrainJob will never be reconciled again by `trainer`'s line, or undefined when it will. */
+const itsJobSet = (jobSet: JobSet | undefined, named: boolean): string =>
+  named && jobSet ? `its JobSet ${jobSet.metadata.name}` : 'its JobSet';
+
+/**
+ * Why the TrainJob will never be reconciled again by `trainer`'s line, or undefined when it will.
+ * `named` false: the JobSet is "its JobSet", unnamed (an answer to a caller not known to be the
+ * API server names no object but the request's TrainJob: scale-admission.ts).
+ */
 export function neverReconciledAgain(
   trainJob: TrainJob,
   jobSet: JobSet | undefined,
   trainer: Pick<TrainerLine, 'failedIsTerminal' | 'label'>,
+  named = true,
 ): string | undefined {
+  const its = itsJobSet(jobSet, named);
   if (trueCondition(trainJob.status, 'Complete')) return 'the TrainJob is Complete';
   const failed = trueCondition(trainJob.status, 'Failed');
   if (failed?.reason === DEADLINE_EXCEEDED) return `the TrainJob failed with ${DEADLINE_EXCEEDED}`;
   if (failed && trainer.failedIsTerminal)
     return `the TrainJob is Failed${typeof failed.reason === 'string' && failed.reason ? ` (${failed.reason})` : ''}, which is final under ${trainer.label}`;
   if (jobSet && trueCondition(jobSet.status, 'Completed'))
-    return `its JobSet ${jobSet.metadata.name} is Completed (the TrainJob is Complete from it)`;
+    return `${its} is Completed (the TrainJob is Complete from it)`;
   // Where Failed is final, a Failed JobSet already is: Trainer writes the TrainJob's Failed from it
   // on its next pass (main's plugins/jobset/jobset.go), and a rebuild in between would restart it.
   if (jobSet && trainer.failedIsTerminal && trueCondition(jobSet.status, 'Failed'))
-    return `its JobSet ${jobSet.metadata.name} is Failed, which is final under ${trainer.label} (the TrainJob is Failed from it)`;
+    return `${its} is Failed, which is final under ${trainer.label} (the TrainJob is Failed from it)`;
   return undefined;
 }

@@ -45,10 +45,16 @@ export interface ScaleAdmissionFacts {
   nowMs: number;
 }
 
+/**
+ * A refusal's `reason` names what was read (the JobSet, the runtime, the Lease's holder, what a
+ * read's error said); `general` says the same in general words, naming no object but the request's
+ * TrainJob and no count read from the cluster, with what to do: the answer to a caller not known
+ * to be the API server (anyone who reaches the port can send a review, issue 26), whose details
+ * go to the webhook's log instead (scale-check.ts).
+ */
 export type ScaleAdmission =
   | { kind: 'admit'; note?: string }
-  | { kind: 'refuse'; transient: false; reason: string; metric: string }
-  | { kind: 'refuse'; transient: true; reason: string; metric: string };
+  | { kind: 'refuse'; transient: boolean; reason: string; general: string; metric: string };
 
 /**
  * Slack on the Lease's expiry for clock skew between the reconciler's node and the webhook's: a
@@ -133,12 +139,27 @@ function mpiBuiltWith(p: number | undefined, n: number, runtime: Read<Runtime>):
   };
 }
 
-const transient = (reason: string, metric: string): ScaleAdmission => ({
+const FOR_NOW = 'the change is refused for now and can be applied again in a few seconds';
+
+const transient = (reason: string, general: string, metric: string): ScaleAdmission => ({
   kind: 'refuse',
   transient: true,
-  reason: `${reason}; the change is refused for now and can be applied again in a few seconds`,
+  reason: `${reason}; ${FOR_NOW}`,
+  general: `${general}; ${FOR_NOW}`,
   metric,
 });
+
+const permanent = (reason: string, general: string, metric: string): ScaleAdmission => ({
+  kind: 'refuse',
+  transient: false,
+  reason,
+  general,
+  metric,
+});
+
+/** Why an MPI JobSet without its runtime cannot tell a revert from a change, in general words. */
+const CANNOT_TELL =
+  'without the runtime its MPI JobSet cannot tell this count from a change (a revert included): only the runtime says whether the launcher runs as a node';
 
 /** The runtime unreadable or gone, and the count not known to be the built one: refused, for now or for good. */
 function withoutRuntime(
@@ -150,40 +171,47 @@ function withoutRuntime(
   const name = f.trainJob.metadata?.name ?? '';
   const ref = f.trainJob.spec?.runtimeRef;
   const refName = `${ref?.kind ?? 'ClusterTrainingRuntime'} ${ref?.name ?? '?'}`;
+  const cannotTell = typeof built === 'object';
   if (runtime.kind === 'failed')
     return transient(
-      `the runtime could not be read (${runtime.error})${typeof built === 'object' ? `; JobSet ${name} has ${built.cannotTell}` : ''}`,
+      `the runtime could not be read (${runtime.error})${cannotTell ? `; JobSet ${name} has ${built.cannotTell}` : ''}`,
+      `its runtime could not be read (the webhook's log says why)${cannotTell ? `, and ${CANNOT_TELL}` : ''}`,
       'read-failed',
     );
-  if (typeof built === 'object')
+  if (cannotTell)
     return transient(
       `the runtime ${refName} does not exist; JobSet ${name} has ${built.cannotTell}; restore the runtime`,
+      `the runtime its spec.runtimeRef names does not exist, and ${CANNOT_TELL}; restore the runtime`,
       'no-runtime',
     );
-  return {
-    kind: 'refuse',
-    transient: false,
-    reason: `the runtime ${refName} does not exist, so the change cannot be judged and JobSet ${name} cannot be rebuilt; restore the runtime, or set numNodes back (${REVERT_RUNNING}${mpiNodeJob(replicatedJobsOf(jobSet)) ? '; for an MPI JobSet, a revert to 2 or more waits for the runtime too: only it says whether the launcher runs as a node' : ''})`,
-    metric: 'no-runtime',
-  };
+  const wayOut = (js: string) =>
+    `${js} cannot be rebuilt; restore the runtime, or set numNodes back (${REVERT_RUNNING}${mpiNodeJob(replicatedJobsOf(jobSet)) ? '; for an MPI JobSet, a revert to 2 or more waits for the runtime too: only it says whether the launcher runs as a node' : ''})`;
+  return permanent(
+    `the runtime ${refName} does not exist, so the change cannot be judged and ${wayOut(`JobSet ${name}`)}`,
+    `the runtime its spec.runtimeRef names does not exist, so the change cannot be judged and ${wayOut('its JobSet')}`,
+    'no-runtime',
+  );
 }
 
 // eslint-disable-next-line complexity -- the reads' failures, then no rebuild, then the judgment, then the leader
 export function admitScale(f: ScaleAdmissionFacts): ScaleAdmission {
   const name = f.trainJob.metadata?.name ?? '';
   if (f.jobSet.kind === 'failed')
-    return transient(`JobSet ${name} could not be read (${f.jobSet.error})`, 'read-failed');
+    return transient(
+      `JobSet ${name} could not be read (${f.jobSet.error})`,
+      "its JobSet could not be read (the webhook's log says why)",
+      'read-failed',
+    );
   if (f.jobSet.kind === 'absent')
     return { kind: 'admit', note: 'no JobSet exists yet: it is built with the new count' };
   const jobSet = f.jobSet.value;
   const owner = controllerOf(jobSet.metadata);
   if (f.trainJob.metadata?.uid && owner?.uid !== f.trainJob.metadata.uid)
-    return {
-      kind: 'refuse',
-      transient: false,
-      reason: `JobSet ${name} is not controlled by this TrainJob (its controller is ${owner ? `${owner.kind} ${owner.name}` : 'none'}), so the reconciler leaves it alone and it would not be rebuilt; leave numNodes as it is`,
-      metric: 'not-ours',
-    };
+    return permanent(
+      `JobSet ${name} is not controlled by this TrainJob (its controller is ${owner ? `${owner.kind} ${owner.name}` : 'none'}), so the reconciler leaves it alone and it would not be rebuilt; leave numNodes as it is`,
+      "its JobSet is not controlled by this TrainJob, so the reconciler leaves it alone and it would not be rebuilt; leave numNodes as it is (the JobSet's metadata.ownerReferences say what controls it)",
+      'not-ours',
+    );
   const built = builtWithThisCount(f.trainJob, jobSet, f.runtime);
   if (f.runtime.kind !== 'found' && built === true)
     return { kind: 'admit', note: `JobSet ${name} already has this count: nothing is rebuilt` };
@@ -195,12 +223,11 @@ export function admitScale(f: ScaleAdmissionFacts): ScaleAdmission {
   if (staleness.verdict === 'unknown' && built === true)
     return { kind: 'admit', note: `JobSet ${name} already has this count: nothing is rebuilt` };
   if (staleness.verdict === 'unknown')
-    return {
-      kind: 'refuse',
-      transient: false,
-      reason: `JobSet ${name} of ${runtimeLabel(runtime)} cannot be judged (${staleness.reason}), so it would not be rebuilt; leave numNodes as it is`,
-      metric: 'unjudgeable',
-    };
+    return permanent(
+      `JobSet ${name} of ${runtimeLabel(runtime)} cannot be judged (${staleness.reason}), so it would not be rebuilt; leave numNodes as it is`,
+      'its JobSet cannot be judged against its runtime (its replicated jobs are not the ones the runtime builds, or are malformed), so it would not be rebuilt; leave numNodes as it is',
+      'unjudgeable',
+    );
   const leader =
     f.lease === 'unchecked'
       ? undefined
@@ -221,14 +248,19 @@ export function admitScale(f: ScaleAdmissionFacts): ScaleAdmission {
     jobSet,
   });
   if (judged.kind === 'refused')
-    return { kind: 'refuse', transient: false, reason: `${judged.reason}; ${judged.wayOut}`, metric: 'cannot-rebuild' };
+    return permanent(`${judged.reason}; ${judged.wayOut}`, `${judged.general}; ${judged.wayOut}`, 'cannot-rebuild');
   if (f.lease === 'unchecked') return { kind: 'admit', note: judged.how };
   if (f.lease.kind === 'failed')
     return transient(
       `the reconciler's Lease could not be read (${f.lease.error}), so no one may carry the rebuild out`,
+      "the reconciler's Lease could not be read (the webhook's log says why), so no one may carry the rebuild out",
       'read-failed',
     );
   if (leader && !leader.leading)
-    return transient(`no reconciler leads to carry the rebuild out: ${leader.why}`, 'no-reconciler');
+    return transient(
+      `no reconciler leads to carry the rebuild out: ${leader.why}`,
+      "no reconciler leads to carry the rebuild out (its administrator finds why in the webhook's log)",
+      'no-reconciler',
+    );
   return { kind: 'admit', note: judged.how };
 }

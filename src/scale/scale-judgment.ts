@@ -15,8 +15,13 @@ import { mlPolicyOf, type MlPolicy } from './ml-policy.ts';
 export type ScaleJudgment =
   /** The change is carried out: `how` says by whom, for the warning. */
   | { kind: 'carried-out'; policy: MlPolicy['kind']; how: string }
-  /** It cannot be: `reason` says why, `wayOut` what to do instead. Permanent for this job. */
-  | { kind: 'refused'; reason: string; wayOut: string };
+  /**
+   * It cannot be: `reason` says why, `wayOut` what to do instead. Permanent for this job.
+   * `general` is `reason` naming no object but the TrainJob ("its runtime", "its JobSet"), for an
+   * answer to a caller not known to be the API server (scale-admission.ts); `wayOut` is built
+   * from the TrainJob alone, so it suits both.
+   */
+  | { kind: 'refused'; reason: string; wayOut: string; general: string };
 
 export interface ScaleFacts {
   mode: Mode;
@@ -57,8 +62,9 @@ export const REVERT_RUNNING = 'if it runs, with "suspend": true in the same upda
 const WAY_OUT_NEW_JOB = (n: string): string =>
   `create a new TrainJob with numNodes ${n} (it resumes from the checkpoint if the training writes one), or set numNodes back (${REVERT_RUNNING})`;
 
-function refused(reason: string, wayOut: string): ScaleJudgment {
-  return { kind: 'refused', reason, wayOut };
+/** The refusal, its reason told twice: naming the runtime and JobSet (`named`), and naming neither. */
+function refused(reason: (named: boolean) => string, wayOut: string): ScaleJudgment {
+  return { kind: 'refused', reason: reason(true), wayOut, general: reason(false) };
 }
 
 const countText = (tj: TrainJob): string =>
@@ -86,56 +92,62 @@ function gangScheduler(runtime: Runtime): string | undefined {
 export function judgeScale({ mode, trainer, trainJob, runtime, jobSet, claimsJudgedLive }: ScaleFacts): ScaleJudgment {
   const n = countText(trainJob);
   const policy = mlPolicyOf(runtime);
-  const rt = runtimeLabel(runtime);
+  const rt = (named: boolean) => (named ? runtimeLabel(runtime) : 'its runtime');
   if (policy.kind === 'unknown')
     return refused(
-      `the ML policy "${policy.name}" of ${rt} is not one whose JobSet can be rebuilt (torch, mpi, jax, xgboost, flux, or none)`,
+      (named) =>
+        `the ML policy ${named ? `"${policy.name}" ` : ''}of ${rt(named)} is not one whose JobSet can be rebuilt (torch, mpi, jax, xgboost, flux, or none)`,
       WAY_OUT_NEW_JOB(n),
     );
   // Trainer v2.3.0's Flux plugin reads spec.trainer.numNodes without a nil check (flux.go
   // generateFluxEntrypoint): without it every reconcile of the job fails.
   if (policy.kind === 'flux' && trainJob.spec?.trainer?.numNodes === undefined)
     return refused(
-      `${rt} uses the Flux policy, whose plugin in Trainer v2.3.0 needs spec.trainer.numNodes set: without it the JobSet is never built`,
+      (named) =>
+        `${rt(named)} uses the Flux policy, whose plugin in Trainer v2.3.0 needs spec.trainer.numNodes set: without it the JobSet is never built`,
       'set numNodes to a count instead of removing it',
     );
   const job = countBearingJob(runtime, policy);
   if (!job)
     return refused(
-      policy.kind === 'mpi'
-        ? `${rt} has no replicated job named "${NODE}", where Trainer puts an MPI job's node count`
-        : `${rt} has no replicated job labelled ${ANCESTOR_LABEL}=${ANCESTOR_TRAINER}, so Trainer puts numNodes nowhere`,
+      (named) =>
+        policy.kind === 'mpi'
+          ? `${rt(named)} has no replicated job named "${NODE}", where Trainer puts an MPI job's node count`
+          : `${rt(named)} has no replicated job labelled ${ANCESTOR_LABEL}=${ANCESTOR_TRAINER}, so Trainer puts numNodes nowhere`,
       'leave numNodes as it is, or use a runtime with such a job',
     );
   if (mode === 'standalone' && !trainer.standaloneBuilds)
     return refused(
-      standaloneRefusal(trainer),
+      () => standaloneRefusal(trainer),
       `run Kubeflow Trainer's controller with the reconciler in companion mode, or ${WAY_OUT_NEW_JOB(n)}`,
     );
   if (mode === 'standalone' && !STANDALONE_POLICIES.has(policy.kind))
     return refused(
-      `in standalone mode the reconciler builds the JobSet itself, and it does not build the ${policy.kind} policy's JobSet (only ${[...STANDALONE_POLICIES].join(', ')})`,
+      () =>
+        `in standalone mode the reconciler builds the JobSet itself, and it does not build the ${policy.kind} policy's JobSet (only ${[...STANDALONE_POLICIES].join(', ')})`,
       WAY_OUT_NEW_JOB(n),
     );
   if (!jobSet) return carriedOut(mode, policy, 'Trainer builds the JobSet with the new count');
-  const finished = neverReconciledAgain(trainJob, jobSet, trainer);
-  if (finished)
+  if (neverReconciledAgain(trainJob, jobSet, trainer))
     return refused(
-      `${finished}: ${trainer.label} never reconciles it again, so its JobSet is never rebuilt`,
+      (named) =>
+        `${neverReconciledAgain(trainJob, jobSet, trainer, named)}: ${trainer.label} never reconciles it again, so its JobSet is never rebuilt`,
       WAY_OUT_NEW_JOB(n),
     );
   const claims = jobSet.spec?.volumeClaimPolicies ?? runtime.spec.template?.spec?.volumeClaimPolicies ?? [];
   if (claims.length > 0 && !claimsJudgedLive)
     return refused(
-      `JobSet ${jobSet.metadata.name} has workspace claims (spec.volumeClaimPolicies): JobSet v0.12.0 refuses to re-create it beside the existing claims (their retention defaults to Delete, and a bound claim never equals its template), and deleting the claims loses their data`,
+      (named) =>
+        `${named ? `JobSet ${jobSet.metadata.name}` : 'its JobSet'} has workspace claims (spec.volumeClaimPolicies): JobSet v0.12.0 refuses to re-create it beside the existing claims (their retention defaults to Delete, and a bound claim never equals its template), and deleting the claims loses their data`,
       `copy the data out of the claims and ${WAY_OUT_NEW_JOB(n)}`,
     );
   const gang = gangScheduler(runtime);
   if (gang && (mode === 'standalone' || !GANG_SCHEDULERS_FOLLOWED.has(gang)))
     return refused(
-      mode === 'standalone'
-        ? `${rt} is gang-scheduled (podGroupPolicy ${gang}), and in standalone mode the reconciler builds no PodGroup, so the gang would not follow the new count`
-        : `${rt} is gang-scheduled by ${gang}, whose PodGroup is not rebuilt (only coscheduling's and Volcano's are)`,
+      (named) =>
+        mode === 'standalone'
+          ? `${rt(named)} is gang-scheduled (podGroupPolicy ${gang}), and in standalone mode the reconciler builds no PodGroup, so the gang would not follow the new count`
+          : `${rt(named)} is gang-scheduled by ${gang}, whose PodGroup is not rebuilt (only coscheduling's and Volcano's are)`,
       WAY_OUT_NEW_JOB(n),
     );
   // A second run of the data-cache initializer is made safe by the rebuild itself (initializers.ts

@@ -168,6 +168,7 @@ function startJudgment(
       watchedRuntime: runtimes?.read,
       readJobs: cluster.jobSetReader(reads),
       metrics,
+      logger: logger.child({ component: 'count-change' }),
     }),
     readTrainJob: cluster.trainJobReader(reads),
     stop: () => {

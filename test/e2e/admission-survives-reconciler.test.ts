@@ -233,10 +233,16 @@ describe(
       const target = current === 1 ? 3 : 1;
       const refused = await w.tj.update(NS, 'scaled', (o) => (o.spec.trainer.numNodes = target));
       assert.equal(classify(refused), 'not-now', JSON.stringify(refused));
-      assert.match(
-        refused.allowed ? '' : refused.refusal.message,
-        /no reconciler leads.*no holder/,
-        'refused for the released Lease, not a failed read',
+      assert.match(refused.allowed ? '' : refused.refusal.message, /no reconciler leads/);
+      await waitFor('refused for the released Lease, not a failed read (the webhook logs why)', () =>
+        webhook
+          .logLines()
+          .some(
+            (l) =>
+              l.component === 'count-change' &&
+              l.name === 'scaled' &&
+              /no reconciler leads.*no holder/.test(String(l.detail)),
+          ),
       );
       // Everything else goes on.
       assert.ok((await w.tj.create(torchTrainJob('while-none', NS))).allowed);

@@ -7,6 +7,8 @@
 //   `<job>`, which is allowed (src/rebuild/initializers.ts);
 // - patching a PVC's labels, annotations or owners beyond the hand-over is refused; the release
 //   and the hand-back src/rebuild/pvc-plan.ts plans are allowed;
+// - deleting a JobSet or a PodGroup (coscheduling's, Volcano's) is refused unless the TrainJob of
+//   its name controls it, which is allowed (a rebuild's deletes, src/reconciler/cluster.ts);
 // - patching the TrainJob CRD's conversion, names or schema is refused; the CRD patch (the
 //   restorer's write: rules, the scale subresource, the status field, printer columns) is allowed,
 //   its restore (an uninstall's, which removes the status field) refused.
@@ -330,6 +332,121 @@ describe(
           ['JobSet'],
         );
       });
+    });
+
+    describe('JobSet and PodGroup delete', () => {
+      /** The minimal CRD of a kind the test creates objects of (no controller runs here). */
+      const crd = (group: string, version: string) => ({
+        apiVersion: 'apiextensions.k8s.io/v1',
+        kind: 'CustomResourceDefinition',
+        metadata: { name: `podgroups.${group}` },
+        spec: {
+          group,
+          scope: 'Namespaced',
+          names: { plural: 'podgroups', singular: 'podgroup', kind: 'PodGroup' },
+          versions: [
+            {
+              name: version,
+              served: true,
+              storage: true,
+              schema: { openAPIV3Schema: { type: 'object', 'x-kubernetes-preserve-unknown-fields': true } },
+            },
+          ],
+        },
+      });
+      const GROUPS = [
+        { group: 'scheduling.x-k8s.io', version: 'v1alpha1' },
+        { group: 'scheduling.volcano.sh', version: 'v1beta1' },
+      ];
+      const trainJobNamed = async (name: string): Promise<Obj> => {
+        await cp.applyYaml(
+          toYaml([
+            {
+              apiVersion: 'trainer.kubeflow.org/v1alpha1',
+              kind: 'TrainJob',
+              metadata: { name, namespace: TEAM },
+              spec: { runtimeRef: { name: 'torch-distributed' }, suspend: true },
+            },
+          ]),
+        );
+        return get(['trainjob', name]);
+      };
+      const jobSetNamed = (name: string, owners: Obj[]) =>
+        cp.applyYaml(
+          toYaml([
+            {
+              ...jobSet,
+              metadata: { name, namespace: TEAM, ownerReferences: owners },
+              status: undefined,
+            },
+          ]),
+        );
+      const podGroup = (group: string, version: string, name: string, owners: Obj[]) =>
+        cp.applyYaml(
+          toYaml([
+            {
+              apiVersion: `${group}/${version}`,
+              kind: 'PodGroup',
+              metadata: { name, namespace: TEAM, ownerReferences: owners },
+              spec: { minMember: 2 },
+            },
+          ]),
+        );
+      /** As src/reconciler/cluster.ts sends it: uid and resourceVersion preconditions (a JobSet foreground). */
+      const deleteAsReconciler = async (apiPath: string, foreground: boolean) => {
+        const live = JSON.parse((await cp.kubectl(['get', '--raw', apiPath])).stdout) as Obj;
+        return as(
+          asReconciler,
+          ['delete', '--raw', apiPath, '-f', '-'],
+          JSON.stringify({
+            kind: 'DeleteOptions',
+            apiVersion: 'v1',
+            ...(foreground ? { propagationPolicy: 'Foreground' } : {}),
+            preconditions: { uid: live.metadata.uid, resourceVersion: live.metadata.resourceVersion },
+          }),
+        );
+      };
+      const jobSetPath = (name: string) => `/apis/jobset.x-k8s.io/v1alpha2/namespaces/${TEAM}/jobsets/${name}`;
+
+      before(async () => {
+        await cp.applyYaml(toYaml(GROUPS.map((g) => crd(g.group, g.version))));
+        for (const g of GROUPS)
+          await waitFor(`the ${g.group} PodGroup served`, async () => {
+            const r = await cp.kubectl(['get', `podgroups.${g.group}`, '-n', TEAM], { check: false });
+            return r.code === 0;
+          });
+      });
+
+      it('JobSet: refused for one no TrainJob controls, one controlled by a TrainJob of another name, one its TrainJob owns but does not control', async () => {
+        const held = await trainJobNamed('held');
+        await jobSetNamed('loose', []);
+        await jobSetNamed('other', [owner(trainJob, true)]);
+        await jobSetNamed('held', [owner(held, false)]);
+        for (const name of ['loose', 'other', 'held'])
+          refused(await as(asReconciler, ['delete', 'jobset', name, '-n', TEAM]), `delete JobSet ${name}`);
+        assert.equal((await get(['jobset', 'loose'])).metadata.name, 'loose');
+      });
+
+      it('JobSet: allowed for the one controlled by the TrainJob of its name, as a rebuild deletes it (foreground, preconditions)', async () => {
+        const rebuilt = await trainJobNamed('rebuilt');
+        await jobSetNamed('rebuilt', [owner(rebuilt, true)]);
+        allowed(await deleteAsReconciler(jobSetPath('rebuilt'), true), 'delete JobSet rebuilt');
+      });
+
+      for (const { group, version } of GROUPS) {
+        const path = (name: string) => `/apis/${group}/${version}/namespaces/${TEAM}/podgroups/${name}`;
+        it(`${group} PodGroup: refused for one no TrainJob controls and one of another name than its TrainJob; allowed for the TrainJob's own (preconditions)`, async () => {
+          await podGroup(group, version, 'loose', []);
+          await podGroup(group, version, 'other', [owner(trainJob, true)]);
+          for (const name of ['loose', 'other'])
+            refused(
+              await as(asReconciler, ['delete', `podgroups.${group}`, name, '-n', TEAM]),
+              `delete ${group} PodGroup ${name}`,
+            );
+          await podGroup(group, version, 'job', [owner(trainJob, true)]);
+          allowed(await deleteAsReconciler(path('job'), false), `delete ${group} PodGroup job`);
+        });
+      }
     });
 
     describe('TrainJob CRD patch (the restorer)', () => {

@@ -160,7 +160,7 @@ describe('every admitted count change is carried out; the others are refused wit
     assert.equal(out.refusal.code, 403);
     assert.match(
       out.refusal.message,
-      /spec\.trainer\.numNodes: Forbidden: JobSet claims has workspace claims \(spec\.volumeClaimPolicies\): JobSet v0\.12\.0 refuses to re-create it.*copy the data out of the claims and create a new TrainJob with numNodes 2/,
+      /spec\.trainer\.numNodes: Forbidden: its JobSet has workspace claims \(spec\.volumeClaimPolicies\): JobSet v0\.12\.0 refuses to re-create it.*copy the data out of the claims and create a new TrainJob with numNodes 2/,
     );
     assert.deepEqual(
       out.refusal.causes.map((c) => c.field),
@@ -175,7 +175,19 @@ describe('every admitted count change is carried out; the others are refused wit
     await a.waitJobSet(ns, 'nowhere', 'built', () => true);
     const out = await scale('nowhere', 2);
     assert.equal(out.allowed, false);
-    if (!out.allowed) assert.match(out.refusal.message, /cannot be judged .*has no replicated job labelled/);
+    if (!out.allowed)
+      assert.match(out.refusal.message, /its JobSet cannot be judged against its runtime.*leave numNodes as it is/);
+    // The details (which job is missing) go to the webhook's log: the API server is not known to be the caller.
+    await waitFor('the webhook logs what it found', () =>
+      w
+        .webhook!.logLines()
+        .some(
+          (l) =>
+            l.component === 'count-change' &&
+            l.name === 'nowhere' &&
+            /has no replicated job labelled/.test(String(l.detail)),
+        ),
+    );
   });
 
   it('the judgment reads the runtime from its watch (serve --watch-runtimes): no GET of it, and a change to the runtime is followed', async (t) => {
@@ -299,7 +311,15 @@ describe('every admitted count change is carried out; the others are refused wit
       assert.equal(out.refusal.reason, 'ServiceUnavailable');
       assert.match(
         out.refusal.message,
-        /cannot be changed now: spec\.trainer\.numNodes: Forbidden: no reconciler leads to carry the rebuild out: its Lease has no holder.*refused for now and can be applied again in a few seconds/,
+        /cannot be changed now: spec\.trainer\.numNodes: Forbidden: no reconciler leads to carry the rebuild out.*refused for now and can be applied again in a few seconds/,
+      );
+      await waitFor('the webhook logs why no reconciler leads', () =>
+        w
+          .webhook!.logLines()
+          .some(
+            (l) =>
+              l.component === 'count-change' && l.name === 'idle' && /its Lease has no holder/.test(String(l.detail)),
+          ),
       );
       // kubectl (client-go) shows it as it is: no Retry-After for it to retry on silently.
       const kubectl = await w.cp.kubectl(

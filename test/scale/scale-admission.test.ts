@@ -39,6 +39,21 @@ function admit(over: Partial<Parameters<typeof admitScale>[0]> = {}): ScaleAdmis
   });
 }
 
+/**
+ * What the facts hold beyond the TrainJob (the runtime's and JobSet's names, the Lease's holders,
+ * the reads' errors and the counts below): the general words of a refusal name none of it.
+ */
+const NOT_IN_GENERAL = [
+  /torch-distributed|deepspeed|ClusterTrainingRuntime/,
+  /JobSet torch1|JobSet mpi|torch1-|mpi-/,
+  /pod-a|\bHTTP\b|timed out|forbidden/,
+  /Lease (does|has|was)|renewTime|\d+ s\b/,
+  /controller is|Deployment|other-owner/,
+  /parallelism \d/,
+];
+const generalOnly = (a: Extract<ScaleAdmission, { kind: 'refuse' }>) => {
+  for (const re of NOT_IN_GENERAL) assert.doesNotMatch(a.general, re, a.general);
+};
 const isTransient = (a: ScaleAdmission, metric: string, reason: RegExp) => {
   assert.equal(a.kind, 'refuse', JSON.stringify(a));
   if (a.kind !== 'refuse') return;
@@ -46,6 +61,8 @@ const isTransient = (a: ScaleAdmission, metric: string, reason: RegExp) => {
   assert.equal(a.metric, metric);
   assert.match(a.reason, reason);
   assert.match(a.reason, /refused for now and can be applied again in a few seconds$/);
+  assert.match(a.general, /refused for now and can be applied again in a few seconds$/);
+  generalOnly(a);
 };
 const isPermanent = (a: ScaleAdmission, metric: string, reason: RegExp) => {
   assert.equal(a.kind, 'refuse', JSON.stringify(a));
@@ -53,6 +70,9 @@ const isPermanent = (a: ScaleAdmission, metric: string, reason: RegExp) => {
   assert.equal(a.transient, false);
   assert.equal(a.metric, metric);
   assert.match(a.reason, reason);
+  // Each says what to do.
+  assert.match(a.general, /leave numNodes as it is|restore the runtime|create a new TrainJob|set numNodes/, a.general);
+  generalOnly(a);
 };
 
 describe('admitScale', () => {

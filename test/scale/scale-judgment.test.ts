@@ -226,6 +226,25 @@ describe('judgeScale: can a count change be carried out', () => {
     });
   }
 
+  it('every refusal says its reason in general words too: no runtime, JobSet or ML policy named (for a caller not known to be the API server)', () => {
+    let refusals = 0;
+    for (const row of rows.filter((r) => r.want !== 'carried-out')) {
+      const judged = judgeScale({
+        trainer: TRAINER_LINES['v2.3.0'],
+        mode: row.mode,
+        trainJob: trainJob('job', { trainer: { numNodes: 3 } }),
+        runtime: row.runtime,
+        jobSet: row.jobSet,
+      });
+      if (judged.kind !== 'refused') continue;
+      refusals++;
+      assert.doesNotMatch(judged.general, /TrainingRuntime|JobSet (?!v0)\S+ (has|is)|ML policy "/, row.name);
+      assert.match(judged.general, /^(its |the ML policy of its runtime|in standalone mode)/, row.name);
+      assert.ok(judged.general.length > 0, row.name);
+    }
+    assert.ok(refusals > 5);
+  });
+
   it('every refusal names a way out', () => {
     for (const row of rows.filter((r) => r.want !== 'carried-out')) {
       const judged = judgeScale({

@@ -6,6 +6,7 @@
 // a warning (fail open): the decision was already made by the rules, and the sidecar checks the
 // JobSet's Jobs and pods live before it deletes anything. Pure: it judges the read that the I/O
 // edge (src/scale/reads/jobset-read.ts) performed.
+import { JOBSET_NAME_LABEL } from '../../api/names.ts';
 import { isObject } from '../../json/object.ts';
 
 /**
@@ -72,4 +73,22 @@ export function jobSetPodsWarnings(read: JobSetRead, jobSetName: string): string
       ];
     }
   }
+}
+
+/**
+ * The same warnings in general words, for a caller not known to be the API server: they name the
+ * request's TrainJob and no Job, pod or count, and say how to see the pods (the details go to the
+ * webhook's log: scale-check.ts). The JobSet has the TrainJob's name and namespace.
+ */
+export function jobSetPodsGeneralWarnings(read: JobSetRead, namespace: string, name: string): string[] {
+  const trainJob = `TrainJob ${namespace}/${name}`;
+  const see = `\`kubectl -n ${namespace} get pods -l ${JOBSET_NAME_LABEL}=${name}\` shows them`;
+  if (read.kind === 'failed')
+    return [
+      `${trainJob}: the pods of its JobSet could not be counted (the webhook's log says why); the change is admitted all the same and ${WAITS}; ${see}`,
+    ];
+  if (podsOfJobs(read.jobs).length === 0) return [];
+  return [
+    `${trainJob}: its JobSet's pods have not all stopped yet: ${WAITS}, and its pods stop once the JobSet is suspended; ${see}`,
+  ];
 }

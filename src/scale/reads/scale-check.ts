@@ -10,6 +10,11 @@
 // judgments that need it (`Coalesced`); and those reads on their own share of the API
 // connections (`withOwnSlots`), so a flood of them cannot hold the ones other requests need.
 //
+// What the answer says depends on who asked: a caller known to be the API server (`serve
+// --client-ca`) gets what the reads found (the JobSet's controller, its Jobs and pod counts, a
+// read's error, the Lease's holder); any other caller gets the same verdict in general words that
+// name only its TrainJob, and those details go to the webhook's log, one info line per judgment.
+//
 // The webhook reads the named runtime, not Trainer's `<job>-runtime-snapshot` ConfigMap (reading
 // ConfigMaps cluster-wide is a right it should not have); the reconciler judges from the
 // snapshot again before it deletes anything, and reports what the webhook could not foresee.
@@ -25,7 +30,9 @@ import type { ScaleChange, ScaleCheck, ScaleCheckResult, ScaleTarget } from '../
 import type { TrainerLine } from '../../api/trainer-line.ts';
 import { MAX_API_SOCKETS } from '../../cluster/api-request.ts';
 import { Slots } from '../../cluster/slots.ts';
-import { jobSetPodsWarnings, type JobSetRead } from './jobset-pods.ts';
+import type { Logger } from '../../observability/logger.ts';
+import { WindowCap } from './window-cap.ts';
+import { jobSetPodsGeneralWarnings, jobSetPodsWarnings, type JobSetRead } from './jobset-pods.ts';
 import { describeAnswer, JOBSET_READ_TIMEOUT_MS } from './jobset-read.ts';
 
 /** A JobSet or runtime is at most etcd's 1.5 MiB object; JSON of it is not much larger. */
@@ -90,21 +97,51 @@ export interface ScaleCheckOptions {
   watchedRuntime?: (name: string) => Read<unknown> | undefined;
   readJobs: (namespace: string, name: string) => Promise<JobSetRead>;
   metrics: WebhookMetrics;
+  /** Hears, at info, the details an answer in general words left out (a caller not known to be the API server). */
+  logger?: Pick<Logger, 'info'>;
+  /** UNAUTHENTICATED_QUORUM_READS unless given (tests). */
+  quorumReadsPerWindow?: number;
   timeoutMs?: number;
   now?: () => number;
 }
 
 /**
+ * Quorum reads (from etcd, not the watch cache) that count changes from callers not known to be
+ * the API server may cause per QUORUM_WINDOW_MS. A JobSet the watch cache lacks is confirmed
+ * absent by one; forged count changes naming many TrainJobs that have none would each cost one,
+ * bounded otherwise only by COUNT_CHANGE_READ_SLOTS. Past the cap such a change is refused for
+ * now (503) without the quorum read. A genuine change of a TrainJob with no JobSet is rare (Trainer
+ * builds one, suspended or not, as soon as the TrainJob exists).
+ */
+export const UNAUTHENTICATED_QUORUM_READS = 20;
+export const QUORUM_WINDOW_MS = 1_000;
+
+/** The longest detail a log line carries of one judgment (a read's error is at most ~300 characters). */
+const LOGGED_DETAIL_CHARS = 2_000;
+const clip = (text: string, chars: number) => (text.length > chars ? `${text.slice(0, chars)}…` : text);
+
+/** What the reads found, as logged when the answer says it in general words. */
+export interface WithheldDetails {
+  namespace: string;
+  name: string;
+  result: 'admitted' | 'refused' | 'transient';
+  reason: string;
+  detail?: string;
+  warnings: string[];
+}
+
+/**
  * One GET, as a Read: 404 is absent, any other failure (status, transport, timeout, not JSON) failed.
  * `quorumIfAbsent`: an object the watch cache does not have is asked of etcd again before it is
- * called absent (the JobSet: its absence admits a change unjudged), within the same time bound.
+ * called absent (the JobSet: its absence admits a change unjudged), within the same time bound,
+ * when `mayQuorum` allows one now; when it does not, the read failed.
  */
 async function getObject(
   api: ApiClient,
   path: string,
   what: string,
   timeoutMs: number,
-  quorumIfAbsent = false,
+  quorumIfAbsent: false | { mayQuorum: () => boolean; refused?: string } = false,
 ): Promise<Read<unknown>> {
   const signal = AbortSignal.timeout(timeoutMs);
   try {
@@ -112,7 +149,14 @@ async function getObject(
     let res = await api.request(`${path}?resourceVersion=0`, { signal, maxBytes: OBJECT_MAX_BYTES });
     // The watch cache may lag etcd: a JobSet Trainer has just created can be missing from it. A GET
     // without resourceVersion is a quorum read from etcd (consistent), so its 404 is the truth.
-    if (res.status === 404 && quorumIfAbsent) res = await api.request(path, { signal, maxBytes: OBJECT_MAX_BYTES });
+    if (res.status === 404 && quorumIfAbsent) {
+      if (!quorumIfAbsent.mayQuorum())
+        return {
+          kind: 'failed',
+          error: `reading ${what}: the watch cache does not have it, and confirming that from etcd ${quorumIfAbsent.refused ?? 'is not allowed now'}`,
+        };
+      res = await api.request(path, { signal, maxBytes: OBJECT_MAX_BYTES });
+    }
     if (res.status === 404) return { kind: 'absent' };
     if (res.status !== 200)
       return { kind: 'failed', error: `reading ${what}: ${describeAnswer(res.status, res.body)}` };
@@ -165,14 +209,21 @@ export function scaleChecker(api: ApiClient, options: ScaleCheckOptions): ScaleC
   const timeoutMs = options.timeoutMs ?? JOBSET_READ_TIMEOUT_MS;
   const now = options.now ?? Date.now;
   const coalesced = new Coalesced();
-  // A read that confirms an absence with a quorum read is shared only with reads that do too.
-  const get = (path: string, what: string, quorumIfAbsent = false) =>
-    coalesced.run(quorumIfAbsent ? `${path} quorum` : path, () =>
-      getObject(api, path, what, timeoutMs, quorumIfAbsent),
+  const quorumCap = new WindowCap(options.quorumReadsPerWindow ?? UNAUTHENTICATED_QUORUM_READS, QUORUM_WINDOW_MS);
+  const always = { mayQuorum: () => true };
+  const capped = {
+    mayQuorum: () => quorumCap.take(),
+    refused: `would pass the ${quorumCap.limit} quorum reads per ${QUORUM_WINDOW_MS / 1000} s allowed to callers not known to be the API server`,
+  };
+  // A read that confirms an absence with a quorum read is shared only with reads that do too,
+  // under the same cap (none for the API server).
+  const get = (path: string, what: string, quorum?: 'always' | 'capped') =>
+    coalesced.run(quorum ? `${path} quorum ${quorum}` : path, () =>
+      getObject(api, path, what, timeoutMs, quorum === 'always' ? always : quorum === 'capped' ? capped : false),
     );
   const readJobs = (namespace: string, name: string) =>
     coalesced.run(`jobs ${namespace}/${name}`, () => options.readJobs(namespace, name));
-  const readAhead = ({ namespace, name, object }: ScaleTarget) => {
+  const readAhead = ({ namespace, name, object, callerAuthenticated }: ScaleTarget) => {
     const trainJob = (isObject(object) ? object : { metadata: {} }) as unknown as TrainJob;
     const runtimeAt = runtimePath(trainJob, namespace);
     const { group, version, plural } = JOBSET;
@@ -185,7 +236,7 @@ export function scaleChecker(api: ApiClient, options: ScaleCheckOptions): ScaleC
       ? `/apis/coordination.k8s.io/v1/namespaces/${seg(lease.namespace)}/leases/${seg(lease.name)}`
       : '';
     const reads = Promise.all([
-      timed('read-jobset', get(jobSetPath, 'the JobSet', true)),
+      timed('read-jobset', get(jobSetPath, 'the JobSet', callerAuthenticated ? 'always' : 'capped')),
       runtimeAt
         ? asRuntimeRead(
             (runtimeAt.kind === 'ClusterTrainingRuntime' ? options.watchedRuntime?.(runtimeAt.name) : undefined) ??
@@ -212,20 +263,39 @@ export function scaleChecker(api: ApiClient, options: ScaleCheckOptions): ScaleC
         lease: leaseRead as Read<LeaseView> | 'unchecked',
         nowMs: now(),
       });
-      options.metrics.scaleJudgments.inc(
-        verdict.kind === 'admit'
-          ? { result: 'admitted', reason: '' }
-          : { result: verdict.transient ? 'transient' : 'refused', reason: verdict.metric },
-      );
-      return scaleCheckResult(verdict, jobSetPodsWarnings(jobs, `${namespace}/${name}`));
+      const result = verdict.kind === 'admit' ? 'admitted' : verdict.transient ? 'transient' : 'refused';
+      const reason = verdict.kind === 'admit' ? '' : verdict.metric;
+      options.metrics.scaleJudgments.inc({ result, reason });
+      const warnings = jobSetPodsWarnings(jobs, `${namespace}/${name}`);
+      if (callerAuthenticated) return scaleCheckResult(verdict, warnings);
+      if (verdict.kind === 'refuse' || warnings.length > 0)
+        options.logger?.info(
+          {
+            namespace: clip(namespace, 256),
+            name: clip(name, 256),
+            result,
+            reason,
+            ...(verdict.kind === 'refuse' ? { detail: clip(verdict.reason, LOGGED_DETAIL_CHARS) } : {}),
+            warnings: warnings.map((w) => clip(w, LOGGED_DETAIL_CHARS)),
+          } satisfies WithheldDetails,
+          'count change answered in general words (the caller is not known to be the API server); what the reads found',
+        );
+      return scaleCheckResult(verdict, jobSetPodsGeneralWarnings(jobs, namespace, name), 'general');
     };
   };
   const check = (change: ScaleChange) => readAhead(change)(change.trainer);
   return Object.assign(check, { readAhead });
 }
 
-/** The admission's answer as the validator takes it: one cause on spec.trainer.numNodes when refused. */
-export function scaleCheckResult(verdict: ScaleAdmission, warnings: string[]): ScaleCheckResult {
+/**
+ * The admission's answer as the validator takes it: one cause on spec.trainer.numNodes when
+ * refused, its detail the verdict's reason, or its general words (`told` 'general').
+ */
+export function scaleCheckResult(
+  verdict: ScaleAdmission,
+  warnings: string[],
+  told: 'detailed' | 'general' = 'detailed',
+): ScaleCheckResult {
   if (verdict.kind === 'admit') return { causes: [], warnings };
   return {
     causes: [
@@ -233,7 +303,7 @@ export function scaleCheckResult(verdict: ScaleAdmission, warnings: string[]): S
         type: 'FieldValueForbidden',
         field: 'spec.trainer.numNodes',
         value: OMIT_VALUE,
-        detail: verdict.reason,
+        detail: told === 'general' ? verdict.general : verdict.reason,
         origin: verdict.transient ? 'scale-check:transient' : 'scale-check',
       },
     ],

@@ -2,7 +2,12 @@
 // function of the read of the JobSet's Jobs. It only ever warns: nothing here refuses.
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
-import { jobSetPodsWarnings, podsOfJobs, type JobSetRead } from '../../../src/scale/reads/jobset-pods.ts';
+import {
+  jobSetPodsGeneralWarnings,
+  jobSetPodsWarnings,
+  podsOfJobs,
+  type JobSetRead,
+} from '../../../src/scale/reads/jobset-pods.ts';
 
 const job = (name: string, status: Record<string, unknown>) => ({ metadata: { name }, status });
 const jobs = (...items: unknown[]): JobSetRead => ({ kind: 'read', jobs: items });
@@ -66,5 +71,27 @@ describe('JobSet pods (advisory)', () => {
       podsOfJobs([job('n', { active: 2, terminating: 1, ready: 2 }), { status: { active: 9007199254740993n } }]),
       [{ job: 'n', active: 2, terminating: 1 }],
     );
+  });
+  it('in general words (a caller not known to be the API server): the TrainJob and how to see its pods, no Job and no count', () => {
+    const busy = jobSetPodsGeneralWarnings(
+      { kind: 'read', jobs: [job('job-node-0', { active: 7, terminating: 5 })] },
+      'ns',
+      'job',
+    );
+    assert.deepEqual(busy, [
+      "TrainJob ns/job: its JobSet's pods have not all stopped yet: the rebuild waits until none of its pods runs or is terminating, and its pods stop once the JobSet is suspended; `kubectl -n ns get pods -l jobset.sigs.k8s.io/jobset-name=job` shows them",
+    ]);
+    const failed = jobSetPodsGeneralWarnings(
+      { kind: 'failed', error: 'HTTP 403: jobs.batch is forbidden' },
+      'ns',
+      'job',
+    );
+    assert.equal(failed.length, 1);
+    assert.match(
+      failed[0],
+      /^TrainJob ns\/job: the pods of its JobSet could not be counted \(the webhook's log says why\); the change is admitted all the same/,
+    );
+    assert.doesNotMatch(failed[0], /403|forbidden/);
+    assert.deepEqual(jobSetPodsGeneralWarnings({ kind: 'read', jobs: [job('idle', {})] }, 'ns', 'job'), []);
   });
 });

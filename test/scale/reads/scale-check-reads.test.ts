@@ -119,14 +119,21 @@ describe('"no JobSet yet" is a quorum read: the watch cache may not have a JobSe
   beforeEach(() => (jobSetReads.length = 0));
 
   // numNodes 1 -> 2 of torch1, whose runtime is gone: with its JobSet found, refused for good (it
-  // cannot be judged); with no JobSet, admitted (it is built with the new count).
+  // cannot be judged); with no JobSet, admitted (it is built with the new count). Asked by the API
+  // server (callerAuthenticated), so the answer names the runtime.
   const change = () =>
     scaleChecker(client, {
       lease: undefined,
       watchedRuntime: () => ({ kind: 'absent' }),
       readJobs: async () => ({ kind: 'read', jobs: [] }),
       metrics: createMetrics(),
-    })({ namespace: 'ns', name: 'torch1', trainer: TRAINER_LINES['v2.3.0'], object: torch1(2) });
+    })({
+      namespace: 'ns',
+      name: 'torch1',
+      trainer: TRAINER_LINES['v2.3.0'],
+      object: torch1(2),
+      callerAuthenticated: true,
+    });
 
   it('a JobSet the watch cache lacks but etcd has is found: the change is judged, not admitted as "no JobSet yet"', async () => {
     jobSetIn = { cache: false, etcd: true };
@@ -148,5 +155,71 @@ describe('"no JobSet yet" is a quorum read: the watch cache may not have a JobSe
     const result = await change();
     assert.deepEqual(jobSetReads, ['resourceVersion=0']);
     assert.equal(result.causes.length, 1);
+  });
+});
+
+describe('quorum reads for callers not known to be the API server are capped per second', () => {
+  let server: Server;
+  let client: ApiClient;
+  /** JobSet GETs without resourceVersion (quorum reads from etcd), by path. */
+  const quorumReads: string[] = [];
+  before(async () => {
+    // No JobSet exists, in the watch cache or in etcd.
+    server = createServer((req, res) => {
+      const url = new URL(req.url ?? '/', 'http://x');
+      if (url.pathname.includes('/jobsets/') && !url.searchParams.has('resourceVersion'))
+        quorumReads.push(url.pathname);
+      res.writeHead(404, { 'content-type': 'application/json' }).end('{"kind":"Status","code":404}');
+    });
+    client = apiClient(
+      directConnection({ server: `http://127.0.0.1:${await listen(server)}`, insecureSkipTlsVerify: false }),
+    );
+  });
+  after(() => {
+    server.closeAllConnections();
+    server.close();
+  });
+  beforeEach(() => (quorumReads.length = 0));
+
+  const checker = () =>
+    scaleChecker(client, {
+      lease: undefined,
+      watchedRuntime: () => ({ kind: 'absent' }),
+      readJobs: async () => ({ kind: 'read', jobs: [] }),
+      metrics: createMetrics(),
+      quorumReadsPerWindow: 2,
+    });
+  const names = ['a', 'b', 'c', 'd', 'e'];
+
+  it('forged count changes of five TrainJobs with no JobSet: two quorum reads (admitted, "no JobSet yet"), three refused for now without one', async () => {
+    const scale = checker();
+    const results = await Promise.all(
+      names.map((name) => scale({ namespace: 'ns', name, trainer: TRAINER_LINES['v2.3.0'], object: torch1(2) })),
+    );
+    assert.equal(quorumReads.length, 2, quorumReads.join('\n'));
+    assert.equal(results.filter((r) => r.causes.length === 0).length, 2);
+    const refused = results.filter((r) => r.causes.length > 0);
+    assert.equal(refused.length, 3);
+    for (const r of refused) {
+      assert.equal(r.transient, true);
+      assert.match(r.causes[0].detail, /^its JobSet could not be read \(the webhook's log says why\)/);
+    }
+  });
+
+  it('the API server (callerAuthenticated) is not capped: five quorum reads, five admitted', async () => {
+    const scale = checker();
+    const results = await Promise.all(
+      names.map((name) =>
+        scale({
+          namespace: 'ns',
+          name,
+          trainer: TRAINER_LINES['v2.3.0'],
+          object: torch1(2),
+          callerAuthenticated: true,
+        }),
+      ),
+    );
+    assert.equal(quorumReads.length, 5);
+    assert.ok(results.every((r) => r.causes.length === 0));
   });
 });
