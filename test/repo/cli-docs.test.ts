@@ -19,7 +19,7 @@ describe('docs/cli.md', () => {
 
   it("has a section for each command the top-level usage lists, and those are the CLI's commands", async () => {
     const commands = commandsOf((await cliOutput(['--help'])).out);
-    assert.deepEqual(commands, ['serve', 'review', 'rules', 'reconcile', 'settle']);
+    assert.deepEqual(commands, ['serve', 'review', 'rules', 'reconcile', 'settle', 'scale', 'status']);
     const doc = await readFile(path.join(root, CLI_DOC), 'utf8');
     assert.deepEqual(
       [...doc.matchAll(/^## (\S+)$/gm)].map((m) => m[1]),
