@@ -125,19 +125,43 @@ export async function seaBlob(out: string, bundleFile: string): Promise<string> 
   return blob;
 }
 
-/** The `node` binary of a platform at this Node's version, from the npm registry (cached). */
+/**
+ * The sha256 of each platform's `node` binary, as the registry's `node-<id>` package ships it. npm
+ * checks a tarball only against the registry's own integrity value and the lockfile does not name
+ * these packages, so the binaries are pinned here and checked after every download and on every
+ * cache hit. linux-x64's is the binary of the `node` package the lockfile pins (node_modules/node/bin/node).
+ * A new Node version needs its three lines: download them once, compare linux-x64's with that binary.
+ */
+export const NODE_BINARY_SHA256: Readonly<Record<string, string>> = {
+  'linux-x64@24.21.0': '7fde7b8afa198da66257f42ee2001d874c7355631e6d1579a5fb5ef1f246df4c',
+  'linux-arm64@24.21.0': '0f8949d1028f6d61506b2d5bc57e7e6fe893d7b1997509b7847294fc9c616584',
+  'win-x64@24.21.0': 'ba4e6d110e8c1592a1ecd390f6b05f3da124b13871a5be62b341a07a853c6c32',
+};
+
+/** The `node` binary of a platform at this Node's version, from the npm registry (cached, checked). */
 async function nodeBinary(p: Platform, version: string): Promise<string> {
+  const pinned = NODE_BINARY_SHA256[`${p.id}@${version}`];
+  if (!pinned)
+    throw new Error(
+      `build-plugin: no pinned sha256 for node-${p.id}@${version} (NODE_BINARY_SHA256 in hack/build-plugin.ts)`,
+    );
   const dir = path.join(cacheDir(), `node-${p.id}-${version}`);
   const binary = path.join(dir, 'package', 'bin', p.os === 'windows' ? 'node.exe' : 'node');
-  if (existsSync(binary)) return binary;
-  await mkdir(dir, { recursive: true });
-  const { stdout } = await run('npm', ['pack', `node-${p.id}@${version}`, '--silent', '--pack-destination', dir], {
-    maxBuffer: 1 << 20,
-  });
-  const tgz = path.join(dir, stdout.trim().split('\n').at(-1)!);
-  await run('tar', ['-xzf', tgz, '-C', dir, 'package/bin']);
-  await rm(tgz);
-  if (!existsSync(binary)) throw new Error(`build-plugin: node-${p.id}@${version} has no ${binary}`);
+  if (!existsSync(binary)) {
+    await mkdir(dir, { recursive: true });
+    const { stdout } = await run('npm', ['pack', `node-${p.id}@${version}`, '--silent', '--pack-destination', dir], {
+      maxBuffer: 1 << 20,
+    });
+    const tgz = path.join(dir, stdout.trim().split('\n').at(-1)!);
+    await run('tar', ['-xzf', tgz, '-C', dir, 'package/bin']);
+    await rm(tgz);
+    if (!existsSync(binary)) throw new Error(`build-plugin: node-${p.id}@${version} has no ${binary}`);
+  }
+  const actual = await sha256(binary);
+  if (actual !== pinned) {
+    await rm(dir, { recursive: true, force: true });
+    throw new Error(`build-plugin: node-${p.id}@${version}'s binary has sha256 ${actual}, not the pinned ${pinned}`);
+  }
   return binary;
 }
 
