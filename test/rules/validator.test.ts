@@ -183,7 +183,7 @@ describe('what the validator checks: the whole object offline, the table alone i
     return { validator, counted };
   };
 
-  it("offline (the default) a create the CRD refuses is refused, the schema's and CEL rules' causes each; counted", async () => {
+  it('offline (the default) a create the CRD refuses (its managedBy rule) is refused; counted', async () => {
     const { validator, counted } = counting();
     const d = await validator.validate(create(variant(old, (o) => (o.spec.managedBy = 'example.com/other'))));
     assert.deepEqual(
