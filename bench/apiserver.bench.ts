@@ -3,8 +3,11 @@
 // adds to an allowed UPDATE's latency over no admission at all.
 //
 //   none     Trainer v2.3.0's CRD without its blanket spec.trainer rule, nothing else
-//   webhook  the same CRD, our validating webhook (`serve --kubeconfig`, manifests/webhook)
-//   webhook, offline  the same, `serve` without cluster access (the embedded CRD, no cluster read)
+//   webhook  the same CRD, our validating webhook (`serve --kubeconfig`, manifests/webhook): the
+//            rule table alone, the API server having checked the whole object against that CRD
+//   webhook, offline  the same, `serve` without cluster access (the embedded CRD, no cluster read):
+//            the whole object checked against the embedded CRD, then the table (the path `serve
+//            --kubeconfig` took too before it left the whole object to the API server)
 //   Go peer  the same CRD, bench/go-peer (controller-runtime, the same table on Trainer's typed API)
 //            registered as the validating webhook in our configuration's place
 //   VAP      the same CRD, the generated ValidatingAdmissionPolicy (manifests/vap/trainjob-vap.yaml)

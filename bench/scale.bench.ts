@@ -27,7 +27,8 @@
 // and BENCH_TRAINER_BURST (2000): Trainer's client (its default 50/s, burst 100, makes the creation
 // alone take many minutes), BENCH_SCALES (scaling writes per cluster size, 5), BENCH_IDLE_S (60),
 // BENCH_WAIT_S (how long the creation may take, 7200), BENCH_SIDECAR_ROOT (the checkout whose
-// `reconcile` runs; default this one), BENCH_OUT=FILE.
+// `reconcile` runs; default this one), BENCH_RESYNC_S (that checkout's resync period, default this
+// tree's: 300 before commit "reconcile: the periodic resync every ~10 hours"), BENCH_OUT=FILE.
 import { readFileSync } from 'node:fs';
 import { writeFile } from 'node:fs/promises';
 import { cpus, loadavg, totalmem } from 'node:os';
@@ -47,6 +48,7 @@ import { mib, ms, ratio, table } from './lib/markdown.ts';
 import { processMemory } from './lib/proc.ts';
 import { byLabel, deltaOf, logTail, samplesOf, sumOf, type LogRecord } from './lib/sidecar-probe.ts';
 import { median } from './lib/stats.ts';
+import { RECONCILE_DEFAULTS } from '../src/reconciler/config.ts';
 
 /** The NODE_OPTIONS the default layout's reconciler container sets (its Deployment's env). */
 function reconcilerNodeOptions(): string {
@@ -82,8 +84,12 @@ const knobs = {
 
 const NS = 'bench';
 const RUNTIME = 'torchtune-llama3.2-1b-emptydir';
-/** The sidecar's resync period (src/reconciler/config.ts): every key is queued again this often. */
-const RESYNC_S = 300;
+/**
+ * The sidecar's resync period (src/reconciler/config.ts): every key is queued again about this often.
+ * Jittered to 0.9-1.1x per process (watches.ts); counted here at the nominal period, so a run
+ * shorter than 9 hours has no pass either way.
+ */
+const RESYNC_S = Number(process.env.BENCH_RESYNC_S) || RECONCILE_DEFAULTS.resyncMs / 1000;
 /** The sidecar's API requests by verb, Lease renewals aside. */
 const requestsOf = (metrics: string) => {
   const out: Record<string, number> = {};

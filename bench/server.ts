@@ -1,11 +1,13 @@
 // A server under benchmark, in its own process so the load generator does not share its CPU.
 //
-//   node bench/server.ts bare|table|embedded|crd CERT KEY [CRD_FILE]
+//   node bench/server.ts bare|table|in-cluster|embedded|crd CERT KEY [CRD_FILE]
 //
 // `bare` is a Fastify TLS endpoint that parses the JSON body and answers a fixed AdmissionReview
 // (the baseline); the others are the real admission server (src/webhook/server.ts) with the real
-// validator, deciding by the rule table alone (`table`), with the embedded default CRD (what
-// `serve` uses offline) or with a CRD file. Prints its URL once listening.
+// validator, deciding by the rule table alone (`table`), by the rule table alone behind the
+// embedded default CRD's schema (`in-cluster`: what `serve` following the cluster's CRD decides,
+// the whole object being the API server's to check), with the embedded default CRD checked whole
+// (what `serve` uses offline) or with a CRD file. Prints its URL once listening.
 import { readFileSync } from 'node:fs';
 import Fastify from 'fastify';
 import { buildAdmissionServer, ADMISSION_BODY_LIMIT } from '../src/webhook/server.ts';
@@ -17,12 +19,12 @@ import { buildPolicy } from '../src/rules/policy.ts';
 
 const [kind, certFile, keyFile, crdFile] = process.argv.slice(2);
 if (
-  !['bare', 'table', 'embedded', 'crd'].includes(kind ?? '') ||
+  !['bare', 'table', 'in-cluster', 'embedded', 'crd'].includes(kind ?? '') ||
   !certFile ||
   !keyFile ||
   (kind === 'crd' && !crdFile)
 ) {
-  process.stderr.write('usage: node bench/server.ts bare|table|embedded|crd CERT KEY [CRD_FILE]\n');
+  process.stderr.write('usage: node bench/server.ts bare|table|in-cluster|embedded|crd CERT KEY [CRD_FILE]\n');
   process.exit(2);
 }
 const tls = { cert: readFileSync(certFile), key: readFileSync(keyFile) };
@@ -40,10 +42,10 @@ async function webhook() {
   const policy =
     kind === 'table'
       ? buildPolicy()
-      : kind === 'embedded'
+      : kind === 'embedded' || kind === 'in-cluster'
         ? await loadEmbeddedPolicy()
         : await loadPolicyFromFile(crdFile);
-  const validator = createValidator({ policy });
+  const validator = createValidator({ policy, scope: kind === 'in-cluster' ? 'table' : 'whole-object' });
   return buildAdmissionServer({ tls }, { validator, logger: createLogger('silent'), metrics: createMetrics() });
 }
 

@@ -1,5 +1,6 @@
 // The validating endpoint under load: requests/s, p50, p99 and resident memory of our webhook
-// (rule table only, the embedded default CRD, the upstream CRD) and of a Go peer built on
+// (rule table only, in the cluster (the table alone behind the embedded CRD's schema), the embedded
+// default CRD checked whole, the upstream CRD) and of a Go peer built on
 // controller-runtime (bench/go-peer/), each as a ratio to a bare Fastify TLS endpoint measured
 // in the same run. Before any load every body goes to every deciding server once and the answers
 // must agree (allowed; for a denial its code and the fields blamed), or the run stops.
@@ -170,6 +171,9 @@ async function main() {
     const node = [...pinning.serverPrefix, process.execPath, path.join(root, 'bench/server.ts')];
     servers.push(await start('bare Fastify TLS (baseline)', [...node, 'bare', cert, key]));
     servers.push(await start('webhook, rule table only', [...node, 'table', cert, key]));
+    servers.push(
+      await start('webhook, in the cluster (table alone, embedded CRD schema)', [...node, 'in-cluster', cert, key]),
+    );
     servers.push(await start('webhook, embedded default CRD', [...node, 'embedded', cert, key]));
     servers.push(await start('webhook, upstream CRD', [...node, 'crd', cert, key, path.join(root, UPSTREAM_CRD)]));
     if (peer.bin) {

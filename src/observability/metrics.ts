@@ -48,6 +48,12 @@ export interface WebhookMetrics {
    */
   crdInForce: Gauge;
   /**
+   * Decisions that checked the whole object against the CRD's schema and rules, as the API server
+   * does first: offline only (review-like answers, --crd, the embedded CRD). Following the
+   * cluster's CRD the webhook leaves that check to the API server, and this stays 0.
+   */
+  wholeObjectChecks: Counter;
+  /**
    * spec.trainer fields of the CRD in force that none of its rules cover (a field a later Trainer
    * added, not named by the applied CRD patch): the API server lets them change, this webhook
    * still refuses. Absent without a CRD.
@@ -137,7 +143,12 @@ export function createMetrics(options: MetricsOptions = {}): WebhookMetrics {
     }),
     crdInForce: new Gauge({
       name: 'trainjob_webhook_crd_in_force',
-      help: "1 while a TrainJob CRD's schema and rules are checked besides the rule table; 0 while the rule table alone runs (the cluster's CRD not read or not usable yet).",
+      help: "1 while a TrainJob CRD is in force (its schema types the rule table; offline its schema and rules are checked too); 0 while the rule table alone runs on its own schema (the cluster's CRD not read or not usable yet).",
+      registers,
+    }),
+    wholeObjectChecks: new Counter({
+      name: 'trainjob_webhook_whole_object_checks_total',
+      help: "Admission decisions that checked the whole object against the TrainJob CRD's schema and rules, as the API server does first: offline only; 0 while the webhook follows the cluster's CRD (the API server has checked it before calling).",
       registers,
     }),
     stages: new AdmissionStages(registers),

@@ -31,6 +31,13 @@ export const RETRY = {
    * this long the sidecar does (Trainer's apply is refused, e.g. beside workspace claims).
    */
   pauseGraceMs: 3_000,
+  /**
+   * Unsupported from what the runtime says (the runtime is read, not watched): looked at again this
+   * often, as every TrainJob was when the periodic resync ran every 5 minutes (it now runs every
+   * ~10 hours, controller-runtime's default: src/reconciler/config.ts). An Unsupported verdict read
+   * from watched objects alone (the TrainJob, its JobSet, the Trainer line) waits for their events.
+   */
+  unwatchedMs: 5 * 60_000,
 };
 
 /**
@@ -85,10 +92,11 @@ export function decide(o: Observation): Decision {
 
   const verdict = isJobSetStale(tj, runtime, js);
   if (verdict.verdict === 'unknown')
-    return act('unsupported', [
-      ...statusSteps(o, verdict.reason),
-      ...reportSteps(o, prev, { state: 'Unsupported', reason: verdict.reason }),
-    ]);
+    return act(
+      'unsupported',
+      [...statusSteps(o, verdict.reason), ...reportSteps(o, prev, { state: 'Unsupported', reason: verdict.reason })],
+      RETRY.unwatchedMs,
+    );
   if (verdict.verdict === 'current') return currentByCount(o, runtime, js, verdict.counts, prev, finished);
   if (finished) return keptFinished(o, js, verdict.counts, prev, finished, verdict.differences);
   // The same judgment the webhook refuses by (scale-judgment.ts), for changes admitted without it
@@ -621,10 +629,11 @@ function current(
   if (o.mode === 'standalone') {
     const built = standaloneBuild(o, runtime);
     if (!built.ok)
-      return act('unsupported', [
-        ...statusSteps(o, built.reason),
-        ...reportSteps(o, prev, { state: 'Unsupported', reason: built.reason }),
-      ]);
+      return act(
+        'unsupported',
+        [...statusSteps(o, built.reason), ...reportSteps(o, prev, { state: 'Unsupported', reason: built.reason })],
+        RETRY.unwatchedMs,
+      );
     // Never re-applied while both run (Trainer's rule): a running JobSet is left as it is; nor once
     // the TrainJob is finished for good (Trainer never applies it again).
     if (!finished && (o.trainJob.spec?.suspend === true || js.spec?.suspend === true)) {
@@ -658,10 +667,11 @@ function standaloneBuild(o: Observation, runtime: Runtime): ReturnType<typeof bu
 function create(o: Observation, runtime: Runtime, prev: RebuildReport | undefined): Decision {
   const built = standaloneBuild(o, runtime);
   if (!built.ok)
-    return act('unsupported', [
-      ...statusSteps(o, built.reason),
-      ...reportSteps(o, prev, { state: 'Unsupported', reason: built.reason }),
-    ]);
+    return act(
+      'unsupported',
+      [...statusSteps(o, built.reason), ...reportSteps(o, prev, { state: 'Unsupported', reason: built.reason })],
+      RETRY.unwatchedMs,
+    );
   return act('applied', [{ kind: 'apply-jobset', jobSet: built.jobSet }, ...statusSteps(o)]);
 }
 

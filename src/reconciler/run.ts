@@ -106,8 +106,9 @@ export async function startReconciler(config: ReconcileConfig, deps: ReconcilerD
     metrics.queueDepth.set(queue.length);
   };
 
-  // Every TrainJob is looked at again each resync, whatever the watches said; any other watch
-  // event queues its key only when it changed what a decision reads (decision-inputs.ts).
+  // Every TrainJob is looked at again each resync (~10 hours: config.ts), whatever the watches
+  // said; any other watch event queues its key only when it changed what a decision reads
+  // (decision-inputs.ts). What waits on something requeues itself (src/rebuild/decide.ts RETRY).
   const watches = createWatches(client, {
     onKey: (key, source) => (source === 'resync' ? enqueue(key) : onWatchEvent(key, source)),
     logger,

@@ -40,13 +40,27 @@ export interface WatchOptions {
   /** 'resync': the informer's periodic pass, which changed nothing (so no event filter may drop it). */
   onKey(key: string, source: 'trainjob' | 'jobset' | 'job' | 'resync'): void;
   logger: Logger;
-  /** Every TrainJob handed to onKey again this often, as 'resync' (the informer's resync; 0: never). */
+  /**
+   * Every TrainJob handed to onKey again about this often, as 'resync' (the informer's resync; 0:
+   * never): the period jittered once, to within ±10% (jitteredResyncMs).
+   */
   resyncMs?: number;
+  /** The jitter's source (tests); Math.random by default. */
+  random?: () => number;
   /**
    * What is kept of each object (cache-shape.ts), the mode's: no default, as standalone mode's
    * build reads the whole TrainJob that companion mode's shape strips.
    */
   shape: CacheShape;
+}
+
+/**
+ * controller-runtime's calculateResyncPeriod (pkg/cache/internal/informers.go): the period times a
+ * factor in [0.9, 1.1), drawn once per informer, so that replicas started together (and their
+ * resyncs' bursts of reconciles) drift apart instead of running in lock-step.
+ */
+export function jitteredResyncMs(ms: number, random: () => number = Math.random): number {
+  return Math.round(ms * (random() / 5 + 0.9));
 }
 
 /** The TrainJob a JobSet event concerns: its controller, when that is a TrainJob. */
@@ -107,7 +121,7 @@ export function createWatches(client: ApiClient, opts: WatchOptions): Watches {
     resourcePath(TRAINJOB),
     (m) => (m.namespace && m.name ? keyOf(m.namespace, m.name) : undefined),
     shape.trainJob,
-    { resyncMs: opts.resyncMs },
+    { resyncMs: opts.resyncMs ? jitteredResyncMs(opts.resyncMs, opts.random) : undefined },
   );
   // No label says a JobSet is a TrainJob's (Trainer's JobSet carries its runtime's labels): every
   // JobSet is watched, those no TrainJob controls kept as their identity alone (cache-shape.ts).

@@ -1,6 +1,8 @@
 // The pure decision: an object (and on UPDATE its old version) in, field errors and warnings out.
-// It does what the API server does before a validating webhook sees the object (prune, default,
-// schema validation with ratcheting, the CRD's CEL rules) and then runs the rule table.
+// Offline it does what the API server does before a validating webhook sees the object (prune,
+// default, schema validation with ratcheting, the CRD's CEL rules) and then runs the rule table.
+// In the cluster the API server has done all of that before it calls the webhook, so the decision
+// runs the rule table alone (its scope 'table'), ratcheting as the API server does.
 import { appendAll } from '../crd/append.ts';
 import { RuleRun } from '../cel/run-rules.ts';
 import { runCrdRules } from '../cel/crd-rules.ts';
@@ -11,9 +13,20 @@ import { correlate } from '../crd/index.ts';
 import { semanticEqual } from '../crd/values.ts';
 import { isObject } from '../json/object.ts';
 
+/**
+ * What a decision checks: 'whole-object' is what the API server checks first and then the table
+ * (offline: `review`, `serve` without a cluster, with --crd or the embedded CRD), so its answer is
+ * the API server's; 'table' is the table alone, for an object the API server has already decoded,
+ * prepared and validated against the same CRD (serve following the cluster's CRD). With 'table'
+ * the CRD still gives the schema the table is located, typed and correlated with (list keys).
+ */
+export type DecisionScope = 'whole-object' | 'table';
+
 export interface Verdict {
   causes: FieldError[];
   warnings: string[];
+  /** Set when the CRD's schema checks ran (scope 'whole-object' with a CRD): what serve counts. */
+  checkedWholeObject?: true;
   /**
    * Set when an update changes spec.trainer.numNodes and the rules allow it: the webhook then
    * judges it against the cluster. Its warnings (the rebuild, a count of 0) are said only when it
@@ -48,7 +61,9 @@ function zeroNodesWarning(to: unknown): string[] {
  * loop for the whole decision: the webhook answers other requests between its stages
  * (decideUpdateYielding). The stages are the API server's own steps, in its order.
  */
-function* createStages(policy: Policy, input: unknown): Generator<void, Verdict> {
+function* createStages(policy: Policy, input: unknown, scope: DecisionScope): Generator<void, Verdict> {
+  // The table judges changes only: a create the API server has validated needs nothing more.
+  if (scope === 'table') return { causes: [], warnings: zeroNodesWarning(numNodesOf(input)) };
   const warnings: string[] = [];
   const obj = decode(policy, input, warnings);
   const causes: FieldError[] = [];
@@ -62,11 +77,31 @@ function* createStages(policy: Policy, input: unknown): Generator<void, Verdict>
     yield;
     if (blocked) causes.push(blocked);
     else appendAll(causes, runCrdRules(policy.crd.rules, new RuleRun(false), checks.root, prepared).errors);
+    return { causes, warnings: [...warnings, ...zeroNodesWarning(numNodesOf(obj))], checkedWholeObject: true };
   }
   return { causes, warnings: [...warnings, ...zeroNodesWarning(numNodesOf(obj))] };
 }
 
-function* updateStages(policy: Policy, input: unknown, oldInput: unknown): Generator<void, Verdict> {
+/**
+ * The table over an update the API server has decoded, prepared and validated (scope 'table'):
+ * both objects as received, correlated through the CRD's schema (tableRoot: its map lists by their
+ * keys), so a rule compares old and new as the API server's CEL does, and an error on a value the
+ * update leaves unchanged ratchets as it does there.
+ */
+function* tableStages(policy: Policy, obj: unknown, oldObj: unknown): Generator<void, Verdict> {
+  const correlation = correlate(policy.tableRoot, obj, oldObj);
+  yield;
+  const causes = runTable(policy.table, new RuleRun(true), policy.tableRoot, obj, correlation);
+  return withChange(causes, [], obj, oldObj);
+}
+
+function* updateStages(
+  policy: Policy,
+  input: unknown,
+  oldInput: unknown,
+  scope: DecisionScope,
+): Generator<void, Verdict> {
+  if (scope === 'table') return yield* tableStages(policy, input, oldInput);
   const warnings: string[] = [];
   const oldObj = decode(policy, oldInput, []);
   yield;
@@ -81,7 +116,7 @@ function* updateStages(policy: Policy, input: unknown, oldInput: unknown): Gener
     // The API server runs no CEL rule (and so none of the table's, which the CRD patch turns into
     // CEL) after a blocking schema error.
     const blocked = checks.celBlockedBy(causes);
-    if (blocked) return { causes: [...causes, blocked], warnings };
+    if (blocked) return { causes: [...causes, blocked], warnings, checkedWholeObject: true };
   }
   const run = new RuleRun(true);
   if (policy.crd) {
@@ -92,8 +127,12 @@ function* updateStages(policy: Policy, input: unknown, oldInput: unknown): Gener
   }
   yield;
   appendAll(causes, runTable(policy.table, run, policy.tableRoot, obj, correlation));
+  const verdict = withChange(causes, warnings, obj, oldObj);
+  return policy.crd ? { ...verdict, checkedWholeObject: true } : verdict;
+}
 
-  // What happens next is said only when the update is admitted: a refused one changes nothing.
+/** What happens next is said only when the update is admitted: a refused one changes nothing. */
+function withChange(causes: FieldError[], warnings: string[], obj: unknown, oldObj: unknown): Verdict {
   const from = numNodesOf(oldObj);
   const to = numNodesOf(obj);
   if (causes.length > 0 || semanticEqual(from ?? null, to ?? null)) return { causes, warnings };
@@ -126,17 +165,27 @@ async function runYielding(stages: Generator<void, Verdict>, sliceMs: number): P
   }
 }
 
-export function decideCreate(policy: Policy, input: unknown): Verdict {
-  return runToEnd(createStages(policy, input));
+export function decideCreate(policy: Policy, input: unknown, scope: DecisionScope = 'whole-object'): Verdict {
+  return runToEnd(createStages(policy, input, scope));
 }
 
-export function decideUpdate(policy: Policy, input: unknown, oldInput: unknown): Verdict {
-  return runToEnd(updateStages(policy, input, oldInput));
+export function decideUpdate(
+  policy: Policy,
+  input: unknown,
+  oldInput: unknown,
+  scope: DecisionScope = 'whole-object',
+): Verdict {
+  return runToEnd(updateStages(policy, input, oldInput, scope));
 }
 
 /** decideCreate, letting the event loop run between stages once a stage has taken `sliceMs`. */
-export function decideCreateYielding(policy: Policy, input: unknown, sliceMs = DECIDE_SLICE_MS): Promise<Verdict> {
-  return runYielding(createStages(policy, input), sliceMs);
+export function decideCreateYielding(
+  policy: Policy,
+  input: unknown,
+  sliceMs = DECIDE_SLICE_MS,
+  scope: DecisionScope = 'whole-object',
+): Promise<Verdict> {
+  return runYielding(createStages(policy, input, scope), sliceMs);
 }
 
 /** decideUpdate, letting the event loop run between stages once a stage has taken `sliceMs`. */
@@ -145,8 +194,9 @@ export function decideUpdateYielding(
   input: unknown,
   oldInput: unknown,
   sliceMs = DECIDE_SLICE_MS,
+  scope: DecisionScope = 'whole-object',
 ): Promise<Verdict> {
-  return runYielding(updateStages(policy, input, oldInput), sliceMs);
+  return runYielding(updateStages(policy, input, oldInput, scope), sliceMs);
 }
 
 function suspendedAfter(obj: unknown): boolean {

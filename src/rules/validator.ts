@@ -4,8 +4,17 @@
 // Without cluster access the answer is the rules' alone, with a warning that it was not judged.
 // The webhook does not know who calls it, so nothing is read before the rules have allowed the
 // change, and what the request holds moves to the count-change reads' own budget first.
+// In the cluster (scope 'table') the decision is the table's alone: the API server validated the
+// whole object against the same CRD before calling, and a second check here could only agree or,
+// where this port differs, refuse a write the API server accepted (failurePolicy: Fail).
 import type { AdmissionInput, Decision, ScaleCheck, ScaleCheckResult, Validator } from './contract.ts';
-import { decideCreateYielding, decideUpdateYielding } from './decide.ts';
+import {
+  DECIDE_SLICE_MS,
+  decideCreateYielding,
+  decideUpdateYielding,
+  type DecisionScope,
+  type Verdict,
+} from './decide.ts';
 import type { Policy } from './policy.ts';
 import { OMIT_VALUE } from '../field/errors.ts';
 import { isObject } from '../json/object.ts';
@@ -17,6 +26,13 @@ export interface ValidatorDeps {
   scaleCheck?: ScaleCheck;
   /** Says where the CRD schema came from, for the start-up line. */
   crdSource?: string;
+  /**
+   * 'whole-object' (the default: review, serve offline or with --crd) checks what the API server
+   * checks first, then the table; 'table' only the table (serve following the cluster's CRD).
+   */
+  scope?: DecisionScope;
+  /** Called for each decision that ran the CRD's schema checks (serve counts them in a metric). */
+  onWholeObjectCheck?: () => void;
 }
 
 export const NOT_JUDGED =
@@ -38,6 +54,9 @@ function failedCheck(err: unknown): ScaleCheckResult {
     transient: true,
   };
 }
+
+const BLANKET =
+  '; WARNING: the CRD still has the blanket spec.trainer rule (self == oldSelf), so the API server refuses every numNodes change before this webhook runs: apply the CRD patch (trainjob-webhook rules --format crd-patch)';
 
 /** spec.trainer.numNodes as sent, before any decoding. */
 function sentNumNodes(object: unknown): unknown {
@@ -69,16 +88,29 @@ function readAheadFor(scaleCheck: ScaleCheck | undefined, input: AdmissionInput)
   });
 }
 
-export function createValidator({ policy: policyOrGetter, scaleCheck, crdSource }: ValidatorDeps): Validator {
+export function createValidator({
+  policy: policyOrGetter,
+  scaleCheck,
+  crdSource,
+  scope = 'whole-object',
+  onWholeObjectCheck,
+}: ValidatorDeps): Validator {
   const current = typeof policyOrGetter === 'function' ? policyOrGetter : () => policyOrGetter;
+  const counted = (verdict: Verdict): Verdict => {
+    if (verdict.checkedWholeObject) onWholeObjectCheck?.();
+    return verdict;
+  };
   return {
     async validate(input: AdmissionInput): Promise<Decision> {
       const policy = current();
       // A large object is decided in stages, letting other requests be answered in between.
-      if (input.operation === 'CREATE') return decideCreateYielding(policy, input.object);
+      if (input.operation === 'CREATE')
+        return counted(await decideCreateYielding(policy, input.object, DECIDE_SLICE_MS, scope));
       if (input.operation !== 'UPDATE') return { causes: [], warnings: [] };
       const ahead = readAheadFor(scaleCheck, input);
-      const verdict = await decideUpdateYielding(policy, input.object, input.oldObject);
+      const verdict = counted(
+        await decideUpdateYielding(policy, input.object, input.oldObject, DECIDE_SLICE_MS, scope),
+      );
       const change = verdict.numNodesChange;
       if (!change) return verdict;
       if (!scaleCheck) return { causes: [], warnings: [...verdict.warnings, ...change.warnings, NOT_JUDGED] };
@@ -112,15 +144,21 @@ export function createValidator({ policy: policyOrGetter, scaleCheck, crdSource 
       const rows = `${policy.table.length} table rules`;
       if (!policy.crd)
         return `no TrainJob CRD in force (${crdSource ?? 'none given'}): only the ${rows} run (no schema, defaults or CRD rules)`;
-      const blanket = policy.crd.blanketTrainerRule
-        ? '; WARNING: the CRD still has the blanket spec.trainer rule (self == oldSelf), so the API server refuses every numNodes change before this webhook runs: apply the CRD patch (trainjob-webhook rules --format crd-patch)'
-        : '';
+      const blanket = policy.crd.blanketTrainerRule ? BLANKET : '';
       const skippedHere = policy.crd.uncompilable.filter((u) => u.part === 'rule').length;
+      const source = `CRD: ${crdSource ?? 'unknown source'}`;
+      if (scope === 'table') {
+        const uncompilable =
+          skippedHere > 0
+            ? `; ${skippedHere} CRD rules do not compile here (only an offline check would run them)`
+            : '';
+        return `${source}: its schema locates the ${rows}; the schema and the CRD's own rules are the API server's to check, which it does before it calls this webhook${uncompilable}${blanket}`;
+      }
       const uncompilable =
         skippedHere > 0
           ? `; ${skippedHere} CRD rules do not compile here and are skipped (the API server still enforces them)`
           : '';
-      return `CRD: ${crdSource ?? 'unknown source'}: schema, ${policy.crd.rules.length} CRD rules and ${rows} (${policy.crd.skipped.length} CRD rules superseded or generated by the table)${uncompilable}${blanket}`;
+      return `${source}: schema, ${policy.crd.rules.length} CRD rules and ${rows} (${policy.crd.skipped.length} CRD rules superseded or generated by the table)${uncompilable}${blanket}`;
     },
   };
 }

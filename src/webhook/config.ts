@@ -125,8 +125,9 @@ export const SERVE_USAGE = `Usage: trainjob-webhook serve [flags]
   --client-name LIST  with --client-ca, the client certificate's CN or one of its DNS names must
                       be in LIST (comma-separated)
   --crd FILE          TrainJob CRD (YAML or JSON) whose schema and rules are checked
-                      (default: the API server's with cluster access, else the embedded
-                      Trainer v2.3.0 CRD with this project's CRD patch)
+                      (default: the embedded Trainer v2.3.0 CRD with this project's CRD
+                      patch; with cluster access, the API server's, followed, and only the
+                      rule table is checked: the API server checks the rest first)
   --table-only        check the rule table alone: no CRD schema, defaults or CRD rules
   --kubeconfig FILE   read the cluster with this kubeconfig (never picked up implicitly)
   --offline           do not read the cluster even when running in a pod

@@ -1,6 +1,9 @@
 // The policy in force for `serve`: the rule table with the CRD from --crd, the embedded default,
 // none (--table-only), or the API server's TrainJob CRD, read at start and followed (a Trainer
-// upgrade that puts the blanket spec.trainer rule back is noticed and reported).
+// upgrade that puts the blanket spec.trainer rule back is noticed and reported). With the API
+// server's CRD the decision's scope is the table: that API server has checked the whole object
+// against this very CRD before it calls the webhook. A CRD from a file or the embedded one is
+// checked whole, so an answer given without the API server is the API server's.
 import { TRAINJOB_CRD } from '../api/names.ts';
 import type { ApiClient } from '../cluster/api-request.ts';
 import type { describeError } from '../cluster/errors.ts';
@@ -14,6 +17,7 @@ import {
   uncoveredTrainerFieldsOf,
 } from '../rules/crd-policy.ts';
 import { buildPolicy, type Policy } from '../rules/policy.ts';
+import type { DecisionScope } from '../rules/decide.ts';
 import type { ServeConfig } from './config.ts';
 import type { followCrd, readCrd } from './crd-follower.ts';
 
@@ -27,6 +31,8 @@ export interface CrdReading {
 export interface PolicySource {
   get(): Policy;
   source: string;
+  /** What the decisions check: 'table' with the API server's CRD, 'whole-object' otherwise. */
+  scope: DecisionScope;
   stop(): void;
 }
 
@@ -136,7 +142,7 @@ async function clusterPolicy(
     onChange: (crd) => adopt(crd, adopted ? 'TrainJob CRD changed' : 'TrainJob CRD adopted from the watch'),
     onError: (message) => logger.warn({ crd: TRAINJOB_CRD }, message),
   });
-  return { get: () => policy, source, stop };
+  return { get: () => policy, source, scope: 'table', stop };
 }
 
 /** The policy in force: from --crd, embedded, the rule table alone, or the API server's CRD followed. */
@@ -149,7 +155,7 @@ export async function policySource(
 ): Promise<PolicySource> {
   const fixed = (policy: Policy, source: string): PolicySource => {
     reportPolicy(policy, metrics, logger, source);
-    return { get: () => policy, source, stop: () => {} };
+    return { get: () => policy, source, scope: 'whole-object', stop: () => {} };
   };
   switch (config.crd.mode) {
     case 'file':

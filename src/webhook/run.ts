@@ -114,6 +114,8 @@ export async function startWebhook(config: ServeConfig, logger: Logger, metrics:
       policy: policies.get,
       scaleCheck: watches?.scaleCheck,
       crdSource: policies.source,
+      scope: policies.scope,
+      onWholeObjectCheck: () => metrics.wholeObjectChecks.inc(),
     });
     const handle = await startServe(config, {
       validator,

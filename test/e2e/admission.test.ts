@@ -786,6 +786,58 @@ subjects: [{ kind: User, name: tjw-no-jobs, apiGroup: rbac.authorization.k8s.io 
       });
     });
 
+    it("11. in the cluster the webhook checks the table alone: what the API server admits and this port's CEL would refuse is admitted, and no whole-object check ran in this suite", async () => {
+      // A rule where cel-go and this port really differ: cel-go's lowerAscii lowers ASCII letters
+      // only, this port's every letter. So the API server admits an image with an upper-case É, and a
+      // webhook that checked the CRD's rules again would refuse it.
+      const crd = structuredClone(patched);
+      const image = crd.spec.versions[0].schema.openAPIV3Schema.properties.spec.properties.trainer.properties.image;
+      image['x-kubernetes-validations'] = [{ rule: 'self.lowerAscii() == self', message: 'image must be lower case' }];
+      await applyCrd(crd);
+      const rv = Number(
+        (
+          await cp.kubectl([
+            'get',
+            'crd',
+            'trainjobs.trainer.kubeflow.org',
+            '-o',
+            'jsonpath={.metadata.resourceVersion}',
+          ])
+        ).stdout,
+      );
+      await waitFor('webhook adopted the CRD with the image rule', () =>
+        wh.logLines().some((l) => l.msg === 'TrainJob CRD changed' && Number(l.resourceVersion) >= rv),
+      );
+      const withImage = (name: string, image: string) => {
+        const o = trainJobObject(name, ns);
+        o.spec.trainer.image = image;
+        return o;
+      };
+      const byCrd = await tj.create(withImage('upper-image', 'ghcr.io/acme/TRAIN:1'));
+      assert.equal(byCrd.allowed, false, 'the API server runs the rule');
+      if (!byCrd.allowed)
+        assert.match(byCrd.refusal.message, /spec\.trainer\.image: Invalid value: .*image must be lower case/);
+
+      const creates = () => wh.counter('trainjob_webhook_requests_total', /webhook="validate",operation="CREATE"/);
+      const before = await creates();
+      const accented = await tj.create(withImage('accented-image', 'ghcr.io/acme/trainÉ:1'));
+      assert.equal(accented.allowed, true, JSON.stringify(accented));
+      assert.equal(await creates(), before + 1, 'the webhook was called and admitted it');
+      const scaled = await tj.update(ns, 'accented-image', (o) => (o.spec.trainer.numNodes = 2));
+      assert.equal(scaled.allowed, true, JSON.stringify(scaled));
+
+      const metrics = (await cp.kubectl(['get', '--raw', '/metrics'])).stdout; // the API server's: it called the webhook
+      assert.match(metrics, /apiserver_admission_webhook_request_total\{.*name="vtrainjob/);
+      assert.ok((await validateUpdates()) > 0);
+      const exported = await fetch(`http://127.0.0.1:${wh.opsPort}/metrics`).then((r) => r.text());
+      assert.match(
+        exported,
+        /^trainjob_webhook_whole_object_checks_total 0$/m,
+        'every decision in this suite: the table alone',
+      );
+      await applyCrd(patched);
+    });
+
     it("7. kubectl is within the API server's skew (built from the same module)", async () => {
       const v = JSON.parse((await cp.kubectl(['version', '-o', 'json'])).stdout);
       assert.equal(v.clientVersion.minor.replace('+', ''), v.serverVersion.minor.replace('+', ''));

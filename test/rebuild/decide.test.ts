@@ -127,6 +127,20 @@ describe('decide: left alone', () => {
     assert.deepEqual(kinds(again), []);
   });
 
+  it('Unsupported from what the runtime says (read, not watched) is looked at again every 5 minutes; from watched objects alone, at their next event', () => {
+    const paddle = { ...torch, spec: { ...torch.spec, mlPolicy: { paddle: {} } } };
+    const fromRuntime = run({ ...stale2(), runtime: paddle }).decision;
+    assert.equal(fromRuntime.kind === 'act' && fromRuntime.requeueAfterMs, RETRY.unwatchedMs);
+    assert.equal(RETRY.unwatchedMs, 5 * 60_000, 'what the periodic resync did before it ran every ~10 hours');
+    const standaloneUnbuildable = run({ mode: 'standalone', trainer: 'v2.2.1', trainJob: torch1(2) }).decision;
+    assert.equal(standaloneUnbuildable.kind === 'act' && standaloneUnbuildable.requeueAfterMs, RETRY.unwatchedMs);
+    const js = trainerJobSet('torch1');
+    js.metadata.ownerReferences = [];
+    const notControlled = run({ trainJob: torch1(2), jobSet: js }).decision;
+    assert.equal(notControlled.kind === 'act' && notControlled.outcome, 'unsupported');
+    assert.equal(notControlled.kind === 'act' && notControlled.requeueAfterMs, undefined);
+  });
+
   it('a runtime that cannot be read is reported and retried', () => {
     const { decision } = run({ ...stale2(), runtime: null });
     assert.equal(decision.kind === 'act' && decision.requeueAfterMs, RETRY.blockedMs);

@@ -39,6 +39,7 @@ describe('parseReconcileArgs', () => {
     );
     assert.equal(c.crashAfter, undefined);
     assert.equal(c.restoreCrdPatch, false, 'the CRD patch restorer is opt-in');
+    assert.equal(c.resyncMs, 10 * 60 * 60_000, "controller-runtime's default SyncPeriod: 10 hours");
   });
 
   it('--restore-crd-patch switches the CRD patch restorer on', () => {

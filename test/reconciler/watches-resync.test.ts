@@ -8,7 +8,7 @@ import { after, before, describe, it } from 'node:test';
 import { apiClient, type ApiClient } from '../../src/cluster/api-request.ts';
 import { directConnection } from '../../src/cluster/connection.ts';
 import { createLogger } from '../../src/observability/logger.ts';
-import { createWatches } from '../../src/reconciler/watches.ts';
+import { createWatches, jitteredResyncMs } from '../../src/reconciler/watches.ts';
 import { cacheShapeFor } from '../../src/reconciler/cache-shape.ts';
 import { waitFor } from '../harness/wait.ts';
 import { listen } from '../cluster/support/loopback.ts';
@@ -59,5 +59,26 @@ describe('watches: the resync is its own source', () => {
     } finally {
       await watches.stop();
     }
+  });
+});
+
+describe("the resync period is jittered as controller-runtime's calculateResyncPeriod: a factor in [0.9, 1.1)", () => {
+  it('at the ends of the random draw and in the middle', () => {
+    const tenHours = 10 * 60 * 60_000;
+    assert.equal(
+      jitteredResyncMs(tenHours, () => 0),
+      9 * 60 * 60_000,
+    );
+    assert.equal(
+      jitteredResyncMs(tenHours, () => 0.5),
+      tenHours,
+    );
+    const top = jitteredResyncMs(tenHours, () => 0.999_999);
+    assert.ok(top < 11 * 60 * 60_000 && top > 10.99 * 60 * 60_000, String(top));
+  });
+  it('every draw within the bounds, and draws differ', () => {
+    const draws = Array.from({ length: 50 }, () => jitteredResyncMs(1_000_000));
+    assert.ok(draws.every((d) => d >= 900_000 && d < 1_100_000));
+    assert.ok(new Set(draws).size > 1);
   });
 });

@@ -366,6 +366,32 @@ for (const [title, p] of [
   });
 }
 
+// In the cluster (scope 'table') the webhook gets both objects as the API server decoded and
+// prepared them, and checks the table alone: the same causes, less the schema's own (the API
+// server reports those before it calls the webhook), and nothing of the schema or the CRD's rules.
+for (const [title, p] of [
+  ["in the cluster: the table alone behind Trainer v2.3.0's CRD", behindV230Crd],
+  ["in the cluster: the table alone behind Trainer v2.2.1's CRD", behindV221Crd],
+  ["in the cluster: the table alone behind main@8c0f5059's CRD", behindMainCrd],
+] as [string, Policy][]) {
+  describe(title, () => {
+    const { checks } = p.crd!;
+    // The stored object decoded (status kept); the new one decoded and prepared against it.
+    const stored = (obj: unknown) => checks.decode(obj).object;
+    const asSent = (obj: unknown, old: unknown) => checks.prepare(checks.decode(obj).object, old);
+    for (const c of cases.filter((x) => !x.tableAlone)) {
+      it(c.name, () => {
+        const old = stored(c.old);
+        const verdict = decideUpdate(p, asSent(variant(c.old, c.change), old), old, 'table');
+        const got = verdict.causes.map((e) => `${e.field} ${e.type} ${e.origin}`).sort();
+        const want = p.line.line.failedIsTerminal ? (c.wantWhereFailedIsTerminal ?? c.want) : c.want;
+        assert.deepEqual(got, [...want].sort(), verdict.causes.map(errorString).join('\n'));
+        assert.equal(verdict.checkedWholeObject, undefined);
+      });
+    }
+  });
+}
+
 describe('the line each policy follows is found from its CRD', () => {
   it('no CRD: unknown; v2.3.0, v2.2.1 and main: theirs', () => {
     assert.deepEqual(

@@ -7,6 +7,8 @@ import { createValidator, NOT_JUDGED } from '../../src/rules/validator.ts';
 import type { ScaleCheck, ScaleCheckResult } from '../../src/rules/contract.ts';
 import { OMIT_VALUE } from '../../src/field/errors.ts';
 import { finished, trainJob, update, variant } from './fixtures.ts';
+import { policyFromCrd } from '../../src/rules/crd-policy.ts';
+import { trainJobCrdV230Object } from '../crd/fixtures.ts';
 
 const policy = buildPolicy();
 const old = trainJob();
@@ -156,5 +158,78 @@ describe('validator', () => {
         warnings: [],
       });
     }
+  });
+});
+
+/**
+ * Trainer v2.3.0's CRD with one more rule on spec.trainer.image, `self.lowerAscii() == self`. cel-go's
+ * lowerAscii lowers ASCII letters only, so the API server admits an image with an upper-case É; this
+ * port's lowers every letter and refuses it: a rule where the two really differ.
+ */
+function crdWithLowerAsciiImageRule(): unknown {
+  const crd = trainJobCrdV230Object() as { spec: { versions: { schema: { openAPIV3Schema: any } }[] } };
+  const image = crd.spec.versions[0].schema.openAPIV3Schema.properties.spec.properties.trainer.properties.image;
+  image['x-kubernetes-validations'] = [{ rule: 'self.lowerAscii() == self', message: 'image must be lower case' }];
+  return crd;
+}
+
+describe('what the validator checks: the whole object offline, the table alone in the cluster', () => {
+  const crdPolicy = policyFromCrd(crdWithLowerAsciiImageRule());
+  const accented = variant(old, (o) => (o.spec.trainer.image = 'ghcr.io/acme/trainÉ:1'));
+  const create = (object: unknown) => ({ ...update(object, undefined), operation: 'CREATE' as const });
+  const counting = (scope?: 'table' | 'whole-object') => {
+    const counted = { n: 0 };
+    const validator = createValidator({ policy: crdPolicy, scope, onWholeObjectCheck: () => counted.n++ });
+    return { validator, counted };
+  };
+
+  it('offline (the default) a create the CRD refuses (its managedBy rule) is refused; counted', async () => {
+    const { validator, counted } = counting();
+    const d = await validator.validate(create(variant(old, (o) => (o.spec.managedBy = 'example.com/other'))));
+    assert.deepEqual(
+      d.causes.map((c) => c.field),
+      ['spec.managedBy'],
+    );
+    assert.equal(counted.n, 1);
+  });
+  it('in the cluster that create is admitted: the API server has refused it before, or admitted it; nothing counted', async () => {
+    const { validator, counted } = counting('table');
+    const d = await validator.validate(create(variant(old, (o) => (o.spec.managedBy = 'example.com/other'))));
+    assert.deepEqual(d.causes, []);
+    assert.equal(counted.n, 0);
+  });
+  it("where this port's CEL differs from the API server's (lowerAscii of É), offline refuses and the cluster path admits as the API server does", async () => {
+    const offline = counting();
+    const refused = await offline.validator.validate(create(accented));
+    assert.deepEqual(
+      refused.causes.map((c) => `${c.field}: ${c.detail}`),
+      ['spec.trainer.image: image must be lower case'],
+    );
+    const inCluster = counting('table');
+    assert.deepEqual((await inCluster.validator.validate(create(accented))).causes, []);
+    const relabelled = variant(accented, (o) => (o.spec.suspend = false));
+    assert.deepEqual((await inCluster.validator.validate(update(relabelled, accented))).causes, []);
+    assert.equal(inCluster.counted.n, 0);
+  });
+  it('in the cluster the table still refuses what it refuses (an image change), without counting a whole-object check', async () => {
+    const { validator, counted } = counting('table');
+    const d = await validator.validate(
+      update(
+        variant(old, (o) => (o.spec.trainer.image = 'x:2')),
+        old,
+      ),
+    );
+    assert.deepEqual(
+      d.causes.map((c) => c.origin),
+      ['trainer-image-immutable'],
+    );
+    assert.equal(counted.n, 0);
+  });
+  it('the start-up line says which: the whole object offline, the schema and rules left to the API server in the cluster', () => {
+    assert.match(counting().validator.describe(), /: schema, \d+ CRD rules and \d+ table rules/);
+    assert.match(
+      createValidator({ policy: crdPolicy, scope: 'table', crdSource: 'the API server' }).describe(),
+      /^CRD: the API server: its schema locates the \d+ table rules; the schema and the CRD's own rules are the API server's to check/,
+    );
   });
 });
