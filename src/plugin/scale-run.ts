@@ -10,6 +10,7 @@ import { ApiRefusal, showRight, WORKLOADS, type Cluster, type Right } from './cl
 import { adviceFor, kubectlMessage } from './kubectl-error.ts';
 import { finishedReason, gracePeriodOf, isLive, KUEUE_QUEUE_LABEL, type Observed } from './observed.ts';
 import { progressOf, startingRecord, withChanges, type ProgressRecord } from './progress.ts';
+import { MAX_MESSAGE, printable } from './printable.ts';
 import { elapsed, StepLines, type StepOutput } from './progress-line.ts';
 import { nextScaleStep, type ScalePlan, type ScaleStep, type WaitFor } from './scale-step.ts';
 
@@ -97,7 +98,7 @@ function missing(io: ScaleIo, right: Right, p: Invocation, noResumeUnderKueue = 
 
 function showRefusal(io: ScaleIo, err: unknown): number {
   if (!(err instanceof ApiRefusal)) throw err;
-  io.err(kubectlMessage(err.status));
+  io.err(printable(kubectlMessage(err.status), MAX_MESSAGE));
   const advice = adviceFor(err.status);
   if (advice) io.err(advice);
   return 1;
@@ -111,7 +112,7 @@ async function dryRun(c: Cluster, tj: TrainJob, args: ScaleArgs, io: ScaleIo): P
       true,
     );
     if (!args.dryRun) return undefined;
-    for (const w of warnings) io.err(`Warning: ${w}`);
+    for (const w of warnings) io.err(`Warning: ${printable(w, MAX_MESSAGE)}`);
     io.out.write(
       `${RESOURCE}/${args.name} scaled to ${nodesText(args.nodes)} (server dry run): the update that suspends and sets numNodes together is admitted; nothing changed\n`,
     );
@@ -215,7 +216,7 @@ async function write(c: Cluster, io: ScaleIo, s: LoopState, tj: TrainJob, w: Wri
   try {
     const { warnings } = await c.updateTrainJob(withChanges(tj, w.change, w.record));
     s.lines.end('✓', w.detail ?? '');
-    for (const text of warnings) io.err(`Warning: ${text}`);
+    for (const text of warnings) io.err(`Warning: ${printable(text, MAX_MESSAGE)}`);
     if (w.record) s.record = w.record;
     return 'again';
   } catch (err) {
@@ -276,7 +277,7 @@ async function act(
     case 'refuse':
     case 'blocked':
       s.lines.end('✗');
-      io.err(`error: ${step.why}`);
+      io.err(`error: ${printable(step.why, MAX_MESSAGE)}`);
       return 1;
     case 'pause':
       return write(c, io, s, tj, {
