@@ -185,7 +185,7 @@ export function renderBlock(view: StatusView, kubectl = 'kubectl trainjob'): str
 export function renderTable(views: StatusView[]): string {
   const rows = [
     ['NAME', 'NODES', 'JOBSET', 'STATE', 'REBUILD', 'KUEUE'],
-    ...views.map(printableView).map((v) => [
+    ...views.map((v) => [
       v.name,
       orDash(v.nodes),
       orDash(v.jobSetNodes),
@@ -199,7 +199,7 @@ export function renderTable(views: StatusView[]): string {
             : '-'
         : '-',
     ]),
-  ];
+  ].map((row) => row.map((cell) => printable(cell)));
   const widths = rows[0].map((_, i) => Math.max(...rows.map((r) => r[i].length)));
   return rows
     .map((r) =>

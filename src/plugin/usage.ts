@@ -58,7 +58,8 @@ Flags:
       --no-resume      leave the job suspended at the end (under Kueue: pauses it by the Workload's
                        spec.active: false, which needs the right to patch Workloads)
       --timeout DURATION
-                       give up after this long, leaving the job where it is (default ${DEFAULT_TIMEOUT})
+                       give up after this long, leaving the job where it is (default ${DEFAULT_TIMEOUT});
+                       0 waits without a limit, as kubectl rollout status --timeout=0 does
 ${CONNECTION}
 
 Exit code 0 when the job is scaled (or the dry run admitted), 1 on an error or a refusal, 130 when

@@ -122,7 +122,9 @@ describe('status view', () => {
       pods: [],
       kueue: {
         queue: 'q',
-        workloads: [{ name: 'w', active: true, admitted: false, reason: 'Pending', message: `\u009b2J${'m'.repeat(1000)}` }],
+        workloads: [
+          { name: 'w', active: true, admitted: false, reason: 'Pending', message: `\u009b2J${'m'.repeat(1000)}` },
+        ],
       },
     });
     const block = renderBlock(v);
@@ -132,6 +134,10 @@ describe('status view', () => {
     assert.match(block, /^Next: +the rebuild is blocked: x\^\[\]0;pwned\^G\^\[\[2J\^\[\[31mFAKE$/m);
     const kueue = /^Kueue: +queue q; not admitted: Pending: (.*)$/m.exec(block)?.[1];
     assert.equal(kueue, `\\u009b2J${'m'.repeat(300 - 1 - 8)}…`);
+    const table = renderTable([{ ...v, kueue: { queue: 'q', admitted: false, reason: '\u001b[2JQuota\u009b' } }]).split(
+      '\n',
+    )[1];
+    assert.equal(table, 'llama   4       2        Suspended   blocked   ^[[2JQuota\\u009b');
     // JSON and YAML show the values as they are (their encoders escape them).
     assert.equal(v.rebuild.reason, reason);
     assert.equal(v.kueue?.message?.length, 1003);
