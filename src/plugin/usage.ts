@@ -5,7 +5,9 @@ import { DEFAULT_TIMEOUT } from './args.ts';
 const CONNECTION = `  -n, --namespace NS   the namespace (default: the context's, else "default")
       --context NAME   the kubeconfig context to use
       --kubeconfig FILE
-                       the kubeconfig (default: the first file of KUBECONFIG, else ~/.kube/config)`;
+                       the kubeconfig (default: the file KUBECONFIG names, else ~/.kube/config;
+                       a KUBECONFIG of several files is refused: merge them with
+                       kubectl config view --flatten)`;
 
 export function pluginUsage(program: string): string {
   return `Scale a Kubeflow TrainJob to another number of nodes, and see where its node count stands.
