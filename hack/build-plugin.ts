@@ -5,6 +5,9 @@
 // packages. No code cache and no snapshot: both are tied to the building machine's CPU and
 // platform, and the blob must run everywhere. Then one .tar.gz per platform and a krew manifest
 // naming them by sha256 (`kubectl krew install --manifest=... --archive=...` installs from them).
+// The linux archives also hold bin/kubectl_complete-trainjob, the POSIX shell script through which
+// kubectl (1.26 and later) completes `kubectl trainjob ...`: it runs `kubectl-trainjob __complete`
+// from its own directory. Not for Windows: kubectl runs no shell script there.
 //
 //   node hack/build-plugin.ts [--out dist/plugin] [--platforms linux-x64,linux-arm64,win-x64]
 //                             [--base-uri https://example.invalid/releases/v0.1.0] [--main src/commands/trainjob.ts]
@@ -30,6 +33,8 @@ export const PLUGIN_MAIN = 'src/commands/trainjob.ts';
 /** postject's fuse: Node looks for it to know a blob was injected (Node's docs, "Single executable applications"). */
 export const SEA_FUSE = 'NODE_SEA_FUSE_fce680ab2cc467b6e072b8b5df1996b2';
 export const SEA_RESOURCE = 'NODE_SEA_BLOB';
+/** kubectl's name for the plugin's completion helper (found on PATH beside kubectl-trainjob). */
+export const COMPLETION_HELPER = 'kubectl_complete-trainjob';
 
 export interface Platform {
   /** npm's name for it: node-<id> is the package with its node binary. */
@@ -195,6 +200,16 @@ async function archive(dir: string, files: string[], file: string): Promise<stri
   return file;
 }
 
+/** The files of a platform's archive: the executable, and on linux the completion helper. */
+export const archiveFiles = (p: Platform): string[] => (p.os === 'linux' ? [p.exe, COMPLETION_HELPER] : [p.exe]);
+
+/** The completion helper beside the executable, as it is in the checkout's bin/. */
+async function completionHelper(dir: string): Promise<void> {
+  const target = path.join(dir, COMPLETION_HELPER);
+  await copyFile(path.join(root, 'bin', COMPLETION_HELPER), target);
+  await chmod(target, 0o755);
+}
+
 const sha256 = async (file: string) =>
   createHash('sha256')
     .update(await readFile(file))
@@ -218,7 +233,7 @@ export function krewManifest(version: string, baseUri: string, built: readonly B
         uri: `${baseUri}/${path.basename(p.archive)}`,
         sha256: p.sha256,
         bin: p.exe,
-        files: [{ from: p.exe, to: '.' }],
+        files: archiveFiles(p).map((from) => ({ from, to: '.' })),
       })),
     },
   });
@@ -239,7 +254,8 @@ export async function buildPlugin(
   for (const p of wanted) {
     const dir = path.join(out, p.id);
     const binary = await inject(p, nodeVersion, blob, dir);
-    const file = await archive(dir, [p.exe], path.join(out, `kubectl-trainjob-${p.os}-${p.arch}.tar.gz`));
+    if (archiveFiles(p).includes(COMPLETION_HELPER)) await completionHelper(dir);
+    const file = await archive(dir, archiveFiles(p), path.join(out, `kubectl-trainjob-${p.os}-${p.arch}.tar.gz`));
     platforms.push({ ...p, binary, archive: file, sha256: await sha256(file) });
   }
   const manifest = path.join(out, 'trainjob.yaml');

@@ -18,6 +18,7 @@ export interface ScaleArgs extends ConnectionFlags {
   nodes: number;
   dryRun: boolean;
   noResume: boolean;
+  /** 0: no limit (as `kubectl rollout status --timeout=0`). */
   timeoutMs: number;
 }
 

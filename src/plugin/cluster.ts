@@ -1,7 +1,9 @@
 // The plugin's reads and writes, with the user's own credentials (kubeconfig, --context,
 // impersonation and proxy through src/cluster/): the TrainJob, its JobSet, pods, runtime and Kueue
-// Workloads, SelfSubjectAccessReviews, and the TrainJob's update (whole object, its resourceVersion
-// tested) with the API server's warnings. A refusal is an ApiRefusal carrying the Status.
+// Workloads, SelfSubjectAccessReviews, and the TrainJob's writes with the API server's warnings: a
+// JSON merge patch of only the fields changed, with the resourceVersion read (optimistic
+// concurrency as an update has it, without writing back the whole object as JSON.parse read it,
+// which rounds an int64 beyond 2^53). A refusal is an ApiRefusal carrying the Status.
 import {
   CLUSTER_TRAINING_RUNTIME,
   JOBSET,
@@ -16,6 +18,7 @@ import type { ApiClient } from '../cluster/api-request.ts';
 import { connectCluster } from '../cluster/connect.ts';
 import { isObject } from '../json/object.ts';
 import { statusOf, type ApiStatus } from './kubectl-error.ts';
+import type { TrainJobPatch } from './progress.ts';
 import { isWorkloadOf, KUEUE_QUEUE_LABEL, podView, workloadView, type KueueView, type Observed } from './observed.ts';
 
 export const WORKLOADS = { group: 'kueue.x-k8s.io', version: 'v1beta2', plural: 'workloads' } as const;
@@ -55,8 +58,8 @@ export interface Cluster {
   /** The TrainJob; not found is an ApiRefusal (404), shown as kubectl shows it. */
   getTrainJob(name: string): Promise<TrainJob>;
   listTrainJobs(): Promise<TrainJob[]>;
-  /** The update, dry run or not: the object written and the API server's warnings. */
-  updateTrainJob(tj: TrainJob, dryRun?: boolean): Promise<{ object: TrainJob; warnings: string[] }>;
+  /** A merge patch of the TrainJob (progress.ts's changePatch), dry run or not: the API server's warnings. */
+  patchTrainJob(name: string, patch: TrainJobPatch, dryRun?: boolean): Promise<{ warnings: string[] }>;
   /** Kueue's pause: spec.active false on a Workload. */
   deactivateWorkload(name: string): Promise<void>;
   observe(tj: TrainJob, runtimes?: Map<string, Runtime | undefined>): Promise<Observed>;
@@ -71,7 +74,7 @@ export async function connect(file: string, context: string | undefined, namespa
 
 // eslint-disable-next-line max-lines-per-function -- the calls share one request helper
 export function clusterOf(api: ApiClient, namespace: string): Cluster {
-  const call = async (method: 'GET' | 'PUT' | 'POST' | 'PATCH', path: string, body?: unknown, contentType?: string) => {
+  const call = async (method: 'GET' | 'POST' | 'PATCH', path: string, body?: unknown, contentType?: string) => {
     const res = await api.request(path, {
       method,
       body,
@@ -141,9 +144,14 @@ export function clusterOf(api: ApiClient, namespace: string): Cluster {
     namespace,
     getTrainJob: async (name) => (await get(tjPath(name))) as TrainJob,
     listTrainJobs: async () => items(await get(`${apis(TRAINJOB)}/namespaces/${ns}/${TRAINJOB.plural}`)) as TrainJob[],
-    async updateTrainJob(tj, dryRun) {
-      const out = await call('PUT', `${tjPath(tj.metadata.name ?? '')}${dryRun ? '?dryRun=All' : ''}`, tj);
-      return { object: out.value as TrainJob, warnings: out.warnings };
+    async patchTrainJob(name, patch, dryRun) {
+      const out = await call(
+        'PATCH',
+        `${tjPath(name)}${dryRun ? '?dryRun=All' : ''}`,
+        patch,
+        'application/merge-patch+json',
+      );
+      return { warnings: out.warnings };
     },
     async deactivateWorkload(name) {
       await call(

@@ -1,6 +1,9 @@
-// Which kubeconfig and namespace, as kubectl picks them: --kubeconfig, else the first file of
-// KUBECONFIG that exists (kubectl merges them all; this reads one), else ~/.kube/config; the
-// namespace from -n, else the context's (--context, else current-context), else "default".
+// Which kubeconfig and namespace, as kubectl picks them: --kubeconfig, else the file KUBECONFIG
+// names (files it lists that do not exist are skipped, as kubectl skips them), else ~/.kube/config;
+// the namespace from -n, else the context's (--context, else current-context), else "default".
+// kubectl merges several KUBECONFIG files (the first to set a key wins); the connection here
+// (src/cluster/) reads one file, so several are refused, saying how to merge them into one, rather
+// than read as one of them, which could pick another cluster than kubectl's.
 import { existsSync } from 'node:fs';
 import { readFile } from 'node:fs/promises';
 import { homedir } from 'node:os';
@@ -12,8 +15,13 @@ import { UsageError } from './args.ts';
 export function kubeconfigPath(flags: ConnectionFlags, env: NodeJS.ProcessEnv = process.env): string {
   if (flags.kubeconfig) return flags.kubeconfig;
   const listed = (env.KUBECONFIG ?? '').split(path.delimiter).filter(Boolean);
-  const found = listed.find((f) => existsSync(f));
-  if (found) return found;
+  const found = [...new Set(listed.filter((f) => existsSync(f)).map((f) => path.resolve(f)))];
+  if (found.length > 1)
+    throw new UsageError(
+      `KUBECONFIG lists ${found.length} files (${found.join(', ')}); kubectl merges them, this plugin reads one kubeconfig. ` +
+        'Pass --kubeconfig FILE, or merge them into one file first: kubectl config view --flatten > ~/.kube/merged-config, then --kubeconfig ~/.kube/merged-config',
+    );
+  if (found.length === 1) return found[0];
   const home = path.join(env.HOME || homedir(), '.kube', 'config');
   if (existsSync(home)) return home;
   throw new UsageError(

@@ -1,6 +1,9 @@
 // One progress line per step with its elapsed time: on a terminal a spinner redraws the step's line
 // as it waits and ends it with a check mark; otherwise (a pipe, a CI log) the line is printed once,
-// when the step ends (or is cut short), so that a log reads as the list of steps taken.
+// when the step ends (or is cut short), so that a log reads as the list of steps taken. A step's
+// title and detail quote the cluster (Kueue's reasons, pod counts, the report): both are printed
+// through printable.ts.
+import { printable } from './printable.ts';
 export interface StepOutput {
   write(text: string): void;
   isTTY: boolean;
@@ -55,7 +58,8 @@ export class StepLines {
   }
 
   private line(mark: string): string {
-    return `${mark} ${this.title}${this.detail ? `: ${this.detail}` : ''} (${elapsed(this.now() - this.started)})`;
+    const detail = this.detail ? `: ${printable(this.detail)}` : '';
+    return `${mark} ${printable(this.title)}${detail} (${elapsed(this.now() - this.started)})`;
   }
 
   private draw(): void {

@@ -1,6 +1,6 @@
 // What `kubectl trainjob scale` records on the TrainJob while it works: one annotation with the
 // count it scales to, the step it last took, and whether the job was paused before it began (a job
-// it found paused stays paused). Written in the same update as each of its own writes (no extra
+// it found paused stays paused). Written in the same patch as each of its own writes (no extra
 // write), so that after Ctrl-C or a lost connection the next run continues from there; removed
 // when the scale is done. A scale with --no-resume keeps it as the mark that the pause is the
 // plugin's, so that a later scale resumes the job. Pure.
@@ -57,17 +57,33 @@ export function startingRecord(trainJob: TrainJob, nodes: number): ProgressRecor
   return { nodes, step: 'paused', pausedBefore: trainJob.spec?.suspend === true };
 }
 
-/** The TrainJob with these spec changes and the record set (or removed: `record` undefined). */
-export function withChanges(
+/** A JSON merge patch (RFC 7386) of a TrainJob: only what the plugin changes. */
+export interface TrainJobPatch {
+  metadata: { resourceVersion?: string; annotations: Record<string, string | null> };
+  spec?: { suspend?: boolean; trainer?: { numNodes: number } };
+}
+
+/**
+ * The merge patch that makes these spec changes and sets the record (or removes it: `record`
+ * undefined), with the resourceVersion read, so that the API server refuses it (409) when someone
+ * else wrote the TrainJob meanwhile, as an update would be. Only the changed fields are sent: the
+ * rest of the object is never parsed and written back (an int64 beyond 2^53 would be rounded).
+ */
+export function changePatch(
   trainJob: TrainJob,
   change: { suspend?: boolean; numNodes?: number },
   record: ProgressRecord | undefined,
-): TrainJob {
-  const annotations = { ...trainJob.metadata.annotations };
-  if (record) annotations[PROGRESS_ANNOTATION] = encodeProgress(record);
-  else delete annotations[PROGRESS_ANNOTATION];
-  const spec = { ...trainJob.spec };
-  if (change.suspend !== undefined) spec.suspend = change.suspend;
-  if (change.numNodes !== undefined) spec.trainer = { ...spec.trainer, numNodes: change.numNodes };
-  return { ...trainJob, metadata: { ...trainJob.metadata, annotations }, spec };
+): TrainJobPatch {
+  const spec = {
+    ...(change.suspend === undefined ? {} : { suspend: change.suspend }),
+    ...(change.numNodes === undefined ? {} : { trainer: { numNodes: change.numNodes } }),
+  };
+  const rv = trainJob.metadata.resourceVersion;
+  return {
+    metadata: {
+      ...(rv ? { resourceVersion: rv } : {}),
+      annotations: { [PROGRESS_ANNOTATION]: record ? encodeProgress(record) : null },
+    },
+    ...(Object.keys(spec).length ? { spec } : {}),
+  };
 }

@@ -9,7 +9,8 @@ import type { ScaleArgs } from './args.ts';
 import { ApiRefusal, showRight, WORKLOADS, type Cluster, type Right } from './cluster.ts';
 import { adviceFor, kubectlMessage } from './kubectl-error.ts';
 import { finishedReason, gracePeriodOf, isLive, KUEUE_QUEUE_LABEL, type Observed } from './observed.ts';
-import { progressOf, startingRecord, withChanges, type ProgressRecord } from './progress.ts';
+import { changePatch, progressOf, startingRecord, type ProgressRecord } from './progress.ts';
+import { MAX_MESSAGE, printable } from './printable.ts';
 import { elapsed, StepLines, type StepOutput } from './progress-line.ts';
 import { nextScaleStep, type ScalePlan, type ScaleStep, type WaitFor } from './scale-step.ts';
 
@@ -36,7 +37,7 @@ function rightsFor(args: ScaleArgs, ns: string, kueue: boolean): { required: Rig
   const r = (verb: string, group: string, resource: string): Right => ({ verb, group, resource, namespace: ns });
   const required = [
     r('get', 'trainer.kubeflow.org', 'trainjobs'),
-    r('update', 'trainer.kubeflow.org', 'trainjobs'),
+    r('patch', 'trainer.kubeflow.org', 'trainjobs'),
     r('get', 'jobset.x-k8s.io', 'jobsets'),
     r('list', '', 'pods'),
   ];
@@ -97,7 +98,7 @@ function missing(io: ScaleIo, right: Right, p: Invocation, noResumeUnderKueue = 
 
 function showRefusal(io: ScaleIo, err: unknown): number {
   if (!(err instanceof ApiRefusal)) throw err;
-  io.err(kubectlMessage(err.status));
+  io.err(printable(kubectlMessage(err.status), MAX_MESSAGE));
   const advice = adviceFor(err.status);
   if (advice) io.err(advice);
   return 1;
@@ -106,12 +107,13 @@ function showRefusal(io: ScaleIo, err: unknown): number {
 /** The one server-side dry run: the update that suspends and scales together, judged as a real one. */
 async function dryRun(c: Cluster, tj: TrainJob, args: ScaleArgs, io: ScaleIo): Promise<number | undefined> {
   try {
-    const { warnings } = await c.updateTrainJob(
-      withChanges(tj, { suspend: true, numNodes: args.nodes }, undefined),
+    const { warnings } = await c.patchTrainJob(
+      args.name,
+      changePatch(tj, { suspend: true, numNodes: args.nodes }, undefined),
       true,
     );
     if (!args.dryRun) return undefined;
-    for (const w of warnings) io.err(`Warning: ${w}`);
+    for (const w of warnings) io.err(`Warning: ${printable(w, MAX_MESSAGE)}`);
     io.out.write(
       `${RESOURCE}/${args.name} scaled to ${nodesText(args.nodes)} (server dry run): the update that suspends and sets numNodes together is admitted; nothing changed\n`,
     );
@@ -160,7 +162,8 @@ async function loop(c: Cluster, args: ScaleArgs, io: ScaleIo, p: Invocation, fir
   let tj = first;
   let o: Observed | undefined;
   for (;;) {
-    const stop = io.interrupted.aborted ? 'interrupted' : now() - started > args.timeoutMs ? 'timeout' : undefined;
+    const timedOut = args.timeoutMs > 0 && now() - started > args.timeoutMs; // 0: no limit
+    const stop = io.interrupted.aborted ? 'interrupted' : timedOut ? 'timeout' : undefined;
     if (stop) return stopped(io, s, stop, describeJob(o, tj), args, p, now() - started);
     try {
       tj = await c.getTrainJob(args.name);
@@ -174,9 +177,10 @@ async function loop(c: Cluster, args: ScaleArgs, io: ScaleIo, p: Invocation, fir
     const step = nextScaleStep(o, s.plan);
     const outcome = await act(c, o, step, s, io, args);
     if (typeof outcome === 'number') {
+      // ", suspended" as the job is, not as planned: the last observation is after the last write.
       if (outcome === 0)
         io.out.write(
-          `${RESOURCE}/${args.name} scaled to ${nodesText(args.nodes)}${s.plan.resume ? '' : ', suspended'} (${elapsed(now() - started)})\n`,
+          `${RESOURCE}/${args.name} scaled to ${nodesText(args.nodes)}${o.trainJob.spec?.suspend === true ? ', suspended' : ''} (${elapsed(now() - started)})\n`,
         );
       return outcome;
     }
@@ -213,9 +217,9 @@ interface Write {
 async function write(c: Cluster, io: ScaleIo, s: LoopState, tj: TrainJob, w: Write): Promise<'again' | number> {
   s.lines.step(w.title);
   try {
-    const { warnings } = await c.updateTrainJob(withChanges(tj, w.change, w.record));
+    const { warnings } = await c.patchTrainJob(tj.metadata.name ?? '', changePatch(tj, w.change, w.record));
     s.lines.end('✓', w.detail ?? '');
-    for (const text of warnings) io.err(`Warning: ${text}`);
+    for (const text of warnings) io.err(`Warning: ${printable(text, MAX_MESSAGE)}`);
     if (w.record) s.record = w.record;
     return 'again';
   } catch (err) {
@@ -276,7 +280,7 @@ async function act(
     case 'refuse':
     case 'blocked':
       s.lines.end('✗');
-      io.err(`error: ${step.why}`);
+      io.err(`error: ${printable(step.why, MAX_MESSAGE)}`);
       return 1;
     case 'pause':
       return write(c, io, s, tj, {

@@ -9,6 +9,7 @@
 // resume (never under Kueue: Kueue resumes an admitted job), wait until its pods are scheduled.
 import { intOf } from '../api/objects.ts';
 import { finishedReason, isLive, jobSetNodes, reportFor, scheduledPods, type Observed } from './observed.ts';
+import { printable } from './printable.ts';
 
 export interface ScalePlan {
   nodes: number;
@@ -76,7 +77,7 @@ export function nextScaleStep(o: Observed, plan: ScalePlan): ScaleStep {
   const kueue = o.kueue !== undefined;
   const report = reportFor(tj, plan.nodes);
   if (atCount && (report?.state === 'Blocked' || report?.state === 'Unsupported'))
-    return { kind: 'blocked', why: `${report.state}: ${report.reason ?? 'no reason given'}` };
+    return { kind: 'blocked', why: `${report.state}: ${report.reason ? printable(report.reason) : 'no reason given'}` };
 
   // Kueue's own pause: every active Workload of the job made inactive (the Workload for the new
   // count too, which Kueue creates active).
@@ -84,7 +85,8 @@ export function nextScaleStep(o: Observed, plan: ScalePlan): ScaleStep {
   const active = workloads.filter((w) => w.active).map((w) => w.name);
   if (kueue && plan.noResume && active.length) return { kind: 'deactivate', workloads: active };
 
-  if (!suspended && !atCount) {
+  // --no-resume pauses a running job even when its count is already the one asked for.
+  if (!suspended && (!atCount || plan.noResume)) {
     if (kueue && plan.noResume)
       return { kind: 'wait', for: 'suspended', detail: 'Kueue suspends the job once its Workload is evicted' };
     return kueue ? { kind: 'pause', numNodes: plan.nodes } : { kind: 'pause' };

@@ -4,6 +4,7 @@ import type { Runtime } from '../api/objects.ts';
 import type { StatusArgs } from './args.ts';
 import { ApiRefusal, type Cluster } from './cluster.ts';
 import { adviceFor, kubectlMessage } from './kubectl-error.ts';
+import { MAX_MESSAGE, printable } from './printable.ts';
 import { renderBlock, renderTable, statusView } from './status-view.ts';
 
 export async function runStatus(
@@ -20,13 +21,13 @@ export async function runStatus(
     if (args.output !== 'text') {
       const value = args.name ? views[0] : { items: views };
       io.out(args.output === 'json' ? JSON.stringify(value, null, 2) : (await import('yaml')).stringify(value));
-    } else if (args.name) io.out(renderBlock(views[0]));
+    } else if (args.name) io.out(renderBlock(views[0], program));
     else if (views.length === 0) io.err(`No resources found in ${c.namespace} namespace.`);
     else io.out(renderTable(views));
     return 0;
   } catch (err) {
     if (!(err instanceof ApiRefusal)) throw err;
-    io.err(kubectlMessage(err.status));
+    io.err(printable(kubectlMessage(err.status), MAX_MESSAGE));
     const advice = adviceFor(err.status);
     if (advice) io.err(advice);
     return 1;

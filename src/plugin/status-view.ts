@@ -1,10 +1,13 @@
 // `kubectl trainjob status`: what a user needs to know about a job's node count, read from the
 // observation (status.ts of the rebuild is the reconciler's; this is the user's view). One job as
-// a short block, all of a namespace as a table, or the view itself as JSON/YAML. Pure.
+// a short block, all of a namespace as a table, or the view itself as JSON/YAML. The text renderings
+// print every string read from the cluster through printable.ts (the JSON/YAML view keeps them as
+// they are). Pure.
 import { intOf } from '../api/objects.ts';
 import { isObject } from '../json/object.ts';
 import { previousReport } from '../rebuild/report.ts';
 import { initializersOf, isLive, jobSetNodes, trainerState, type Observed } from './observed.ts';
+import { printable } from './printable.ts';
 import { progressOf } from './progress.ts';
 
 export interface StatusView {
@@ -124,8 +127,40 @@ function kueueText(k: NonNullable<StatusView['kueue']>): string {
   return `queue ${k.queue}; not admitted${k.reason ? `: ${k.reason}` : ''}${k.message ? `: ${k.message}` : ''}`;
 }
 
-/** One job, as a short block of `Field: value` lines. */
-export function renderBlock(v: StatusView): string {
+/** The view with every string read from the cluster made printable (its `next` left to be redone). */
+function printableView(v: StatusView): StatusView {
+  const opt = <K extends string>(key: K, s: string | undefined) =>
+    (s === undefined ? {} : { [key]: printable(s) }) as Partial<Record<K, string>>;
+  const { rebuild: r, kueue: k } = v;
+  return {
+    ...v,
+    name: printable(v.name),
+    namespace: printable(v.namespace),
+    state: printable(v.state),
+    rebuild: { state: r.state, ...opt('report', r.report), ...opt('reason', r.reason) },
+    ...(k
+      ? {
+          kueue: {
+            queue: printable(k.queue),
+            ...(k.admitted === undefined ? {} : { admitted: k.admitted }),
+            ...opt('workload', k.workload),
+            ...opt('reason', k.reason),
+            ...opt('message', k.message),
+            ...opt('unreadable', k.unreadable),
+          },
+        }
+      : {}),
+    initializers: v.initializers.map((i) => printable(i)),
+  };
+}
+
+/**
+ * One job, as a short block of `Field: value` lines. Its strings from the cluster are printable
+ * (printable.ts), in the advice of its `Next:` line too, which is written again from them.
+ */
+export function renderBlock(view: StatusView, kubectl = 'kubectl trainjob'): string {
+  const shown = printableView(view);
+  const v = { ...shown, next: nextOf(shown, kubectl) };
   const lines: [string, string][] = [
     ['Name', `${v.namespace}/${v.name}`],
     ['Nodes', `${orDash(v.nodes)} asked; the JobSet is built for ${orDash(v.jobSetNodes)}`],
@@ -164,7 +199,7 @@ export function renderTable(views: StatusView[]): string {
             : '-'
         : '-',
     ]),
-  ];
+  ].map((row) => row.map((cell) => printable(cell)));
   const widths = rows[0].map((_, i) => Math.max(...rows.map((r) => r[i].length)));
   return rows
     .map((r) =>

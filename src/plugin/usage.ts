@@ -5,7 +5,9 @@ import { DEFAULT_TIMEOUT } from './args.ts';
 const CONNECTION = `  -n, --namespace NS   the namespace (default: the context's, else "default")
       --context NAME   the kubeconfig context to use
       --kubeconfig FILE
-                       the kubeconfig (default: the first file of KUBECONFIG, else ~/.kube/config)`;
+                       the kubeconfig (default: the file KUBECONFIG names, else ~/.kube/config;
+                       a KUBECONFIG of several files is refused: merge them with
+                       kubectl config view --flatten)`;
 
 export function pluginUsage(program: string): string {
   return `Scale a Kubeflow TrainJob to another number of nodes, and see where its node count stands.
@@ -58,7 +60,8 @@ Flags:
       --no-resume      leave the job suspended at the end (under Kueue: pauses it by the Workload's
                        spec.active: false, which needs the right to patch Workloads)
       --timeout DURATION
-                       give up after this long, leaving the job where it is (default ${DEFAULT_TIMEOUT})
+                       give up after this long, leaving the job where it is (default ${DEFAULT_TIMEOUT});
+                       0 waits without a limit, as kubectl rollout status --timeout=0 does
 ${CONNECTION}
 
 Exit code 0 when the job is scaled (or the dry run admitted), 1 on an error or a refusal, 130 when

@@ -143,7 +143,7 @@ describe('kubectl trainjob: scale and status as a user with a namespace Role', {
     const before = await getTj('llama');
     const r = await plugin(w, bob, ['scale', 'llama', '--nodes', '2', '-n', ns]);
     assert.equal(r.code, 1, show(r));
-    assert.match(r.err, /you may not update trainjobs\.trainer\.kubeflow\.org in namespace ml-team/);
+    assert.match(r.err, /you may not patch trainjobs\.trainer\.kubeflow\.org in namespace ml-team/);
     await create(job('remote', 1, { managedBy: 'kueue.x-k8s.io/multikueue' }));
     const remote = await getTj('remote');
     const m = await plugin(w, alice, ['scale', 'remote', '--nodes', '2', '-n', ns]);

@@ -129,6 +129,18 @@ describe('nextScaleStep', () => {
       { kind: 'wait', for: 'suspended', detail: 'Kueue suspends the job once its Workload is evicted' },
     ],
     [
+      '--no-resume, running at 2 already: pause all the same',
+      obs(tj(2, false), js(2), [pod('Running', 'n1'), pod('Running', 'n2')]),
+      held2,
+      { kind: 'pause' },
+    ],
+    [
+      'Kueue --no-resume, at 2 already, deactivated: wait until Kueue suspends',
+      obs(tj(2, false), js(2), [pod('Running', 'n1'), pod('Running', 'n2')], [wl({ active: false, admitted: true })]),
+      held2,
+      { kind: 'wait', for: 'suspended', detail: 'Kueue suspends the job once its Workload is evicted' },
+    ],
+    [
       'a Complete job: refused',
       obs(
         tj(1, false, {
@@ -168,6 +180,25 @@ describe('nextScaleStep', () => {
       ),
       to2,
       { kind: 'blocked', why: 'Blocked: a claim' },
+    ],
+    [
+      'a report reason with terminal controls: written out',
+      obs(
+        tj(2, true, {
+          metadata: {
+            annotations: {
+              'trainjob-webhook.kubeflow.org/jobset-rebuild': JSON.stringify({
+                state: 'Blocked',
+                numNodes: 2,
+                reason: 'x\u001b]0;pwned\u0007\u001b[2J',
+              }),
+            },
+          },
+        }),
+        js(1),
+      ),
+      to2,
+      { kind: 'blocked', why: 'Blocked: x^[]0;pwned^G^[[2J' },
     ],
   ];
   for (const [name, o, plan, want] of cases)

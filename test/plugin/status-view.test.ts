@@ -109,4 +109,37 @@ describe('status view', () => {
     const a = statusView({ trainJob: tj(1, false), jobSet: js(1), pods: [] });
     assert.equal(renderTable([a]).split('\n')[0], 'NAME    NODES   JOBSET   STATE     REBUILD   KUEUE');
   });
+  it('prints what anyone may write on the cluster without its terminal controls, each string cut at 300', () => {
+    const reason = 'x\u001b]0;pwned\u0007\u001b[2J\u001b[31mFAKE';
+    const v = statusView({
+      trainJob: tj(
+        4,
+        true,
+        { 'trainjob-webhook.kubeflow.org/jobset-rebuild': JSON.stringify({ state: 'Blocked', numNodes: 4, reason }) },
+        { 'kueue.x-k8s.io/queue-name': 'q' },
+      ),
+      jobSet: js(2),
+      pods: [],
+      kueue: {
+        queue: 'q',
+        workloads: [
+          { name: 'w', active: true, admitted: false, reason: 'Pending', message: `\u009b2J${'m'.repeat(1000)}` },
+        ],
+      },
+    });
+    const block = renderBlock(v);
+    // eslint-disable-next-line no-control-regex -- no control but the newlines between the lines
+    assert.doesNotMatch(block, /[\u0000-\u0009\u000b-\u001f\u007f-\u009f]/);
+    assert.match(block, /^Rebuild: +blocked \(Blocked\): x\^\[\]0;pwned\^G\^\[\[2J\^\[\[31mFAKE$/m);
+    assert.match(block, /^Next: +the rebuild is blocked: x\^\[\]0;pwned\^G\^\[\[2J\^\[\[31mFAKE$/m);
+    const kueue = /^Kueue: +queue q; not admitted: Pending: (.*)$/m.exec(block)?.[1];
+    assert.equal(kueue, `\\u009b2J${'m'.repeat(300 - 1 - 8)}…`);
+    const table = renderTable([{ ...v, kueue: { queue: 'q', admitted: false, reason: '\u001b[2JQuota\u009b' } }]).split(
+      '\n',
+    )[1];
+    assert.equal(table, 'llama   4       2        Suspended   blocked   ^[[2JQuota\\u009b');
+    // JSON and YAML show the values as they are (their encoders escape them).
+    assert.equal(v.rebuild.reason, reason);
+    assert.equal(v.kueue?.message?.length, 1003);
+  });
 });

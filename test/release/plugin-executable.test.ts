@@ -1,16 +1,17 @@
 // The kubectl plugin's release artifacts, as hack/build-plugin.ts makes them: one single executable
 // per platform (the linux-x64 one is run; the others are checked structurally: their architecture,
-// the SEA fuse flipped, the blob inside), reproducible archives, and a krew manifest that krew itself
-// installs from the archives offline, and refuses when an archive does not match it.
+// the SEA fuse flipped, the blob inside), reproducible archives (the linux ones with the completion
+// helper kubectl runs), and a krew manifest that krew itself installs from the archives offline,
+// and refuses when an archive does not match it.
 import assert from 'node:assert/strict';
 import { execFile } from 'node:child_process';
-import { mkdtemp, readFile, rm } from 'node:fs/promises';
+import { mkdtemp, readFile, rm, symlink } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import { promisify } from 'node:util';
 import { parse } from 'yaml';
-import { buildPlugin, SEA_FUSE, type BuildResult } from '../../hack/build-plugin.ts';
+import { buildPlugin, COMPLETION_HELPER, SEA_FUSE, type BuildResult } from '../../hack/build-plugin.ts';
 import { ensureKrew } from '../harness/plugin.ts';
 
 const run = promisify(execFile);
@@ -76,7 +77,12 @@ describe('the kubectl plugin as single executables', () => {
       const first = build.platforms.find((p) => p.id === 'linux-arm64')!;
       assert.equal(second.platforms[0].sha256, first.sha256);
       const { stdout } = await run('tar', ['-tvzf', first.archive]);
-      assert.match(stdout.trim(), /^-rwxr-xr-x 0\/0 +\d+ 1970-01-01 00:00 kubectl-trainjob$/);
+      const lines = stdout.trim().split('\n');
+      assert.equal(lines.length, 2, stdout);
+      assert.match(lines[0], /^-rwxr-xr-x 0\/0 +\d+ 1970-01-01 00:00 kubectl-trainjob$/);
+      assert.match(lines[1], /^-rwxr-xr-x 0\/0 +\d+ 1970-01-01 00:00 kubectl_complete-trainjob$/);
+      const win = build.platforms.find((p) => p.id === 'win-x64')!;
+      assert.equal((await run('tar', ['-tzf', win.archive])).stdout, 'kubectl-trainjob.exe\n');
     } finally {
       await rm(again, { recursive: true, force: true });
     }
@@ -101,6 +107,20 @@ describe('the kubectl plugin as single executables', () => {
     const installed = path.join(krewRoot, 'bin', 'kubectl-trainjob');
     const help = await run(installed, ['--help'], { env: { PATH: '/nonexistent', HOME: out } });
     assert.match(help.stdout, /^ {2}scale +pause the job/m);
+
+    // The completion helper is installed beside it; linked beside krew's link to the executable
+    // (what the docs tell a krew user to do), kubectl's call of it completes.
+    assert.deepEqual(
+      manifest.spec.platforms.map((p: { files: { from: string }[] }) => p.files.map((f) => f.from)),
+      [['kubectl-trainjob', COMPLETION_HELPER], ['kubectl-trainjob', COMPLETION_HELPER], ['kubectl-trainjob.exe']],
+    );
+    const stored = path.join(krewRoot, 'store', 'trainjob', manifest.spec.version, COMPLETION_HELPER);
+    await symlink(stored, path.join(krewRoot, 'bin', COMPLETION_HELPER));
+    // sh and dirname from the system; still no node on PATH.
+    const complete = await run(path.join(krewRoot, 'bin', COMPLETION_HELPER), ['scale', 'llama', '--no'], {
+      env: { PATH: '/usr/bin:/bin', HOME: out },
+    });
+    assert.equal(complete.stdout, '--nodes\n--no-resume\n:4\n');
 
     // The arm64 archive offered for linux/amd64: its sha256 is not the one the manifest names.
     const arm = build.platforms.find((p) => p.id === 'linux-arm64')!;
