@@ -19,6 +19,7 @@ import { correlate, type Correlation } from './ratchet.ts';
 import { collectCelRules, valuesAt, type CelRule, type LocatedValue, type LocationStep } from './rules.ts';
 import type { JSONSchemaProps, SchemaNode } from './schema.ts';
 import { validateSchema, validateSchemaUpdate } from './validate.ts';
+import { validateScale } from './scale.ts';
 import { deepClone, semanticEqual, setOwn } from './values.ts';
 import { isObject, type JsonObject } from '../json/object.ts';
 
@@ -234,12 +235,17 @@ export function compileCrdSchema(crdObject: unknown, options: CompileOptions = {
     return out;
   };
 
-  // strategy.Validate: the validator (type meta, or else ObjectMeta and schema), then embedded
-  // resources and list types; CEL would come last.
+  // The schema (ratcheted on update), then the scale subresource's paths (never ratcheted).
+  const objectChecks = (obj: unknown, correlation?: Correlation): FieldError[] => [
+    ...(correlation ? validateSchemaUpdate(root, obj, correlation).errors : validateSchema(root, obj)),
+    ...validateScale(info.scale, obj),
+  ];
+  // strategy.Validate: the validator (type meta, or else ObjectMeta, schema and the scale
+  // subresource's paths), then embedded resources and list types; CEL would come last.
   const validatePrepared = (obj: unknown): FieldError[] => {
     const typeErrors = typeMetaErrors(info, obj);
     const validator =
-      typeErrors.length > 0 ? typeErrors : [...validateObjectMeta(obj, metaOptions), ...validateSchema(root, obj)];
+      typeErrors.length > 0 ? typeErrors : [...validateObjectMeta(obj, metaOptions), ...objectChecks(obj)];
     return [...validator, ...validateEmbeddedResources(obj, root), ...validateListTypes(root, obj)];
   };
 
@@ -257,8 +263,7 @@ export function compileCrdSchema(crdObject: unknown, options: CompileOptions = {
       ...metaUpdate,
     ];
     const typeErrors = typeMetaErrors(info, newObj);
-    const validator =
-      typeErrors.length > 0 ? typeErrors : [...metaUpdate, ...validateSchemaUpdate(root, newObj, correlation).errors];
+    const validator = typeErrors.length > 0 ? typeErrors : [...metaUpdate, ...objectChecks(newObj, correlation)];
     // List types are not ratcheted per element: all of them are skipped when the old object had any.
     const listErrors = validateListTypes(root, oldObj).length === 0 ? validateListTypes(root, newObj) : [];
     return [...common, ...validator, ...validateEmbeddedResources(newObj, root), ...listErrors];

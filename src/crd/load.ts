@@ -8,6 +8,7 @@ import { deepClone, kindOf } from './values.ts';
 import { isObject, type JsonObject } from '../json/object.ts';
 
 export { CrdError } from './error.ts';
+import { scaleOf, type ScalePaths } from './scale.ts';
 
 export interface CrdInfo {
   /** metadata.name, e.g. `trainjobs.trainer.kubeflow.org`. */
@@ -24,6 +25,8 @@ export interface CrdInfo {
   namespaced: boolean;
   /** With a status subresource the main endpoint ignores status (dropped on create, kept on update). */
   statusSubresource: boolean;
+  /** The scale subresource's replica paths: the API server checks them on every write (scale.ts). */
+  scale?: ScalePaths;
   servedVersions: string[];
   /** The version's openAPIV3Schema as written (a private copy). */
   schema: JSONSchemaProps;
@@ -136,6 +139,7 @@ export function loadCrd(obj: unknown, options: { version?: string } = {}): CrdIn
     singular: optionalString(names, 'singular', 'spec.names') ?? kind.toLowerCase(),
     namespaced: scope === 'Namespaced',
     statusSubresource: isObject(subresources) && isObject(subresources.status),
+    ...scaleOf(subresources, what),
     servedVersions: versions.filter((v) => v.served).map((v) => v.name),
     schema,
     root,
