@@ -78,7 +78,14 @@ describe('kubectl scale: the scale subresource of a TrainJob', { skip }, () => {
     const read = JSON.parse((await w.cp.kubectl(['get', '--raw', scalePath('llama')])).stdout);
     assert.deepEqual(
       { spec: read.spec, status: read.status },
-      { spec: { replicas: 2 }, status: { replicas: 2, selector: 'jobset.sigs.k8s.io/jobset-name=llama' } },
+      {
+        spec: { replicas: 2 },
+        status: {
+          replicas: 2,
+          // The training nodes' pods only: not the initializers' (the node job, src/rebuild/status-field.ts).
+          selector: 'jobset.sigs.k8s.io/jobset-name=llama,jobset.sigs.k8s.io/replicatedjob-name=node',
+        },
+      },
     );
   });
 
