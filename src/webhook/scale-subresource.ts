@@ -40,8 +40,7 @@ import { SCALE_SUBRESOURCE, TRAINJOB_GROUP, TRAINJOB } from '../api/names.ts';
 import { OMIT_VALUE, type FieldError } from '../field/errors.ts';
 import { isObject } from '../json/object.ts';
 import type { Decision } from '../rules/contract.ts';
-import type { Read } from '../scale/scale-admission.ts';
-import type { TrainJobReader } from '../scale/reads/trainjob-read.ts';
+import type { TrainJobRead, TrainJobReader, TrainJobReadTarget } from '../scale/reads/trainjob-read.ts';
 import type { AdmissionReviewRequest } from './envelope.ts';
 
 type Obj = Record<string, unknown>;
@@ -139,19 +138,12 @@ export async function validateScale<T>(req: AdmissionReviewRequest, deps: ScaleD
   if (!deps.readTrainJob) return deps.allowed([SCALE_NOT_JUDGED]);
   if (deps.holdWhileReading?.() === false) return deps.answer(forNow(SCALE_READS_BUSY), {});
   const meta = isObject(req.oldObject?.metadata) ? req.oldObject.metadata : {};
-  const version = typeof meta.resourceVersion === 'string' && meta.resourceVersion ? meta.resourceVersion : undefined;
   const authenticated = deps.callerAuthenticated === true;
-  const namespace = req.namespace ?? '';
-  const read = await deps.readTrainJob({
-    namespace,
-    name: req.name,
-    ...(version ? { resourceVersion: version } : {}),
-    ...(authenticated ? { callerAuthenticated: true } : {}),
-  });
+  const read = await deps.readTrainJob(readTarget(req, meta, authenticated));
   const unjudged = whyNotJudged(read, meta.uid, authenticated);
   if (unjudged !== undefined) {
     if (authenticated) return deps.answer(forNow(unjudged), {});
-    deps.withheld?.({ namespace, name: req.name, detail: unjudged });
+    deps.withheld?.({ namespace: req.namespace ?? '', name: req.name, detail: unjudged });
     return deps.answer(forNow(SCALE_NOT_READ_GENERAL), {});
   }
   const stored = (read as { value: Obj }).value;
@@ -159,12 +151,23 @@ export async function validateScale<T>(req: AdmissionReviewRequest, deps: ScaleD
   return deps.answer(await deps.validate(scaled, stored), scaled);
 }
 
+/** The TrainJob the Scale was made from: not older than its resourceVersion, when it has one. */
+function readTarget(req: AdmissionReviewRequest, meta: Obj, authenticated: boolean): TrainJobReadTarget {
+  const version = typeof meta.resourceVersion === 'string' && meta.resourceVersion ? meta.resourceVersion : undefined;
+  return {
+    namespace: req.namespace ?? '',
+    name: req.name,
+    ...(version ? { resourceVersion: version } : {}),
+    ...(authenticated ? { callerAuthenticated: true } : {}),
+  };
+}
+
 /**
  * Why the read TrainJob cannot be judged for this Scale, or undefined when it can. The Scale's uid
  * must match the stored one's; a caller not known to be the API server must send it (the API
  * server always does), so a Scale without one reveals nothing about what is stored.
  */
-function whyNotJudged(read: Read<Obj>, scaleUid: unknown, authenticated: boolean): string | undefined {
+function whyNotJudged(read: TrainJobRead, scaleUid: unknown, authenticated: boolean): string | undefined {
   if (read.kind === 'failed') return `the TrainJob could not be read (${read.error})`;
   if (read.kind === 'absent') return 'the TrainJob was not found';
   const uid = isObject(read.value.metadata) ? read.value.metadata.uid : undefined;

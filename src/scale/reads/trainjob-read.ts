@@ -49,7 +49,10 @@ export interface TrainJobReadTarget {
   callerAuthenticated?: boolean;
 }
 
-export type TrainJobReader = (target: TrainJobReadTarget) => Promise<Read<Record<string, unknown>>>;
+/** What a read of the TrainJob found. */
+export type TrainJobRead = Read<Record<string, unknown>>;
+
+export type TrainJobReader = (target: TrainJobReadTarget) => Promise<TrainJobRead>;
 
 export interface TrainJobReadOptions {
   timeoutMs?: number;
@@ -73,7 +76,8 @@ export function trainJobReader(api: ApiClient, options: TrainJobReadOptions = {}
     error: `reading the TrainJob: not started, it would pass the ${cap.limit} reads per ${TRAINJOB_READ_WINDOW_MS / 1000} s allowed to callers not known to be the API server`,
   };
   return ({ namespace, name, resourceVersion, callerAuthenticated }) => {
-    const key = `${namespace}/${name}@${resourceVersion ?? 'quorum'}`;
+    // A name or version may hold any character in a forged review: a key no two targets share.
+    const key = JSON.stringify([namespace, name, resourceVersion ?? null]);
     const shared = coalesced.inFlight<Read<Record<string, unknown>>>(key);
     if (shared) return shared;
     if (!callerAuthenticated && !cap.take()) return Promise.resolve(capped);
@@ -81,7 +85,7 @@ export function trainJobReader(api: ApiClient, options: TrainJobReadOptions = {}
   };
 }
 
-/** One GET of the TrainJob, as a Read: 404 is absent, any other failure (status, transport, timeout, not JSON) failed. */
+/** One GET of the TrainJob: 404 is absent, any other failure (status, transport, timeout, not JSON) failed. */
 async function getTrainJob(
   api: ApiClient,
   namespace: string,

@@ -125,16 +125,7 @@ function apiServer(all: Record<string, Scenario>, lease: () => unknown): Server 
       return json(200, s);
     }
     const tj = url.pathname.match(/^\/apis\/trainer\.kubeflow\.org\/v1alpha1\/namespaces\/victim\/trainjobs\/(.+)$/);
-    if (tj) {
-      if (tj[1] === 'locked')
-        return json(403, {
-          kind: 'Status',
-          code: 403,
-          message: `trainjobs.trainer.kubeflow.org "locked" is forbidden: User "${SECRETS.account}" cannot get resource "trainjobs"`,
-        });
-      const s = all[tj[1]];
-      return s ? json(200, s.before) : notFound();
-    }
+    if (tj) return trainJobAnswer(all, tj[1], json, notFound);
     if (url.pathname === '/apis/batch/v1/namespaces/victim/jobs') {
       const name = (url.searchParams.get('labelSelector') ?? '').split('=')[1] ?? '';
       return json(200, { kind: 'JobList', items: all[name]?.jobs ?? [] });
@@ -145,6 +136,23 @@ function apiServer(all: Record<string, Scenario>, lease: () => unknown): Server 
       return json(200, lease());
     notFound();
   });
+}
+
+/** A TrainJob GET: the scenario's TrainJob, `locked` forbidden (the webhook's own rights), else 404. */
+function trainJobAnswer(
+  all: Record<string, Scenario>,
+  name: string,
+  json: (status: number, body: unknown) => void,
+  notFound: () => void,
+): void {
+  if (name === 'locked')
+    return json(403, {
+      kind: 'Status',
+      code: 403,
+      message: `trainjobs.trainer.kubeflow.org "locked" is forbidden: User "${SECRETS.account}" cannot get resource "trainjobs"`,
+    });
+  const s = all[name];
+  return s ? json(200, s.before) : notFound();
 }
 
 const leaseRenewedAgo = (ms: number) => ({
