@@ -33,6 +33,8 @@ export const NODE = 'node';
 
 /** JobSet's label on its Jobs, pods and volumeClaimPolicies PVCs. */
 export const JOBSET_NAME_LABEL = 'jobset.sigs.k8s.io/jobset-name';
+/** JobSet's label on the Jobs and pods of one replicated job: its name. */
+export const REPLICATED_JOB_NAME_LABEL = 'jobset.sigs.k8s.io/replicatedjob-name';
 
 /** Trainer's runtime snapshot (KEP-2599): ConfigMap `<trainjob>-runtime-snapshot`, key `runtime`. */
 export const RUNTIME_SNAPSHOT_SUFFIX = '-runtime-snapshot';

@@ -3,11 +3,19 @@
 // src/rules/generate/scale-subresource.ts), and what the `kubectl trainjob` plugin reads.
 // - nodes: the numNodes the current JobSet is built for (statusReplicasPath); absent while there is
 //   no JobSet. Beside spec.trainer.numNodes (the count asked for) it shows a pending rebuild.
-// - selector: the label selector of the JobSet's pods (labelSelectorPath), `jobset.sigs.k8s.io/
-//   jobset-name=<name>`: JobSet puts that label on every pod it makes, and Trainer names the
-//   JobSet after the TrainJob. An autoscaler reads pod metrics through it.
+// - selector: the label selector of the training nodes' pods (labelSelectorPath),
+//   `jobset.sigs.k8s.io/jobset-name=<name>,jobset.sigs.k8s.io/replicatedjob-name=<node job>`:
+//   JobSet puts both labels on every pod it makes, and Trainer names the JobSet after the TrainJob.
+//   The second names the replicated job whose count is numNodes (the one `nodes` is read from), so
+//   an autoscaler reading pod metrics through it sees the nodes, not the initializers' pods or an
+//   MPI launcher. Without a JobSet, or one without that job, the JobSet's name alone.
 // - rebuild and reason: the report's state and reason (report.ts), as plain fields: a printer column
-//   reads a plain field, not the JSON in the report annotation.
+//   reads a plain field, not the JSON in the report annotation. The report is an annotation, which
+//   anyone who may patch the TrainJob can write, so the reason is cut to the schema's maxLength
+//   (REASON_MAX_CHARS): longer, every apply of the field would fail. It is cut rather than left out
+//   when it is not the reconciler's: the reconciler cannot tell who wrote the annotation (its cache
+//   keeps no managedFields), its own reasons can be long too (they name claims), and the
+//   annotation it comes from is shown to the same readers anyway.
 // Written by the reconciler with SSA on the status subresource under a field manager of its own
 // (src/reconciler/status-field.ts). Trainer never drops it: v2.2.1 to main write the TrainJob's
 // status as a merge patch of their typed diff (client.MergeFrom), which names only the fields their
@@ -17,6 +25,7 @@ import {
   ANCESTOR_TRAINER,
   JOBSET_NAME_LABEL,
   NODE,
+  REPLICATED_JOB_NAME_LABEL,
   STATUS_FIELD,
   TRAINJOB_API_VERSION,
   TRAINJOB_KIND,
@@ -36,8 +45,28 @@ export interface StatusField {
 
 const KEY_ORDER: (keyof StatusField)[] = ['nodes', 'selector', 'rebuild', 'reason'];
 
-/** The selector of the pods of the TrainJob's JobSet (named after the TrainJob). */
-export const podSelector = (trainJobName: string): string => `${JOBSET_NAME_LABEL}=${trainJobName}`;
+/**
+ * The selector of the training nodes' pods: those of the TrainJob's JobSet (named after the
+ * TrainJob) in its node job, when that is known.
+ */
+export const podSelector = (trainJobName: string, nodeJob?: string): string =>
+  `${JOBSET_NAME_LABEL}=${trainJobName}${nodeJob ? `,${REPLICATED_JOB_NAME_LABEL}=${nodeJob}` : ''}`;
+
+/** status.trainjobWebhook.reason's maxLength in the CRD patch (src/rules/generate/scale-subresource.ts). */
+export const REASON_MAX_CHARS = 32768;
+
+/**
+ * `text` cut to at most `max` characters, with `…` at the end when cut. The API server counts a
+ * string's maxLength in code points; a JavaScript string's length counts UTF-16 units, at least as
+ * many, so a cut by units keeps within it, and a cut never splits a surrogate pair.
+ */
+export function cutToChars(text: string, max: number): string {
+  if (text.length <= max) return text;
+  let end = max - 1;
+  const last = text.charCodeAt(end - 1);
+  if (last >= 0xd800 && last <= 0xdbff) end -= 1;
+  return `${text.slice(0, end)}…`;
+}
 
 const parallelismOf = (r: ReplicatedJob | undefined): number | undefined =>
   r ? (intOf(r.template?.spec?.parallelism) ?? 1) : undefined;
@@ -68,6 +97,19 @@ export function builtNodes(
     : withoutRuntime(jobSet.spec?.replicatedJobs ?? [], previous);
 }
 
+/**
+ * The replicated job of the training nodes, the one builtNodes reads: by the runtime's shape, else
+ * the trainer job, or an MPI node job beside it (the launcher then has the trainer label).
+ */
+export function nodeJobOf(trainJob: TrainJob, jobSet: JobSet, runtime: RuntimeRead | undefined): string | undefined {
+  const jobs = jobSet.spec?.replicatedJobs ?? [];
+  const expected = runtime?.found ? expectedNodeShape(trainJob, runtime.runtime) : undefined;
+  if (expected?.known) return findReplicatedJob(jobs, expected.shape)?.name;
+  const trainer = jobs.find((r) => r.template?.metadata?.labels?.[ANCESTOR_LABEL] === ANCESTOR_TRAINER);
+  const mpiNode = jobs.find((r) => r.name === NODE && r !== trainer);
+  return (mpiNode ?? trainer)?.name;
+}
+
 /** The JobSet's count as numNodes, by the shape Trainer builds for this runtime. */
 function readBack(shape: NodeShape, jobSet: JobSet, previous: number | undefined): number | undefined {
   const p = parallelismOf(findReplicatedJob(jobSet.spec?.replicatedJobs, shape));
@@ -95,10 +137,11 @@ export function statusFieldOf(args: {
   const { trainJob, jobSet, runtime, report } = args;
   const previous = storedNodes(trainJob);
   const nodes = jobSet ? builtNodes(trainJob, jobSet, runtime, previous) : undefined;
-  const field: StatusField = { selector: podSelector(trainJob.metadata.name ?? '') };
+  const nodeJob = jobSet ? nodeJobOf(trainJob, jobSet, runtime) : undefined;
+  const field: StatusField = { selector: podSelector(trainJob.metadata.name ?? '', nodeJob) };
   if (nodes !== undefined) field.nodes = nodes;
   if (report) field.rebuild = report.state;
-  if (report?.reason) field.reason = report.reason;
+  if (report?.reason) field.reason = cutToChars(report.reason, REASON_MAX_CHARS);
   return ordered(field);
 }
 

@@ -21,13 +21,26 @@
 // gets, so it is judged rather than refused for now. A read that fails, or finds no TrainJob, is
 // refused for now (503): it clears by itself.
 //
+// Any pod that reaches the webhook's port can send a Scale review (without `serve --client-ca`),
+// so the read is bounded as a count change's reads are (docs/security.md, "Cluster reads"):
+//   - before it starts, the request's hold moves onto the count-change reads' budget (the same
+//     `holdWhileReading` the Validator uses); when that is full the scale is refused for now (503)
+//     with no read, so Scale reviews waiting on a slow read never hold what other writes need;
+//   - reads are shared per TrainJob and version, and capped for callers not known to be the API
+//     server (trainjob-read.ts);
+//   - to such a caller a TrainJob not found, a read that failed and another uid (or none: the API
+//     server always sends the TrainJob's uid) get one general answer, so the answer does not tell
+//     whether a TrainJob of that name exists; only a Scale with the stored TrainJob's uid, which
+//     such a caller cannot guess, is judged. The details go to the log. The API server
+//     (`--client-ca`) gets them in the answer.
+//
 // The webhook never refuses a write to the scale of anything but a TrainJob (a configuration that
 // names another resource's scale is a mistake, not the user's): it admits it unjudged.
 import { SCALE_SUBRESOURCE, TRAINJOB_GROUP, TRAINJOB } from '../api/names.ts';
 import { OMIT_VALUE, type FieldError } from '../field/errors.ts';
 import { isObject } from '../json/object.ts';
 import type { Decision } from '../rules/contract.ts';
-import type { TrainJobReader } from '../scale/reads/trainjob-read.ts';
+import type { TrainJobRead, TrainJobReader, TrainJobReadTarget } from '../scale/reads/trainjob-read.ts';
 import type { AdmissionReviewRequest } from './envelope.ts';
 
 type Obj = Record<string, unknown>;
@@ -83,10 +96,31 @@ function forNow(detail: string): Decision {
 export const SCALE_NOT_JUDGED =
   'spec.trainer.numNodes: the scale was not judged (the webhook runs without cluster access, so it cannot read the TrainJob the Scale changes)';
 
+/** Refused for now: the count-change reads' budget is full. */
+export const SCALE_READS_BUSY = 'the webhook is judging as many count changes as it may at once';
+/** Why a scale was not judged, to a caller not known to be the API server: one text for every case. */
+export const SCALE_NOT_READ_GENERAL = "the TrainJob could not be read for the judgment (the webhook's log says why)";
+
+/** What a general answer left out, for the log. */
+export interface WithheldScale {
+  namespace: string;
+  name: string;
+  detail: string;
+}
+
 /** `T`: the route's answer (route.ts Outcome), built by `answer` and `allowed`. */
 export interface ScaleDeps<T> {
   /** Undefined without cluster access: the scale is admitted with a warning, like a count change then. */
   readTrainJob?: TrainJobReader;
+  /**
+   * Moves the request's hold onto the count-change reads' budget before the read (validate.ts:
+   * decision-budget.ts moveHeld): false when that is full, and nothing is read.
+   */
+  holdWhileReading?: () => boolean;
+  /** The caller is the API server, proved by its client certificate: it gets the details. */
+  callerAuthenticated?: boolean;
+  /** Hears what an answer in general words left out (a caller not known to be the API server). */
+  withheld?: (details: WithheldScale) => void;
   /** The Validator, with what the route adds (the caller's proof, the reads' budget). */
   validate(object: Obj, oldObject: Obj): Promise<Decision>;
   /** The answer the validating route builds from a decision (validate.ts), the hint on the object given. */
@@ -102,14 +136,42 @@ export async function validateScale<T>(req: AdmissionReviewRequest, deps: ScaleD
   // The API server sends an int32; anything else is not a Scale it made: nothing to judge.
   if (replicas === undefined) return deps.allowed();
   if (!deps.readTrainJob) return deps.allowed([SCALE_NOT_JUDGED]);
+  if (deps.holdWhileReading?.() === false) return deps.answer(forNow(SCALE_READS_BUSY), {});
   const meta = isObject(req.oldObject?.metadata) ? req.oldObject.metadata : {};
-  const version = typeof meta.resourceVersion === 'string' && meta.resourceVersion ? meta.resourceVersion : undefined;
-  const read = await deps.readTrainJob(req.namespace ?? '', req.name, version);
-  if (read.kind === 'failed') return deps.answer(forNow(`the TrainJob could not be read (${read.error})`), {});
-  if (read.kind === 'absent') return deps.answer(forNow('the TrainJob was not found'), {});
-  const stored = read.value;
-  const uid = isObject(stored.metadata) ? stored.metadata.uid : undefined;
-  if (typeof meta.uid === 'string' && meta.uid !== uid) return deps.answer(forNow('the TrainJob was replaced'), {});
+  const authenticated = deps.callerAuthenticated === true;
+  const read = await deps.readTrainJob(readTarget(req, meta, authenticated));
+  const unjudged = whyNotJudged(read, meta.uid, authenticated);
+  if (unjudged !== undefined) {
+    if (authenticated) return deps.answer(forNow(unjudged), {});
+    deps.withheld?.({ namespace: req.namespace ?? '', name: req.name, detail: unjudged });
+    return deps.answer(forNow(SCALE_NOT_READ_GENERAL), {});
+  }
+  const stored = (read as { value: Obj }).value;
   const scaled = trainJobAfterScale(stored, replicas);
   return deps.answer(await deps.validate(scaled, stored), scaled);
+}
+
+/** The TrainJob the Scale was made from: not older than its resourceVersion, when it has one. */
+function readTarget(req: AdmissionReviewRequest, meta: Obj, authenticated: boolean): TrainJobReadTarget {
+  const version = typeof meta.resourceVersion === 'string' && meta.resourceVersion ? meta.resourceVersion : undefined;
+  return {
+    namespace: req.namespace ?? '',
+    name: req.name,
+    ...(version ? { resourceVersion: version } : {}),
+    ...(authenticated ? { callerAuthenticated: true } : {}),
+  };
+}
+
+/**
+ * Why the read TrainJob cannot be judged for this Scale, or undefined when it can. The Scale's uid
+ * must match the stored one's; a caller not known to be the API server must send it (the API
+ * server always does), so a Scale without one reveals nothing about what is stored.
+ */
+function whyNotJudged(read: TrainJobRead, scaleUid: unknown, authenticated: boolean): string | undefined {
+  if (read.kind === 'failed') return `the TrainJob could not be read (${read.error})`;
+  if (read.kind === 'absent') return 'the TrainJob was not found';
+  const uid = isObject(read.value.metadata) ? read.value.metadata.uid : undefined;
+  if (typeof scaleUid === 'string' ? scaleUid !== uid : !authenticated)
+    return typeof scaleUid === 'string' ? 'the TrainJob was replaced' : 'the Scale names no uid';
+  return undefined;
 }

@@ -10,6 +10,7 @@ import type { HandoffSender } from './handoff-sender.ts';
 import { isObject } from '../json/object.ts';
 import { admissionInput } from './envelope.ts';
 import type { AdmissionReviewRequest } from './envelope.ts';
+import { clip } from '../observability/logger.ts';
 import { admissionRoute } from './route.ts';
 import type { EdgeDeps, Outcome } from './route.ts';
 import { denialStatus, transientStatus } from './status.ts';
@@ -38,13 +39,28 @@ export function registerValidateRoute(app: FastifyInstance, deps: ValidateDeps):
 }
 
 async function validate(req: AdmissionReviewRequest, res: ServerResponse, deps: ValidateDeps): Promise<Outcome> {
-  if (scaleRequestOf(req))
+  if (scaleRequestOf(req)) {
+    const hold = deps.holdWhileReading;
     return validateScale<Outcome>(req, {
       readTrainJob: deps.readTrainJob,
+      // The TrainJob read waits on the count-change reads' budget, as the count change's reads do.
+      ...(hold ? { holdWhileReading: () => hold(res) } : {}),
+      ...(deps.callerAuthenticated?.(res) ? { callerAuthenticated: true } : {}),
+      withheld: (details) =>
+        deps.logger.info(
+          {
+            component: 'scale-subresource',
+            namespace: clip(details.namespace),
+            name: clip(details.name),
+            detail: details.detail,
+          },
+          'scale answered in general words (the caller is not known to be the API server); why it was not judged',
+        ),
       allowed: (warnings) => ({ parts: { allowed: true, ...(warnings ? { warnings } : {}) } }),
       validate: (object, oldObject) => decideOn(req, res, deps, { object, oldObject, operation: 'UPDATE' }),
       answer: (decision, judged) => outcomeOf(req, decision, deps, judged),
     });
+  }
   if (req.operation !== 'CREATE' && req.operation !== 'UPDATE') return { parts: { allowed: true } };
   return outcomeOf(req, await decideOn(req, res, deps), deps, req.object);
 }

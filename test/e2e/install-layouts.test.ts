@@ -421,7 +421,11 @@ describe(
           'Service/trainjob-webhook',
           'ServiceAccount/trainjob-webhook',
           'ValidatingAdmissionPolicy/trainjob-webhook-confine-reconciler',
+          'ValidatingAdmissionPolicy/trainjob-webhook-confine-reconciler-companion-status',
+          'ValidatingAdmissionPolicy/trainjob-webhook-confine-reconciler-status',
           'ValidatingAdmissionPolicyBinding/trainjob-webhook-confine-reconciler',
+          'ValidatingAdmissionPolicyBinding/trainjob-webhook-confine-reconciler-companion-status',
+          'ValidatingAdmissionPolicyBinding/trainjob-webhook-confine-reconciler-status',
           'ValidatingWebhookConfiguration/trainjob-webhook-validating',
         ]);
         const [deployment] = byKind(layout.docs, 'Deployment');

@@ -9,15 +9,19 @@
 //   and the hand-back src/rebuild/pvc-plan.ts plans are allowed;
 // - deleting a JobSet or a PodGroup (coscheduling's, Volcano's) is refused unless the TrainJob of
 //   its name controls it, which is allowed (a rebuild's deletes, src/reconciler/cluster.ts);
-// - patching the TrainJob CRD's conversion, names or schema is refused; the CRD patch (the
-//   restorer's write: rules, the scale subresource, the status field, printer columns) is allowed,
-//   its restore (an uninstall's, which removes the status field) refused.
+// - patching the TrainJob CRD's conversion, names or schema is refused, and so is a scale
+//   subresource other than the CRD patch's; the CRD patch (the restorer's write: rules, the scale
+//   subresource, the status field, printer columns) is allowed, its restore (an uninstall's, which
+//   removes the status field) refused;
+// - a TrainJob status write that changes anything but status.trainjobWebhook is refused (companion
+//   mode, every shipped layout); with the companion binding removed (standalone mode) its
+//   conditions may change, nothing else of Trainer's status.
 // The match is by the account's name in any namespace: the same account in another namespace is
 // confined too, another account with the same roles is not.
 import assert from 'node:assert/strict';
 import path from 'node:path';
 import { after, before, describe, it } from 'node:test';
-import { CoreV1Api, KubeConfig, PatchStrategy, setHeaderOptions } from '@kubernetes/client-node';
+import { CoreV1Api, CustomObjectsApi, KubeConfig, PatchStrategy, setHeaderOptions } from '@kubernetes/client-node';
 import {
   controlPlaneAvailability,
   startControlPlane,
@@ -28,6 +32,7 @@ import {
   type KubectlResult,
 } from '../harness/index.ts';
 import { planPvcHandBack, planPvcRelease } from '../../src/rebuild/pvc-plan.ts';
+import { STATUS_FIELD_SCHEMA } from '../../src/rules/generate/scale-subresource.ts';
 import type { JobSet, PersistentVolumeClaim, TrainJob } from '../../src/api/objects.ts';
 import {
   manifestsDir,
@@ -517,7 +522,25 @@ describe(
         assert.deepEqual(await crdSpec(), before);
       });
 
-      it('allowed: a printer column and a scale subresource (what "Scale in one command" would add)', async () => {
+      it('a scale subresource: refused pointed anywhere but the CRD patch paths; allowed as the CRD patch adds it, with a printer column', async () => {
+        const before = await crdSpec();
+        const scale = (value: Obj) =>
+          JSON.stringify([{ op: 'add', path: '/spec/versions/0/subresources/scale', value }]);
+        const generated = {
+          specReplicasPath: '.spec.trainer.numNodes',
+          statusReplicasPath: '.status.trainjobWebhook.nodes',
+          labelSelectorPath: '.status.trainjobWebhook.selector',
+        };
+        for (const [what, value] of [
+          ['another status path', { ...generated, statusReplicasPath: '.status.numNodes' }],
+          ['another spec path', { ...generated, specReplicasPath: '.spec.trainer.numProcPerNode' }],
+          [
+            'no label selector',
+            { specReplicasPath: generated.specReplicasPath, statusReplicasPath: generated.statusReplicasPath },
+          ],
+        ] as const)
+          refused(await patchCrd('json', scale(value)), `a scale subresource with ${what}`);
+        assert.deepEqual(await crdSpec(), before);
         allowed(
           await patchCrd(
             'json',
@@ -527,14 +550,119 @@ describe(
                 path: '/spec/versions/0/additionalPrinterColumns',
                 value: [{ name: 'Nodes', type: 'integer', jsonPath: '.spec.trainer.numNodes' }],
               },
-              {
-                op: 'add',
-                path: '/spec/versions/0/subresources/scale',
-                value: { specReplicasPath: '.spec.trainer.numNodes', statusReplicasPath: '.status.numNodes' },
-              },
+              { op: 'add', path: '/spec/versions/0/subresources/scale', value: generated },
             ]),
           ),
-          'printer column and scale',
+          'printer column and the scale subresource the CRD patch adds',
+        );
+      });
+    });
+
+    describe('TrainJob status writes', () => {
+      const STATUS_POLICY = /ValidatingAdmissionPolicy 'trainjob-webhook-confine-reconciler-(companion-)?status'/;
+      const COMPANION = 'trainjob-webhook-confine-reconciler-companion-status';
+      // As the reconciler sends it: a server-side apply of the status subresource with no GET first
+      // (kubectl patch would GET, a right the reconciler has not), the status field under
+      // `<manager>-status`, standalone mode's conditions under its main manager.
+      const patchStatus = async (status: Obj, dryRun = false): Promise<KubectlResult> => {
+        const kc = new KubeConfig();
+        kc.loadFromFile(asReconciler);
+        const manager =
+          'trainjobWebhook' in status ? 'trainjob-webhook-reconciler-status' : 'trainjob-webhook-reconciler';
+        try {
+          await kc.makeApiClient(CustomObjectsApi).patchNamespacedCustomObjectStatus(
+            {
+              group: 'trainer.kubeflow.org',
+              version: 'v1alpha1',
+              namespace: TEAM,
+              plural: 'trainjobs',
+              name: 'job',
+              body: {
+                apiVersion: 'trainer.kubeflow.org/v1alpha1',
+                kind: 'TrainJob',
+                metadata: { name: 'job', namespace: TEAM },
+                status,
+              },
+              fieldManager: manager,
+              force: true,
+              ...(dryRun ? { dryRun: 'All' } : {}),
+            },
+            setHeaderOptions('Content-Type', PatchStrategy.ServerSideApply),
+          );
+          return { code: 0, stdout: '', stderr: '' };
+        } catch (err) {
+          const body = (err as { body?: unknown }).body;
+          const answer = (typeof body === 'string' ? JSON.parse(body) : body) as Obj | undefined;
+          return { code: answer?.code ?? 1, stdout: '', stderr: answer?.message ?? String(err) };
+        }
+      };
+      const statusRefused = (r: KubectlResult, what: string) => {
+        assert.notEqual(r.code, 0, `${what}: allowed`);
+        assert.match(r.stderr, STATUS_POLICY, `${what}: refused by a status policy (${r.stderr.trim()})`);
+      };
+      const condition = (type: string) => ({
+        type,
+        status: 'True',
+        reason: 'Forged',
+        message: 'not the reconciler',
+        lastTransitionTime: '2026-01-01T00:00:00Z',
+      });
+
+      before(async () => {
+        // The status field in the schema, as the CRD patch adds it (written as an admin: not confined).
+        await cp.kubectl([
+          'patch',
+          'crd',
+          CRD,
+          '--type=json',
+          '-p',
+          JSON.stringify([
+            {
+              op: 'add',
+              path: '/spec/versions/0/schema/openAPIV3Schema/properties/status/properties/trainjobWebhook',
+              value: STATUS_FIELD_SCHEMA,
+            },
+          ]),
+        ]);
+        let last = '';
+        await waitFor('the status policies in force', async () => {
+          last = (await patchStatus({ conditions: [condition('Complete')] }, true)).stderr;
+          return STATUS_POLICY.test(last);
+        }).catch((err: Error) => {
+          throw new Error(`${err.message}; the last answer: ${last}`);
+        });
+      });
+
+      it('companion mode: refused for conditions, jobsStatus or trainerStatus; allowed for status.trainjobWebhook', async () => {
+        for (const [what, status] of [
+          ['a Complete condition', { conditions: [condition('Complete')] }],
+          [
+            'jobsStatus',
+            { jobsStatus: [{ name: 'node', active: 0, ready: 0, succeeded: 9, failed: 0, suspended: 0 }] },
+          ],
+          ['trainerStatus', { trainerStatus: { progressPercentage: 100, lastUpdatedTime: '2026-01-01T00:00:00Z' } }],
+        ] as const)
+          statusRefused(await patchStatus(status), what);
+        const live = await get(['trainjob', 'job']);
+        assert.equal(live.status?.conditions, undefined, 'nothing written');
+        allowed(
+          await patchStatus({ trainjobWebhook: { nodes: 1, selector: 'jobset.sigs.k8s.io/jobset-name=job' } }),
+          'status.trainjobWebhook',
+        );
+        assert.equal((await get(['trainjob', 'job'])).status.trainjobWebhook.nodes, 1);
+      });
+
+      it('standalone mode (the companion binding removed): its conditions allowed, Trainer’s other status still refused', async () => {
+        await cp.kubectl(['delete', 'validatingadmissionpolicybinding', COMPANION]);
+        await waitFor('the companion binding out of force', async () => {
+          const r = await patchStatus({ conditions: [condition('Suspended')] }, true);
+          return r.code === 0;
+        });
+        allowed(await patchStatus({ conditions: [condition('Suspended')] }), 'a Suspended condition');
+        assert.equal((await get(['trainjob', 'job'])).status.conditions[0].type, 'Suspended');
+        statusRefused(
+          await patchStatus({ trainerStatus: { progressPercentage: 100, lastUpdatedTime: '2026-01-01T00:00:00Z' } }),
+          'trainerStatus',
         );
       });
     });

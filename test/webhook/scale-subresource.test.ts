@@ -1,11 +1,16 @@
 // A write to a TrainJob's scale subresource is judged as the numNodes update it makes: the Scale
 // becomes the stored TrainJob with numNodes = spec.replicas, and the Validator sees that TrainJob
-// against the stored one. A read that fails, a TrainJob gone or replaced: refused for now. A scale
-// of anything else, or without cluster access: admitted (the latter with a warning).
+// against the stored one. A read that fails, a TrainJob gone or replaced: refused for now, in one
+// general text to a caller not known to be the API server (it must not learn whether a TrainJob
+// exists). The read waits on the count-change reads' budget: Scale reviews stuck on a read never
+// shed a write that needs no read. A scale of anything else, or without cluster access: admitted
+// (the latter with a warning).
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import {
   SCALE_NOT_JUDGED,
+  SCALE_NOT_READ_GENERAL,
+  type WithheldScale,
   scaleReplicas,
   scaleRequestOf,
   trainJobAfterScale,
@@ -14,6 +19,13 @@ import {
 } from '../../src/webhook/scale-subresource.ts';
 import type { AdmissionReviewRequest } from '../../src/webhook/envelope.ts';
 import type { Decision } from '../../src/rules/contract.ts';
+import { buildPolicy } from '../../src/rules/policy.ts';
+import { createValidator } from '../../src/rules/validator.ts';
+import { createMetrics } from '../../src/observability/metrics.ts';
+import type { TrainJobReader } from '../../src/scale/reads/trainjob-read.ts';
+import { countChangeReadsBudget, DecisionBudget, decisionWeight } from '../../src/webhook/decision-budget.ts';
+import { buildAdmissionServer } from '../../src/webhook/server.ts';
+import { captureLogs, review as fixtureReview, testCert, trainJob, VALIDATE } from './fixtures.ts';
 
 type Obj = Record<string, any>;
 
@@ -55,15 +67,22 @@ const review = (to: number, from = 2, over: Partial<AdmissionReviewRequest> = {}
 type Answer = { allowed: boolean; warnings?: string[]; decision?: Decision; judged?: Obj };
 
 /** Deps that record what the Validator was asked; `read` stands in for the GET of the TrainJob. */
-function deps(read: ScaleDeps<Answer>['readTrainJob'], verdict: Decision = { causes: [], warnings: [] }) {
+function deps(
+  read: ScaleDeps<Answer>['readTrainJob'],
+  verdict: Decision = { causes: [], warnings: [] },
+  over: Partial<ScaleDeps<Answer>> = {},
+) {
   const asked: { object: Obj; oldObject: Obj }[] = [];
-  const reads: (string | undefined)[] = [];
+  const reads: string[] = [];
+  const withheld: WithheldScale[] = [];
   const d: ScaleDeps<Answer> = {
     ...(read
       ? {
-          readTrainJob: async (ns, name, rv) => {
-            reads.push(`${ns}/${name}@${rv}`);
-            return read(ns, name, rv);
+          readTrainJob: async (target) => {
+            reads.push(
+              `${target.namespace}/${target.name}@${target.resourceVersion}${target.callerAuthenticated ? ' (API server)' : ''}`,
+            );
+            return read(target);
           },
         }
       : {}),
@@ -73,8 +92,10 @@ function deps(read: ScaleDeps<Answer>['readTrainJob'], verdict: Decision = { cau
     },
     answer: (decision, judged) => ({ allowed: decision.causes.length === 0, decision, judged }),
     allowed: (warnings) => ({ allowed: true, ...(warnings ? { warnings } : {}) }),
+    withheld: (details) => withheld.push(details),
+    ...over,
   };
-  return { d, asked, reads };
+  return { d, asked, reads, withheld };
 }
 
 describe('a write to the scale subresource', () => {
@@ -131,7 +152,7 @@ describe('a write to the scale subresource', () => {
     assert.equal(answer.decision, refusal);
   });
 
-  for (const [what, read, detail] of [
+  const unjudged = [
     [
       'the read fails',
       { kind: 'failed', error: 'reading the TrainJob: HTTP 403' },
@@ -143,29 +164,166 @@ describe('a write to the scale subresource', () => {
       { kind: 'found', value: { ...stored(2), metadata: { ...stored(2).metadata, uid: 'u-2' } } },
       /was replaced/,
     ],
-  ] as const) {
-    it(`is refused for now when ${what}, without asking the Validator`, async () => {
-      const { d, asked } = deps(async () => read as never);
+  ] as const;
+  for (const [what, read, detail] of unjudged) {
+    it(`is refused for now when ${what}, without asking the Validator; the API server is told why`, async () => {
+      const { d, asked, reads, withheld } = deps(async () => read as never, undefined, { callerAuthenticated: true });
       const answer = await validateScale(review(4), d);
       assert.equal(answer.allowed, false);
       assert.equal(answer.decision?.transient, true);
       assert.match(answer.decision?.causes[0].detail ?? '', detail);
       assert.match(answer.decision?.causes[0].detail ?? '', /refused for now and can be applied again/);
       assert.equal(asked.length, 0);
+      assert.deepEqual(reads, ['ml/llama@7 (API server)'], 'its read is not capped');
+      assert.deepEqual(withheld, [], 'nothing withheld');
     });
   }
 
-  it('of another resource, or not an UPDATE: admitted without a read', async () => {
-    const { d, reads } = deps(async () => ({ kind: 'failed', error: 'never read' }));
+  it('to a caller not known to be the API server: not found, a failed read, another uid or none get one general text, the log the reason', async () => {
+    const noUid = review(4);
+    delete (noUid.oldObject as Obj).metadata.uid;
+    const cases: [string, unknown, AdmissionReviewRequest][] = [
+      ...unjudged.map(([what, read]) => [what, read, review(4)] as [string, unknown, AdmissionReviewRequest]),
+      ['the Scale names no uid (the TrainJob exists)', { kind: 'found', value: stored(2) }, noUid],
+    ];
+    const texts = new Set<string>();
+    for (const [what, read, req] of cases) {
+      const { d, asked, withheld } = deps(async () => read as never);
+      const answer = await validateScale(req, d);
+      assert.equal(answer.allowed, false, what);
+      assert.equal(answer.decision?.transient, true, what);
+      texts.add(answer.decision?.causes[0].detail ?? '');
+      assert.equal(asked.length, 0, what);
+      assert.equal(withheld.length, 1, what);
+      assert.equal(withheld[0].name, 'llama');
+    }
+    assert.deepEqual(
+      [...texts],
+      [`${SCALE_NOT_READ_GENERAL}; the scale is refused for now and can be applied again in a few seconds`],
+    );
+  });
+
+  it('the API server may leave the uid out (a hand-written review): judged', async () => {
+    const noUid = review(4);
+    delete (noUid.oldObject as Obj).metadata.uid;
+    const { d, asked } = deps(async () => ({ kind: 'found', value: stored(2) }), undefined, {
+      callerAuthenticated: true,
+    });
+    assert.equal((await validateScale(noUid, d)).allowed, true);
+    assert.equal(asked.length, 1);
+  });
+
+  it('moves onto the count-change reads budget before the read: refused for now with no read when that is full', async () => {
+    let holds = 0;
+    const full = deps(async () => ({ kind: 'found', value: stored(2) }), undefined, {
+      holdWhileReading: () => (holds++, false),
+    });
+    const answer = await validateScale(review(4), full.d);
+    assert.equal(answer.allowed, false);
+    assert.equal(answer.decision?.transient, true);
+    assert.match(answer.decision?.causes[0].detail ?? '', /judging as many count changes as it may at once/);
+    assert.deepEqual(full.reads, [], 'nothing read');
+    assert.equal(holds, 1);
+    const room = deps(async () => ({ kind: 'found', value: stored(2) }), undefined, {
+      holdWhileReading: () => (holds++, true),
+    });
+    assert.equal((await validateScale(review(4), room.d)).allowed, true);
+    assert.deepEqual(room.reads, ['ml/llama@7']);
+  });
+
+  it('of another resource, or not an UPDATE: admitted without a read or a hold', async () => {
+    let holds = 0;
+    const { d, reads } = deps(async () => ({ kind: 'failed', error: 'never read' }), undefined, {
+      holdWhileReading: () => (holds++, false),
+    });
     assert.deepEqual(await validateScale(review(4, 2, { resource: { group: 'apps', resource: 'deployments' } }), d), {
       allowed: true,
     });
     assert.deepEqual(await validateScale(review(4, 2, { operation: 'CREATE' }), d), { allowed: true });
     assert.deepEqual(reads, []);
+    assert.equal(holds, 0);
   });
 
   it('without cluster access: admitted with a warning that it was not judged', async () => {
     const { d } = deps(undefined);
     assert.deepEqual(await validateScale(review(4), d), { allowed: true, warnings: [SCALE_NOT_JUDGED] });
+  });
+});
+
+describe('Scale reviews waiting on the TrainJob read hold the count-change reads budget', () => {
+  // Found by review: the read ran on the decision budget, so forged Scale reviews stuck on a read
+  // that hangs (padded to weigh the most) got a label-only update shed with 429.
+  it('while their reads hang, a write that needs no read is answered; past that budget a Scale gets 503 unread', async () => {
+    const labelOnly = JSON.stringify(
+      fixtureReview('UPDATE', { oldObject: trainJob(), object: trainJob({}, { labels: { team: 'a' } }) }),
+    );
+    const scaleOf = (replicas: number) => ({
+      apiVersion: 'autoscaling/v1',
+      kind: 'Scale',
+      metadata: {
+        name: 'my-job',
+        namespace: 'team-a',
+        uid: '6f1c2a4e-0d7b-4a51-9a57-1f3c0b9e2d10',
+        resourceVersion: '48213',
+        // Padded so that a Scale review weighs at least what the label-only update does.
+        annotations: { pad: 'x'.repeat(labelOnly.length) },
+      },
+      spec: { replicas },
+    });
+    const forged = fixtureReview('UPDATE', {
+      kind: { group: 'autoscaling', version: 'v1', kind: 'Scale' },
+      object: scaleOf(3),
+      oldObject: scaleOf(1),
+    }) as { request: Record<string, unknown> };
+    forged.request.subResource = 'scale';
+    const scaleReview = JSON.stringify(forged);
+    const weightOf = (text: string) => decisionWeight(text.length, Math.ceil(text.length / 2));
+    const w = weightOf(scaleReview);
+    assert.ok(w >= weightOf(labelOnly) && scaleReview.length <= 8192, 'the heaviest, weighed unscanned');
+    // Room for three Scale reviews in the decision budget, two in the count changes'.
+    const decisionBudget = new DecisionBudget(3 * w, 0);
+    const countChangeBudget = countChangeReadsBudget(2 * w);
+    let reads = 0;
+    let reached: () => void = () => {};
+    let unstick!: () => void;
+    const stuck = new Promise<void>((resolve) => (unstick = resolve));
+    // The API server that does not answer the GET of the TrainJob until the test lets it go.
+    const readTrainJob: TrainJobReader = async () => {
+      reads++;
+      reached();
+      await stuck;
+      return { kind: 'found', value: trainJob() };
+    };
+    const { logger } = captureLogs();
+    const app = await buildAdmissionServer(
+      { tls: await testCert(), decisionBudget, countChangeBudget },
+      { validator: createValidator({ policy: buildPolicy() }), logger, metrics: createMetrics(), readTrainJob },
+    );
+    const post = (payload: string) =>
+      app.inject({ method: 'POST', url: VALIDATE, headers: { 'content-type': 'application/json' }, payload });
+
+    const waiting: Promise<unknown>[] = [];
+    const early: { statusCode: number; code?: number }[] = [];
+    for (let i = 0; i < 3; i++) {
+      // Each is sent once the one before has reached its read or been answered.
+      const atRead = new Promise<'read'>((resolve) => (reached = () => resolve('read')));
+      const answered = post(scaleReview);
+      waiting.push(answered);
+      const first = await Promise.race([atRead, answered]);
+      if (first !== 'read') early.push({ statusCode: first.statusCode, code: first.json().response?.status?.code });
+    }
+    const noRead = await post(labelOnly);
+    const stillStuck = reads;
+    unstick();
+    await Promise.all(waiting);
+
+    assert.equal(noRead.statusCode, 200, noRead.body);
+    assert.equal(noRead.json().response.allowed, true, noRead.body);
+    assert.equal(stillStuck, 2, 'two Scale reviews were waiting on their reads when it was answered');
+    assert.deepEqual(early, [{ statusCode: 200, code: 503 }]);
+    assert.equal(reads, 2, 'the refused one read nothing');
+    await app.close();
+    assert.equal(decisionBudget.used, 0);
+    assert.equal(countChangeBudget.used, 0);
   });
 });

@@ -32,6 +32,7 @@ import { MAX_API_SOCKETS } from '../../cluster/api-request.ts';
 import { Slots } from '../../cluster/slots.ts';
 import type { Logger } from '../../observability/logger.ts';
 import { WindowCap } from './window-cap.ts';
+import { Coalesced } from './coalesced.ts';
 import { jobSetPodsGeneralWarnings, jobSetPodsWarnings, type JobSetRead } from './jobset-pods.ts';
 import { describeAnswer, JOBSET_READ_TIMEOUT_MS } from './jobset-read.ts';
 
@@ -58,28 +59,6 @@ export function withOwnSlots(client: ApiClient, slots: Slots = new Slots(COUNT_C
     },
     stream: (path, signal) => client.stream(path, signal),
   };
-}
-
-/**
- * One read in flight per key: a judgment that needs a read already under way shares it (the
- * reads are from the watch cache, resourceVersion 0, so one started a moment earlier is no
- * staler). Holds only reads in flight: an entry leaves when its read settles.
- */
-export class Coalesced {
-  readonly #inFlight = new Map<string, Promise<unknown>>();
-
-  /** Reads in flight now. */
-  get size(): number {
-    return this.#inFlight.size;
-  }
-
-  run<T>(key: string, read: () => Promise<T>): Promise<T> {
-    const under = this.#inFlight.get(key);
-    if (under) return under as Promise<T>;
-    const started = read().finally(() => this.#inFlight.delete(key));
-    this.#inFlight.set(key, started);
-    return started;
-  }
 }
 
 export interface ScaleCheckOptions {

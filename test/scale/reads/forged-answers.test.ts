@@ -5,6 +5,10 @@
 // pod, controller or Lease holder, no count, no read's error; each still says what to do. The
 // details go to the webhook's log, one line per judgment. The same reviews from the API server
 // (`--client-ca`, its client certificate) get the detailed answers.
+//
+// Forged writes to a TrainJob's scale subresource make the webhook read the TrainJob: their answers
+// must not tell whether a TrainJob of that name exists (not found, a read refused and another uid
+// all get one general answer), where the API server's tell it why.
 import assert from 'node:assert/strict';
 import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { createServer, type Server } from 'node:http';
@@ -20,6 +24,7 @@ import { buildPolicy } from '../../../src/rules/policy.ts';
 import { createValidator } from '../../../src/rules/validator.ts';
 import { jobSetReader } from '../../../src/scale/reads/jobset-read.ts';
 import { scaleChecker } from '../../../src/scale/reads/scale-check.ts';
+import { trainJobReader } from '../../../src/scale/reads/trainjob-read.ts';
 import { parseServeArgs } from '../../../src/webhook/config.ts';
 import { startServe } from '../../../src/webhook/run.ts';
 import { listen } from '../../cluster/support/loopback.ts';
@@ -119,6 +124,8 @@ function apiServer(all: Record<string, Scenario>, lease: () => unknown): Server 
         return json(s.status, { kind: 'Status', code: s.status, message: (s as { message: string }).message });
       return json(200, s);
     }
+    const tj = url.pathname.match(/^\/apis\/trainer\.kubeflow\.org\/v1alpha1\/namespaces\/victim\/trainjobs\/(.+)$/);
+    if (tj) return trainJobAnswer(all, tj[1], json, notFound);
     if (url.pathname === '/apis/batch/v1/namespaces/victim/jobs') {
       const name = (url.searchParams.get('labelSelector') ?? '').split('=')[1] ?? '';
       return json(200, { kind: 'JobList', items: all[name]?.jobs ?? [] });
@@ -129,6 +136,23 @@ function apiServer(all: Record<string, Scenario>, lease: () => unknown): Server 
       return json(200, lease());
     notFound();
   });
+}
+
+/** A TrainJob GET: the scenario's TrainJob, `locked` forbidden (the webhook's own rights), else 404. */
+function trainJobAnswer(
+  all: Record<string, Scenario>,
+  name: string,
+  json: (status: number, body: unknown) => void,
+  notFound: () => void,
+): void {
+  if (name === 'locked')
+    return json(403, {
+      kind: 'Status',
+      code: 403,
+      message: `trainjobs.trainer.kubeflow.org "locked" is forbidden: User "${SECRETS.account}" cannot get resource "trainjobs"`,
+    });
+  const s = all[name];
+  return s ? json(200, s.before) : notFound();
 }
 
 const leaseRenewedAgo = (ms: number) => ({
@@ -246,7 +270,7 @@ describe('forged count changes: the answer names only the TrainJob, the log has 
       {},
     );
     const validator = createValidator({ policy: buildPolicy(), scaleCheck });
-    const handle = await startServe(config, { validator, logger, metrics });
+    const handle = await startServe(config, { validator, logger, metrics, readTrainJob: trainJobReader(client) });
     after(() => handle.close());
     return { url: handle.admissionUrl, lines };
   }
@@ -309,5 +333,67 @@ describe('forged count changes: the answer names only the TrainJob, the log has 
     const foreign = await post(url, servingCa, countChange('foreign', all.foreign), apiServerCert);
     assert.match(foreign.message, new RegExp(`its controller is ${SECRETS.controllerKind} ${SECRETS.controller}`));
     assert.equal(lines.filter((l) => l.component === 'count-change').length, 0, 'nothing withheld, nothing logged');
+  });
+
+  /** A forged write to the scale subresource of `name`, from a Scale of that uid (none: left out). */
+  function scaleWrite(name: string, uid: string | undefined): unknown {
+    const scale = (replicas: number) => ({
+      apiVersion: 'autoscaling/v1',
+      kind: 'Scale',
+      metadata: { name, namespace: NS, resourceVersion: '1', ...(uid ? { uid } : {}) },
+      spec: { replicas },
+    });
+    const r = review('UPDATE', {
+      uid: `forged-scale-${name}`,
+      kind: { group: 'autoscaling', version: 'v1', kind: 'Scale' },
+      oldObject: scale(1),
+      object: scale(2),
+    }) as { request: Record<string, unknown> };
+    Object.assign(r.request, { name, namespace: NS, subResource: 'scale' });
+    return r;
+  }
+
+  it('forged scale writes: whether the TrainJob exists, cannot be read or has another uid, the answer is the same', async () => {
+    const { url, lines } = await serve([]);
+    const cases = {
+      // 'busy' exists; the forger cannot know its uid.
+      exists: await post(url, servingCa, scaleWrite('busy', 'a-guessed-uid'), undefined),
+      existsNoUid: await post(url, servingCa, scaleWrite('busy', undefined), undefined),
+      absent: await post(url, servingCa, scaleWrite('ghost', 'a-guessed-uid'), undefined),
+      unreadable: await post(url, servingCa, scaleWrite('locked', 'a-guessed-uid'), undefined),
+    };
+    const as = (answer: Answer, name: string) => ({ ...answer, message: answer.message.replaceAll(name, 'NAME') });
+    const seen = [
+      as(cases.exists, 'busy'),
+      as(cases.existsNoUid, 'busy'),
+      as(cases.absent, 'ghost'),
+      as(cases.unreadable, 'locked'),
+    ];
+    for (const answer of seen) assert.deepEqual(answer, seen[0], JSON.stringify(cases));
+    assert.equal(cases.absent.code, 503);
+    assert.match(
+      cases.absent.message,
+      /the TrainJob could not be read for the judgment \(the webhook's log says why\).*refused for now/,
+    );
+    assert.deepEqual(leaks(cases.unreadable, all.busy), []);
+    // The reasons are in the log.
+    const logged = JSON.stringify(lines.filter((l) => l.component === 'scale-subresource'));
+    for (const reason of [
+      'the TrainJob was replaced',
+      'the Scale names no uid',
+      'the TrainJob was not found',
+      SECRETS.account,
+    ])
+      assert.ok(logged.includes(reason), `the log lacks ${reason}: ${logged}`);
+  });
+
+  it('the API server (--client-ca): the same scale writes are told why', async () => {
+    const { url } = await serve(['--client-ca', caFile]);
+    const absent = await post(url, servingCa, scaleWrite('ghost', 'a-guessed-uid'), apiServerCert);
+    assert.match(absent.message, /the TrainJob was not found/);
+    const unreadable = await post(url, servingCa, scaleWrite('locked', 'a-guessed-uid'), apiServerCert);
+    assert.ok(unreadable.message.includes(SECRETS.account), unreadable.message);
+    const replaced = await post(url, servingCa, scaleWrite('busy', 'a-guessed-uid'), apiServerCert);
+    assert.match(replaced.message, /the TrainJob was replaced/);
   });
 });

@@ -12,7 +12,8 @@ import { createMetrics } from '../../../src/observability/metrics.ts';
 import { buildPolicy } from '../../../src/rules/policy.ts';
 import { createValidator } from '../../../src/rules/validator.ts';
 import { jobSetReader } from '../../../src/scale/reads/jobset-read.ts';
-import { Coalesced, scaleChecker, withOwnSlots } from '../../../src/scale/reads/scale-check.ts';
+import { Coalesced } from '../../../src/scale/reads/coalesced.ts';
+import { scaleChecker, withOwnSlots } from '../../../src/scale/reads/scale-check.ts';
 import { listen } from '../../cluster/support/loopback.ts';
 import { trainJob, update, variant } from '../../rules/fixtures.ts';
 
