@@ -34,7 +34,9 @@ export const COMPAT_FILES = [
  * run longer (docs/testing.md).
  */
 export function cellExtraFiles(cell: Pick<Cell, 'trainer' | 'k8sMinor'>): string[] {
-  return cell.trainer === 'v2.3.0' && cell.k8sMinor === '1.37' ? ['test/e2e/kueue.test.ts'] : [];
+  return cell.trainer === 'v2.3.0' && cell.k8sMinor === '1.37'
+    ? ['test/e2e/kubectl-trainjob-kueue.test.ts', 'test/e2e/kueue.test.ts']
+    : [];
 }
 
 /** The default cell's second part: the upgrade, Helm and queueing suites (about a third of its time). */
@@ -48,6 +50,7 @@ export const SECOND_PART = [
   'test/e2e/reconciler-cache-initializer.test.ts',
   'test/e2e/upgrade-strands-nothing.test.ts',
   'test/e2e/kueue.test.ts',
+  'test/e2e/kubectl-trainjob-kueue.test.ts',
   'test/e2e/admission-survives-reconciler.test.ts',
   'test/e2e/gang-scheduling.test.ts',
 ];
