@@ -123,22 +123,39 @@ function showRefusal(io: ScaleIo, err: unknown): number {
   return 1;
 }
 
-/** The one server-side dry run: the update that suspends and scales together, judged as a real one. */
-async function dryRun(c: Cluster, tj: TrainJob, args: ScaleArgs, io: ScaleIo): Promise<number | undefined> {
+/** Dry runs tried before a conflict is shown: Kueue and the reconciler write the job too. */
+const DRY_RUN_ATTEMPTS = 5;
+
+/**
+ * The one server-side dry run: the update that suspends and scales together, judged as a real one.
+ * A conflict (another writer between the read and the dry run: Kueue's writes of a queued job,
+ * the reconciler's report) reads the job again and tries again: nothing was written.
+ */
+async function dryRun(c: Cluster, first: TrainJob, args: ScaleArgs, io: ScaleIo): Promise<number | undefined> {
+  let tj = first;
+  let warnings: string[];
   try {
-    const { warnings } = await c.updateTrainJob(
-      withChanges(tj, { suspend: true, numNodes: args.nodes }, undefined),
-      true,
-    );
-    if (!args.dryRun) return undefined;
-    for (const w of warnings) io.err(`Warning: ${w}`);
-    io.out.write(
-      `${RESOURCE}/${args.name} scaled to ${nodesText(args.nodes)} (server dry run): the update that suspends and sets numNodes together is admitted; nothing changed\n`,
-    );
-    return 0;
+    for (let attempt = 1; ; attempt++) {
+      try {
+        ({ warnings } = await c.updateTrainJob(
+          withChanges(tj, { suspend: true, numNodes: args.nodes }, undefined),
+          true,
+        ));
+        break;
+      } catch (err) {
+        if (!(err instanceof ApiRefusal && err.status.code === 409) || attempt === DRY_RUN_ATTEMPTS) throw err;
+        tj = await c.getTrainJob(args.name);
+      }
+    }
   } catch (err) {
     return showRefusal(io, err);
   }
+  if (!args.dryRun) return undefined;
+  for (const w of warnings) io.err(`Warning: ${w}`);
+  io.out.write(
+    `${RESOURCE}/${args.name} scaled to ${nodesText(args.nodes)} (server dry run): the update that suspends and sets numNodes together is admitted; nothing changed\n`,
+  );
+  return 0;
 }
 
 export async function runScale(c: Cluster, args: ScaleArgs, io: ScaleIo, p: Invocation): Promise<number> {
