@@ -28,13 +28,15 @@ export const COMPAT_FILES = [
 ];
 /**
  * What a cell runs beyond COMPAT_FILES: suites of the default cell run again where a component of
- * theirs differs. The Kueue suite runs beside Kueue KUEUE_NEXT_VERSION in Trainer v2.3.0's cell on
- * the newer Kubernetes (whose Kueue that is, test/harness/binaries.ts readVersions), so both Kueue
- * versions run it beside the same Trainer; that cell is short enough to take it without making CI's
- * run longer (docs/testing.md).
+ * theirs differs. The Kueue suites (Kueue's flows, and the plugin's under Kueue) run beside Kueue
+ * KUEUE_NEXT_VERSION in Trainer v2.3.0's cell on the newer Kubernetes (whose Kueue that is,
+ * test/harness/binaries.ts readVersions), so both Kueue versions run them beside the same Trainer;
+ * that cell is short enough to take them without making CI's run longer (docs/testing.md).
  */
 export function cellExtraFiles(cell: Pick<Cell, 'trainer' | 'k8sMinor'>): string[] {
-  return cell.trainer === 'v2.3.0' && cell.k8sMinor === '1.37' ? ['test/e2e/kueue.test.ts'] : [];
+  return cell.trainer === 'v2.3.0' && cell.k8sMinor === '1.37'
+    ? ['test/e2e/kubectl-trainjob-kueue.test.ts', 'test/e2e/kueue.test.ts']
+    : [];
 }
 
 /** The default cell's second part: the upgrade, Helm and queueing suites (about a third of its time). */
@@ -48,6 +50,7 @@ export const SECOND_PART = [
   'test/e2e/reconciler-cache-initializer.test.ts',
   'test/e2e/upgrade-strands-nothing.test.ts',
   'test/e2e/kueue.test.ts',
+  'test/e2e/kubectl-trainjob-kueue.test.ts',
   'test/e2e/admission-survives-reconciler.test.ts',
   'test/e2e/gang-scheduling.test.ts',
 ];

@@ -13,7 +13,7 @@ import {
   TRAINING_RUNTIME,
   TRAINJOB,
 } from '../api/names.ts';
-import type { JobSet, Runtime, RuntimeSpec, TrainJob } from '../api/objects.ts';
+import { isDeleting, type JobSet, type Runtime, type RuntimeSpec, type TrainJob } from '../api/objects.ts';
 import type { ApiClient } from '../cluster/api-request.ts';
 import { connectCluster } from '../cluster/connect.ts';
 import { isObject } from '../json/object.ts';
@@ -60,8 +60,8 @@ export interface Cluster {
   listTrainJobs(): Promise<TrainJob[]>;
   /** A merge patch of the TrainJob (progress.ts's changePatch), dry run or not: the API server's warnings. */
   patchTrainJob(name: string, patch: TrainJobPatch, dryRun?: boolean): Promise<{ warnings: string[] }>;
-  /** Kueue's pause: spec.active false on a Workload. */
-  deactivateWorkload(name: string): Promise<void>;
+  /** Kueue's pause: spec.active false on a Workload (true again ends it). */
+  setWorkloadActive(name: string, active: boolean): Promise<void>;
   observe(tj: TrainJob, runtimes?: Map<string, Runtime | undefined>): Promise<Observed>;
   allowed(right: Right): Promise<boolean>;
 }
@@ -130,8 +130,9 @@ export function clusterOf(api: ApiClient, namespace: string): Cluster {
       const list = await get(`${apis(WORKLOADS)}/namespaces/${ns}/${WORKLOADS.plural}`);
       return {
         queue,
+        // A Workload Kueue deleted (a count it no longer matches) lingers on its finalizer: not the job's.
         workloads: items(list)
-          .filter((w) => isWorkloadOf(w, tj))
+          .filter((w) => isWorkloadOf(w, tj) && !(isObject(w) && isObject(w.metadata) && isDeleting(w.metadata)))
           .map(workloadView),
       };
     } catch (err) {
@@ -153,11 +154,11 @@ export function clusterOf(api: ApiClient, namespace: string): Cluster {
       );
       return { warnings: out.warnings };
     },
-    async deactivateWorkload(name) {
+    async setWorkloadActive(name, active) {
       await call(
         'PATCH',
         `${apis(WORKLOADS)}/namespaces/${ns}/${WORKLOADS.plural}/${seg(name)}`,
-        { spec: { active: false } },
+        { spec: { active } },
         'application/merge-patch+json',
       );
     },

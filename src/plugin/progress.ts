@@ -49,12 +49,18 @@ export function encodeProgress(r: ProgressRecord): string {
 
 /**
  * The record a run starts from: the one on the job (its pausedBefore kept, whatever count it was
- * for), or a new one in which the job's suspension now is the one it had before.
+ * for), or a new one in which the job's pause now is the one it had before: its spec.suspend, or
+ * what the caller says is its pause (under Kueue, an inactive Workload: Kueue's own suspension of
+ * a queued or preempted job is no pause).
  */
-export function startingRecord(trainJob: TrainJob, nodes: number): ProgressRecord {
+export function startingRecord(
+  trainJob: TrainJob,
+  nodes: number,
+  pausedNow = trainJob.spec?.suspend === true,
+): ProgressRecord {
   const found = progressOf(trainJob);
   if (found) return { ...found, nodes };
-  return { nodes, step: 'paused', pausedBefore: trainJob.spec?.suspend === true };
+  return { nodes, step: 'paused', pausedBefore: pausedNow };
 }
 
 /** A JSON merge patch (RFC 7386) of a TrainJob: only what the plugin changes. */

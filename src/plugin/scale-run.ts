@@ -33,7 +33,21 @@ export interface Invocation {
 const RESOURCE = 'trainjob.trainer.kubeflow.org';
 const nodesText = (n: number) => `${n} node${n === 1 ? '' : 's'}`;
 
-function rightsFor(args: ScaleArgs, ns: string, kueue: boolean): { required: Right[]; optional: Right[] } {
+/** Why a Workload write is needed: --no-resume's pause, or the end of the pause an earlier one holds. */
+type WorkloadWrite = 'pause' | 'resume' | undefined;
+
+function workloadWriteOf(tj: TrainJob, args: ScaleArgs): WorkloadWrite {
+  if (!tj.metadata.labels?.[KUEUE_QUEUE_LABEL] || args.dryRun) return undefined;
+  if (args.noResume) return 'pause';
+  return progressOf(tj)?.step === 'held' ? 'resume' : undefined;
+}
+
+function rightsFor(
+  args: ScaleArgs,
+  ns: string,
+  kueue: boolean,
+  workloadWrite: WorkloadWrite,
+): { required: Right[]; optional: Right[] } {
   const r = (verb: string, group: string, resource: string): Right => ({ verb, group, resource, namespace: ns });
   const required = [
     r('get', 'trainer.kubeflow.org', 'trainjobs'),
@@ -41,7 +55,7 @@ function rightsFor(args: ScaleArgs, ns: string, kueue: boolean): { required: Rig
     r('get', 'jobset.x-k8s.io', 'jobsets'),
     r('list', '', 'pods'),
   ];
-  if (kueue && args.noResume && !args.dryRun) required.push(r('patch', WORKLOADS.group, 'workloads'));
+  if (workloadWrite) required.push(r('patch', WORKLOADS.group, 'workloads'));
   return { required, optional: kueue ? [r('list', WORKLOADS.group, 'workloads')] : [] };
 }
 
@@ -70,13 +84,15 @@ function refusalBeforeWrite(tj: TrainJob, args: ScaleArgs): string | undefined {
 }
 
 async function preChecks(c: Cluster, args: ScaleArgs, io: ScaleIo, p: Invocation): Promise<TrainJob | number> {
-  const probe = rightsFor(args, c.namespace, false);
+  const probe = rightsFor(args, c.namespace, false, undefined);
   for (const right of probe.required.slice(0, 1)) if (!(await c.allowed(right))) return missing(io, right, p);
   const tj = await c.getTrainJob(args.name);
   const kueue = Boolean(tj.metadata.labels?.[KUEUE_QUEUE_LABEL]);
-  const { required, optional } = rightsFor(args, c.namespace, kueue);
+  const workloadWrite = workloadWriteOf(tj, args);
+  const { required, optional } = rightsFor(args, c.namespace, kueue, workloadWrite);
   for (const right of required.slice(1))
-    if (!(await c.allowed(right))) return missing(io, right, p, kueue && args.noResume);
+    if (!(await c.allowed(right)))
+      return missing(io, right, p, right.resource === 'workloads' ? workloadWrite : undefined);
   for (const right of optional)
     if (!(await c.allowed(right)))
       io.err(`Warning: you may not ${showRight(right)}: Kueue's reason for holding the job back cannot be shown`);
@@ -88,10 +104,14 @@ async function preChecks(c: Cluster, args: ScaleArgs, io: ScaleIo, p: Invocation
   return tj;
 }
 
-function missing(io: ScaleIo, right: Right, p: Invocation, noResumeUnderKueue = false): number {
-  const why = noResumeUnderKueue
-    ? `--no-resume under Kueue pauses the job through its Workload's spec.active: false, and you may not ${showRight(right)} (Kueue's workload-editor-role has it; workload-viewer-role does not). Run without --no-resume, or ask your batch admin for that right`
-    : `you may not ${showRight(right)}, which ${p.program} scale needs. Ask your namespace admin for it (kubectl auth can-i ${right.verb} ${right.resource}${right.group ? `.${right.group}` : ''} -n ${right.namespace} checks it)`;
+function missing(io: ScaleIo, right: Right, p: Invocation, workloadWrite?: WorkloadWrite): number {
+  const editor = `(Kueue's workload-editor-role has it; workload-viewer-role does not)`;
+  const why =
+    workloadWrite === 'pause'
+      ? `--no-resume under Kueue pauses the job through its Workload's spec.active: false, and you may not ${showRight(right)} ${editor}. Run without --no-resume, or ask your batch admin for that right`
+      : workloadWrite === 'resume'
+        ? `the job is paused by "${p.program} scale --no-resume" through its Workload's spec.active: false; resuming it sets spec.active: true, and you may not ${showRight(right)} ${editor}. Ask your batch admin to resume it, or for that right`
+        : `you may not ${showRight(right)}, which ${p.program} scale needs. Ask your namespace admin for it (kubectl auth can-i ${right.verb} ${right.resource}${right.group ? `.${right.group}` : ''} -n ${right.namespace} checks it)`;
   io.err(`error: ${why}`);
   return 1;
 }
@@ -104,37 +124,67 @@ function showRefusal(io: ScaleIo, err: unknown): number {
   return 1;
 }
 
-/** The one server-side dry run: the update that suspends and scales together, judged as a real one. */
-async function dryRun(c: Cluster, tj: TrainJob, args: ScaleArgs, io: ScaleIo): Promise<number | undefined> {
+/** Dry runs tried before a conflict is shown: Kueue and the reconciler write the job too. */
+const DRY_RUN_ATTEMPTS = 5;
+
+/**
+ * The one server-side dry run: the update that suspends and scales together, judged as a real one.
+ * A conflict (another writer between the read and the dry run: Kueue's writes of a queued job,
+ * the reconciler's report) reads the job again and tries again: nothing was written.
+ */
+async function dryRun(c: Cluster, first: TrainJob, args: ScaleArgs, io: ScaleIo): Promise<number | undefined> {
+  let tj = first;
+  let warnings: string[];
   try {
-    const { warnings } = await c.patchTrainJob(
-      args.name,
-      changePatch(tj, { suspend: true, numNodes: args.nodes }, undefined),
-      true,
-    );
-    if (!args.dryRun) return undefined;
-    for (const w of warnings) io.err(`Warning: ${printable(w, MAX_MESSAGE)}`);
-    io.out.write(
-      `${RESOURCE}/${args.name} scaled to ${nodesText(args.nodes)} (server dry run): the update that suspends and sets numNodes together is admitted; nothing changed\n`,
-    );
-    return 0;
+    for (let attempt = 1; ; attempt++) {
+      try {
+        ({ warnings } = await c.patchTrainJob(
+          args.name,
+          changePatch(tj, { suspend: true, numNodes: args.nodes }, undefined),
+          true,
+        ));
+        break;
+      } catch (err) {
+        if (!(err instanceof ApiRefusal && err.status.code === 409) || attempt === DRY_RUN_ATTEMPTS) throw err;
+        tj = await c.getTrainJob(args.name);
+      }
+    }
   } catch (err) {
     return showRefusal(io, err);
   }
+  if (!args.dryRun) return undefined;
+  for (const w of warnings) io.err(`Warning: ${printable(w, MAX_MESSAGE)}`);
+  io.out.write(
+    `${RESOURCE}/${args.name} scaled to ${nodesText(args.nodes)} (server dry run): the update that suspends and sets numNodes together is admitted; nothing changed\n`,
+  );
+  return 0;
 }
 
 export async function runScale(c: Cluster, args: ScaleArgs, io: ScaleIo, p: Invocation): Promise<number> {
   let tj: TrainJob;
+  let paused: boolean;
   try {
     const checked = await preChecks(c, args, io, p);
     if (typeof checked === 'number') return checked;
     tj = checked;
     const dry = await dryRun(c, tj, args, io);
     if (dry !== undefined) return dry;
+    paused = await pausedNow(c, tj);
   } catch (err) {
     return showRefusal(io, err);
   }
-  return loop(c, args, io, p, tj);
+  return loop(c, args, io, p, tj, paused);
+}
+
+/**
+ * Whether the job is paused as the scale begins. Under Kueue a suspended job is mostly Kueue's
+ * doing (queued, preempted) and resumed by it once admitted; its pause is an inactive Workload.
+ * Workloads the user may not read: not paused (the scale then waits for Kueue, saying why).
+ */
+async function pausedNow(c: Cluster, tj: TrainJob): Promise<boolean> {
+  if (!tj.metadata.labels?.[KUEUE_QUEUE_LABEL]) return tj.spec?.suspend === true;
+  const w = (await c.observe(tj)).kueue?.workloads;
+  return Array.isArray(w) && w.some((x) => !x.active);
 }
 
 interface LoopState {
@@ -146,10 +196,17 @@ interface LoopState {
 }
 
 // eslint-disable-next-line complexity -- the loop: observe, step, act, each outcome once
-async function loop(c: Cluster, args: ScaleArgs, io: ScaleIo, p: Invocation, first: TrainJob): Promise<number> {
+async function loop(
+  c: Cluster,
+  args: ScaleArgs,
+  io: ScaleIo,
+  p: Invocation,
+  first: TrainJob,
+  paused: boolean,
+): Promise<number> {
   const now = io.now ?? Date.now;
   const started = now();
-  const record = startingRecord(first, args.nodes);
+  const record = startingRecord(first, args.nodes, paused);
   const s: LoopState = {
     record,
     plan: { nodes: args.nodes, noResume: args.noResume, resume: !record.pausedBefore && !args.noResume },
@@ -158,7 +215,11 @@ async function loop(c: Cluster, args: ScaleArgs, io: ScaleIo, p: Invocation, fir
     graceShown: false,
   };
   if (record.pausedBefore && !args.noResume)
-    io.out.write(`TrainJob ${args.name} was suspended before: it is scaled and stays suspended\n`);
+    io.out.write(
+      first.metadata.labels?.[KUEUE_QUEUE_LABEL]
+        ? `TrainJob ${args.name}'s Workload was inactive before (spec.active: false): it is scaled and stays paused\n`
+        : `TrainJob ${args.name} was suspended before: it is scaled and stays suspended\n`,
+    );
   let tj = first;
   let o: Observed | undefined;
   for (;;) {
@@ -241,13 +302,26 @@ async function deactivate(c: Cluster, io: ScaleIo, s: LoopState, tj: TrainJob, w
   }
   s.lines.step(`deactivating Workload ${workloads.join(', ')} (spec.active: false)`);
   try {
-    for (const w of workloads) await c.deactivateWorkload(w);
+    for (const w of workloads) await c.setWorkloadActive(w, false);
   } catch (err) {
     s.lines.end('✗');
     return showRefusal(io, err);
   }
   s.lines.end('✓', 'Kueue evicts it and suspends the job');
   return 'again';
+}
+
+/** The end of that pause, once numNodes is set: Kueue then admits the Workload and resumes the job. */
+async function activate(c: Cluster, io: ScaleIo, s: LoopState, workloads: string[]) {
+  s.lines.step(`activating Workload ${workloads.join(', ')} (spec.active: true)`);
+  try {
+    for (const w of workloads) await c.setWorkloadActive(w, true);
+  } catch (err) {
+    s.lines.end('✗');
+    return showRefusal(io, err);
+  }
+  s.lines.end('✓', 'Kueue admits it when it fits and resumes the job');
+  return 'again' as const;
 }
 
 /** The end: a pause the plugin holds keeps its record (step held); otherwise the record is removed. */
@@ -294,6 +368,8 @@ async function act(
       });
     case 'deactivate':
       return deactivate(c, io, s, tj, step.workloads);
+    case 'activate':
+      return activate(c, io, s, step.workloads);
     case 'set-nodes':
       return write(c, io, s, tj, {
         title: `setting numNodes to ${args.nodes}`,

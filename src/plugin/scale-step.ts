@@ -6,7 +6,8 @@
 // together, as Kueue undoes a lone suspend of an admitted job; with --no-resume under Kueue, the
 // Workload's spec.active: false), wait until no pod runs or terminates, set numNodes, wait until
 // the JobSet is built for it (the reconciler rebuilds a suspended JobSet once its pods are gone),
-// resume (never under Kueue: Kueue resumes an admitted job), wait until its pods are scheduled.
+// resume (never under Kueue: Kueue resumes an admitted job; a pause --no-resume held through the
+// Workload ends with spec.active: true once numNodes is set), wait until its pods are scheduled.
 import { intOf } from '../api/objects.ts';
 import { finishedReason, isLive, jobSetNodes, reportFor, scheduledPods, type Observed } from './observed.ts';
 import { printable } from './printable.ts';
@@ -24,6 +25,8 @@ export type ScaleStep =
   | { kind: 'refuse'; why: string }
   | { kind: 'pause'; numNodes?: number }
   | { kind: 'deactivate'; workloads: string[] }
+  /** Under Kueue, the end of a pause held through the Workload: Kueue then admits and resumes the job. */
+  | { kind: 'activate'; workloads: string[] }
   | { kind: 'set-nodes' }
   | { kind: 'resume' }
   | { kind: 'wait'; for: WaitFor; detail: string }
@@ -101,6 +104,10 @@ export function nextScaleStep(o: Observed, plan: ScalePlan): ScaleStep {
       const pending = kueue ? undefined : rollout(o, plan.nodes);
       return pending && o.jobSet ? pending : { kind: 'done', held: plan.noResume };
     }
+    // plan.resume under Kueue: no Workload was inactive when the scale began but the one this
+    // plugin's --no-resume made so, so an inactive one now is that pause.
+    const inactive = workloads.filter((w) => !w.active).map((w) => w.name);
+    if (kueue && inactive.length) return { kind: 'activate', workloads: inactive };
     if (kueue) return { kind: 'wait', for: 'admission', detail: kueueHold(o) };
     return rollout(o, plan.nodes) ?? { kind: 'resume' };
   }

@@ -53,7 +53,7 @@ function fakeCluster(numNodes: number, suspend: boolean) {
       tj = { metadata: { ...tj.metadata, annotations, resourceVersion: String(++rv) }, spec };
       return { warnings: [] };
     },
-    deactivateWorkload: async () => undefined,
+    setWorkloadActive: async () => undefined,
     async observe(t) {
       const nodes = t.spec?.trainer?.numNodes as number;
       if (t.spec?.suspend) built = nodes;

@@ -141,6 +141,24 @@ describe('nextScaleStep', () => {
       { kind: 'wait', for: 'suspended', detail: 'Kueue suspends the job once its Workload is evicted' },
     ],
     [
+      'Kueue, the pause --no-resume held: numNodes set, the inactive Workload is activated (Kueue resumes the job)',
+      obs(tj(2, true), js(2), [], [wl({ active: false, reason: 'InactiveWorkload' })]),
+      to2,
+      { kind: 'activate', workloads: ['wl'] },
+    ],
+    [
+      'Kueue, that pause held: numNodes is set before the Workload is activated',
+      obs(tj(1, true), js(1), [], [wl({ active: false })]),
+      to2,
+      { kind: 'set-nodes' },
+    ],
+    [
+      'Kueue, found paused (an inactive Workload, not resumed): done once numNodes is set, the Workload left inactive',
+      obs(tj(2, true), js(1), [], [wl({ active: false })]),
+      found2,
+      { kind: 'done', held: false },
+    ],
+    [
       'a Complete job: refused',
       obs(
         tj(1, false, {
