@@ -80,7 +80,10 @@ const mergePatch = setHeaderOptions('Content-Type', PatchStrategy.MergePatch);
  * both the requests and this list fails the test: no right is granted for nothing.
  */
 const UNUSED_BY_THE_FLOW: Record<string, string> = {
-  'patch trainjobs.trainer.kubeflow.org/status': 'standalone mode (--mode standalone) reports through a condition',
+  'get trainjobs.trainer.kubeflow.org':
+    'the webhook, for a write to trainjobs/scale (kubectl scale, an autoscaler): it reads the TrainJob the Scale is for (test/e2e/scale-subresource.test.ts)',
+  'patch trainjobs.trainer.kubeflow.org/status':
+    'status.trainjobWebhook, written when it changes; standalone mode (--mode standalone) also reports through a condition',
   'create jobsets.jobset.x-k8s.io':
     "a dry-run create before deleting a JobSet whose workspace claims survive it (would JobSet's webhook admit it again beside them?); standalone mode's apply that creates a JobSet needs create as well as patch",
   'get jobsets.jobset.x-k8s.io':
