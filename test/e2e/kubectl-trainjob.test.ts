@@ -156,9 +156,11 @@ describe('kubectl trainjob: scale and status as a user with a namespace Role', {
     assert.deepEqual(written(await getTj('remote')), written(remote));
   });
 
-  it('scales up 1 -> 2 to the end: paused, pods gone, numNodes set, JobSet rebuilt, resumed, pods scheduled', async () => {
+  it('scales up 1 -> 2 to the end: paused, pods gone, numNodes set, JobSet rebuilt, resumed, pods scheduled', async (t) => {
     const r = await plugin(w, alice, ['scale', 'llama', '-n', ns, '--nodes', '2']);
     assert.equal(r.code, 0, show(r));
+    // The output as a user sees it (docs/scale-a-trainjob.md and README.md show it).
+    t.diagnostic(`$ kubectl trainjob scale llama -n ${ns} --nodes 2\n${r.out}${r.err}`);
     for (const step of [
       /^✓ pausing the job \(spec\.suspend: true\): its pods have \d+s to checkpoint \(terminationGracePeriodSeconds\) \(/m,
       /^✓ setting numNodes to 2 \(/m,
@@ -174,9 +176,10 @@ describe('kubectl trainjob: scale and status as a user with a namespace Role', {
     assert.ok((await a.pods(ns, 'llama')).filter((p) => p.spec?.nodeName).length >= 2);
   });
 
-  it('status: one job as a block, the namespace as a table, -o json', async () => {
+  it('status: one job as a block, the namespace as a table, -o json', async (t) => {
     const one = await plugin(w, alice, ['status', 'llama', '-n', ns]);
     assert.equal(one.code, 0, show(one));
+    t.diagnostic(`$ kubectl trainjob status llama -n ${ns}\n${one.out}${one.err}`);
     assert.match(one.out, /^Nodes: +2 asked; the JobSet is built for 2$/m);
     assert.match(one.out, /^Next: +to change its node count: kubectl trainjob scale llama -n ml-team --nodes N$/m);
     const table = await plugin(w, alice, ['status', '-n', ns]);
