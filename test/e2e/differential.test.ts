@@ -367,10 +367,7 @@ describe(
       assert.deepEqual(disagreements, []);
       assert.ok(denied > 20 && cases.length - denied > 20, 'the cases exercise both answers');
       // Only the new side can be negative (the scale subresource's check, or the CRD's minimum).
-      assert.ok(
-        onFinished > 20 && negative > 5,
-        'the cases exercise finished jobs and negative counts',
-      );
+      assert.ok(onFinished > 20 && negative > 5, 'the cases exercise finished jobs and negative counts');
     });
 
     // The drift gap (issue 9): a later Trainer adds a spec.trainer field. The CRD patch shipped for
