@@ -8,7 +8,15 @@
 // - patching a PVC's labels, annotations or owners beyond the hand-over is refused; the release
 //   and the hand-back src/rebuild/pvc-plan.ts plans are allowed;
 // - deleting a JobSet or a PodGroup (coscheduling's, Volcano's) is refused unless the TrainJob of
-//   its name controls it, which is allowed (a rebuild's deletes, src/reconciler/cluster.ts);
+//   its name controls it, which is allowed (a rebuild's deletes, src/reconciler/cluster.ts), and a
+//   JobSet's while it runs (not suspended);
+// - patching a TrainJob is refused unless only this project's annotations change: the report's
+//   apply and the refusal fold's merge patch are allowed, a change of the spec (runtimePatches,
+//   suspend), a label, an owner or another annotation refused;
+// - creating a JobSet is refused but as a server-side dry run (companion mode's recreate check) of
+//   one the TrainJob of its name controls; patching one is refused but for spec.suspend; with the
+//   companion-jobsets binding removed (standalone mode), a real create and a whole change of such a
+//   JobSet are allowed, one no TrainJob controls still refused;
 // - patching the TrainJob CRD's conversion, names or schema is refused, and so is a scale
 //   subresource other than the CRD patch's; the CRD patch (the restorer's write: rules, the scale
 //   subresource, the status field, printer columns) is allowed, its restore (an uninstall's, which
