@@ -8,7 +8,15 @@
 // - patching a PVC's labels, annotations or owners beyond the hand-over is refused; the release
 //   and the hand-back src/rebuild/pvc-plan.ts plans are allowed;
 // - deleting a JobSet or a PodGroup (coscheduling's, Volcano's) is refused unless the TrainJob of
-//   its name controls it, which is allowed (a rebuild's deletes, src/reconciler/cluster.ts);
+//   its name controls it, which is allowed (a rebuild's deletes, src/reconciler/cluster.ts), and a
+//   JobSet's while it runs (not suspended);
+// - patching a TrainJob is refused unless only this project's annotations change: the report's
+//   apply and the refusal fold's merge patch are allowed, a change of the spec (runtimePatches,
+//   suspend), a label, an owner or another annotation refused;
+// - creating a JobSet is refused but as a server-side dry run (companion mode's recreate check) of
+//   one the TrainJob of its name controls; patching one is refused but for spec.suspend; with the
+//   companion-jobsets binding removed (standalone mode), a real create and a whole change of such a
+//   JobSet are allowed, one no TrainJob controls still refused;
 // - patching the TrainJob CRD's conversion, names or schema is refused, and so is a scale
 //   subresource other than the CRD patch's; the CRD patch (the restorer's write: rules, the scale
 //   subresource, the status field, printer columns) is allowed, its restore (an uninstall's, which
@@ -31,7 +39,9 @@ import {
   type ControlPlane,
   type KubectlResult,
 } from '../harness/index.ts';
+import { REFUSAL_SEEN_ANNOTATION, REPORT_ANNOTATION } from '../../src/api/names.ts';
 import { planPvcHandBack, planPvcRelease } from '../../src/rebuild/pvc-plan.ts';
+import { reportApplyConfiguration } from '../../src/rebuild/report.ts';
 import { STATUS_FIELD_SCHEMA } from '../../src/rules/generate/scale-subresource.ts';
 import type { JobSet, PersistentVolumeClaim, TrainJob } from '../../src/api/objects.ts';
 import {
@@ -160,6 +170,28 @@ describe(
       trainJob = await get(['trainjob', 'job']);
       jobSet = await get(['jobset', 'job']);
     });
+    const trainJobNamed = async (name: string): Promise<Obj> => {
+      await cp.applyYaml(
+        toYaml([
+          {
+            apiVersion: 'trainer.kubeflow.org/v1alpha1',
+            kind: 'TrainJob',
+            metadata: { name, namespace: TEAM },
+            spec: { runtimeRef: { name: 'torch-distributed' }, suspend: true },
+          },
+        ]),
+      );
+      return get(['trainjob', name]);
+    };
+    /** A JobSet like `job`'s (suspended unless said), with these owners, as an admin makes it. */
+    const jobSetBody = (name: string, owners: Obj[], suspend = true): Obj => ({
+      apiVersion: jobSet.apiVersion,
+      kind: 'JobSet',
+      metadata: { name, namespace: TEAM, ownerReferences: owners },
+      spec: { ...jobSet.spec, suspend },
+    });
+    const jobSetNamed = (name: string, owners: Obj[], suspend = true) =>
+      cp.applyYaml(toYaml([jobSetBody(name, owners, suspend)]));
 
     describe('ServiceAccount delete', () => {
       const sa = (name: string, owners: Obj[] = []) =>
@@ -363,29 +395,6 @@ describe(
         { group: 'scheduling.x-k8s.io', version: 'v1alpha1' },
         { group: 'scheduling.volcano.sh', version: 'v1beta1' },
       ];
-      const trainJobNamed = async (name: string): Promise<Obj> => {
-        await cp.applyYaml(
-          toYaml([
-            {
-              apiVersion: 'trainer.kubeflow.org/v1alpha1',
-              kind: 'TrainJob',
-              metadata: { name, namespace: TEAM },
-              spec: { runtimeRef: { name: 'torch-distributed' }, suspend: true },
-            },
-          ]),
-        );
-        return get(['trainjob', name]);
-      };
-      const jobSetNamed = (name: string, owners: Obj[]) =>
-        cp.applyYaml(
-          toYaml([
-            {
-              ...jobSet,
-              metadata: { name, namespace: TEAM, ownerReferences: owners },
-              status: undefined,
-            },
-          ]),
-        );
       const podGroup = (group: string, version: string, name: string, owners: Obj[]) =>
         cp.applyYaml(
           toYaml([
@@ -432,6 +441,13 @@ describe(
         assert.equal((await get(['jobset', 'loose'])).metadata.name, 'loose');
       });
 
+      it('JobSet: refused for the one controlled by the TrainJob of its name while it runs (not suspended)', async () => {
+        const running = await trainJobNamed('running');
+        await jobSetNamed('running', [owner(running, true)], false);
+        refused(await deleteAsReconciler(jobSetPath('running'), true), 'delete the running JobSet');
+        assert.equal((await get(['jobset', 'running'])).spec.suspend, false);
+      });
+
       it('JobSet: allowed for the one controlled by the TrainJob of its name, as a rebuild deletes it (foreground, preconditions)', async () => {
         const rebuilt = await trainJobNamed('rebuilt');
         await jobSetNamed('rebuilt', [owner(rebuilt, true)]);
@@ -452,6 +468,198 @@ describe(
           allowed(await deleteAsReconciler(path('job'), false), `delete ${group} PodGroup job`);
         });
       }
+    });
+
+    describe('TrainJob patch', () => {
+      // As src/reconciler/cluster.ts sends them: the report by a forced server-side apply under the
+      // reconciler's field manager, the refusal fold by a merge patch that carries the resourceVersion.
+      const customObjects = () => {
+        const kc = new KubeConfig();
+        kc.loadFromFile(asReconciler);
+        return kc.makeApiClient(CustomObjectsApi);
+      };
+      const answer = async (call: Promise<unknown>): Promise<KubectlResult> => {
+        try {
+          await call;
+          return { code: 0, stdout: '', stderr: '' };
+        } catch (err) {
+          const body = (err as { body?: unknown }).body;
+          const status = (typeof body === 'string' ? JSON.parse(body) : body) as Obj | undefined;
+          return { code: status?.code ?? 1, stdout: '', stderr: status?.message ?? String(err) };
+        }
+      };
+      const trainJobPatch = (body: unknown, strategy: PatchStrategy, fieldManager = RECONCILER) =>
+        answer(
+          customObjects().patchNamespacedCustomObject(
+            {
+              group: 'trainer.kubeflow.org',
+              version: 'v1alpha1',
+              namespace: TEAM,
+              plural: 'trainjobs',
+              name: 'job',
+              body,
+              fieldManager,
+              ...(strategy === PatchStrategy.ServerSideApply ? { force: true } : {}),
+            },
+            setHeaderOptions('Content-Type', strategy),
+          ),
+        );
+
+      it('refused: a change of the spec (a suspended job resumed, its runtime patched), a label, another annotation, an owner', async () => {
+        const before = await get(['trainjob', 'job']);
+        const cases: [string, Obj][] = [
+          ['spec.suspend', { spec: { suspend: false } }],
+          [
+            'spec.runtimePatches',
+            {
+              spec: {
+                runtimePatches: [
+                  {
+                    manager: 'example.com/attacker',
+                    trainingRuntimeSpec: { template: { metadata: { labels: { x: 'y' } } } },
+                  },
+                ],
+              },
+            },
+          ],
+          ['a label', { metadata: { labels: { team: 'b' } } }],
+          ['an annotation not the project’s', { metadata: { annotations: { 'example.com/x': 'y' } } }],
+          [
+            'the report with another annotation',
+            { metadata: { annotations: { [REPORT_ANNOTATION]: '{}', 'example.com/x': 'y' } } },
+          ],
+          ['an owner', { metadata: { ownerReferences: [owner(jobSet, false)] } }],
+        ];
+        for (const [what, body] of cases) refused(await trainJobPatch(body, PatchStrategy.MergePatch), what);
+        const after = await get(['trainjob', 'job']);
+        assert.deepEqual(after.spec, before.spec);
+        assert.deepEqual(after.metadata.annotations, before.metadata.annotations);
+      });
+
+      it('allowed: the report annotation (server-side apply) and the refusal fold (merge patch), and their removal', async () => {
+        const live = (await get(['trainjob', 'job'])) as TrainJob;
+        const report = { state: 'Waiting' as const, numNodes: 2, reason: 'a test' };
+        allowed(
+          await trainJobPatch(reportApplyConfiguration(live, report), PatchStrategy.ServerSideApply),
+          'the report',
+        );
+        const withReport = await get(['trainjob', 'job']);
+        assert.ok(withReport.metadata.annotations[REPORT_ANNOTATION]);
+        const fold = (value: string | null) => ({
+          metadata: {
+            resourceVersion: withReport.metadata.resourceVersion,
+            annotations: { [REFUSAL_SEEN_ANNOTATION]: value },
+          },
+        });
+        allowed(await trainJobPatch(fold('1'), PatchStrategy.MergePatch), 'the refusal fold');
+        allowed(
+          await trainJobPatch(reportApplyConfiguration(live, undefined), PatchStrategy.ServerSideApply),
+          'the report removed',
+        );
+        const cleared = await get(['trainjob', 'job']);
+        assert.equal(cleared.metadata.annotations?.[REPORT_ANNOTATION], undefined);
+        assert.equal(cleared.metadata.annotations?.[REFUSAL_SEEN_ANNOTATION], '1');
+        assert.deepEqual(cleared.spec, live.spec);
+      });
+    });
+
+    describe('JobSet create and patch', () => {
+      const COMPANION_JOBSETS = 'trainjob-webhook-confine-reconciler-companion-jobsets';
+      const JOBSETS_POLICY = new RegExp(`ValidatingAdmissionPolicy '${COMPANION_JOBSETS}'`);
+      const jobSetsRefused = (r: KubectlResult, what: string) => {
+        assert.notEqual(r.code, 0, `${what}: allowed`);
+        assert.match(r.stderr, JOBSETS_POLICY, `${what}: refused by the companion-jobsets policy (${r.stderr.trim()})`);
+      };
+      const collection = `/apis/jobset.x-k8s.io/v1alpha2/namespaces/${TEAM}/jobsets`;
+      /** As dryRunCreate sends it: a POST, with `?dryRun=All` when `dryRun`. */
+      const create = (body: Obj, dryRun: boolean) =>
+        as(
+          asReconciler,
+          ['create', '--raw', dryRun ? `${collection}?dryRun=All` : collection, '-f', '-'],
+          JSON.stringify(body),
+        );
+      /** As setJobSetSuspend sends it: a JSON patch that tests uid and resourceVersion. */
+      const patchJobSet = async (name: string, ops: unknown[], dryRun = false) => {
+        const live = await get(['jobset', name]);
+        const tests = [
+          { op: 'test', path: '/metadata/uid', value: live.metadata.uid },
+          { op: 'test', path: '/metadata/resourceVersion', value: live.metadata.resourceVersion },
+        ];
+        return as(asReconciler, [
+          'patch',
+          'jobset',
+          name,
+          '-n',
+          TEAM,
+          '--type=json',
+          '-p',
+          JSON.stringify([...tests, ...ops]),
+          ...(dryRun ? ['--dry-run=server'] : []),
+        ]);
+      };
+      const image = [
+        {
+          op: 'replace',
+          path: '/spec/replicatedJobs/0/template/spec/template/spec/containers/0/image',
+          value: 'attacker/miner',
+        },
+      ];
+      let fresh: Obj;
+
+      before(async () => {
+        fresh = await trainJobNamed('fresh');
+        const mine = await trainJobNamed('mine');
+        await jobSetNamed('mine', [owner(mine, true)]);
+        let last = '';
+        await waitFor('the companion-jobsets policy in force', async () => {
+          last = (await patchJobSet('mine', image, true)).stderr;
+          return JOBSETS_POLICY.test(last);
+        }).catch((err: Error) => {
+          throw new Error(`${err.message}; the last answer: ${last}`);
+        });
+      });
+
+      it('create: refused for real (Trainer creates JobSets); allowed as a server-side dry run of a JobSet its TrainJob controls, refused as one of a JobSet no TrainJob of its name controls', async () => {
+        const body = jobSetBody('fresh', [owner(fresh, true)]);
+        jobSetsRefused(await create(body, false), 'a real create');
+        assert.equal((await cp.kubectl(['get', 'jobset', 'fresh', '-n', TEAM], { check: false })).code, 1);
+        allowed(await create(body, true), 'the dry-run create');
+        refused(await create(jobSetBody('fresh', []), true), 'a dry-run create of a JobSet no TrainJob controls');
+        refused(
+          await create(jobSetBody('fresh', [owner(trainJob, true)]), true),
+          'a dry-run create of a JobSet controlled by a TrainJob of another name',
+        );
+      });
+
+      it('patch: refused for its containers, its labels, its owners; allowed for spec.suspend alone', async () => {
+        const before = await get(['jobset', 'mine']);
+        jobSetsRefused(await patchJobSet('mine', image), 'the image');
+        jobSetsRefused(
+          await patchJobSet('mine', [{ op: 'add', path: '/metadata/labels', value: { team: 'b' } }]),
+          'a label',
+        );
+        refused(await patchJobSet('mine', [{ op: 'remove', path: '/metadata/ownerReferences' }]), 'its owner dropped');
+        assert.deepEqual((await get(['jobset', 'mine'])).spec, before.spec);
+        allowed(await patchJobSet('mine', [{ op: 'add', path: '/spec/suspend', value: false }]), 'the resume');
+        allowed(await patchJobSet('mine', [{ op: 'add', path: '/spec/suspend', value: true }]), 'the suspend');
+        await jobSetNamed('unowned', []);
+        refused(
+          await patchJobSet('unowned', [{ op: 'add', path: '/spec/suspend', value: false }]),
+          'a JobSet no TrainJob controls',
+        );
+      });
+
+      it('standalone mode (the companion-jobsets binding removed): a create and an apply of a JobSet its TrainJob controls allowed, one of another still refused', async () => {
+        await cp.kubectl(['delete', 'validatingadmissionpolicybinding', COMPANION_JOBSETS]);
+        const body = jobSetBody('fresh', [owner(fresh, true)]);
+        await waitFor(
+          'the companion-jobsets binding out of force',
+          async () => (await create(body, true)).code === 0 && (await patchJobSet('mine', image, true)).code === 0,
+        );
+        allowed(await create(body, false), 'the create');
+        allowed(await patchJobSet('fresh', image), 'a new image');
+        refused(await create(jobSetBody('stray', []), false), 'a JobSet no TrainJob controls');
+      });
     });
 
     describe('TrainJob CRD patch (the restorer)', () => {
