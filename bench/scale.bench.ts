@@ -6,7 +6,9 @@
 // its log, its memory from /proc. It reports:
 //
 // - the sidecar's peak RSS (VmHWM) over the run, and its idle RSS: leading, queue empty, BENCH_IDLE_S
-//   after the last event (targets: 256 MiB, 100 MiB);
+//   after the last event (targets: 256 MiB, 100 MiB); beside each, Trainer's controller-manager's
+//   (the Go process the world starts, read from its /proc the same way at the same moments): the
+//   peer a platform team compares the sidecar with;
 // - reconciles per created TrainJob (target: at most 2) and API requests per created TrainJob
 //   (trainjob_reconciler_api_requests_total, Lease renewals aside), and the creation's wall time;
 // - a scaling write's path to the new JobSet (a suspended TrainJob's numNodes 1 -> 2, until Trainer's
@@ -27,7 +29,7 @@
 // and BENCH_TRAINER_BURST (2000): Trainer's client (its default 50/s, burst 100, makes the creation
 // alone take many minutes), BENCH_SCALES (scaling writes per cluster size, 5), BENCH_IDLE_S (60),
 // BENCH_WAIT_S (how long the creation may take, 7200), BENCH_SIDECAR_ROOT (the checkout whose
-// `reconcile` runs; default this one), BENCH_RESYNC_S (that checkout's resync period, default this
+// `reconcile` runs; default this one; `dist` after `npm run build` runs the compiled build, as the image does), BENCH_RESYNC_S (that checkout's resync period, default this
 // tree's: 300 before commit "reconcile: the periodic resync every ~10 hours"), BENCH_OUT=FILE.
 import { readFileSync } from 'node:fs';
 import { writeFile } from 'node:fs/promises';
@@ -45,7 +47,7 @@ import {
 import { startSidecar, type Sidecar } from '../test/reconciler/support/sidecar.ts';
 import { api, JOBSET, RECONCILER_SA, startWorld, torchTrainJob, type World } from '../test/reconciler/support/world.ts';
 import { mib, ms, ratio, table } from './lib/markdown.ts';
-import { processMemory } from './lib/proc.ts';
+import { processMemory, type Memory } from './lib/proc.ts';
 import { byLabel, deltaOf, logTail, samplesOf, sumOf, type LogRecord } from './lib/sidecar-probe.ts';
 import { median } from './lib/stats.ts';
 import { RECONCILE_DEFAULTS } from '../src/reconciler/config.ts';
@@ -99,6 +101,15 @@ const requestsOf = (metrics: string) => {
 };
 const progress = (line: string) => process.stderr.write(`  ${line}\n`);
 
+/** The sidecar's memory and Trainer's controller-manager's, read at the same moment. */
+interface Footprint {
+  sidecar: Memory;
+  trainer: Memory;
+}
+function footprint(b: Bench): Footprint {
+  return { sidecar: processMemory(b.sidecar.proc.pid), trainer: processMemory(b.trainerPid) };
+}
+
 /** Trainer's torchtune runtime with its workspace claim an emptyDir (see the file's head). */
 function benchRuntime(): string {
   const doc = parse(readFileSync(path.join(upstreamDir, 'runtimes/torchtune_llama3_2_1B.yaml'), 'utf8'));
@@ -126,6 +137,8 @@ interface Bench {
   log: ReturnType<typeof logTail>;
   scrape(): Promise<string>;
   startedAt: number;
+  /** Trainer's controller-manager (the binary itself: the harness starts it without a shell). */
+  trainerPid: number;
 }
 
 /** How many objects of a kind the namespace holds, from a LIST of one (remainingItemCount). */
@@ -319,11 +332,11 @@ async function populate(b: Bench): Promise<Population> {
   let createdAt = NaN;
   const createdTimes: number[] = [];
   const ticker = setInterval(() => {
-    const rss = processMemory(b.sidecar.proc.pid);
+    const { sidecar: rss, trainer } = footprint(b);
     void Promise.all([countOf(b, 'jobsets'), b.scrape()]).then(
       ([jobSets, m]) =>
         progress(
-          `${((Date.now() - t0) / 1000).toFixed(0)} s: ${created}/${knobs.trainJobs} TrainJobs created, ${jobSets} JobSets; sidecar RSS ${mib(rss.rss)} MiB (peak ${mib(rss.peak)}), ${sumOf(m, 'trainjob_reconciler_reconciles_total')} reconciles, queue ${sumOf(m, 'workqueue_depth')}`,
+          `${((Date.now() - t0) / 1000).toFixed(0)} s: ${created}/${knobs.trainJobs} TrainJobs created, ${jobSets} JobSets; sidecar RSS ${mib(rss.rss)} MiB (peak ${mib(rss.peak)}), Trainer's ${mib(trainer.rss)} (peak ${mib(trainer.peak)}), ${sumOf(m, 'trainjob_reconciler_reconciles_total')} reconciles, queue ${sumOf(m, 'workqueue_depth')}`,
         ),
       () => undefined,
     );
@@ -400,8 +413,18 @@ async function startBench(): Promise<Bench> {
       timeoutMs: 60_000,
     },
   );
-  return { w, a: api(w.cp), sidecar, log: logTail(sidecar.proc.logFile), scrape, startedAt };
+  const trainerPid = w.upstream.trainer?.process.pid;
+  if (trainerPid === undefined) throw new Error('the world started no Trainer controller-manager');
+  return { w, a: api(w.cp), sidecar, log: logTail(sidecar.proc.logFile), scrape, startedAt, trainerPid };
 }
+
+const memoryRow = (what: string, f: Footprint, pick: (m: Memory) => number, target: string) => [
+  what,
+  mib(pick(f.sidecar)),
+  mib(pick(f.trainer)),
+  ratio(pick(f.sidecar), pick(f.trainer)),
+  target,
+];
 
 const sumValues = (r: Record<string, number>) => Object.values(r).reduce((a, b) => a + b, 0);
 const showCounts = (r: Record<string, number>) =>
@@ -436,16 +459,16 @@ async function main() {
   try {
     progress('scaling writes on an empty cluster');
     const empty = await scaleProbes(b, 'empty');
-    const emptyRss = processMemory(b.sidecar.proc.pid).rss;
+    const empty0 = footprint(b);
     progress(`creating ${knobs.trainJobs} TrainJobs, ${knobs.concurrency} at a time`);
     const pop = await populate(b);
     progress(`idle: waiting ${knobs.idleSeconds} s after the last event`);
     await new Promise((r) => setTimeout(r, knobs.idleSeconds * 1000));
-    const idle = processMemory(b.sidecar.proc.pid);
+    const idle = footprint(b);
     const leading = sumOf(await b.scrape(), 'trainjob_reconciler_leader');
     progress(`scaling writes with ${knobs.trainJobs} TrainJobs present`);
     const full = await scaleProbes(b, 'full');
-    const peak = processMemory(b.sidecar.proc.pid).peak;
+    const end = footprint(b);
     load.push(loadavg()[0]);
     const perJob = (n: number) => (n / knobs.trainJobs).toFixed(2);
     const rebuildRequests = (runs: ScaleRun[]) => median(runs.map((r) => sumValues(r.requests)));
@@ -457,11 +480,29 @@ async function main() {
       `- creation: all ${knobs.trainJobs} created after ${pop.createSeconds.toFixed(0)} s; ${pop.jobSets} JobSets and ${pop.jobs} Jobs built and the sidecar's queue empty after ${pop.seconds.toFixed(0)} s (wall time)`,
       '',
       table(
+        [
+          'memory, MiB',
+          'sidecar (`trainjob-webhook reconcile`)',
+          "Trainer's controller-manager",
+          'sidecar / Trainer',
+          'target (sidecar)',
+        ],
+        [
+          memoryRow("RSS on the empty cluster (after the sidecar's scaling writes)", empty0, (f) => f.rss, ''),
+          memoryRow('peak RSS (VmHWM) over the run', end, (f) => f.peak, '≤ 256'),
+          memoryRow(
+            `idle RSS ${knobs.idleSeconds} s after the last event (sidecar leading: ${leading})`,
+            idle,
+            (f) => f.rss,
+            '≤ 100',
+          ),
+          memoryRow('RSS at the end (after the scaling writes with all present)', end, (f) => f.rss, ''),
+        ],
+      ),
+      '',
+      table(
         ['sidecar (`trainjob-webhook reconcile`)', 'value', 'target'],
         [
-          ['RSS on the empty cluster (leading, after its scaling writes), MiB', mib(emptyRss), ''],
-          ['peak RSS (VmHWM), MiB', mib(peak), '≤ 256'],
-          [`idle RSS ${knobs.idleSeconds} s after the last event (leading: ${leading}), MiB`, mib(idle.rss), '≤ 100'],
           [
             `reconciles per created TrainJob, the resync's aside (${pop.reconciles} in all, ${pop.resyncKeys} of them queued by ${pop.resyncPasses} resync passes)`,
             perJob(pop.reconciles - pop.resyncKeys),
