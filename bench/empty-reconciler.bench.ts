@@ -12,7 +12,8 @@
 //                      build`, as the image runs it) whose bin/trainjob-webhook.js runs (default
 //                      "js=<this checkout>/dist,ts=<this checkout>")
 //      BENCH_ROUNDS (1): each variant started this many times, interleaved; medians reported
-//      BENCH_IDLE_S (60), BENCH_OUT=FILE, BENCH_KEEP=DIR (keep the heap snapshots there)
+//      BENCH_IDLE_S (60), BENCH_OUT=FILE, BENCH_KEEP=DIR (keep the heap snapshots and readings there)
+//      BENCH_NODE_OPTIONS: node flags in place of the container's (e.g. "--max-semi-space-size=1")
 import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { stripTypeScriptTypes } from 'node:module';
 import { cpus, loadavg, tmpdir, totalmem } from 'node:os';
@@ -41,8 +42,9 @@ const variants = (process.env.BENCH_VARIANTS ?? `js=${path.join(projectRoot, 'di
   });
 const progress = (line: string) => process.stderr.write(`  ${line}\n`);
 
-/** The NODE_OPTIONS of the shipped reconciler container (as bench/scale.bench.ts reads them). */
+/** The NODE_OPTIONS of the shipped reconciler container (as bench/scale.bench.ts reads them), or BENCH_NODE_OPTIONS. */
 function reconcilerNodeOptions(): string {
+  if (process.env.BENCH_NODE_OPTIONS !== undefined) return process.env.BENCH_NODE_OPTIONS;
   const file = path.join(projectRoot, 'manifests/components/separate-reconciler/reconciler.yaml');
   const docs = parseAllDocuments(readFileSync(file, 'utf8')).map((d) => d.toJS() as Record<string, any>);
   const container = docs
@@ -123,7 +125,6 @@ const packagesOf = (r: Reading) =>
 const projectFiles = (r: Reading) =>
   r.heap.scripts.filter((u) => originOf(u) === 'project' && u.includes('/src/')).length;
 
-// eslint-disable-next-line max-lines-per-function -- the report's rows, in one place
 function report(readings: Map<string, Reading[]>, started: Date, load: number[]): string {
   const labels = [...readings.keys()];
   const med = (label: string, f: (r: Reading) => number) => median(readings.get(label)!.map(f));
@@ -141,7 +142,7 @@ function report(readings: Map<string, Reading[]>, started: Date, load: number[])
     '## What an empty reconciler holds (`node bench/empty-reconciler.bench.ts`)',
     '',
     `- date: ${started.toISOString()}; ${cpus().length} cores (${cpus()[0]?.model}), ${(totalmem() / 2 ** 30).toFixed(1)} GiB; load average ${load[0].toFixed(2)} at the start, ${load[1].toFixed(2)} at the end`,
-    `- \`reconcile\` in companion mode, no TrainJob in the cluster, NODE_OPTIONS \`${reconcilerNodeOptions()}\` (the reconciler container's) plus the probe; read leading, ${idleSeconds} s after it started leading; ${rounds} round(s), medians`,
+    `- \`reconcile\` in companion mode, no TrainJob in the cluster, NODE_OPTIONS \`${reconcilerNodeOptions()}\` (${process.env.BENCH_NODE_OPTIONS !== undefined ? 'BENCH_NODE_OPTIONS' : "the reconciler container's"}) plus the probe; read leading, ${idleSeconds} s after it started leading; ${rounds} round(s), medians`,
     `- variants: ${variants.map((v) => `${v.label} = \`${v.root}\``).join(', ')}`,
     '',
     table(

@@ -29,7 +29,8 @@
 // and BENCH_TRAINER_BURST (2000): Trainer's client (its default 50/s, burst 100, makes the creation
 // alone take many minutes), BENCH_SCALES (scaling writes per cluster size, 5), BENCH_IDLE_S (60),
 // BENCH_WAIT_S (how long the creation may take, 7200), BENCH_SIDECAR_ROOT (the checkout whose
-// `reconcile` runs; default this one; `dist` after `npm run build` runs the compiled build, as the image does), BENCH_RESYNC_S (that checkout's resync period, default this
+// `reconcile` runs; default this one; its `dist` after `npm run build`: the compiled build, as the
+// image runs it), BENCH_RESYNC_S (that checkout's resync period, default this
 // tree's: 300 before commit "reconcile: the periodic resync every ~10 hours"), BENCH_OUT=FILE.
 import { readFileSync } from 'node:fs';
 import { writeFile } from 'node:fs/promises';
@@ -426,6 +427,30 @@ const memoryRow = (what: string, f: Footprint, pick: (m: Memory) => number, targ
   target,
 ];
 
+/** The sidecar's memory beside Trainer's controller-manager's, at the same moments. */
+function memoryTable(empty: Footprint, idle: Footprint, end: Footprint, leading: number): string {
+  return table(
+    [
+      'memory, MiB',
+      'sidecar (`trainjob-webhook reconcile`)',
+      "Trainer's controller-manager",
+      'sidecar / Trainer',
+      'target (sidecar)',
+    ],
+    [
+      memoryRow("RSS on the empty cluster (after the sidecar's scaling writes)", empty, (f) => f.rss, ''),
+      memoryRow('peak RSS (VmHWM) over the run', end, (f) => f.peak, '≤ 256'),
+      memoryRow(
+        `idle RSS ${knobs.idleSeconds} s after the last event (sidecar leading: ${leading})`,
+        idle,
+        (f) => f.rss,
+        '≤ 100',
+      ),
+      memoryRow('RSS at the end (after the scaling writes with all present)', end, (f) => f.rss, ''),
+    ],
+  );
+}
+
 const sumValues = (r: Record<string, number>) => Object.values(r).reduce((a, b) => a + b, 0);
 const showCounts = (r: Record<string, number>) =>
   Object.entries(r)
@@ -479,26 +504,7 @@ async function main() {
       `- companion mode beside Trainer v2.3.0 (client ${knobs.trainerQps}/s, burst ${knobs.trainerBurst}) and JobSet v0.12.0; ${knobs.trainJobs} suspended TrainJobs of \`${RUNTIME}\` (Trainer's torchtune runtime, its claim an emptyDir), ${knobs.concurrency} creates in flight; sidecar from ${knobs.sidecarRoot ?? 'this checkout'}`,
       `- creation: all ${knobs.trainJobs} created after ${pop.createSeconds.toFixed(0)} s; ${pop.jobSets} JobSets and ${pop.jobs} Jobs built and the sidecar's queue empty after ${pop.seconds.toFixed(0)} s (wall time)`,
       '',
-      table(
-        [
-          'memory, MiB',
-          'sidecar (`trainjob-webhook reconcile`)',
-          "Trainer's controller-manager",
-          'sidecar / Trainer',
-          'target (sidecar)',
-        ],
-        [
-          memoryRow("RSS on the empty cluster (after the sidecar's scaling writes)", empty0, (f) => f.rss, ''),
-          memoryRow('peak RSS (VmHWM) over the run', end, (f) => f.peak, '≤ 256'),
-          memoryRow(
-            `idle RSS ${knobs.idleSeconds} s after the last event (sidecar leading: ${leading})`,
-            idle,
-            (f) => f.rss,
-            '≤ 100',
-          ),
-          memoryRow('RSS at the end (after the scaling writes with all present)', end, (f) => f.rss, ''),
-        ],
-      ),
+      memoryTable(empty0, idle, end, leading),
       '',
       table(
         ['sidecar (`trainjob-webhook reconcile`)', 'value', 'target'],

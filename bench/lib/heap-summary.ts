@@ -42,7 +42,7 @@ const CODE_EDGES = new Set([
 ]);
 const SCRIPT_EDGES = new Set(['script', 'script_or_debug_info']);
 
-// eslint-disable-next-line max-lines-per-function, complexity -- one pass over V8's flat arrays
+// eslint-disable-next-line complexity -- one pass over V8's flat arrays
 export function summarizeHeap(file: string, top = 15): HeapSummary {
   const s = JSON.parse(readFileSync(file, 'utf8')) as Snapshot;
   const nf = s.snapshot.meta.node_fields;

@@ -70,6 +70,7 @@ export interface AdmissionServerDeps {
   now?: () => Date;
 }
 
+// eslint-disable-next-line max-lines-per-function -- the server's options, hooks and routes, in order
 export async function buildAdmissionServer(
   config: AdmissionServerConfig,
   deps: AdmissionServerDeps,
