@@ -451,6 +451,15 @@ function memoryTable(empty: Footprint, idle: Footprint, end: Footprint, leading:
   );
 }
 
+/** What the sidecar's RSS holds, from its own /metrics: V8's heap committed by space, in use, and external memory. */
+function heapBreakdown(metrics: string): string {
+  const one = (name: string, space?: string) => sumOf(metrics, name, (l) => space === undefined || l.space === space);
+  const spaces = ['new', 'old', 'code', 'large_object', 'trusted']
+    .map((sp) => `${sp} ${mib(one('nodejs_heap_space_size_total_bytes', sp))}`)
+    .join(', ');
+  return `V8 heap committed ${mib(one('nodejs_heap_size_total_bytes'))} MiB (by space: ${spaces}), in use ${mib(one('nodejs_heap_size_used_bytes'))} MiB, external ${mib(one('nodejs_external_memory_bytes'))} MiB, RSS ${mib(one('process_resident_memory_bytes'))} MiB`;
+}
+
 const sumValues = (r: Record<string, number>) => Object.values(r).reduce((a, b) => a + b, 0);
 const showCounts = (r: Record<string, number>) =>
   Object.entries(r)
@@ -490,7 +499,8 @@ async function main() {
     progress(`idle: waiting ${knobs.idleSeconds} s after the last event`);
     await new Promise((r) => setTimeout(r, knobs.idleSeconds * 1000));
     const idle = footprint(b);
-    const leading = sumOf(await b.scrape(), 'trainjob_reconciler_leader');
+    const idleMetrics = await b.scrape();
+    const leading = sumOf(idleMetrics, 'trainjob_reconciler_leader');
     progress(`scaling writes with ${knobs.trainJobs} TrainJobs present`);
     const full = await scaleProbes(b, 'full');
     const end = footprint(b);
@@ -526,6 +536,8 @@ async function main() {
           ],
         ],
       ),
+      '',
+      `The sidecar idle, from its own /metrics (prom-client's process series) at that moment: ${heapBreakdown(idleMetrics)}.`,
       '',
       `Watch events during the creation, by what the sidecar made of them: ${Object.keys(pop.watchEvents).length ? showCounts(pop.watchEvents) : 'not counted (a sidecar without trainjob_reconciler_watch_events_total)'}. The resync queues every key again each ${RESYNC_S} s (src/reconciler/config.ts); its passes in the window are counted from the sidecar's start and the TrainJobs that existed then.`,
       '',
