@@ -2,7 +2,7 @@
 // admission port never serves these, so probes and scrapes need no TLS and cannot reach a webhook.
 import Fastify, { LogController } from 'fastify';
 import type { FastifyBaseLogger, FastifyInstance } from 'fastify';
-import { LAZY_SCHEMA_COMPILERS } from '../process/schema-compilers.ts';
+import { LAZY_SCHEMA_COMPILERS } from './schema-compilers.ts';
 import type { Logger } from './logger.ts';
 import type { WebhookMetrics } from './metrics.ts';
 

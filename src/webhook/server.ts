@@ -1,7 +1,7 @@
 // The admission server: HTTPS, the two webhook routes, and limits that fit the API server.
 import Fastify, { LogController } from 'fastify';
 import type { FastifyBaseLogger, FastifyError, FastifyInstance } from 'fastify';
-import { LAZY_SCHEMA_COMPILERS } from '../process/schema-compilers.ts';
+import { LAZY_SCHEMA_COMPILERS } from '../observability/schema-compilers.ts';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { Server as HttpsServer } from 'node:https';
 import type { Server as TlsServer } from 'node:tls';

@@ -1,11 +1,11 @@
-// Fastify's schema compilers loaded on demand (src/process/schema-compilers.ts): a server whose
+// Fastify's schema compilers loaded on demand (src/observability/schema-compilers.ts): a server whose
 // routes declare no schema never loads Ajv or fast-json-stringify; one that does validates and
 // serializes as Fastify's defaults do. One process per test file: the module cache is this file's.
 import assert from 'node:assert/strict';
 import { createRequire } from 'node:module';
 import { describe, it } from 'node:test';
 import Fastify from 'fastify';
-import { LAZY_SCHEMA_COMPILERS } from '../../src/process/schema-compilers.ts';
+import { LAZY_SCHEMA_COMPILERS } from '../../src/observability/schema-compilers.ts';
 
 const loaded = (pkg: string) =>
   Object.keys(createRequire(import.meta.url).cache).some((f) => f.includes(`/node_modules/${pkg}/`));
