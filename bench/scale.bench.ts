@@ -8,7 +8,7 @@
 // - the sidecar's peak RSS (VmHWM) over the run, and its idle RSS: leading, queue empty, BENCH_IDLE_S
 //   after the last event (targets: 256 MiB, 100 MiB); beside each, Trainer's controller-manager's
 //   (the Go process the world starts, read from its /proc the same way at the same moments): the
-//   peer a platform team compares the sidecar with;
+//   peer a platform team compares the sidecar with; and the sidecar's V8 heap at idle, from its /metrics;
 // - reconciles per created TrainJob (target: at most 2) and API requests per created TrainJob
 //   (trainjob_reconciler_api_requests_total, Lease renewals aside), and the creation's wall time;
 // - a scaling write's path to the new JobSet (a suspended TrainJob's numNodes 1 -> 2, until Trainer's
