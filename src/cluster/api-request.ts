@@ -13,7 +13,7 @@ import { Slots } from './slots.ts';
 
 // node:http as CommonJS exports, not an ESM import: an import builds the module's namespace, which
 // reads its lazy WebSocket, CloseEvent and MessageEvent exports, and those load Node's bundled
-// undici (about 13 MiB of RSS) that nothing here uses (bench/PROFILE.md, "Memory").
+// undici (5 MiB of RSS at the reconcile command's import) that nothing here uses (bench/PROFILE.md, "RSS").
 const http = process.getBuiltinModule('node:http');
 
 /** Connections kept to the API server, in use and idle: the requests in flight beyond it queue. */

@@ -5,14 +5,14 @@ import assert from 'node:assert/strict';
 import { createRequire } from 'node:module';
 import { describe, it } from 'node:test';
 import Fastify from 'fastify';
-import { LAZY_SCHEMA_COMPILERS } from '../../src/observability/schema-compilers.ts';
+import { lazySchemaCompilers } from '../../src/observability/schema-compilers.ts';
 
 const loaded = (pkg: string) =>
   Object.keys(createRequire(import.meta.url).cache).some((f) => f.includes(`/node_modules/${pkg}/`));
 
-describe('LAZY_SCHEMA_COMPILERS', () => {
+describe('lazySchemaCompilers', () => {
   it('a server without schemas loads neither compiler (Fastify alone loads both when built)', async () => {
-    const app = Fastify({ schemaController: LAZY_SCHEMA_COMPILERS });
+    const app = Fastify({ schemaController: lazySchemaCompilers() });
     app.get('/', async () => ({ ok: true }));
     app.post('/echo', async (req) => req.body);
     const res = await app.inject({ method: 'POST', url: '/echo', payload: { a: 1 } });
@@ -24,7 +24,7 @@ describe('LAZY_SCHEMA_COMPILERS', () => {
   });
 
   it('a route with a schema gets the default compilers: the body validated, the reply serialized', async () => {
-    const app = Fastify({ schemaController: LAZY_SCHEMA_COMPILERS });
+    const app = Fastify({ schemaController: lazySchemaCompilers() });
     app.post(
       '/n',
       {
