@@ -4,6 +4,7 @@
 // the allowed 6 KB UPDATE) runs in this process on core 1.
 //   flock /tmp/tjw-e2e.lock npm run bench:rss
 //   env: ENTRY        ts (bin/trainjob-webhook.js, the sources, default) or js (dist/, `npm run build`)
+//        SERVE_ROOT   the checkout whose serve runs (default this one; another's measured the same way)
 //        NODE_FLAGS   extra node flags for the server (e.g. "--max-semi-space-size=4")
 //        SERVE_FLAGS  extra serve flags (e.g. "--table-only")
 //        CLUSTER      stub: serve with cluster access, --kubeconfig (CA data, token) at a loopback
@@ -14,22 +15,30 @@
 //        BODY         a request file (default examples/allowed-numnodes-suspended.json)
 //        WORST        after the load, this many of the largest UPDATE the body limit admits sent at
 //                     once (default 8; the body budget holds 2 in flight): all answered, and the peak
+//        BASELINE     bare (default): then the same load, with the same node flags and pinning, on a
+//                     bare Fastify TLS endpoint (JavaScript, as bench/server.ts's `bare`: parses the
+//                     body, answers a fixed AdmissionReview), and serve's RSS as a ratio to its
+//                     (issue 28's target: within 1.1x); none: serve alone
 import { spawn } from 'node:child_process';
+import { createRequire } from 'node:module';
 import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import { loadavg, tmpdir } from 'node:os';
 import path from 'node:path';
-import { fileURLToPath } from 'node:url';
+import { fileURLToPath, pathToFileURL } from 'node:url';
 import autocannon from 'autocannon';
 import { createServer as createHttpsServer, request } from 'node:https';
 import { ADMISSION_BODY_LIMIT } from '../src/webhook/server.ts';
 import { generateSelfSigned } from '../src/certs/selfsigned.ts';
 import { pinCores } from './lib/pinning.ts';
-import { processMemory } from './lib/proc.ts';
+import { processMemory, type Memory } from './lib/proc.ts';
 
 const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
 const entry = process.env.ENTRY ?? 'ts';
+const serveRoot = process.env.SERVE_ROOT ?? root;
 const bin =
-  entry === 'js' ? path.join(root, 'dist/bin/trainjob-webhook.js') : path.join(root, 'bin/trainjob-webhook.js');
+  entry === 'js'
+    ? path.join(serveRoot, 'dist/bin/trainjob-webhook.js')
+    : path.join(serveRoot, 'bin/trainjob-webhook.js');
 const nodeFlags = (process.env.NODE_FLAGS ?? '').split(' ').filter(Boolean);
 const serveFlags = (process.env.SERVE_FLAGS ?? '').split(' ').filter(Boolean);
 const seconds = Number(process.env.SECONDS ?? 300);
@@ -37,6 +46,8 @@ const connections = Number(process.env.CONNECTIONS ?? 16);
 const starts = Number(process.env.STARTS ?? 5);
 const worst = Number(process.env.WORST ?? 8);
 const cluster = process.env.CLUSTER ?? 'none';
+const baseline = process.env.BASELINE ?? 'bare';
+if (baseline !== 'bare' && baseline !== 'none') throw new Error(`BASELINE must be bare or none, got ${baseline}`);
 if (cluster !== 'none' && cluster !== 'stub') throw new Error(`CLUSTER must be stub (or unset), got ${cluster}`);
 const body = await readFile(process.env.BODY ?? path.join(root, 'examples/allowed-numnodes-suspended.json'), 'utf8');
 const SAMPLE_MS = 10_000;
@@ -58,8 +69,7 @@ interface Server {
  * "serving" line (the admission port listens, /readyz is 200).
  */
 async function startServer(dir: string): Promise<Server> {
-  const started = performance.now();
-  const args = [
+  return spawnServer(dir, [
     ...pinning.serverPrefix,
     process.execPath,
     ...nodeFlags,
@@ -71,7 +81,12 @@ async function startServer(dir: string): Promise<Server> {
     '0',
     ...clusterFlags,
     ...serveFlags,
-  ];
+  ]);
+}
+
+/** Spawns a server in `dir` and waits for its "serving" line (JSON: the admission URL, the ops URL). */
+async function spawnServer(dir: string, args: string[]): Promise<Server> {
+  const started = performance.now();
   const child = spawn(args[0], args.slice(1), {
     cwd: dir,
     stdio: ['ignore', 'pipe', 'inherit'],
@@ -98,6 +113,30 @@ async function startServer(dir: string): Promise<Server> {
       child.kill('SIGTERM');
     });
   return { pid: child.pid!, admission, ops, startMs, stop };
+}
+
+/**
+ * The baseline: a bare Fastify TLS endpoint in JavaScript (bench/server.ts's `bare`, written out so
+ * Node loads no type stripper for it), with the same node flags and pinning as serve.
+ */
+async function startBare(dir: string): Promise<Server> {
+  const pair = await generateSelfSigned({ ipAddresses: ['127.0.0.1'] });
+  await writeFile(path.join(dir, 'bare.crt'), pair.cert);
+  await writeFile(path.join(dir, 'bare.key'), pair.key);
+  const fastify = pathToFileURL(createRequire(path.join(root, 'package.json')).resolve('fastify')).href;
+  const script = path.join(dir, 'bare.mjs');
+  await writeFile(
+    script,
+    `import { readFileSync } from 'node:fs';
+import Fastify from '${fastify}';
+const app = Fastify({ https: { cert: readFileSync('bare.crt'), key: readFileSync('bare.key') }, bodyLimit: ${ADMISSION_BODY_LIMIT} });
+app.post('${ROUTE}', async (req) => ({ apiVersion: 'admission.k8s.io/v1', kind: 'AdmissionReview', response: { uid: req.body?.request?.uid ?? '', allowed: true } }));
+const url = await app.listen({ port: 0, host: '127.0.0.1' });
+process.stdout.write(JSON.stringify({ msg: 'serving', admission: url, ops: '' }) + '\\n');
+process.once('SIGTERM', () => app.close().then(() => process.exit(0)));
+`,
+  );
+  return spawnServer(dir, [...pinning.serverPrefix, process.execPath, ...nodeFlags, script]);
 }
 
 /** An allowed UPDATE as large as the body limit admits: both sides carry the same long inline script. */
@@ -205,6 +244,50 @@ async function startStubApiServer(dir: string): Promise<{ kubeconfig: string; cl
   };
 }
 
+interface LoadRun {
+  samples: { t: number; rss: number }[];
+  end: Memory;
+  r: autocannon.Result;
+}
+
+/** The load on one server, its RSS sampled every SAMPLE_MS from just before it to its end. */
+async function underLoad(s: Server): Promise<LoadRun> {
+  const samples: { t: number; rss: number }[] = [{ t: 0, rss: processMemory(s.pid).rss }];
+  const began = performance.now();
+  const timer = setInterval(
+    () => samples.push({ t: Math.round((performance.now() - began) / 1000), rss: processMemory(s.pid).rss }),
+    SAMPLE_MS,
+  );
+  const r = await autocannon({
+    url: s.admission + ROUTE,
+    method: 'POST',
+    headers: { 'content-type': 'application/json' },
+    body,
+    connections,
+    duration: seconds,
+    tlsOptions: { rejectUnauthorized: false },
+  } as autocannon.Options);
+  clearInterval(timer);
+  const end = processMemory(s.pid);
+  samples.push({ t: Math.round((performance.now() - began) / 1000), rss: end.rss });
+  return { samples, end, r };
+}
+
+function printSamples(samples: LoadRun['samples'], end: Memory): void {
+  const after60 = samples.find((x) => x.t >= 60);
+  const steady = samples.filter((x) => x.t >= 60);
+  const lo = Math.min(...steady.map((x) => x.rss));
+  const hi = Math.max(...steady.map((x) => x.rss));
+  print(
+    `- RSS idle ${mib(samples[0].rss)} MiB; after 60 s of load **${after60 ? mib(after60.rss) : '-'} MiB**; from 60 s to the end ${mib(lo)}–${mib(hi)} MiB (spread ${steady.length > 1 ? (((hi - lo) / lo) * 100).toFixed(1) : '-'} %); peak (VmHWM) ${mib(end.peak)} MiB`,
+  );
+  print();
+  print('| s | ' + samples.map((x) => x.t).join(' | ') + ' |');
+  print('| --- | ' + samples.map(() => '---:').join(' | ') + ' |');
+  print('| RSS MiB | ' + samples.map((x) => mib(x.rss)).join(' | ') + ' |');
+  print();
+}
+
 const workDir = await mkdtemp(path.join(tmpdir(), 'tjw-rss-'));
 const stub = cluster === 'stub' ? await startStubApiServer(workDir) : undefined;
 const clusterFlags = stub ? ['--kubeconfig', stub.kubeconfig] : [];
@@ -212,7 +295,7 @@ const clusterFlags = stub ? ['--kubeconfig', stub.kubeconfig] : [];
 const print = (s = '') => process.stdout.write(`${s}\n`);
 try {
   print(
-    `- date: ${new Date().toISOString()}; Node ${process.version}; entry ${entry} (${path.relative(root, bin)}); node flags: ${nodeFlags.join(' ') || 'none'}; serve flags: ${[...(stub ? ['--kubeconfig (loopback stub API server: CRD GET and watch)'] : []), ...serveFlags].join(' ') || 'none (offline, embedded CRD)'}`,
+    `- date: ${new Date().toISOString()}; Node ${process.version}; entry ${entry} (${bin}); node flags: ${nodeFlags.join(' ') || 'none'}; serve flags: ${[...(stub ? ['--kubeconfig (loopback stub API server: CRD GET and watch)'] : []), ...serveFlags].join(' ') || 'none (offline, embedded CRD)'}`,
   );
   print(`- ${pinning.note}; load average ${loadavg()[0].toFixed(2)} at the start`);
   // The first start generates the self-signed certificate; the rest reuse it, as a restart does.
@@ -236,43 +319,17 @@ try {
   }
   if (seconds > 0) {
     const s = await startServer(workDir);
+    let served: LoadRun;
     try {
       await sleep(2_000);
-      const samples: { t: number; rss: number }[] = [{ t: 0, rss: processMemory(s.pid).rss }];
-      const began = performance.now();
-      const timer = setInterval(
-        () => samples.push({ t: Math.round((performance.now() - began) / 1000), rss: processMemory(s.pid).rss }),
-        SAMPLE_MS,
-      );
-      const r = await autocannon({
-        url: s.admission + ROUTE,
-        method: 'POST',
-        headers: { 'content-type': 'application/json' },
-        body,
-        connections,
-        duration: seconds,
-        tlsOptions: { rejectUnauthorized: false },
-      } as autocannon.Options);
-      clearInterval(timer);
-      const end = processMemory(s.pid);
-      samples.push({ t: Math.round((performance.now() - began) / 1000), rss: end.rss });
+      served = await underLoad(s);
+      const { samples, end, r } = served;
       if (r.non2xx > 0 || r.errors > 0) print(`- **${r.non2xx} non-2xx answers and ${r.errors} errors**`);
-      const after60 = samples.find((x) => x.t >= 60);
-      const steady = samples.filter((x) => x.t >= 60);
-      const lo = Math.min(...steady.map((x) => x.rss));
-      const hi = Math.max(...steady.map((x) => x.rss));
       print(`- right after the load: ${await breakdown(s.ops)}`);
       print(
         `- load: ${connections} connections for ${seconds} s, ${r.requests.average.toFixed(0)} req/s, p50 ${r.latency.p50} ms, p99 ${r.latency.p99} ms; load average ${loadavg()[0].toFixed(2)} at the end`,
       );
-      print(
-        `- RSS idle ${mib(samples[0].rss)} MiB; after 60 s of load **${after60 ? mib(after60.rss) : '-'} MiB**; from 60 s to the end ${mib(lo)}–${mib(hi)} MiB (spread ${steady.length > 1 ? (((hi - lo) / lo) * 100).toFixed(1) : '-'} %); peak (VmHWM) ${mib(end.peak)} MiB`,
-      );
-      print();
-      print('| s | ' + samples.map((x) => x.t).join(' | ') + ' |');
-      print('| --- | ' + samples.map(() => '---:').join(' | ') + ' |');
-      print('| RSS MiB | ' + samples.map((x) => mib(x.rss)).join(' | ') + ' |');
-      print();
+      printSamples(samples, end);
       if (worst > 0) {
         const big = largestUpdate(body);
         const answers = await Promise.all(Array.from({ length: worst }, () => post(s.admission + ROUTE, big)));
@@ -284,6 +341,26 @@ try {
       }
     } finally {
       await s.stop();
+    }
+    if (baseline === 'bare') {
+      const b = await startBare(workDir);
+      try {
+        await sleep(2_000);
+        const bare = await underLoad(b);
+        const { samples, end, r } = bare;
+        print();
+        print(
+          `- the baseline, bare Fastify TLS (JavaScript, same node flags and pinning): ${r.requests.average.toFixed(0)} req/s, p50 ${r.latency.p50} ms, p99 ${r.latency.p99} ms${r.non2xx + r.errors > 0 ? `; **${r.non2xx} non-2xx, ${r.errors} errors**` : ''}`,
+        );
+        printSamples(samples, end);
+        const at = (run: LoadRun, t: number) => run.samples.find((x) => x.t >= t)?.rss ?? NaN;
+        const x = (a: number, b: number) => `${(a / b).toFixed(2)}×`;
+        print(
+          `- **serve against bare Fastify**: idle ${x(served.samples[0].rss, samples[0].rss)}; after 60 s of load ${x(at(served, 60), at(bare, 60))}; at the end ${x(served.end.rss, end.rss)}; peak ${x(served.end.peak, end.peak)} (target: within 1.1× after the load)`,
+        );
+      } finally {
+        await b.stop();
+      }
     }
   }
 } finally {

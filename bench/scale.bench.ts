@@ -6,7 +6,9 @@
 // its log, its memory from /proc. It reports:
 //
 // - the sidecar's peak RSS (VmHWM) over the run, and its idle RSS: leading, queue empty, BENCH_IDLE_S
-//   after the last event (targets: 256 MiB, 100 MiB);
+//   after the last event (targets: 256 MiB, 100 MiB); beside each, Trainer's controller-manager's
+//   (the Go process the world starts, read from its /proc the same way at the same moments): the
+//   peer a platform team compares the sidecar with; and the sidecar's V8 heap at idle, from its /metrics;
 // - reconciles per created TrainJob (target: at most 2) and API requests per created TrainJob
 //   (trainjob_reconciler_api_requests_total, Lease renewals aside), and the creation's wall time;
 // - a scaling write's path to the new JobSet (a suspended TrainJob's numNodes 1 -> 2, until Trainer's
@@ -27,7 +29,8 @@
 // and BENCH_TRAINER_BURST (2000): Trainer's client (its default 50/s, burst 100, makes the creation
 // alone take many minutes), BENCH_SCALES (scaling writes per cluster size, 5), BENCH_IDLE_S (60),
 // BENCH_WAIT_S (how long the creation may take, 7200), BENCH_SIDECAR_ROOT (the checkout whose
-// `reconcile` runs; default this one), BENCH_RESYNC_S (that checkout's resync period, default this
+// `reconcile` runs; default this one; its `dist` after `npm run build`: the compiled build, as the
+// image runs it), BENCH_RESYNC_S (that checkout's resync period, default this
 // tree's: 300 before commit "reconcile: the periodic resync every ~10 hours"), BENCH_OUT=FILE.
 import { readFileSync } from 'node:fs';
 import { writeFile } from 'node:fs/promises';
@@ -45,7 +48,7 @@ import {
 import { startSidecar, type Sidecar } from '../test/reconciler/support/sidecar.ts';
 import { api, JOBSET, RECONCILER_SA, startWorld, torchTrainJob, type World } from '../test/reconciler/support/world.ts';
 import { mib, ms, ratio, table } from './lib/markdown.ts';
-import { processMemory } from './lib/proc.ts';
+import { processMemory, type Memory } from './lib/proc.ts';
 import { byLabel, deltaOf, logTail, samplesOf, sumOf, type LogRecord } from './lib/sidecar-probe.ts';
 import { median } from './lib/stats.ts';
 import { RECONCILE_DEFAULTS } from '../src/reconciler/config.ts';
@@ -99,6 +102,15 @@ const requestsOf = (metrics: string) => {
 };
 const progress = (line: string) => process.stderr.write(`  ${line}\n`);
 
+/** The sidecar's memory and Trainer's controller-manager's, read at the same moment. */
+interface Footprint {
+  sidecar: Memory;
+  trainer: Memory;
+}
+function footprint(b: Bench): Footprint {
+  return { sidecar: processMemory(b.sidecar.proc.pid), trainer: processMemory(b.trainerPid) };
+}
+
 /** Trainer's torchtune runtime with its workspace claim an emptyDir (see the file's head). */
 function benchRuntime(): string {
   const doc = parse(readFileSync(path.join(upstreamDir, 'runtimes/torchtune_llama3_2_1B.yaml'), 'utf8'));
@@ -126,6 +138,8 @@ interface Bench {
   log: ReturnType<typeof logTail>;
   scrape(): Promise<string>;
   startedAt: number;
+  /** Trainer's controller-manager (the binary itself: the harness starts it without a shell). */
+  trainerPid: number;
 }
 
 /** How many objects of a kind the namespace holds, from a LIST of one (remainingItemCount). */
@@ -319,11 +333,11 @@ async function populate(b: Bench): Promise<Population> {
   let createdAt = NaN;
   const createdTimes: number[] = [];
   const ticker = setInterval(() => {
-    const rss = processMemory(b.sidecar.proc.pid);
+    const { sidecar: rss, trainer } = footprint(b);
     void Promise.all([countOf(b, 'jobsets'), b.scrape()]).then(
       ([jobSets, m]) =>
         progress(
-          `${((Date.now() - t0) / 1000).toFixed(0)} s: ${created}/${knobs.trainJobs} TrainJobs created, ${jobSets} JobSets; sidecar RSS ${mib(rss.rss)} MiB (peak ${mib(rss.peak)}), ${sumOf(m, 'trainjob_reconciler_reconciles_total')} reconciles, queue ${sumOf(m, 'workqueue_depth')}`,
+          `${((Date.now() - t0) / 1000).toFixed(0)} s: ${created}/${knobs.trainJobs} TrainJobs created, ${jobSets} JobSets; sidecar RSS ${mib(rss.rss)} MiB (peak ${mib(rss.peak)}), Trainer's ${mib(trainer.rss)} (peak ${mib(trainer.peak)}), ${sumOf(m, 'trainjob_reconciler_reconciles_total')} reconciles, queue ${sumOf(m, 'workqueue_depth')}`,
         ),
       () => undefined,
     );
@@ -400,7 +414,50 @@ async function startBench(): Promise<Bench> {
       timeoutMs: 60_000,
     },
   );
-  return { w, a: api(w.cp), sidecar, log: logTail(sidecar.proc.logFile), scrape, startedAt };
+  const trainerPid = w.upstream.trainer?.process.pid;
+  if (trainerPid === undefined) throw new Error('the world started no Trainer controller-manager');
+  return { w, a: api(w.cp), sidecar, log: logTail(sidecar.proc.logFile), scrape, startedAt, trainerPid };
+}
+
+const memoryRow = (what: string, f: Footprint, pick: (m: Memory) => number, target: string) => [
+  what,
+  mib(pick(f.sidecar)),
+  mib(pick(f.trainer)),
+  ratio(pick(f.sidecar), pick(f.trainer)),
+  target,
+];
+
+/** The sidecar's memory beside Trainer's controller-manager's, at the same moments. */
+function memoryTable(empty: Footprint, idle: Footprint, end: Footprint, leading: number): string {
+  return table(
+    [
+      'memory, MiB',
+      'sidecar (`trainjob-webhook reconcile`)',
+      "Trainer's controller-manager",
+      'sidecar / Trainer',
+      'target (sidecar)',
+    ],
+    [
+      memoryRow("RSS on the empty cluster (after the sidecar's scaling writes)", empty, (f) => f.rss, ''),
+      memoryRow('peak RSS (VmHWM) over the run', end, (f) => f.peak, '≤ 256'),
+      memoryRow(
+        `idle RSS ${knobs.idleSeconds} s after the last event (sidecar leading: ${leading})`,
+        idle,
+        (f) => f.rss,
+        '≤ 100',
+      ),
+      memoryRow('RSS at the end (after the scaling writes with all present)', end, (f) => f.rss, ''),
+    ],
+  );
+}
+
+/** What the sidecar's RSS holds, from its own /metrics: V8's heap committed by space, in use, and external memory. */
+function heapBreakdown(metrics: string): string {
+  const one = (name: string, space?: string) => sumOf(metrics, name, (l) => space === undefined || l.space === space);
+  const spaces = ['new', 'old', 'code', 'large_object', 'trusted']
+    .map((sp) => `${sp} ${mib(one('nodejs_heap_space_size_total_bytes', sp))}`)
+    .join(', ');
+  return `V8 heap committed ${mib(one('nodejs_heap_size_total_bytes'))} MiB (by space: ${spaces}), in use ${mib(one('nodejs_heap_size_used_bytes'))} MiB, external ${mib(one('nodejs_external_memory_bytes'))} MiB, RSS ${mib(one('process_resident_memory_bytes'))} MiB`;
 }
 
 const sumValues = (r: Record<string, number>) => Object.values(r).reduce((a, b) => a + b, 0);
@@ -436,16 +493,17 @@ async function main() {
   try {
     progress('scaling writes on an empty cluster');
     const empty = await scaleProbes(b, 'empty');
-    const emptyRss = processMemory(b.sidecar.proc.pid).rss;
+    const empty0 = footprint(b);
     progress(`creating ${knobs.trainJobs} TrainJobs, ${knobs.concurrency} at a time`);
     const pop = await populate(b);
     progress(`idle: waiting ${knobs.idleSeconds} s after the last event`);
     await new Promise((r) => setTimeout(r, knobs.idleSeconds * 1000));
-    const idle = processMemory(b.sidecar.proc.pid);
-    const leading = sumOf(await b.scrape(), 'trainjob_reconciler_leader');
+    const idle = footprint(b);
+    const idleMetrics = await b.scrape();
+    const leading = sumOf(idleMetrics, 'trainjob_reconciler_leader');
     progress(`scaling writes with ${knobs.trainJobs} TrainJobs present`);
     const full = await scaleProbes(b, 'full');
-    const peak = processMemory(b.sidecar.proc.pid).peak;
+    const end = footprint(b);
     load.push(loadavg()[0]);
     const perJob = (n: number) => (n / knobs.trainJobs).toFixed(2);
     const rebuildRequests = (runs: ScaleRun[]) => median(runs.map((r) => sumValues(r.requests)));
@@ -456,12 +514,11 @@ async function main() {
       `- companion mode beside Trainer v2.3.0 (client ${knobs.trainerQps}/s, burst ${knobs.trainerBurst}) and JobSet v0.12.0; ${knobs.trainJobs} suspended TrainJobs of \`${RUNTIME}\` (Trainer's torchtune runtime, its claim an emptyDir), ${knobs.concurrency} creates in flight; sidecar from ${knobs.sidecarRoot ?? 'this checkout'}`,
       `- creation: all ${knobs.trainJobs} created after ${pop.createSeconds.toFixed(0)} s; ${pop.jobSets} JobSets and ${pop.jobs} Jobs built and the sidecar's queue empty after ${pop.seconds.toFixed(0)} s (wall time)`,
       '',
+      memoryTable(empty0, idle, end, leading),
+      '',
       table(
         ['sidecar (`trainjob-webhook reconcile`)', 'value', 'target'],
         [
-          ['RSS on the empty cluster (leading, after its scaling writes), MiB', mib(emptyRss), ''],
-          ['peak RSS (VmHWM), MiB', mib(peak), '≤ 256'],
-          [`idle RSS ${knobs.idleSeconds} s after the last event (leading: ${leading}), MiB`, mib(idle.rss), '≤ 100'],
           [
             `reconciles per created TrainJob, the resync's aside (${pop.reconciles} in all, ${pop.resyncKeys} of them queued by ${pop.resyncPasses} resync passes)`,
             perJob(pop.reconciles - pop.resyncKeys),
@@ -479,6 +536,8 @@ async function main() {
           ],
         ],
       ),
+      '',
+      `The sidecar idle, from its own /metrics (prom-client's process series) at that moment: ${heapBreakdown(idleMetrics)}.`,
       '',
       `Watch events during the creation, by what the sidecar made of them: ${Object.keys(pop.watchEvents).length ? showCounts(pop.watchEvents) : 'not counted (a sidecar without trainjob_reconciler_watch_events_total)'}. The resync queues every key again each ${RESYNC_S} s (src/reconciler/config.ts); its passes in the window are counted from the sidecar's start and the TrainJobs that existed then.`,
       '',

@@ -5,11 +5,16 @@
 // store. Credentials and TLS come from the connection on every request (a token file that rotates,
 // a rotated certificate); a change of TLS material builds a new pool. A kubeconfig's proxy-url is
 // spoken here too, so the byte cap holds through a proxy.
-import http from 'node:http';
+import type * as Http from 'node:http';
 import https from 'node:https';
 import type { ApiConnection, TlsMaterial } from './connection.ts';
 import { proxyAuthorization } from './proxy-credentials.ts';
 import { Slots } from './slots.ts';
+
+// node:http as CommonJS exports, not an ESM import: an import builds the module's namespace, which
+// reads its lazy WebSocket, CloseEvent and MessageEvent exports, and those load Node's bundled
+// undici (5 MiB of RSS at the reconcile command's import) that nothing here uses (bench/PROFILE.md, "RSS").
+const http = process.getBuiltinModule('node:http');
 
 /** Connections kept to the API server, in use and idle: the requests in flight beyond it queue. */
 export const MAX_API_SOCKETS = 8;
@@ -20,7 +25,7 @@ export interface ApiResponse {
   status: number;
   body: Buffer;
   /** The response's headers (the API server's `warning` headers: kubectl trainjob shows them). */
-  headers?: http.IncomingHttpHeaders;
+  headers?: Http.IncomingHttpHeaders;
 }
 
 export type ApiMethod = 'GET' | 'POST' | 'PUT' | 'PATCH' | 'DELETE';
@@ -48,15 +53,15 @@ export interface ApiClient {
    * the server ends it or `signal` aborts. Watches have their own connections, so they never hold
    * the sockets the admission path's reads need.
    */
-  stream(path: string, signal: AbortSignal): Promise<http.IncomingMessage>;
+  stream(path: string, signal: AbortSignal): Promise<Http.IncomingMessage>;
 }
 
 interface Pool {
   tls: TlsMaterial;
   /** Bounded, kept alive: the requests. */
-  agent: http.Agent;
+  agent: Http.Agent;
   /** One connection per watch. */
-  streams: http.Agent;
+  streams: Http.Agent;
   inFlight: number;
   retired: boolean;
 }
@@ -79,8 +84,8 @@ async function agentFor(
   server: URL,
   proxy: URL | undefined,
   tls: TlsMaterial,
-  options: http.AgentOptions,
-): Promise<http.Agent> {
+  options: Http.AgentOptions,
+): Promise<Http.Agent> {
   const secure = server.protocol === 'https:';
   if (proxy && (secure || isSocks(proxy))) {
     const proxyAgent: ProxyAgentFactory = (await import('./proxy-agents.ts')).proxyAgent;
@@ -223,7 +228,7 @@ export function apiClient(
       const { to, headers, pool: p } = await prepare(path, signal);
       p.inFlight++;
       try {
-        const res = await new Promise<http.IncomingMessage>((resolve, reject) => {
+        const res = await new Promise<Http.IncomingMessage>((resolve, reject) => {
           const req = send(
             to.url,
             { method: 'GET', agent: p.streams, headers, signal, ...(to.path ? { path: to.path } : {}) },
@@ -269,14 +274,14 @@ export function countingRequests(client: ApiClient, onRequest: (method: string, 
   };
 }
 
-const send = (url: URL, options: http.RequestOptions, onResponse: (res: http.IncomingMessage) => void) =>
+const send = (url: URL, options: Http.RequestOptions, onResponse: (res: Http.IncomingMessage) => void) =>
   (url.protocol === 'https:' ? https.request : http.request)(url, options, onResponse);
 
 interface Exchange {
   url: URL;
   path?: string;
   method: string;
-  agent: http.Agent;
+  agent: Http.Agent;
   headers: Record<string, string | string[]>;
   payload?: Buffer;
   signal: AbortSignal;

@@ -9,11 +9,6 @@ import { createLogger } from '../observability/logger.ts';
 import { ConfigError, parseReconcileArgs, RECONCILE_USAGE, type ReconcileConfig } from '../reconciler/config.ts';
 import { startReconciler } from '../reconciler/run.ts';
 import { installProcessHandlers } from '../process/signals.ts';
-import { crdPatchOps } from '../rules/generate/crd-patch.ts';
-import { rulesFor } from '../rules/table.ts';
-import { decideCrdPatchRestore } from '../rules/crd-patch-restore.ts';
-import { disclaimVersionsOps } from '../rules/crd-patch-ownership.ts';
-import type { CrdPatchPlanner } from '../reconciler/crd-patch-restorer.ts';
 import type { CommandIo } from './io.ts';
 
 export { RECONCILE_USAGE };
@@ -49,17 +44,6 @@ export async function connect(config: ReconcileConfig): Promise<ApiClient> {
   return connection.client;
 }
 
-/**
- * What the CRD patch restorer writes: the patch generated for the CRD it finds, with the rules of
- * the Trainer line the decision finds that CRD is (crdPatchOps, the one generator of
- * manifests/crd-patch/; rulesFor the line: main's every-Failed-is-final rule). Onto an unknown
- * line the decision writes nothing (it only checks whether a patch applied by hand is in force).
- */
-export const crdPatchPlanner: CrdPatchPlanner = {
-  decide: (crd) => decideCrdPatchRestore(crd, (schema, line, version) => crdPatchOps(schema, rulesFor(line), version)),
-  disclaim: disclaimVersionsOps,
-};
-
 /** Runs the reconciler with a parsed config until a signal stops it; resolves to the exit code. */
 export async function runReconcile(
   config: ReconcileConfig,
@@ -67,6 +51,8 @@ export async function runReconcile(
   leaseClient?: ApiClient,
 ): Promise<number> {
   const logger = createLogger(config.logLevel);
+  // The planner's rule table and patch generator only with --restore-crd-patch (crd-patch-planner.ts).
+  const crdPatchPlanner = config.restoreCrdPatch ? (await import('./crd-patch-planner.ts')).crdPatchPlanner : undefined;
   const handle = await startReconciler(config, { client, leaseClient, logger, crdPatchPlanner });
   // Runs until a signal closes it; then resolves 0, so the process ends with a clean exit code.
   return new Promise<number>((resolve) => {

@@ -2,6 +2,7 @@
 // admission port never serves these, so probes and scrapes need no TLS and cannot reach a webhook.
 import Fastify, { LogController } from 'fastify';
 import type { FastifyBaseLogger, FastifyInstance } from 'fastify';
+import { lazySchemaCompilers } from './schema-compilers.ts';
 import type { Logger } from './logger.ts';
 import type { WebhookMetrics } from './metrics.ts';
 
@@ -19,6 +20,7 @@ export interface OpsServerDeps {
 
 export async function buildOpsServer(deps: OpsServerDeps): Promise<FastifyInstance> {
   const app = Fastify({
+    schemaController: lazySchemaCompilers(),
     loggerInstance: deps.logger.child({ server: 'ops' }) as FastifyBaseLogger,
     logController: new LogController({ disableRequestLogging: true }),
     requestTimeout: 10_000,

@@ -7,7 +7,6 @@ import { jsonApi, withQuery, type JsonApi } from '../cluster/api-json.ts';
 import type { ApiClient } from '../cluster/api-request.ts';
 import { listAll } from '../cluster/list-pages.ts';
 import { CORE, resourcePath, type Resource } from '../cluster/resource-path.ts';
-import { parse } from 'yaml';
 import { orUndefinedIfNotFound, refusalMessage, statusCode } from '../cluster/errors.ts';
 import {
   CLUSTER_TRAINING_RUNTIME,
@@ -122,6 +121,8 @@ async function readRuntime(api: JsonApi, trainJob: TrainJob): Promise<RuntimeRea
   const owner = controllerOf(snapshot?.metadata);
   const text = snapshot?.data?.[RUNTIME_SNAPSHOT_KEY];
   if (text && owner?.uid === trainJob.metadata.uid) {
+    // yaml only here (a Trainer that writes runtime snapshots): an in-cluster reconciler reads no other YAML.
+    const { parse } = await import('yaml');
     const doc = parse(text) as { kind?: string; metadata?: { name?: string }; spec?: RuntimeSpec };
     if (doc?.spec)
       return {

@@ -3,6 +3,7 @@
 // hint, answered 202 at once; the waiting for the change to be stored happens afterwards.
 import Fastify, { LogController } from 'fastify';
 import type { FastifyBaseLogger, FastifyInstance } from 'fastify';
+import { lazySchemaCompilers } from '../observability/schema-compilers.ts';
 import type { Logger } from '../observability/logger.ts';
 import { parseHint, type Hint } from '../handoff/hint.ts';
 import type { ReconcilerMetrics } from './metrics.ts';
@@ -23,6 +24,7 @@ export function isLoopback(address: string | undefined): boolean {
 
 export async function buildHandoffServer(deps: HandoffServerDeps): Promise<FastifyInstance> {
   const app = Fastify({
+    schemaController: lazySchemaCompilers(),
     loggerInstance: deps.logger.child({ server: 'handoff' }) as FastifyBaseLogger,
     logController: new LogController({ disableRequestLogging: true }),
     bodyLimit: BODY_LIMIT,

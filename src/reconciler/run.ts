@@ -7,7 +7,7 @@ import { buildOpsServer } from '../observability/ops-server.ts';
 import { listenOn } from '../process/listen.ts';
 import { describeError } from '../cluster/errors.ts';
 import { countingRequests, type ApiClient } from '../cluster/api-request.ts';
-import { startCrdPatchRestorer, type CrdPatchPlanner, type CrdPatchRestorer } from './crd-patch-restorer.ts';
+import type { CrdPatchPlanner, CrdPatchRestorer } from './crd-patch-restorer.ts';
 import { CRD_PATCH_RESTORER_FIELD_MANAGER } from './names.ts';
 import { describeRequest } from './api-requests.ts';
 import { crashNow } from './crash-point.ts';
@@ -187,6 +187,8 @@ export async function startReconciler(config: ReconcileConfig, deps: ReconcilerD
   let restorer: CrdPatchRestorer | undefined;
   if (config.restoreCrdPatch) {
     if (!deps.crdPatchPlanner) throw new Error('--restore-crd-patch needs a CRD patch planner');
+    // Loaded with the flag only: a reconciler without it never reads the CRD.
+    const { startCrdPatchRestorer } = await import('./crd-patch-restorer.ts');
     restorer = startCrdPatchRestorer({
       client,
       planner: deps.crdPatchPlanner,

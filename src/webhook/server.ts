@@ -1,6 +1,7 @@
 // The admission server: HTTPS, the two webhook routes, and limits that fit the API server.
 import Fastify, { LogController } from 'fastify';
 import type { FastifyBaseLogger, FastifyError, FastifyInstance } from 'fastify';
+import { lazySchemaCompilers } from '../observability/schema-compilers.ts';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { Server as HttpsServer } from 'node:https';
 import type { Server as TlsServer } from 'node:tls';
@@ -69,12 +70,14 @@ export interface AdmissionServerDeps {
   now?: () => Date;
 }
 
+// eslint-disable-next-line max-lines-per-function -- the server's options, hooks and routes, in order
 export async function buildAdmissionServer(
   config: AdmissionServerConfig,
   deps: AdmissionServerDeps,
 ): Promise<FastifyInstance> {
   const bodyLimit = config.bodyLimit ?? ADMISSION_BODY_LIMIT;
   const app = Fastify({
+    schemaController: lazySchemaCompilers(),
     https: serverTlsOptions({ pair: config.tls, clientCa: config.clientAuth?.ca }),
     loggerInstance: deps.logger.child({ server: 'admission' }) as FastifyBaseLogger,
     // One line per admission request is logged by the routes themselves, with the uid as reqId.

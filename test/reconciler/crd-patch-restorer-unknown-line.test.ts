@@ -7,7 +7,7 @@ import { createServer, type Server } from 'node:http';
 import { after, before, describe, it } from 'node:test';
 import { apiClient } from '../../src/cluster/api-request.ts';
 import { directConnection } from '../../src/cluster/connection.ts';
-import { crdPatchPlanner } from '../../src/commands/reconcile.ts';
+import { crdPatchPlanner } from '../../src/commands/crd-patch-planner.ts';
 import { createLogger } from '../../src/observability/logger.ts';
 import { startCrdPatchRestorer } from '../../src/reconciler/crd-patch-restorer.ts';
 import { createReconcilerMetrics } from '../../src/reconciler/metrics.ts';

@@ -7,7 +7,7 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import fastJsonPatch, { type Operation } from 'fast-json-patch';
-import { crdPatchPlanner } from '../../src/commands/reconcile.ts';
+import { crdPatchPlanner } from '../../src/commands/crd-patch-planner.ts';
 import { detectTrainerLine } from '../../src/api/trainer-line-detect.ts';
 import { crdPatchOps } from '../../src/rules/generate/crd-patch.ts';
 import { rulesFor } from '../../src/rules/table.ts';
