@@ -3,11 +3,14 @@
 // by label over a bounded keep-alive pool (api-request.ts), bounded in time well below the webhook's
 // timeoutSeconds (10 in manifests/webhook), so a slow API server still gets an answer in-band,
 // never a webhook timeout; and bounded in size, so a hostile or huge answer costs at most that.
-import { STATUS_CODES } from 'node:http';
 import { JOBSET_NAME_LABEL } from '../../api/names.ts';
 import type { JobSetRead } from './jobset-pods.ts';
 import type { ApiClient } from '../../cluster/api-request.ts';
 import { describeStatus, statusMessage } from '../../cluster/errors.ts';
+
+// node:http's CommonJS exports: an ESM import of it loads Node's bundled undici (~5 MiB RSS), as
+// src/cluster/api-request.ts explains.
+const { STATUS_CODES } = process.getBuiltinModule('node:http');
 
 /** Well below the webhook's timeoutSeconds (10): the answer, with a warning, still goes out in time. */
 export const JOBSET_READ_TIMEOUT_MS = 2_000;
