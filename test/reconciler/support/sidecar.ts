@@ -63,7 +63,19 @@ function entrypoint(extraArgs: readonly string[], root: string): string[] {
     : [path.join(root, 'bin/trainjob-webhook.js'), 'reconcile'];
 }
 
+/**
+ * The confine policies' bindings that hold a reconciler to companion mode's writes (its JobSets
+ * dry runs and suspends, no conditions): a standalone reconciler runs without them, as
+ * docs/security.md tells standalone users to install it.
+ */
+const COMPANION_ONLY_BINDINGS = [
+  'trainjob-webhook-confine-reconciler-companion-status',
+  'trainjob-webhook-confine-reconciler-companion-jobsets',
+];
+
 export async function startSidecar(cp: ControlPlane, opts: SidecarOptions): Promise<Sidecar> {
+  if (opts.mode === 'standalone')
+    await cp.kubectl(['delete', 'validatingadmissionpolicybinding', ...COMPANION_ONLY_BINDINGS, '--ignore-not-found']);
   const [freeHandoff, opsPort] = await freePorts(2);
   const handoffPort = opts.handoffPort ?? freeHandoff;
   const args = [
