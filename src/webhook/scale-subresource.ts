@@ -20,7 +20,8 @@
 // the Scale's oldObject (trainjob-read.ts whyNotTheStored). Anything else is refused for now (503):
 // a newer stored TrainJob means this attempt's write fails its precondition in the API server
 // anyway (and is retried on the newer one, a new admission call); an older one means the watch
-// cache is a moment behind, and the scale applied again in a moment is judged. A read that fails,
+// cache is a moment behind (looked at again a few times first, stored-version.ts), and the scale
+// applied again in a moment is judged. A read that fails,
 // or finds no TrainJob, is refused for now too: it clears by itself.
 //
 // Any pod that reaches the webhook's port can send a Scale review (without `serve --client-ca`),
@@ -43,7 +44,7 @@ import { OMIT_VALUE, type FieldError } from '../field/errors.ts';
 import { isObject } from '../json/object.ts';
 import type { Decision } from '../rules/contract.ts';
 import type { TrainJobReader } from '../scale/reads/trainjob-read.ts';
-import { whyNotTheStored } from '../scale/reads/stored-version.ts';
+import { readTheStored } from '../scale/reads/stored-version.ts';
 import type { AdmissionReviewRequest } from './envelope.ts';
 
 type Obj = Record<string, unknown>;
@@ -122,6 +123,8 @@ export interface ScaleDeps<T> {
   holdWhileReading?: () => boolean;
   /** The caller is the API server, proved by its client certificate: it gets the details. */
   callerAuthenticated?: boolean;
+  /** stored-version.ts REREAD_AFTER_MS unless given (tests). */
+  rereadAfterMs?: number[];
   /** Hears what an answer in general words left out (a caller not known to be the API server). */
   withheld?: (details: WithheldScale) => void;
   /** The Validator, with what the route adds (the caller's proof, the reads' budget). */
@@ -138,12 +141,13 @@ export async function validateScale<T>(req: AdmissionReviewRequest, deps: ScaleD
   const replicas = scaleReplicas(req.object);
   // The API server sends an int32; anything else is not a Scale it made: nothing to judge.
   if (replicas === undefined) return deps.allowed();
-  if (!deps.readTrainJob) return deps.allowed([SCALE_NOT_JUDGED]);
+  const readTrainJob = deps.readTrainJob;
+  if (!readTrainJob) return deps.allowed([SCALE_NOT_JUDGED]);
   if (deps.holdWhileReading?.() === false) return deps.answer(forNow(SCALE_READS_BUSY), {});
   const meta = isObject(req.oldObject?.metadata) ? req.oldObject.metadata : {};
   const authenticated = deps.callerAuthenticated === true;
-  const read = await deps.readTrainJob({ namespace: req.namespace ?? '', name: req.name });
-  const unjudged = whyNotTheStored(read, meta);
+  const target = { namespace: req.namespace ?? '', name: req.name };
+  const { read, why: unjudged } = await readTheStored(() => readTrainJob(target), meta, deps.rereadAfterMs);
   if (unjudged !== undefined) {
     if (authenticated) return deps.answer(forNow(unjudged), {});
     deps.withheld?.({ namespace: req.namespace ?? '', name: req.name, detail: unjudged });

@@ -92,6 +92,8 @@ function deps(
     answer: (decision, judged) => ({ allowed: decision.causes.length === 0, decision, judged }),
     allowed: (warnings) => ({ allowed: true, ...(warnings ? { warnings } : {}) }),
     withheld: (details) => withheld.push(details),
+    // A version that differs is read again three times, without the pauses.
+    rereadAfterMs: [0, 0, 0],
     ...over,
   };
   return { d, asked, reads, withheld };
@@ -178,7 +180,7 @@ describe('a write to the scale subresource', () => {
       assert.match(answer.decision?.causes[0].detail ?? '', detail);
       assert.match(answer.decision?.causes[0].detail ?? '', /refused for now and can be applied again/);
       assert.equal(asked.length, 0);
-      assert.deepEqual(reads, ['ml/llama']);
+      assert.deepEqual([...new Set(reads)], ['ml/llama']);
       assert.deepEqual(withheld, [], 'nothing withheld');
     });
   }
@@ -235,11 +237,35 @@ describe('a write to the scale subresource', () => {
     };
     const { d, asked } = deps(trainJobReader(api));
     const answer = await validateScale(review(4, 2, { oldObject: scale(2, '99999999999') }), d);
-    assert.deepEqual(sent, ['/apis/trainer.kubeflow.org/v1alpha1/namespaces/ml/trainjobs/llama?resourceVersion=0']);
+    // Its uid is the stored one, so the cache is looked at again (three times), never at its version.
+    assert.deepEqual(
+      sent,
+      Array(4).fill('/apis/trainer.kubeflow.org/v1alpha1/namespaces/ml/trainjobs/llama?resourceVersion=0'),
+    );
     assert.equal(answer.decision?.transient, true);
     assert.equal(asked.length, 0);
     assert.equal((await validateScale(review(4), d)).allowed, true, 'the Scale of the stored version is judged');
     assert.equal(asked.length, 1);
+  });
+
+  it('a watch cache a moment behind: read again until it has the version the Scale was made from, then judged', async () => {
+    const versions = ['5', '6', '7'];
+    const { d, asked, reads } = deps(async () => ({
+      kind: 'found',
+      value: { ...stored(2), metadata: { ...stored(2).metadata, resourceVersion: versions.shift() ?? '7' } },
+    }));
+    assert.equal((await validateScale(review(4), d)).allowed, true);
+    assert.equal(reads.length, 3);
+    assert.equal(asked.length, 1);
+  });
+
+  it('another uid is not read again: one read, refused for now', async () => {
+    const { d, reads } = deps(async () => ({
+      kind: 'found',
+      value: { ...stored(2), metadata: { ...stored(2).metadata, uid: 'u-2', resourceVersion: '8' } },
+    }));
+    assert.equal((await validateScale(review(4), d)).allowed, false);
+    assert.equal(reads.length, 1);
   });
 
   it('moves onto the count-change reads budget before the read: refused for now with no read when that is full', async () => {

@@ -40,7 +40,7 @@ import { MAX_API_SOCKETS } from '../../cluster/api-request.ts';
 import { Slots } from '../../cluster/slots.ts';
 import type { Logger } from '../../observability/logger.ts';
 import { WindowCap } from './window-cap.ts';
-import { whyNotTheStored } from './stored-version.ts';
+import { readTheStored } from './stored-version.ts';
 import { trainJobReader, type TrainJobReader } from './trainjob-read.ts';
 import { Coalesced } from './coalesced.ts';
 import { jobSetPodsGeneralWarnings, jobSetPodsWarnings, type JobSetRead } from './jobset-pods.ts';
@@ -91,6 +91,8 @@ export interface ScaleCheckOptions {
    * A reader on `api` unless given.
    */
   readTrainJob?: TrainJobReader;
+  /** stored-version.ts REREAD_AFTER_MS unless given (tests). */
+  rereadAfterMs?: number[];
   metrics: WebhookMetrics;
   /** Hears, at info, the details an answer in general words left out (a caller not known to be the API server). */
   logger?: Pick<Logger, 'info'>;
@@ -301,12 +303,11 @@ async function judgedIfStored(
   change: ScaleChange,
   readTrainJob: TrainJobReader,
   judge: (change: ScaleChange) => Promise<ScaleCheckResult>,
-  options: Pick<ScaleCheckOptions, 'metrics' | 'logger'>,
+  options: Pick<ScaleCheckOptions, 'metrics' | 'logger' | 'rereadAfterMs'>,
 ): Promise<ScaleCheckResult> {
   const { namespace, name } = change;
   const sent = isObject(change.oldObject) && isObject(change.oldObject.metadata) ? change.oldObject.metadata : {};
-  const read = await readTrainJob({ namespace, name });
-  const why = whyNotTheStored(read, sent);
+  const { read, why } = await readTheStored(() => readTrainJob({ namespace, name }), sent, options.rereadAfterMs);
   if (why === undefined && read.kind === 'found') {
     // The uid is immutable: the judgment compares the JobSet's controller with the stored one's,
     // whatever uid the review's object carries.

@@ -20,8 +20,9 @@
 // (stored-version.ts `whyNotTheStored`); anything else is refused for now (503). That costs a genuine write nothing
 // it would not meet anyway: a stored TrainJob newer than the review's means the API server's write
 // of this attempt fails its precondition (a conflict) and is retried on the newer one; an older one
-// means the watch cache is a moment behind etcd, and the same write applied again in a moment is
-// judged. (The API server usually takes oldObject from its watch cache itself, so this is rare.)
+// means the watch cache is a moment behind etcd: a review with the stored uid reads the cache
+// again a few times first (stored-version.ts readTheStored), and after that the same write applied
+// again in a moment is judged. (The API server usually takes oldObject from its watch cache itself, so this is rare.)
 //
 // What such reads cost is bounded without a per-window cap: one read in flight per TrainJob, shared
 // by the reviews that need it (`Coalesced`: a read of the cache started a moment earlier is no
