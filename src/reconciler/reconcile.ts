@@ -204,10 +204,12 @@ export async function reconcileKey(key: string, deps: ReconcileDeps): Promise<Ha
       logSkip(key, o, decision.reason, deps, log);
       return {};
     }
-    const blocked = await execute(o, decision.steps, deps, log);
+    const missed: BestEffort[] = [];
+    const blocked = await execute(o, decision.steps, deps, log, missed);
     if (deps.applyStatusField) {
       const report = blocked ? { state: 'Blocked' as const, reason: blocked } : reportInForce(o, decision.steps);
-      await publishStatusField(o, report, deps.applyStatusField, () => !deps.mayWrite || deps.mayWrite(), log);
+      const mayWrite = () => !deps.mayWrite || deps.mayWrite();
+      if (!(await publishStatusField(o, report, deps.applyStatusField, mayWrite, log))) missed.push('status-field');
     }
     const outcome = blocked ? 'blocked' : decision.outcome;
     deps.metrics.reconciles.inc({ mode: deps.mode, outcome });
@@ -231,6 +233,8 @@ export async function reconcileKey(key: string, deps: ReconcileDeps): Promise<Ha
       const news = deps.skips?.note(key, o.trainJob.metadata.uid, line.generation, `${outcome}: ${line.detail ?? ''}`);
       quiet = news === false && decision.steps.length === 0 && !blocked;
     } else deps.skips?.forget(key);
+    // A best-effort write that failed: looked at again soon, not at the next resync (hours away).
+    if (missed.length > 0) requeueAfterMs = Math.min(requeueAfterMs ?? RETRY.blockedMs, RETRY.blockedMs);
     if (quiet) log.debug(line, 'reconciled');
     else log.info(line, 'reconciled');
     return { requeueAfterMs };
@@ -242,6 +246,9 @@ export async function reconcileKey(key: string, deps: ReconcileDeps): Promise<Ha
     end();
   }
 }
+
+/** A best-effort write that failed without failing the reconcile: the TrainJob is looked at again soon. */
+type BestEffort = 'status-field' | 'refusal-fold';
 
 /** The report this reconcile writes (undefined: it removes it), else the one on record (report.ts). */
 function reportInForce(o: Observation, steps: Step[]): RebuildReport | undefined {
@@ -273,7 +280,13 @@ function logSkip(key: string, o: Observation, reason: string, deps: ReconcileDep
  * the reconciler may not patch): then nothing is deleted and the report says why.
  */
 // eslint-disable-next-line complexity, max-lines-per-function -- one case per Step kind, each with its leader check
-async function execute(o: Observation, steps: Step[], deps: ReconcileDeps, log: Logger): Promise<string | undefined> {
+async function execute(
+  o: Observation,
+  steps: Step[],
+  deps: ReconcileDeps,
+  log: Logger,
+  missed: BestEffort[] = [],
+): Promise<string | undefined> {
   const { cluster } = deps;
   const namespace = o.trainJob.metadata.namespace ?? '';
   const write = () => {
@@ -363,14 +376,15 @@ async function execute(o: Observation, steps: Step[], deps: ReconcileDeps, log: 
         write();
         // Best effort: it only makes Trainer's next refusal a new Event. A failed write (a 409, a
         // TrainJob webhook down) must not hold back the steps after it (a resume of the JobSet);
-        // the next look decides it again.
+        // the reconcile asks to look again soon (`missed`), and that look decides it again.
         try {
           await cluster.recordRefusalFold(o.trainJob, step.fold);
         } catch (err) {
           log.warn(
             { error: describeError(err) },
-            "the fold of Trainer's refusals could not be recorded on the TrainJob; the next look tries again",
+            "the fold of Trainer's refusals could not be recorded on the TrainJob; the TrainJob is looked at again soon",
           );
+          missed.push('refusal-fold');
           continue; // not counted as a step done
         }
         log.info(

@@ -9,8 +9,9 @@
 // apply remove the other's fields.
 //
 // A failed write is logged, not thrown: the field is for display (kubectl get, kubectl scale,
-// autoscalers), and the steps before it are done; the next reconcile (a watch event, the resync)
-// writes it again.
+// autoscalers), and the steps before it are done. It reports the failure, and the reconcile asks
+// to look again soon (reconcile.ts, RETRY.blockedMs): the resync is hours apart, and a TrainJob at
+// rest gets no watch event, so waiting for "the next reconcile" could leave the field stale.
 import { TRAINJOB } from '../api/names.ts';
 import type { TrainJob } from '../api/objects.ts';
 import { jsonApi } from '../cluster/api-json.ts';
@@ -45,7 +46,7 @@ export function statusFieldApplier(client: ApiClient, fieldManager: string): Sta
 /**
  * Writes the field for what this reconcile observed and the report now in force (the one it wrote,
  * else the one on record), when it differs from the stored one. `mayWrite`: false once this
- * replica no longer leads.
+ * replica no longer leads. False when the write failed (logged): the caller looks again soon.
  */
 export async function publishStatusField(
   o: Observation,
@@ -53,16 +54,18 @@ export async function publishStatusField(
   apply: StatusFieldApply,
   mayWrite: () => boolean,
   log: Logger,
-): Promise<void> {
+): Promise<boolean> {
   const field = statusFieldOf({ trainJob: o.trainJob, jobSet: o.jobSet, runtime: o.runtime, report });
-  if (sameStatusField(o.trainJob, field) || !mayWrite()) return;
+  if (sameStatusField(o.trainJob, field) || !mayWrite()) return true;
   try {
     await apply(o.trainJob, field);
     log.debug({ statusField: field }, 'status field written');
+    return true;
   } catch (err) {
     log.warn(
       { error: describeError(err) },
-      'the status field (status.trainjobWebhook: kubectl get columns, the scale subresource) could not be written; the next reconcile tries again',
+      'the status field (status.trainjobWebhook: kubectl get columns, the scale subresource) could not be written; the TrainJob is looked at again soon',
     );
+    return false;
   }
 }

@@ -50,6 +50,11 @@ export interface ScaleChange {
   /** The TrainJob as it would be stored. */
   object: unknown;
   /**
+   * The stored TrainJob as the review sent it: for a caller not known to be the API server the
+   * change is judged only when its uid and resourceVersion are the stored ones (scale-check.ts).
+   */
+  oldObject?: unknown;
+  /**
    * The caller proved it is the API server (AdmissionInput.callerAuthenticated): only then does
    * the answer name what the reads found beyond the TrainJob (other objects, counts); otherwise
    * it says so in general words and the details go to the webhook's log.

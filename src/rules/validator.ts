@@ -126,6 +126,7 @@ export function createValidator({
                 name: input.name ?? '',
                 trainer,
                 object: input.object,
+                oldObject: input.oldObject,
                 ...(input.callerAuthenticated ? { callerAuthenticated: true as const } : {}),
               })
       ).catch(failedCheck);

@@ -32,7 +32,7 @@ import type { TrainJobReader } from '../scale/reads/trainjob-read.ts';
  * only client-node implements (exec, auth-provider).
  */
 async function loadClusterModules() {
-  const [connect, errors, jobsets, follower, scale, lease, runtimes, trainJobs] = await Promise.all([
+  const [connect, errors, jobsets, follower, scale, lease, runtimes, trainJobs, slots] = await Promise.all([
     import('../cluster/connect.ts'),
     import('../cluster/errors.ts'),
     import('../scale/reads/jobset-read.ts'),
@@ -41,8 +41,9 @@ async function loadClusterModules() {
     import('../scale/reads/lease-watch.ts'),
     import('../scale/reads/runtime-watch.ts'),
     import('../scale/reads/trainjob-read.ts'),
+    import('../cluster/slots.ts'),
   ]);
-  return { ...connect, ...errors, ...jobsets, ...follower, ...scale, ...lease, ...runtimes, ...trainJobs };
+  return { ...connect, ...errors, ...jobsets, ...follower, ...scale, ...lease, ...runtimes, ...trainJobs, ...slots };
 }
 
 /** --cert-rotation's modules, only when it is on: they bring @peculiar/x509 (~15 MiB, ~0.15 s at import). */
@@ -141,7 +142,7 @@ type ClusterModules = Awaited<ReturnType<typeof loadClusterModules>>;
 /** The count change's judgment against the cluster, and the watches it reads instead of a GET per change. */
 interface JudgmentWatches {
   scaleCheck: ReturnType<ClusterModules['scaleChecker']>;
-  /** Reads the TrainJob a scale subresource write changes, on the count change's share of the connections. */
+  /** Reads the TrainJob a scale subresource write changes, on its own share of the connections. */
   readTrainJob: ReturnType<ClusterModules['trainJobReader']>;
   /** Stops the watches (the Lease's, the runtimes'), where configured. */
   stop(): void;
@@ -161,18 +162,24 @@ function startJudgment(
   const runtimes = config.watchRuntimes
     ? cluster.watchRuntimes(api, (message) => logger.warn({ component: 'runtime-watch' }, message))
     : undefined;
-  // The count change's reads hold at most COUNT_CHANGE_READ_SLOTS of the API connections.
+  // The count change's reads hold at most COUNT_CHANGE_READ_SLOTS of the API connections; the
+  // TrainJob reads (a Scale's, and the check that a caller not known to be the API server sent the
+  // stored TrainJob) TRAINJOB_READ_SLOTS others, so a flood of them cannot starve the JobSet reads.
   const reads = cluster.withOwnSlots(api);
+  const readTrainJob = cluster.trainJobReader(
+    cluster.withOwnSlots(api, new cluster.Slots(cluster.TRAINJOB_READ_SLOTS)),
+  );
   return {
     scaleCheck: cluster.scaleChecker(reads, {
       lease: leaseRef,
       watchedLease: lease?.read,
       watchedRuntime: runtimes?.read,
       readJobs: cluster.jobSetReader(reads),
+      readTrainJob,
       metrics,
       logger: logger.child({ component: 'count-change' }),
     }),
-    readTrainJob: cluster.trainJobReader(reads),
+    readTrainJob,
     stop: () => {
       lease?.stop();
       void runtimes?.stop();

@@ -15,24 +15,27 @@
 // good, 503 for now, a revert to the built count always admitted while suspended). The answer
 // then is the one a `kubectl patch` of numNodes would get.
 //
-// The TrainJob read is the one the Scale was made from, or newer: a newer one means the stored
-// TrainJob changed since, so this attempt's write fails its precondition in the API server and is
-// retried on the newer TrainJob (a new admission call); judging the newer one is what that retry
-// gets, so it is judged rather than refused for now. A read that fails, or finds no TrainJob, is
-// refused for now (503): it clears by itself.
+// The TrainJob is read from the API server's watch cache (resourceVersion=0, which never waits)
+// and judged only when it is the one the Scale was made from: the same uid and resourceVersion as
+// the Scale's oldObject (trainjob-read.ts whyNotTheStored). Anything else is refused for now (503):
+// a newer stored TrainJob means this attempt's write fails its precondition in the API server
+// anyway (and is retried on the newer one, a new admission call); an older one means the watch
+// cache is a moment behind (looked at again a few times first, stored-version.ts), and the scale
+// applied again in a moment is judged. A read that fails,
+// or finds no TrainJob, is refused for now too: it clears by itself.
 //
 // Any pod that reaches the webhook's port can send a Scale review (without `serve --client-ca`),
 // so the read is bounded as a count change's reads are (docs/security.md, "Cluster reads"):
 //   - before it starts, the request's hold moves onto the count-change reads' budget (the same
 //     `holdWhileReading` the Validator uses); when that is full the scale is refused for now (503)
 //     with no read, so Scale reviews waiting on a slow read never hold what other writes need;
-//   - reads are shared per TrainJob and version, and capped for callers not known to be the API
-//     server (trainjob-read.ts);
-//   - to such a caller a TrainJob not found, a read that failed and another uid (or none: the API
-//     server always sends the TrainJob's uid) get one general answer, so the answer does not tell
-//     whether a TrainJob of that name exists; only a Scale with the stored TrainJob's uid, which
-//     such a caller cannot guess, is judged. The details go to the log. The API server
-//     (`--client-ca`) gets them in the answer.
+//   - reads are shared per TrainJob, run on their own API connections and never wait for a
+//     version (trainjob-read.ts);
+//   - to such a caller a TrainJob not found, a read that failed, another uid or version (or none:
+//     the API server always sends both) get one general answer, so the answer does not tell
+//     whether a TrainJob of that name exists; only a Scale with the stored TrainJob's uid and
+//     version, which such a caller cannot guess, is judged. The details go to the log. The API
+//     server (`--client-ca`) gets them in the answer.
 //
 // The webhook never refuses a write to the scale of anything but a TrainJob (a configuration that
 // names another resource's scale is a mistake, not the user's): it admits it unjudged.
@@ -40,7 +43,8 @@ import { SCALE_SUBRESOURCE, TRAINJOB_GROUP, TRAINJOB } from '../api/names.ts';
 import { OMIT_VALUE, type FieldError } from '../field/errors.ts';
 import { isObject } from '../json/object.ts';
 import type { Decision } from '../rules/contract.ts';
-import type { TrainJobRead, TrainJobReader, TrainJobReadTarget } from '../scale/reads/trainjob-read.ts';
+import type { TrainJobReader } from '../scale/reads/trainjob-read.ts';
+import { readTheStored } from '../scale/reads/stored-version.ts';
 import type { AdmissionReviewRequest } from './envelope.ts';
 
 type Obj = Record<string, unknown>;
@@ -119,6 +123,8 @@ export interface ScaleDeps<T> {
   holdWhileReading?: () => boolean;
   /** The caller is the API server, proved by its client certificate: it gets the details. */
   callerAuthenticated?: boolean;
+  /** stored-version.ts REREAD_AFTER_MS unless given (tests). */
+  rereadAfterMs?: number[];
   /** Hears what an answer in general words left out (a caller not known to be the API server). */
   withheld?: (details: WithheldScale) => void;
   /** The Validator, with what the route adds (the caller's proof, the reads' budget). */
@@ -135,12 +141,13 @@ export async function validateScale<T>(req: AdmissionReviewRequest, deps: ScaleD
   const replicas = scaleReplicas(req.object);
   // The API server sends an int32; anything else is not a Scale it made: nothing to judge.
   if (replicas === undefined) return deps.allowed();
-  if (!deps.readTrainJob) return deps.allowed([SCALE_NOT_JUDGED]);
+  const readTrainJob = deps.readTrainJob;
+  if (!readTrainJob) return deps.allowed([SCALE_NOT_JUDGED]);
   if (deps.holdWhileReading?.() === false) return deps.answer(forNow(SCALE_READS_BUSY), {});
   const meta = isObject(req.oldObject?.metadata) ? req.oldObject.metadata : {};
   const authenticated = deps.callerAuthenticated === true;
-  const read = await deps.readTrainJob(readTarget(req, meta, authenticated));
-  const unjudged = whyNotJudged(read, meta.uid, authenticated);
+  const target = { namespace: req.namespace ?? '', name: req.name };
+  const { read, why: unjudged } = await readTheStored(() => readTrainJob(target), meta, deps.rereadAfterMs);
   if (unjudged !== undefined) {
     if (authenticated) return deps.answer(forNow(unjudged), {});
     deps.withheld?.({ namespace: req.namespace ?? '', name: req.name, detail: unjudged });
@@ -149,29 +156,4 @@ export async function validateScale<T>(req: AdmissionReviewRequest, deps: ScaleD
   const stored = (read as { value: Obj }).value;
   const scaled = trainJobAfterScale(stored, replicas);
   return deps.answer(await deps.validate(scaled, stored), scaled);
-}
-
-/** The TrainJob the Scale was made from: not older than its resourceVersion, when it has one. */
-function readTarget(req: AdmissionReviewRequest, meta: Obj, authenticated: boolean): TrainJobReadTarget {
-  const version = typeof meta.resourceVersion === 'string' && meta.resourceVersion ? meta.resourceVersion : undefined;
-  return {
-    namespace: req.namespace ?? '',
-    name: req.name,
-    ...(version ? { resourceVersion: version } : {}),
-    ...(authenticated ? { callerAuthenticated: true } : {}),
-  };
-}
-
-/**
- * Why the read TrainJob cannot be judged for this Scale, or undefined when it can. The Scale's uid
- * must match the stored one's; a caller not known to be the API server must send it (the API
- * server always does), so a Scale without one reveals nothing about what is stored.
- */
-function whyNotJudged(read: TrainJobRead, scaleUid: unknown, authenticated: boolean): string | undefined {
-  if (read.kind === 'failed') return `the TrainJob could not be read (${read.error})`;
-  if (read.kind === 'absent') return 'the TrainJob was not found';
-  const uid = isObject(read.value.metadata) ? read.value.metadata.uid : undefined;
-  if (typeof scaleUid === 'string' ? scaleUid !== uid : !authenticated)
-    return typeof scaleUid === 'string' ? 'the TrainJob was replaced' : 'the Scale names no uid';
-  return undefined;
 }

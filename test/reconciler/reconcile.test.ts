@@ -11,6 +11,7 @@ import type { JobSet, PersistentVolumeClaim, Runtime, TrainJob } from '../../src
 import type { GangScheduler, PodGroup } from '../../src/rebuild/podgroup.ts';
 import type { TrainerRefusal } from '../../src/rebuild/refused-apply.ts';
 import { reconcileKey, NotLeaderError } from '../../src/reconciler/reconcile.ts';
+import { REFUSAL_SEEN_ANNOTATION } from '../../src/api/names.ts';
 import { createLogger } from '../../src/observability/logger.ts';
 import { RuntimeMemo } from '../../src/reconciler/runtime-memo.ts';
 import type { ClusterCache } from '../../src/reconciler/watches.ts';
@@ -358,6 +359,44 @@ describe('reconcileKey', () => {
     const after = await reconcileKey('ns/torch1', deps(conflict.cluster, { now }));
     assert.deepEqual(writes(conflict.calls), [fold]);
     assert.equal(after.requeueAfterMs, 30_000);
+  });
+
+  it('a status field that cannot be written: the TrainJob is looked at again in 30 s, not at the resync hours away', async () => {
+    const { cluster } = fakeCluster({ trainJob: torch1(1), jobSet: trainerJobSet('torch1') });
+    const written: string[] = [];
+    const ok = await reconcileKey(
+      'ns/torch1',
+      deps(cluster, { applyStatusField: async (t: TrainJob) => void written.push(t.metadata.name ?? '') }),
+    );
+    assert.deepEqual(written, ['torch1'], 'the field differs from the stored one: written');
+    assert.equal(ok.requeueAfterMs, undefined, 'a current JobSet: nothing to look at again');
+    const failed = await reconcileKey(
+      'ns/torch1',
+      deps(cluster, {
+        applyStatusField: async () => {
+          throw new ApiError(503);
+        },
+      }),
+    );
+    assert.equal(failed.requeueAfterMs, 30_000);
+  });
+
+  it('a fold that cannot be removed once the resume is over: looked at again in 30 s', async () => {
+    const tj = torch1(1, (t) => {
+      t.spec!.suspend = false;
+      t.metadata.annotations = { ...t.metadata.annotations, [REFUSAL_SEEN_ANNOTATION]: 'torch1.1875a/2' };
+    });
+    const js = trainerJobSet('torch1');
+    js.spec = { ...js.spec, suspend: false };
+    const forget = `record-refusal-fold:none:${tj.metadata.resourceVersion}`;
+    const done = fakeCluster({ trainJob: tj, jobSet: js });
+    const ok = await reconcileKey('ns/torch1', deps(done.cluster));
+    assert.deepEqual(writes(done.calls), [forget]);
+    assert.equal(ok.requeueAfterMs, undefined);
+    const conflict = fakeCluster({ trainJob: tj, jobSet: js }, { [forget]: 409 });
+    const failed = await reconcileKey('ns/torch1', deps(conflict.cluster));
+    assert.deepEqual(writes(conflict.calls), [forget]);
+    assert.equal(failed.requeueAfterMs, 30_000);
   });
 
   describe("with the watches' cache", () => {

@@ -22,7 +22,8 @@ import type { Decision } from '../../src/rules/contract.ts';
 import { buildPolicy } from '../../src/rules/policy.ts';
 import { createValidator } from '../../src/rules/validator.ts';
 import { createMetrics } from '../../src/observability/metrics.ts';
-import type { TrainJobReader } from '../../src/scale/reads/trainjob-read.ts';
+import { trainJobReader, type TrainJobReader } from '../../src/scale/reads/trainjob-read.ts';
+import type { ApiClient } from '../../src/cluster/api-request.ts';
 import { countChangeReadsBudget, DecisionBudget, decisionWeight } from '../../src/webhook/decision-budget.ts';
 import { buildAdmissionServer } from '../../src/webhook/server.ts';
 import { captureLogs, review as fixtureReview, testCert, trainJob, VALIDATE } from './fixtures.ts';
@@ -79,9 +80,7 @@ function deps(
     ...(read
       ? {
           readTrainJob: async (target) => {
-            reads.push(
-              `${target.namespace}/${target.name}@${target.resourceVersion}${target.callerAuthenticated ? ' (API server)' : ''}`,
-            );
+            reads.push(`${target.namespace}/${target.name}`);
             return read(target);
           },
         }
@@ -93,6 +92,8 @@ function deps(
     answer: (decision, judged) => ({ allowed: decision.causes.length === 0, decision, judged }),
     allowed: (warnings) => ({ allowed: true, ...(warnings ? { warnings } : {}) }),
     withheld: (details) => withheld.push(details),
+    // A version that differs is read again three times, without the pauses.
+    rereadAfterMs: [0, 0, 0],
     ...over,
   };
   return { d, asked, reads, withheld };
@@ -134,7 +135,7 @@ describe('a write to the scale subresource', () => {
     const { d, asked, reads } = deps(async () => ({ kind: 'found', value: stored(2) }));
     const answer = await validateScale(review(4), d);
     assert.equal(answer.allowed, true);
-    assert.deepEqual(reads, ['ml/llama@7'], 'not older than the Scale read from');
+    assert.deepEqual(reads, ['ml/llama']);
     assert.equal(asked.length, 1);
     assert.equal(asked[0].oldObject.spec.trainer.numNodes, 2);
     assert.equal(asked[0].object.spec.trainer.numNodes, 4);
@@ -160,6 +161,11 @@ describe('a write to the scale subresource', () => {
     ],
     ['the TrainJob is gone', { kind: 'absent' }, /was not found/],
     [
+      'the stored TrainJob is another version (changed since, or the watch cache behind)',
+      { kind: 'found', value: { ...stored(2), metadata: { ...stored(2).metadata, resourceVersion: '8' } } },
+      /not the version the review was made from/,
+    ],
+    [
       'the TrainJob was replaced (another uid)',
       { kind: 'found', value: { ...stored(2), metadata: { ...stored(2).metadata, uid: 'u-2' } } },
       /was replaced/,
@@ -174,17 +180,19 @@ describe('a write to the scale subresource', () => {
       assert.match(answer.decision?.causes[0].detail ?? '', detail);
       assert.match(answer.decision?.causes[0].detail ?? '', /refused for now and can be applied again/);
       assert.equal(asked.length, 0);
-      assert.deepEqual(reads, ['ml/llama@7 (API server)'], 'its read is not capped');
+      assert.deepEqual([...new Set(reads)], ['ml/llama']);
       assert.deepEqual(withheld, [], 'nothing withheld');
     });
   }
 
-  it('to a caller not known to be the API server: not found, a failed read, another uid or none get one general text, the log the reason', async () => {
+  it('to a caller not known to be the API server: not found, a failed read, another uid, version or none get one general text, the log the reason', async () => {
     const noUid = review(4);
     delete (noUid.oldObject as Obj).metadata.uid;
+    const farFuture = review(4, 2, { oldObject: scale(2, '99999999999') });
     const cases: [string, unknown, AdmissionReviewRequest][] = [
       ...unjudged.map(([what, read]) => [what, read, review(4)] as [string, unknown, AdmissionReviewRequest]),
       ['the Scale names no uid (the TrainJob exists)', { kind: 'found', value: stored(2) }, noUid],
+      ['the Scale names a far-future version', { kind: 'found', value: stored(2) }, farFuture],
     ];
     const texts = new Set<string>();
     for (const [what, read, req] of cases) {
@@ -203,14 +211,61 @@ describe('a write to the scale subresource', () => {
     );
   });
 
-  it('the API server may leave the uid out (a hand-written review): judged', async () => {
+  it('the API server too is judged only with the stored uid and version (it always sends both)', async () => {
     const noUid = review(4);
     delete (noUid.oldObject as Obj).metadata.uid;
     const { d, asked } = deps(async () => ({ kind: 'found', value: stored(2) }), undefined, {
       callerAuthenticated: true,
     });
-    assert.equal((await validateScale(noUid, d)).allowed, true);
+    const answer = await validateScale(noUid, d);
+    assert.equal(answer.allowed, false);
+    assert.match(answer.decision?.causes[0].detail ?? '', /the review names no uid/);
+    assert.equal(asked.length, 0);
+  });
+
+  it('reads the watch cache (resourceVersion=0), never the version the Scale names: a far-future one is refused for now at once', async () => {
+    // Found by review: the GET sent `?resourceVersion=<the Scale's>`, and for a version ahead of
+    // the watch cache the API server waits up to 3 s, so forged Scales held a read slot each.
+    const sent: string[] = [];
+    const api: ApiClient = {
+      server: new URL('http://127.0.0.1'),
+      request: async (path) => {
+        sent.push(path);
+        return { status: 200, body: Buffer.from(JSON.stringify(stored(2))) };
+      },
+      stream: () => Promise.reject(new Error('no watches here')),
+    };
+    const { d, asked } = deps(trainJobReader(api));
+    const answer = await validateScale(review(4, 2, { oldObject: scale(2, '99999999999') }), d);
+    // Its uid is the stored one, so the cache is looked at again (three times), never at its version.
+    assert.deepEqual(
+      sent,
+      Array(4).fill('/apis/trainer.kubeflow.org/v1alpha1/namespaces/ml/trainjobs/llama?resourceVersion=0'),
+    );
+    assert.equal(answer.decision?.transient, true);
+    assert.equal(asked.length, 0);
+    assert.equal((await validateScale(review(4), d)).allowed, true, 'the Scale of the stored version is judged');
     assert.equal(asked.length, 1);
+  });
+
+  it('a watch cache a moment behind: read again until it has the version the Scale was made from, then judged', async () => {
+    const versions = ['5', '6', '7'];
+    const { d, asked, reads } = deps(async () => ({
+      kind: 'found',
+      value: { ...stored(2), metadata: { ...stored(2).metadata, resourceVersion: versions.shift() ?? '7' } },
+    }));
+    assert.equal((await validateScale(review(4), d)).allowed, true);
+    assert.equal(reads.length, 3);
+    assert.equal(asked.length, 1);
+  });
+
+  it('another uid is not read again: one read, refused for now', async () => {
+    const { d, reads } = deps(async () => ({
+      kind: 'found',
+      value: { ...stored(2), metadata: { ...stored(2).metadata, uid: 'u-2', resourceVersion: '8' } },
+    }));
+    assert.equal((await validateScale(review(4), d)).allowed, false);
+    assert.equal(reads.length, 1);
   });
 
   it('moves onto the count-change reads budget before the read: refused for now with no read when that is full', async () => {
@@ -228,7 +283,7 @@ describe('a write to the scale subresource', () => {
       holdWhileReading: () => (holds++, true),
     });
     assert.equal((await validateScale(review(4), room.d)).allowed, true);
-    assert.deepEqual(room.reads, ['ml/llama@7']);
+    assert.deepEqual(room.reads, ['ml/llama']);
   });
 
   it('of another resource, or not an UPDATE: admitted without a read or a hold', async () => {

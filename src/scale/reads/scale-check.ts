@@ -10,6 +10,14 @@
 // judgments that need it (`Coalesced`); and those reads on their own share of the API
 // connections (`withOwnSlots`), so a flood of them cannot hold the ones other requests need.
 //
+// A caller not known to be the API server has its change judged only when the review's oldObject
+// is the stored TrainJob (the same uid and resourceVersion, read from the watch cache by the
+// TrainJob reader the Scale path uses, trainjob-read.ts): the judgment otherwise told such a caller
+// whether a JobSet of any name exists in any namespace (admitted when absent, refused when another
+// TrainJob's) and the count it was built for (admitted as "already has this count"). Anything else
+// gets one general 503 before any other read. For a genuine write that gate is one watch-cache
+// read (about a millisecond, shared by the reviews of one TrainJob in flight).
+//
 // What the answer says depends on who asked: a caller known to be the API server (`serve
 // --client-ca`) gets what the reads found (the JobSet's controller, its Jobs and pod counts, a
 // read's error, the Lease's holder); any other caller gets the same verdict in general words that
@@ -32,6 +40,8 @@ import { MAX_API_SOCKETS } from '../../cluster/api-request.ts';
 import { Slots } from '../../cluster/slots.ts';
 import type { Logger } from '../../observability/logger.ts';
 import { WindowCap } from './window-cap.ts';
+import { readTheStored } from './stored-version.ts';
+import { trainJobReader, type TrainJobReader } from './trainjob-read.ts';
 import { Coalesced } from './coalesced.ts';
 import { jobSetPodsGeneralWarnings, jobSetPodsWarnings, type JobSetRead } from './jobset-pods.ts';
 import { describeAnswer, JOBSET_READ_TIMEOUT_MS } from './jobset-read.ts';
@@ -75,6 +85,14 @@ export interface ScaleCheckOptions {
    */
   watchedRuntime?: (name: string) => Read<unknown> | undefined;
   readJobs: (namespace: string, name: string) => Promise<JobSetRead>;
+  /**
+   * Reads the TrainJob a caller not known to be the API server changes, to check that its
+   * oldObject is the stored one: the Scale path's reader (one coalescing, its own connections).
+   * A reader on `api` unless given.
+   */
+  readTrainJob?: TrainJobReader;
+  /** stored-version.ts REREAD_AFTER_MS unless given (tests). */
+  rereadAfterMs?: number[];
   metrics: WebhookMetrics;
   /** Hears, at info, the details an answer in general words left out (a caller not known to be the API server). */
   logger?: Pick<Logger, 'info'>;
@@ -184,16 +202,23 @@ async function asRuntimeRead(read: Read<unknown> | Promise<Read<unknown>>, kind:
   return asRuntime(await read, kind, name);
 }
 
+/** When a JobSet the watch cache lacks may be confirmed absent by a quorum read: always, or under the cap. */
+function quorumPolicies(limit: number) {
+  const quorumCap = new WindowCap(limit, QUORUM_WINDOW_MS);
+  return {
+    always: { mayQuorum: () => true },
+    capped: {
+      mayQuorum: () => quorumCap.take(),
+      refused: `would pass the ${quorumCap.limit} quorum reads per ${QUORUM_WINDOW_MS / 1000} s allowed to callers not known to be the API server`,
+    },
+  };
+}
+
 export function scaleChecker(api: ApiClient, options: ScaleCheckOptions): ScaleCheck {
   const timeoutMs = options.timeoutMs ?? JOBSET_READ_TIMEOUT_MS;
   const now = options.now ?? Date.now;
   const coalesced = new Coalesced();
-  const quorumCap = new WindowCap(options.quorumReadsPerWindow ?? UNAUTHENTICATED_QUORUM_READS, QUORUM_WINDOW_MS);
-  const always = { mayQuorum: () => true };
-  const capped = {
-    mayQuorum: () => quorumCap.take(),
-    refused: `would pass the ${quorumCap.limit} quorum reads per ${QUORUM_WINDOW_MS / 1000} s allowed to callers not known to be the API server`,
-  };
+  const { always, capped } = quorumPolicies(options.quorumReadsPerWindow ?? UNAUTHENTICATED_QUORUM_READS);
   // A read that confirms an absence with a quorum read is shared only with reads that do too,
   // under the same cap (none for the API server).
   const get = (path: string, what: string, quorum?: 'always' | 'capped') =>
@@ -262,9 +287,59 @@ export function scaleChecker(api: ApiClient, options: ScaleCheckOptions): ScaleC
       return scaleCheckResult(verdict, jobSetPodsGeneralWarnings(jobs, namespace, name), 'general');
     };
   };
-  const check = (change: ScaleChange) => readAhead(change)(change.trainer);
+  const readTrainJob = options.readTrainJob ?? trainJobReader(api, { timeoutMs });
+  const judge = (change: ScaleChange) => readAhead(change)(change.trainer);
+  const check = (change: ScaleChange) =>
+    change.callerAuthenticated ? judge(change) : judgedIfStored(change, readTrainJob, judge, options);
   return Object.assign(check, { readAhead });
 }
+
+/**
+ * A change from a caller not known to be the API server: `judge`d only when its oldObject is the
+ * stored TrainJob (the same uid and resourceVersion); otherwise the one general 503, the reason
+ * logged, before any other read.
+ */
+async function judgedIfStored(
+  change: ScaleChange,
+  readTrainJob: TrainJobReader,
+  judge: (change: ScaleChange) => Promise<ScaleCheckResult>,
+  options: Pick<ScaleCheckOptions, 'metrics' | 'logger' | 'rereadAfterMs'>,
+): Promise<ScaleCheckResult> {
+  const { namespace, name } = change;
+  const sent = isObject(change.oldObject) && isObject(change.oldObject.metadata) ? change.oldObject.metadata : {};
+  const { read, why } = await readTheStored(() => readTrainJob({ namespace, name }), sent, options.rereadAfterMs);
+  if (why === undefined && read.kind === 'found') {
+    // The uid is immutable: the judgment compares the JobSet's controller with the stored one's,
+    // whatever uid the review's object carries.
+    const object = isObject(change.object) ? change.object : {};
+    const uid = (read.value.metadata as { uid: string }).uid;
+    const metadata = { ...(isObject(object.metadata) ? object.metadata : {}), uid };
+    return judge({ ...change, object: { ...object, metadata } });
+  }
+  options.metrics.scaleJudgments.inc({ result: 'transient', reason: 'not-the-stored' });
+  options.logger?.info(
+    {
+      namespace: clip(namespace, 256),
+      name: clip(name, 256),
+      result: 'transient',
+      reason: 'not-the-stored',
+      detail: clip(why ?? '', LOGGED_DETAIL_CHARS),
+      warnings: [],
+    } satisfies WithheldDetails,
+    'count change answered in general words (the caller is not known to be the API server); what the reads found',
+  );
+  return scaleCheckResult(NOT_THE_STORED, [], 'general');
+}
+
+/** The answer when the review's oldObject is not the stored TrainJob: the same whatever the reason. */
+const NOT_THE_STORED: ScaleAdmission = {
+  kind: 'refuse',
+  transient: true,
+  reason: 'the TrainJob could not be read for the judgment',
+  general:
+    "the TrainJob could not be read for the judgment (the webhook's log says why); the change is refused for now and can be applied again in a few seconds",
+  metric: 'not-the-stored',
+};
 
 /**
  * The admission's answer as the validator takes it: one cause on spec.trainer.numNodes when

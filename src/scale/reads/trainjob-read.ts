@@ -1,24 +1,35 @@
-// Reads the TrainJob a write to its scale subresource changes (src/webhook/scale-subresource.ts):
-// the API server sends the webhook an autoscaling/v1 Scale, without spec.suspend, the runtime or
-// anything else the judgment needs, so the webhook reads the TrainJob itself. One GET, bounded in
-// time (well below the webhook's timeoutSeconds) and size, parsed losslessly (int64 fields such as
-// activeDeadlineSeconds stay exact), like the request bodies.
+// Reads the TrainJob a review is about, from the API server's watch cache, and tells whether it is
+// the one the review was made from: the gate before a judgment that a caller not known to be the
+// API server could otherwise use as an oracle (issue 26).
+//   - A write to the scale subresource (src/webhook/scale-subresource.ts): the API server sends an
+//     autoscaling/v1 Scale, without spec.suspend, the runtime or anything else the judgment needs,
+//     so the webhook reads the TrainJob itself.
+//   - A count change from a caller not known to be the API server (scale-check.ts): judged only
+//     when its oldObject is the stored TrainJob, so a forged review learns nothing about a JobSet
+//     (whether one of that name exists, the count it was built for) without the TrainJob's uid and
+//     resourceVersion, which such a caller cannot guess.
+// One GET, bounded in time (well below the webhook's timeoutSeconds) and size, parsed losslessly
+// (int64 fields such as activeDeadlineSeconds stay exact), like the request bodies.
 //
-// Which version: the Scale carries the resourceVersion of the TrainJob the API server is about to
-// update (the conflict check runs before validating admission). A GET with `resourceVersion=<that>`
-// is served from the API server's watch cache once it has caught up with that version (not older
-// than it), so the answer is that TrainJob or a newer one. A newer one means the stored TrainJob
-// changed meanwhile: the API server's write of this attempt then fails its precondition and is
-// retried on the new TrainJob, which calls the webhook again; so judging the newer one is right
-// either way (see scale-subresource.ts).
+// Which version: always `resourceVersion=0`, the watch cache as it is now, which the API server
+// answers at once. Not `resourceVersion=<the review's>`: for a version ahead of the watch cache the
+// API server's cacher waits up to 3 s for it (apiserver pkg/storage/cacher/watch_cache.go, "too
+// large resource version"), so a forged review naming a far-future version held a read slot for
+// the whole read timeout. The review is judged only when the stored metadata.resourceVersion equals
+// the review's oldObject's (comparing opaque versions for equality is allowed) and the uid matches
+// (stored-version.ts `whyNotTheStored`); anything else is refused for now (503). That costs a genuine write nothing
+// it would not meet anyway: a stored TrainJob newer than the review's means the API server's write
+// of this attempt fails its precondition (a conflict) and is retried on the newer one; an older one
+// means the watch cache is a moment behind etcd: a review with the stored uid reads the cache
+// again a few times first (stored-version.ts readTheStored), and after that the same write applied
+// again in a moment is judged. (The API server usually takes oldObject from its watch cache itself, so this is rare.)
 //
-// Any pod that reaches the webhook's port can send a Scale review (without `serve --client-ca`),
-// so what such reviews can make the webhook read is bounded like the count change's reads
-// (scale-check.ts): one read in flight per TrainJob and version, shared by the reviews that need
-// it (`Coalesced`: a read of `resourceVersion=X` started a moment earlier answers X or newer, as
-// one started now would); and reads for callers not known to be the API server capped per window
-// (UNAUTHENTICATED_TRAINJOB_READS), since reviews naming other TrainJobs or versions each start
-// one. Past the cap such a read is not started and fails (the scale is refused for now).
+// What such reads cost is bounded without a per-window cap: one read in flight per TrainJob, shared
+// by the reviews that need it (`Coalesced`: a read of the cache started a moment earlier is no
+// staler); the reads run on their own API connections (TRAINJOB_READ_SLOTS, src/webhook/run.ts),
+// so they never hold the ones the count change's other reads need; each is a watch-cache read that
+// never waits for a version; and the review waiting on one holds the count-change reads' budget
+// (decision-budget.ts), full of which further reviews are refused for now with no read.
 import { TRAINJOB } from '../../api/names.ts';
 import type { ApiClient } from '../../cluster/api-request.ts';
 import { parseJsonLossless } from '../../json/lossless.ts';
@@ -26,27 +37,21 @@ import { isObject } from '../../json/object.ts';
 import type { Read } from '../scale-admission.ts';
 import { Coalesced } from './coalesced.ts';
 import { describeAnswer, JOBSET_READ_TIMEOUT_MS } from './jobset-read.ts';
-import { WindowCap } from './window-cap.ts';
 
 /** A TrainJob is at most etcd's 1.5 MiB object; JSON of it is not much larger. */
 const TRAINJOB_MAX_BYTES = 4 * 1024 * 1024;
 
 /**
- * TrainJob reads that reviews from callers not known to be the API server may start per
- * TRAINJOB_READ_WINDOW_MS (a read joined while in flight costs none). As many as the quorum reads
- * such callers may cause (scale-check.ts UNAUTHENTICATED_QUORUM_READS): a genuine `kubectl scale`
- * is one read, so a cluster whose API server is not authenticated meets it only under a flood.
+ * The API connections the TrainJob reads may hold at once, apart from the count change's
+ * (COUNT_CHANGE_READ_SLOTS): a watch-cache read takes about a millisecond, so two serve hundreds
+ * of reviews a second, and a flood of them cannot hold the JobSet's, the runtime's or the Lease's.
  */
-export const UNAUTHENTICATED_TRAINJOB_READS = 20;
-export const TRAINJOB_READ_WINDOW_MS = 1_000;
+export const TRAINJOB_READ_SLOTS = 2;
 
-/** Which TrainJob, not older than `resourceVersion` when given (else a quorum read), and for whom. */
+/** Which TrainJob. */
 export interface TrainJobReadTarget {
   namespace: string;
   name: string;
-  resourceVersion?: string;
-  /** The caller is the API server, proved by its client certificate: its reads are not capped. */
-  callerAuthenticated?: boolean;
 }
 
 /** What a read of the TrainJob found. */
@@ -56,9 +61,6 @@ export type TrainJobReader = (target: TrainJobReadTarget) => Promise<TrainJobRea
 
 export interface TrainJobReadOptions {
   timeoutMs?: number;
-  /** UNAUTHENTICATED_TRAINJOB_READS unless given (tests). */
-  unauthenticatedReadsPerWindow?: number;
-  now?: () => number;
 }
 
 const seg = encodeURIComponent;
@@ -66,23 +68,9 @@ const seg = encodeURIComponent;
 export function trainJobReader(api: ApiClient, options: TrainJobReadOptions = {}): TrainJobReader {
   const timeoutMs = options.timeoutMs ?? JOBSET_READ_TIMEOUT_MS;
   const coalesced = new Coalesced();
-  const cap = new WindowCap(
-    options.unauthenticatedReadsPerWindow ?? UNAUTHENTICATED_TRAINJOB_READS,
-    TRAINJOB_READ_WINDOW_MS,
-    options.now,
-  );
-  const capped: Read<Record<string, unknown>> = {
-    kind: 'failed',
-    error: `reading the TrainJob: not started, it would pass the ${cap.limit} reads per ${TRAINJOB_READ_WINDOW_MS / 1000} s allowed to callers not known to be the API server`,
-  };
-  return ({ namespace, name, resourceVersion, callerAuthenticated }) => {
-    // A name or version may hold any character in a forged review: a key no two targets share.
-    const key = JSON.stringify([namespace, name, resourceVersion ?? null]);
-    const shared = coalesced.inFlight<Read<Record<string, unknown>>>(key);
-    if (shared) return shared;
-    if (!callerAuthenticated && !cap.take()) return Promise.resolve(capped);
-    return coalesced.run(key, () => getTrainJob(api, namespace, name, resourceVersion, timeoutMs));
-  };
+  return ({ namespace, name }) =>
+    // A name may hold any character in a forged review: a key no two targets share.
+    coalesced.run(JSON.stringify([namespace, name]), () => getTrainJob(api, namespace, name, timeoutMs));
 }
 
 /** One GET of the TrainJob: 404 is absent, any other failure (status, transport, timeout, not JSON) failed. */
@@ -90,15 +78,14 @@ async function getTrainJob(
   api: ApiClient,
   namespace: string,
   name: string,
-  resourceVersion: string | undefined,
   timeoutMs: number,
 ): Promise<Read<Record<string, unknown>>> {
   const { group, version, plural } = TRAINJOB;
   const path = `/apis/${group}/${version}/namespaces/${seg(namespace)}/${plural}/${seg(name)}`;
-  const query = resourceVersion ? `?resourceVersion=${seg(resourceVersion)}` : '';
   const signal = AbortSignal.timeout(timeoutMs);
   try {
-    const res = await api.request(`${path}${query}`, { signal, maxBytes: TRAINJOB_MAX_BYTES });
+    // resourceVersion=0: the watch cache as it is, never waiting for a version (see the header).
+    const res = await api.request(`${path}?resourceVersion=0`, { signal, maxBytes: TRAINJOB_MAX_BYTES });
     if (res.status === 404) return { kind: 'absent' };
     if (res.status !== 200)
       return { kind: 'failed', error: `reading the TrainJob: ${describeAnswer(res.status, res.body)}` };

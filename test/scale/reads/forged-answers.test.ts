@@ -335,6 +335,48 @@ describe('forged count changes: the answer names only the TrainJob, the log has 
     assert.equal(lines.filter((l) => l.component === 'count-change').length, 0, 'nothing withheld, nothing logged');
   });
 
+  /**
+   * A forged count change of `name` from `from` to `to` nodes, its metadata the scenario's TrainJob's
+   * with `uid` in place of the stored one (undefined: none) and no resourceVersion when `noVersion`.
+   */
+  function guessed(name: string, from: number, to: number, uid: string | undefined, noVersion = false): unknown {
+    const meta = (t: TrainJob) => {
+      const m: Record<string, unknown> = { ...t.metadata, name, namespace: NS };
+      if (uid === undefined) delete m.uid;
+      else m.uid = uid;
+      if (noVersion) delete m.resourceVersion;
+      return { ...t, metadata: m } as TrainJob;
+    };
+    return countChange(name, { ...all.busy, before: meta(torch1(from)), after: meta(torch1(to)) });
+  }
+
+  it('forged count changes without the stored uid and version: whether a JobSet exists, and its count, do not show', async () => {
+    // Found by review: a JobSet of that name and another controller got 403 ("not controlled by
+    // this TrainJob"), no JobSet an admission; with no uid, the count the JobSet was built for
+    // was admitted ("already has this count") where another count was judged.
+    const { url, lines } = await serve([]);
+    const cases = {
+      jobSetOfAnother: await post(url, servingCa, guessed('foreign', 2, 3, 'a-guessed-uid')),
+      noJobSet: await post(url, servingCa, guessed('ghost', 2, 3, 'a-guessed-uid')),
+      builtCountNoUid: await post(url, servingCa, guessed('busy', 2, 1, undefined)),
+      otherCountNoUid: await post(url, servingCa, guessed('busy', 2, 3, undefined)),
+      storedUidNoVersion: await post(url, servingCa, guessed('busy', 2, 1, 'trainjob-uid-torch1', true)),
+    };
+    const seen = Object.entries(cases).map(([, a]) => ({
+      ...a,
+      message: a.message.replace(/\b(foreign|ghost|busy)\b/g, 'NAME'),
+    }));
+    for (const answer of seen) assert.deepEqual(answer, seen[0], JSON.stringify(cases));
+    assert.equal(cases.noJobSet.code, 503);
+    assert.match(
+      cases.noJobSet.message,
+      /the TrainJob could not be read for the judgment \(the webhook's log says why\).*refused for now/,
+    );
+    const logged = JSON.stringify(lines.filter((l) => l.component === 'count-change'));
+    for (const reason of ['the TrainJob was replaced', 'the TrainJob was not found', 'the review names no uid'])
+      assert.ok(logged.includes(reason), `the log lacks ${reason}: ${logged}`);
+  });
+
   /** A forged write to the scale subresource of `name`, from a Scale of that uid (none: left out). */
   function scaleWrite(name: string, uid: string | undefined): unknown {
     const scale = (replicas: number) => ({
@@ -380,7 +422,7 @@ describe('forged count changes: the answer names only the TrainJob, the log has 
     const logged = JSON.stringify(lines.filter((l) => l.component === 'scale-subresource'));
     for (const reason of [
       'the TrainJob was replaced',
-      'the Scale names no uid',
+      'the review names no uid',
       'the TrainJob was not found',
       SECRETS.account,
     ])

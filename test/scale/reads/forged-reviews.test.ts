@@ -20,6 +20,8 @@ import { trainJob, update, variant } from '../../rules/fixtures.ts';
 const policy = buildPolicy();
 const suspended = trainJob();
 const running = variant(suspended, (o) => (o.spec.suspend = false));
+/** The suspended TrainJob as the API server stores it (with a resourceVersion). */
+const stored = variant(suspended, (o) => (o.metadata.resourceVersion = '3'));
 
 describe('forged reviews and the cluster reads they cause', () => {
   let server: Server;
@@ -35,6 +37,9 @@ describe('forged reviews and the cluster reads they cause', () => {
     const url = new URL(req.url ?? '/', 'http://x');
     if (url.pathname.endsWith('/jobs'))
       return void res.writeHead(200, { 'content-type': 'application/json' }).end('{"kind":"JobList","items":[]}');
+    // The stored TrainJob, for the check that a caller not known to be the API server sent it.
+    if (url.pathname === '/apis/trainer.kubeflow.org/v1alpha1/namespaces/team-a/trainjobs/llama-ft')
+      return void res.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify(stored));
     res.writeHead(404, { 'content-type': 'application/json' }).end('{"kind":"Status","code":404}');
   };
 
@@ -117,13 +122,13 @@ describe('forged reviews and the cluster reads they cause', () => {
       for (const a of answers) a();
     };
     const v = validator(() => {
-      if (asked.length === 3 * n) release();
+      if (asked.length === 4 * n) release();
     });
-    const change = variant(suspended, (o) => (o.spec.trainer.numNodes = 2));
+    const change = variant(stored, (o) => (o.spec.trainer.numNodes = 2));
     const decisions = await Promise.all(
       Array.from({ length: n }, () =>
         v.validate({
-          ...update(change, suspended),
+          ...update(change, stored),
           holdWhileReading: () => {
             if (++reached === n) setImmediate(release);
             return true;
@@ -131,8 +136,13 @@ describe('forged reviews and the cluster reads they cause', () => {
         }),
       ),
     );
-    // The JobSet GET, the runtime GET and the Jobs LIST: once each.
-    assert.ok(received.length <= 4, `${received.length} requests to the API server:\n${received.join('\n')}`);
+    // The TrainJob GET (its uid and version are the review's), the JobSet GET (and its quorum read:
+    // it is absent), the runtime GET and the Jobs LIST: once each.
+    assert.ok(received.length <= 5, `${received.length} requests to the API server:\n${received.join('\n')}`);
+    assert.ok(
+      received.some((p) => p.includes('/jobsets/')),
+      'judged: the JobSet was read',
+    );
     assert.equal(reached, n);
     assert.ok(
       decisions.every((d) => d.causes.length === 0 || d.transient),

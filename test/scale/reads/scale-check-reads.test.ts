@@ -50,10 +50,18 @@ describe('the scale check reads the runtime only where no watch holds it', () =>
         return watched(name) as Read<unknown> | undefined;
       },
       readJobs: async () => ({ kind: 'read', jobs: { items: [] } }),
+      // The stored TrainJob is the one the review was made from: the change is judged.
+      readTrainJob: async () => ({ kind: 'found', value: object }),
       metrics: createMetrics(),
     });
-    const object = { metadata: { name: 'tj', namespace: 'team' }, spec: { runtimeRef, suspend: true } };
-    return { asked, result: scale({ namespace: 'team', name: 'tj', trainer: TRAINER_LINES['v2.3.0'], object }) };
+    const object = {
+      metadata: { name: 'tj', namespace: 'team', uid: 'u-1', resourceVersion: '5' },
+      spec: { runtimeRef, suspend: true },
+    };
+    return {
+      asked,
+      result: scale({ namespace: 'team', name: 'tj', trainer: TRAINER_LINES['v2.3.0'], object, oldObject: object }),
+    };
   };
   const runtimeReads = () => paths.filter((p) => p.includes('runtimes/'));
 
@@ -188,13 +196,17 @@ describe('quorum reads for callers not known to be the API server are capped per
       readJobs: async () => ({ kind: 'read', jobs: [] }),
       metrics: createMetrics(),
       quorumReadsPerWindow: 2,
+      // Each forger sends the stored TrainJob's uid and version (it can read the TrainJob): judged.
+      readTrainJob: async () => ({ kind: 'found', value: torch1(1) as never }),
     });
   const names = ['a', 'b', 'c', 'd', 'e'];
 
   it('forged count changes of five TrainJobs with no JobSet: two quorum reads (admitted, "no JobSet yet"), three refused for now without one', async () => {
     const scale = checker();
     const results = await Promise.all(
-      names.map((name) => scale({ namespace: 'ns', name, trainer: TRAINER_LINES['v2.3.0'], object: torch1(2) })),
+      names.map((name) =>
+        scale({ namespace: 'ns', name, trainer: TRAINER_LINES['v2.3.0'], object: torch1(2), oldObject: torch1(1) }),
+      ),
     );
     assert.equal(quorumReads.length, 2, quorumReads.join('\n'));
     assert.equal(results.filter((r) => r.causes.length === 0).length, 2);

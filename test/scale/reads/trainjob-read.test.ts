@@ -1,11 +1,15 @@
-// The TrainJob read behind a scale subresource review (src/scale/reads/trainjob-read.ts): what
-// forged Scale reviews can make it read is bounded. Reads of one TrainJob and version in flight at
-// once are one GET; reads for callers not known to be the API server are capped per window, a
-// joined read costing none; the API server's reads are not capped.
+// The TrainJob read behind a scale subresource review and behind the check that a count change
+// from a caller not known to be the API server was made from the stored TrainJob
+// (src/scale/reads/trainjob-read.ts, stored-version.ts). It reads the watch cache as it is
+// (resourceVersion=0), never a version the review names: the API server's cacher waits up to 3 s
+// for a version it has not seen, so a forged far-future one held a read slot for the whole
+// timeout. Reads of one TrainJob in flight at once are one GET. The review is judged only when the
+// stored uid and resourceVersion are its own.
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import type { ApiClient, ApiResponse } from '../../../src/cluster/api-request.ts';
 import { trainJobReader } from '../../../src/scale/reads/trainjob-read.ts';
+import { whyNotTheStored } from '../../../src/scale/reads/stored-version.ts';
 
 /** An API server whose answers wait until the test lets them go. */
 function slowApi() {
@@ -16,7 +20,9 @@ function slowApi() {
     request: (path) =>
       new Promise<ApiResponse>((resolve) => {
         sent.push(path);
-        finish.push(() => resolve({ status: 200, body: Buffer.from('{"metadata":{"uid":"u-1"}}') }));
+        finish.push(() =>
+          resolve({ status: 200, body: Buffer.from('{"metadata":{"uid":"u-1","resourceVersion":"7"}}') }),
+        );
       }),
     stream: () => Promise.reject(new Error('no watches here')),
   };
@@ -25,42 +31,45 @@ function slowApi() {
 
 const PATH = '/apis/trainer.kubeflow.org/v1alpha1/namespaces/ml/trainjobs/llama';
 
-describe('the TrainJob read of a scale review', () => {
-  it('shares one GET among the reads of one TrainJob and version in flight, and starts one per other version', async () => {
+describe('the TrainJob read of a review', () => {
+  it('reads the watch cache (resourceVersion=0), one GET per TrainJob in flight, and nothing is kept once settled', async () => {
     const { api, sent, finishAll } = slowApi();
     const read = trainJobReader(api);
-    const same = Array.from({ length: 200 }, () => read({ namespace: 'ml', name: 'llama', resourceVersion: '7' }));
-    const newer = read({ namespace: 'ml', name: 'llama', resourceVersion: '8' });
-    const quorum = read({ namespace: 'ml', name: 'llama' });
-    assert.deepEqual(sent, [`${PATH}?resourceVersion=7`, `${PATH}?resourceVersion=8`, PATH]);
+    const same = Array.from({ length: 200 }, () => read({ namespace: 'ml', name: 'llama' }));
+    const other = read({ namespace: 'ml', name: 'other' });
+    assert.deepEqual(sent, [
+      `${PATH}?resourceVersion=0`,
+      '/apis/trainer.kubeflow.org/v1alpha1/namespaces/ml/trainjobs/other?resourceVersion=0',
+    ]);
     finishAll();
-    for (const r of [...same, newer, quorum]) assert.equal((await r).kind, 'found');
-    // Settled reads are not kept: the next one reads afresh.
-    const again = read({ namespace: 'ml', name: 'llama', resourceVersion: '7' });
-    assert.equal(sent.length, 4);
+    for (const r of [...same, other]) assert.equal((await r).kind, 'found');
+    const again = read({ namespace: 'ml', name: 'llama' });
+    assert.equal(sent.length, 3, 'a settled read is not kept: the next one reads afresh');
     finishAll();
     await again;
   });
 
-  it('caps the reads callers not known to be the API server start per window; joining one in flight is free; the API server is not capped', async () => {
+  it('is not capped per window: what bounds it is its slots, the budget and one read per TrainJob', async () => {
     const { api, sent, finishAll } = slowApi();
-    let t = 0;
-    const read = trainJobReader(api, { unauthenticatedReadsPerWindow: 2, now: () => t });
-    const a = read({ namespace: 'ml', name: 'a', resourceVersion: '1' });
-    const b = read({ namespace: 'ml', name: 'b', resourceVersion: '1' });
-    const joined = read({ namespace: 'ml', name: 'a', resourceVersion: '1' });
-    const refused = await read({ namespace: 'ml', name: 'c', resourceVersion: '1' });
-    assert.equal(refused.kind, 'failed');
-    assert.match(
-      (refused as { error: string }).error,
-      /not started, it would pass the 2 reads per 1 s allowed to callers not known to be the API server/,
-    );
-    const apiServer = read({ namespace: 'ml', name: 'c', resourceVersion: '1', callerAuthenticated: true });
-    assert.equal(sent.length, 3, 'a, b and the API server read c; the capped one sent nothing');
-    t = 1_000;
-    const nextWindow = read({ namespace: 'ml', name: 'd', resourceVersion: '1' });
-    assert.equal(sent.length, 4);
+    const read = trainJobReader(api);
+    const reads = Array.from({ length: 50 }, (_, i) => read({ namespace: 'ml', name: `j${i}` }));
+    assert.equal(sent.length, 50);
     finishAll();
-    for (const r of [a, b, joined, apiServer, nextWindow]) assert.equal((await r).kind, 'found');
+    for (const r of reads) assert.equal((await r).kind, 'found');
+  });
+
+  it('judges only the stored TrainJob: its uid and resourceVersion, both sent', () => {
+    const found = { kind: 'found' as const, value: { metadata: { uid: 'u-1', resourceVersion: '7' } } };
+    assert.equal(whyNotTheStored(found, { uid: 'u-1', resourceVersion: '7' }), undefined);
+    assert.match(whyNotTheStored(found, { uid: 'u-1', resourceVersion: '99999999999' }) ?? '', /not the version/);
+    assert.match(whyNotTheStored(found, { uid: 'u-1', resourceVersion: '6' }) ?? '', /not the version/);
+    assert.match(whyNotTheStored(found, { uid: 'u-2', resourceVersion: '7' }) ?? '', /replaced/);
+    assert.match(whyNotTheStored(found, { resourceVersion: '7' }) ?? '', /names no uid/);
+    assert.match(whyNotTheStored(found, { uid: 'u-1' }) ?? '', /names no resourceVersion/);
+    assert.match(whyNotTheStored({ kind: 'absent' }, { uid: 'u-1', resourceVersion: '7' }) ?? '', /not found/);
+    assert.match(
+      whyNotTheStored({ kind: 'failed', error: 'boom' }, { uid: 'u-1', resourceVersion: '7' }) ?? '',
+      /could not be read \(boom\)/,
+    );
   });
 });
