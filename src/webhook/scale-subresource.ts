@@ -16,13 +16,12 @@
 // then is the one a `kubectl patch` of numNodes would get.
 //
 // The TrainJob is read from the API server's watch cache (resourceVersion=0, which never waits)
-// and judged only when it is the one the Scale was made from: the same uid and resourceVersion as
-// the Scale's oldObject (trainjob-read.ts whyNotTheStored). Anything else is refused for now (503):
-// a newer stored TrainJob means this attempt's write fails its precondition in the API server
-// anyway (and is retried on the newer one, a new admission call); an older one means the watch
-// cache is a moment behind (looked at again a few times first, stored-version.ts), and the scale
-// applied again in a moment is judged. A read that fails,
-// or finds no TrainJob, is refused for now too: it clears by itself.
+// and judged only when it has the uid of the Scale's oldObject (stored-version.ts): a forger cannot
+// guess it. A different resourceVersion only makes the webhook look at the cache again a few
+// times; if it still differs, the stored TrainJob is judged (a newer one means this attempt's
+// write conflicts in the API server anyway and is tried again with a new call; an older one, that
+// the cache is behind, and the CRD's rules have judged the object the write makes). A read that
+// fails, finds no TrainJob or another uid is refused for now (503): it clears by itself.
 //
 // Any pod that reaches the webhook's port can send a Scale review (without `serve --client-ca`),
 // so the read is bounded as a count change's reads are (docs/security.md, "Cluster reads"):

@@ -434,13 +434,15 @@ describe(
         });
 
         it('a webhook that may not read the JobSet refuses the count change for now (503, HTTP 403); one that may not list Jobs admits it, with a warning', async () => {
-          // A second webhook whose identity may read the CRD but not JobSets or Jobs, registered for one namespace.
+          // A second webhook whose identity may read the CRD and TrainJobs (the check that a review
+          // is the stored TrainJob's) but not JobSets or Jobs, registered for one namespace.
           const user = await cp.makeUserKubeconfig('tjw-no-jobs');
           const role = (extra: string) => `apiVersion: rbac.authorization.k8s.io/v1
 kind: ClusterRole
 metadata: { name: tjw-no-jobs }
 rules:
   - { apiGroups: ["apiextensions.k8s.io"], resources: ["customresourcedefinitions"], verbs: ["get", "list", "watch"] }
+  - { apiGroups: ["trainer.kubeflow.org"], resources: ["trainjobs"], verbs: ["get"] }
 ${extra}`;
           await cp.applyYaml(`${role('')}
 ---

@@ -38,7 +38,16 @@ export function whyNotTheStored(
  */
 export const REREAD_AFTER_MS = [50, 100, 200];
 
-/** The TrainJob read, and why it is not the one the review was made from (undefined: it is). */
+/**
+ * The TrainJob read, and why it is not the one the review was made from (undefined: it is, or it has
+ * the review's uid and only its version still differs after the looks again). The uid is the gate:
+ * a forger cannot guess it. The version is not: the API server's oldObject is etcd's at the time
+ * of its write, and a busy TrainJob (Trainer's and the reconciler's status and annotation writes
+ * around a rebuild) or a watch cache under load keeps the two apart longer than the looks last.
+ * A genuine write refused then would be refused for nothing: when the stored one is newer, the API
+ * server's own write conflicts and is tried again, with a new call and the newer oldObject; when it
+ * is older, the CRD's rules have already judged the object the write makes.
+ */
 export async function readTheStored(
   read: () => Promise<TrainJobRead>,
   sent: { uid?: unknown; resourceVersion?: unknown },
@@ -52,5 +61,5 @@ export async function readTheStored(
     got = await read();
     why = whyNotTheStored(got, sent);
   }
-  return { read: got, why };
+  return { read: got, why: why === NOT_THE_VERSION ? undefined : why };
 }

@@ -15,21 +15,10 @@
 // answers at once. Not `resourceVersion=<the review's>`: for a version ahead of the watch cache the
 // API server's cacher waits up to 3 s for it (apiserver pkg/storage/cacher/watch_cache.go, "too
 // large resource version"), so a forged review naming a far-future version held a read slot for
-// the whole read timeout. The review is judged only when the stored metadata.resourceVersion equals
-// the review's oldObject's (comparing opaque versions for equality is allowed) and the uid matches
-// (stored-version.ts `whyNotTheStored`); anything else is refused for now (503). That costs a genuine write nothing
-// it would not meet anyway: a stored TrainJob newer than the review's means the API server's write
-// of this attempt fails its precondition (a conflict) and is retried on the newer one; an older one
-// means the watch cache is a moment behind etcd: a review with the stored uid reads the cache
-// again a few times first (stored-version.ts readTheStored), and after that the same write applied
-// again in a moment is judged. (The API server usually takes oldObject from its watch cache itself, so this is rare.)
-//
-// What such reads cost is bounded without a per-window cap: one read in flight per TrainJob, shared
-// by the reviews that need it (`Coalesced`: a read of the cache started a moment earlier is no
-// staler); the reads run on their own API connections (TRAINJOB_READ_SLOTS, src/webhook/run.ts),
-// so they never hold the ones the count change's other reads need; each is a watch-cache read that
-// never waits for a version; and the review waiting on one holds the count-change reads' budget
-// (decision-budget.ts), full of which further reviews are refused for now with no read.
+// the whole read timeout. The review is judged only when the stored TrainJob has the uid of the
+// review's oldObject, which a forger cannot guess (stored-version.ts); a different resourceVersion
+// only makes it look at the cache again a few times (a genuine write that raced a status write, or
+// a cache a moment behind), then the stored one is judged.
 import { TRAINJOB } from '../../api/names.ts';
 import type { ApiClient } from '../../cluster/api-request.ts';
 import { parseJsonLossless } from '../../json/lossless.ts';
