@@ -112,6 +112,19 @@ describe('eventChangesDecision: does a watch event change anything a decision re
       trainJob({ status: { conditions: [suspendedCondition], jobsStatus: [{ name: 'node', suspended: 1 }] } }),
       true,
     ],
+    ...(['companion', 'standalone'] as const).map((mode): Row => [
+      `the reconciler's own status field written (${mode}: no decision reads it)`,
+      'trainjob',
+      mode,
+      trainJob({ status: { conditions: [suspendedCondition] } }),
+      trainJob({
+        status: {
+          conditions: [suspendedCondition],
+          trainjobWebhook: { nodes: 2, selector: 'jobset.sigs.k8s.io/jobset-name=a', rebuild: 'Rebuilt' },
+        },
+      } as never),
+      false,
+    ]),
     [
       "Trainer's Suspended condition (the pause grace and the resume's refusals read it)",
       'trainjob',
