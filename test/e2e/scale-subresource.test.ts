@@ -123,15 +123,22 @@ describe('kubectl scale: the scale subresource of a TrainJob', { skip }, () => {
         .join('\n---\n'),
     );
     const hpa = await w.cp.makeUserKubeconfig(`system:serviceaccount:${NS}:autoscaler`, ['system:serviceaccounts']);
-    // What an HPA does: GET the Scale, set spec.replicas, PUT it back (with its resourceVersion).
-    const got = await kubectl(['get', '--raw', scalePath('llama')], hpa.path);
-    assert.equal(got.code, 0, got.stderr);
-    const scale = JSON.parse(got.stdout);
-    scale.spec.replicas = 4;
-    const put = await w.cp.kubectl(['replace', '--raw', scalePath('llama'), '-f', '-'], {
-      kubeconfig: hpa.path,
-      input: JSON.stringify(scale),
-      check: false,
+    // What an HPA does: GET the Scale, set spec.replicas, PUT it back (with its resourceVersion),
+    // and on a conflict (Trainer's and the reconciler's status writes move the version) do it again.
+    const getAndPut = async () => {
+      const got = await kubectl(['get', '--raw', scalePath('llama')], hpa.path);
+      assert.equal(got.code, 0, got.stderr);
+      const scale = JSON.parse(got.stdout);
+      scale.spec.replicas = 4;
+      return w.cp.kubectl(['replace', '--raw', scalePath('llama'), '-f', '-'], {
+        kubeconfig: hpa.path,
+        input: JSON.stringify(scale),
+        check: false,
+      });
+    };
+    const put = await waitFor('an answer other than a conflict', async () => {
+      const out = await getAndPut();
+      return /Conflict|the object has been modified/.test(out.stderr) ? undefined : out;
     });
     assert.notEqual(put.code, 0);
     assert.match(
