@@ -33,7 +33,6 @@
 import { execFileSync } from 'node:child_process';
 import { readFileSync } from 'node:fs';
 import { writeFile } from 'node:fs/promises';
-import { Agent, request } from 'node:https';
 import { connect } from 'node:net';
 import { cpus, loadavg, totalmem } from 'node:os';
 import path from 'node:path';
@@ -52,6 +51,7 @@ import {
 import { startWebhook } from '../test/e2e/support/webhook.ts';
 import { patchedCrd, upstreamTrainJobCrd, type Obj } from '../test/e2e/support/trainjobs.ts';
 import { crdPatchOps } from '../src/rules/generate/crd-patch.ts';
+import { adminClient } from './lib/admin-client.ts';
 import { buildJudgedWorld, LEASE_NAME, SCALED, scaledTrainJob } from './lib/apiserver-world.ts';
 import { ms, ratio, table } from './lib/markdown.ts';
 import { breakdown, type Scrape } from './lib/stages.ts';
@@ -82,41 +82,6 @@ function configsToRun(peer: boolean): Config[] {
   const configs = ALL_CONFIGS.filter((c) => (!wanted || wanted.includes(c)) && (peer || c !== 'Go peer'));
   if (!configs.includes('none')) throw new Error(`BENCH_CONFIGS must include none (the baseline), got ${wanted}`);
   return configs;
-}
-
-/** One HTTPS client on one keep-alive connection, with the admin's client certificate. */
-async function apiClient(cp: ControlPlane) {
-  const agent = new Agent({ keepAlive: true, maxSockets: 1 });
-  const base: Obj = {};
-  await cp.kubeConfig.applyToHTTPSOptions(base);
-  const exchange = (method: string, urlPath: string, body: unknown, contentType: string) =>
-    new Promise<{ status: number; text: string }>((resolve, reject) => {
-      const url = new URL(cp.server + urlPath);
-      const req = request(
-        {
-          ...base,
-          agent,
-          method,
-          hostname: url.hostname,
-          port: url.port,
-          path: url.pathname + url.search,
-          headers: { 'content-type': contentType, accept: 'application/json' },
-        },
-        (res) => {
-          const chunks: Buffer[] = [];
-          res.on('data', (c: Buffer) => chunks.push(c));
-          res.on('end', () => resolve({ status: res.statusCode ?? 0, text: Buffer.concat(chunks).toString() }));
-        },
-      );
-      req.on('error', reject);
-      req.end(body === undefined ? undefined : JSON.stringify(body));
-    });
-  const send = async (method: string, urlPath: string, body: unknown, contentType = 'application/json') => {
-    const res = await exchange(method, urlPath, body, contentType);
-    return { status: res.status, body: JSON.parse(res.text || '{}') as Obj };
-  };
-  const text = async (urlPath: string) => (await exchange('GET', urlPath, undefined, 'application/json')).text;
-  return { send, text, close: () => agent.destroy() };
 }
 
 const trainJobPath = (name?: string, dryRun = false) =>
@@ -245,9 +210,9 @@ async function main() {
     controllerManager: false,
     world: false,
   });
-  const client = await apiClient(cp);
+  const client = await adminClient(cp);
   // The Lease's renewals go on a connection of their own, off the timed one.
-  const renewer = await apiClient(cp);
+  const renewer = await adminClient(cp);
   let stopRenewing = () => {};
   try {
     const crdFiles: Record<string, string> = {};

@@ -18,7 +18,6 @@ import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync, w
 import { stripTypeScriptTypes } from 'node:module';
 import { cpus, loadavg, tmpdir, totalmem } from 'node:os';
 import path from 'node:path';
-import { parseAllDocuments } from 'yaml';
 import { controlPlaneAvailability, projectRoot, waitFor } from '../test/harness/index.ts';
 import { startSidecar } from '../test/reconciler/support/sidecar.ts';
 import { RECONCILER_SA, startWorld } from '../test/reconciler/support/world.ts';
@@ -26,6 +25,7 @@ import { summarizeHeap, originOf, type HeapSummary } from './lib/heap-summary.ts
 import { mib, table } from './lib/markdown.ts';
 import type { ProbeReading } from './lib/memory-probe.ts';
 import { processMemory, type Memory } from './lib/proc.ts';
+import { shippedReconcilerNodeOptions } from './lib/reconciler-node-options.ts';
 import { sumOf } from './lib/sidecar-probe.ts';
 import { median } from './lib/stats.ts';
 
@@ -42,18 +42,8 @@ const variants = (process.env.BENCH_VARIANTS ?? `js=${path.join(projectRoot, 'di
   });
 const progress = (line: string) => process.stderr.write(`  ${line}\n`);
 
-/** The NODE_OPTIONS of the shipped reconciler container (as bench/scale.bench.ts reads them), or BENCH_NODE_OPTIONS. */
-function reconcilerNodeOptions(): string {
-  if (process.env.BENCH_NODE_OPTIONS !== undefined) return process.env.BENCH_NODE_OPTIONS;
-  const file = path.join(projectRoot, 'manifests/components/separate-reconciler/reconciler.yaml');
-  const docs = parseAllDocuments(readFileSync(file, 'utf8')).map((d) => d.toJS() as Record<string, any>);
-  const container = docs
-    .find((d) => d.kind === 'Deployment')
-    ?.spec?.template?.spec?.containers?.find((c: { name: string }) => c.name === 'reconciler');
-  const value = container?.env?.find((e: { name: string }) => e.name === 'NODE_OPTIONS')?.value;
-  if (typeof value !== 'string') throw new Error(`${file}: the reconciler container sets no NODE_OPTIONS`);
-  return value;
-}
+/** The NODE_OPTIONS of the shipped reconciler container, or BENCH_NODE_OPTIONS. */
+const reconcilerNodeOptions = (): string => process.env.BENCH_NODE_OPTIONS ?? shippedReconcilerNodeOptions();
 
 interface Reading {
   proc: Memory;

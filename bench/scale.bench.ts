@@ -37,10 +37,9 @@ import { writeFile } from 'node:fs/promises';
 import { cpus, loadavg, totalmem } from 'node:os';
 import path from 'node:path';
 import { Watch } from '@kubernetes/client-node';
-import { parse, parseAllDocuments, stringify } from 'yaml';
+import { parse, stringify } from 'yaml';
 import {
   controlPlaneAvailability,
-  projectRoot,
   upstreamControllersAvailability,
   upstreamDir,
   waitFor,
@@ -49,21 +48,10 @@ import { startSidecar, type Sidecar } from '../test/reconciler/support/sidecar.t
 import { api, JOBSET, RECONCILER_SA, startWorld, torchTrainJob, type World } from '../test/reconciler/support/world.ts';
 import { mib, ms, ratio, table } from './lib/markdown.ts';
 import { processMemory, type Memory } from './lib/proc.ts';
+import { shippedReconcilerNodeOptions } from './lib/reconciler-node-options.ts';
 import { byLabel, deltaOf, logTail, samplesOf, sumOf, type LogRecord } from './lib/sidecar-probe.ts';
 import { median } from './lib/stats.ts';
 import { RECONCILE_DEFAULTS } from '../src/reconciler/config.ts';
-
-/** The NODE_OPTIONS the default layout's reconciler container sets (its Deployment's env). */
-function reconcilerNodeOptions(): string {
-  const file = path.join(projectRoot, 'manifests/components/separate-reconciler/reconciler.yaml');
-  const docs = parseAllDocuments(readFileSync(file, 'utf8')).map((d) => d.toJS() as Record<string, any>);
-  const container = docs
-    .find((d) => d.kind === 'Deployment')
-    ?.spec?.template?.spec?.containers?.find((c: { name: string }) => c.name === 'reconciler');
-  const value = container?.env?.find((e: { name: string }) => e.name === 'NODE_OPTIONS')?.value;
-  if (typeof value !== 'string') throw new Error(`${file}: the reconciler container sets no NODE_OPTIONS`);
-  return value;
-}
 
 function intEnv(name: string, fallback: number, min = 1): number {
   const raw = process.env[name];
@@ -404,7 +392,7 @@ async function startBench(): Promise<Bench> {
     handoffPort: w.handoffPort,
     root: knobs.sidecarRoot,
     // As the shipped reconciler container runs (manifests/components/separate-reconciler).
-    env: { NODE_OPTIONS: reconcilerNodeOptions() },
+    env: { NODE_OPTIONS: shippedReconcilerNodeOptions() },
   });
   const scrape = async () => (await fetch(`http://127.0.0.1:${sidecar.opsPort}/metrics`)).text();
   await waitFor(

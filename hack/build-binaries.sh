@@ -149,22 +149,8 @@ build_k8s() {
   log "$label: done in $((SECONDS - t0))s"
 }
 
-build_etcd() {
-  local label="etcd $ETCD_VERSION"
-  if have_all "$ETCD_DIR" etcd; then log "$label: cached in $ETCD_DIR"; return; fi
-  local t0=$SECONDS logfile="$LOG_DIR/etcd-$ETCD_VERSION.log" dir
-  : >"$logfile"
-  dir="$(new_wrapper "etcd-$ETCD_VERSION")"
-  log "$label: downloading modules... (log: $logfile)"
-  # The server module's root package is etcd's main (main.go calls etcdmain.Main).
-  (cd "$dir" && go mod edit -require="go.etcd.io/etcd/server/v3@$ETCD_VERSION")
-  run_step "$label" "$logfile" bash -c "cd '$dir' && go list -deps go.etcd.io/etcd/server/v3 >/dev/null"
-  log "$label: building ($((SECONDS - t0))s so far)"
-  run_step "$label" "$logfile" bash -c "cd '$dir' && go build ${BUILD_FLAGS[*]} -ldflags='$LDFLAGS_BASE' -o '$dir/out/etcd' go.etcd.io/etcd/server/v3"
-  install_binaries "$dir/out" "$ETCD_DIR" etcd
-  rm -rf "$dir"
-  log "$label: done in $((SECONDS - t0))s"
-}
+# The server module's root package is etcd's main (main.go calls etcdmain.Main).
+build_etcd() { build_tool "$ETCD_DIR" etcd go.etcd.io/etcd/server/v3 go.etcd.io/etcd/server/v3 "$ETCD_VERSION"; }
 
 # The harness registers the upstream webhooks from the upstream manifests (paths, rules and
 # the kustomize patches that add object selectors), so they are kept beside the binaries:
@@ -207,6 +193,14 @@ build_manager() {
   install_binaries "$dir/out" "$dest" "$bin" || return 1
   rm -rf "$dir"
   log "$label: done in $((SECONDS - t0))s"
+}
+
+# build_tool DIR BINARY PKG MODULE VERSION: one binary, PKG of MODULE@VERSION, in DIR unless it is
+# there already (built by build_manager in a module of its own; its log: DIR's name.log).
+build_tool() {
+  local dest=$1 bin=$2 pkg=$3 module=$4 v=$5 label="$2 $5"
+  if have_all "$dest" "$bin"; then log "$label: cached in $dest"; return; fi
+  build_manager "$label" "$dest" "$bin" "$pkg" "$LOG_DIR/$(basename "$dest").log" -require="$module@$v"
 }
 
 # build_jobset VERSION: JobSet's manager and its webhook manifests, in $CACHE/jobset-VERSION.
@@ -301,37 +295,9 @@ build_helm() {
   done
 }
 
-build_kwok() {
-  local label="kwok $KWOK_VERSION"
-  if have_all "$KWOK_DIR" kwok; then log "$label: cached in $KWOK_DIR"; return; fi
-  local t0=$SECONDS logfile="$LOG_DIR/kwok-$KWOK_VERSION.log" dir
-  : >"$logfile"
-  dir="$(new_wrapper "kwok-$KWOK_VERSION")"
-  log "$label: downloading modules... (log: $logfile)"
-  (cd "$dir" && go mod edit -require="sigs.k8s.io/kwok@$KWOK_VERSION")
-  run_step "$label" "$logfile" bash -c "cd '$dir' && go list -deps sigs.k8s.io/kwok/cmd/kwok >/dev/null"
-  log "$label: building ($((SECONDS - t0))s so far)"
-  run_step "$label" "$logfile" bash -c "cd '$dir' && go build ${BUILD_FLAGS[*]} -ldflags='$LDFLAGS_BASE' -o '$dir/out/kwok' sigs.k8s.io/kwok/cmd/kwok"
-  install_binaries "$dir/out" "$KWOK_DIR" kwok
-  rm -rf "$dir"
-  log "$label: done in $((SECONDS - t0))s"
-}
+build_kwok() { build_tool "$KWOK_DIR" kwok sigs.k8s.io/kwok/cmd/kwok sigs.k8s.io/kwok "$KWOK_VERSION"; }
 
-build_krew() {
-  local label="krew $KREW_VERSION"
-  if have_all "$KREW_DIR" krew; then log "$label: cached in $KREW_DIR"; return; fi
-  local t0=$SECONDS logfile="$LOG_DIR/krew-$KREW_VERSION.log" dir
-  : >"$logfile"
-  dir="$(new_wrapper "krew-$KREW_VERSION")"
-  log "$label: downloading modules... (log: $logfile)"
-  (cd "$dir" && go mod edit -require="sigs.k8s.io/krew@$KREW_VERSION")
-  run_step "$label" "$logfile" bash -c "cd '$dir' && go list -deps sigs.k8s.io/krew/cmd/krew >/dev/null"
-  log "$label: building ($((SECONDS - t0))s so far)"
-  run_step "$label" "$logfile" bash -c "cd '$dir' && go build ${BUILD_FLAGS[*]} -ldflags='$LDFLAGS_BASE' -o '$dir/out/krew' sigs.k8s.io/krew/cmd/krew"
-  install_binaries "$dir/out" "$KREW_DIR" krew
-  rm -rf "$dir"
-  log "$label: done in $((SECONDS - t0))s"
-}
+build_krew() { build_tool "$KREW_DIR" krew sigs.k8s.io/krew/cmd/krew sigs.k8s.io/krew "$KREW_VERSION"; }
 
 # Kueue gets a wrapper of its own, one per version: each requires older Trainer and JobSet APIs
 # than the default cell's (v0.17.1: Trainer v2.2.0's and JobSet v0.11.1's; v0.19.2: v2.2.1's and
@@ -341,21 +307,10 @@ build_krew() {
 # (SOURCES.md), not kept here.
 # build_kueue_version VERSION: Kueue's manager in $CACHE/kueue-VERSION.
 build_kueue_version() {
-  local v=$1 dest="$CACHE/kueue-$1" label="kueue $1"
-  if have_all "$dest" kueue; then log "$label: cached in $dest"; return; fi
-  local t0=$SECONDS logfile="$LOG_DIR/kueue-$v.log" dir
-  : >"$logfile"
-  dir="$(new_wrapper "kueue-$v")"
-  log "$label: downloading modules... (log: $logfile)"
-  (cd "$dir" && go mod edit -require="sigs.k8s.io/kueue@$v")
-  run_step "$label" "$logfile" bash -c "cd '$dir' && go list -deps sigs.k8s.io/kueue/cmd/kueue >/dev/null"
-  log "$label: building ($((SECONDS - t0))s so far)"
+  local v=$1
   # Stamped as upstream's Makefile does, so its start-up log names the version.
-  local x=" -X sigs.k8s.io/kueue/pkg/version.GitVersion=$v"
-  run_step "$label" "$logfile" bash -c "cd '$dir' && go build ${BUILD_FLAGS[*]} -ldflags='$LDFLAGS_BASE$x' -o '$dir/out/kueue' sigs.k8s.io/kueue/cmd/kueue"
-  install_binaries "$dir/out" "$dest" kueue
-  rm -rf "$dir"
-  log "$label: done in $((SECONDS - t0))s"
+  MANAGER_LDFLAGS=" -X sigs.k8s.io/kueue/pkg/version.GitVersion=$v" \
+    build_tool "$CACHE/kueue-$v" kueue sigs.k8s.io/kueue/cmd/kueue sigs.k8s.io/kueue "$v"
 }
 build_kueue() { build_kueue_version "$KUEUE_VERSION"; }
 build_kueue-next() { build_kueue_version "$KUEUE_NEXT_VERSION"; }

@@ -10,7 +10,7 @@
 // from its own directory. Not for Windows: kubectl runs no shell script there.
 //
 //   node hack/build-plugin.ts [--out dist/plugin] [--platforms linux-x64,linux-arm64,win-x64]
-//                             [--base-uri https://example.invalid/releases/v0.1.0] [--main src/commands/trainjob.ts]
+//                             [--base-uri https://example.invalid/releases/v0.1.0]
 //
 // darwin is not built: the registry serves no `node-darwin-*` package for this Node version (their
 // last is 18.9.0); a darwin build would also need its signature removed before the injection and an
@@ -82,10 +82,10 @@ function entrySource(mainModule: string): string {
   ].join('\n');
 }
 
-export async function bundle(out: string, mainModule: string = path.join(root, PLUGIN_MAIN)): Promise<string> {
+export async function bundle(out: string): Promise<string> {
   const { build } = await import('esbuild');
   const entry = path.join(out, 'entry.mjs');
-  await writeFile(entry, entrySource(mainModule));
+  await writeFile(entry, entrySource(path.join(root, PLUGIN_MAIN)));
   const file = path.join(out, 'kubectl-trainjob.cjs');
   const result = await build({
     entryPoints: [entry],
@@ -240,14 +240,14 @@ export function krewManifest(version: string, baseUri: string, built: readonly B
 }
 
 export async function buildPlugin(
-  opts: { out?: string; platforms?: readonly Platform['id'][]; baseUri?: string; main?: string } = {},
+  opts: { out?: string; platforms?: readonly Platform['id'][]; baseUri?: string } = {},
 ): Promise<BuildResult> {
   const out = path.resolve(root, opts.out ?? 'dist/plugin');
   const nodeVersion = process.versions.node;
   const version = (JSON.parse(await readFile(path.join(root, 'package.json'), 'utf8')) as { version: string }).version;
   await rm(out, { recursive: true, force: true });
   await mkdir(out, { recursive: true });
-  const bundleFile = await bundle(out, path.resolve(root, opts.main ?? PLUGIN_MAIN));
+  const bundleFile = await bundle(out);
   const blob = await seaBlob(out, bundleFile);
   const wanted = PLATFORMS.filter((p) => (opts.platforms ?? PLATFORMS.map((q) => q.id)).includes(p.id));
   const platforms: BuiltPlatform[] = [];
@@ -277,7 +277,6 @@ if (process.argv[1] && path.resolve(process.argv[1]) === fileURLToPath(import.me
     out: flag(args, '--out'),
     platforms: flag(args, '--platforms')?.split(',') as Platform['id'][] | undefined,
     baseUri: flag(args, '--base-uri'),
-    main: flag(args, '--main'),
   });
   for (const p of result.platforms) process.stdout.write(`${p.archive}  ${p.sha256}\n`);
   process.stdout.write(`${result.manifest}\n`);

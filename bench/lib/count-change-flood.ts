@@ -20,7 +20,8 @@ import { controlPlaneAvailability, projectRoot, startControlPlane, upstreamCrds 
 import { startWebhook } from '../../test/e2e/support/webhook.ts';
 import { patchedCrd, upstreamTrainJobCrd, type Obj } from '../../test/e2e/support/trainjobs.ts';
 import { crdPatchOps } from '../../src/rules/generate/crd-patch.ts';
-import { buildJudgedWorld, LEASE_NAME, scaledTrainJob, type Send } from './apiserver-world.ts';
+import { adminClient } from './admin-client.ts';
+import { buildJudgedWorld, LEASE_NAME, scaledTrainJob } from './apiserver-world.ts';
 import { ms, ratio, table } from './markdown.ts';
 import { median, percentile } from './stats.ts';
 
@@ -95,38 +96,6 @@ function forgedCountChange(name: string): string {
       oldObject: rename(review.request.oldObject),
     },
   });
-}
-
-/** A Send over the control plane's admin credentials (for the judged world's objects and the Lease). */
-async function sender(cp: Awaited<ReturnType<typeof startControlPlane>>): Promise<{ send: Send; close(): void }> {
-  const agent = new Agent({ keepAlive: true, maxSockets: 1 });
-  const base: Obj = {};
-  await cp.kubeConfig.applyToHTTPSOptions(base);
-  const send: Send = (method, urlPath, body, contentType = 'application/json') =>
-    new Promise((resolve, reject) => {
-      const url = new URL(cp.server + urlPath);
-      const req = request(
-        {
-          ...base,
-          agent,
-          method,
-          hostname: url.hostname,
-          port: url.port,
-          path: url.pathname + url.search,
-          headers: { 'content-type': contentType, accept: 'application/json' },
-        },
-        (res) => {
-          const chunks: Buffer[] = [];
-          res.on('data', (c: Buffer) => chunks.push(c));
-          res.on('end', () =>
-            resolve({ status: res.statusCode ?? 0, body: JSON.parse(Buffer.concat(chunks).toString() || '{}') }),
-          );
-        },
-      );
-      req.on('error', reject);
-      req.end(body === undefined ? undefined : JSON.stringify(body));
-    });
-  return { send, close: () => agent.destroy() };
 }
 
 /** The API server's count of requests for a resource and verb (apiserver_request_total). */
@@ -240,7 +209,7 @@ export async function countChangeFlood(): Promise<string> {
     controllerManager: false,
     world: false,
   });
-  const admin = await sender(cp);
+  const admin = await adminClient(cp);
   let stopRenewing = () => {};
   try {
     const crdFile = path.join(await cp.tempDir('bench'), 'trainjobs.yaml');

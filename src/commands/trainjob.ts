@@ -24,39 +24,43 @@ const stdoutSteps = (): StepOutput => ({
   isTTY: process.stdout.isTTY === true,
 });
 
-function usageError(io: CommandIo, err: unknown, program: string, command: string, code: number): number {
-  if (!(err instanceof UsageError)) throw err;
-  io.err(`error: ${err.message}\nSee '${program} ${command} --help' for usage.`);
-  return code;
-}
-
 async function cluster(flags: ConnectionFlags): Promise<Cluster> {
   const file = kubeconfigPath(flags);
   return connect(file, flags.context, await namespaceOf(flags, file));
 }
 
-function connectError(io: CommandIo, err: unknown): number {
-  io.err(`error: ${(err as Error).message.split('\n')[0]}`);
-  return 1;
+/** The command's flags and the cluster they name, or exit code 1 once the error is shown. */
+async function parsedAndConnected<A extends ConnectionFlags>(
+  parse: (args: string[]) => A,
+  args: string[],
+  io: CommandIo,
+  program: string,
+  command: 'scale' | 'status',
+): Promise<{ parsed: A; c: Cluster } | number> {
+  let parsed: A;
+  try {
+    parsed = parse(args);
+  } catch (err) {
+    if (!(err instanceof UsageError)) throw err;
+    io.err(`error: ${err.message}\nSee '${program} ${command} --help' for usage.`);
+    return 1;
+  }
+  try {
+    return { parsed, c: await cluster(parsed) };
+  } catch (err) {
+    io.err(`error: ${(err as Error).message.split('\n')[0]}`);
+    return 1;
+  }
 }
 
 /** The --help of scale or status under trainjob-webhook. */
 export const projectUsage = (command: 'scale' | 'status') =>
   command === 'scale' ? scaleUsage(PROJECT) : statusUsage(PROJECT);
 
-export async function scaleCommand(args: string[], io: PluginIo, program = PROJECT, usageCode = 1): Promise<number> {
-  let parsed;
-  try {
-    parsed = parseScaleArgs(args);
-  } catch (err) {
-    return usageError(io, err, program, 'scale', usageCode);
-  }
-  let c: Cluster;
-  try {
-    c = await cluster(parsed);
-  } catch (err) {
-    return connectError(io, err);
-  }
+export async function scaleCommand(args: string[], io: PluginIo, program = PROJECT): Promise<number> {
+  const ready = await parsedAndConnected(parseScaleArgs, args, io, program, 'scale');
+  if (typeof ready === 'number') return ready;
+  const { parsed, c } = ready;
   const interrupt = new AbortController();
   const onSigint = () => {
     if (interrupt.signal.aborted) process.exit(130);
@@ -75,20 +79,10 @@ export async function scaleCommand(args: string[], io: PluginIo, program = PROJE
   }
 }
 
-export async function statusCommand(args: string[], io: CommandIo, program = PROJECT, usageCode = 1): Promise<number> {
-  let parsed;
-  try {
-    parsed = parseStatusArgs(args);
-  } catch (err) {
-    return usageError(io, err, program, 'status', usageCode);
-  }
-  let c: Cluster;
-  try {
-    c = await cluster(parsed);
-  } catch (err) {
-    return connectError(io, err);
-  }
-  return runStatus(c, parsed, io, program);
+export async function statusCommand(args: string[], io: CommandIo, program = PROJECT): Promise<number> {
+  const ready = await parsedAndConnected(parseStatusArgs, args, io, program, 'status');
+  if (typeof ready === 'number') return ready;
+  return runStatus(ready.c, ready.parsed, io, program);
 }
 
 /** `__complete WORDS...`: the candidates for the last word; TrainJob names from the cluster, quietly. */
@@ -137,10 +131,10 @@ export async function pluginMain(argv: string[], io: PluginIo): Promise<number> 
       return 0;
     case 'scale':
       if (help) return (io.out(scaleUsage(PLUGIN)), 0);
-      return scaleCommand(rest, io, PLUGIN, 1);
+      return scaleCommand(rest, io, PLUGIN);
     case 'status':
       if (help) return (io.out(statusUsage(PLUGIN)), 0);
-      return statusCommand(rest, io, PLUGIN, 1);
+      return statusCommand(rest, io, PLUGIN);
     case 'completion':
       if (help) return (io.out(completionUsage(PLUGIN)), 0);
       return completion(rest, io, PLUGIN);

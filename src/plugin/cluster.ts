@@ -14,8 +14,10 @@ import {
   TRAINJOB,
 } from '../api/names.ts';
 import { isDeleting, type JobSet, type Runtime, type RuntimeSpec, type TrainJob } from '../api/objects.ts';
+import { withQuery } from '../cluster/api-json.ts';
 import type { ApiClient } from '../cluster/api-request.ts';
 import { connectCluster } from '../cluster/connect.ts';
+import { CORE, resourcePath } from '../cluster/resource-path.ts';
 import { isObject } from '../json/object.ts';
 import { statusOf, type ApiStatus } from './kubectl-error.ts';
 import type { TrainJobPatch } from './progress.ts';
@@ -42,9 +44,6 @@ export interface Right {
 }
 export const showRight = (r: Right) =>
   `${r.verb} ${r.resource}${r.group ? `.${r.group}` : ''} in namespace ${r.namespace}`;
-
-const seg = encodeURIComponent;
-const apis = (r: { group: string; version: string }) => `/apis/${r.group}/${r.version}`;
 
 /** The warnings of an answer (RFC 7234 `299 - "text"`), as kubectl prints them. */
 function warningsOf(headers: Record<string, string | string[] | undefined> | undefined): string[] {
@@ -96,13 +95,12 @@ export function clusterOf(api: ApiClient, namespace: string): Cluster {
     }
   };
   const items = (v: unknown): unknown[] => (isObject(v) && Array.isArray(v.items) ? v.items : []);
-  const ns = seg(namespace);
-  const tjPath = (name: string) => `${apis(TRAINJOB)}/namespaces/${ns}/${TRAINJOB.plural}/${seg(name)}`;
+  const tjPath = (name: string) => resourcePath(TRAINJOB, { namespace, name });
 
   // eslint-disable-next-line complexity -- Trainer's lookup: the snapshot, then runtimeRef's kind
   const readRuntime = async (tj: TrainJob): Promise<Runtime | undefined> => {
     const snapshot = await optional(
-      `/api/v1/namespaces/${ns}/configmaps/${seg(`${tj.metadata.name}${RUNTIME_SNAPSHOT_SUFFIX}`)}`,
+      resourcePath(CORE.configMaps, { namespace, name: `${tj.metadata.name}${RUNTIME_SNAPSHOT_SUFFIX}` }),
     );
     const text = isObject(snapshot) && isObject(snapshot.data) ? snapshot.data[RUNTIME_SNAPSHOT_KEY] : undefined;
     if (typeof text === 'string') {
@@ -115,8 +113,8 @@ export function clusterOf(api: ApiClient, namespace: string): Cluster {
     if (!ref.name) return undefined;
     const runtime = await optional(
       ref.kind === 'TrainingRuntime'
-        ? `${apis(TRAINING_RUNTIME)}/namespaces/${ns}/${TRAINING_RUNTIME.plural}/${seg(ref.name)}`
-        : `${apis(CLUSTER_TRAINING_RUNTIME)}/${CLUSTER_TRAINING_RUNTIME.plural}/${seg(ref.name)}`,
+        ? resourcePath(TRAINING_RUNTIME, { namespace, name: ref.name })
+        : resourcePath(CLUSTER_TRAINING_RUNTIME, { name: ref.name }),
     );
     return isObject(runtime) && isObject(runtime.spec)
       ? { kind: ref.kind ?? 'ClusterTrainingRuntime', name: ref.name, spec: runtime.spec as RuntimeSpec }
@@ -127,7 +125,7 @@ export function clusterOf(api: ApiClient, namespace: string): Cluster {
     const queue = tj.metadata.labels?.[KUEUE_QUEUE_LABEL];
     if (!queue) return undefined;
     try {
-      const list = await get(`${apis(WORKLOADS)}/namespaces/${ns}/${WORKLOADS.plural}`);
+      const list = await get(resourcePath(WORKLOADS, { namespace }));
       return {
         queue,
         // A Workload Kueue deleted (a count it no longer matches) lingers on its finalizer: not the job's.
@@ -144,11 +142,11 @@ export function clusterOf(api: ApiClient, namespace: string): Cluster {
   return {
     namespace,
     getTrainJob: async (name) => (await get(tjPath(name))) as TrainJob,
-    listTrainJobs: async () => items(await get(`${apis(TRAINJOB)}/namespaces/${ns}/${TRAINJOB.plural}`)) as TrainJob[],
+    listTrainJobs: async () => items(await get(resourcePath(TRAINJOB, { namespace }))) as TrainJob[],
     async patchTrainJob(name, patch, dryRun) {
       const out = await call(
         'PATCH',
-        `${tjPath(name)}${dryRun ? '?dryRun=All' : ''}`,
+        withQuery(tjPath(name), { dryRun: dryRun ? 'All' : undefined }),
         patch,
         'application/merge-patch+json',
       );
@@ -157,7 +155,7 @@ export function clusterOf(api: ApiClient, namespace: string): Cluster {
     async setWorkloadActive(name, active) {
       await call(
         'PATCH',
-        `${apis(WORKLOADS)}/namespaces/${ns}/${WORKLOADS.plural}/${seg(name)}`,
+        resourcePath(WORKLOADS, { namespace, name }),
         { spec: { active } },
         'application/merge-patch+json',
       );
@@ -168,8 +166,8 @@ export function clusterOf(api: ApiClient, namespace: string): Cluster {
       const runtime = runtimes?.has(key) ? runtimes.get(key) : await readRuntime(tj);
       runtimes?.set(key, runtime);
       const [jobSet, pods, kueue] = await Promise.all([
-        optional(`${apis(JOBSET)}/namespaces/${ns}/${JOBSET.plural}/${seg(name)}`),
-        get(`/api/v1/namespaces/${ns}/pods?labelSelector=${seg(`${JOBSET_NAME_LABEL}=${name}`)}`),
+        optional(resourcePath(JOBSET, { namespace, name })),
+        get(withQuery(resourcePath(CORE.pods, { namespace }), { labelSelector: `${JOBSET_NAME_LABEL}=${name}` })),
         kueueOf(tj),
       ]);
       return {

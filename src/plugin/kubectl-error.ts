@@ -4,6 +4,7 @@
 // with a reason as `Error from server (Reason): message`; without one, `Error from server: message`.
 // Then, where the refusal has a known cause, what to do. Pure.
 import { isObject } from '../json/object.ts';
+import { MAX_MESSAGE, printable } from './printable.ts';
 
 export interface ApiStatus {
   code: number;
@@ -69,4 +70,10 @@ export function adviceFor(s: ApiStatus): string {
     return 'Your role lacks this right: ask your namespace admin for it (kubectl auth can-i lists what you may do).';
   if (s.code === 409) return 'Someone else changed the TrainJob meanwhile: run the same command again.';
   return '';
+}
+
+/** What the user reads of a refusal (stderr): kubectl's message, made printable, then what to do, if known. */
+export function refusalLines(s: ApiStatus): string[] {
+  const advice = adviceFor(s);
+  return [printable(kubectlMessage(s), MAX_MESSAGE), ...(advice ? [advice] : [])];
 }

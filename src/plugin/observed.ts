@@ -1,19 +1,26 @@
 // What the plugin reads of one TrainJob with the user's own credentials, and the pure readings of
 // it both commands share: the pods that still run, the count the JobSet is built for, whether its
 // pods are scheduled, Kueue's admission, Trainer's state (conditions by type, never by order).
-import { ANCESTOR_LABEL, ANCESTOR_TRAINER, JOBSET_NAME_LABEL, NODE } from '../api/names.ts';
-import { intOf, isDeleting, type JobSet, type ReplicatedJob, type Runtime, type TrainJob } from '../api/objects.ts';
+import { ANCESTOR_LABEL, REPLICATED_JOB_NAME_LABEL } from '../api/names.ts';
+import {
+  controllerOf,
+  intOf,
+  isDeleting,
+  type JobSet,
+  type ObjectMeta,
+  type ReplicatedJob,
+  type Runtime,
+  type TrainJob,
+} from '../api/objects.ts';
 import { isObject } from '../json/object.ts';
 import { DATASET_INITIALIZER } from '../rebuild/initializers.ts';
 import { previousReport, type RebuildReport } from '../rebuild/report.ts';
-import { expectedNodeShape, findReplicatedJob } from '../scale/ml-policy.ts';
+import { KUEUE_QUEUE_LABEL } from '../rebuild/settle-plan.ts';
+import { nodeReplicatedJob } from '../rebuild/status-field.ts';
 import { isJobSetStale } from '../scale/stale.ts';
 
-export const KUEUE_QUEUE_LABEL = 'kueue.x-k8s.io/queue-name';
+export { KUEUE_QUEUE_LABEL };
 export const MODEL_INITIALIZER = 'model-initializer';
-/** JobSet's label on a pod: the replicated job it belongs to. */
-export const REPLICATED_JOB_LABEL = 'jobset.sigs.k8s.io/replicatedjob-name';
-export { JOBSET_NAME_LABEL };
 
 export interface PodView {
   name: string;
@@ -71,7 +78,9 @@ export function podView(raw: unknown): PodView {
     ...(typeof status.phase === 'string' ? { phase: status.phase } : {}),
     deleting: isDeleting(meta),
     ...(typeof spec.nodeName === 'string' && spec.nodeName ? { nodeName: spec.nodeName } : {}),
-    ...(typeof labels[REPLICATED_JOB_LABEL] === 'string' ? { replicatedJob: labels[REPLICATED_JOB_LABEL] } : {}),
+    ...(typeof labels[REPLICATED_JOB_NAME_LABEL] === 'string'
+      ? { replicatedJob: labels[REPLICATED_JOB_NAME_LABEL] }
+      : {}),
   };
 }
 
@@ -96,25 +105,13 @@ export function workloadView(raw: unknown): WorkloadView {
 
 /** A Workload of this TrainJob: Kueue makes it with the TrainJob as its controller. */
 export function isWorkloadOf(raw: unknown, trainJob: TrainJob): boolean {
-  const meta = isObject(raw) && isObject(raw.metadata) ? raw.metadata : {};
-  const owners: unknown = meta.ownerReferences;
-  return (
-    Array.isArray(owners) &&
-    owners.some((o) => isObject(o) && o.kind === 'TrainJob' && o.uid === trainJob.metadata.uid && o.controller === true)
-  );
+  const controller = controllerOf(isObject(raw) && isObject(raw.metadata) ? (raw.metadata as ObjectMeta) : undefined);
+  return controller?.kind === 'TrainJob' && controller.uid === trainJob.metadata.uid;
 }
 
 /** The replicated job that carries the node count: by the runtime's ML policy, else Trainer's labels. */
 export function nodeJobOf(js: JobSet, trainJob: TrainJob, runtime: Runtime | undefined): ReplicatedJob | undefined {
-  const jobs = Array.isArray(js.spec?.replicatedJobs) ? js.spec.replicatedJobs : [];
-  if (runtime) {
-    const expected = expectedNodeShape(trainJob, runtime);
-    if (expected.known) return findReplicatedJob(jobs, expected.shape);
-  }
-  return (
-    jobs.find((r) => r?.name === NODE) ??
-    jobs.find((r) => r?.template?.metadata?.labels?.[ANCESTOR_LABEL] === ANCESTOR_TRAINER)
-  );
+  return nodeReplicatedJob(trainJob, js, runtime ? { found: true, runtime } : undefined);
 }
 
 /**

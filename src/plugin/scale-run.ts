@@ -7,7 +7,7 @@ import { TRAINER_MANAGED_BY } from '../api/names.ts';
 import { intOf, type Runtime, type TrainJob } from '../api/objects.ts';
 import type { ScaleArgs } from './args.ts';
 import { ApiRefusal, showRight, WORKLOADS, type Cluster, type Right } from './cluster.ts';
-import { adviceFor, kubectlMessage } from './kubectl-error.ts';
+import { refusalLines } from './kubectl-error.ts';
 import { finishedReason, gracePeriodOf, isLive, KUEUE_QUEUE_LABEL, type Observed } from './observed.ts';
 import { changePatch, progressOf, startingRecord, type ProgressRecord } from './progress.ts';
 import { MAX_MESSAGE, printable } from './printable.ts';
@@ -118,9 +118,7 @@ function missing(io: ScaleIo, right: Right, p: Invocation, workloadWrite?: Workl
 
 function showRefusal(io: ScaleIo, err: unknown): number {
   if (!(err instanceof ApiRefusal)) throw err;
-  io.err(printable(kubectlMessage(err.status), MAX_MESSAGE));
-  const advice = adviceFor(err.status);
-  if (advice) io.err(advice);
+  for (const line of refusalLines(err.status)) io.err(line);
   return 1;
 }
 
@@ -293,34 +291,36 @@ async function write(c: Cluster, io: ScaleIo, s: LoopState, tj: TrainJob, w: Wri
 /** Kueue's pause for --no-resume: the record first (the pause is the plugin's), then spec.active: false. */
 async function deactivate(c: Cluster, io: ScaleIo, s: LoopState, tj: TrainJob, workloads: string[]) {
   if (s.record.step !== 'held') {
-    const r = await write(c, io, s, tj, {
-      title: 'recording the pause on the TrainJob',
-      change: {},
-      record: { ...s.record, step: 'held' },
-    });
+    const r = await recordHeld(c, io, s, tj);
     if (r !== 'again') return r;
   }
-  s.lines.step(`deactivating Workload ${workloads.join(', ')} (spec.active: false)`);
-  try {
-    for (const w of workloads) await c.setWorkloadActive(w, false);
-  } catch (err) {
-    s.lines.end('✗');
-    return showRefusal(io, err);
-  }
-  s.lines.end('✓', 'Kueue evicts it and suspends the job');
-  return 'again';
+  return setActive(c, io, s, workloads, false);
 }
 
-/** The end of that pause, once numNodes is set: Kueue then admits the Workload and resumes the job. */
-async function activate(c: Cluster, io: ScaleIo, s: LoopState, workloads: string[]) {
-  s.lines.step(`activating Workload ${workloads.join(', ')} (spec.active: true)`);
+/** The record's step `held`: the pause is the plugin's, so that a later scale ends it. */
+const recordHeld = (c: Cluster, io: ScaleIo, s: LoopState, tj: TrainJob) =>
+  write(c, io, s, tj, {
+    title: 'recording the pause on the TrainJob',
+    change: {},
+    record: { ...s.record, step: 'held' },
+  });
+
+/**
+ * spec.active of the Workloads: false is the pause, true (once numNodes is set) its end, after
+ * which Kueue admits the Workload and resumes the job.
+ */
+async function setActive(c: Cluster, io: ScaleIo, s: LoopState, workloads: string[], active: boolean) {
+  s.lines.step(`${active ? 'activating' : 'deactivating'} Workload ${workloads.join(', ')} (spec.active: ${active})`);
   try {
-    for (const w of workloads) await c.setWorkloadActive(w, true);
+    for (const w of workloads) await c.setWorkloadActive(w, active);
   } catch (err) {
     s.lines.end('✗');
     return showRefusal(io, err);
   }
-  s.lines.end('✓', 'Kueue admits it when it fits and resumes the job');
+  s.lines.end(
+    '✓',
+    active ? 'Kueue admits it when it fits and resumes the job' : 'Kueue evicts it and suspends the job',
+  );
   return 'again' as const;
 }
 
@@ -329,12 +329,7 @@ async function finish(c: Cluster, io: ScaleIo, s: LoopState, tj: TrainJob, held:
   s.lines.end('✓', '');
   const has = progressOf(tj);
   if (held && !s.record.pausedBefore) {
-    if (has?.step === 'held') return 0;
-    return write(c, io, s, tj, {
-      title: 'recording the pause on the TrainJob',
-      change: {},
-      record: { ...s.record, step: 'held' },
-    });
+    return has?.step === 'held' ? 0 : recordHeld(c, io, s, tj);
   }
   if (!has) return 0;
   return write(c, io, s, tj, { title: 'removing the progress record', change: {}, record: undefined });
@@ -369,7 +364,7 @@ async function act(
     case 'deactivate':
       return deactivate(c, io, s, tj, step.workloads);
     case 'activate':
-      return activate(c, io, s, step.workloads);
+      return setActive(c, io, s, step.workloads, true);
     case 'set-nodes':
       return write(c, io, s, tj, {
         title: `setting numNodes to ${args.nodes}`,

@@ -3,8 +3,7 @@
 import type { Runtime } from '../api/objects.ts';
 import type { StatusArgs } from './args.ts';
 import { ApiRefusal, type Cluster } from './cluster.ts';
-import { adviceFor, kubectlMessage } from './kubectl-error.ts';
-import { MAX_MESSAGE, printable } from './printable.ts';
+import { refusalLines } from './kubectl-error.ts';
 import { renderBlock, renderTable, statusView } from './status-view.ts';
 
 export async function runStatus(
@@ -27,9 +26,7 @@ export async function runStatus(
     return 0;
   } catch (err) {
     if (!(err instanceof ApiRefusal)) throw err;
-    io.err(printable(kubectlMessage(err.status), MAX_MESSAGE));
-    const advice = adviceFor(err.status);
-    if (advice) io.err(advice);
+    for (const line of refusalLines(err.status)) io.err(line);
     return 1;
   }
 }

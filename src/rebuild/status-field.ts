@@ -102,12 +102,26 @@ export function builtNodes(
  * the trainer job, or an MPI node job beside it (the launcher then has the trainer label).
  */
 export function nodeJobOf(trainJob: TrainJob, jobSet: JobSet, runtime: RuntimeRead | undefined): string | undefined {
-  const jobs = jobSet.spec?.replicatedJobs ?? [];
+  return nodeReplicatedJob(trainJob, jobSet, runtime)?.name;
+}
+
+/** nodeJobOf's replicated job itself (the kubectl plugin reads its pod template). */
+export function nodeReplicatedJob(
+  trainJob: TrainJob,
+  jobSet: JobSet,
+  runtime: RuntimeRead | undefined,
+): ReplicatedJob | undefined {
+  const jobs = Array.isArray(jobSet.spec?.replicatedJobs) ? jobSet.spec.replicatedJobs : [];
   const expected = runtime?.found ? expectedNodeShape(trainJob, runtime.runtime) : undefined;
-  if (expected?.known) return findReplicatedJob(jobs, expected.shape)?.name;
+  if (expected?.known) return findReplicatedJob(jobs, expected.shape);
+  const { trainer, mpiNode } = byLabels(jobs);
+  return mpiNode ?? trainer;
+}
+
+/** Without the runtime: the trainer job by Trainer's label, and an MPI node job beside it, if any. */
+function byLabels(jobs: ReplicatedJob[]): { trainer?: ReplicatedJob; mpiNode?: ReplicatedJob } {
   const trainer = jobs.find((r) => r.template?.metadata?.labels?.[ANCESTOR_LABEL] === ANCESTOR_TRAINER);
-  const mpiNode = jobs.find((r) => r.name === NODE && r !== trainer);
-  return (mpiNode ?? trainer)?.name;
+  return { trainer, mpiNode: jobs.find((r) => r.name === NODE && r !== trainer) };
 }
 
 /** The JobSet's count as numNodes, by the shape Trainer builds for this runtime. */
@@ -122,8 +136,7 @@ function readBack(shape: NodeShape, jobSet: JobSet, previous: number | undefined
 
 /** The trainer job's parallelism, unless an MPI node job beside it makes that ambiguous. */
 function withoutRuntime(jobs: ReplicatedJob[], previous: number | undefined): number | undefined {
-  const trainer = jobs.find((r) => r.template?.metadata?.labels?.[ANCESTOR_LABEL] === ANCESTOR_TRAINER);
-  const mpiNode = jobs.find((r) => r.name === NODE && r !== trainer);
+  const { trainer, mpiNode } = byLabels(jobs);
   return mpiNode ? previous : (parallelismOf(trainer) ?? previous);
 }
 

@@ -217,7 +217,7 @@ export async function reconcileKey(key: string, deps: ReconcileDeps): Promise<Ha
     const line = {
       outcome,
       steps: decision.steps.map((s) => s.kind),
-      detail: blocked ?? decision.detail ?? (heldBack ? reportedReason(o, decision.steps) : undefined),
+      detail: blocked ?? decision.detail ?? (heldBack ? reportInForce(o, decision.steps)?.reason : undefined),
       generation: o.trainJob.metadata.generation,
     };
     let requeueAfterMs = blocked ? RETRY.blockedMs : decision.requeueAfterMs;
@@ -256,12 +256,6 @@ function reportInForce(o: Observation, steps: Step[]): RebuildReport | undefined
   return written ? written.report : previousReport(o.trainJob);
 }
 
-/** The reason of the report this reconcile writes, else of the one on record (report.ts). */
-function reportedReason(o: Observation, steps: Step[]): string | undefined {
-  const written = steps.find((s): s is Extract<Step, { kind: 'report' }> => s.kind === 'report');
-  return (written ? written.report : previousReport(o.trainJob))?.reason;
-}
-
 /**
  * A TrainJob left alone (src/rebuild/left-alone.ts) says why at info once per change of its uid,
  * generation or reason (skip-memo.ts), so that "why was my JobSet not rebuilt?" needs no debug log;
@@ -285,7 +279,7 @@ async function execute(
   steps: Step[],
   deps: ReconcileDeps,
   log: Logger,
-  missed: BestEffort[] = [],
+  missed: BestEffort[],
 ): Promise<string | undefined> {
   const { cluster } = deps;
   const namespace = o.trainJob.metadata.namespace ?? '';

@@ -29,7 +29,7 @@ import {
 } from '../rebuild/status-field.ts';
 
 /** The status field's field manager: the reconciler's, suffixed (128 characters at most, like any). */
-export const statusFieldManager = (fieldManager: string): string => `${fieldManager.slice(0, 121)}-status`;
+const statusFieldManager = (fieldManager: string): string => `${fieldManager.slice(0, 121)}-status`;
 
 export type StatusFieldApply = (trainJob: TrainJob, field: StatusField) => Promise<void>;
 

@@ -45,8 +45,6 @@ export interface WatchOptions {
    * never): the period jittered once, to within ±10% (jitteredResyncMs).
    */
   resyncMs?: number;
-  /** The jitter's source (tests); Math.random by default. */
-  random?: () => number;
   /**
    * What is kept of each object (cache-shape.ts), the mode's: no default, as standalone mode's
    * build reads the whole TrainJob that companion mode's shape strips.
@@ -121,7 +119,7 @@ export function createWatches(client: ApiClient, opts: WatchOptions): Watches {
     resourcePath(TRAINJOB),
     (m) => (m.namespace && m.name ? keyOf(m.namespace, m.name) : undefined),
     shape.trainJob,
-    { resyncMs: opts.resyncMs ? jitteredResyncMs(opts.resyncMs, opts.random) : undefined },
+    { resyncMs: opts.resyncMs ? jitteredResyncMs(opts.resyncMs) : undefined },
   );
   // No label says a JobSet is a TrainJob's (Trainer's JobSet carries its runtime's labels): every
   // JobSet is watched, those no TrainJob controls kept as their identity alone (cache-shape.ts).

@@ -26,6 +26,12 @@ export interface AdmissionInput {
    * before the rules decided (an authenticated caller).
    */
   holdWhileReading?: () => boolean;
+  /**
+   * Set only by the scale subresource path: oldObject is the TrainJob the webhook itself has just
+   * read and found to be the one the review was made from (stored-version.ts), so a count change
+   * is not gated on reading it again (ScaleChange.oldObjectStored).
+   */
+  oldObjectStored?: true;
 }
 
 /** What the validating webhook decided: every violated rule, and warnings for allowed changes. */
@@ -51,9 +57,11 @@ export interface ScaleChange {
   object: unknown;
   /**
    * The stored TrainJob as the review sent it: for a caller not known to be the API server the
-   * change is judged only when its uid and resourceVersion are the stored ones (scale-check.ts).
+   * change is judged only when its uid is the stored one (scale-check.ts).
    */
   oldObject?: unknown;
+  /** oldObject is the TrainJob the webhook read itself (AdmissionInput.oldObjectStored): no read again. */
+  oldObjectStored?: true;
   /**
    * The caller proved it is the API server (AdmissionInput.callerAuthenticated): only then does
    * the answer name what the reads found beyond the TrainJob (other objects, counts); otherwise

@@ -128,6 +128,7 @@ export function createValidator({
                 object: input.object,
                 oldObject: input.oldObject,
                 ...(input.callerAuthenticated ? { callerAuthenticated: true as const } : {}),
+                ...(input.oldObjectStored ? { oldObjectStored: true as const } : {}),
               })
       ).catch(failedCheck);
       const readWaitMs = performance.now() - decidedAt;

@@ -146,13 +146,13 @@ export async function validateScale<T>(req: AdmissionReviewRequest, deps: ScaleD
   const meta = isObject(req.oldObject?.metadata) ? req.oldObject.metadata : {};
   const authenticated = deps.callerAuthenticated === true;
   const target = { namespace: req.namespace ?? '', name: req.name };
-  const { read, why: unjudged } = await readTheStored(() => readTrainJob(target), meta, deps.rereadAfterMs);
-  if (unjudged !== undefined) {
-    if (authenticated) return deps.answer(forNow(unjudged), {});
-    deps.withheld?.({ namespace: req.namespace ?? '', name: req.name, detail: unjudged });
+  const found = await readTheStored(() => readTrainJob(target), meta, deps.rereadAfterMs);
+  if ('why' in found) {
+    if (authenticated) return deps.answer(forNow(found.why), {});
+    deps.withheld?.({ namespace: req.namespace ?? '', name: req.name, detail: found.why });
     return deps.answer(forNow(SCALE_NOT_READ_GENERAL), {});
   }
-  const stored = (read as { value: Obj }).value;
+  const stored = found.stored;
   const scaled = trainJobAfterScale(stored, replicas);
   return deps.answer(await deps.validate(scaled, stored), scaled);
 }

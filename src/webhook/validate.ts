@@ -57,7 +57,9 @@ async function validate(req: AdmissionReviewRequest, res: ServerResponse, deps: 
           'scale answered in general words (the caller is not known to be the API server); why it was not judged',
         ),
       allowed: (warnings) => ({ parts: { allowed: true, ...(warnings ? { warnings } : {}) } }),
-      validate: (object, oldObject) => decideOn(req, res, deps, { object, oldObject, operation: 'UPDATE' }),
+      // oldObject is the TrainJob just read and gated by its uid: the count change does not read it again.
+      validate: (object, oldObject) =>
+        decideOn(req, res, deps, { object, oldObject, operation: 'UPDATE', oldObjectStored: true }),
       answer: (decision, judged) => outcomeOf(req, decision, deps, judged),
     });
   }
@@ -70,7 +72,7 @@ function decideOn(
   req: AdmissionReviewRequest,
   res: ServerResponse,
   deps: ValidateDeps,
-  instead: { object: unknown; oldObject: unknown; operation: 'UPDATE' } | undefined = undefined,
+  instead: { object: unknown; oldObject: unknown; operation: 'UPDATE'; oldObjectStored: true } | undefined = undefined,
 ): Promise<Decision> {
   const hold = deps.holdWhileReading;
   const operation = instead?.operation ?? req.operation;

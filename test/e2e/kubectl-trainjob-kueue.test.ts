@@ -16,7 +16,6 @@
 // held through the Workload with it, and ended by a later scale.
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
-import { stringify } from 'yaml';
 import {
   controlPlaneAvailability,
   kueueAvailability,
@@ -31,6 +30,7 @@ import { PROGRESS_ANNOTATION } from '../../src/plugin/progress.ts';
 import { startSidecar } from '../reconciler/support/sidecar.ts';
 import { api, inNamespace, parallelism, RECONCILER_SA, startWorld, type World } from '../reconciler/support/world.ts';
 import {
+  allowPreemption,
   condition,
   CPU_PER_NODE,
   isTrue,
@@ -38,11 +38,12 @@ import {
   podCount,
   PRIORITY_LABEL,
   QUEUE_LABEL,
-  queueObjects,
   QUOTA_NODES,
+  startQueue,
+  URGENT,
   type Obj,
 } from './support/kueue.ts';
-import { runPlugin, showRun, type PluginRun } from './support/plugin-run.ts';
+import { batchUserRules, runPlugin, showRun, usersWithRoles, type PluginRun } from './support/plugin-run.ts';
 
 const controlPlane = controlPlaneAvailability();
 const controllers = upstreamControllersAvailability();
@@ -137,64 +138,17 @@ describe(`kubectl trainjob beside Kueue ${readVersions().kueue}: scale and statu
     [w, bin] = await Promise.all([startWorld({ trainer: true, webhook: true, kueue: true }), pluginExecutable()]);
     a = api(w.cp);
     await w.cp.kubectl(['create', 'namespace', ns]);
-    await w.cp.applyYaml(queueObjects(ns));
-    await w.cp.applyYaml(
-      stringify({
-        apiVersion: `${KUEUE.group}/${KUEUE.version}`,
-        kind: 'WorkloadPriorityClass',
-        metadata: { name: 'urgent' },
-        value: 1000,
-      }),
-    );
-    await w.cp.kubectl([
-      'patch',
-      'clusterqueue',
-      'cluster-queue',
-      '--type',
-      'merge',
-      '-p',
-      JSON.stringify({ spec: { preemption: { withinClusterQueue: 'LowerPriority' } } }),
-    ]);
-    await waitFor('the ClusterQueue Active', async () =>
-      isTrue(
-        (await a.objects.getClusterCustomObject({ ...KUEUE, plural: 'clusterqueues', name: 'cluster-queue' })) as Obj,
-        'Active',
-      ),
-    );
+    await startQueue(w.cp, ns);
+    await allowPreemption(w.cp);
     // A batch user's Role; Workloads as Kueue's workload-viewer-role (read) or -editor-role (patch too).
-    const role = (name: string, workloadVerbs: string[]) => ({
-      apiVersion: 'rbac.authorization.k8s.io/v1',
-      kind: 'Role',
-      metadata: { name, namespace: ns },
-      rules: [
-        {
-          apiGroups: ['trainer.kubeflow.org'],
-          resources: ['trainjobs'],
-          verbs: ['get', 'list', 'watch', 'update', 'patch'],
-        },
-        { apiGroups: ['jobset.x-k8s.io'], resources: ['jobsets'], verbs: ['get', 'list'] },
-        { apiGroups: [''], resources: ['pods'], verbs: ['get', 'list'] },
-        { apiGroups: [KUEUE.group], resources: ['workloads'], verbs: workloadVerbs },
-      ],
-    });
-    const binding = (name: string, user: string) => ({
-      apiVersion: 'rbac.authorization.k8s.io/v1',
-      kind: 'RoleBinding',
-      metadata: { name, namespace: ns },
-      roleRef: { apiGroup: 'rbac.authorization.k8s.io', kind: 'Role', name },
-      subjects: [{ apiGroup: 'rbac.authorization.k8s.io', kind: 'User', name: user }],
-    });
-    await w.cp.applyYaml(
-      [
-        role('batch-user', ['get', 'list', 'watch']),
-        binding('batch-user', 'carol'),
-        role('batch-editor', ['get', 'list', 'watch', 'update', 'patch']),
-        binding('batch-editor', 'dave'),
-      ]
-        .map((d) => JSON.stringify(d))
-        .join('\n---\n'),
-    );
-    [carol, dave] = await Promise.all([w.cp.makeUserKubeconfig('carol'), w.cp.makeUserKubeconfig('dave')]);
+    const rules = (workloadVerbs: string[]) => [
+      ...batchUserRules(['get', 'list', 'watch', 'update', 'patch']),
+      { apiGroups: [KUEUE.group], resources: ['workloads'], verbs: workloadVerbs },
+    ];
+    [carol, dave] = await usersWithRoles(w.cp, ns, [
+      { user: 'carol', role: 'batch-user', rules: rules(['get', 'list', 'watch']) },
+      { user: 'dave', role: 'batch-editor', rules: rules(['get', 'list', 'watch', 'update', 'patch']) },
+    ]);
     await startSidecar(w.cp, {
       name: 'reconciler',
       mode: 'companion',
@@ -264,7 +218,7 @@ describe(`kubectl trainjob beside Kueue ${readVersions().kueue}: scale and statu
 
   it('preempted by a higher-priority job: scaled down 2 -> 1 to fit beside it, it runs', async () => {
     await w.tj.delete(ns, 'beta');
-    await create(job('urgent', QUOTA_NODES - 1, { [PRIORITY_LABEL]: 'urgent' }));
+    await create(job('urgent', QUOTA_NODES - 1, { [PRIORITY_LABEL]: URGENT }));
     await waitWorkload('alpha', 'evicted by preemption', (wl) => condition(wl, 'Evicted')?.reason === 'Preempted');
     await waitRunning('urgent', QUOTA_NODES - 1);
     await waitFor('alpha suspended by Kueue', async () => (await getTj('alpha')).spec?.suspend === true);

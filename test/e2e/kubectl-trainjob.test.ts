@@ -6,7 +6,6 @@
 // (a missing right, a MultiKueue-managed job), Ctrl-C during the wait and the run that continues,
 // `status`, and kubectl finding the plugin on PATH.
 import assert from 'node:assert/strict';
-import { spawn } from 'node:child_process';
 import path from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import { controlPlaneAvailability, upstreamControllersAvailability, waitFor } from '../harness/index.ts';
@@ -16,6 +15,7 @@ import type { TrainJob } from '../../src/api/objects.ts';
 import { PROGRESS_ANNOTATION } from '../../src/plugin/progress.ts';
 import { startSidecar } from '../reconciler/support/sidecar.ts';
 import { api, inNamespace, parallelism, RECONCILER_SA, startWorld, type World } from '../reconciler/support/world.ts';
+import { batchUserRules, runPlugin, showRun as show, usersWithRoles, type RunOptions } from './support/plugin-run.ts';
 
 const controlPlane = controlPlaneAvailability();
 const controllers = upstreamControllersAvailability();
@@ -25,46 +25,8 @@ const skip = !controlPlane.available ? controlPlane.reason : !controllers.availa
 let BIN = '';
 const ns = 'ml-team';
 
-interface Run {
-  code: number | null;
-  signal: NodeJS.Signals | null;
-  out: string;
-  err: string;
-}
-
-/** The plugin as a user runs it: its own executable, nothing else on PATH (no Node), the user's KUBECONFIG. */
-function plugin(
-  w: World,
-  user: UserKubeconfig,
-  args: string[],
-  opts: { onOut?: (out: string, child: ReturnType<typeof spawn>) => void; pathPrefix?: string; cmd?: string } = {},
-): Promise<Run> {
-  return new Promise((resolve, reject) => {
-    const env = w.cp.childEnv({
-      KUBECONFIG: user.path,
-      PATH: opts.pathPrefix ?? '/nonexistent',
-    });
-    const child = spawn(opts.cmd ?? BIN, args, { env, stdio: ['ignore', 'pipe', 'pipe'] });
-    let out = '';
-    let err = '';
-    child.stdout.on('data', (d: Buffer) => {
-      out += d.toString();
-      opts.onOut?.(out, child);
-    });
-    child.stderr.on('data', (d: Buffer) => (err += d.toString()));
-    const timer = setTimeout(() => child.kill('SIGKILL'), 120_000);
-    child.once('error', reject);
-    child.once('exit', (code, signal) => {
-      clearTimeout(timer);
-      resolve({ code, signal, out, err });
-    });
-  });
-}
-
 /** What a write of the user's would change (Trainer's status writes move the resourceVersion on their own). */
 const written = (t: TrainJob) => ({ generation: t.metadata.generation, annotations: t.metadata.annotations ?? {} });
-
-const show = (r: Run) => `exit ${r.code}\n--- stdout\n${r.out}\n--- stderr\n${r.err}`;
 
 describe('kubectl trainjob: scale and status as a user with a namespace Role', { skip }, () => {
   let w: World;
@@ -72,6 +34,8 @@ describe('kubectl trainjob: scale and status as a user with a namespace Role', {
   let alice: UserKubeconfig;
   let bob: UserKubeconfig;
   const { getTj, create } = inNamespace(ns, () => w);
+  /** The plugin as a user runs it (support/plugin-run.ts). */
+  const plugin = (user: UserKubeconfig, args: string[], opts?: RunOptions) => runPlugin(w.cp, BIN, user, args, opts);
   const runningPods = async (name: string) =>
     (await a.pods(ns, name)).filter((p) => p.status?.phase === 'Running' && !p.metadata?.deletionTimestamp);
 
@@ -87,34 +51,10 @@ describe('kubectl trainjob: scale and status as a user with a namespace Role', {
     a = api(w.cp);
     await w.cp.kubectl(['create', 'namespace', ns]);
     // alice: what a batch user gets in her namespace; bob: read only.
-    const role = (name: string, trainJobVerbs: string[]) => ({
-      apiVersion: 'rbac.authorization.k8s.io/v1',
-      kind: 'Role',
-      metadata: { name, namespace: ns },
-      rules: [
-        { apiGroups: ['trainer.kubeflow.org'], resources: ['trainjobs'], verbs: trainJobVerbs },
-        { apiGroups: ['jobset.x-k8s.io'], resources: ['jobsets'], verbs: ['get', 'list'] },
-        { apiGroups: [''], resources: ['pods'], verbs: ['get', 'list'] },
-      ],
-    });
-    const binding = (name: string, user: string) => ({
-      apiVersion: 'rbac.authorization.k8s.io/v1',
-      kind: 'RoleBinding',
-      metadata: { name, namespace: ns },
-      roleRef: { apiGroup: 'rbac.authorization.k8s.io', kind: 'Role', name },
-      subjects: [{ apiGroup: 'rbac.authorization.k8s.io', kind: 'User', name: user }],
-    });
-    await w.cp.applyYaml(
-      [
-        role('trainer', ['get', 'list', 'watch', 'update', 'patch']),
-        binding('trainer', 'alice'),
-        role('viewer', ['get', 'list', 'watch']),
-        binding('viewer', 'bob'),
-      ]
-        .map((d) => JSON.stringify(d))
-        .join('\n---\n'),
-    );
-    [alice, bob] = await Promise.all([w.cp.makeUserKubeconfig('alice'), w.cp.makeUserKubeconfig('bob')]);
+    [alice, bob] = await usersWithRoles(w.cp, ns, [
+      { user: 'alice', role: 'trainer', rules: batchUserRules(['get', 'list', 'watch', 'update', 'patch']) },
+      { user: 'bob', role: 'viewer', rules: batchUserRules(['get', 'list', 'watch']) },
+    ]);
     await startSidecar(w.cp, {
       name: 'reconciler',
       mode: 'companion',
@@ -132,7 +72,7 @@ describe('kubectl trainjob: scale and status as a user with a namespace Role', {
 
   it('--dry-run=server: the checks and one server-side dry run; nothing changes', async () => {
     const before = await getTj('llama');
-    const r = await plugin(w, alice, ['scale', 'llama', '-n', ns, '--nodes', '2', '--dry-run=server']);
+    const r = await plugin(alice, ['scale', 'llama', '-n', ns, '--nodes', '2', '--dry-run=server']);
     assert.equal(r.code, 0, show(r));
     assert.match(r.out, /trainjob\.trainer\.kubeflow\.org\/llama scaled to 2 nodes \(server dry run\)/);
     assert.match(r.err, /Warning: spec\.trainer\.numNodes changes from 1 to 2/);
@@ -141,15 +81,15 @@ describe('kubectl trainjob: scale and status as a user with a namespace Role', {
 
   it('refuses before any write: a right the user lacks, a job another cluster runs (MultiKueue)', async () => {
     const before = await getTj('llama');
-    const r = await plugin(w, bob, ['scale', 'llama', '--nodes', '2', '-n', ns]);
+    const r = await plugin(bob, ['scale', 'llama', '--nodes', '2', '-n', ns]);
     assert.equal(r.code, 1, show(r));
     assert.match(r.err, /you may not patch trainjobs\.trainer\.kubeflow\.org in namespace ml-team/);
     await create(job('remote', 1, { managedBy: 'kueue.x-k8s.io/multikueue' }));
     const remote = await getTj('remote');
-    const m = await plugin(w, alice, ['scale', 'remote', '--nodes', '2', '-n', ns]);
+    const m = await plugin(alice, ['scale', 'remote', '--nodes', '2', '-n', ns]);
     assert.equal(m.code, 1, show(m));
     assert.match(m.err, /managed by kueue\.x-k8s\.io\/multikueue/);
-    const notFound = await plugin(w, alice, ['scale', 'nope', '--nodes', '2', '-n', ns]);
+    const notFound = await plugin(alice, ['scale', 'nope', '--nodes', '2', '-n', ns]);
     assert.equal(notFound.code, 1, show(notFound));
     assert.match(notFound.err, /^Error from server \(NotFound\): trainjobs\.trainer\.kubeflow\.org "nope" not found/m);
     assert.deepEqual(written(await getTj('llama')), written(before));
@@ -157,7 +97,7 @@ describe('kubectl trainjob: scale and status as a user with a namespace Role', {
   });
 
   it('scales up 1 -> 2 to the end: paused, pods gone, numNodes set, JobSet rebuilt, resumed, pods scheduled', async (t) => {
-    const r = await plugin(w, alice, ['scale', 'llama', '-n', ns, '--nodes', '2']);
+    const r = await plugin(alice, ['scale', 'llama', '-n', ns, '--nodes', '2']);
     assert.equal(r.code, 0, show(r));
     // The output as a user sees it (docs/scale-a-trainjob.md and README.md show it).
     t.diagnostic(`$ kubectl trainjob scale llama -n ${ns} --nodes 2\n${r.out}${r.err}`);
@@ -177,16 +117,16 @@ describe('kubectl trainjob: scale and status as a user with a namespace Role', {
   });
 
   it('status: one job as a block, the namespace as a table, -o json', async (t) => {
-    const one = await plugin(w, alice, ['status', 'llama', '-n', ns]);
+    const one = await plugin(alice, ['status', 'llama', '-n', ns]);
     assert.equal(one.code, 0, show(one));
     t.diagnostic(`$ kubectl trainjob status llama -n ${ns}\n${one.out}${one.err}`);
     assert.match(one.out, /^Nodes: +2 asked; the JobSet is built for 2$/m);
     assert.match(one.out, /^Next: +to change its node count: kubectl trainjob scale llama -n ml-team --nodes N$/m);
-    const table = await plugin(w, alice, ['status', '-n', ns]);
+    const table = await plugin(alice, ['status', '-n', ns]);
     assert.equal(table.code, 0, show(table));
     assert.match(table.out, /^NAME +NODES +JOBSET +STATE +REBUILD +KUEUE$/m);
     assert.match(table.out, /^llama +2 +2 +\S+/m);
-    const json = JSON.parse((await plugin(w, alice, ['status', 'llama', '-n', ns, '-o', 'json'])).out);
+    const json = JSON.parse((await plugin(alice, ['status', 'llama', '-n', ns, '-o', 'json'])).out);
     assert.equal(json.nodes, 2);
     assert.equal(json.jobSetNodes, 2);
   });
@@ -194,7 +134,7 @@ describe('kubectl trainjob: scale and status as a user with a namespace Role', {
   it('Ctrl-C while the pods stop: the job stays paused with its record; the same command continues and scales down 2 -> 1', async () => {
     const held = await a.holdFirstPod(ns, 'llama');
     let sent = false;
-    const r = await plugin(w, alice, ['scale', 'llama', '-n', ns, '--nodes', '1'], {
+    const r = await plugin(alice, ['scale', 'llama', '-n', ns, '--nodes', '1'], {
       // One Ctrl-C, once the pause is written (a second one would end the process by the signal).
       onOut: (out, child) => {
         if (!sent && /pausing the job/.test(out)) sent = child.kill('SIGINT');
@@ -211,7 +151,7 @@ describe('kubectl trainjob: scale and status as a user with a namespace Role', {
       pausedBefore: false,
     });
     await held.release();
-    const again = await plugin(w, alice, ['scale', 'llama', '-n', ns, '--nodes', '1']);
+    const again = await plugin(alice, ['scale', 'llama', '-n', ns, '--nodes', '1']);
     assert.equal(again.code, 0, show(again));
     assert.doesNotMatch(again.out, /pausing the job/);
     assert.match(again.out, /^✓ setting numNodes to 1 \(/m);
@@ -223,15 +163,15 @@ describe('kubectl trainjob: scale and status as a user with a namespace Role', {
   });
 
   it('--no-resume leaves it suspended (status says so); a later scale resumes it', async () => {
-    const r = await plugin(w, alice, ['scale', 'llama', '-n', ns, '--nodes', '2', '--no-resume']);
+    const r = await plugin(alice, ['scale', 'llama', '-n', ns, '--nodes', '2', '--no-resume']);
     assert.equal(r.code, 0, show(r));
     assert.match(r.out, /llama scaled to 2 nodes, suspended/);
     const held = await getTj('llama');
     assert.equal(held.spec?.suspend, true);
     assert.equal(held.spec?.trainer?.numNodes, 2);
-    const s = await plugin(w, alice, ['status', 'llama', '-n', ns]);
+    const s = await plugin(alice, ['status', 'llama', '-n', ns]);
     assert.match(s.out, /^Next: +paused by "kubectl trainjob scale --no-resume" at 2 nodes/m, show(s));
-    const resume = await plugin(w, alice, ['scale', 'llama', '-n', ns, '--nodes', '2']);
+    const resume = await plugin(alice, ['scale', 'llama', '-n', ns, '--nodes', '2']);
     assert.equal(resume.code, 0, show(resume));
     assert.match(resume.out, /^✓ resuming the job/m);
     const tj = await getTj('llama');
@@ -241,9 +181,8 @@ describe('kubectl trainjob: scale and status as a user with a namespace Role', {
   });
 
   it('kubectl finds the plugin on PATH: kubectl trainjob status', async () => {
-    const r = await plugin(w, alice, ['trainjob', 'status', 'llama', '-n', ns], {
-      cmd: w.cp.binaries.kubectl,
-      pathPrefix: path.dirname(BIN),
+    const r = await runPlugin(w.cp, w.cp.binaries.kubectl, alice, ['trainjob', 'status', 'llama', '-n', ns], {
+      path: path.dirname(BIN),
     });
     assert.equal(r.code, 0, show(r));
     assert.match(r.out, /^Name: +ml-team\/llama$/m);

@@ -48,7 +48,6 @@
 import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
 import { after, before, describe, it } from 'node:test';
-import { stringify } from 'yaml';
 import {
   controlPlaneAvailability,
   kueueAvailability,
@@ -71,6 +70,7 @@ import {
   type World,
 } from '../reconciler/support/world.ts';
 import {
+  allowPreemption,
   condition,
   CPU_PER_NODE,
   isTrue,
@@ -79,8 +79,9 @@ import {
   podCount,
   PRIORITY_LABEL,
   QUEUE_LABEL,
-  queueObjects,
   QUOTA_NODES,
+  startQueue,
+  URGENT,
   type Obj,
 } from './support/kueue.ts';
 
@@ -201,13 +202,7 @@ describe(
       a = api(w.cp);
       p = pods(w.cp);
       await w.cp.kubectl(['create', 'namespace', ns]);
-      await w.cp.applyYaml(queueObjects(ns));
-      await waitFor('the ClusterQueue Active', async () =>
-        isTrue(
-          (await a.objects.getClusterCustomObject({ ...KUEUE, plural: 'clusterqueues', name: 'cluster-queue' })) as Obj,
-          'Active',
-        ),
-      );
+      await startQueue(w.cp, ns);
       await startReconciler();
     });
     after(async () => {
@@ -441,23 +436,7 @@ describe(
     // and once the TrainJob's status.jobsStatus shows no active Job its quota reservation is cleared
     // and it is requeued (pending). The preemptor needs `withinClusterQueue: LowerPriority`.
     it('preempted in the middle of a rebuild (scaled 3 -> 4, an old pod held Terminating): Kueue suspends the job; the rebuild ends with one suspended JobSet of 4 nodes and no pod; once the preemptor is deleted the job is admitted again and 4 pods run', async () => {
-      await w.cp.applyYaml(
-        stringify({
-          apiVersion: `${KUEUE.group}/${KUEUE.version}`,
-          kind: 'WorkloadPriorityClass',
-          metadata: { name: 'urgent' },
-          value: 1000,
-        }),
-      );
-      await w.cp.kubectl([
-        'patch',
-        'clusterqueue',
-        'cluster-queue',
-        '--type',
-        'merge',
-        '-p',
-        JSON.stringify({ spec: { preemption: { withinClusterQueue: 'LowerPriority' } } }),
-      ]);
+      await allowPreemption(w.cp);
       const stale = running;
       const hold = await a.holdFirstPod(ns, name);
       await suspendAndScale(QUOTA_NODES);
@@ -478,7 +457,7 @@ describe(
       await create({
         apiVersion: 'trainer.kubeflow.org/v1alpha1',
         kind: 'TrainJob',
-        metadata: { name: 'urgent', namespace: ns, labels: { [QUEUE_LABEL]: 'queue', [PRIORITY_LABEL]: 'urgent' } },
+        metadata: { name: 'urgent', namespace: ns, labels: { [QUEUE_LABEL]: 'queue', [PRIORITY_LABEL]: URGENT } },
         spec: {
           runtimeRef: { name: 'torch-distributed' },
           trainer: { numNodes: 2, resourcesPerNode: { requests: { cpu: String(CPU_PER_NODE) } } },

@@ -88,6 +88,23 @@ describe(
       assert.match(r.stderr, POLICY, `${what}: refused by the policy (${r.stderr.trim()})`);
     };
     const allowed = (r: KubectlResult, what: string) => assert.equal(r.code, 0, `${what}: ${r.stderr.trim()}`);
+    /** The reconciler's credentials, for a client that sends a request as the reconciler does. */
+    const reconcilerConfig = () => {
+      const kc = new KubeConfig();
+      kc.loadFromFile(asReconciler);
+      return kc;
+    };
+    /** A client call's outcome as a kubectl result: on a refusal, the API server's Status code and message. */
+    const answer = async (call: Promise<unknown>): Promise<KubectlResult> => {
+      try {
+        await call;
+        return { code: 0, stdout: '', stderr: '' };
+      } catch (err) {
+        const body = (err as { body?: unknown }).body;
+        const status = (typeof body === 'string' ? JSON.parse(body) : body) as Obj | undefined;
+        return { code: status?.code ?? 1, stdout: '', stderr: status?.message ?? String(err) };
+      }
+    };
     const owner = (o: Obj, controller: boolean) => ({
       apiVersion: o.apiVersion,
       kind: o.kind,
@@ -276,23 +293,15 @@ describe(
       };
       // As the reconciler sends it: a JSON patch with no GET first (kubectl patch would GET, a right
       // the reconciler has not: it lists claims).
-      const patch = async (name: string, ops: unknown[]): Promise<KubectlResult> => {
-        const kc = new KubeConfig();
-        kc.loadFromFile(asReconciler);
-        try {
-          await kc
+      const patch = (name: string, ops: unknown[]): Promise<KubectlResult> =>
+        answer(
+          reconcilerConfig()
             .makeApiClient(CoreV1Api)
             .patchNamespacedPersistentVolumeClaim(
               { name, namespace: TEAM, body: ops },
               setHeaderOptions('Content-Type', PatchStrategy.JsonPatch),
-            );
-          return { code: 0, stdout: '', stderr: '' };
-        } catch (err) {
-          const body = (err as { body?: unknown }).body;
-          const status = (typeof body === 'string' ? JSON.parse(body) : body) as Obj | undefined;
-          return { code: status?.code ?? 1, stdout: '', stderr: status?.message ?? String(err) };
-        }
-      };
+            ),
+        );
       it('refused: a label, an annotation, an owner that is neither the TrainJob nor its JobSet, an owner of another name, an owner other than the TrainJob or JobSet dropped, a TrainJob or JobSet owner on a claim neither owns', async () => {
         // Another owner beside the JobSet (it exists: the garbage collector would take the claim otherwise).
         await cp.kubectl(['create', 'configmap', 'keeper', '-n', TEAM]);
@@ -473,21 +482,7 @@ describe(
     describe('TrainJob patch', () => {
       // As src/reconciler/cluster.ts sends them: the report by a forced server-side apply under the
       // reconciler's field manager, the refusal fold by a merge patch that carries the resourceVersion.
-      const customObjects = () => {
-        const kc = new KubeConfig();
-        kc.loadFromFile(asReconciler);
-        return kc.makeApiClient(CustomObjectsApi);
-      };
-      const answer = async (call: Promise<unknown>): Promise<KubectlResult> => {
-        try {
-          await call;
-          return { code: 0, stdout: '', stderr: '' };
-        } catch (err) {
-          const body = (err as { body?: unknown }).body;
-          const status = (typeof body === 'string' ? JSON.parse(body) : body) as Obj | undefined;
-          return { code: status?.code ?? 1, stdout: '', stderr: status?.message ?? String(err) };
-        }
-      };
+      const customObjects = () => reconcilerConfig().makeApiClient(CustomObjectsApi);
       const trainJobPatch = (body: unknown, strategy: PatchStrategy, fieldManager = RECONCILER) =>
         answer(
           customObjects().patchNamespacedCustomObject(
@@ -772,37 +767,32 @@ describe(
       // As the reconciler sends it: a server-side apply of the status subresource with no GET first
       // (kubectl patch would GET, a right the reconciler has not), the status field under
       // `<manager>-status`, standalone mode's conditions under its main manager.
-      const patchStatus = async (status: Obj, dryRun = false): Promise<KubectlResult> => {
-        const kc = new KubeConfig();
-        kc.loadFromFile(asReconciler);
+      const patchStatus = (status: Obj, dryRun = false): Promise<KubectlResult> => {
         const manager =
           'trainjobWebhook' in status ? 'trainjob-webhook-reconciler-status' : 'trainjob-webhook-reconciler';
-        try {
-          await kc.makeApiClient(CustomObjectsApi).patchNamespacedCustomObjectStatus(
-            {
-              group: 'trainer.kubeflow.org',
-              version: 'v1alpha1',
-              namespace: TEAM,
-              plural: 'trainjobs',
-              name: 'job',
-              body: {
-                apiVersion: 'trainer.kubeflow.org/v1alpha1',
-                kind: 'TrainJob',
-                metadata: { name: 'job', namespace: TEAM },
-                status,
+        return answer(
+          reconcilerConfig()
+            .makeApiClient(CustomObjectsApi)
+            .patchNamespacedCustomObjectStatus(
+              {
+                group: 'trainer.kubeflow.org',
+                version: 'v1alpha1',
+                namespace: TEAM,
+                plural: 'trainjobs',
+                name: 'job',
+                body: {
+                  apiVersion: 'trainer.kubeflow.org/v1alpha1',
+                  kind: 'TrainJob',
+                  metadata: { name: 'job', namespace: TEAM },
+                  status,
+                },
+                fieldManager: manager,
+                force: true,
+                ...(dryRun ? { dryRun: 'All' } : {}),
               },
-              fieldManager: manager,
-              force: true,
-              ...(dryRun ? { dryRun: 'All' } : {}),
-            },
-            setHeaderOptions('Content-Type', PatchStrategy.ServerSideApply),
-          );
-          return { code: 0, stdout: '', stderr: '' };
-        } catch (err) {
-          const body = (err as { body?: unknown }).body;
-          const answer = (typeof body === 'string' ? JSON.parse(body) : body) as Obj | undefined;
-          return { code: answer?.code ?? 1, stdout: '', stderr: answer?.message ?? String(err) };
-        }
+              setHeaderOptions('Content-Type', PatchStrategy.ServerSideApply),
+            ),
+        );
       };
       const statusRefused = (r: KubectlResult, what: string) => {
         assert.notEqual(r.code, 0, `${what}: allowed`);

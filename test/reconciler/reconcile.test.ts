@@ -381,6 +381,20 @@ describe('reconcileKey', () => {
     assert.equal(failed.requeueAfterMs, 30_000);
   });
 
+  it('a status field already stored as it would be written: not written again', async () => {
+    const fields: unknown[] = [];
+    const applyStatusField = async (_t: TrainJob, field: unknown) => void fields.push(field);
+    const first = fakeCluster({ trainJob: torch1(1), jobSet: trainerJobSet('torch1') });
+    await reconcileKey('ns/torch1', deps(first.cluster, { applyStatusField }));
+    assert.equal(fields.length, 1, 'none stored: written');
+    const stored = torch1(1, (t) => {
+      t.status = { ...t.status, trainjobWebhook: fields[0] };
+    });
+    const again = fakeCluster({ trainJob: stored, jobSet: trainerJobSet('torch1') });
+    await reconcileKey('ns/torch1', deps(again.cluster, { applyStatusField }));
+    assert.equal(fields.length, 1, 'the same field stored: no write');
+  });
+
   it('a fold that cannot be removed once the resume is over: looked at again in 30 s', async () => {
     const tj = torch1(1, (t) => {
       t.spec!.suspend = false;

@@ -201,6 +201,21 @@ const rows: Row[] = [
   },
 ];
 
+/** The rows that expect a refusal, each with its judgment of numNodes 3 under Trainer v2.3.0. */
+const judgedRefusalRows = () =>
+  rows
+    .filter((r) => r.want !== 'carried-out')
+    .map((row) => ({
+      row,
+      judged: judgeScale({
+        trainer: TRAINER_LINES['v2.3.0'],
+        mode: row.mode,
+        trainJob: trainJob('job', { trainer: { numNodes: 3 } }),
+        runtime: row.runtime,
+        jobSet: row.jobSet,
+      }),
+    }));
+
 describe('judgeScale: can a count change be carried out', () => {
   for (const row of rows) {
     it(row.name, () => {
@@ -228,14 +243,7 @@ describe('judgeScale: can a count change be carried out', () => {
 
   it('every refusal says its reason in general words too: no runtime, JobSet or ML policy named (for a caller not known to be the API server)', () => {
     let refusals = 0;
-    for (const row of rows.filter((r) => r.want !== 'carried-out')) {
-      const judged = judgeScale({
-        trainer: TRAINER_LINES['v2.3.0'],
-        mode: row.mode,
-        trainJob: trainJob('job', { trainer: { numNodes: 3 } }),
-        runtime: row.runtime,
-        jobSet: row.jobSet,
-      });
+    for (const { row, judged } of judgedRefusalRows()) {
       if (judged.kind !== 'refused') continue;
       refusals++;
       assert.doesNotMatch(judged.general, /TrainingRuntime|JobSet (?!v0)\S+ (has|is)|ML policy "/, row.name);
@@ -246,28 +254,14 @@ describe('judgeScale: can a count change be carried out', () => {
   });
 
   it('every refusal names a way out', () => {
-    for (const row of rows.filter((r) => r.want !== 'carried-out')) {
-      const judged = judgeScale({
-        trainer: TRAINER_LINES['v2.3.0'],
-        mode: row.mode,
-        trainJob: trainJob('job', { trainer: { numNodes: 3 } }),
-        runtime: row.runtime,
-        jobSet: row.jobSet,
-      });
+    for (const { row, judged } of judgedRefusalRows()) {
       if (judged.kind === 'refused') assert.match(judged.wayOut, /numNodes|runtime/, row.name);
     }
   });
 
   it('a way out that sets numNodes back says how for a running job (the CRD refuses numNodes alone while it runs)', () => {
     let named = 0;
-    for (const row of rows.filter((r) => r.want !== 'carried-out')) {
-      const judged = judgeScale({
-        trainer: TRAINER_LINES['v2.3.0'],
-        mode: row.mode,
-        trainJob: trainJob('job', { trainer: { numNodes: 3 } }),
-        runtime: row.runtime,
-        jobSet: row.jobSet,
-      });
+    for (const { row, judged } of judgedRefusalRows()) {
       if (judged.kind !== 'refused' || !/numNodes back/.test(judged.wayOut)) continue;
       named++;
       assert.match(

@@ -25,7 +25,7 @@ import {
   type CertificateAuthority,
   type KeyPairPem,
 } from '../harness/pki.ts';
-import { VALIDATE, captureLogs, fakeValidator, review, type FakeValidator } from './fixtures.ts';
+import { VALIDATE, captureLogs, fakeValidator, postOverTls, review, type FakeValidator } from './fixtures.ts';
 
 async function tempDir(): Promise<string> {
   const dir = await mkdtemp(join(tmpdir(), 'tjw-client-auth-'));
@@ -60,27 +60,9 @@ async function pki(dir: string): Promise<Pki> {
 
 type Result = { status: number; json: any } | { error: string };
 
-function post(url: string, servingCa: string, client?: KeyPairPem): Promise<Result> {
-  return new Promise((resolve) => {
-    const req = request(
-      url + VALIDATE,
-      {
-        method: 'POST',
-        ca: servingCa,
-        ...(client ? { cert: client.certPem, key: client.keyPem } : {}),
-        headers: { 'content-type': 'application/json' },
-        agent: false,
-      },
-      (res) => {
-        let text = '';
-        res.on('data', (c: Buffer) => (text += c));
-        res.on('end', () => resolve({ status: res.statusCode ?? 0, json: text ? JSON.parse(text) : undefined }));
-        res.on('error', (err) => resolve({ error: err.message }));
-      },
-    );
-    req.on('error', (err: NodeJS.ErrnoException) => resolve({ error: err.code ?? err.message }));
-    req.end(JSON.stringify(review('UPDATE', { uid: 'mtls' })));
-  });
+async function post(url: string, servingCa: string, client?: KeyPairPem): Promise<Result> {
+  const got = await postOverTls(url, servingCa, review('UPDATE', { uid: 'mtls' }), client);
+  return 'error' in got ? got : { status: got.status, json: got.text ? JSON.parse(got.text) : undefined };
 }
 
 async function serve(p: Pki, flags: string[]) {

@@ -9,6 +9,8 @@ import type { WebhookMetrics } from '../../src/observability/metrics.ts';
 import { buildAdmissionServer } from '../../src/webhook/server.ts';
 import type { KeyPair } from '../../src/certs/keypair.ts';
 import { generateSelfSigned } from '../../src/certs/selfsigned.ts';
+import { request } from 'node:https';
+import type { KeyPairPem } from '../harness/pki.ts';
 
 export const VALIDATE = '/validate-trainer-kubeflow-org-v1alpha1-trainjob';
 export const MUTATE = '/mutate-trainer-kubeflow-org-v1alpha1-trainjob';
@@ -140,4 +142,36 @@ export async function post(
     payload: typeof body === 'string' ? body : JSON.stringify(body),
   });
   return { statusCode: res.statusCode, json: res.json() as Record<string, any> };
+}
+
+/**
+ * POSTs `body` to the validating path of a listening webhook over HTTPS, as a pod would: with no
+ * client certificate unless `client` is given. The status and text, or the connection's error.
+ */
+export function postOverTls(
+  url: string,
+  servingCa: string,
+  body: unknown,
+  client?: KeyPairPem,
+): Promise<{ status: number; text: string } | { error: string }> {
+  return new Promise((resolve) => {
+    const req = request(
+      url + VALIDATE,
+      {
+        method: 'POST',
+        ca: servingCa,
+        ...(client ? { cert: client.certPem, key: client.keyPem } : {}),
+        headers: { 'content-type': 'application/json' },
+        agent: false,
+      },
+      (res) => {
+        let text = '';
+        res.on('data', (c: Buffer) => (text += c));
+        res.on('end', () => resolve({ status: res.statusCode ?? 0, text }));
+        res.on('error', (err) => resolve({ error: err.message }));
+      },
+    );
+    req.on('error', (err: NodeJS.ErrnoException) => resolve({ error: err.code ?? err.message }));
+    req.end(JSON.stringify(body));
+  });
 }

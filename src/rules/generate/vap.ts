@@ -40,12 +40,16 @@ export const VAP_SCALE_MESSAGE =
   'a ValidatingAdmissionPolicy sees the Scale alone, not the TrainJob it would change (spec.suspend, its JobSet), so it cannot judge the change. ' +
   `Suspend and change numNodes in one update instead: kubectl patch trainjob NAME --type=merge -p '{"spec":{"suspend":true,"trainer":{"numNodes":N}}}'`;
 
-/** The policy and binding for `trainjobs/scale` (see the header). */
-export function vapScaleManifests(): unknown[] {
+/** A policy failing closed on UPDATEs of TrainJobs' `resource` with these checks, and its Deny binding. */
+function policyAndBinding(
+  name: string,
+  resource: string,
+  checks: { variables?: unknown[]; validations: unknown[] },
+): unknown[] {
   const policy = {
     apiVersion: 'admissionregistration.k8s.io/v1',
     kind: 'ValidatingAdmissionPolicy',
-    metadata: { name: VAP_SCALE_NAME },
+    metadata: { name },
     spec: {
       failurePolicy: 'Fail',
       matchConstraints: {
@@ -54,26 +58,33 @@ export function vapScaleManifests(): unknown[] {
             apiGroups: [TRAINJOB.group],
             apiVersions: [TRAINJOB.version],
             operations: ['UPDATE'],
-            resources: [`${TRAINJOB.plural}/scale`],
+            resources: [resource],
           },
         ],
       },
-      validations: [
-        {
-          expression: `${replicas('object')} == ${replicas('oldObject')} && ${replicas('object')} != 0`,
-          message: VAP_SCALE_MESSAGE,
-          reason: 'Forbidden',
-        },
-      ],
+      ...checks,
     },
   };
   const binding = {
     apiVersion: 'admissionregistration.k8s.io/v1',
     kind: 'ValidatingAdmissionPolicyBinding',
-    metadata: { name: VAP_SCALE_NAME },
-    spec: { policyName: VAP_SCALE_NAME, validationActions: ['Deny'] },
+    metadata: { name },
+    spec: { policyName: name, validationActions: ['Deny'] },
   };
   return [policy, binding];
+}
+
+/** The policy and binding for `trainjobs/scale` (see the header). */
+export function vapScaleManifests(): unknown[] {
+  return policyAndBinding(VAP_SCALE_NAME, `${TRAINJOB.plural}/scale`, {
+    validations: [
+      {
+        expression: `${replicas('object')} == ${replicas('oldObject')} && ${replicas('object')} != 0`,
+        message: VAP_SCALE_MESSAGE,
+        reason: 'Forbidden',
+      },
+    ],
+  });
 }
 
 /**
@@ -233,31 +244,11 @@ export function vapValidations(
 
 /** `rows`: the table for the CRD's Trainer line (rulesFor), Trainer v2.3.0's by default. */
 export function vapManifests(schema: CelSchema, crdSchema?: unknown, rows: readonly RuleRow[] = RULES): unknown[] {
-  const policy = {
-    apiVersion: 'admissionregistration.k8s.io/v1',
-    kind: 'ValidatingAdmissionPolicy',
-    metadata: { name: VAP_NAME },
-    spec: {
-      failurePolicy: 'Fail',
-      matchConstraints: {
-        resourceRules: [
-          {
-            apiGroups: [TRAINJOB.group],
-            apiVersions: [TRAINJOB.version],
-            operations: ['UPDATE'],
-            resources: [TRAINJOB.plural],
-          },
-        ],
-      },
+  return [
+    ...policyAndBinding(VAP_NAME, TRAINJOB.plural, {
       variables: vapVariables(crdSchema),
       validations: vapValidations(schema, crdSchema, rows),
-    },
-  };
-  const binding = {
-    apiVersion: 'admissionregistration.k8s.io/v1',
-    kind: 'ValidatingAdmissionPolicyBinding',
-    metadata: { name: VAP_NAME },
-    spec: { policyName: VAP_NAME, validationActions: ['Deny'] },
-  };
-  return [policy, binding, ...vapScaleManifests()];
+    }),
+    ...vapScaleManifests(),
+  ];
 }

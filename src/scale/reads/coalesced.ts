@@ -15,11 +15,6 @@ export class Coalesced {
     return this.#inFlight.size;
   }
 
-  /** The read in flight under `key`, if any: joining it costs no read. */
-  inFlight<T>(key: string): Promise<T> | undefined {
-    return this.#inFlight.get(key) as Promise<T> | undefined;
-  }
-
   run<T>(key: string, read: () => Promise<T>): Promise<T> {
     const under = this.#inFlight.get(key);
     if (under) return under as Promise<T>;

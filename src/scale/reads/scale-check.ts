@@ -11,12 +11,14 @@
 // connections (`withOwnSlots`), so a flood of them cannot hold the ones other requests need.
 //
 // A caller not known to be the API server has its change judged only when the review's oldObject
-// is the stored TrainJob (the same uid and resourceVersion, read from the watch cache by the
-// TrainJob reader the Scale path uses, trainjob-read.ts): the judgment otherwise told such a caller
-// whether a JobSet of any name exists in any namespace (admitted when absent, refused when another
-// TrainJob's) and the count it was built for (admitted as "already has this count"). Anything else
-// gets one general 503 before any other read. For a genuine write that gate is one watch-cache
-// read (about a millisecond, shared by the reviews of one TrainJob in flight).
+// is the stored TrainJob (its uid, read from the watch cache by the TrainJob reader the Scale path
+// uses, trainjob-read.ts; a different resourceVersion only makes it look again, stored-version.ts):
+// the judgment otherwise told such a caller whether a JobSet of any name exists in any namespace
+// (admitted when absent, refused when another TrainJob's) and the count it was built for (admitted
+// as "already has this count"). Anything else gets one general 503 before any other read. For a
+// genuine write that gate is one watch-cache read (about a millisecond, shared by the reviews of
+// one TrainJob in flight); a Scale's change, whose oldObject is the TrainJob the Scale path has
+// just read and gated the same way (`oldObjectStored`), is not read again.
 //
 // What the answer says depends on who asked: a caller known to be the API server (`serve
 // --client-ca`) gets what the reads found (the JobSet's controller, its Jobs and pod counts, a
@@ -290,13 +292,15 @@ export function scaleChecker(api: ApiClient, options: ScaleCheckOptions): ScaleC
   const readTrainJob = options.readTrainJob ?? trainJobReader(api, { timeoutMs });
   const judge = (change: ScaleChange) => readAhead(change)(change.trainer);
   const check = (change: ScaleChange) =>
-    change.callerAuthenticated ? judge(change) : judgedIfStored(change, readTrainJob, judge, options);
+    change.callerAuthenticated || change.oldObjectStored
+      ? judge(change)
+      : judgedIfStored(change, readTrainJob, judge, options);
   return Object.assign(check, { readAhead });
 }
 
 /**
  * A change from a caller not known to be the API server: `judge`d only when its oldObject is the
- * stored TrainJob (the same uid and resourceVersion); otherwise the one general 503, the reason
+ * stored TrainJob (readTheStored: its uid); otherwise the one general 503, the reason
  * logged, before any other read.
  */
 async function judgedIfStored(
@@ -307,12 +311,12 @@ async function judgedIfStored(
 ): Promise<ScaleCheckResult> {
   const { namespace, name } = change;
   const sent = isObject(change.oldObject) && isObject(change.oldObject.metadata) ? change.oldObject.metadata : {};
-  const { read, why } = await readTheStored(() => readTrainJob({ namespace, name }), sent, options.rereadAfterMs);
-  if (why === undefined && read.kind === 'found') {
+  const found = await readTheStored(() => readTrainJob({ namespace, name }), sent, options.rereadAfterMs);
+  if ('stored' in found) {
     // The uid is immutable: the judgment compares the JobSet's controller with the stored one's,
     // whatever uid the review's object carries.
     const object = isObject(change.object) ? change.object : {};
-    const uid = (read.value.metadata as { uid: string }).uid;
+    const uid = (found.stored.metadata as { uid: string }).uid;
     const metadata = { ...(isObject(object.metadata) ? object.metadata : {}), uid };
     return judge({ ...change, object: { ...object, metadata } });
   }
@@ -323,7 +327,7 @@ async function judgedIfStored(
       name: clip(name, 256),
       result: 'transient',
       reason: 'not-the-stored',
-      detail: clip(why ?? '', LOGGED_DETAIL_CHARS),
+      detail: clip(found.why, LOGGED_DETAIL_CHARS),
       warnings: [],
     } satisfies WithheldDetails,
     'count change answered in general words (the caller is not known to be the API server); what the reads found',

@@ -5,28 +5,27 @@ import { isObject } from '../../json/object.ts';
 import type { Read } from '../scale-admission.ts';
 
 type TrainJobRead = Read<Record<string, unknown>>;
+type Sent = { uid?: unknown; resourceVersion?: unknown };
 
-/** The one reason a read again may cure: the watch cache a moment behind etcd. */
-export const NOT_THE_VERSION =
-  'the stored TrainJob is not the version the review was made from (it changed since, or the watch cache is a moment behind)';
+const metadataOf = (value: Record<string, unknown>) => (isObject(value.metadata) ? value.metadata : {});
 
 /**
  * Why the TrainJob read is not the one a review was made from (`sent`: the review's oldObject
- * metadata), or undefined when it is: the same uid and the same resourceVersion. A review without
- * either is never judged: the API server always sends both.
+ * metadata), or undefined when it is: the same uid, which a forger cannot guess. A review without
+ * a uid or a resourceVersion is never judged: the API server always sends both.
  */
-export function whyNotTheStored(
-  read: TrainJobRead,
-  sent: { uid?: unknown; resourceVersion?: unknown },
-): string | undefined {
+export function whyNotTheStored(read: TrainJobRead, sent: Sent): string | undefined {
   if (read.kind === 'failed') return `the TrainJob could not be read (${read.error})`;
   if (read.kind === 'absent') return 'the TrainJob was not found';
-  const meta = isObject(read.value.metadata) ? read.value.metadata : {};
   if (typeof sent.uid !== 'string' || !sent.uid) return 'the review names no uid';
-  if (sent.uid !== meta.uid) return 'the TrainJob was replaced';
+  if (sent.uid !== metadataOf(read.value).uid) return 'the TrainJob was replaced';
   if (typeof sent.resourceVersion !== 'string' || !sent.resourceVersion) return 'the review names no resourceVersion';
-  if (sent.resourceVersion !== meta.resourceVersion) return NOT_THE_VERSION;
   return undefined;
+}
+
+/** Whether the TrainJob read has the review's resourceVersion: when not, it is read again (REREAD_AFTER_MS). */
+export function isTheSentVersion(read: TrainJobRead, sent: Sent): boolean {
+  return read.kind === 'found' && metadataOf(read.value).resourceVersion === sent.resourceVersion;
 }
 
 /**
@@ -39,27 +38,26 @@ export function whyNotTheStored(
 export const REREAD_AFTER_MS = [50, 100, 200];
 
 /**
- * The TrainJob read, and why it is not the one the review was made from (undefined: it is, or it has
- * the review's uid and only its version still differs after the looks again). The uid is the gate:
- * a forger cannot guess it. The version is not: the API server's oldObject is etcd's at the time
- * of its write, and a busy TrainJob (Trainer's and the reconciler's status and annotation writes
- * around a rebuild) or a watch cache under load keeps the two apart longer than the looks last.
- * A genuine write refused then would be refused for nothing: when the stored one is newer, the API
- * server's own write conflicts and is tried again, with a new call and the newer oldObject; when it
- * is older, the CRD's rules have already judged the object the write makes.
+ * The stored TrainJob, or why it is not the one the review was made from. The uid is the gate: a
+ * forger cannot guess it. The version only makes it look again: the API server's oldObject is
+ * etcd's at the time of its write, and a busy TrainJob (Trainer's and the reconciler's status and
+ * annotation writes around a rebuild) or a watch cache under load keeps the two apart longer than
+ * the looks last. A genuine write refused then would be refused for nothing: when the stored one
+ * is newer, the API server's own write conflicts and is tried again, with a new call and the newer
+ * oldObject; when it is older, the CRD's rules have already judged the object the write makes.
  */
 export async function readTheStored(
   read: () => Promise<TrainJobRead>,
-  sent: { uid?: unknown; resourceVersion?: unknown },
+  sent: Sent,
   pauses: number[] = REREAD_AFTER_MS,
-): Promise<{ read: TrainJobRead; why: string | undefined }> {
+): Promise<{ stored: Record<string, unknown> } | { why: string }> {
   let got = await read();
-  let why = whyNotTheStored(got, sent);
   for (const ms of pauses) {
-    if (why !== NOT_THE_VERSION) break;
+    if (whyNotTheStored(got, sent) !== undefined || isTheSentVersion(got, sent)) break;
     await new Promise((resolve) => setTimeout(resolve, ms));
     got = await read();
-    why = whyNotTheStored(got, sent);
   }
-  return { read: got, why: why === NOT_THE_VERSION ? undefined : why };
+  const why = whyNotTheStored(got, sent);
+  // No reason only for a read that found the TrainJob.
+  return why === undefined ? { stored: (got as { value: Record<string, unknown> }).value } : { why };
 }

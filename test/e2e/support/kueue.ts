@@ -1,8 +1,10 @@
 // Kueue's queue in the world where pods run: one flavor on the KWOK nodes, a ClusterQueue with a
-// CPU quota of QUOTA_NODES nodes, a LocalQueue; and readers of what Kueue writes. Shared by the
-// Kueue suite and the version matrix's compatibility suite.
+// CPU quota of QUOTA_NODES nodes, a LocalQueue; preemption by priority within it; and readers of
+// what Kueue writes. Shared by the Kueue suites (kueue.test.ts, kubectl-trainjob-kueue.test.ts) and
+// the version matrix's compatibility suite.
+import { CustomObjectsApi } from '@kubernetes/client-node';
 import { stringify } from 'yaml';
-import { NODE_LABEL } from '../../harness/index.ts';
+import { NODE_LABEL, waitFor, type ControlPlane } from '../../harness/index.ts';
 import type { TrainJob } from '../../../src/api/objects.ts';
 
 export type Obj = Record<string, any>;
@@ -56,3 +58,42 @@ export const queueObjects = (ns: string) =>
   ]
     .map((o) => stringify(o))
     .join('---\n');
+
+/** Applies the queue (queueObjects) in `ns` and waits until Kueue has the ClusterQueue Active. */
+export async function startQueue(cp: ControlPlane, ns: string): Promise<void> {
+  await cp.applyYaml(queueObjects(ns));
+  const objects = cp.kubeConfig.makeApiClient(CustomObjectsApi);
+  await waitFor('the ClusterQueue Active', async () =>
+    isTrue(
+      (await objects.getClusterCustomObject({ ...KUEUE, plural: 'clusterqueues', name: 'cluster-queue' })) as Obj,
+      'Active',
+    ),
+  );
+}
+
+/** The WorkloadPriorityClass a preemptor names (PRIORITY_LABEL); its value is above the default 0. */
+export const URGENT = 'urgent';
+
+/**
+ * Preemption within the queue: the WorkloadPriorityClass URGENT, and the ClusterQueue's
+ * `withinClusterQueue: LowerPriority`, without which Kueue preempts nothing.
+ */
+export async function allowPreemption(cp: ControlPlane): Promise<void> {
+  await cp.applyYaml(
+    stringify({
+      apiVersion: `${KUEUE.group}/${KUEUE.version}`,
+      kind: 'WorkloadPriorityClass',
+      metadata: { name: URGENT },
+      value: 1000,
+    }),
+  );
+  await cp.kubectl([
+    'patch',
+    'clusterqueue',
+    'cluster-queue',
+    '--type',
+    'merge',
+    '-p',
+    JSON.stringify({ spec: { preemption: { withinClusterQueue: 'LowerPriority' } } }),
+  ]);
+}

@@ -12,7 +12,6 @@
 import assert from 'node:assert/strict';
 import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { createServer, type Server } from 'node:http';
-import { request } from 'node:https';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
@@ -30,7 +29,7 @@ import { startServe } from '../../../src/webhook/run.ts';
 import { listen } from '../../cluster/support/loopback.ts';
 import { createCA, issueClientCert, issueServingCert, writeKeyPair, type KeyPairPem } from '../../harness/pki.ts';
 import { trainerJobSet, trainJob, torch1, upstreamRuntime, withCount } from '../../rebuild/fixtures.ts';
-import { captureLogs, review, VALIDATE } from '../../webhook/fixtures.ts';
+import { captureLogs, postOverTls, review } from '../../webhook/fixtures.ts';
 
 const NS = 'victim';
 const LEASE = { namespace: 'kubeflow-system', name: 'trainjob-webhook-reconciler' };
@@ -108,6 +107,9 @@ function scenarios(): Record<string, Scenario> {
   };
 }
 
+/** TrainJob GETs the API server has answered. */
+const served = { trainJobs: 0 };
+
 /** The API server as the webhook reads it: the scenarios' JobSets and Jobs, the torch runtime, the Lease. */
 function apiServer(all: Record<string, Scenario>, lease: () => unknown): Server {
   const runtime = upstreamRuntime('torch');
@@ -125,7 +127,10 @@ function apiServer(all: Record<string, Scenario>, lease: () => unknown): Server 
       return json(200, s);
     }
     const tj = url.pathname.match(/^\/apis\/trainer\.kubeflow\.org\/v1alpha1\/namespaces\/victim\/trainjobs\/(.+)$/);
-    if (tj) return trainJobAnswer(all, tj[1], json, notFound);
+    if (tj) {
+      served.trainJobs++;
+      return trainJobAnswer(all, tj[1], json, notFound);
+    }
     if (url.pathname === '/apis/batch/v1/namespaces/victim/jobs') {
       const name = (url.searchParams.get('labelSelector') ?? '').split('=')[1] ?? '';
       return json(200, { kind: 'JobList', items: all[name]?.jobs ?? [] });
@@ -172,34 +177,11 @@ interface Answer {
 }
 
 /** POSTs one review over HTTPS, as a pod would: with no client certificate unless `client` is given. */
-function post(url: string, servingCa: string, body: unknown, client?: KeyPairPem): Promise<Answer> {
-  return new Promise((resolve, reject) => {
-    const req = request(
-      url + VALIDATE,
-      {
-        method: 'POST',
-        ca: servingCa,
-        ...(client ? { cert: client.certPem, key: client.keyPem } : {}),
-        headers: { 'content-type': 'application/json' },
-        agent: false,
-      },
-      (res) => {
-        let text = '';
-        res.on('data', (c: Buffer) => (text += c));
-        res.on('end', () => {
-          const r = JSON.parse(text).response;
-          resolve({
-            allowed: r.allowed,
-            code: r.status?.code,
-            message: r.status?.message ?? '',
-            warnings: r.warnings ?? [],
-          });
-        });
-      },
-    );
-    req.on('error', reject);
-    req.end(JSON.stringify(body));
-  });
+async function post(url: string, servingCa: string, body: unknown, client?: KeyPairPem): Promise<Answer> {
+  const got = await postOverTls(url, servingCa, body, client);
+  if ('error' in got) throw new Error(got.error);
+  const r = JSON.parse(got.text).response;
+  return { allowed: r.allowed, code: r.status?.code, message: r.status?.message ?? '', warnings: r.warnings ?? [] };
 }
 
 function countChange(name: string, s: Scenario): unknown {
@@ -377,12 +359,12 @@ describe('forged count changes: the answer names only the TrainJob, the log has 
       assert.ok(logged.includes(reason), `the log lacks ${reason}: ${logged}`);
   });
 
-  /** A forged write to the scale subresource of `name`, from a Scale of that uid (none: left out). */
-  function scaleWrite(name: string, uid: string | undefined): unknown {
+  /** A forged write to the scale subresource of `name`, from a Scale of that uid (none: left out) and version. */
+  function scaleWrite(name: string, uid: string | undefined, resourceVersion = '1'): unknown {
     const scale = (replicas: number) => ({
       apiVersion: 'autoscaling/v1',
       kind: 'Scale',
-      metadata: { name, namespace: NS, resourceVersion: '1', ...(uid ? { uid } : {}) },
+      metadata: { name, namespace: NS, resourceVersion, ...(uid ? { uid } : {}) },
       spec: { replicas },
     });
     const r = review('UPDATE', {
@@ -427,6 +409,15 @@ describe('forged count changes: the answer names only the TrainJob, the log has 
       SECRETS.account,
     ])
       assert.ok(logged.includes(reason), `the log lacks ${reason}: ${logged}`);
+  });
+
+  it('a scale write of the stored TrainJob from a caller not known to be the API server reads it once', async () => {
+    // Found by review: the count change read the TrainJob again to gate the Scale path's own read.
+    const { url } = await serve([]);
+    served.trainJobs = 0;
+    const answer = await post(url, servingCa, scaleWrite('busy', 'trainjob-uid-torch1', '10'));
+    assert.equal(answer.allowed, true, JSON.stringify(answer));
+    assert.equal(served.trainJobs, 1);
   });
 
   it('the API server (--client-ca): the same scale writes are told why', async () => {
