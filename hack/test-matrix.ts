@@ -82,6 +82,38 @@ interface CellResult {
   code: number | null;
   seconds: number;
   summary: string[];
+  /** What node's spec reporter listed under "failing tests" (failingTestLines). */
+  failing: string[];
+}
+
+/** At most this many lines of a run's failing tests in the matrix's last lines. */
+const MAX_FAILING_LINES = 24;
+
+/**
+ * The gist of the spec reporter's "✖ failing tests:" section (its last lines): each failing test's
+ * place ("test at FILE:LINE:COL"), its name, and its error's first line, without the stack. The
+ * matrix's last lines then say what failed where: CI often keeps only the tail of the log, and a
+ * test a `before` hook cancelled, or one that timed out, counts under neither pass nor fail. Pure.
+ */
+export function failingTestLines(lines: string[]): string[] {
+  const start = lines.findIndex((l) => /^✖ failing tests:/.test(l));
+  if (start < 0) return [];
+  const out: string[] = [];
+  let wantError = false;
+  for (const raw of lines.slice(start + 1)) {
+    const line = raw.trimEnd();
+    if (/^test at /.test(line)) {
+      out.push(line);
+      wantError = false;
+    } else if (/^\s*✖ /.test(line)) {
+      out.push(line.trim());
+      wantError = true;
+    } else if (wantError && line.trim()) {
+      out.push(`  ${line.trim()}`.slice(0, 240));
+      wantError = false;
+    }
+  }
+  return out;
 }
 
 /**
@@ -106,6 +138,7 @@ function runCell(run: Run): Promise<CellResult> {
     stdio: ['ignore', 'pipe', 'pipe'],
   });
   const summary: string[] = [];
+  const stdoutLines: string[] = [];
   const prefix = (stream: NodeJS.ReadableStream, out: NodeJS.WriteStream) => {
     let rest = '';
     stream.setEncoding('utf8');
@@ -113,7 +146,8 @@ function runCell(run: Run): Promise<CellResult> {
       const lines = (rest + chunk).split('\n');
       rest = lines.pop() ?? '';
       for (const line of lines) {
-        if (/^ℹ (tests|pass|fail|skipped|duration_ms) /.test(line)) summary.push(line.slice(2));
+        if (/^ℹ (tests|pass|fail|cancelled|skipped|todo|duration_ms) /.test(line)) summary.push(line.slice(2));
+        if (out === process.stdout) stdoutLines.push(line);
         out.write(`[${name}] ${line}\n`);
       }
     });
@@ -124,9 +158,18 @@ function runCell(run: Run): Promise<CellResult> {
   return new Promise((resolve) => {
     child.once('error', (err) => {
       process.stderr.write(`[${name}] could not start: ${err.message}\n`);
-      resolve({ run, cell, code: -1, seconds: 0, summary });
+      resolve({ run, cell, code: -1, seconds: 0, summary, failing: [] });
     });
-    child.once('close', (code) => resolve({ run, cell, code, seconds: Math.round((Date.now() - t0) / 1000), summary }));
+    child.once('close', (code) =>
+      resolve({
+        run,
+        cell,
+        code,
+        seconds: Math.round((Date.now() - t0) / 1000),
+        summary,
+        failing: failingTestLines(stdoutLines),
+      }),
+    );
   });
 }
 
@@ -170,6 +213,13 @@ async function main(): Promise<number> {
     process.stdout.write(
       `  ${r.code === 0 ? 'ok  ' : 'FAIL'} ${r.run.name}: ${r.seconds} s; ${r.summary.join(', ')}\n`,
     );
+  for (const r of failed) {
+    const shown = r.failing.slice(0, MAX_FAILING_LINES);
+    const more = r.failing.length - shown.length;
+    process.stdout.write(
+      `failing in ${r.run.name}:\n${[...shown, ...(more > 0 ? [`(${more} more lines)`] : [])].map((l) => `    ${l}\n`).join('')}`,
+    );
+  }
   if (failed.length > 0) process.stdout.write(`failed: ${failed.map((r) => r.run.name).join(', ')}\n`);
   return failed.length > 0 ? 1 : 0;
 }

@@ -1,7 +1,9 @@
 // Polling and small network helpers for waiting on components to come up.
 import { request } from 'node:https';
-import { readFileSync } from 'node:fs';
+import { closeSync, mkdirSync, openSync, readFileSync, statSync, unlinkSync, writeSync } from 'node:fs';
 import { createServer, type AddressInfo, type Server } from 'node:net';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
 import type { TrackedProcess } from './process.ts';
 
 export interface WaitOptions {
@@ -75,8 +77,52 @@ function listenOn(port: number): Promise<Server | undefined> {
 }
 
 /**
+ * Where a chosen port is marked taken for every test process on the machine. The matrix runs two
+ * `node --test` processes side by side (hack/test-matrix.ts), each starting components on ports it
+ * chose and released; without a mark, the other could choose the same port before the component
+ * binds it (`listen EADDRINUSE`, seen in CI as a world that did not start).
+ */
+const RESERVATIONS = path.join(tmpdir(), 'tjw-port-reservations');
+/** Longer than any component takes to bind the port it was given; after it, a mark is stale. */
+const RESERVATION_MS = 5 * 60_000;
+
+/**
+ * Marks `port` taken (an exclusive create of its file); false when a mark younger than
+ * RESERVATION_MS exists. A stale mark is replaced.
+ */
+export function reserve(port: number, now = Date.now()): boolean {
+  const file = path.join(RESERVATIONS, String(port));
+  for (let attempt = 0; attempt < 2; attempt++) {
+    try {
+      const fd = openSync(file, 'wx');
+      writeSync(fd, `${process.pid}\n`);
+      closeSync(fd);
+      return true;
+    } catch (err) {
+      const code = (err as NodeJS.ErrnoException).code;
+      if (code === 'ENOENT') mkdirSync(RESERVATIONS, { recursive: true });
+      else if (code !== 'EEXIST') throw err;
+      else if (!removeIfStale(file, now)) return false;
+    }
+  }
+  return false;
+}
+
+/** Removes a mark older than RESERVATION_MS; false when it is fresh. */
+function removeIfStale(file: string, now: number): boolean {
+  try {
+    if (now - statSync(file).mtimeMs < RESERVATION_MS) return false;
+    unlinkSync(file);
+  } catch {
+    // Another process replaced or removed it first: the caller tries once more.
+  }
+  return true;
+}
+
+/**
  * Ports free on 127.0.0.1 right now, all distinct, chosen at random below the ephemeral range
- * (see ephemeralLow). Each listener stays open until all are chosen.
+ * (see ephemeralLow), none chosen by another test process in the last RESERVATION_MS (reserve).
+ * Each listener stays open until all are chosen.
  */
 export async function freePorts(n: number): Promise<number[]> {
   const high = ephemeralLow() - 1;
@@ -84,8 +130,11 @@ export async function freePorts(n: number): Promise<number[]> {
   try {
     for (let tries = 0; held.length < n; tries++) {
       if (tries > 200 + n * 10) throw new Error(`no ${n} free ports found in ${LOWEST_CHOSEN}-${high}`);
-      const server = await listenOn(LOWEST_CHOSEN + Math.floor(Math.random() * (high - LOWEST_CHOSEN + 1)));
-      if (server) held.push(server);
+      const port = LOWEST_CHOSEN + Math.floor(Math.random() * (high - LOWEST_CHOSEN + 1));
+      const server = await listenOn(port);
+      if (!server) continue;
+      if (reserve(port)) held.push(server);
+      else await new Promise((resolve) => server.close(resolve));
     }
     return held.map((s) => (s.address() as AddressInfo).port);
   } finally {

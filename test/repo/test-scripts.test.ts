@@ -4,12 +4,13 @@
 // starts a control plane or builds binaries itself; npm run test:one passes --name as Node's pattern.
 import assert from 'node:assert/strict';
 import { spawnSync } from 'node:child_process';
-import { globSync, readFileSync } from 'node:fs';
+import { globSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { describe, it } from 'node:test';
 import { fileURLToPath } from 'node:url';
 import { testOneArgs } from '../../hack/test-one.ts';
-import { cellExtraFiles, defaultCellParts } from '../../hack/test-matrix.ts';
+import { cellExtraFiles, defaultCellParts, failingTestLines } from '../../hack/test-matrix.ts';
 import {
   e2eFiles,
   FIRST_PHASE_NEEDS_BINARIES,
@@ -148,5 +149,45 @@ describe('the test scripts', () => {
     assert.match(one.stdout, /✔ have no jitter/);
     assert.match(one.stdout, /ℹ tests 1\n/);
     assert.match(one.stdout, /ℹ pass 1\n/);
+  });
+
+  it("the matrix's last lines name each failing test, a cancelled one too, with its error's first line (node's own reporter)", () => {
+    const dir = mkdtempSync(path.join(tmpdir(), 'tjw-matrix-'));
+    const file = path.join(dir, 'three.test.mjs');
+    writeFileSync(
+      file,
+      [
+        "import assert from 'node:assert/strict';",
+        "import { before, describe, it } from 'node:test';",
+        "describe('s', () => {",
+        "  it('passes', () => {});",
+        "  it('asserts', () => assert.equal(1, 2, 'one is not two'));",
+        "  it('hangs', { timeout: 20 }, () => new Promise((r) => setTimeout(r, 2000)));",
+        "  describe('world', () => { before(() => { throw new Error('the world did not start'); }); it('uses it', () => {}); });",
+        '});',
+      ].join('\n'),
+    );
+    const { NODE_TEST_CONTEXT: _, ...env } = process.env;
+    const run = spawnSync(process.execPath, ['--test', file], { encoding: 'utf8', env });
+    rmSync(dir, { recursive: true, force: true });
+    assert.equal(run.status, 1);
+    const lines = failingTestLines(run.stdout.split('\n'));
+    const named = lines.filter((l) => l.startsWith('✖ ')).map((l) => l.replace(/ \(.*\)$/, ''));
+    assert.deepEqual(named, ['✖ asserts', '✖ hangs', '✖ uses it', '✖ world']);
+    assert.ok(
+      lines.some((l) => /^test at .*three\.test\.mjs:5:/.test(l)),
+      lines.join('\n'),
+    );
+    assert.ok(lines.includes('  AssertionError [ERR_ASSERTION]: one is not two'), lines.join('\n'));
+    assert.ok(
+      lines.some((l) => /timed out after 20ms/.test(l)),
+      lines.join('\n'),
+    );
+    assert.ok(
+      lines.some((l) => /the world did not start/.test(l)),
+      lines.join('\n'),
+    );
+    assert.ok(!lines.some((l) => /^\s+at /.test(l)), 'no stack frames');
+    assert.deepEqual(failingTestLines(['✔ fine', 'ℹ tests 1']), []);
   });
 });
