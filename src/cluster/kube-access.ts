@@ -26,6 +26,12 @@ export type ClusterAccess =
   /** `context`: the kubeconfig context to use instead of its current-context (kubectl's --context). */
   | { mode: 'kubeconfig'; path: string; context?: string }
   /**
+   * kubectl's precedence list (the files KUBECONFIG lists, else ~/.kube/config), merged as
+   * client-go merges it (merged-kubeconfig.ts): `kubectl trainjob`'s, the other commands take one
+   * explicit file.
+   */
+  | { mode: 'merged-kubeconfig'; files: string[]; context?: string }
+  /**
    * Detected from KUBERNETES_SERVICE_HOST/PORT, which the kubelet sets in every pod; the commands'
    * configs keep them here.
    */
@@ -265,7 +271,7 @@ export async function loadKubeconfigFile(file: string, context?: string): Promis
 }
 
 /** The file's text, read no further than `max` bytes (a FIFO or a device has no size to check first). */
-async function readBounded(file: string, max: number): Promise<string> {
+export async function readBounded(file: string, max: number): Promise<string> {
   const handle = await open(file, 'r');
   try {
     const buf = Buffer.alloc(max + 1);

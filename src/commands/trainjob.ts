@@ -4,7 +4,7 @@
 import { parseScaleArgs, parseStatusArgs, UsageError, type ConnectionFlags } from '../plugin/args.ts';
 import { connect, type Cluster } from '../plugin/cluster.ts';
 import { completeWords, completionAnswer, completionScript, flagValue, splitCommand } from '../plugin/complete.ts';
-import { kubeconfigPath, namespaceOf } from '../plugin/kubeconfig.ts';
+import { kubeconfigAccess, namespaceOf } from '../plugin/kubeconfig.ts';
 import type { StepOutput } from '../plugin/progress-line.ts';
 import { runScale } from '../plugin/scale-run.ts';
 import { runStatus } from '../plugin/status-run.ts';
@@ -25,8 +25,8 @@ const stdoutSteps = (): StepOutput => ({
 });
 
 async function cluster(flags: ConnectionFlags): Promise<Cluster> {
-  const file = kubeconfigPath(flags);
-  return connect(file, flags.context, await namespaceOf(flags, file));
+  const access = kubeconfigAccess(flags);
+  return connect(access, await namespaceOf(flags, access));
 }
 
 /** The command's flags and the cluster they name, or exit code 1 once the error is shown. */

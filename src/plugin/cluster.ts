@@ -17,6 +17,7 @@ import { isDeleting, type JobSet, type Runtime, type RuntimeSpec, type TrainJob 
 import { withQuery } from '../cluster/api-json.ts';
 import type { ApiClient } from '../cluster/api-request.ts';
 import { connectCluster } from '../cluster/connect.ts';
+import type { ClusterAccess } from '../cluster/kube-access.ts';
 import { CORE, resourcePath } from '../cluster/resource-path.ts';
 import { isObject } from '../json/object.ts';
 import { statusOf, type ApiStatus } from './kubectl-error.ts';
@@ -65,8 +66,9 @@ export interface Cluster {
   allowed(right: Right): Promise<boolean>;
 }
 
-export async function connect(file: string, context: string | undefined, namespace: string): Promise<Cluster> {
-  const connection = await connectCluster({ mode: 'kubeconfig', path: file, ...(context ? { context } : {}) });
+/** `access`: kubeconfig.ts's kubeconfigAccess, the kubeconfig kubectl would read. */
+export async function connect(access: ClusterAccess, namespace: string): Promise<Cluster> {
+  const connection = await connectCluster(access);
   if (!connection) throw new Error('no cluster');
   return clusterOf(connection.client, namespace);
 }

@@ -1,35 +1,40 @@
-// Which kubeconfig and namespace, as kubectl picks them: --kubeconfig, else the file KUBECONFIG
-// names (files it lists that do not exist are skipped, as kubectl skips them), else ~/.kube/config;
-// the namespace from -n, else the context's (--context, else current-context), else "default".
-// kubectl merges several KUBECONFIG files (the first to set a key wins); the connection here
-// (src/cluster/) reads one file, so several are refused, saying how to merge them into one, rather
-// than read as one of them, which could pick another cluster than kubectl's.
+// Which kubeconfig and namespace, as kubectl picks them (client-go's clientcmd loader.go,
+// NewDefaultClientConfigLoadingRules and Load): --kubeconfig alone (it must exist), else every file
+// KUBECONFIG lists, else ~/.kube/config. The files are merged as kubectl merges them
+// (src/cluster/kubeconfig-merge.ts): files that do not exist are skipped, and the first file to
+// set a cluster, user or context of a name, or the current-context, wins. The namespace is -n's,
+// else the context's in that merged view (--context, else current-context), else "default".
 import { existsSync } from 'node:fs';
-import { readFile } from 'node:fs/promises';
 import { homedir } from 'node:os';
 import path from 'node:path';
+import type { ClusterAccess } from '../cluster/kube-access.ts';
+import { readMergedKubeconfig } from '../cluster/merged-kubeconfig.ts';
 import { isObject } from '../json/object.ts';
 import type { ConnectionFlags } from './args.ts';
 import { UsageError } from './args.ts';
 
-export function kubeconfigPath(flags: ConnectionFlags, env: NodeJS.ProcessEnv = process.env): string {
-  if (flags.kubeconfig) return flags.kubeconfig;
-  const listed = (env.KUBECONFIG ?? '').split(path.delimiter).filter(Boolean);
-  const found = [...new Set(listed.filter((f) => existsSync(f)).map((f) => path.resolve(f)))];
-  if (found.length > 1)
-    throw new UsageError(
-      `KUBECONFIG lists ${found.length} files (${found.join(', ')}); kubectl merges them, this plugin reads one kubeconfig. ` +
-        'Pass --kubeconfig FILE, or merge them into one file first: kubectl config view --flatten > ~/.kube/merged-config, then --kubeconfig ~/.kube/merged-config',
-    );
-  if (found.length === 1) return found[0];
+/** The kubeconfig access kubectl would use for these flags and this environment. */
+export function kubeconfigAccess(flags: ConnectionFlags, env: NodeJS.ProcessEnv = process.env): ClusterAccess {
+  const context = flags.context ? { context: flags.context } : {};
+  if (flags.kubeconfig) return { mode: 'kubeconfig', path: flags.kubeconfig, ...context };
+  // client-go: a KUBECONFIG that is set, whatever it lists, replaces ~/.kube/config.
+  if (env.KUBECONFIG) {
+    const files = [...new Set(env.KUBECONFIG.split(path.delimiter).filter(Boolean))];
+    if (!files.some((f) => existsSync(f)))
+      throw new UsageError(
+        `no kubeconfig: none of the files KUBECONFIG lists exists (${files.join(', ')}); ` +
+          'pass --kubeconfig FILE, or list an existing file in KUBECONFIG',
+      );
+    return { mode: 'merged-kubeconfig', files, ...context };
+  }
   const home = path.join(env.HOME || homedir(), '.kube', 'config');
-  if (existsSync(home)) return home;
+  if (existsSync(home)) return { mode: 'merged-kubeconfig', files: [home], ...context };
   throw new UsageError(
     'no kubeconfig: pass --kubeconfig FILE, set KUBECONFIG, or write ~/.kube/config (kubectl config view shows yours)',
   );
 }
 
-/** The context's namespace in a parsed kubeconfig (undefined: none set). Pure. */
+/** The context's namespace in a parsed (or merged) kubeconfig (undefined: none set). Pure. */
 export function contextNamespace(doc: unknown, context: string | undefined): string | undefined {
   if (!isObject(doc)) return undefined;
   const name = context ?? doc['current-context'];
@@ -39,11 +44,15 @@ export function contextNamespace(doc: unknown, context: string | undefined): str
   return typeof ctx?.namespace === 'string' && ctx.namespace ? ctx.namespace : undefined;
 }
 
-export async function namespaceOf(flags: ConnectionFlags, file: string): Promise<string> {
+/**
+ * -n's namespace, else the context's in the kubeconfig `access` reads (merged when several files);
+ * a kubeconfig that cannot be read gives "default" here, and its error when the plugin connects.
+ */
+export async function namespaceOf(flags: ConnectionFlags, access: ClusterAccess): Promise<string> {
   if (flags.namespace) return flags.namespace;
-  const { parse } = await import('yaml');
+  const files = access.mode === 'kubeconfig' ? [access.path] : access.mode === 'merged-kubeconfig' ? access.files : [];
   try {
-    return contextNamespace(parse(await readFile(file, 'utf8'), { maxAliasCount: 100 }), flags.context) ?? 'default';
+    return contextNamespace((await readMergedKubeconfig(files)).doc, flags.context) ?? 'default';
   } catch {
     return 'default';
   }

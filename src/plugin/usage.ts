@@ -5,9 +5,8 @@ import { DEFAULT_TIMEOUT } from './args.ts';
 const CONNECTION = `  -n, --namespace NS   the namespace (default: the context's, else "default")
       --context NAME   the kubeconfig context to use
       --kubeconfig FILE
-                       the kubeconfig (default: the file KUBECONFIG names, else ~/.kube/config;
-                       a KUBECONFIG of several files is refused: merge them with
-                       kubectl config view --flatten)`;
+                       the kubeconfig file, alone (default: the files KUBECONFIG lists, merged as
+                       kubectl merges them, else ~/.kube/config)`;
 
 export function pluginUsage(program: string): string {
   return `Scale a Kubeflow TrainJob to another number of nodes, and see where its node count stands.

@@ -525,6 +525,33 @@ describe(
             refused.message,
             /ValidatingAdmissionPolicy 'trainjob-webhook\.trainer\.kubeflow\.org'.*spec\.trainer\.image: field is immutable/,
           );
+          // The scale subresource (the lift adds it): its own policy refuses a `kubectl scale` that
+          // changes the count (it sees the Scale alone, not the TrainJob: the lift carries no numNodes
+          // rule that would judge it), and admits one that keeps it.
+          const scale = (replicas: number, ...more: string[]) =>
+            cp.kubectl(['scale', 'trainjob/scaled', '-n', ns, '--replicas', String(replicas), ...more], {
+              check: false,
+            });
+          await waitFor('the scale policy in force', async () => (await scale(3, '--dry-run=server')).code !== 0);
+          const changed = await scale(3);
+          assert.equal(changed.code, 1, changed.stdout);
+          assert.match(
+            changed.stderr,
+            /ValidatingAdmissionPolicy 'trainjob-webhook-scale\.trainer\.kubeflow\.org' with binding '[^']+' denied request: spec\.trainer\.numNodes: in VAP mode the scale subresource \(kubectl scale, autoscalers\) cannot change numNodes: .*Suspend and change numNodes in one update instead: kubectl patch trainjob NAME --type=merge -p '\{"spec":\{"suspend":true,"trainer":\{"numNodes":N\}\}\}'/,
+          );
+          const kept = await scale(2);
+          assert.equal(kept.code, 0, kept.stderr);
+          assert.match(kept.stdout, /^trainjob\.trainer\.kubeflow\.org\/scaled scaled$/m);
+          const numNodes = await cp.kubectl([
+            'get',
+            'trainjob',
+            'scaled',
+            '-n',
+            ns,
+            '-o',
+            'jsonpath={.spec.trainer.numNodes}',
+          ]);
+          assert.equal(numNodes.stdout, '2');
         } finally {
           await uninstall(layout);
         }

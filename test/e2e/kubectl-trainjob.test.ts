@@ -3,18 +3,35 @@
 // with a namespace Role only (no admin rights), beside the real Trainer, JobSet, the webhook and
 // the reconciler, in the KWOK world where pods run. Scale up and down to the end, a server dry run
 // that changes nothing, --no-resume and the later scale that resumes, refusals before any write
-// (a missing right, a MultiKueue-managed job), Ctrl-C during the wait and the run that continues,
-// `status`, and kubectl finding the plugin on PATH.
+// (a missing right, a MultiKueue-managed job, a finished job, a runtime whose JobSet cannot be
+// rebuilt, no reconciler leading, a cluster without the CRD patch), Ctrl-C during the wait and the
+// run that continues, `status`, and kubectl finding the plugin on PATH. The last two refusals
+// change the world (the reconciler stopped, upstream's CRD re-applied) and put it back.
 import assert from 'node:assert/strict';
 import path from 'node:path';
 import { after, before, describe, it } from 'node:test';
-import { controlPlaneAvailability, upstreamControllersAvailability, waitFor } from '../harness/index.ts';
+import {
+  controlPlaneAvailability,
+  currentCell,
+  pods,
+  projectRoot,
+  upstreamControllersAvailability,
+  upstreamCrdsOf,
+  waitFor,
+} from '../harness/index.ts';
 import { pluginExecutable } from '../harness/plugin.ts';
 import type { UserKubeconfig } from '../harness/index.ts';
 import type { TrainJob } from '../../src/api/objects.ts';
 import { PROGRESS_ANNOTATION } from '../../src/plugin/progress.ts';
-import { startSidecar } from '../reconciler/support/sidecar.ts';
-import { api, inNamespace, parallelism, RECONCILER_SA, startWorld, type World } from '../reconciler/support/world.ts';
+import type { Sidecar } from '../reconciler/support/sidecar.ts';
+import {
+  api,
+  inNamespace,
+  parallelism,
+  startWorld,
+  startWorldReconciler,
+  type World,
+} from '../reconciler/support/world.ts';
 import { batchUserRules, runPlugin, showRun as show, usersWithRoles, type RunOptions } from './support/plugin-run.ts';
 
 const controlPlane = controlPlaneAvailability();
@@ -33,6 +50,7 @@ describe('kubectl trainjob: scale and status as a user with a namespace Role', {
   let a: ReturnType<typeof api>;
   let alice: UserKubeconfig;
   let bob: UserKubeconfig;
+  let reconciler: Sidecar;
   const { getTj, create } = inNamespace(ns, () => w);
   /** The plugin as a user runs it (support/plugin-run.ts). */
   const plugin = (user: UserKubeconfig, args: string[], opts?: RunOptions) => runPlugin(w.cp, BIN, user, args, opts);
@@ -55,13 +73,7 @@ describe('kubectl trainjob: scale and status as a user with a namespace Role', {
       { user: 'alice', role: 'trainer', rules: batchUserRules(['get', 'list', 'watch', 'update', 'patch']) },
       { user: 'bob', role: 'viewer', rules: batchUserRules(['get', 'list', 'watch']) },
     ]);
-    await startSidecar(w.cp, {
-      name: 'reconciler',
-      mode: 'companion',
-      kubeconfig: w.reconcilerKubeconfig.path,
-      leaseNamespace: RECONCILER_SA.namespace,
-      handoffPort: w.handoffPort,
-    });
+    reconciler = await startWorldReconciler(w);
     await create(job('llama', 1));
     await waitFor('1 pod of llama running', async () => (await runningPods('llama')).length === 1);
   });
@@ -94,6 +106,58 @@ describe('kubectl trainjob: scale and status as a user with a namespace Role', {
     assert.match(notFound.err, /^Error from server \(NotFound\): trainjobs\.trainer\.kubeflow\.org "nope" not found/m);
     assert.deepEqual(written(await getTj('llama')), written(before));
     assert.deepEqual(written(await getTj('remote')), written(remote));
+  });
+
+  it('refuses a finished job before any write: Complete (its training succeeded), Failed with DeadlineExceeded', async () => {
+    const p = pods(w.cp);
+    const condition = async (name: string, type: string, reason?: string) =>
+      (await getTj(name)).status?.conditions?.some(
+        (c) => c.type === type && c.status === 'True' && (!reason || c.reason === reason),
+      );
+    // Finished as Trainer finishes them: the training of its pod ends with exit 0; the deadline passes.
+    await Promise.all([
+      (async () => {
+        await create(job('done', 1));
+        await p.waitJobSetRunning(ns, 'done', 1, 'node');
+        await p.endJobSetTraining(ns, 'done', 'Succeeded');
+        await waitFor('TrainJob done Complete', () => condition('done', 'Complete'), { timeoutMs: 90_000 });
+      })(),
+      (async () => {
+        await create(job('late', 1, { activeDeadlineSeconds: 3 }));
+        await waitFor('TrainJob late Failed/DeadlineExceeded', () => condition('late', 'Failed', 'DeadlineExceeded'), {
+          timeoutMs: 90_000,
+        });
+      })(),
+    ]);
+    for (const [name, why] of [
+      ['done', 'it is Complete'],
+      ['late', 'it failed with DeadlineExceeded'],
+    ]) {
+      const before = await getTj(name);
+      const r = await plugin(alice, ['scale', name, '--nodes', '2', '-n', ns]);
+      assert.equal(r.code, 1, show(r));
+      assert.equal(
+        r.err,
+        `error: TrainJob ${name} is finished (${why}): Trainer never runs it again, so its node count cannot change. Create a new TrainJob with 2 nodes instead.\n`,
+      );
+      assert.equal(r.out, '');
+      assert.deepEqual(written(await getTj(name)), written(before));
+    }
+  });
+
+  it("refuses a job whose JobSet cannot be rebuilt (torchtune's workspace claims): the webhook's refusal of the dry run, with the way out", async () => {
+    await create(job('claims', 1, { runtimeRef: { name: 'torchtune-llama3.2-1b' }, suspend: true }));
+    const built = await a.waitJobSet(ns, 'claims', 'built for 1 node', (js) => parallelism(js) === 1);
+    const before = await getTj('claims');
+    const r = await plugin(alice, ['scale', 'claims', '--nodes', '2', '-n', ns]);
+    assert.equal(r.code, 1, show(r));
+    assert.match(
+      r.err,
+      /^Error from server \(Forbidden\): admission webhook "[^"]+" denied the request: .*spec\.trainer\.numNodes: Forbidden: its JobSet has workspace claims \(spec\.volumeClaimPolicies\): JobSet v0\.12\.0 refuses to re-create it .*copy the data out of the claims and create a new TrainJob with numNodes 2/m,
+    );
+    assert.equal(r.out, '');
+    assert.deepEqual(written(await getTj('claims')), written(before));
+    assert.equal((await a.getJobSet(ns, 'claims'))?.metadata.uid, built.metadata.uid);
   });
 
   it('scales up 1 -> 2 to the end: paused, pods gone, numNodes set, JobSet rebuilt, resumed, pods scheduled', async (t) => {
@@ -186,5 +250,54 @@ describe('kubectl trainjob: scale and status as a user with a namespace Role', {
     });
     assert.equal(r.code, 0, show(r));
     assert.match(r.out, /^Name: +ml-team\/llama$/m);
+  });
+
+  // The last two change the world for a while and put it back: the reconciler stopped, upstream's CRD.
+
+  /**
+   * A server dry run of llama's scale to 3 nodes (a count it never has: a rebuild, whichever test
+   * ran before): how the tests below wait for the webhook and the API server.
+   */
+  const dryRun = () => plugin(alice, ['scale', 'llama', '-n', ns, '--nodes', '3', '--dry-run=server']);
+
+  it('refuses while no reconciler leads (stopped, its Lease released): for now, run it again; admitted once one leads again', async () => {
+    await reconciler.proc.stop();
+    // The webhook follows the Lease by a watch: its release reaches it in a moment.
+    await waitFor('the webhook sees no reconciler leading', async () => (await dryRun()).code === 1);
+    const before = await getTj('llama');
+    const r = await plugin(alice, ['scale', 'llama', '-n', ns, '--nodes', '3']);
+    assert.equal(r.code, 1, show(r));
+    assert.match(
+      r.err,
+      /^Error from server \(ServiceUnavailable\): admission webhook "[^"]+" denied the request: TrainJob\.trainer\.kubeflow\.org "llama" cannot be changed now: spec\.trainer\.numNodes: Forbidden: no reconciler leads to carry the rebuild out.*; the change is refused for now and can be applied again in a few seconds$/m,
+    );
+    assert.match(
+      r.err,
+      /^This refusal is for now \(no reconciler leads, or a read failed\): nothing was changed\. Run the same command again in a few seconds; if it lasts more than a minute, tell your platform team\.$/m,
+    );
+    assert.equal(r.out, '');
+    assert.deepEqual(written(await getTj('llama')), written(before));
+    reconciler = await startWorldReconciler(w, 'reconciler-again');
+    await waitFor('the scale admitted once a reconciler leads', async () => (await dryRun()).code === 0);
+  });
+
+  it("refuses on a cluster without the CRD patch (upstream's CRD re-applied, as a Trainer upgrade does): the API server's 422 and how to apply the patch, which, run, admits the scale again", async () => {
+    await w.cp.installCRDs([upstreamCrdsOf(currentCell().trainer).trainjobs]);
+    await waitFor("upstream's blanket rule in force", async () => / field is immutable/.test((await dryRun()).err));
+    const before = await getTj('llama');
+    const r = await plugin(alice, ['scale', 'llama', '-n', ns, '--nodes', '3']);
+    assert.equal(r.code, 1, show(r));
+    assert.match(r.err, /^The TrainJob "llama" is invalid: spec\.trainer: Invalid value: .*field is immutable$/m);
+    const fix =
+      /^The cluster's TrainJob CRD still has upstream's rule that makes all of spec\.trainer immutable: trainjob-webhook's CRD patch is not applied\. Ask your platform team to apply it \(kubectl (patch crd trainjobs\.trainer\.kubeflow\.org --type=json --patch-file (\S+)); see docs\/install\.md of trainjob-webhook\)\.$/m.exec(
+        r.err,
+      );
+    assert.ok(fix, show(r));
+    assert.equal(r.out, '');
+    assert.deepEqual(written(await getTj('llama')), written(before));
+    // The command as the message gives it (its file relative to a checkout of this project).
+    const args = fix[1].split(' ').map((a) => (a === fix[2] ? path.join(projectRoot, a) : a));
+    await w.cp.kubectl(args);
+    await waitFor('the scale admitted with the patch applied', async () => (await dryRun()).code === 0);
   });
 });

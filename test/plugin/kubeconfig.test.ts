@@ -1,43 +1,106 @@
-// Which kubeconfig the plugin reads: --kubeconfig, else KUBECONFIG's file, else ~/.kube/config;
-// a KUBECONFIG of several existing files (which kubectl merges) is refused, saying what to do.
+// Which kubeconfig the plugin reads, as kubectl (client-go's clientcmd loader.go): --kubeconfig
+// alone, else every file KUBECONFIG lists (merged; those that do not exist skipped), else
+// ~/.kube/config; and the namespace from the merged view: the context of the first file that
+// defines it, current-context from the first file that sets it.
 import assert from 'node:assert/strict';
-import { mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import { UsageError } from '../../src/plugin/args.ts';
-import { kubeconfigPath } from '../../src/plugin/kubeconfig.ts';
+import { kubeconfigAccess, namespaceOf } from '../../src/plugin/kubeconfig.ts';
 
-describe('kubeconfigPath', () => {
+describe('the kubeconfig and namespace the plugin reads', () => {
   let dir: string;
   let a: string;
   let b: string;
+  let home: string;
+  const missing = () => path.join(dir, 'missing');
   before(async () => {
     dir = await mkdtemp(path.join(tmpdir(), 'tjw-kubeconfig-'));
     [a, b] = [path.join(dir, 'a'), path.join(dir, 'b')];
-    await Promise.all([writeFile(a, 'apiVersion: v1\n'), writeFile(b, 'apiVersion: v1\n')]);
+    home = path.join(dir, 'home');
+    await mkdir(path.join(home, '.kube'), { recursive: true });
+    await Promise.all([
+      // a: no current-context; its context "work" is the one the merged view keeps.
+      writeFile(a, 'contexts:\n- name: work\n  context: {cluster: k, user: u, namespace: from-a}\n'),
+      writeFile(
+        b,
+        [
+          'current-context: work',
+          'contexts:',
+          '- name: work',
+          '  context: {cluster: k, user: u, namespace: from-b}',
+          '- name: b-only',
+          '  context: {cluster: k, user: u, namespace: only-in-b}',
+        ].join('\n'),
+      ),
+      writeFile(
+        path.join(home, '.kube', 'config'),
+        'current-context: h\ncontexts: [{name: h, context: {namespace: home-ns}}]\n',
+      ),
+    ]);
   });
   after(() => rm(dir, { recursive: true, force: true }));
-  const env = (KUBECONFIG: string) => ({ KUBECONFIG, HOME: dir });
+  const env = (KUBECONFIG?: string) => ({ ...(KUBECONFIG === undefined ? {} : { KUBECONFIG }), HOME: home });
+  const list = (...files: string[]) => files.join(path.delimiter);
 
-  it('--kubeconfig first, whatever KUBECONFIG lists', () => {
-    assert.equal(kubeconfigPath({ kubeconfig: 'x' }, env(`${a}${path.delimiter}${b}`)), 'x');
+  describe('kubeconfigAccess', () => {
+    it('--kubeconfig alone, whatever KUBECONFIG lists, with --context', () => {
+      assert.deepEqual(kubeconfigAccess({ kubeconfig: 'x', context: 'c' }, env(list(a, b))), {
+        mode: 'kubeconfig',
+        path: 'x',
+        context: 'c',
+      });
+    });
+    it("KUBECONFIG's files, in order, to be merged (each name once; those missing are skipped when read)", () => {
+      assert.deepEqual(kubeconfigAccess({}, env(list(missing(), a, '', b, a))), {
+        mode: 'merged-kubeconfig',
+        files: [missing(), a, b],
+      });
+    });
+    it('no KUBECONFIG: ~/.kube/config', () => {
+      assert.deepEqual(kubeconfigAccess({ context: 'h' }, env()), {
+        mode: 'merged-kubeconfig',
+        files: [path.join(home, '.kube', 'config')],
+        context: 'h',
+      });
+    });
+    it('a KUBECONFIG none of whose files exists is an error, not ~/.kube/config (kubectl does not read it then)', () => {
+      assert.throws(
+        () => kubeconfigAccess({}, env(missing())),
+        (err: Error) =>
+          err instanceof UsageError &&
+          err.message.includes(`none of the files KUBECONFIG lists exists (${missing()})`) &&
+          !err.message.includes('\n'),
+      );
+    });
+    it('no KUBECONFIG and no ~/.kube/config: what to do', () => {
+      assert.throws(() => kubeconfigAccess({}, { HOME: dir }), /no kubeconfig: pass --kubeconfig FILE/);
+    });
   });
-  it("KUBECONFIG's one existing file; the files that do not exist are skipped", () => {
-    assert.equal(kubeconfigPath({}, env([path.join(dir, 'missing'), a].join(path.delimiter))), a);
-    assert.equal(kubeconfigPath({}, env([a, a].join(path.delimiter))), a);
-  });
-  it('several existing files are refused, with how to merge them, rather than read as the first', () => {
-    assert.throws(
-      () => kubeconfigPath({}, env([a, path.join(dir, 'missing'), b].join(path.delimiter))),
-      (err: Error) =>
-        err instanceof UsageError &&
-        err.message.includes(`KUBECONFIG lists 2 files (${a}, ${b})`) &&
-        err.message.includes('kubectl config view --flatten > ~/.kube/merged-config') &&
-        !err.message.includes('\n'),
-    );
-  });
-  it('no KUBECONFIG and no ~/.kube/config: what to do', () => {
-    assert.throws(() => kubeconfigPath({}, env('')), /no kubeconfig: pass --kubeconfig FILE/);
+
+  describe('namespaceOf', () => {
+    const ns = (flags: { namespace?: string; context?: string }, KUBECONFIG?: string) =>
+      namespaceOf(flags, kubeconfigAccess(flags, env(KUBECONFIG)));
+    it('the current-context of the first file that sets one, that context taken from the first file that defines it', async () => {
+      assert.equal(await ns({}, list(a, b)), 'from-a');
+      assert.equal(await ns({}, list(b, a)), 'from-b');
+    });
+    it('--context names a context of any file; -n wins', async () => {
+      assert.equal(await ns({ context: 'b-only' }, list(missing(), a, b)), 'only-in-b');
+      assert.equal(await ns({ namespace: 'given', context: 'b-only' }, list(a, b)), 'given');
+    });
+    it('~/.kube/config without KUBECONFIG; "default" when the context sets none or a file cannot be read', async () => {
+      assert.equal(await ns({}), 'home-ns');
+      assert.equal(await ns({}, a), 'default');
+      const bad = path.join(dir, 'bad');
+      await writeFile(bad, '- not a mapping\n');
+      assert.equal(await ns({}, list(bad, b)), 'default');
+    });
+    it('--kubeconfig: that file only', async () => {
+      assert.equal(await namespaceOf({}, { mode: 'kubeconfig', path: b }), 'from-b');
+      assert.equal(await namespaceOf({}, { mode: 'kubeconfig', path: a }), 'default');
+    });
   });
 });
