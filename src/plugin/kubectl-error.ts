@@ -62,7 +62,8 @@ export function adviceFor(s: ApiStatus): string {
   if (isBlanketRule(s))
     return (
       "The cluster's TrainJob CRD still has upstream's rule that makes all of spec.trainer immutable: trainjob-webhook's CRD patch is not applied. " +
-      'Ask your platform team to apply it (kubectl patch crd trainjobs.trainer.kubeflow.org --type=json --patch-file manifests/crd-patch/trainjob-crd-patch.yaml; see docs/install.md of trainjob-webhook).'
+      'Ask your platform team to apply it (kubectl patch crd trainjobs.trainer.kubeflow.org --type=json --patch-file manifests/crd-patch/trainjob-crd-patch.yaml; ' +
+      "Trainer's main line has its own file under manifests/crd-patch/: see docs/install.md of trainjob-webhook)."
     );
   if (s.code === 503)
     return 'This refusal is for now (no reconciler leads, or a read failed): nothing was changed. Run the same command again in a few seconds; if it lasts more than a minute, tell your platform team.';

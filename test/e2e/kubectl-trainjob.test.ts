@@ -289,7 +289,7 @@ describe('kubectl trainjob: scale and status as a user with a namespace Role', {
     assert.equal(r.code, 1, show(r));
     assert.match(r.err, /^The TrainJob "llama" is invalid: spec\.trainer: Invalid value: .*field is immutable$/m);
     const fix =
-      /^The cluster's TrainJob CRD still has upstream's rule that makes all of spec\.trainer immutable: trainjob-webhook's CRD patch is not applied\. Ask your platform team to apply it \(kubectl (patch crd trainjobs\.trainer\.kubeflow\.org --type=json --patch-file (\S+)); see docs\/install\.md of trainjob-webhook\)\.$/m.exec(
+      /^The cluster's TrainJob CRD still has upstream's rule that makes all of spec\.trainer immutable: trainjob-webhook's CRD patch is not applied\. Ask your platform team to apply it \(kubectl (patch crd trainjobs\.trainer\.kubeflow\.org --type=json --patch-file (\S+)); Trainer's main line has its own file under manifests\/crd-patch\/: see docs\/install\.md of trainjob-webhook\)\.$/m.exec(
         r.err,
       );
     assert.ok(fix, show(r));
