@@ -8,7 +8,7 @@ import path from 'node:path';
 import { describe, it } from 'node:test';
 import { KubeconfigFileError, mergeKubeconfigs, type KubeconfigDocument } from '../../src/cluster/kubeconfig-merge.ts';
 
-const A = path.resolve('/work/a/config');
+const A = path.resolve('/opt/a/config');
 const B = path.resolve('/home/b/.kube/config');
 const cluster = (name: string, body: Record<string, unknown>) => ({ name, cluster: body });
 const user = (name: string, body: Record<string, unknown>) => ({ name, user: body });
@@ -124,13 +124,13 @@ describe('mergeKubeconfigs', () => {
         kind: 'Config',
         preferences: {},
         clusters: [
-          cluster('ka', { server: 'https://a', 'certificate-authority': path.resolve('/work/a/ca.crt') }),
+          cluster('ka', { server: 'https://a', 'certificate-authority': path.resolve('/opt/a/ca.crt') }),
           cluster('kb', { server: 'https://b', 'certificate-authority': path.resolve('/home/b/.kube/ca.crt') }),
         ],
         users: [
           user('ua', {
-            'client-certificate': path.resolve('/work/a/certs/client.crt'),
-            'client-key': path.resolve('/work/keys/client.key'),
+            'client-certificate': path.resolve('/opt/a/certs/client.crt'),
+            'client-key': path.resolve('/opt/keys/client.key'),
             tokenFile: '/abs/token',
           }),
           user('ub', { 'token-file': path.resolve('/home/b/.kube/token'), 'client-certificate-data': 'Q0VSVA==' }),
