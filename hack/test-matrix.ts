@@ -89,31 +89,45 @@ interface CellResult {
 /** At most this many lines of a run's failing tests in the matrix's last lines. */
 const MAX_FAILING_LINES = 24;
 
+/** The spec reporter's error for a test whose suite ended first (its `before` hook failed, or it timed out). */
+const CANCELLED_BY_PARENT = /did not finish before its parent and was cancelled/;
+
 /**
  * The gist of the spec reporter's "✖ failing tests:" section (its last lines): each failing test's
- * place ("test at FILE:LINE:COL"), its name, and its error's first line, without the stack. The
- * matrix's last lines then say what failed where: CI often keeps only the tail of the log, and a
- * test a `before` hook cancelled, or one that timed out, counts under neither pass nor fail. Pure.
+ * place ("test at FILE:LINE:COL"), its name, and its error's first line, without the stack; the
+ * tests their suite cancelled as one count after the rest, so the suite's own error (a `before`
+ * hook's, say) comes first. The matrix's last lines then say what failed where: CI often keeps only
+ * the tail of the log, and a test a `before` hook cancelled, or one that timed out, counts under
+ * neither pass nor fail. Pure.
  */
 export function failingTestLines(lines: string[]): string[] {
   const start = lines.findIndex((l) => /^✖ failing tests:/.test(l));
   if (start < 0) return [];
-  const out: string[] = [];
-  let wantError = false;
+  const entries: { place?: string; name: string; error?: string }[] = [];
+  let place: string | undefined;
   for (const raw of lines.slice(start + 1)) {
-    const line = raw.trimEnd();
-    if (/^test at /.test(line)) {
-      out.push(line);
-      wantError = false;
-    } else if (/^\s*✖ /.test(line)) {
-      out.push(line.trim());
-      wantError = true;
-    } else if (wantError && line.trim()) {
-      out.push(`  ${line.trim()}`.slice(0, 240));
-      wantError = false;
-    }
+    const line = raw.trim();
+    const last = entries.at(-1);
+    if (/^test at /.test(line)) place = line;
+    else if (/^✖ /.test(line)) {
+      entries.push({ place, name: line, error: undefined });
+      place = undefined;
+    } else if (last && last.error === undefined && line) last.error = line.slice(0, 240);
   }
-  return out;
+  const cancelled = entries.filter((e) => CANCELLED_BY_PARENT.test(e.error ?? ''));
+  return [
+    ...entries
+      .filter((e) => !cancelled.includes(e))
+      .flatMap((e) => [...(e.place ? [e.place] : []), e.name, ...(e.error ? [`  ${e.error}`] : [])]),
+    ...(cancelled.length > 0
+      ? [
+          `${cancelled.length} test(s) cancelled by their suite: ${cancelled.map((e) => e.name.slice(2)).join(', ')}`.slice(
+            0,
+            240,
+          ),
+        ]
+      : []),
+  ];
 }
 
 /**
@@ -138,6 +152,7 @@ function runCell(run: Run): Promise<CellResult> {
     stdio: ['ignore', 'pipe', 'pipe'],
   });
   const summary: string[] = [];
+  /** The run's stdout from the reporter's "failing tests" section on (failingTestLines). */
   const stdoutLines: string[] = [];
   const prefix = (stream: NodeJS.ReadableStream, out: NodeJS.WriteStream) => {
     let rest = '';
@@ -147,7 +162,8 @@ function runCell(run: Run): Promise<CellResult> {
       rest = lines.pop() ?? '';
       for (const line of lines) {
         if (/^ℹ (tests|pass|fail|cancelled|skipped|todo|duration_ms) /.test(line)) summary.push(line.slice(2));
-        if (out === process.stdout) stdoutLines.push(line);
+        if (out === process.stdout && (stdoutLines.length > 0 || /^✖ failing tests:/.test(line)))
+          stdoutLines.push(line);
         out.write(`[${name}] ${line}\n`);
       }
     });

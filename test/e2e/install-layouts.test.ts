@@ -532,7 +532,11 @@ describe(
             cp.kubectl(['scale', 'trainjob/scaled', '-n', ns, '--replicas', String(replicas), ...more], {
               check: false,
             });
-          await waitFor('the scale policy in force', async () => (await scale(3, '--dry-run=server')).code !== 0);
+          await waitFor('the scale policy in force', async () =>
+            /ValidatingAdmissionPolicy 'trainjob-webhook-scale\.trainer\.kubeflow\.org'/.test(
+              (await scale(3, '--dry-run=server')).stderr,
+            ),
+          );
           const changed = await scale(3);
           assert.equal(changed.code, 1, changed.stdout);
           assert.match(

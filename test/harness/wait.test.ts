@@ -3,11 +3,10 @@
 import assert from 'node:assert/strict';
 import { spawnSync } from 'node:child_process';
 import { utimesSync } from 'node:fs';
-import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { describe, it } from 'node:test';
 import { fileURLToPath } from 'node:url';
-import { freePorts, reserve } from './wait.ts';
+import { freePorts, RESERVATIONS, reserve } from './wait.ts';
 
 const wait = fileURLToPath(new URL('./wait.ts', import.meta.url));
 /** reserve(port) in another process, as the matrix's other run would. */
@@ -21,7 +20,7 @@ describe('freePorts: one port, one test process', () => {
     const [port] = await freePorts(1);
     assert.equal(reserveElsewhere(port), false, 'fresh: taken');
     const old = new Date(Date.now() - 10 * 60_000);
-    utimesSync(path.join(tmpdir(), 'tjw-port-reservations', String(port)), old, old);
+    utimesSync(path.join(RESERVATIONS, String(port)), old, old);
     assert.equal(reserveElsewhere(port), true, 'stale: replaced');
     assert.equal(reserve(port), false, 'and now taken again, for this process too');
   });

@@ -82,13 +82,14 @@ function listenOn(port: number): Promise<Server | undefined> {
  * chose and released; without a mark, the other could choose the same port before the component
  * binds it (`listen EADDRINUSE`, seen in CI as a world that did not start).
  */
-const RESERVATIONS = path.join(tmpdir(), 'tjw-port-reservations');
+export const RESERVATIONS = path.join(tmpdir(), `tjw-port-reservations-${process.getuid?.() ?? 'user'}`);
 /** Longer than any component takes to bind the port it was given; after it, a mark is stale. */
 const RESERVATION_MS = 5 * 60_000;
 
 /**
- * Marks `port` taken (an exclusive create of its file); false when a mark younger than
- * RESERVATION_MS exists. A stale mark is replaced.
+ * Marks `port` taken (an exclusive create of its file, holding the pid for whoever looks); false
+ * when a mark younger than RESERVATION_MS exists. A stale mark is replaced. Where marks cannot be
+ * written (a read-only or foreign directory), true: the choice is then as good as before marks.
  */
 export function reserve(port: number, now = Date.now()): boolean {
   const file = path.join(RESERVATIONS, String(port));
@@ -100,12 +101,22 @@ export function reserve(port: number, now = Date.now()): boolean {
       return true;
     } catch (err) {
       const code = (err as NodeJS.ErrnoException).code;
-      if (code === 'ENOENT') mkdirSync(RESERVATIONS, { recursive: true });
-      else if (code !== 'EEXIST') throw err;
+      if (code === 'ENOENT') {
+        if (!makeDir()) return true;
+      } else if (code !== 'EEXIST') return true;
       else if (!removeIfStale(file, now)) return false;
     }
   }
   return false;
+}
+
+function makeDir(): boolean {
+  try {
+    mkdirSync(RESERVATIONS, { recursive: true, mode: 0o700 });
+    return true;
+  } catch {
+    return false;
+  }
 }
 
 /** Removes a mark older than RESERVATION_MS; false when it is fresh. */

@@ -163,7 +163,10 @@ describe('the test scripts', () => {
         "  it('passes', () => {});",
         "  it('asserts', () => assert.equal(1, 2, 'one is not two'));",
         "  it('hangs', { timeout: 20 }, () => new Promise((r) => setTimeout(r, 2000)));",
-        "  describe('world', () => { before(() => { throw new Error('the world did not start'); }); it('uses it', () => {}); });",
+        "  describe('world', () => {",
+        "    before(() => { throw new Error('the world did not start'); });",
+        ...Array.from({ length: 12 }, (_, i) => `    it('uses it ${i}', () => {});`),
+        '  });',
         '});',
       ].join('\n'),
     );
@@ -173,7 +176,12 @@ describe('the test scripts', () => {
     assert.equal(run.status, 1);
     const lines = failingTestLines(run.stdout.split('\n'));
     const named = lines.filter((l) => l.startsWith('✖ ')).map((l) => l.replace(/ \(.*\)$/, ''));
-    assert.deepEqual(named, ['✖ asserts', '✖ hangs', '✖ uses it', '✖ world']);
+    assert.deepEqual(
+      named,
+      ['✖ asserts', '✖ hangs', '✖ world'],
+      'the suite whose hook failed before its 12 cancelled tests',
+    );
+    assert.match(lines.at(-1) ?? '', /^12 test\(s\) cancelled by their suite: uses it 0, uses it 1, /);
     assert.ok(
       lines.some((l) => /^test at .*three\.test\.mjs:5:/.test(l)),
       lines.join('\n'),
