@@ -306,6 +306,8 @@ interface Population {
   reconciles: number;
   requests: Record<string, number>;
   watchEvents: Record<string, number>;
+  /** The events that changed what a decision reads, by the watch they came from (trainjob, jobset, job). */
+  changedBySource: Record<string, number>;
   resyncPasses: number;
   /** The keys those passes queued again: the TrainJobs that existed at each pass. */
   resyncKeys: number;
@@ -365,6 +367,10 @@ async function populate(b: Bench): Promise<Population> {
     watchEvents: deltaOf(
       byLabel(m0, 'trainjob_reconciler_watch_events_total', 'result'),
       byLabel(m1, 'trainjob_reconciler_watch_events_total', 'result'),
+    ),
+    changedBySource: deltaOf(
+      byLabel(m0, 'trainjob_reconciler_watch_events_total', 'source', (l) => l.result === 'changed'),
+      byLabel(m1, 'trainjob_reconciler_watch_events_total', 'source', (l) => l.result === 'changed'),
     ),
     resyncPasses: passes,
     resyncKeys,
@@ -527,7 +533,7 @@ async function main() {
       '',
       `The sidecar idle, from its own /metrics (prom-client's process series) at that moment: ${heapBreakdown(idleMetrics)}.`,
       '',
-      `Watch events during the creation, by what the sidecar made of them: ${Object.keys(pop.watchEvents).length ? showCounts(pop.watchEvents) : 'not counted (a sidecar without trainjob_reconciler_watch_events_total)'}. The resync queues every key again each ${RESYNC_S} s (src/reconciler/config.ts); its passes in the window are counted from the sidecar's start and the TrainJobs that existed then.`,
+      `Watch events during the creation, by what the sidecar made of them: ${Object.keys(pop.watchEvents).length ? `${showCounts(pop.watchEvents)} (changed, by watch: ${showCounts(pop.changedBySource)})` : 'not counted (a sidecar without trainjob_reconciler_watch_events_total)'}. The resync queues every key again each ${RESYNC_S} s (src/reconciler/config.ts); its passes in the window are counted from the sidecar's start and the TrainJobs that existed then.`,
       '',
       `A scaling write's path (a suspended TrainJob's numNodes 1 -> 2, ${knobs.scales} times per cluster size):`,
       '',

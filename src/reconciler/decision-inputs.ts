@@ -54,7 +54,11 @@ export function trainJobView(tj: TrainJob, mode: Mode): unknown {
   const kept = readOf(SHAPES[mode].trainJob(tj));
   if (!isObject(kept.status) || !(STATUS_FIELD in kept.status)) return kept;
   const { [STATUS_FIELD]: _own, ...status } = kept.status;
-  return { ...kept, status };
+  if (Object.keys(status).length > 0) return { ...kept, status };
+  // Nothing else of status is read: the view is the one from before the field's first write (no
+  // status at all), or that write comes back as a change (3 reconciles per created TrainJob).
+  const { status: _none, ...rest } = kept;
+  return rest;
 }
 
 /** The managers that own spec.suspend (decide.ts ownsSuspend reads only that of managedFields). */

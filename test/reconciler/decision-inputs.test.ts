@@ -125,6 +125,14 @@ describe('eventChangesDecision: does a watch event change anything a decision re
       } as never),
       false,
     ]),
+    ...(['companion', 'standalone'] as const).map((mode): Row => [
+      `the status field's first write, on a TrainJob with no status yet (${mode}: was a change, 3 reconciles per created TrainJob)`,
+      'trainjob',
+      mode,
+      trainJob(),
+      trainJob({ status: { trainjobWebhook: { nodes: 1, rebuild: 'None' } } } as never),
+      false,
+    ]),
     [
       "Trainer's Suspended condition (the pause grace and the resume's refusals read it)",
       'trainjob',
