@@ -22,6 +22,7 @@ import {
   projectRoot,
   upstreamControllersAvailability,
   waitFor,
+  skipUnless,
 } from '../harness/index.ts';
 import type { Sidecar } from '../reconciler/support/sidecar.ts';
 import {
@@ -70,9 +71,7 @@ const DOCS_NAMESPACE = 'my-ns';
 const WORKSPACE_RUNTIME = 'torch-distributed-workspace';
 
 const cell = currentCell();
-const controlPlane = controlPlaneAvailability();
-const controllers = upstreamControllersAvailability();
-const skip = !controlPlane.available ? controlPlane.reason : !controllers.available ? controllers.reason : false;
+const skip = skipUnless(controlPlaneAvailability(), upstreamControllersAvailability());
 
 interface Ctx {
   w: World;

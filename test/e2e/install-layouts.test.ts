@@ -37,6 +37,7 @@ import {
   waitFor,
   type ControlPlane,
   type UpstreamControllers,
+  skipUnless,
 } from '../harness/index.ts';
 import {
   byKind,
@@ -62,9 +63,7 @@ import {
 } from './support/install-rights.ts';
 import { trainJobs } from './support/trainjobs.ts';
 
-const controlPlane = controlPlaneAvailability();
-const controllers = upstreamControllersAvailability();
-const skip = !controlPlane.available ? controlPlane.reason : !controllers.available ? controllers.reason : false;
+const skip = skipUnless(controlPlaneAvailability(), upstreamControllersAvailability());
 
 const NS = 'kubeflow-system';
 const CRD = 'trainjobs.trainer.kubeflow.org';

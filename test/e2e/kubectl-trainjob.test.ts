@@ -18,6 +18,7 @@ import {
   upstreamControllersAvailability,
   upstreamCrdsOf,
   waitFor,
+  skipUnless,
 } from '../harness/index.ts';
 import { pluginExecutable } from '../harness/plugin.ts';
 import type { UserKubeconfig } from '../harness/index.ts';
@@ -34,9 +35,7 @@ import {
 } from '../reconciler/support/world.ts';
 import { batchUserRules, runPlugin, showRun as show, usersWithRoles, type RunOptions } from './support/plugin-run.ts';
 
-const controlPlane = controlPlaneAvailability();
-const controllers = upstreamControllersAvailability();
-const skip = !controlPlane.available ? controlPlane.reason : !controllers.available ? controllers.reason : false;
+const skip = skipUnless(controlPlaneAvailability(), upstreamControllersAvailability());
 
 /** The single executable, set once it is built (before). */
 let BIN = '';

@@ -20,6 +20,7 @@ import {
   projectRoot,
   upstreamControllersAvailability,
   waitFor,
+  skipUnless,
 } from '../harness/index.ts';
 import type { Sidecar } from '../reconciler/support/sidecar.ts';
 import { api, startWorld, startWorldReconciler, torchTrainJob, type World } from '../reconciler/support/world.ts';
@@ -34,9 +35,7 @@ const NAME = 'llama-finetune';
 const NODES = 2;
 
 const cell = currentCell();
-const controlPlane = controlPlaneAvailability();
-const controllers = upstreamControllersAvailability();
-const skip = !controlPlane.available ? controlPlane.reason : !controllers.available ? controllers.reason : false;
+const skip = skipUnless(controlPlaneAvailability(), upstreamControllersAvailability());
 
 const session = (): SessionStep[] => consoleSession(readFileSync(README, 'utf8'), HEADING);
 

@@ -27,6 +27,7 @@ import {
   upstreamDir,
   waitFor,
   type UserKubeconfig,
+  skipUnless,
 } from '../harness/index.ts';
 import { TRAINING_ANNOTATION } from '../harness/pods.ts';
 import { startSidecar } from '../reconciler/support/sidecar.ts';
@@ -40,9 +41,7 @@ import {
   type World,
 } from '../reconciler/support/world.ts';
 
-const controlPlane = controlPlaneAvailability();
-const controllers = upstreamControllersAvailability();
-const skip = !controlPlane.available ? controlPlane.reason : !controllers.available ? controllers.reason : false;
+const skip = skipUnless(controlPlaneAvailability(), upstreamControllersAvailability());
 
 const LWS = { group: 'leaderworkerset.x-k8s.io', version: 'v1', plural: 'leaderworkersets' } as const;
 const INITIALIZER_SA = 'kubeflow-trainer-cache-initializer';

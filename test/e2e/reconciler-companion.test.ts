@@ -14,6 +14,7 @@ import {
   upstreamControllersAvailability,
   upstreamDir,
   waitFor,
+  skipUnless,
 } from '../harness/index.ts';
 import { buildJobSet } from '../../src/rebuild/trainer-jobset/jobset.ts';
 import type { TrainJob } from '../../src/api/objects.ts';
@@ -33,9 +34,7 @@ import {
   withoutWebhook,
 } from '../reconciler/support/world.ts';
 
-const controlPlane = controlPlaneAvailability();
-const controllers = upstreamControllersAvailability();
-const skip = !controlPlane.available ? controlPlane.reason : !controllers.available ? controllers.reason : false;
+const skip = skipUnless(controlPlaneAvailability(), upstreamControllersAvailability());
 
 describe('reconciler, companion mode, beside the real Trainer and JobSet controllers', { skip }, () => {
   let w: World;

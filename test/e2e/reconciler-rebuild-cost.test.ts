@@ -15,6 +15,7 @@ import {
   upstreamControllersAvailability,
   upstreamDir,
   waitFor,
+  skipUnless,
 } from '../harness/index.ts';
 import type { Sidecar } from '../reconciler/support/sidecar.ts';
 import {
@@ -27,9 +28,7 @@ import {
   type World,
 } from '../reconciler/support/world.ts';
 
-const controlPlane = controlPlaneAvailability();
-const controllers = upstreamControllersAvailability();
-const skip = !controlPlane.available ? controlPlane.reason : !controllers.available ? controllers.reason : false;
+const skip = skipUnless(controlPlaneAvailability(), upstreamControllersAvailability());
 
 /** The sidecar's request counters, by `verb resource`, leader-election renewals left out. */
 async function requestCounts(sidecar: Sidecar): Promise<Map<string, number>> {

@@ -5,7 +5,7 @@
 // re-created JobSet.
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
-import { controlPlaneAvailability, upstreamControllersAvailability, waitFor } from '../harness/index.ts';
+import { controlPlaneAvailability, upstreamControllersAvailability, waitFor, skipUnless } from '../harness/index.ts';
 import { microTime } from '../../src/reconciler/lease.ts';
 import { startSidecar, type Sidecar } from '../reconciler/support/sidecar.ts';
 import { killRounds } from '../faults/kill-rounds.ts';
@@ -21,9 +21,7 @@ import {
   type World,
 } from '../reconciler/support/world.ts';
 
-const controlPlane = controlPlaneAvailability();
-const controllers = upstreamControllersAvailability();
-const skip = !controlPlane.available ? controlPlane.reason : !controllers.available ? controllers.reason : false;
+const skip = skipUnless(controlPlaneAvailability(), upstreamControllersAvailability());
 
 /**
  * The sidecars' leader-election timing here (ms: lease duration, renew deadline, retry period;

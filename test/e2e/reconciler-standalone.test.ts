@@ -13,6 +13,7 @@ import {
   pods,
   upstreamControllersAvailability,
   waitFor,
+  skipUnless,
 } from '../harness/index.ts';
 import type { Condition } from '../../src/api/objects.ts';
 import { startSidecar, type Sidecar } from '../reconciler/support/sidecar.ts';
@@ -28,9 +29,7 @@ import {
   type World,
 } from '../reconciler/support/world.ts';
 
-const controlPlane = controlPlaneAvailability();
-const controllers = upstreamControllersAvailability();
-const skip = !controlPlane.available ? controlPlane.reason : !controllers.available ? controllers.reason : false;
+const skip = skipUnless(controlPlaneAvailability(), upstreamControllersAvailability());
 
 describe('reconciler, standalone mode (no Trainer controller), beside the real JobSet controller', { skip }, () => {
   let w: World;

@@ -13,6 +13,7 @@ import {
   upstreamControllersAvailability,
   upstreamDir,
   waitFor,
+  skipUnless,
 } from '../harness/index.ts';
 import type { JobSet, TrainJob } from '../../src/api/objects.ts';
 import { startSidecar, type Sidecar } from '../reconciler/support/sidecar.ts';
@@ -30,9 +31,7 @@ import {
 } from '../reconciler/support/world.ts';
 import { formatStepTimes, stepTimes, watchNoEarlyDelete } from './support/flows.ts';
 
-const controlPlane = controlPlaneAvailability();
-const controllers = upstreamControllersAvailability();
-const skip = !controlPlane.available ? controlPlane.reason : !controllers.available ? controllers.reason : false;
+const skip = skipUnless(controlPlaneAvailability(), upstreamControllersAvailability());
 
 const trainJob = (
   name: string,

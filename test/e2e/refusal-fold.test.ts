@@ -15,14 +15,18 @@ import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
 import { after, before, describe, it } from 'node:test';
 import type { CoreV1Event } from '@kubernetes/client-node';
-import { controlPlaneAvailability, freePorts, upstreamControllersAvailability, waitFor } from '../harness/index.ts';
+import {
+  controlPlaneAvailability,
+  freePorts,
+  upstreamControllersAvailability,
+  waitFor,
+  skipUnless,
+} from '../harness/index.ts';
 import type { JobSet } from '../../src/api/objects.ts';
 import { startSidecar, type Sidecar } from '../reconciler/support/sidecar.ts';
 import { api, inNamespace, RECONCILER_SA, startWorld, torchTrainJob, type World } from '../reconciler/support/world.ts';
 
-const controlPlane = controlPlaneAvailability();
-const controllers = upstreamControllersAvailability();
-const skip = !controlPlane.available ? controlPlane.reason : !controllers.available ? controllers.reason : false;
+const skip = skipUnless(controlPlaneAvailability(), upstreamControllersAvailability());
 
 const ns = 'fold';
 const name = 'folded';

@@ -9,7 +9,13 @@ import { execFile } from 'node:child_process';
 import path from 'node:path';
 import { promisify } from 'node:util';
 import { after, before, describe, it } from 'node:test';
-import { controlPlaneAvailability, projectRoot, upstreamControllersAvailability, waitFor } from '../harness/index.ts';
+import {
+  controlPlaneAvailability,
+  projectRoot,
+  upstreamControllersAvailability,
+  waitFor,
+  skipUnless,
+} from '../harness/index.ts';
 import type { JobSet, TrainJob } from '../../src/api/objects.ts';
 import { startSidecar, type Sidecar } from '../reconciler/support/sidecar.ts';
 import {
@@ -26,9 +32,7 @@ import {
 
 const execFileAsync = promisify(execFile);
 
-const controlPlane = controlPlaneAvailability();
-const controllers = upstreamControllersAvailability();
-const skip = !controlPlane.available ? controlPlane.reason : !controllers.available ? controllers.reason : false;
+const skip = skipUnless(controlPlaneAvailability(), upstreamControllersAvailability());
 
 const env = (js: JobSet | undefined, name: string, job = 'node') =>
   rJob(js, job)

@@ -12,7 +12,7 @@
 //   cannot have written it again).
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
-import { controlPlaneAvailability, upstreamControllersAvailability, waitFor } from '../harness/index.ts';
+import { controlPlaneAvailability, upstreamControllersAvailability, waitFor, skipUnless } from '../harness/index.ts';
 import type { TrainJob } from '../../src/api/objects.ts';
 import type { Sidecar } from '../reconciler/support/sidecar.ts';
 import {
@@ -25,9 +25,7 @@ import {
   type World,
 } from '../reconciler/support/world.ts';
 
-const controlPlane = controlPlaneAvailability();
-const controllers = upstreamControllersAvailability();
-const skip = !controlPlane.available ? controlPlane.reason : !controllers.available ? controllers.reason : false;
+const skip = skipUnless(controlPlaneAvailability(), upstreamControllersAvailability());
 
 const NS = 'scale-api';
 const scalePath = (name: string) => `/apis/trainer.kubeflow.org/v1alpha1/namespaces/${NS}/trainjobs/${name}/scale`;

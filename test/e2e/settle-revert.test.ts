@@ -9,7 +9,13 @@ import { execFile } from 'node:child_process';
 import path from 'node:path';
 import { promisify } from 'node:util';
 import { after, before, describe, it } from 'node:test';
-import { controlPlaneAvailability, projectRoot, upstreamControllersAvailability, waitFor } from '../harness/index.ts';
+import {
+  controlPlaneAvailability,
+  projectRoot,
+  upstreamControllersAvailability,
+  waitFor,
+  skipUnless,
+} from '../harness/index.ts';
 import type { TrainJob } from '../../src/api/objects.ts';
 import { startSidecar } from '../reconciler/support/sidecar.ts';
 import {
@@ -25,9 +31,7 @@ import {
 
 const execFileAsync = promisify(execFile);
 
-const controlPlane = controlPlaneAvailability();
-const controllers = upstreamControllersAvailability();
-const skip = !controlPlane.available ? controlPlane.reason : !controllers.available ? controllers.reason : false;
+const skip = skipUnless(controlPlaneAvailability(), upstreamControllersAvailability());
 
 describe('settle --revert on a running TrainJob', { skip }, () => {
   let w: World;

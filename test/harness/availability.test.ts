@@ -4,7 +4,7 @@ import { chmodSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:f
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { after, describe, it } from 'node:test';
-import { controlPlaneAvailability, kueueAvailability } from './availability.ts';
+import { controlPlaneAvailability, kueueAvailability, skipUnless } from './availability.ts';
 import {
   cacheDirs,
   locateControlPlaneBinaries,
@@ -158,5 +158,17 @@ describe('Kueue (only the suites that queue jobs need it)', () => {
       kueueAvailability({ ...base, TJW_BIN_CACHE: cache }, () => undefined),
       { available: true, needsBuild: false },
     );
+  });
+});
+
+describe("skipUnless: a suite's skip from what it needs", () => {
+  it('false when all are available, else the first missing one’s reason', () => {
+    const ok = { available: true, needsBuild: false } as const;
+    const noEtcd = { available: false, reason: 'no etcd' } as const;
+    const noTrainer = { available: false, reason: 'no Trainer' } as const;
+    assert.equal(skipUnless(ok, ok), false);
+    assert.equal(skipUnless(), false);
+    assert.equal(skipUnless(ok, noEtcd, noTrainer), 'no etcd');
+    assert.equal(skipUnless(noTrainer, ok), 'no Trainer');
   });
 });

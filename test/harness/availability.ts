@@ -163,3 +163,12 @@ export function ensureKueueBinaries(env: NodeJS.ProcessEnv = process.env): Promi
 export function ensureCoschedulingBinaries(env: NodeJS.ProcessEnv = process.env): Promise<CoschedulingBinaries> {
   return ensure(() => locateCoschedulingBinaries(env), ['coscheduling'], coschedulingAvailability(env));
 }
+
+/**
+ * A suite's `skip`: the reason of the first of `needs` that is not available, else false. Every
+ * end-to-end suite needs the control plane; most also need the upstream controllers.
+ */
+export function skipUnless(...needs: Availability[]): string | false {
+  const missing = needs.find((a) => !a.available);
+  return missing && !missing.available ? missing.reason : false;
+}

@@ -8,6 +8,7 @@ export {
   ensureKueueBinaries,
   coschedulingAvailability,
   ensureCoschedulingBinaries,
+  skipUnless,
   type Availability,
 } from './availability.ts';
 export {
