@@ -66,7 +66,9 @@ function entrypoint(extraArgs: readonly string[], root: string): string[] {
 /**
  * The confine policies' bindings that hold a reconciler to companion mode's writes (its JobSets
  * dry runs and suspends, no conditions): a standalone reconciler runs without them, as
- * docs/security.md tells standalone users to install it.
+ * docs/security.md tells standalone users to install it. They stay deleted for the rest of the
+ * world: only test/e2e/reconciler-standalone.test.ts starts standalone reconcilers, in a world of
+ * its own; a suite that mixes the modes would need them put back for its companion ones.
  */
 const COMPANION_ONLY_BINDINGS = [
   'trainjob-webhook-confine-reconciler-companion-status',
