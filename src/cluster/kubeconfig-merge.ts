@@ -73,6 +73,23 @@ function withAbsolutePaths(list: string, inner: string, entry: JsonObject, base:
   return { ...entry, [inner]: out };
 }
 
+/**
+ * One file's document with the relative paths of its clusters and users resolved against the
+ * file's directory, as mergeKubeconfigs resolves them (client-go's ResolveLocalPaths runs on an
+ * explicit file too). A shape it does not expect is left as it is, for the reader to refuse.
+ */
+export function withLocalPathsResolved(doc: unknown, file: string): unknown {
+  if (!isObject(doc)) return doc;
+  const base = path.resolve(path.dirname(file));
+  const out: JsonObject = { ...doc };
+  for (const [list, inner] of LISTS) {
+    const items = doc[list];
+    if (Array.isArray(items))
+      out[list] = items.map((e: unknown) => (isObject(e) ? withAbsolutePaths(list, inner, e, base) : e));
+  }
+  return out;
+}
+
 /** The entries of `list` in one file, by name; a shape client-go cannot decode or a name twice throws. */
 function entriesOf(file: string, items: unknown, list: string, inner: string): [string, JsonObject][] {
   if (items === undefined || items === null) return [];
