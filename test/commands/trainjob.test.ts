@@ -4,14 +4,15 @@
 // - --kubeconfig FILE with an exec user whose command is relative: run from the file's directory,
 //   as client-go resolves it (tools/clientcmd/loader.go ResolveLocalPaths,
 //   GetAuthInfoFileReferences), never from the current directory (client-node's loadFromFile would).
-// - The files are read once, for the namespace and the connection both: KUBECONFIG=<(...) works
-//   (a FIFO here, written once; a second read would find it empty).
+// - The files are read once, for the namespace and the connection both: KUBECONFIG=<(cat FILE)
+//   works (bin/kubectl-trainjob run from bash: a second read of the pipe finds it empty).
 // - YAML 1.1 as client-go decodes it: a context's namespace and a user's impersonation given
 //   through `<<: *anchor` merge keys are used.
 // - An exec user's connection is not failed by an unrelated broken cluster in another file
 //   (client-go checks only the context in use; client-node, given everything, refused it).
 import assert from 'node:assert/strict';
-import { execFileSync, spawn, type ChildProcess } from 'node:child_process';
+import { spawn } from 'node:child_process';
+import { once } from 'node:events';
 import { chmod, mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises';
 import type { IncomingHttpHeaders } from 'node:http';
 import { createServer, type Server } from 'node:https';
@@ -22,6 +23,7 @@ import { statusCommand } from '../../src/commands/trainjob.ts';
 import { createCA, issueServingCert } from '../harness/pki.ts';
 import { listen } from '../cluster/support/loopback.ts';
 
+const PLUGIN_BIN = path.resolve(import.meta.dirname, '../../bin/kubectl-trainjob');
 const EXEC_CREDENTIAL = `#!/bin/sh\necho '{"apiVersion":"client.authentication.k8s.io/v1","kind":"ExecCredential","status":{"token":"from-exec"}}'\n`;
 
 describe('kubectl trainjob: the kubeconfig as kubectl reads it', () => {
@@ -30,7 +32,6 @@ describe('kubectl trainjob: the kubeconfig as kubectl reads it', () => {
   let apiUrl = '';
   let caData = '';
   const seen: { url: string; headers: IncomingHttpHeaders }[] = [];
-  const writers: ChildProcess[] = [];
   const kubeconfigBefore = process.env.KUBECONFIG;
 
   before(async () => {
@@ -49,7 +50,6 @@ describe('kubectl trainjob: the kubeconfig as kubectl reads it', () => {
     else process.env.KUBECONFIG = kubeconfigBefore;
   });
   after(async () => {
-    for (const w of writers) w.kill();
     api.closeAllConnections();
     api.close();
     await rm(dir, { recursive: true, force: true });
@@ -95,9 +95,8 @@ describe('kubectl trainjob: the kubeconfig as kubectl reads it', () => {
     assert.equal(last!.headers.authorization, 'Bearer from-exec');
   });
 
-  it('KUBECONFIG naming a pipe: read once, for the namespace and the connection', async () => {
+  it('KUBECONFIG=<(cat FILE): the pipe is read once, for the namespace and the connection', async () => {
     const source = path.join(dir, 'piped-source');
-    const fifo = path.join(dir, 'piped');
     await writeFile(
       source,
       JSON.stringify({
@@ -107,14 +106,18 @@ describe('kubectl trainjob: the kubeconfig as kubectl reads it', () => {
         'current-context': 'c',
       }),
     );
-    execFileSync('mkfifo', [fifo]);
-    // As <(cat cfg): the content once, then nothing (a second reader finds the pipe empty).
-    writers.push(spawn('sh', ['-c', 'cat "$1" > "$2"; : > "$2"', 'sh', source, fifo], { stdio: 'ignore' }));
-    process.env.KUBECONFIG = fifo;
-    const { code, err, last } = await status([]);
-    assert.equal(code, 0, err);
-    assert.match(last!.url, /\/namespaces\/from-pipe\/trainjobs/);
-    assert.equal(last!.headers.authorization, 'Bearer piped-token');
+    // The plugin as a user runs it from bash: a second read of /dev/fd/N finds the pipe empty.
+    const child = spawn(
+      'bash',
+      ['-c', 'KUBECONFIG=<(cat "$1") exec "$2" "$3" status', 'bash', source, process.execPath, PLUGIN_BIN],
+      { stdio: ['ignore', 'pipe', 'pipe'] },
+    );
+    let stderr = '';
+    child.stderr.on('data', (b: Buffer) => (stderr += b.toString()));
+    const [code] = (await once(child, 'exit')) as [number];
+    assert.equal(code, 0, stderr);
+    assert.match(stderr, /No resources found in from-pipe namespace/);
+    assert.equal(seen.at(-1)!.headers.authorization, 'Bearer piped-token');
   });
 
   it('YAML merge keys: the namespace and the impersonation given through `<<: *anchor` are used', async () => {
