@@ -19,7 +19,8 @@
 //   GetAuthInfoFileReferences): a cluster's certificate-authority, a user's client-certificate,
 //   client-key and tokenFile, and exec.command when it holds a path separator. Also token-file,
 //   which kube-access.ts and client-node read as tokenFile and kube-access.ts resolves the same
-//   way. So the merged document no longer depends on where each file was, and kube-access.ts and
+//   way (withLocalPathsResolved does the same for the one explicit file kube-access.ts reads). So
+//   the merged document no longer depends on where each file was, and kube-access.ts and
 //   client-node (whose own KUBECONFIG merge differs: the last current-context wins and a name in
 //   two files throws) read the same merged config.
 import path from 'node:path';

@@ -55,7 +55,10 @@ export function contextNamespace(doc: unknown, context: string | undefined): str
   return typeof ctx?.namespace === 'string' && ctx.namespace ? ctx.namespace : undefined;
 }
 
-/** The kubeconfig kubectl would use, read and merged once, and the namespace: -n's, else the context's, else "default". */
+/**
+ * The kubeconfig kubectl would use, read and merged once (for the connection too), and the
+ * namespace: -n's, else the context's, else "default".
+ */
 export async function pluginKubeconfig(
   flags: ConnectionFlags,
   env: NodeJS.ProcessEnv = process.env,
