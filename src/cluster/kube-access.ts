@@ -28,9 +28,9 @@ export type ClusterAccess =
   /** `context`: the kubeconfig context to use instead of its current-context (kubectl's --context). */
   | { mode: 'kubeconfig'; path: string; context?: string }
   /**
-   * kubectl's precedence list (the files KUBECONFIG lists, else ~/.kube/config), merged as
-   * client-go merges it (merged-kubeconfig.ts): `kubectl trainjob`'s, the other commands take one
-   * explicit file.
+   * kubectl's precedence list (--kubeconfig's one file, else the files KUBECONFIG lists, else
+   * ~/.kube/config), merged as client-go merges it (merged-kubeconfig.ts): `kubectl trainjob`'s,
+   * the other commands take one explicit file ('kubeconfig').
    */
   | { mode: 'merged-kubeconfig'; files: string[]; context?: string }
   /**
