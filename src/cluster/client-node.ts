@@ -1,33 +1,27 @@
-// The cluster connection as a client-node KubeConfig: from an explicit kubeconfig file, kubectl's
-// files already merged (merged-kubeconfig.ts) or the in-cluster service account, never picked up
-// implicitly (no ~/.kube/config, no KUBECONFIG: client-node's own merge of KUBECONFIG lets the
-// last file's current-context win and throws on a name two files define, unlike client-go). Both
-// commands read their kubeconfig with kube-access.ts and come here only for a user it does not
-// implement (exec, auth-provider: connect.ts), and then only for its credentials
-// (kubeconfig-connection.ts): no request goes through client-node.
+// The cluster connection as a client-node KubeConfig, for a kubeconfig user kube-access.ts does
+// not implement (exec, auth-provider: connect.ts), and then only for its credentials
+// (kubeconfig-connection.ts): no request goes through client-node. It is given a document already
+// read, never a file: an explicit file (kube-access.ts) or kubectl's files merged
+// (merged-kubeconfig.ts), its relative paths resolved against the directory of the file each entry
+// came from, exec.command included (client-go's ResolveLocalPaths and GetAuthInfoFileReferences,
+// tools/clientcmd/loader.go; client-node's loadFromFile makes only the CA, certificate and key
+// absolute and would run a relative exec command from the process's directory), cut to the
+// context in use (kubeconfig-minify.ts). Nothing is picked up implicitly (no ~/.kube/config, no
+// KUBECONFIG: client-node's own merge lets the last file's current-context win and throws on a
+// name two files define, unlike client-go).
 import { KubeConfig } from '@kubernetes/client-node';
-import type { ClusterAccess } from './kube-access.ts';
-import { mergedLabel, type MergedKubeconfig } from './merged-kubeconfig.ts';
+import type { JsonObject } from '../json/object.ts';
+import { minifiedKubeconfig } from './kubeconfig-minify.ts';
 
-/** `merged`: what merged-kubeconfig.ts read for a 'merged-kubeconfig' access (its paths absolute). */
-export function loadKubeConfig(access: ClusterAccess, merged?: MergedKubeconfig): KubeConfig | undefined {
-  if (access.mode === 'none') return undefined;
+/** `doc`'s `context` (else its current-context) for client-node; errors are one line, prefixed with `label`. */
+export function clientNodeConfig(doc: JsonObject, context: string | undefined, label: string): KubeConfig {
   const kc = new KubeConfig();
-  if (access.mode === 'in-cluster') {
-    kc.loadFromCluster();
-    return kc;
-  }
-  const label =
-    access.mode === 'kubeconfig' ? `--kubeconfig ${access.path}` : mergedLabel(merged?.files ?? access.files);
   try {
-    if (access.mode === 'kubeconfig') kc.loadFromFile(access.path);
-    else if (merged) kc.loadFromString(JSON.stringify(merged.doc));
-    else throw new Error('the merged kubeconfig was not read');
-    if (access.context !== undefined) kc.setCurrentContext(access.context);
+    kc.loadFromString(JSON.stringify(minifiedKubeconfig(doc, context)));
   } catch (err) {
     throw new Error(`${label}: ${(err as Error).message.split('\n')[0]}`, { cause: err });
   }
-  // A file that parses but names no cluster (empty, or no current-context) would only retry forever.
+  // A document that names no cluster would only retry forever (kube-access.ts has refused it already).
   if (!kc.getCurrentCluster()) throw new Error(`${label}: no current context with a cluster`);
   return kc;
 }

@@ -15,6 +15,8 @@ import { isIPv6 } from 'node:net';
 import path from 'node:path';
 import { isObject } from '../json/object.ts';
 import { impersonationOf, type Impersonation } from './impersonation.ts';
+import { withLocalPathsResolved } from './kubeconfig-merge.ts';
+import { parseKubeconfigYaml } from './kubeconfig-yaml.ts';
 import { proxyCredentialsProblem } from './proxy-credentials.ts';
 
 /**
@@ -26,9 +28,9 @@ export type ClusterAccess =
   /** `context`: the kubeconfig context to use instead of its current-context (kubectl's --context). */
   | { mode: 'kubeconfig'; path: string; context?: string }
   /**
-   * kubectl's precedence list (the files KUBECONFIG lists, else ~/.kube/config), merged as
-   * client-go merges it (merged-kubeconfig.ts): `kubectl trainjob`'s, the other commands take one
-   * explicit file.
+   * kubectl's precedence list (--kubeconfig's one file, else the files KUBECONFIG lists, else
+   * ~/.kube/config), merged as client-go merges it (merged-kubeconfig.ts): `kubectl trainjob`'s,
+   * the other commands take one explicit file ('kubeconfig').
    */
   | { mode: 'merged-kubeconfig'; files: string[]; context?: string }
   /**
@@ -255,19 +257,30 @@ export function filesOf(access: KubeAccess): string[] {
   return files;
 }
 
-/** Reads and parses a kubeconfig file; errors are one line, `--kubeconfig PATH: reason`. */
-export async function loadKubeconfigFile(file: string, context?: string): Promise<LoadedAccess> {
+/**
+ * An explicit kubeconfig file, read once: its current context (or `context`) as connection
+ * material, and the document with its relative paths resolved against the file's directory (what
+ * client-node is given for an exec or auth-provider user: its loadFromFile would run a relative
+ * exec command from the process's directory). Errors are one line, `--kubeconfig PATH: reason`.
+ */
+export async function readKubeconfigFile(
+  file: string,
+  context?: string,
+): Promise<{ loaded: LoadedAccess; doc: unknown }> {
   try {
     const text = await readBounded(file, MAX_KUBECONFIG_BYTES);
-    // yaml costs ~20 MiB at import: only here, as for every YAML input.
-    const { parse } = await import('yaml');
-    // maxAliasCount refuses an alias bomb; JSON is YAML too.
-    const loaded = accessFromKubeconfig(parse(text, { maxAliasCount: 100 }), path.dirname(path.resolve(file)), context);
+    const doc = withLocalPathsResolved(await parseKubeconfigYaml(text), file);
+    const loaded = accessFromKubeconfig(doc, path.dirname(path.resolve(file)), context);
     if (loaded.kind === 'direct') for (const f of filesOf(loaded.access)) await readFile(f);
-    return loaded;
+    return { loaded, doc };
   } catch (err) {
     throw new Error(`--kubeconfig ${file}: ${(err as Error).message.split('\n')[0]}`, { cause: err });
   }
+}
+
+/** readKubeconfigFile's connection material only. */
+export async function loadKubeconfigFile(file: string, context?: string): Promise<LoadedAccess> {
+  return (await readKubeconfigFile(file, context)).loaded;
 }
 
 /** The file's text, read no further than `max` bytes (a FIFO or a device has no size to check first). */

@@ -19,7 +19,8 @@
 //   GetAuthInfoFileReferences): a cluster's certificate-authority, a user's client-certificate,
 //   client-key and tokenFile, and exec.command when it holds a path separator. Also token-file,
 //   which kube-access.ts and client-node read as tokenFile and kube-access.ts resolves the same
-//   way. So the merged document no longer depends on where each file was, and kube-access.ts and
+//   way (withLocalPathsResolved does the same for the one explicit file kube-access.ts reads). So
+//   the merged document no longer depends on where each file was, and kube-access.ts and
 //   client-node (whose own KUBECONFIG merge differs: the last current-context wins and a name in
 //   two files throws) read the same merged config.
 import path from 'node:path';
@@ -71,6 +72,23 @@ function withAbsolutePaths(list: string, inner: string, entry: JsonObject, base:
   if (list === 'users' && isObject(exec) && typeof exec.command === 'string' && exec.command.includes(path.sep))
     out.exec = { ...exec, command: resolved(exec.command, base) };
   return { ...entry, [inner]: out };
+}
+
+/**
+ * One file's document with the relative paths of its clusters and users resolved against the
+ * file's directory, as mergeKubeconfigs resolves them (client-go's ResolveLocalPaths runs on an
+ * explicit file too). A shape it does not expect is left as it is, for the reader to refuse.
+ */
+export function withLocalPathsResolved(doc: unknown, file: string): unknown {
+  if (!isObject(doc)) return doc;
+  const base = path.resolve(path.dirname(file));
+  const out: JsonObject = { ...doc };
+  for (const [list, inner] of LISTS) {
+    const items = doc[list];
+    if (Array.isArray(items))
+      out[list] = items.map((e: unknown) => (isObject(e) ? withAbsolutePaths(list, inner, e, base) : e));
+  }
+  return out;
 }
 
 /** The entries of `list` in one file, by name; a shape client-go cannot decode or a name twice throws. */

@@ -8,12 +8,15 @@ import { readFile } from 'node:fs/promises';
 import type { JsonObject } from '../json/object.ts';
 import { accessFromKubeconfig, filesOf, MAX_KUBECONFIG_BYTES, readBounded, type LoadedAccess } from './kube-access.ts';
 import { KubeconfigFileError, mergeKubeconfigs, type KubeconfigDocument } from './kubeconfig-merge.ts';
+import { parseKubeconfigYaml } from './kubeconfig-yaml.ts';
 
 export interface MergedKubeconfig {
   /** One kubeconfig document, its paths absolute. */
   doc: JsonObject;
   /** The files read, in precedence order (those that do not exist left out). */
   files: string[];
+  /** The files asked for, for the error when none exists. */
+  precedence: readonly string[];
 }
 
 const firstLine = (err: unknown) => (err instanceof Error ? err.message : String(err)).split('\n')[0];
@@ -25,8 +28,6 @@ export const mergedLabel = (files: readonly string[]) =>
 /** The files of `precedence` read and merged; an empty Config when none exists. */
 export async function readMergedKubeconfig(precedence: readonly string[]): Promise<MergedKubeconfig> {
   const documents: KubeconfigDocument[] = [];
-  // yaml costs ~20 MiB at import: only here, as for every YAML input.
-  const { parse } = await import('yaml');
   // Empty names are skipped and a name given twice is read once, as client-go's loader does.
   for (const file of new Set(precedence.filter(Boolean))) {
     let text: string;
@@ -37,29 +38,37 @@ export async function readMergedKubeconfig(precedence: readonly string[]): Promi
       throw new KubeconfigFileError(file, firstLine(err));
     }
     try {
-      // maxAliasCount refuses an alias bomb; JSON is YAML too.
-      documents.push({ file, doc: parse(text, { maxAliasCount: 100 }) });
+      documents.push({ file, doc: await parseKubeconfigYaml(text) });
     } catch (err) {
       throw new KubeconfigFileError(file, firstLine(err));
     }
   }
-  return { doc: mergeKubeconfigs(documents), files: documents.map((d) => d.file) };
+  return { doc: mergeKubeconfigs(documents), files: documents.map((d) => d.file), precedence };
 }
 
 /** The merged view's current context (or `context`) as connection material; errors are one line naming the file(s). */
-export async function loadMergedKubeconfig(
-  precedence: readonly string[],
+export async function accessOfMerged(
+  merged: MergedKubeconfig,
   context?: string,
-): Promise<{ loaded: LoadedAccess; merged: MergedKubeconfig; label: string }> {
-  const merged = await readMergedKubeconfig(precedence);
-  if (merged.files.length === 0) throw new Error(`no kubeconfig: none of the files (${precedence.join(', ')}) exists`);
+): Promise<{ loaded: LoadedAccess; label: string }> {
+  if (merged.files.length === 0)
+    throw new Error(`no kubeconfig: none of the files (${merged.precedence.join(', ')}) exists`);
   const label = mergedLabel(merged.files);
   try {
     // Every path in the merged document is absolute: the directory given here resolves none.
     const loaded = accessFromKubeconfig(merged.doc, process.cwd(), context);
     if (loaded.kind === 'direct') for (const f of filesOf(loaded.access)) await readFile(f);
-    return { loaded, merged, label };
+    return { loaded, label };
   } catch (err) {
     throw new Error(`${label}: ${firstLine(err)}`, { cause: err });
   }
+}
+
+/** The files of `precedence` read, merged and their current context (or `context`) taken: accessOfMerged. */
+export async function loadMergedKubeconfig(
+  precedence: readonly string[],
+  context?: string,
+): Promise<{ loaded: LoadedAccess; merged: MergedKubeconfig; label: string }> {
+  const merged = await readMergedKubeconfig(precedence);
+  return { ...(await accessOfMerged(merged, context)), merged };
 }

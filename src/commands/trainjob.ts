@@ -4,7 +4,7 @@
 import { parseScaleArgs, parseStatusArgs, UsageError, type ConnectionFlags } from '../plugin/args.ts';
 import { connect, type Cluster } from '../plugin/cluster.ts';
 import { completeWords, completionAnswer, completionScript, flagValue, splitCommand } from '../plugin/complete.ts';
-import { kubeconfigAccess, namespaceOf } from '../plugin/kubeconfig.ts';
+import { pluginKubeconfig } from '../plugin/kubeconfig.ts';
 import type { StepOutput } from '../plugin/progress-line.ts';
 import { runScale } from '../plugin/scale-run.ts';
 import { runStatus } from '../plugin/status-run.ts';
@@ -24,9 +24,10 @@ const stdoutSteps = (): StepOutput => ({
   isTTY: process.stdout.isTTY === true,
 });
 
+/** The kubeconfig is read once, for the namespace and the connection both. */
 async function cluster(flags: ConnectionFlags): Promise<Cluster> {
-  const access = kubeconfigAccess(flags);
-  return connect(access, await namespaceOf(flags, access));
+  const { merged, namespace } = await pluginKubeconfig(flags);
+  return connect(merged, flags.context, namespace);
 }
 
 /** The command's flags and the cluster they name, or exit code 1 once the error is shown. */

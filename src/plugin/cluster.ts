@@ -16,8 +16,8 @@ import {
 import { isDeleting, type JobSet, type Runtime, type RuntimeSpec, type TrainJob } from '../api/objects.ts';
 import { withQuery } from '../cluster/api-json.ts';
 import type { ApiClient } from '../cluster/api-request.ts';
-import { connectCluster } from '../cluster/connect.ts';
-import type { ClusterAccess } from '../cluster/kube-access.ts';
+import { connectMerged } from '../cluster/connect.ts';
+import type { MergedKubeconfig } from '../cluster/merged-kubeconfig.ts';
 import { CORE, resourcePath } from '../cluster/resource-path.ts';
 import { isObject } from '../json/object.ts';
 import { statusOf, type ApiStatus } from './kubectl-error.ts';
@@ -66,11 +66,13 @@ export interface Cluster {
   allowed(right: Right): Promise<boolean>;
 }
 
-/** `access`: kubeconfig.ts's kubeconfigAccess, the kubeconfig kubectl would read. */
-export async function connect(access: ClusterAccess, namespace: string): Promise<Cluster> {
-  const connection = await connectCluster(access);
-  if (!connection) throw new Error('no cluster');
-  return clusterOf(connection.client, namespace);
+/** `merged`: kubeconfig.ts's pluginKubeconfig, the kubeconfig kubectl would read, already read. */
+export async function connect(
+  merged: MergedKubeconfig,
+  context: string | undefined,
+  namespace: string,
+): Promise<Cluster> {
+  return clusterOf((await connectMerged(merged, context)).client, namespace);
 }
 
 // eslint-disable-next-line max-lines-per-function -- the calls share one request helper

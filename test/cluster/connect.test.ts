@@ -22,7 +22,7 @@
 //   too: client-node would send an exec plugin's bearer token in clear to an http:// server (with
 //   insecure-skip-tls-verify: true, which client-node needs for http://).
 import assert from 'node:assert/strict';
-import { chmod, mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { chmod, mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { createServer as createHttpServer } from 'node:http';
 import { createServer, type Server } from 'node:https';
 import type { Server as NetServer } from 'node:net';
@@ -96,6 +96,23 @@ describe('connectCluster: a kubeconfig, end to end', () => {
     const res = await connection!.client.request('/version', { signal: AbortSignal.timeout(10_000), maxBytes: 1024 });
     assert.equal(res.status, 200);
     assert.equal(seen.at(-1)!.authorization, 'Bearer from-exec');
+  });
+
+  it("a relative exec command runs from the kubeconfig's directory (client-go's ResolveLocalPaths), not the current one", async () => {
+    await mkdir(path.join(dir, 'relative', 'bin'), { recursive: true });
+    const plugin = path.join(dir, 'relative', 'bin', 'token.sh');
+    await writeFile(
+      plugin,
+      `#!/bin/sh\necho '{"apiVersion":"client.authentication.k8s.io/v1","kind":"ExecCredential","status":{"token":"relative-exec"}}'\n`,
+    );
+    await chmod(plugin, 0o755);
+    const file = await kubeconfigFile(
+      path.join('relative', 'config'),
+      '',
+      'exec: {apiVersion: client.authentication.k8s.io/v1, command: ./bin/token.sh, interactiveMode: Never}',
+    );
+    assert.equal((await call(file)).status, 200);
+    assert.equal(seen.at(-1)!.authorization, 'Bearer relative-exec');
   });
 
   it('proxy-url socks5h:// reaches the API server through the SOCKS proxy (or is refused at start, as client-go does)', async () => {

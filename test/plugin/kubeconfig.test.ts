@@ -1,14 +1,14 @@
 // Which kubeconfig the plugin reads, as kubectl (client-go's clientcmd loader.go): --kubeconfig
-// alone, else every file KUBECONFIG lists (merged; those that do not exist skipped), else
-// ~/.kube/config; and the namespace from the merged view: the context of the first file that
-// defines it, current-context from the first file that sets it.
+// alone (it must exist), else every file KUBECONFIG lists (merged; those that do not exist
+// skipped), else ~/.kube/config; and the namespace from the merged view, read once with it: the
+// context of the first file that defines it, current-context from the first file that sets it.
 import assert from 'node:assert/strict';
 import { mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import { UsageError } from '../../src/plugin/args.ts';
-import { kubeconfigAccess, namespaceOf } from '../../src/plugin/kubeconfig.ts';
+import { kubeconfigAccess, pluginKubeconfig } from '../../src/plugin/kubeconfig.ts';
 
 describe('the kubeconfig and namespace the plugin reads', () => {
   let dir: string;
@@ -46,12 +46,19 @@ describe('the kubeconfig and namespace the plugin reads', () => {
   const list = (...files: string[]) => files.join(path.delimiter);
 
   describe('kubeconfigAccess', () => {
-    it('--kubeconfig alone, whatever KUBECONFIG lists, with --context', () => {
-      assert.deepEqual(kubeconfigAccess({ kubeconfig: 'x', context: 'c' }, env(list(a, b))), {
-        mode: 'kubeconfig',
-        path: 'x',
+    it('--kubeconfig alone, whatever KUBECONFIG lists, with --context: one file, read as the merged ones', () => {
+      assert.deepEqual(kubeconfigAccess({ kubeconfig: b, context: 'c' }, env(list(a))), {
+        mode: 'merged-kubeconfig',
+        files: [b],
         context: 'c',
       });
+    });
+    it('--kubeconfig naming a file that does not exist is an error (client-go: an explicit path must exist)', () => {
+      assert.throws(
+        () => kubeconfigAccess({ kubeconfig: missing() }, env(list(a, b))),
+        (err: Error) =>
+          err instanceof UsageError && err.message === `the --kubeconfig file ${missing()} does not exist`,
+      );
     });
     it("KUBECONFIG's files, in order, to be merged (each name once; those missing are skipped when read)", () => {
       assert.deepEqual(kubeconfigAccess({}, env(list(missing(), a, '', b, a))), {
@@ -80,9 +87,9 @@ describe('the kubeconfig and namespace the plugin reads', () => {
     });
   });
 
-  describe('namespaceOf', () => {
-    const ns = (flags: { namespace?: string; context?: string }, KUBECONFIG?: string) =>
-      namespaceOf(flags, kubeconfigAccess(flags, env(KUBECONFIG)));
+  describe('pluginKubeconfig: the namespace', () => {
+    const ns = async (flags: { namespace?: string; context?: string; kubeconfig?: string }, KUBECONFIG?: string) =>
+      (await pluginKubeconfig(flags, env(KUBECONFIG))).namespace;
     it('the current-context of the first file that sets one, that context taken from the first file that defines it', async () => {
       assert.equal(await ns({}, list(a, b)), 'from-a');
       assert.equal(await ns({}, list(b, a)), 'from-b');
@@ -91,16 +98,20 @@ describe('the kubeconfig and namespace the plugin reads', () => {
       assert.equal(await ns({ context: 'b-only' }, list(missing(), a, b)), 'only-in-b');
       assert.equal(await ns({ namespace: 'given', context: 'b-only' }, list(a, b)), 'given');
     });
-    it('~/.kube/config without KUBECONFIG; "default" when the context sets none or a file cannot be read', async () => {
+    it('~/.kube/config without KUBECONFIG; "default" when the context sets none', async () => {
       assert.equal(await ns({}), 'home-ns');
       assert.equal(await ns({}, a), 'default');
+    });
+    it('a file kubectl would not load is the error, once (not a "default" namespace, then the connection\'s error)', async () => {
       const bad = path.join(dir, 'bad');
       await writeFile(bad, '- not a mapping\n');
-      assert.equal(await ns({}, list(bad, b)), 'default');
+      await assert.rejects(ns({}, list(bad, b)), {
+        message: `kubeconfig file ${bad}: not a kubeconfig: a mapping is expected, not a list`,
+      });
     });
     it('--kubeconfig: that file only', async () => {
-      assert.equal(await namespaceOf({}, { mode: 'kubeconfig', path: b }), 'from-b');
-      assert.equal(await namespaceOf({}, { mode: 'kubeconfig', path: a }), 'default');
+      assert.equal(await ns({ kubeconfig: b }, a), 'from-b');
+      assert.equal(await ns({ kubeconfig: a }, b), 'default');
     });
   });
 });

@@ -1,0 +1,66 @@
+// Both kubeconfig readers parse YAML as client-go decodes it (src/cluster/kubeconfig-yaml.ts):
+// YAML 1.1 through go.yaml.in/yaml/v2 (sigs.k8s.io/yaml YAMLToJSON), so `<<: *anchor` merge keys
+// are applied and yes/no are booleans. The same file, read as one explicit file (kube-access.ts)
+// and as kubectl's merged files (merged-kubeconfig.ts), gives the namespace and the impersonation
+// kubectl would use.
+import assert from 'node:assert/strict';
+import { mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import { after, before, describe, it } from 'node:test';
+import { loadKubeconfigFile } from '../../src/cluster/kube-access.ts';
+import { loadMergedKubeconfig } from '../../src/cluster/merged-kubeconfig.ts';
+import { contextNamespace } from '../../src/plugin/kubeconfig.ts';
+
+const ANCHORS = `
+clusters:
+- name: base
+  cluster: &cluster {server: "https://api.example:6443", insecure-skip-tls-verify: yes}
+- name: k
+  cluster: *cluster
+users:
+- name: base
+  user: &defaults {token: t, as: someone-else}
+- name: u
+  user:
+    <<: *defaults
+contexts:
+- name: base
+  context: &context {cluster: k, namespace: anchored}
+- name: c
+  context:
+    <<: *context
+    user: u
+current-context: c
+`;
+
+const EXPECTED = {
+  kind: 'direct',
+  access: {
+    server: 'https://api.example:6443',
+    insecureSkipTlsVerify: true,
+    token: 't',
+    impersonate: { user: 'someone-else', groups: [], extra: [] },
+  },
+};
+
+describe('kubeconfig YAML as client-go decodes it (1.1: merge keys, yes/no)', () => {
+  let dir = '';
+  let file = '';
+  before(async () => {
+    dir = await mkdtemp(path.join(tmpdir(), 'tjw-kubeconfig-yaml-'));
+    file = path.join(dir, 'config');
+    await writeFile(file, ANCHORS);
+  });
+  after(() => rm(dir, { recursive: true, force: true }));
+
+  it('one explicit file (serve, reconcile, settle): the user merged from an anchor impersonates', async () => {
+    assert.deepEqual(await loadKubeconfigFile(file), EXPECTED);
+  });
+
+  it("kubectl's files merged (the plugin): the same user, and the context's namespace from an anchor", async () => {
+    const { loaded, merged } = await loadMergedKubeconfig([file]);
+    assert.deepEqual(loaded, EXPECTED);
+    assert.equal(contextNamespace(merged.doc, undefined), 'anchored');
+  });
+});
