@@ -11,6 +11,7 @@ import { after, before, describe, it } from 'node:test';
 import { loadKubeconfigFile } from '../../src/cluster/kube-access.ts';
 import { loadMergedKubeconfig } from '../../src/cluster/merged-kubeconfig.ts';
 import { contextNamespace } from '../../src/plugin/kubeconfig.ts';
+import { parseKubeconfigYaml } from '../../src/cluster/kubeconfig-yaml.ts';
 
 const ANCHORS = `
 clusters:
@@ -62,5 +63,37 @@ describe('kubeconfig YAML as client-go decodes it (1.1: merge keys, yes/no)', ()
     const { loaded, merged } = await loadMergedKubeconfig([file]);
     assert.deepEqual(loaded, EXPECTED);
     assert.equal(contextNamespace(merged.doc, undefined), 'anchored');
+  });
+});
+
+describe('parseKubeconfigYaml: scalars as go-yaml v2 decodes them (client-go), where the 1.1 schema differs', () => {
+  // Each right-hand side is what sigs.k8s.io/yaml YAMLToJSON (go.yaml.in/yaml/v2) gives.
+  const rows: [string, unknown][] = [
+    ['2024-01-01', '2024-01-01'], // a timestamp keeps its text (1.1 schema: a Date)
+    ['2001-12-14t21:59:43.10-05:00', '2001-12-14t21:59:43.10-05:00'],
+    ['!!timestamp 2024-01-01', '2024-01-01'],
+    ['12:34:56', '12:34:56'], // no base-60 numbers (1.1 schema: 45296)
+    ['1:20', '1:20'],
+    ['[--since, 2024-1-1, 12:34:56]', ['--since', '2024-1-1', '12:34:56']], // an exec plugin's args
+    ['yes', true],
+    ['off', false],
+    ['0755', 493],
+    ['1_000', 1000],
+    ['~', null],
+    ['{b: 1, b: 2}', { b: 2 }], // a key twice: the last, not an error
+  ];
+  for (const [text, value] of rows)
+    it(`a: ${text}`, async () => assert.deepEqual(await parseKubeconfigYaml(`a: ${text}`), { a: value }));
+
+  it('prints no warning (a local tag on a token would quote it on stderr)', async () => {
+    const written: string[] = [];
+    const emit = process.emitWarning;
+    process.emitWarning = ((w: string | Error) => void written.push(String(w))) as typeof process.emitWarning;
+    try {
+      assert.deepEqual(await parseKubeconfigYaml('token: !foo sk-SECRET'), { token: 'sk-SECRET' });
+    } finally {
+      process.emitWarning = emit;
+    }
+    assert.deepEqual(written, []);
   });
 });
