@@ -45,10 +45,11 @@ const SHAPES = {
 };
 
 /**
- * The TrainJob as decisions read it: the cached shape but for status.trainjobWebhook, which only the
- * status field's own write compares (status-field.ts) and no decision reads. Without this, each of
- * the reconciler's own status writes came back as an event and a reconcile (4 per created
- * TrainJob instead of 2, bench:scale).
+ * The TrainJob as decisions read it: the cached shape but for status.trainjobWebhook, which no
+ * decision reads and the gate judges apart (DecisionInputGate.expectStatusField): the reconciler's
+ * own writes of it coming back were a reconcile each (4 per created TrainJob instead of 2,
+ * bench:scale), anyone else's change to it must be one (the field is rewritten only when the
+ * stored one differs, status-field.ts).
  */
 export function trainJobView(tj: TrainJob, mode: Mode): unknown {
   const kept = readOf(SHAPES[mode].trainJob(tj));
@@ -118,6 +119,8 @@ interface Seen {
   trainjob?: string;
   jobset?: string;
   job?: string;
+  /** The stored status.trainjobWebhook (digest; 'none' without one). */
+  field?: string;
 }
 
 /**
@@ -148,6 +151,8 @@ export const WATCH_BATCH_MS = 500;
  */
 export class DecisionInputGate {
   readonly #seen = new Map<string, Seen>();
+  /** The status field this process is writing, by key (digest): its echo is no change. */
+  readonly #expected = new Map<string, string>();
   readonly #cache: ClusterCache;
   readonly #mode: Mode;
 
@@ -158,26 +163,57 @@ export class DecisionInputGate {
 
   /** What an event of this source about this key brings about (and notes what it saw). */
   judge(key: string, source: WatchSource): EventEffect {
-    const cache = this.#cache;
-    if (!cache.synced()) return 'intent';
+    if (!this.#cache.synced()) return 'intent';
     const { namespace, name } = splitKey(key);
-    const tj = source === 'trainjob' || !this.#seen.has(key) ? cache.getTrainJob(namespace, name) : undefined;
-    if ((source === 'trainjob' || !this.#seen.has(key)) && !tj) {
+    const readsTrainJob = source === 'trainjob' || !this.#seen.has(key);
+    const tj = readsTrainJob ? this.#cache.getTrainJob(namespace, name) : undefined;
+    if (readsTrainJob && !tj) {
       // Gone (or a key of a JobSet no TrainJob controls): the reconcile finds it so; nothing kept.
       this.#seen.delete(key);
+      this.#expected.delete(key);
       return 'intent';
     }
     const seen = this.#seen.get(key);
     const view = this.#view(source, namespace, name, tj);
-    if (seen && seen[source] === view) return 'unchanged';
+    // Only a TrainJob event reads the TrainJob (when the key is known): else the field is as seen.
+    const field = tj ? this.#storedField(key, tj) : seen?.field;
+    if (seen && seen[source] === view && field === seen.field) return 'unchanged';
     const intent = tj ? `${tj.metadata.uid}/${tj.metadata.generation}` : seen?.intent;
-    const effect: EventEffect = !seen || intent !== seen.intent ? 'intent' : 'changed';
-    // The key is queued: its reconcile reads a cache at least as new as now, for every kind.
-    const next: Seen = { intent, [source]: view };
+    this.#noteQueued(key, { intent, field, [source]: view }, source, tj);
+    return !seen || intent !== seen.intent ? 'intent' : 'changed';
+  }
+
+  /** The key is queued: its reconcile reads a cache at least as new as now, for every kind. */
+  #noteQueued(key: string, next: Seen, source: WatchSource, tj: TrainJob | undefined): void {
+    const { namespace, name } = splitKey(key);
     for (const other of ['trainjob', 'jobset', 'job'] as const)
       if (other !== source) next[other] = this.#view(other, namespace, name, tj);
     this.#seen.set(key, next);
-    return effect;
+  }
+
+  /**
+   * Before this process writes the status field: the write's echo is then no change. Forgotten
+   * when the write fails (forgetStatusField) or once seen.
+   */
+  expectStatusField(key: string, field: unknown): void {
+    this.#expected.set(key, digest(field ?? null));
+  }
+
+  forgetStatusField(key: string): void {
+    this.#expected.delete(key);
+  }
+
+  /**
+   * The stored field's digest, as the gate compares it: the one this process is writing counts as
+   * the one seen before (its echo changes nothing), anything else as it is.
+   */
+  #storedField(key: string, tj: TrainJob): string {
+    const stored = digest((isObject(tj.status) ? tj.status[STATUS_FIELD] : undefined) ?? null);
+    if (this.#expected.get(key) !== stored) return stored;
+    this.#expected.delete(key);
+    const seen = this.#seen.get(key);
+    if (seen) seen.field = stored;
+    return stored;
   }
 
   #view(source: WatchSource, namespace: string, name: string, tj: TrainJob | undefined): string {

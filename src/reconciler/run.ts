@@ -28,7 +28,7 @@ import { createWatches } from './watches.ts';
 import { cacheShapeFor } from './cache-shape.ts';
 import { DecisionInputGate, WATCH_BATCH_MS, type WatchSource } from './decision-inputs.ts';
 import { followTrainerLine } from './trainer-line-source.ts';
-import { statusFieldApplier } from './status-field.ts';
+import { statusFieldApplier, type StatusFieldApply } from './status-field.ts';
 
 export interface ReconcilerHandle {
   handoffPort: number;
@@ -71,7 +71,18 @@ export async function startReconciler(config: ReconcileConfig, deps: ReconcilerD
     countingRequests(c, (method, path) => metrics.apiRequests.inc(describeRequest(method, path)));
   const client = counted(deps.client);
   const cluster = createReconcilerCluster(client, { fieldManager: config.fieldManager, identity });
-  const applyStatusField = statusFieldApplier(client, config.fieldManager);
+  const writeStatusField = statusFieldApplier(client, config.fieldManager);
+  // The gate takes this write's echo for no change, and anyone else's change of the field for one.
+  const applyStatusField: StatusFieldApply = async (trainJob, field) => {
+    const key = keyOf(trainJob.metadata.namespace ?? '', trainJob.metadata.name ?? '');
+    gate.expectStatusField(key, field);
+    try {
+      await writeStatusField(trainJob, field);
+    } catch (err) {
+      gate.forgetStatusField(key);
+      throw err;
+    }
+  };
   const elector = leaderElector(config, counted(leaseClientOf(deps)), logger);
 
   const runtimes = new RuntimeMemo();

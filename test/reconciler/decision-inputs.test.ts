@@ -462,6 +462,51 @@ describe('the creation burst of one suspended TrainJob, through the gate and the
   });
 });
 
+describe("the status field through the gate: the reconciler's own write is no change, anyone else's is one", () => {
+  const withField = (field: Record<string, unknown> | undefined, rv: string) =>
+    trainJob({
+      metadata: { ...trainJob().metadata, resourceVersion: rv },
+      status: { conditions: [suspendedCondition], ...(field ? { trainjobWebhook: field } : {}) },
+    } as never);
+  const ours = { nodes: 1, selector: 'jobset.sigs.k8s.io/jobset-name=a', rebuild: 'None' };
+
+  it('its own write comes back: not queued; the field removed by another writer (a status write under a CRD without it): queued, then written again: not queued', async () => {
+    const w = world(true);
+    await creationBurst(w);
+    const after = w.reconciles();
+    w.gate.expectStatusField(w.key, ours);
+    await w.event('trainjob', () => w.trainJobs.set(w.key, withField(ours, '30')));
+    await w.window();
+    assert.equal(w.reconciles(), after, 'the echo of its own write');
+    await w.event('trainjob', () => w.trainJobs.set(w.key, withField(undefined, '31')));
+    await w.window();
+    assert.equal(w.reconciles(), after + 1, 'removed by someone else: looked at again (and written again)');
+    w.gate.expectStatusField(w.key, ours);
+    await w.event('trainjob', () => w.trainJobs.set(w.key, withField(ours, '32')));
+    await w.window();
+    assert.equal(w.reconciles(), after + 1);
+    await w.q.shutdown();
+  });
+
+  it('changed by another writer (kubectl edit --subresource=status): queued; a write of ours that failed expects nothing', async () => {
+    const w = world(true);
+    await creationBurst(w);
+    w.gate.expectStatusField(w.key, ours);
+    await w.event('trainjob', () => w.trainJobs.set(w.key, withField(ours, '30')));
+    await w.window();
+    const after = w.reconciles();
+    await w.event('trainjob', () => w.trainJobs.set(w.key, withField({ ...ours, nodes: 7 }, '31')));
+    await w.window();
+    assert.equal(w.reconciles(), after + 1);
+    w.gate.expectStatusField(w.key, ours);
+    w.gate.forgetStatusField(w.key);
+    await w.event('trainjob', () => w.trainJobs.set(w.key, withField(ours, '32')));
+    await w.window();
+    assert.equal(w.reconciles(), after + 2, 'not our write: a change');
+    await w.q.shutdown();
+  });
+});
+
 describe('the gate judges by the cache shape (one list of what a decision reads)', () => {
   const whole = {
     ...jobSet(),
