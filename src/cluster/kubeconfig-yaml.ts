@@ -13,6 +13,8 @@
 // - a key given twice keeps its last value (go-yaml v2 overwrites), not an error;
 // - no warnings printed: the yaml package's warning for a local tag quotes the line, a token with
 //   it, on stderr (the pod's log for `serve`).
+// - floats need a digit (`.` stays text);
+// - only the first document counts (go-yaml v2's Unmarshal), so a trailing `---` is no error.
 // Left as they are (rare, and each refused or read alike by the consumers): merge keys applied in
 // document order by go-yaml (an explicit key before `<<` is overwritten there, kept here).
 import type { ScalarTag, Tags } from 'yaml';
@@ -24,10 +26,24 @@ const TIMESTAMP_AS_TEXT: ScalarTag = {
   resolve: (text: string) => text,
 };
 
-/** The 1.1 schema's tags without those go-yaml v2 does not apply to untagged scalars. */
+const FLOAT = 'tag:yaml.org,2002:float';
+/**
+ * go-yaml v2's floats need a digit (resolve.go yamlStyleFloat, then strconv.ParseFloat): `.`, `-.`
+ * and `.e5` stay text (the 1.1 schema: NaN, which JSON makes null).
+ */
+const GO_FLOAT = /^[-+]?(?:\.[0-9][0-9_]*|[0-9][0-9_]*\.[0-9_]*)$/;
+const GO_FLOAT_EXP = /^[-+]?(?:\.[0-9][0-9_]*|[0-9][0-9_]*(?:\.[0-9_]*)?)[eE][-+]?[0-9]+$/;
+
+/** The 1.1 schema's tags as go-yaml v2 applies them to untagged scalars. */
 function goYamlV2Tags(tags: Tags): Tags {
   return [
-    ...tags.filter((t) => (t as ScalarTag).tag !== 'tag:yaml.org,2002:timestamp' && (t as ScalarTag).format !== 'TIME'),
+    ...tags
+      .filter((t) => (t as ScalarTag).tag !== 'tag:yaml.org,2002:timestamp' && (t as ScalarTag).format !== 'TIME')
+      .map((t) => {
+        const tag = t as ScalarTag;
+        if (tag.tag !== FLOAT || !tag.test || tag.test.test('.inf')) return t;
+        return { ...tag, test: tag.format === 'EXP' ? GO_FLOAT_EXP : GO_FLOAT };
+      }),
     TIMESTAMP_AS_TEXT,
   ];
 }
@@ -35,12 +51,15 @@ function goYamlV2Tags(tags: Tags): Tags {
 /** The parsed document (JSON is YAML too); maxAliasCount refuses an alias bomb. */
 export async function parseKubeconfigYaml(text: string): Promise<unknown> {
   // yaml costs ~20 MiB at import: only here, as for every YAML input.
-  const { parse } = await import('yaml');
-  return parse(text, {
+  const { parseAllDocuments } = await import('yaml');
+  // go-yaml v2's Unmarshal decodes the first document and ignores the rest (a trailing `---` too).
+  const [first] = parseAllDocuments(text, {
     version: '1.1',
-    maxAliasCount: 100,
     customTags: goYamlV2Tags,
     uniqueKeys: false,
     logLevel: 'error',
   });
+  if (!first) return null;
+  if (first.errors.length > 0) throw first.errors[0];
+  return first.toJS({ maxAliasCount: 100 });
 }

@@ -15,9 +15,9 @@
 // terminating pod does not block); their view is the set of reasons jobBlocks() gives, so a Job
 // created suspended (JobSet makes them so) or a status write that leaves its counts is no change,
 // and one that stops blocking is.
-import { createHash } from 'node:crypto';
 import { isObject } from '../json/object.ts';
-import { writeJson, type JsonStyle } from '../json/stringify.ts';
+import { StatusFieldEchoes } from './status-field-echo.ts';
+import { digest } from './view-digest.ts';
 import type { Job, JobSet, TrainJob } from '../api/objects.ts';
 import { STATUS_FIELD, type Mode } from '../api/names.ts';
 import { jobBlocks } from '../rebuild/safety.ts';
@@ -84,7 +84,10 @@ export function jobsView(jobs: readonly Job[]): string[] {
   return jobs.flatMap((j, i) => jobBlocks(j, i)).sort();
 }
 
-/** One watch event (old absent: an add; new absent: a delete): does it change anything a decision reads? */
+/**
+ * One watch event (old absent: an add; new absent: a delete): does it change anything a decision
+ * reads? The status field is no decision input: the gate judges its changes apart (overwritten).
+ */
 export function eventChangesDecision(
   source: WatchSource,
   mode: Mode,
@@ -97,40 +100,23 @@ export function eventChangesDecision(
   return digest(view(old as TrainJob & JobSet, mode)) !== digest(view(current as TrainJob & JobSet, mode));
 }
 
-const SORTED: JsonStyle = {
-  leaf: (v) => {
-    if (v === null || typeof v !== 'object') return JSON.stringify(v) ?? 'null';
-    return typeof (v as { toJSON?: unknown }).toJSON === 'function' ? JSON.stringify(v) : undefined;
-  },
-  keys: (o) =>
-    Object.keys(o)
-      .filter((k) => o[k] !== undefined)
-      .sort(),
-};
-
-/** A short fingerprint of a view: equal views, equal digests (object keys in any order). */
-export function digest(view: unknown): string {
-  return createHash('sha1').update(writeJson(view, SORTED)).digest('base64');
-}
-
 interface Seen {
   /** The TrainJob's uid and generation: what the user asked for (a spec change moves the generation). */
   intent?: string;
   trainjob?: string;
   jobset?: string;
   job?: string;
-  /** The stored status.trainjobWebhook (digest; 'none' without one). */
-  field?: string;
 }
 
 /**
  * What a watch event brings about: `intent`, the TrainJob's spec (or the TrainJob itself) came or
  * went or changed: reconciled at once; `changed`, something else a decision reads: reconciled
  * after a short batching window, so that the several writes one controller makes in one reconcile
- * (Trainer creates the JobSet, then writes the TrainJob's status) are looked at once; `unchanged`:
- * not queued.
+ * (Trainer creates the JobSet, then writes the TrainJob's status) are looked at once;
+ * `overwritten`, nothing a decision reads but the status field, which someone else wrote:
+ * reconciled after overwriteDelayMs (status-field-echo.ts); `unchanged`: not queued.
  */
-export type EventEffect = 'intent' | 'changed' | 'unchanged';
+export type EventEffect = 'intent' | 'changed' | 'overwritten' | 'unchanged';
 
 /**
  * How long a `changed` event waits for others of the same key, as kube-controller-manager's Job
@@ -151,14 +137,15 @@ export const WATCH_BATCH_MS = 500;
  */
 export class DecisionInputGate {
   readonly #seen = new Map<string, Seen>();
-  /** The status field this process is writing, by key (digest): its echo is no change. */
-  readonly #expected = new Map<string, string>();
+  /** The status field: this process's own writes coming back, and anyone else's. */
+  readonly #echoes: StatusFieldEchoes;
   readonly #cache: ClusterCache;
   readonly #mode: Mode;
 
-  constructor(cache: ClusterCache, mode: Mode) {
+  constructor(cache: ClusterCache, mode: Mode, now: () => number = Date.now) {
     this.#cache = cache;
     this.#mode = mode;
+    this.#echoes = new StatusFieldEchoes(now);
   }
 
   /** What an event of this source about this key brings about (and notes what it saw). */
@@ -170,16 +157,15 @@ export class DecisionInputGate {
     if (readsTrainJob && !tj) {
       // Gone (or a key of a JobSet no TrainJob controls): the reconcile finds it so; nothing kept.
       this.#seen.delete(key);
-      this.#expected.delete(key);
+      this.#echoes.drop(key);
       return 'intent';
     }
     const seen = this.#seen.get(key);
     const view = this.#view(source, namespace, name, tj);
-    // Only a TrainJob event reads the TrainJob (when the key is known): else the field is as seen.
-    const field = tj ? this.#storedField(key, tj) : seen?.field;
-    if (seen && seen[source] === view && field === seen.field) return 'unchanged';
+    const field = tj ? this.#echoes.judge(key, tj.metadata.uid, statusFieldOf(tj)) : 'same';
+    if (seen && seen[source] === view) return field === 'overwritten' ? 'overwritten' : 'unchanged';
     const intent = tj ? `${tj.metadata.uid}/${tj.metadata.generation}` : seen?.intent;
-    this.#noteQueued(key, { intent, field, [source]: view }, source, tj);
+    this.#noteQueued(key, { intent, [source]: view }, source, tj);
     return !seen || intent !== seen.intent ? 'intent' : 'changed';
   }
 
@@ -191,29 +177,24 @@ export class DecisionInputGate {
     this.#seen.set(key, next);
   }
 
-  /**
-   * Before this process writes the status field: the write's echo is then no change. Forgotten
-   * when the write fails (forgetStatusField) or once seen.
-   */
-  expectStatusField(key: string, field: unknown): void {
-    this.#expected.set(key, digest(field ?? null));
+  /** Before this process writes the status field of the TrainJob (its echo is then no change). */
+  expectStatusField(key: string, uid: string | undefined, field: unknown): void {
+    this.#echoes.expect(key, uid, field);
   }
 
+  /** A reconcile of the key starts, or its status-field write failed: nothing is expected. */
   forgetStatusField(key: string): void {
-    this.#expected.delete(key);
+    this.#echoes.forget(key);
   }
 
-  /**
-   * The stored field's digest, as the gate compares it: the one this process is writing counts as
-   * the one seen before (its echo changes nothing), anything else as it is.
-   */
-  #storedField(key: string, tj: TrainJob): string {
-    const stored = digest((isObject(tj.status) ? tj.status[STATUS_FIELD] : undefined) ?? null);
-    if (this.#expected.get(key) !== stored) return stored;
-    this.#expected.delete(key);
-    const seen = this.#seen.get(key);
-    if (seen) seen.field = stored;
-    return stored;
+  /** How long an `overwritten` key waits (longer each time in a row: two writers that disagree). */
+  overwriteDelayMs(key: string): number {
+    return this.#echoes.delayMs(key);
+  }
+
+  /** How many times in a row someone else overwrote the key's status field (0: not lately). */
+  overwrites(key: string): number {
+    return this.#echoes.overwrites(key);
   }
 
   #view(source: WatchSource, namespace: string, name: string, tj: TrainJob | undefined): string {
@@ -224,10 +205,14 @@ export class DecisionInputGate {
     return digest(jobsView(cache.listJobs(namespace, name)));
   }
 
-  /** Keys with something noted. */
+  /** Keys with something noted (views or the status field). */
   get size(): number {
-    return this.#seen.size;
+    return Math.max(this.#seen.size, this.#echoes.size);
   }
+}
+
+function statusFieldOf(tj: TrainJob): unknown {
+  return isObject(tj.status) ? tj.status[STATUS_FIELD] : undefined;
 }
 
 function viewOrNone<T>(o: T | undefined, view: (o: T) => unknown): string {

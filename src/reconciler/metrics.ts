@@ -106,7 +106,7 @@ export function createReconcilerMetrics(options: { defaultMetrics?: boolean } = 
     }),
     watchEvents: new Counter({
       name: 'trainjob_reconciler_watch_events_total',
-      help: 'Watch events, by source (trainjob, jobset, job) and result: intent (the TrainJob or its spec came, went or changed: queued at once), changed (something else a decision reads: queued after a short batching window), unchanged (nothing a decision reads changed: not queued).',
+      help: 'Watch events, by source (trainjob, jobset, job) and result: intent (the TrainJob or its spec came, went or changed: queued at once), changed (something else a decision reads: queued after a short batching window), overwritten (only the status field changed, written by someone else: queued after a delay that grows while it goes on), unchanged (nothing a decision reads changed, or the reconciler’s own status-field write came back: not queued).',
       labelNames: ['source', 'result'] as const,
       registers,
     }),

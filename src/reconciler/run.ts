@@ -27,6 +27,7 @@ import { RuntimeMemo } from './runtime-memo.ts';
 import { createWatches } from './watches.ts';
 import { cacheShapeFor } from './cache-shape.ts';
 import { DecisionInputGate, WATCH_BATCH_MS, type WatchSource } from './decision-inputs.ts';
+import { OVERWRITES_WORTH_A_WARNING } from './status-field-echo.ts';
 import { followTrainerLine } from './trainer-line-source.ts';
 import { statusFieldApplier, type StatusFieldApply } from './status-field.ts';
 
@@ -75,7 +76,7 @@ export async function startReconciler(config: ReconcileConfig, deps: ReconcilerD
   // The gate takes this write's echo for no change, and anyone else's change of the field for one.
   const applyStatusField: StatusFieldApply = async (trainJob, field) => {
     const key = keyOf(trainJob.metadata.namespace ?? '', trainJob.metadata.name ?? '');
-    gate.expectStatusField(key, field);
+    gate.expectStatusField(key, trainJob.metadata.uid, field);
     try {
       await writeStatusField(trainJob, field);
     } catch (err) {
@@ -92,6 +93,8 @@ export async function startReconciler(config: ReconcileConfig, deps: ReconcilerD
     workers: config.workers,
     handler: (key) => {
       metrics.queueDepth.set(queue.length);
+      // A write of an earlier reconcile may still echo: this one decides from the cache as it is.
+      gate.forgetStatusField(key);
       return reconcileKey(key, {
         mode: config.mode,
         trainer: trainerLine.current,
@@ -132,6 +135,14 @@ export async function startReconciler(config: ReconcileConfig, deps: ReconcilerD
     metrics.watchEvents.inc({ source, result: effect });
     if (effect === 'intent') enqueue(key);
     else if (effect === 'changed') queue.addSoon(key, WATCH_BATCH_MS);
+    else if (effect === 'overwritten') {
+      if (gate.overwrites(key) === OVERWRITES_WORTH_A_WARNING)
+        logger.warn(
+          { trainJob: key, overwrites: OVERWRITES_WORTH_A_WARNING },
+          'status.trainjobWebhook keeps being overwritten by another writer: is a second trainjob-webhook reconciler leading (another install, its own --lease-namespace)? Each rewrite now waits longer',
+        );
+      queue.addSoon(key, gate.overwriteDelayMs(key));
+    }
   };
   const trainerLine = followTrainerLine(client, {
     logger,

@@ -81,9 +81,23 @@ describe('parseKubeconfigYaml: scalars as go-yaml v2 decodes them (client-go), w
     ['1_000', 1000],
     ['~', null],
     ['{b: 1, b: 2}', { b: 2 }], // a key twice: the last, not an error
+    ['.', '.'], // no digit, no float (1.1 schema: NaN, null in JSON)
+    ['[--dir, ., -.]', ['--dir', '.', '-.']],
+    ['.e5', '.e5'],
+    ['.5', 0.5],
+    ['1.', 1],
+    ['1.5e3', 1500],
+    ['.inf', Infinity],
   ];
   for (const [text, value] of rows)
     it(`a: ${text}`, async () => assert.deepEqual(await parseKubeconfigYaml(`a: ${text}`), { a: value }));
+
+  it('reads the first document only, as go-yaml v2 does (a trailing --- is no error)', async () => {
+    assert.deepEqual(await parseKubeconfigYaml('a: 1\n---\n'), { a: 1 });
+    assert.deepEqual(await parseKubeconfigYaml('a: 1\n---\nb: 2\n'), { a: 1 });
+    assert.equal(await parseKubeconfigYaml(''), null);
+    await assert.rejects(parseKubeconfigYaml('a: [1\n---\nb: 2\n'));
+  });
 
   it('prints no warning (a local tag on a token would quote it on stderr)', async () => {
     const written: string[] = [];

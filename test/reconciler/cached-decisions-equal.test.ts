@@ -14,7 +14,8 @@ import { decide } from '../../src/rebuild/decide.ts';
 import type { Decision, Observation } from '../../src/rebuild/decision.ts';
 import type { Mode } from '../../src/api/names.ts';
 import { cacheShapeFor } from '../../src/reconciler/cache-shape.ts';
-import { digest, eventChangesDecision, jobsView } from '../../src/reconciler/decision-inputs.ts';
+import { eventChangesDecision, jobsView } from '../../src/reconciler/decision-inputs.ts';
+import { digest } from '../../src/reconciler/view-digest.ts';
 import { caseRuntime, caseTrainJob } from '../rebuild/trainer-cases.ts';
 import {
   job,

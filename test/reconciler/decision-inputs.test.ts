@@ -366,6 +366,7 @@ function world(gated: boolean) {
       const effect = gate.judge(key, source);
       if (effect === 'intent') q.add(key);
       else if (effect === 'changed') q.addSoon(key, WATCH_BATCH_MS);
+      else if (effect === 'overwritten') q.addSoon(key, gate.overwriteDelayMs(key));
     }
     await settle(q);
   };
@@ -474,14 +475,14 @@ describe("the status field through the gate: the reconciler's own write is no ch
     const w = world(true);
     await creationBurst(w);
     const after = w.reconciles();
-    w.gate.expectStatusField(w.key, ours);
+    w.gate.expectStatusField(w.key, UID, ours);
     await w.event('trainjob', () => w.trainJobs.set(w.key, withField(ours, '30')));
     await w.window();
     assert.equal(w.reconciles(), after, 'the echo of its own write');
     await w.event('trainjob', () => w.trainJobs.set(w.key, withField(undefined, '31')));
     await w.window();
     assert.equal(w.reconciles(), after + 1, 'removed by someone else: looked at again (and written again)');
-    w.gate.expectStatusField(w.key, ours);
+    w.gate.expectStatusField(w.key, UID, ours);
     await w.event('trainjob', () => w.trainJobs.set(w.key, withField(ours, '32')));
     await w.window();
     assert.equal(w.reconciles(), after + 1);
@@ -491,19 +492,69 @@ describe("the status field through the gate: the reconciler's own write is no ch
   it('changed by another writer (kubectl edit --subresource=status): queued; a write of ours that failed expects nothing', async () => {
     const w = world(true);
     await creationBurst(w);
-    w.gate.expectStatusField(w.key, ours);
+    w.gate.expectStatusField(w.key, UID, ours);
     await w.event('trainjob', () => w.trainJobs.set(w.key, withField(ours, '30')));
     await w.window();
     const after = w.reconciles();
     await w.event('trainjob', () => w.trainJobs.set(w.key, withField({ ...ours, nodes: 7 }, '31')));
     await w.window();
     assert.equal(w.reconciles(), after + 1);
-    w.gate.expectStatusField(w.key, ours);
+    w.gate.expectStatusField(w.key, UID, ours);
     w.gate.forgetStatusField(w.key);
     await w.event('trainjob', () => w.trainJobs.set(w.key, withField(ours, '32')));
     await w.window();
     assert.equal(w.reconciles(), after + 2, 'not our write: a change');
     await w.q.shutdown();
+  });
+
+  it("an expectation is matched by the TrainJob's uid: a field like ours on a TrainJob created again under the name is not our write", () => {
+    const w = world(true);
+    const gate = new DecisionInputGate(w.cache, 'companion');
+    w.trainJobs.set(w.key, withField(undefined, '1'));
+    assert.equal(gate.judge(w.key, 'trainjob'), 'intent');
+    gate.expectStatusField(w.key, 'uid-of-the-one-deleted', ours);
+    w.trainJobs.set(w.key, withField(ours, '2'));
+    assert.equal(gate.judge(w.key, 'trainjob'), 'overwritten');
+    gate.expectStatusField(w.key, UID, ours);
+    w.trainJobs.set(w.key, withField(ours, '3'));
+    assert.equal(gate.judge(w.key, 'trainjob'), 'unchanged', 'the field as it was: nothing to match');
+  });
+
+  it('a reconcile that starts forgets what an earlier one wrote: its late echo is looked at (that reconcile read an older cache)', () => {
+    const w = world(true);
+    const gate = new DecisionInputGate(w.cache, 'companion');
+    w.trainJobs.set(w.key, withField(undefined, '1'));
+    gate.judge(w.key, 'trainjob');
+    gate.expectStatusField(w.key, UID, ours);
+    gate.forgetStatusField(w.key); // the next reconcile starts before the echo
+    w.trainJobs.set(w.key, withField(ours, '2'));
+    assert.equal(gate.judge(w.key, 'trainjob'), 'overwritten');
+  });
+
+  it('two writers that disagree: each overwrite waits twice as long, up to 5 minutes; 10 quiet minutes start again at 500 ms', () => {
+    const w = world(true);
+    let now = 0;
+    const gate = new DecisionInputGate(w.cache, 'companion', () => now);
+    const theirs = { ...ours, nodes: 9 };
+    w.trainJobs.set(w.key, withField(undefined, '1'));
+    gate.judge(w.key, 'trainjob');
+    const delays: number[] = [];
+    for (let i = 0; i < 12; i++) {
+      gate.expectStatusField(w.key, UID, ours);
+      w.trainJobs.set(w.key, withField(ours, String(10 + 2 * i)));
+      assert.equal(gate.judge(w.key, 'trainjob'), 'unchanged', 'our write');
+      w.trainJobs.set(w.key, withField(theirs, String(11 + 2 * i)));
+      assert.equal(gate.judge(w.key, 'trainjob'), 'overwritten', 'theirs');
+      delays.push(gate.overwriteDelayMs(w.key));
+      now += delays.at(-1) ?? 0;
+    }
+    assert.deepEqual(delays, [500, 1000, 2000, 4000, 8000, 16000, 32000, 64000, 128000, 256000, 300000, 300000]);
+    assert.equal(gate.overwrites(w.key), 12);
+    now += 10 * 60_000;
+    assert.equal(gate.overwrites(w.key), 0);
+    w.trainJobs.set(w.key, withField(ours, '99'));
+    assert.equal(gate.judge(w.key, 'trainjob'), 'overwritten');
+    assert.equal(gate.overwriteDelayMs(w.key), 500);
   });
 });
 
