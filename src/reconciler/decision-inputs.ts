@@ -16,7 +16,7 @@
 // created suspended (JobSet makes them so) or a status write that leaves its counts is no change,
 // and one that stops blocking is.
 import { isObject } from '../json/object.ts';
-import { StatusFieldEchoes } from './status-field-echo.ts';
+import { StatusFieldEchoes, type FieldEffect } from './status-field-echo.ts';
 import { digest } from './view-digest.ts';
 import type { Job, JobSet, TrainJob } from '../api/objects.ts';
 import { STATUS_FIELD, type Mode } from '../api/names.ts';
@@ -163,7 +163,7 @@ export class DecisionInputGate {
     const seen = this.#seen.get(key);
     const view = this.#view(source, namespace, name, tj);
     const field = tj ? this.#echoes.judge(key, tj.metadata.uid, statusFieldOf(tj)) : 'same';
-    if (seen && seen[source] === view) return field === 'overwritten' ? 'overwritten' : 'unchanged';
+    if (seen && seen[source] === view) return fieldOnly[field];
     const intent = tj ? `${tj.metadata.uid}/${tj.metadata.generation}` : seen?.intent;
     this.#noteQueued(key, { intent, [source]: view }, source, tj);
     return !seen || intent !== seen.intent ? 'intent' : 'changed';
@@ -182,9 +182,14 @@ export class DecisionInputGate {
     this.#echoes.expect(key, uid, field);
   }
 
-  /** A reconcile of the key starts, or its status-field write failed: nothing is expected. */
-  forgetStatusField(key: string): void {
-    this.#echoes.forget(key);
+  /** A reconcile of the key starts: a status-field write's echo still to come is late. */
+  reconcileStarts(key: string): void {
+    this.#echoes.reconcileStarts(key);
+  }
+
+  /** Its status-field write failed: nothing to expect. */
+  statusFieldWriteFailed(key: string): void {
+    this.#echoes.writeFailed(key);
   }
 
   /** How long an `overwritten` key waits (longer each time in a row: two writers that disagree). */
@@ -210,6 +215,17 @@ export class DecisionInputGate {
     return Math.max(this.#seen.size, this.#echoes.size);
   }
 }
+
+/**
+ * What an event that changed nothing a decision reads brings about, by what it did to the status
+ * field: a late echo of this process's own write is looked at again after the batching window.
+ */
+const fieldOnly: Record<FieldEffect, EventEffect> = {
+  same: 'unchanged',
+  ours: 'unchanged',
+  late: 'changed',
+  overwritten: 'overwritten',
+};
 
 function statusFieldOf(tj: TrainJob): unknown {
   return isObject(tj.status) ? tj.status[STATUS_FIELD] : undefined;

@@ -80,7 +80,7 @@ export async function startReconciler(config: ReconcileConfig, deps: ReconcilerD
     try {
       await writeStatusField(trainJob, field);
     } catch (err) {
-      gate.forgetStatusField(key);
+      gate.statusFieldWriteFailed(key);
       throw err;
     }
   };
@@ -94,7 +94,7 @@ export async function startReconciler(config: ReconcileConfig, deps: ReconcilerD
     handler: (key) => {
       metrics.queueDepth.set(queue.length);
       // A write of an earlier reconcile may still echo: this one decides from the cache as it is.
-      gate.forgetStatusField(key);
+      gate.reconcileStarts(key);
       return reconcileKey(key, {
         mode: config.mode,
         trainer: trainerLine.current,

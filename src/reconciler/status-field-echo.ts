@@ -6,15 +6,16 @@
 // stay wrong until the ~10 h resync: `kubectl get` columns and the scale subresource's status).
 //
 // As controller-runtime's expectations: the write is expected before it is sent, matched by the
-// TrainJob's uid and the field's digest; forgotten when a reconcile of the key starts (its echo may
-// still come, but that reconcile decided from a cache older than it: one more reconcile decides
-// again) and when the write fails. Two writers that disagree (a second install leading with its
-// own Lease) would each rewrite the field on the other's write: a key overwritten again and again
-// waits longer each time (500 ms doubling, up to 5 minutes; back to 500 ms after 10 quiet minutes).
+// TrainJob's uid and the field's digest, and forgotten when the write fails. A reconcile of the
+// key that starts before the echo decided from a cache older than it: the echo, when it comes, is
+// then `late`, one more reconcile (but no overwrite: it counts toward no warning or delay).
+// Two writers that disagree (a second install leading with its own Lease) would each rewrite the
+// field on the other's write: a key overwritten again and again waits longer each time (500 ms
+// doubling, up to 5 minutes; back to 500 ms after 10 quiet minutes).
 import { digest } from './view-digest.ts';
 
 /** What a TrainJob event did to the field: nothing, this process's own write, or someone else's. */
-export type FieldEffect = 'same' | 'ours' | 'overwritten';
+export type FieldEffect = 'same' | 'ours' | 'late' | 'overwritten';
 
 const FIRST_DELAY_MS = 500;
 const MAX_DELAY_MS = 5 * 60_000;
@@ -24,8 +25,8 @@ const QUIET_MS = 10 * 60_000;
 export const OVERWRITES_WORTH_A_WARNING = 5;
 
 export class StatusFieldEchoes {
-  /** key -> `${uid}/${digest}` of the field being written. */
-  readonly #expected = new Map<string, string>();
+  /** key -> `${uid}/${digest}` of the field being written; `late`: a reconcile started since. */
+  readonly #expected = new Map<string, { field: string; late: boolean }>();
   /** key -> digest of the field in the last event judged. */
   readonly #seen = new Map<string, string>();
   readonly #overwrites = new Map<string, { count: number; last: number }>();
@@ -37,11 +38,17 @@ export class StatusFieldEchoes {
 
   /** Before this process writes `field` to the TrainJob of `uid`. */
   expect(key: string, uid: string | undefined, field: unknown): void {
-    this.#expected.set(key, `${uid}/${digest(field ?? null)}`);
+    this.#expected.set(key, { field: `${uid}/${digest(field ?? null)}`, late: false });
   }
 
-  /** A reconcile of the key starts, or the write failed. */
-  forget(key: string): void {
+  /** A reconcile of the key starts: an echo still to come is then late. */
+  reconcileStarts(key: string): void {
+    const pending = this.#expected.get(key);
+    if (pending) pending.late = true;
+  }
+
+  /** The write failed: nothing to expect. */
+  writeFailed(key: string): void {
     this.#expected.delete(key);
   }
 
@@ -57,9 +64,10 @@ export class StatusFieldEchoes {
     const now = digest(stored ?? null);
     const before = this.#seen.get(key);
     this.#seen.set(key, now);
-    if (this.#expected.get(key) === `${uid}/${now}`) {
+    const pending = this.#expected.get(key);
+    if (pending?.field === `${uid}/${now}`) {
       this.#expected.delete(key);
-      return 'ours';
+      return pending.late ? 'late' : 'ours';
     }
     if (before === undefined || before === now) return 'same';
     const last = this.#overwrites.get(key);

@@ -500,7 +500,7 @@ describe("the status field through the gate: the reconciler's own write is no ch
     await w.window();
     assert.equal(w.reconciles(), after + 1);
     w.gate.expectStatusField(w.key, UID, ours);
-    w.gate.forgetStatusField(w.key);
+    w.gate.statusFieldWriteFailed(w.key);
     await w.event('trainjob', () => w.trainJobs.set(w.key, withField(ours, '32')));
     await w.window();
     assert.equal(w.reconciles(), after + 2, 'not our write: a change');
@@ -520,15 +520,16 @@ describe("the status field through the gate: the reconciler's own write is no ch
     assert.equal(gate.judge(w.key, 'trainjob'), 'unchanged', 'the field as it was: nothing to match');
   });
 
-  it('a reconcile that starts forgets what an earlier one wrote: its late echo is looked at (that reconcile read an older cache)', () => {
+  it("an echo after the next reconcile started is looked at again (that reconcile read an older cache), as no one else's write", () => {
     const w = world(true);
     const gate = new DecisionInputGate(w.cache, 'companion');
     w.trainJobs.set(w.key, withField(undefined, '1'));
     gate.judge(w.key, 'trainjob');
     gate.expectStatusField(w.key, UID, ours);
-    gate.forgetStatusField(w.key); // the next reconcile starts before the echo
+    gate.reconcileStarts(w.key); // the next reconcile starts before the echo
     w.trainJobs.set(w.key, withField(ours, '2'));
-    assert.equal(gate.judge(w.key, 'trainjob'), 'overwritten');
+    assert.equal(gate.judge(w.key, 'trainjob'), 'changed');
+    assert.equal(gate.overwrites(w.key), 0);
   });
 
   it('two writers that disagree: each overwrite waits twice as long, up to 5 minutes; 10 quiet minutes start again at 500 ms', () => {
