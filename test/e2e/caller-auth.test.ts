@@ -8,7 +8,6 @@
 // another CA signed, cannot complete a handshake, and its review reaches nothing.
 import assert from 'node:assert/strict';
 import { writeFile } from 'node:fs/promises';
-import { request } from 'node:https';
 import path from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import { stringify } from 'yaml';
@@ -28,7 +27,7 @@ import { rulesFor } from '../../src/rules/table.ts';
 import { detectTrainerLine } from '../../src/api/trainer-line-detect.ts';
 import { registerWebhook, startWebhook, type WebhookProcess } from './support/webhook.ts';
 import { patchedCrd, trainJobObject, trainJobs, upstreamTrainJobCrd, type Outcome } from './support/trainjobs.ts';
-import { VALIDATE_PATH } from '../../src/webhook/validate.ts';
+import { postOverTls } from '../webhook/fixtures.ts';
 
 const availability = controlPlaneAvailability();
 const CLIENT_NAME = 'kube-apiserver-admission';
@@ -62,32 +61,14 @@ function admissionConfiguration(kubeconfigFile: string): string {
 }
 
 /** A forged review posted straight to the webhook: the answer, or the connection's error. */
-function directPost(port: number, servingCa: string, client?: KeyPairPem): Promise<string> {
+async function directPost(port: number, servingCa: string, client?: KeyPairPem): Promise<string> {
   const review = {
     apiVersion: 'admission.k8s.io/v1',
     kind: 'AdmissionReview',
     request: { uid: 'forged', operation: 'CREATE', object: {} },
   };
-  return new Promise((resolve) => {
-    const req = request(
-      `https://127.0.0.1:${port}${VALIDATE_PATH}`,
-      {
-        method: 'POST',
-        ca: servingCa,
-        ...(client ? { cert: client.certPem, key: client.keyPem } : {}),
-        headers: { 'content-type': 'application/json' },
-        agent: false,
-      },
-      (res) => {
-        let text = '';
-        res.on('data', (c: Buffer) => (text += c));
-        res.on('end', () => resolve(`answered ${res.statusCode}: ${text}`));
-        res.on('error', (err) => resolve(`error ${err.message}`));
-      },
-    );
-    req.on('error', (err: NodeJS.ErrnoException) => resolve(`error ${err.code ?? err.message}`));
-    req.end(JSON.stringify(review));
-  });
+  const r = await postOverTls(`https://127.0.0.1:${port}`, servingCa, review, client);
+  return 'error' in r ? `error ${r.error}` : `answered ${r.status}: ${r.text}`;
 }
 
 describe(
